@@ -594,9 +594,7 @@ impl<'a> Lexer<'a> {
         } else {
             0
         };
-        let (digits_lo, radix) = if radix != 0 && (self.at(start + 2) as char).is_digit(radix) {
-            (start + 2, radix)
-        } else if radix != 0 && self.at(start + 2) == b'_' {
+        let (digits_lo, radix) = if radix != 0 {
             (start + 2, radix)
         } else {
             (start, 10)
@@ -604,6 +602,14 @@ impl<'a> Lexer<'a> {
         let mut j = digits_lo;
         while (self.at(j) as char).is_digit(radix) || self.at(j) == b'_' {
             j += 1;
+        }
+        // A literal runs on through letters and digits: `0x1G`, `0b2`, `12ab` are malformed.
+        let mut end = j;
+        while is_ident_char(self.at(end)) {
+            end += 1;
+        }
+        if end > j {
+            return Err(self.err(lo, end, "malformed integer literal"));
         }
         self.pos = j;
         let digits: String = self.text[digits_lo..j]

@@ -100,7 +100,7 @@ fn deep_inputs() -> Vec<(&'static str, String)> {
             "declarator",
             format!("struct S {{ bit<8> x{}; }}", "[1]".repeat(100_000)),
         ),
-        ("initializers", format!("{}", "E() e = { ".repeat(n))),
+        ("initializers", "E() e = { ".repeat(n)),
         (
             "type-args",
             format!("const bool x = {}b;", "a < T < ".repeat(3000)),

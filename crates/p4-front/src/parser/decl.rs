@@ -78,24 +78,27 @@ impl Parser<'_> {
                     DeclKind::MatchKind(names)
                 }
             }
-            _ => {
-                // A function declaration or an instantiation.
-                let ty = self.type_or_void()?;
-                if self.at(&T::LParen) && !matches!(ty.kind, TypeKind::Void) {
-                    DeclKind::Instantiation(self.instantiation_rest(annos, ty)?)
-                } else {
-                    let proto = self.proto_rest(annos, false, Some(ty), lo)?;
-                    let body = self.block();
-                    self.pop_scope();
-                    DeclKind::Function(FunctionDecl { proto, body: body? })
-                }
-            }
+            T::Ident(_) | T::Dot | T::Keyword(Keyword::Void) => self.fn_or_instance(annos, lo)?,
+            _ if self.type_start_at(0) => self.fn_or_instance(annos, lo)?,
+            _ => return Err(self.err_here("expected a declaration")),
         };
         out.push(Decl {
             kind,
             span: self.span_from(lo),
         });
         Ok(())
+    }
+
+    /// A function declaration or an instantiation, after its annotations.
+    fn fn_or_instance(&mut self, annos: Annotations, lo: u32) -> PResult<DeclKind> {
+        let ty = self.type_or_void()?;
+        if self.at(&T::LParen) && !matches!(ty.kind, TypeKind::Void) {
+            return Ok(DeclKind::Instantiation(self.instantiation_rest(annos, ty)?));
+        }
+        let proto = self.proto_rest(annos, false, Some(ty), lo)?;
+        let body = self.block();
+        self.pop_scope();
+        Ok(DeclKind::Function(FunctionDecl { proto, body: body? }))
     }
 
     /// `const T name = e;`
