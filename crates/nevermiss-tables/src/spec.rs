@@ -244,12 +244,7 @@ pub(crate) struct Compiled {
     pub prefix_len: u32,
 }
 
-fn field_value(
-    spec: &KeySpec,
-    (_, n, top): (usize, usize, u8),
-    i: usize,
-    v: &[u8],
-) -> Result<Vec<u8>, TableError> {
+fn field_value((_, n, top): (usize, usize, u8), i: usize, v: &[u8]) -> Result<Vec<u8>, TableError> {
     let bad = |reason| TableError::BadKey {
         field: Some(i),
         reason,
@@ -260,7 +255,7 @@ fn field_value(
         if v[..extra].iter().any(|&b| b != 0) {
             return Err(bad("value is wider than the field"));
         }
-        return field_value(spec, (0, n, top), i, &v[extra..]);
+        return field_value((0, n, top), i, &v[extra..]);
     }
     let mut out = vec![0u8; n];
     out[n - v.len()..].copy_from_slice(v);
@@ -326,8 +321,8 @@ pub(crate) fn compile(
         };
         let (value, mask) = match (ks.kind, m) {
             (MatchKind::Range, FieldMatch::Range(lo, hi)) => {
-                let lo = field_value(ks, f, i, lo)?;
-                let hi = field_value(ks, f, i, hi)?;
+                let lo = field_value(f, i, lo)?;
+                let hi = field_value(f, i, hi)?;
                 if lo > hi {
                     return Err(bad("range low bound is above the high bound"));
                 }
@@ -336,7 +331,7 @@ pub(crate) fn compile(
                 (vec![0; n], vec![0; n])
             }
             (MatchKind::Range, FieldMatch::Exact(v)) => {
-                let v = field_value(ks, f, i, v)?;
+                let v = field_value(f, i, v)?;
                 c.ranges.extend_from_slice(&v);
                 c.ranges.extend_from_slice(&v);
                 (vec![0; n], vec![0; n])
@@ -346,21 +341,18 @@ pub(crate) fn compile(
                     return Err(bad("prefix length exceeds the field width"));
                 }
                 c.prefix_len += plen;
-                (
-                    field_value(ks, f, i, v)?,
-                    prefix_mask(ks.width_bits, n, *plen),
-                )
+                (field_value(f, i, v)?, prefix_mask(ks.width_bits, n, *plen))
             }
             (MatchKind::Lpm, FieldMatch::Exact(v)) => {
                 c.prefix_len += ks.width_bits;
-                (field_value(ks, f, i, v)?, full_mask(n, top))
+                (field_value(f, i, v)?, full_mask(n, top))
             }
             (MatchKind::Ternary, FieldMatch::Ternary(v, m)) => {
-                (field_value(ks, f, i, v)?, field_value(ks, f, i, m)?)
+                (field_value(f, i, v)?, field_value(f, i, m)?)
             }
             (MatchKind::Optional, FieldMatch::Optional(None)) => (vec![0; n], vec![0; n]),
             (MatchKind::Optional, FieldMatch::Optional(Some(v))) | (_, FieldMatch::Exact(v)) => {
-                (field_value(ks, f, i, v)?, full_mask(n, top))
+                (field_value(f, i, v)?, full_mask(n, top))
             }
             _ => return Err(bad("match kind differs from the field's match kind")),
         };

@@ -10,6 +10,7 @@
 //!   new data, never a mix;
 //! - idle timers are a timer wheel behind its own mutex, touched by the data plane only when a
 //!   deadline moves earlier or a notified entry is re-armed.
+//!
 //! Lock order: index → cell → wheel; no thread waits for a lock while holding a cell lock.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};

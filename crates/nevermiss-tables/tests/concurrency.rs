@@ -70,7 +70,10 @@ fn same_key_added_by_many_threads_exactly_once() {
     for h in handles {
         h.join().unwrap();
     }
-    assert!(added.iter().all(|a| a.load(Relaxed) == 1), "some key added twice or never");
+    assert!(
+        added.iter().all(|a| a.load(Relaxed) == 1),
+        "some key added twice or never"
+    );
     assert_eq!(t.len(), N as usize);
     let keys: HashSet<Vec<u8>> = t.iter().into_iter().map(|e| e.key).collect();
     assert_eq!(keys.len(), N as usize);
@@ -93,7 +96,10 @@ fn inserters_modifier_deleter_and_reader() {
                         let k = k + w * N / 4;
                         if !t.lookup(&key(k), 0).is_hit() {
                             let s = t.add_on_miss(&key(k), &pattern(k as u8), 0, 0);
-                            assert!(matches!(s, AddStatus::Added(_) | AddStatus::AlreadyPresent), "{s:?}");
+                            assert!(
+                                matches!(s, AddStatus::Added(_) | AddStatus::AlreadyPresent),
+                                "{s:?}"
+                            );
                         }
                     }
                 }
@@ -160,7 +166,10 @@ fn inserters_modifier_deleter_and_reader() {
     }
     assert_eq!(bad.load(Relaxed), 0, "torn reads observed");
     let entries = t.iter();
-    let keys: Vec<u32> = entries.iter().map(|e| u32::from_be_bytes(e.key[..].try_into().unwrap())).collect();
+    let keys: Vec<u32> = entries
+        .iter()
+        .map(|e| u32::from_be_bytes(e.key[..].try_into().unwrap()))
+        .collect();
     let set: HashSet<u32> = keys.iter().copied().collect();
     assert_eq!(set.len(), keys.len(), "duplicate entries");
     let expected: HashSet<u32> = (0..N).filter(|k| k % 5 != 0).collect();
@@ -172,13 +181,27 @@ fn inserters_modifier_deleter_and_reader() {
 #[test]
 fn modify_is_never_missing_or_torn_for_every_engine() {
     let specs = [
-        (vec![KeySpec::new("k", 32, MatchKind::Exact)], FieldMatch::Exact(key(7).to_vec()), 0),
-        (vec![KeySpec::new("k", 32, MatchKind::Lpm)], FieldMatch::Lpm(key(7).to_vec(), 24), 0),
-        (vec![KeySpec::new("k", 32, MatchKind::Ternary)], FieldMatch::Ternary(key(7).to_vec(), key(0xffff).to_vec()), 3),
+        (
+            vec![KeySpec::new("k", 32, MatchKind::Exact)],
+            FieldMatch::Exact(key(7).to_vec()),
+            0,
+        ),
+        (
+            vec![KeySpec::new("k", 32, MatchKind::Lpm)],
+            FieldMatch::Lpm(key(7).to_vec(), 24),
+            0,
+        ),
+        (
+            vec![KeySpec::new("k", 32, MatchKind::Ternary)],
+            FieldMatch::Ternary(key(7).to_vec(), key(0xffff).to_vec()),
+            3,
+        ),
     ];
     for (keys, m, prio) in specs {
-        let t = Arc::new(Table::new(TableSpec::new("t", keys, 64).with_max_params_bytes(P)).unwrap());
-        t.insert(std::slice::from_ref(&m), prio, pattern(0)).unwrap();
+        let t =
+            Arc::new(Table::new(TableSpec::new("t", keys, 64).with_max_params_bytes(P)).unwrap());
+        t.insert(std::slice::from_ref(&m), prio, pattern(0))
+            .unwrap();
         // other entries in other tuples so lookups do real work
         let stop = Arc::new(AtomicBool::new(false));
         let reads = Arc::new(AtomicU64::new(0));
@@ -188,8 +211,15 @@ fn modify_is_never_missing_or_torn_for_every_engine() {
                 thread::spawn(move || {
                     let mut l = Lookup::default();
                     while !stop.load(Acquire) {
-                        assert!(t.lookup_into(&key(7), 0, &mut l), "entry missing during modify");
-                        assert!(consistent(&l.data) && l.data.action == l.data.params[0] as u32, "torn: {:?}", l.data);
+                        assert!(
+                            t.lookup_into(&key(7), 0, &mut l),
+                            "entry missing during modify"
+                        );
+                        assert!(
+                            consistent(&l.data) && l.data.action == l.data.params[0] as u32,
+                            "torn: {:?}",
+                            l.data
+                        );
                         reads.fetch_add(1, Relaxed);
                     }
                 })
@@ -199,7 +229,8 @@ fn modify_is_never_missing_or_torn_for_every_engine() {
         let mut i = 0u32;
         while i < 20_000 || reads.load(Relaxed) < 20_000 {
             i += 1;
-            t.modify(std::slice::from_ref(&m), prio, pattern(i as u8)).unwrap();
+            t.modify(std::slice::from_ref(&m), prio, pattern(i as u8))
+                .unwrap();
             if i % 1024 == 0 {
                 thread::yield_now();
             }
@@ -245,7 +276,9 @@ fn expiry_races_with_restarts_and_adds() {
                             }
                         }
                         None => {
-                            if t.add_on_miss(&k, &pattern(1), (x % 2) as u8, now).is_added() {
+                            if t.add_on_miss(&k, &pattern(1), (x % 2) as u8, now)
+                                .is_added()
+                            {
                                 added.fetch_add(1, Relaxed);
                             }
                         }
@@ -259,7 +292,10 @@ fn expiry_races_with_restarts_and_adds() {
         let now = clock.fetch_add(100_000, AcqRel) + 100_000;
         for e in t.expire(now) {
             assert!(!e.notify);
-            assert!(e.entry.deadline_ns.is_some_and(|d| d <= now), "expired early: {e:?} at {now}");
+            assert!(
+                e.entry.deadline_ns.is_some_and(|d| d <= now),
+                "expired early: {e:?} at {now}"
+            );
             removed += 1;
         }
     }

@@ -18,11 +18,19 @@ fn table(keys: Vec<KeySpec>, size: usize) -> Table {
 
 #[test]
 fn exact_hit_miss_and_default() {
-    let t = table(vec![KeySpec::new("a", 32, MatchKind::Exact), KeySpec::new("b", 9, MatchKind::Exact)], 16);
+    let t = table(
+        vec![
+            KeySpec::new("a", 32, MatchKind::Exact),
+            KeySpec::new("b", 9, MatchKind::Exact),
+        ],
+        16,
+    );
     assert_eq!(t.key_len(), 6);
     assert_eq!(t.default_action(), ActionData::default());
     t.set_default(ad(7, &[])).unwrap();
-    let id = t.insert(&[ex(&[10, 0, 0, 1]), ex(&[1, 0xff])], 0, ad(1, &[5, 6])).unwrap();
+    let id = t
+        .insert(&[ex(&[10, 0, 0, 1]), ex(&[1, 0xff])], 0, ad(1, &[5, 6]))
+        .unwrap();
     let l = t.lookup(&[10, 0, 0, 1, 1, 0xff], 0);
     assert_eq!(l.hit, Some(id));
     assert_eq!(l.data, ad(1, &[5, 6]));
@@ -32,10 +40,29 @@ fn exact_hit_miss_and_default() {
     assert_eq!(m.data, ad(7, &[]));
     // wrong key length never panics, it misses
     assert!(!t.lookup(&[1, 2, 3], 0).is_hit());
-    assert_eq!(t.insert(&[ex(&[10, 0, 0, 1]), ex(&[1, 0xff])], 0, ad(2, &[])), Err(TableError::Exists));
-    assert_eq!(t.insert(&[ex(&[10, 0, 0, 1]), ex(&[2, 0])], 0, ad(2, &[])).unwrap_err().to_string(), "bad key field 1: value is wider than the field");
-    assert_eq!(t.insert(&[ex(&[1])], 0, ad(2, &[])).map(|_| ()).unwrap_err(), TableError::BadKey { field: None, reason: "number of field matches differs from the number of key fields" });
-    assert_eq!(t.insert(&[ex(&[1]), ex(&[1])], 5, ad(2, &[])), Err(TableError::BadPriority));
+    assert_eq!(
+        t.insert(&[ex(&[10, 0, 0, 1]), ex(&[1, 0xff])], 0, ad(2, &[])),
+        Err(TableError::Exists)
+    );
+    assert_eq!(
+        t.insert(&[ex(&[10, 0, 0, 1]), ex(&[2, 0])], 0, ad(2, &[]))
+            .unwrap_err()
+            .to_string(),
+        "bad key field 1: value is wider than the field"
+    );
+    assert_eq!(
+        t.insert(&[ex(&[1])], 0, ad(2, &[]))
+            .map(|_| ())
+            .unwrap_err(),
+        TableError::BadKey {
+            field: None,
+            reason: "number of field matches differs from the number of key fields"
+        }
+    );
+    assert_eq!(
+        t.insert(&[ex(&[1]), ex(&[1])], 5, ad(2, &[])),
+        Err(TableError::BadPriority)
+    );
     let s = t.stats();
     assert_eq!((s.hits, s.misses), (1, 2));
 }
@@ -64,7 +91,10 @@ fn lpm_longest_prefix_wins_and_overlaps() {
     t.insert(&lpm([10, 1, 2, 0], 24), 0, ad(24, &[])).unwrap();
     t.insert(&lpm([10, 1, 2, 3], 32), 0, ad(32, &[])).unwrap();
     // bits past the prefix are ignored (and canonicalized away)
-    assert_eq!(t.insert(&lpm([10, 1, 2, 99], 24), 0, ad(1, &[])), Err(TableError::Exists));
+    assert_eq!(
+        t.insert(&lpm([10, 1, 2, 99], 24), 0, ad(1, &[])),
+        Err(TableError::Exists)
+    );
     let a = |k: [u8; 4]| t.lookup(&k, 0).data.action;
     assert_eq!(a([10, 1, 2, 3]), 32);
     assert_eq!(a([10, 1, 2, 4]), 24);
@@ -84,11 +114,38 @@ fn lpm_longest_prefix_wins_and_overlaps() {
 
 #[test]
 fn lpm_with_exact_field_and_odd_width() {
-    let t = table(vec![KeySpec::new("vrf", 12, MatchKind::Exact), KeySpec::new("dst", 20, MatchKind::Lpm)], 16);
-    t.insert(&[ex(&[0, 1]), FieldMatch::Lpm(vec![0x0a, 0xbc, 0xd0], 12)], 0, ad(1, &[])).unwrap();
-    t.insert(&[ex(&[0, 1]), FieldMatch::Lpm(vec![0x0a, 0x00, 0x00], 4)], 0, ad(2, &[])).unwrap();
-    t.insert(&[ex(&[0, 2]), FieldMatch::Lpm(vec![0x0f, 0xff, 0xff], 20)], 0, ad(3, &[])).unwrap();
-    assert!(t.insert(&[ex(&[0, 2]), FieldMatch::Lpm(vec![0x1f, 0xff, 0xff], 20)], 0, ad(3, &[])).is_err());
+    let t = table(
+        vec![
+            KeySpec::new("vrf", 12, MatchKind::Exact),
+            KeySpec::new("dst", 20, MatchKind::Lpm),
+        ],
+        16,
+    );
+    t.insert(
+        &[ex(&[0, 1]), FieldMatch::Lpm(vec![0x0a, 0xbc, 0xd0], 12)],
+        0,
+        ad(1, &[]),
+    )
+    .unwrap();
+    t.insert(
+        &[ex(&[0, 1]), FieldMatch::Lpm(vec![0x0a, 0x00, 0x00], 4)],
+        0,
+        ad(2, &[]),
+    )
+    .unwrap();
+    t.insert(
+        &[ex(&[0, 2]), FieldMatch::Lpm(vec![0x0f, 0xff, 0xff], 20)],
+        0,
+        ad(3, &[]),
+    )
+    .unwrap();
+    assert!(t
+        .insert(
+            &[ex(&[0, 2]), FieldMatch::Lpm(vec![0x1f, 0xff, 0xff], 20)],
+            0,
+            ad(3, &[])
+        )
+        .is_err());
     let a = |k: [u8; 5]| t.lookup(&k, 0).hit.map(|_| t.lookup(&k, 0).data.action);
     assert_eq!(a([0, 1, 0x0a, 0xbc, 0xde]), Some(1));
     assert_eq!(a([0, 1, 0x0a, 0xb0, 0x00]), Some(2));
@@ -99,15 +156,28 @@ fn lpm_with_exact_field_and_odd_width() {
 
 #[test]
 fn ternary_priority_larger_wins_ties_by_insertion_order() {
-    let t = table(vec![KeySpec::new("a", 8, MatchKind::Ternary), KeySpec::new("b", 8, MatchKind::Ternary)], 16);
+    let t = table(
+        vec![
+            KeySpec::new("a", 8, MatchKind::Ternary),
+            KeySpec::new("b", 8, MatchKind::Ternary),
+        ],
+        16,
+    );
     let tm = |v: u8, m: u8| FieldMatch::Ternary(vec![v], vec![m]);
-    assert_eq!(t.insert(&[tm(1, 0xff), tm(0, 0)], 0, ad(1, &[])), Err(TableError::BadPriority));
+    assert_eq!(
+        t.insert(&[tm(1, 0xff), tm(0, 0)], 0, ad(1, &[])),
+        Err(TableError::BadPriority)
+    );
     t.insert(&[tm(1, 0xff), tm(0, 0)], 10, ad(1, &[])).unwrap();
     t.insert(&[tm(0, 0), tm(2, 0xff)], 20, ad(2, &[])).unwrap();
-    t.insert(&[tm(1, 0x0f), tm(2, 0x0f)], 5, ad(3, &[])).unwrap();
+    t.insert(&[tm(1, 0x0f), tm(2, 0x0f)], 5, ad(3, &[]))
+        .unwrap();
     // same mask and value, different priority: allowed (P4Runtime identity includes priority)
     t.insert(&[tm(1, 0xff), tm(0, 0)], 30, ad(4, &[])).unwrap();
-    assert_eq!(t.insert(&[tm(1, 0xff), tm(0, 0)], 30, ad(9, &[])), Err(TableError::Exists));
+    assert_eq!(
+        t.insert(&[tm(1, 0xff), tm(0, 0)], 30, ad(9, &[])),
+        Err(TableError::Exists)
+    );
     let a = |k: [u8; 2]| t.lookup(&k, 0).data.action;
     assert_eq!(a([1, 2]), 4); // 30 beats 20 and 10
     assert_eq!(a([0, 2]), 2);
@@ -115,11 +185,15 @@ fn ternary_priority_larger_wins_ties_by_insertion_order() {
     t.delete(&[tm(1, 0xff), tm(0, 0)], 30).unwrap();
     assert_eq!(a([1, 2]), 2);
     // ties: the earlier insertion wins, independent of the mask
-    t.insert(&[tm(0, 0), tm(0x12, 0xff)], 50, ad(5, &[])).unwrap();
-    t.insert(&[tm(0x11, 0xff), tm(0, 0)], 50, ad(6, &[])).unwrap();
+    t.insert(&[tm(0, 0), tm(0x12, 0xff)], 50, ad(5, &[]))
+        .unwrap();
+    t.insert(&[tm(0x11, 0xff), tm(0, 0)], 50, ad(6, &[]))
+        .unwrap();
     assert_eq!(a([0x11, 0x12]), 5);
     // value bits outside the mask are ignored
-    let v = t.insert(&[tm(0xff, 0x0f), tm(0, 0)], 1, ad(7, &[])).unwrap();
+    let v = t
+        .insert(&[tm(0xff, 0x0f), tm(0, 0)], 1, ad(7, &[]))
+        .unwrap();
     assert_eq!(t.get(v).unwrap().matches, vec![tm(0x0f, 0x0f), tm(0, 0)]);
     assert_eq!(t.get(v).unwrap().priority, 1);
 }
@@ -127,17 +201,25 @@ fn ternary_priority_larger_wins_ties_by_insertion_order() {
 #[test]
 fn range_and_optional() {
     let t = table(
-        vec![KeySpec::new("port", 16, MatchKind::Range), KeySpec::new("proto", 8, MatchKind::Optional)],
+        vec![
+            KeySpec::new("port", 16, MatchKind::Range),
+            KeySpec::new("proto", 8, MatchKind::Optional),
+        ],
         16,
     );
-    let r = |lo: u16, hi: u16| FieldMatch::Range(lo.to_be_bytes().to_vec(), hi.to_be_bytes().to_vec());
+    let r =
+        |lo: u16, hi: u16| FieldMatch::Range(lo.to_be_bytes().to_vec(), hi.to_be_bytes().to_vec());
     let any = FieldMatch::Optional(None);
     let tcp = FieldMatch::Optional(Some(vec![6]));
     t.insert(&[r(0, 1023), any.clone()], 1, ad(1, &[])).unwrap();
     t.insert(&[r(80, 80), tcp.clone()], 9, ad(2, &[])).unwrap();
-    t.insert(&[r(1000, 2000), any.clone()], 5, ad(3, &[])).unwrap();
+    t.insert(&[r(1000, 2000), any.clone()], 5, ad(3, &[]))
+        .unwrap();
     t.insert(&[r(0, 1023), any.clone()], 2, ad(4, &[])).unwrap();
-    assert!(matches!(t.insert(&[r(9, 8), any.clone()], 1, ad(1, &[])), Err(TableError::BadKey { field: Some(0), .. })));
+    assert!(matches!(
+        t.insert(&[r(9, 8), any.clone()], 1, ad(1, &[])),
+        Err(TableError::BadKey { field: Some(0), .. })
+    ));
     let a = |p: u16, pr: u8| {
         let mut k = p.to_be_bytes().to_vec();
         k.push(pr);
@@ -161,7 +243,10 @@ fn full_table_and_reuse() {
     for i in 0..100u16 {
         t.insert(&[ex(&i.to_be_bytes())], 0, ad(1, &[])).unwrap();
     }
-    assert_eq!(t.insert(&[ex(&[1, 0])], 0, ad(1, &[])), Err(TableError::Full));
+    assert_eq!(
+        t.insert(&[ex(&[1, 0])], 0, ad(1, &[])),
+        Err(TableError::Full)
+    );
     assert_eq!(t.len(), 100);
     t.delete(&[ex(&[0, 5])], 0).unwrap();
     assert_eq!(t.delete(&[ex(&[0, 5])], 0), Err(TableError::NotFound));
@@ -179,7 +264,12 @@ fn full_table_and_reuse() {
 
 #[test]
 fn add_on_miss_fills_to_declared_size() {
-    let spec = TableSpec::new("learn", vec![KeySpec::new("flow", 104, MatchKind::Exact)], 10_000).with_add_on_miss(true);
+    let spec = TableSpec::new(
+        "learn",
+        vec![KeySpec::new("flow", 104, MatchKind::Exact)],
+        10_000,
+    )
+    .with_add_on_miss(true);
     let t = Table::new(spec).unwrap();
     let key = |i: u32| {
         let mut k = [0u8; 13];
@@ -188,27 +278,48 @@ fn add_on_miss_fills_to_declared_size() {
         k
     };
     for i in 0..10_000 {
-        assert!(t.add_on_miss(&key(i), &ad(1, &i.to_le_bytes()), 0, 0).is_added(), "insert {i} failed");
+        assert!(
+            t.add_on_miss(&key(i), &ad(1, &i.to_le_bytes()), 0, 0)
+                .is_added(),
+            "insert {i} failed"
+        );
     }
-    assert_eq!(t.add_on_miss(&key(0), &ad(1, &[]), 0, 0), AddStatus::AlreadyPresent);
-    assert_eq!(t.add_on_miss(&key(10_000), &ad(1, &[]), 0, 0), AddStatus::Full);
+    assert_eq!(
+        t.add_on_miss(&key(0), &ad(1, &[]), 0, 0),
+        AddStatus::AlreadyPresent
+    );
+    assert_eq!(
+        t.add_on_miss(&key(10_000), &ad(1, &[]), 0, 0),
+        AddStatus::Full
+    );
     for i in 0..10_000 {
         let l = t.lookup(&key(i), 0);
         assert_eq!(&*l.data.params, &i.to_le_bytes());
     }
     let s = t.stats();
     assert_eq!((s.inserts, s.inserts_full), (10_000, 1));
-    assert!(matches!(t.add_on_miss(&[1], &ad(1, &[]), 0, 0), AddStatus::Rejected(TableError::BadKey { .. })));
+    assert!(matches!(
+        t.add_on_miss(&[1], &ad(1, &[]), 0, 0),
+        AddStatus::Rejected(TableError::BadKey { .. })
+    ));
     let plain = table(vec![KeySpec::new("k", 8, MatchKind::Exact)], 4);
-    assert_eq!(plain.add_on_miss(&[1], &ad(1, &[]), 0, 0), AddStatus::Rejected(TableError::NotAddOnMiss));
+    assert_eq!(
+        plain.add_on_miss(&[1], &ad(1, &[]), 0, 0),
+        AddStatus::Rejected(TableError::NotAddOnMiss)
+    );
     // add_on_miss needs all-exact keys
-    let bad = TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Lpm)], 4).with_add_on_miss(true);
+    let bad =
+        TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Lpm)], 4).with_add_on_miss(true);
     assert!(matches!(Table::new(bad), Err(TableError::BadSpec(_))));
 }
 
 #[test]
 fn update_params_and_modify_bump_version() {
-    let t = Table::new(TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Exact)], 4).with_max_params_bytes(40)).unwrap();
+    let t = Table::new(
+        TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Exact)], 4)
+            .with_max_params_bytes(40),
+    )
+    .unwrap();
     let id = t.insert(&[ex(&[1])], 0, ad(1, &[1, 1])).unwrap();
     let h = t.lookup(&[1], 0).hit.unwrap();
     assert!(t.update_params(h, &[2, 2, 2]));
@@ -221,8 +332,14 @@ fn update_params_and_modify_bump_version() {
     assert_eq!(t.modify(&[ex(&[1])], 0, ad(5, &[9])).unwrap(), id);
     let l = t.lookup(&[1], 0);
     assert_eq!((l.data, l.version), (ad(5, &[9]), 3));
-    assert_eq!(t.modify(&[ex(&[2])], 0, ad(5, &[9])), Err(TableError::NotFound));
-    assert!(matches!(t.modify(&[ex(&[1])], 0, ad(5, &[0; 41])), Err(TableError::ParamsTooLong { len: 41, max: 40 })));
+    assert_eq!(
+        t.modify(&[ex(&[2])], 0, ad(5, &[9])),
+        Err(TableError::NotFound)
+    );
+    assert!(matches!(
+        t.modify(&[ex(&[1])], 0, ad(5, &[0; 41])),
+        Err(TableError::ParamsTooLong { len: 41, max: 40 })
+    ));
     // stale handles are refused after delete and slot reuse
     t.delete_id(id).unwrap();
     assert_eq!(t.delete_id(id), Err(TableError::NotFound));
@@ -249,7 +366,8 @@ fn lookup_batch_matches_single_lookups() {
     assert!(t.lookup_batch(&keys[1..], 0, &mut out).is_err());
     // batched lookups on a ternary table go through the same path as single ones
     let tt = table(vec![KeySpec::new("k", 8, MatchKind::Ternary)], 8);
-    tt.insert(&[FieldMatch::Ternary(vec![1], vec![1])], 1, ad(1, &[])).unwrap();
+    tt.insert(&[FieldMatch::Ternary(vec![1], vec![1])], 1, ad(1, &[]))
+        .unwrap();
     let mut out = vec![Lookup::default(); 4];
     assert_eq!(tt.lookup_batch(&[0, 1, 2, 3], 0, &mut out), Ok(2));
 }
@@ -266,15 +384,23 @@ fn timed(mode: IdleTimeout, size: usize) -> Table {
 #[test]
 fn auto_delete_expiry_with_fake_clock() {
     let t = timed(IdleTimeout::AutoDelete, 8);
-    let AddStatus::Added(h) = t.add_on_miss(&[0, 1], &ad(1, &[]), 0, 1000 * MS) else { panic!() };
+    let AddStatus::Added(h) = t.add_on_miss(&[0, 1], &ad(1, &[]), 0, 1000 * MS) else {
+        panic!()
+    };
     assert!(t.add_on_miss(&[0, 2], &ad(2, &[]), 1, 1000 * MS).is_added());
-    assert!(matches!(t.add_on_miss(&[0, 3], &ad(2, &[]), 3, 1000 * MS), AddStatus::Rejected(TableError::BadProfile(3))));
+    assert!(matches!(
+        t.add_on_miss(&[0, 3], &ad(2, &[]), 3, 1000 * MS),
+        AddStatus::Rejected(TableError::BadProfile(3))
+    ));
     assert!(t.expire(1005 * MS).is_empty());
     // a lookup does not restart the timer (PNA), restart_timer does
     assert!(t.lookup(&[0, 1], 1009 * MS).is_hit());
     assert!(t.restart_timer(h, 1005 * MS));
     assert!(t.lookup(&[0, 1], 1014 * MS).is_hit());
-    assert!(!t.lookup(&[0, 1], 1015 * MS).is_hit(), "lazy expiry: a lookup misses past the deadline");
+    assert!(
+        !t.lookup(&[0, 1], 1015 * MS).is_hit(),
+        "lazy expiry: a lookup misses past the deadline"
+    );
     let e = t.expire(1015 * MS);
     assert_eq!(e.len(), 1);
     assert!(!e[0].notify);
@@ -293,7 +419,9 @@ fn auto_delete_expiry_with_fake_clock() {
 #[test]
 fn auto_delete_shorter_profile_and_replacement() {
     let t = timed(IdleTimeout::AutoDelete, 2);
-    let AddStatus::Added(h) = t.add_on_miss(&[0, 1], &ad(1, &[]), 1, 0) else { panic!() };
+    let AddStatus::Added(h) = t.add_on_miss(&[0, 1], &ad(1, &[]), 1, 0) else {
+        panic!()
+    };
     assert!(t.set_expire_profile(h, 0, 2 * MS)); // deadline moves earlier: 12 ms
     assert!(!t.set_expire_profile(h, 7, 2 * MS));
     assert_eq!(t.get(h).unwrap().deadline_ns, Some(12 * MS));
@@ -302,12 +430,18 @@ fn auto_delete_shorter_profile_and_replacement() {
     // an expired entry that was not swept yet is replaced by add_on_miss
     assert!(t.add_on_miss(&[0, 1], &ad(1, &[]), 0, 100 * MS).is_added());
     assert!(t.add_on_miss(&[0, 2], &ad(1, &[]), 0, 100 * MS).is_added());
-    assert_eq!(t.add_on_miss(&[0, 1], &ad(1, &[]), 0, 105 * MS), AddStatus::AlreadyPresent);
+    assert_eq!(
+        t.add_on_miss(&[0, 1], &ad(1, &[]), 0, 105 * MS),
+        AddStatus::AlreadyPresent
+    );
     assert!(t.add_on_miss(&[0, 1], &ad(3, &[]), 0, 110 * MS).is_added());
     assert_eq!(t.lookup(&[0, 1], 111 * MS).data.action, 3);
     // full, but [0,2] has expired: it is reclaimed instead of failing
     assert!(t.add_on_miss(&[0, 3], &ad(1, &[]), 0, 111 * MS).is_added());
-    assert_eq!(t.add_on_miss(&[0, 4], &ad(1, &[]), 0, 111 * MS), AddStatus::Full);
+    assert_eq!(
+        t.add_on_miss(&[0, 4], &ad(1, &[]), 0, 111 * MS),
+        AddStatus::Full
+    );
     assert_eq!(t.len(), 2);
     // the sweep only reports what it removes; the swept-early ones are not reported twice
     let e = t.expire(200 * MS);
@@ -317,8 +451,12 @@ fn auto_delete_shorter_profile_and_replacement() {
 #[test]
 fn notify_control_reports_once_per_idle_period() {
     let t = timed(IdleTimeout::NotifyControl, 8);
-    let AddStatus::Added(h) = t.add_on_miss(&[0, 1], &ad(1, &[4]), 0, 0) else { panic!() };
-    let c = t.insert_with_timeout(&[ex(&[0, 9])], 0, ad(2, &[]), 1, 0).unwrap();
+    let AddStatus::Added(h) = t.add_on_miss(&[0, 1], &ad(1, &[4]), 0, 0) else {
+        panic!()
+    };
+    let c = t
+        .insert_with_timeout(&[ex(&[0, 9])], 0, ad(2, &[]), 1, 0)
+        .unwrap();
     let forever = t.insert(&[ex(&[0, 8])], 0, ad(3, &[])).unwrap();
     assert_eq!(t.get(forever).unwrap().deadline_ns, None);
     let e = t.expire(10 * MS);
@@ -343,7 +481,9 @@ fn expiry_over_long_gaps_and_many_wheel_turns() {
     let t = timed(IdleTimeout::AutoDelete, 100);
     t.set_profiles(&[30_000 * MS, 5 * MS]).unwrap(); // longer than a wheel revolution
     for i in 0..50u16 {
-        assert!(t.add_on_miss(&i.to_be_bytes(), &ad(1, &[]), (i % 2) as u8, 0).is_added());
+        assert!(t
+            .add_on_miss(&i.to_be_bytes(), &ad(1, &[]), (i % 2) as u8, 0)
+            .is_added());
     }
     let mut now = 0;
     let mut gone = 0;
@@ -365,7 +505,10 @@ fn no_timeout_tables_refuse_timer_calls() {
     assert!(!t.restart_timer(id, 0));
     assert!(!t.set_expire_profile(id, 0, 0));
     assert!(t.expire(u64::MAX).is_empty());
-    assert_eq!(t.insert_with_timeout(&[ex(&[2])], 0, ad(1, &[]), 0, 0), Err(TableError::NoIdleTimeout));
+    assert_eq!(
+        t.insert_with_timeout(&[ex(&[2])], 0, ad(1, &[]), 0, 0),
+        Err(TableError::NoIdleTimeout)
+    );
     assert_eq!(t.get(id).unwrap().expire_profile, None);
     assert!(t.set_profiles(&[]).is_err());
     assert_eq!(t.profiles().len(), DEFAULT_PROFILES_S.len());
@@ -373,7 +516,8 @@ fn no_timeout_tables_refuse_timer_calls() {
 
 #[test]
 fn iter_is_a_snapshot_with_data_plane_entries() {
-    let spec = TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Exact)], 8).with_add_on_miss(true);
+    let spec =
+        TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Exact)], 8).with_add_on_miss(true);
     let t = Table::new(spec).unwrap();
     t.insert(&[ex(&[1])], 0, ad(1, &[])).unwrap();
     assert!(t.add_on_miss(&[2], &ad(2, &[7]), 0, 0).is_added());
@@ -389,16 +533,41 @@ fn iter_is_a_snapshot_with_data_plane_entries() {
 
 #[test]
 fn bad_specs_are_errors_not_panics() {
-    assert!(Table::new(TableSpec::new("t", vec![KeySpec::new("k", 8, MatchKind::Exact)], usize::MAX)).is_err());
-    let two_lpm = TableSpec::new("t", vec![KeySpec::new("a", 8, MatchKind::Lpm), KeySpec::new("b", 8, MatchKind::Lpm)], 4);
+    assert!(Table::new(TableSpec::new(
+        "t",
+        vec![KeySpec::new("k", 8, MatchKind::Exact)],
+        usize::MAX
+    ))
+    .is_err());
+    let two_lpm = TableSpec::new(
+        "t",
+        vec![
+            KeySpec::new("a", 8, MatchKind::Lpm),
+            KeySpec::new("b", 8, MatchKind::Lpm),
+        ],
+        4,
+    );
     assert!(Table::new(two_lpm).is_err());
     // two lpm fields are fine when priorities are explicit
     let ok = TableSpec::new(
         "t",
-        vec![KeySpec::new("a", 8, MatchKind::Lpm), KeySpec::new("b", 8, MatchKind::Lpm), KeySpec::new("c", 8, MatchKind::Ternary)],
+        vec![
+            KeySpec::new("a", 8, MatchKind::Lpm),
+            KeySpec::new("b", 8, MatchKind::Lpm),
+            KeySpec::new("c", 8, MatchKind::Ternary),
+        ],
         4,
     );
     let t = Table::new(ok).unwrap();
-    t.insert(&[FieldMatch::Lpm(vec![1], 8), FieldMatch::Lpm(vec![0], 0), FieldMatch::Ternary(vec![0], vec![0])], 3, ad(1, &[])).unwrap();
+    t.insert(
+        &[
+            FieldMatch::Lpm(vec![1], 8),
+            FieldMatch::Lpm(vec![0], 0),
+            FieldMatch::Ternary(vec![0], vec![0]),
+        ],
+        3,
+        ad(1, &[]),
+    )
+    .unwrap();
     assert!(t.lookup(&[1, 77, 5], 0).is_hit());
 }
