@@ -104,9 +104,17 @@ impl Cells {
             let version = c.version.load(Relaxed);
             let buf = out.params.resize(len);
             let words = &self.words[i * self.stride..];
-            for (chunk, w) in buf.chunks_mut(8).zip(words) {
+            let mut chunks = buf.chunks_exact_mut(8);
+            let mut wi = words.iter();
+            for (chunk, w) in (&mut chunks).zip(&mut wi) {
+                chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+            }
+            let rest = chunks.into_remainder();
+            if let (false, Some(w)) = (rest.is_empty(), wi.next()) {
                 let b = w.load(Relaxed).to_le_bytes();
-                chunk.copy_from_slice(&b[..chunk.len()]);
+                for (d, s) in rest.iter_mut().zip(b) {
+                    *d = s;
+                }
             }
             fence(Acquire);
             if c.seq.load(Relaxed) == s1 {

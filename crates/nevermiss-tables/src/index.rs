@@ -245,7 +245,8 @@ impl Index {
 
     #[inline]
     pub fn probe_exact(&self, h: u64, key: &[u8]) -> Option<u32> {
-        self.probe(h, |s| self.key(s) == key).map(|(_, s)| s)
+        self.probe(h, |s| masked_eq(self.key(s), key, None))
+            .map(|(_, s)| s)
     }
 
     // ----- lookups -----
