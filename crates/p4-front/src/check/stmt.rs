@@ -486,7 +486,7 @@ impl<'a> Checker<'a> {
             }
         }
     }
-
+}
 
 /// Whether every path through the block ends in `return` (or `exit`) (spec §10).
 pub fn block_returns(b: &ast::Block) -> bool {
