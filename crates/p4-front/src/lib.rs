@@ -12,4 +12,5 @@ pub mod diag;
 pub mod lexer;
 pub mod parser;
 pub mod preprocess;
+pub mod printer;
 pub mod source;

@@ -17,6 +17,28 @@ impl Span {
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
+        Span {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TEMPORARY (wt/parser only): the minimal part of `Unit` the parser needs to compile.
+// The real `Unit` (with a line map and `locate`) comes from the source.rs owner; drop this on merge.
+
+/// The preprocessed text of one program.
+#[derive(Clone, Debug, Default)]
+pub struct Unit {
+    pub text: String,
+}
+
+impl Unit {
+    /// A unit holding `text` as is, named `name`.
+    pub fn from_string(_name: &str, text: &str) -> Unit {
+        Unit {
+            text: text.to_string(),
+        }
     }
 }
