@@ -251,6 +251,14 @@ impl<'a> Checker<'a> {
             ExprKind::Member(base, m) => self.member_expr(e, base, m),
             ExprKind::Index(base, idx) => self.index_expr(e, base, idx),
             ExprKind::Slice(base, hi, lo) => self.slice_expr(e, base, hi, lo),
+            ExprKind::PlusSlice(base, lo, w) => self.plus_slice_expr(e, base, lo, w),
+            ExprKind::Dots => match expected {
+                Some(t) => t.clone(),
+                None => {
+                    self.err(e.span, "...: cannot infer the type of a default value here");
+                    Type::Error
+                }
+            },
             ExprKind::Call { callee, type_args, args } => self.call_expr(e, callee, type_args, args, expected),
             ExprKind::Unary(op, x) => self.unary_expr(e, *op, x, expected),
             ExprKind::Binary(op, a, b) => self.binary_expr(e, *op, a, b, expected),
@@ -548,6 +556,55 @@ impl<'a> Checker<'a> {
             }
         }
         Type::Bit(hu - lu + 1)
+    }
+
+    /// `e[lo +: w]`: `w` bits from bit `lo`; `w` must be a local compile-time constant.
+    fn plus_slice_expr(&mut self, e: &Expr, base: &Expr, lo: &Expr, w: &Expr) -> Type {
+        let bt = self.check_expr(base, None);
+        let lt = self.check_expr(lo, None);
+        let wt = self.check_expr(w, None);
+        if bt.is_error() || lt.is_error() || wt.is_error() {
+            return Type::Error;
+        }
+        let width = match bt.strip_newtype().underlying_int() {
+            Type::Bit(x) | Type::Signed(x) => *x,
+            t => {
+                self.err(base.span, format!("bit extraction only defined for bit<> types, found {t}"));
+                return Type::Error;
+            }
+        };
+        let Some(n) = self.value_of(w.id).and_then(|v| v.as_int().cloned()) else {
+            self.err(w.span, "slice width must be a compile-time constant");
+            return Type::Error;
+        };
+        let Some(n) = n.to_u32().filter(|n| *n >= 1 && *n <= width) else {
+            self.err(w.span, format!("slice width {n} out of range for {bt}"));
+            return Type::Error;
+        };
+        match self.value_of(lo.id).and_then(|v| v.as_int().cloned()) {
+            Some(l) if l.is_negative() || l >= BigInt::from(width) => {
+                self.err(lo.span, format!("bit index {l} out of range for {bt}"));
+                return Type::Error;
+            }
+            Some(l) => {
+                if matches!(lt, Type::Int) {
+                    self.retype(lo, &Type::Int, &Type::Bit(32), 0);
+                }
+                if let (Some(v), Some(l)) = (self.value_of(base.id), l.to_u32()) {
+                    let hi = l.saturating_add(n - 1).min(width - 1);
+                    if let Some(r) = consteval::slice(&v, hi, l) {
+                        self.set_value(e.id, consteval::bits(r.as_int().cloned().unwrap_or_default(), n, false));
+                    }
+                }
+            }
+            None => {
+                if !matches!(lt.underlying_int(), Type::Bit(_)) {
+                    self.err(lo.span, format!("a slice index that is not a constant must be unsigned, found {lt}"));
+                    return Type::Error;
+                }
+            }
+        }
+        Type::Bit(n)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1831,7 +1888,9 @@ impl<'a> Checker<'a> {
                     false
                 }
             },
-            ExprKind::Index(base, _) | ExprKind::Slice(base, _, _) => self.lvalue_rec(base, depth + 1),
+            ExprKind::Index(base, _) | ExprKind::Slice(base, _, _) | ExprKind::PlusSlice(base, _, _) => {
+                self.lvalue_rec(base, depth + 1)
+            }
             ExprKind::This => true,
             _ => {
                 if !self.type_of(e.id).is_error() {
@@ -1857,7 +1916,7 @@ impl<'a> Checker<'a> {
         let r = |x: &Expr| self.ctk_rec(x, depth + 1);
         match &e.kind {
             ExprKind::Bool(_) | ExprKind::Int { .. } | ExprKind::String(_) | ExprKind::Invalid => true,
-            ExprKind::Default | ExprKind::DontCare | ExprKind::Type(_) | ExprKind::This => true,
+            ExprKind::Default | ExprKind::DontCare | ExprKind::Type(_) | ExprKind::This | ExprKind::Dots => true,
             ExprKind::Path(_) => match self.out.resolved.get(&e.id) {
                 Some(d) => {
                     let k = self.decl(*d).kind;
@@ -1872,7 +1931,9 @@ impl<'a> Checker<'a> {
                 _ => false,
             },
             ExprKind::Index(a, b) | ExprKind::Mask(a, b) | ExprKind::Range(a, b) | ExprKind::Binary(_, a, b) => r(a) && r(b),
-            ExprKind::Slice(a, b, c) | ExprKind::Ternary(a, b, c) => r(a) && r(b) && r(c),
+            ExprKind::Slice(a, b, c) | ExprKind::PlusSlice(a, b, c) | ExprKind::Ternary(a, b, c) => {
+                r(a) && r(b) && r(c)
+            }
             ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => r(x),
             ExprKind::List { items, .. } => items.iter().all(r),
             ExprKind::StructInit { fields, .. } => fields.iter().all(|(_, x)| r(x)),

@@ -3,7 +3,7 @@
 use super::consteval::Value;
 use super::scope::{DeclId, DeclInfo, EntityKind};
 use super::types::{same, Type};
-use super::{BlockKind, Checker, Ctx, MemberInfo};
+use super::{BlockKind, Checker, Ctx};
 use crate::ast::{self, DeclKind, Expr, ExprKind, Stmt, StmtKind, SwitchLabel};
 use std::collections::{HashMap, HashSet};
 

@@ -225,6 +225,15 @@ fn write_expr(s: &mut String, e: &Expr, depth: u32) {
             write_expr(s, l, d);
             s.push(']');
         }
+        ExprKind::PlusSlice(b, l, w) => {
+            write_expr(s, b, d);
+            s.push('[');
+            write_expr(s, l, d);
+            s.push_str(" +: ");
+            write_expr(s, w, d);
+            s.push(']');
+        }
+        ExprKind::Dots => s.push_str("..."),
         ExprKind::Call { callee, args, .. } => {
             write_expr(s, callee, d);
             s.push('(');
