@@ -125,15 +125,69 @@ pub struct KeyField {
 
 /// Named fields of the generated Ethernet/IPv4/UDP frame and their locations.
 pub const NAMED_FIELDS: &[(&str, KeyField)] = &[
-    ("eth.dst", KeyField { offset: 0, width: 6 }),
-    ("eth.src", KeyField { offset: 6, width: 6 }),
-    ("eth.type", KeyField { offset: 12, width: 2 }),
-    ("ipv4.id", KeyField { offset: 18, width: 2 }),
-    ("ipv4.src", KeyField { offset: 26, width: 4 }),
-    ("ipv4.dst", KeyField { offset: 30, width: 4 }),
-    ("udp.sport", KeyField { offset: 34, width: 2 }),
-    ("udp.dport", KeyField { offset: 36, width: 2 }),
-    ("payload", KeyField { offset: 42, width: 8 }),
+    (
+        "eth.dst",
+        KeyField {
+            offset: 0,
+            width: 6,
+        },
+    ),
+    (
+        "eth.src",
+        KeyField {
+            offset: 6,
+            width: 6,
+        },
+    ),
+    (
+        "eth.type",
+        KeyField {
+            offset: 12,
+            width: 2,
+        },
+    ),
+    (
+        "ipv4.id",
+        KeyField {
+            offset: 18,
+            width: 2,
+        },
+    ),
+    (
+        "ipv4.src",
+        KeyField {
+            offset: 26,
+            width: 4,
+        },
+    ),
+    (
+        "ipv4.dst",
+        KeyField {
+            offset: 30,
+            width: 4,
+        },
+    ),
+    (
+        "udp.sport",
+        KeyField {
+            offset: 34,
+            width: 2,
+        },
+    ),
+    (
+        "udp.dport",
+        KeyField {
+            offset: 36,
+            width: 2,
+        },
+    ),
+    (
+        "payload",
+        KeyField {
+            offset: 42,
+            width: 8,
+        },
+    ),
 ];
 
 impl KeyField {
@@ -662,7 +716,10 @@ mod tests {
             .map(|e| e.key)
             .collect();
         assert_eq!(lk[..1000].iter().collect::<HashSet<_>>().len(), 1000);
-        assert_eq!(&lk[..100], &ev[..100].iter().map(|e| e.key).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            &lk[..100],
+            &ev[..100].iter().map(|e| e.key).collect::<Vec<_>>()[..]
+        );
     }
 
     #[test]
@@ -682,8 +739,14 @@ mod tests {
         assert_eq!(got.len(), 40);
         for (f, e) in got.iter().zip(&keys) {
             assert_eq!(f.len(), 84);
-            assert_eq!(u32::from_be_bytes([f[30], f[31], f[32], f[33]]) as u64, e.key);
-            assert_eq!(ipv4_checksum(&f[14..34]), u16::from_be_bytes([f[24], f[25]]));
+            assert_eq!(
+                u32::from_be_bytes([f[30], f[31], f[32], f[33]]) as u64,
+                e.key
+            );
+            assert_eq!(
+                ipv4_checksum(&f[14..34]),
+                u16::from_be_bytes([f[24], f[25]])
+            );
             assert_eq!(&f[..], g.frame_for(e).data());
         }
         assert_eq!(b.capacity(), 32);
@@ -699,7 +762,10 @@ mod tests {
         assert_eq!(srcs, vec![1, 2, 3, 1, 2, 3, 1, 2]);
         for p in &b {
             let d = p.data();
-            assert_eq!(ipv4_checksum(&d[14..34]), u16::from_be_bytes([d[24], d[25]]));
+            assert_eq!(
+                ipv4_checksum(&d[14..34]),
+                u16::from_be_bytes([d[24], d[25]])
+            );
         }
     }
 
@@ -712,7 +778,10 @@ mod tests {
             ("two-phase,m=abc", "not a number"),
             ("two-phase,m=0", "m=0"),
             ("two-phase,m=70000,field=eth.type", "does not fit"),
-            ("two-phase,m=60000,r=1,count=200000,field=udp.dport", "does not fit"),
+            (
+                "two-phase,m=60000,r=1,count=200000,field=udp.dport",
+                "does not fit",
+            ),
             ("two-phase,field=9:9", "width"),
             ("two-phase,field=80:8", "does not fit in a 84-byte frame"),
             ("two-phase,size=20", "frame size"),
@@ -724,6 +793,12 @@ mod tests {
         }
         let c = parse_gen_spec("two-phase,m=0x10,r=1_0,field=42:2,size=128", 0).unwrap();
         assert_eq!((c.m, c.r, c.count, c.frame_len), (16, 10, 32, 128));
-        assert_eq!(c.field, KeyField { offset: 42, width: 2 });
+        assert_eq!(
+            c.field,
+            KeyField {
+                offset: 42,
+                width: 2
+            }
+        );
     }
 }

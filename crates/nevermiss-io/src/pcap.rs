@@ -476,10 +476,7 @@ impl<R: Read> PcapReader<R> {
             if body.len() < n {
                 Err(PcapError::new(
                     at,
-                    format!(
-                        "{what} too short: body has {} bytes, needs {n}",
-                        body.len()
-                    ),
+                    format!("{what} too short: body has {} bytes, needs {n}", body.len()),
                 ))
             } else {
                 Ok(())

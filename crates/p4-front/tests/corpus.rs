@@ -9,7 +9,9 @@ use p4_front::driver::{compile_str, Options};
 use std::path::{Path, PathBuf};
 
 fn corpus_dir(kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/p4").join(kind)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/p4")
+        .join(kind)
 }
 
 fn programs(kind: &str) -> Vec<PathBuf> {
@@ -22,7 +24,10 @@ fn programs(kind: &str) -> Vec<PathBuf> {
 }
 
 fn display_name(kind: &str, path: &Path) -> String {
-    format!("tests/p4/{kind}/{}", path.file_name().unwrap().to_string_lossy())
+    format!(
+        "tests/p4/{kind}/{}",
+        path.file_name().unwrap().to_string_lossy()
+    )
 }
 
 #[test]
@@ -36,12 +41,21 @@ fn ok_programs_pass() {
             failures.push(f.render());
         }
     }
-    assert!(failures.is_empty(), "{} of {} ok programs were rejected:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} ok programs were rejected:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 /// The `// expect: L:C: text` header of a bad program.
 fn expectation(text: &str) -> Option<(u32, u32, String)> {
-    let line = text.lines().find_map(|l| l.trim().strip_prefix("// expect:"))?.trim();
+    let line = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("// expect:"))?
+        .trim();
     let mut parts = line.splitn(3, ':');
     let l = parts.next()?.trim().parse().ok()?;
     let c = parts.next()?.trim().parse().ok()?;
@@ -63,15 +77,21 @@ fn bad_programs_fail_with_their_diagnostic() {
         };
         let rendered = match compile_str(&name, &text, &Options::default()) {
             Ok(_) => {
-                failures.push(format!("{name}: accepted, expected an error at {line}:{col}: {needle}"));
+                failures.push(format!(
+                    "{name}: accepted, expected an error at {line}:{col}: {needle}"
+                ));
                 continue;
             }
             Err(f) => f.render(),
         };
         let want = format!("{name}:{line}:{col}: error: ");
-        let found = rendered.lines().any(|l| l.starts_with(&want) && l.contains(&needle));
+        let found = rendered
+            .lines()
+            .any(|l| l.starts_with(&want) && l.contains(&needle));
         if !found {
-            failures.push(format!("{name}: expected `{want}...{needle}...`, got:\n{rendered}"));
+            failures.push(format!(
+                "{name}: expected `{want}...{needle}...`, got:\n{rendered}"
+            ));
             continue;
         }
         let snapshot = path.with_extension("stderr");
@@ -80,10 +100,22 @@ fn bad_programs_fail_with_their_diagnostic() {
         } else {
             match std::fs::read_to_string(&snapshot) {
                 Ok(s) if s == rendered => {}
-                Ok(s) => failures.push(format!("{name}: diagnostics differ from {}:\n--- snapshot\n{s}--- now\n{rendered}", snapshot.display())),
-                Err(_) => failures.push(format!("{name}: no snapshot {} (run with UPDATE_SNAPSHOTS=1)", snapshot.display())),
+                Ok(s) => failures.push(format!(
+                    "{name}: diagnostics differ from {}:\n--- snapshot\n{s}--- now\n{rendered}",
+                    snapshot.display()
+                )),
+                Err(_) => failures.push(format!(
+                    "{name}: no snapshot {} (run with UPDATE_SNAPSHOTS=1)",
+                    snapshot.display()
+                )),
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} bad programs failed:\n{}", failures.len(), files.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad programs failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
 }

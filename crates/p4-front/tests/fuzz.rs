@@ -22,14 +22,121 @@ impl Rng {
 }
 
 const VOCAB: &[&str] = &[
-    "header", "struct", "header_union", "enum", "typedef", "type", "const", "extern", "parser", "control", "package",
-    "action", "table", "state", "transition", "select", "apply", "key", "actions", "entries", "default_action", "size",
-    "if", "else", "switch", "return", "exit", "for", "in", "bit", "int", "varbit", "bool", "error", "match_kind", "tuple",
-    "list", "void", "string", "true", "false", "default", "_", "this", "value_set", "out", "inout", "abstract", "#", "{#}",
-    "x", "y", "T", "main", "hdr", "meta", "accept", "reject", "NoAction", "exact", "lpm", "ternary", "8w255", "4s3", "0x1F",
-    "1", "0", "64", "\"s\"", "@name", "@tableonly", "(", ")", "{", "}", "[", "]", "<", ">", ">>", "<<", "=", "==", "!=", ";",
-    ":", ",", ".", "...", "..", "&&&", "&&", "||", "|+|", "|-|", "++", "+", "-", "*", "/", "%", "!", "~", "&", "|", "^",
-    "?", "\n", "#include <core.p4>\n", "#define M(a) a\n", "#if 1\n", "#endif\n", "M(", "add_entry", "add_on_miss",
+    "header",
+    "struct",
+    "header_union",
+    "enum",
+    "typedef",
+    "type",
+    "const",
+    "extern",
+    "parser",
+    "control",
+    "package",
+    "action",
+    "table",
+    "state",
+    "transition",
+    "select",
+    "apply",
+    "key",
+    "actions",
+    "entries",
+    "default_action",
+    "size",
+    "if",
+    "else",
+    "switch",
+    "return",
+    "exit",
+    "for",
+    "in",
+    "bit",
+    "int",
+    "varbit",
+    "bool",
+    "error",
+    "match_kind",
+    "tuple",
+    "list",
+    "void",
+    "string",
+    "true",
+    "false",
+    "default",
+    "_",
+    "this",
+    "value_set",
+    "out",
+    "inout",
+    "abstract",
+    "#",
+    "{#}",
+    "x",
+    "y",
+    "T",
+    "main",
+    "hdr",
+    "meta",
+    "accept",
+    "reject",
+    "NoAction",
+    "exact",
+    "lpm",
+    "ternary",
+    "8w255",
+    "4s3",
+    "0x1F",
+    "1",
+    "0",
+    "64",
+    "\"s\"",
+    "@name",
+    "@tableonly",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "<",
+    ">",
+    ">>",
+    "<<",
+    "=",
+    "==",
+    "!=",
+    ";",
+    ":",
+    ",",
+    ".",
+    "...",
+    "..",
+    "&&&",
+    "&&",
+    "||",
+    "|+|",
+    "|-|",
+    "++",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "!",
+    "~",
+    "&",
+    "|",
+    "^",
+    "?",
+    "\n",
+    "#include <core.p4>\n",
+    "#define M(a) a\n",
+    "#if 1\n",
+    "#endif\n",
+    "M(",
+    "add_entry",
+    "add_on_miss",
 ];
 
 fn seeds() -> Vec<String> {
@@ -91,7 +198,10 @@ fn input(rng: &mut Rng, seeds: &[String]) -> String {
         }
         1 => {
             let n = rng.below(200);
-            (0..n).map(|_| VOCAB[rng.below(VOCAB.len())]).collect::<Vec<_>>().join(" ")
+            (0..n)
+                .map(|_| VOCAB[rng.below(VOCAB.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
         }
         _ if !seeds.is_empty() => mutate(rng, &seeds[rng.below(seeds.len())]),
         _ => String::new(),
@@ -100,8 +210,14 @@ fn input(rng: &mut Rng, seeds: &[String]) -> String {
 
 #[test]
 fn front_end_never_panics_or_hangs() {
-    let budget = std::env::var("NEVERMISS_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(15u64);
-    let seed = std::env::var("NEVERMISS_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6e65_7665_726d_6973u64);
+    let budget = std::env::var("NEVERMISS_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(15u64);
+    let seed = std::env::var("NEVERMISS_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6e65_7665_726d_6973u64);
     let seeds = seeds();
     let mut rng = Rng(seed);
     let start = Instant::now();
@@ -124,6 +240,10 @@ fn front_end_never_panics_or_hangs() {
         }
         execs += 1;
     }
-    eprintln!("fuzz: {execs} inputs in {:?} from {} seed programs, no panic", start.elapsed(), seeds.len());
+    eprintln!(
+        "fuzz: {execs} inputs in {:?} from {} seed programs, no panic",
+        start.elapsed(),
+        seeds.len()
+    );
     assert!(execs > 0);
 }
