@@ -15,7 +15,7 @@
 use crate::source::{Location, Span, Unit};
 use std::fmt::Write as _;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
     Error,
     Warning,
@@ -53,7 +53,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    fn new(severity: Severity, span: Option<Span>, msg: impl Into<String>) -> Self {
+    pub fn new(severity: Severity, span: Option<Span>, msg: impl Into<String>) -> Self {
         Diagnostic {
             severity,
             message: msg.into(),

@@ -11,7 +11,7 @@
 //! - bad input (any bytes) never panics or hangs: it yields one [`Diagnostic`] that carries its
 //!   own [`crate::source::Location`], since the unit does not exist yet;
 //! - `#include` nests at most [`MAX_INCLUDE_DEPTH`] levels; macro arguments nest at most 128
-//!   levels; the macro expansions of one line produce at most 2^20 tokens.
+//!   levels; macro expansions produce at most 2^20 tokens per line and 2^22 in all.
 
 use crate::diag::{Diagnostic, Severity};
 use crate::source::{self, FileEntry, Location, Piece, Remap, SourceText, Unit};
@@ -33,6 +33,7 @@ pub struct Options {
 pub const MAX_INCLUDE_DEPTH: usize = 64;
 const MAX_ARG_NESTING: u32 = 128;
 const MAX_EXPANSION_TOKENS: u64 = 1 << 20;
+const MAX_TOTAL_EXPANSION_TOKENS: u64 = 1 << 22;
 const MAX_EXPR_DEPTH: u32 = 512;
 
 /// The project's `p4include/` directory: `$NEVERMISS_P4INCLUDE` if set, else the `p4include/`
@@ -40,7 +41,10 @@ const MAX_EXPR_DEPTH: u32 = 512;
 pub fn default_include_dir() -> PathBuf {
     match std::env::var_os("NEVERMISS_P4INCLUDE") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include")),
+        _ => {
+            let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
+            std::fs::canonicalize(&d).unwrap_or(d)
+        }
     }
 }
 
@@ -854,6 +858,7 @@ struct Pp {
     in_if: bool,
     arg_depth: u32,
     expanded: u64,
+    total_expanded: u64,
 }
 
 type Res<T> = Result<T, Diagnostic>;
@@ -878,6 +883,7 @@ impl Pp {
             in_if: false,
             arg_depth: 0,
             expanded: 0,
+            total_expanded: 0,
         };
         for (name, b) in [("__LINE__", Builtin::Line), ("__FILE__", Builtin::File)] {
             let id = pp.name_id(name);
@@ -1126,10 +1132,17 @@ impl Pp {
                 }
             };
             self.expanded += body.len() as u64 + 1;
+            self.total_expanded += body.len() as u64 + 1;
             if self.expanded > MAX_EXPANSION_TOKENS {
                 return Err(self.error(
                     &t.origin,
                     "macro expansion too large (more than 1048576 tokens in one line)",
+                ));
+            }
+            if self.total_expanded > MAX_TOTAL_EXPANSION_TOKENS {
+                return Err(self.error(
+                    &t.origin,
+                    "macro expansion too large (more than 4194304 tokens in the program)",
                 ));
             }
             // The token after the macro use starts a new context, too.
@@ -2378,6 +2391,68 @@ mod tests {
         );
         assert!(lex_all("/* x").is_none());
         assert_eq!(lex_all("\"abc FOO // x").unwrap().len(), 1);
+    }
+
+    /// Every non-blank output byte of an exact piece equals the source byte it maps to.
+    fn check_exact(u: &Unit) -> Result<(), String> {
+        for (i, p) in u.pieces.iter().enumerate() {
+            if !p.exact {
+                continue;
+            }
+            let end = u.pieces.get(i + 1).map_or(u.text.len(), |n| n.out as usize);
+            let src = &u.sources[u.files[p.file as usize].source as usize].text;
+            for (k, b) in u.text.as_bytes()[p.out as usize..end].iter().enumerate() {
+                if b.is_ascii_whitespace() {
+                    continue;
+                }
+                let sb = src.as_bytes().get(p.src as usize + k);
+                if sb != Some(b) {
+                    return Err(format!(
+                        "output byte {} ({:?}) maps to {:?}",
+                        p.out as usize + k,
+                        *b as char,
+                        sb
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn exact_pieces_match_source() {
+        let src = "#define A(x) x+1\n#define B 2\nint a = A(B) ; /* c\n */ b\t= \"s // t\" ;\n#if 1\nc é\\\nd\n#endif\n// x\n  e A(\n 3) f\n";
+        let u = preprocess_str("x.p4", src, &Options::default()).unwrap();
+        check_exact(&u).unwrap();
+        assert!(u.text.contains("int a = 2 +1 ;"), "{}", u.text);
+    }
+
+    #[test]
+    #[ignore = "set NEVERMISS_CPP_COMPARE to a directory of .p4 files"]
+    fn exact_pieces_match_source_in_samples() {
+        let Ok(dir) = std::env::var("NEVERMISS_CPP_COMPARE") else {
+            return;
+        };
+        let inc = std::env::var("NEVERMISS_CPP_INCLUDE")
+            .map(|d| vec![PathBuf::from(d)])
+            .unwrap_or_default();
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "p4") {
+                if let Ok(u) = preprocess(
+                    &p,
+                    &Options {
+                        include_dirs: inc.clone(),
+                        defines: vec![],
+                    },
+                ) {
+                    check_exact(&u).unwrap_or_else(|m| panic!("{}: {m}", p.display()));
+                    n += 1;
+                }
+            }
+        }
+        println!("{n} files checked");
     }
 
     #[test]

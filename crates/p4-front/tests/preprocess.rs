@@ -279,6 +279,14 @@ fn expansion_blowup_is_an_error() {
     src.push_str("a39\n");
     let d = pp_err(&src);
     assert!(d.message.contains("too large"), "{}", d.message);
+    // many lines, each within the per-line budget, still hit the total budget
+    let mut src = String::from("#define a0 x x\n");
+    for i in 1..17 {
+        src.push_str(&format!("#define a{i} a{} a{}\n", i - 1, i - 1));
+    }
+    src.push_str(&"a16\n".repeat(100));
+    let d = pp_err(&src);
+    assert!(d.message.contains("in the program"), "{}", d.message);
     let deep = format!(
         "#define F(x) x\n{}1{}\n",
         "F(".repeat(1000),
@@ -484,6 +492,43 @@ fn includes_and_locations() {
     // after a macro expansion, later tokens keep exact columns; the expansion maps to the use
     assert_eq!(at("after"), (format!("{d}/main.p4"), 5, 1));
     assert_eq!(at("1;").2, 7);
+}
+
+#[test]
+fn directives_inside_macro_arguments() {
+    let src = "#define F(a, b) [a b]\nF(1,\n#if 1\n yes\n#else\n no\n#endif\n)\nafter\n";
+    assert_eq!(out(src), "[1 yes] after");
+    let d = pp_err("#define F(a) a\nF(\n#include \"x.p4\"\n)\n");
+    assert!(
+        d.message.contains("#include inside macro arguments"),
+        "{}",
+        d.message
+    );
+    // a function-like macro name at the end of a line followed by a directive is not a call
+    assert_eq!(out("#define F(a) a\nF\n#define G 1\n(G)\n"), "F (1)");
+}
+
+#[test]
+fn file_macro_in_include() {
+    let dir = tree(
+        "file",
+        &[
+            ("main.p4", "#include \"i.p4\"\n__FILE__\n"),
+            ("i.p4", "__FILE__ __LINE__\n"),
+        ],
+    );
+    let u = preprocess(&dir.join("main.p4"), &Options::default()).unwrap();
+    let (i, m) = (dir.join("i.p4"), dir.join("main.p4"));
+    assert_eq!(
+        norm(&u),
+        format!("\"{}\" 1 \"{}\"", i.display(), m.display())
+    );
+}
+
+#[test]
+fn default_include_dir_is_used_first() {
+    let d = p4_front::preprocess::default_include_dir();
+    assert!(d.ends_with("p4include"), "{}", d.display());
 }
 
 #[test]
