@@ -1,0 +1,19 @@
+//! nevermiss's executable IR of a P4_16 program and the lowering that produces it from the
+//! front end's checked program.
+//!
+//! - [`ir`]: the IR (frame layout, expressions, statements, parsers, tables, externs, the
+//!   architecture's blocks). Every name is resolved and every value has a fixed place, so the
+//!   interpreter looks nothing up by name per packet.
+//! - [`lower`]: AST + [`p4_front::check::Checked`] → [`ir::Program`].
+//! - [`ops`]: P4's scalar arithmetic, shared by lowering and the interpreter.
+//! - [`dump`]: a readable text form (`nevermiss check --dump-ir`).
+//!
+//! Design notes: `docs/runtime.md`.
+
+pub mod dump;
+pub mod ir;
+pub mod lower;
+pub mod ops;
+
+pub use ir::*;
+pub use lower::{lower, lower_program};

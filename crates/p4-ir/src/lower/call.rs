@@ -1,0 +1,1245 @@
+//! Calls (P4_16 §6.8 copy-in/copy-out), table and block applies, built-in methods (§8.17–8.19)
+//! and the extern functions and methods of core.p4, v1model.p4 and pna.p4.
+
+use super::expr::RV;
+use super::{err_at, Bind, LResult, Lw};
+use crate::ir::*;
+use p4_front::ast::{self, Direction, ExprKind};
+use p4_front::check::{
+    AggKind, Builtin, CallArg, CallInfo, CallTarget, DeclId, MemberInfo, Type, Value,
+};
+use p4_front::source::Span;
+
+/// Where one parameter's value comes from.
+#[derive(Clone)]
+enum Src<'x> {
+    Expr(&'x ast::Expr),
+    Value(Value),
+    Omitted,
+}
+
+impl<'a> Lw<'a> {
+    /// Lowers a call; returns its value when it has one.
+    pub fn call(&mut self, e: &ast::Expr, pre: &mut Vec<Stmt>, want: bool) -> LResult<Option<RV>> {
+        let ExprKind::Call { callee, args, .. } = &e.kind else {
+            return err_at(e.span, "expected a call");
+        };
+        let Some(ci) = self.ck.calls.get(&e.id).cloned() else {
+            return err_at(e.span, "unresolved call");
+        };
+        let _ = want;
+        match ci.target.clone() {
+            CallTarget::Builtin(b) => self.builtin(b, callee, args, e, pre),
+            CallTarget::Action(d) | CallTarget::Function(d) => self.user_call(d, &ci, args, e, pre),
+            CallTarget::ExternFunction(d) => self.extern_fn(d, &ci, args, e, pre),
+            CallTarget::ExternMethod(d) => self.extern_method(d, &ci, callee, args, e, pre),
+            CallTarget::TableApply(d) => {
+                self.apply_table(d, e.span, pre)?;
+                Ok(None)
+            }
+            CallTarget::BlockApply { decl, direct } => {
+                self.block_apply(decl, direct, &ci, callee, args, e, pre)?;
+                Ok(None)
+            }
+            CallTarget::ExternCtor(_) | CallTarget::Instantiate(_) => {
+                err_at(e.span, "instantiation is not allowed here")
+            }
+        }
+    }
+
+    /// Sources of each parameter of `callee` for a call.
+    fn sources<'x>(&self, callee: DeclId, ci: &CallInfo, args: &'x [ast::Arg]) -> Vec<Src<'x>> {
+        let params = &self.decl(callee).params;
+        (0..params.len())
+            .map(|i| match ci.args.get(i) {
+                Some(CallArg::Arg(j)) => match args.get(*j) {
+                    Some(a) => Src::Expr(&a.value),
+                    None => Src::Omitted,
+                },
+                Some(CallArg::Default(_)) => match &params[i].default {
+                    Some(v) => Src::Value(v.clone()),
+                    None => Src::Omitted,
+                },
+                _ => Src::Omitted,
+            })
+            .collect()
+    }
+
+    /// The argument expression for the parameter named `name`.
+    fn arg_named<'x>(
+        &self,
+        callee: DeclId,
+        ci: &CallInfo,
+        args: &'x [ast::Arg],
+        name: &str,
+    ) -> Option<&'x ast::Expr> {
+        let params = &self.decl(callee).params;
+        let i = params.iter().position(|p| p.name == name)?;
+        match ci.args.get(i) {
+            Some(CallArg::Arg(j)) => args.get(*j).map(|a| &a.value),
+            _ => None,
+        }
+    }
+
+    /// Copy-in / copy-out for a call with parameter slots `params` (P4_16 §6.8: arguments are
+    /// evaluated left to right before the call; `out`/`inout` l-values are fixed before the call
+    /// and written back after it).
+    fn bind_args(
+        &mut self,
+        params: &[(Loc, Type, Direction)],
+        srcs: Vec<Src<'_>>,
+        pre: &mut Vec<Stmt>,
+        span: Span,
+    ) -> LResult<(Vec<Stmt>, Vec<Stmt>)> {
+        enum B {
+            In,
+            Out(Option<(Loc, Type)>, bool),
+        }
+        let mut bound: Vec<B> = Vec::with_capacity(params.len());
+        let mut vals: Vec<RV> = Vec::new();
+        for ((_, pt, dir), src) in params.iter().zip(srcs) {
+            match (dir, src) {
+                (Direction::In | Direction::None, Src::Expr(a)) => {
+                    let mut p2 = Vec::new();
+                    let rv = self.expr(a, &mut p2)?;
+                    self.order_effects_pub(&mut vals, pre, p2, a.span)?;
+                    vals.push(rv);
+                    bound.push(B::In);
+                }
+                (Direction::In | Direction::None, Src::Value(v)) => {
+                    let rv = self.const_value(&v, pt, span)?;
+                    vals.push(rv);
+                    bound.push(B::In);
+                }
+                (Direction::In | Direction::None, Src::Omitted) => {
+                    vals.push(RV::Zero);
+                    bound.push(B::In);
+                }
+                (Direction::Out | Direction::InOut, Src::Expr(a)) => {
+                    if matches!(a.kind, ExprKind::DontCare) {
+                        bound.push(B::Out(None, *dir == Direction::InOut));
+                        continue;
+                    }
+                    let (l, t) = self.place(a, pre)?;
+                    let l = self.freeze(l, pre, a.span)?;
+                    bound.push(B::Out(Some((l, t)), *dir == Direction::InOut));
+                }
+                (Direction::Out | Direction::InOut, _) => bound.push(B::Out(None, false)),
+            }
+        }
+        let mut vals = vals.into_iter();
+        let mut copy_in = Vec::new();
+        let mut copy_out = Vec::new();
+        for ((loc, pt, _), b) in params.iter().zip(bound) {
+            match b {
+                B::In => {
+                    let rv = vals.next().unwrap_or(RV::Zero);
+                    self.assign(loc, pt, rv, &mut copy_in, span)?;
+                }
+                B::Out(Some((al, at)), inout) => {
+                    if inout {
+                        self.assign(
+                            loc,
+                            pt,
+                            RV::Place(al.clone(), at.clone()),
+                            &mut copy_in,
+                            span,
+                        )?;
+                    } else {
+                        self.invalidate(loc, pt, &mut copy_in, span)?;
+                    }
+                    let rv = self.rv_at(loc.clone(), pt.clone());
+                    self.assign(&al, &at, rv, &mut copy_out, span)?;
+                }
+                B::Out(None, _) => self.invalidate(loc, pt, &mut copy_in, span)?,
+            }
+        }
+        Ok((copy_in, copy_out))
+    }
+
+    fn order_effects_pub(
+        &mut self,
+        earlier: &mut [RV],
+        pre: &mut Vec<Stmt>,
+        effects: Vec<Stmt>,
+        span: Span,
+    ) -> LResult<()> {
+        if effects.is_empty() {
+            return Ok(());
+        }
+        for rv in earlier.iter_mut() {
+            match rv {
+                RV::Scalar(x) if x.as_const().is_none() => {
+                    let ty = x.ty();
+                    let tmp = self.alloc_temp(ty.words(), span)?;
+                    pre.push(Stmt::Assign(Loc::at(tmp), ty, x.clone()));
+                    *x = Expr::Load(tmp, ty);
+                }
+                RV::Place(l, t) => {
+                    let w = self.words(t, span)?;
+                    let tmp = Loc::at(self.alloc_temp(w, span)?);
+                    pre.push(Stmt::Copy {
+                        dst: tmp.clone(),
+                        src: l.clone(),
+                        words: w,
+                    });
+                    *l = tmp;
+                }
+                _ => {}
+            }
+        }
+        pre.extend(effects);
+        Ok(())
+    }
+
+    fn user_call(
+        &mut self,
+        d: DeclId,
+        ci: &CallInfo,
+        args: &[ast::Arg],
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        let (f, sig) = self.callable(d, &ci.type_args, e.span)?;
+        let srcs = self.sources(d, ci, args);
+        let (copy_in, mut copy_out) = self.bind_args(&sig.params, srcs, pre, e.span)?;
+        let result = match &sig.ret {
+            Some((rl, rt)) => {
+                let w = self.words(rt, e.span)?;
+                let tmp = Loc::at(self.alloc_temp(w, e.span)?);
+                copy_out.push(Stmt::Copy {
+                    dst: tmp.clone(),
+                    src: rl.clone(),
+                    words: w,
+                });
+                Some(self.rv_at(tmp, rt.clone()))
+            }
+            None => None,
+        };
+        pre.push(Stmt::Call {
+            func: f,
+            copy_in,
+            copy_out,
+        });
+        Ok(result)
+    }
+
+    /// `t.apply()`: returns the temporaries holding hit and action_run.
+    pub fn apply_table(
+        &mut self,
+        d: DeclId,
+        span: Span,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<(u32, u32)> {
+        let Some(Bind::Table(t)) = self.lookup(d).cloned() else {
+            return err_at(span, "unresolved table");
+        };
+        let hit = self.alloc_temp(1, span)?;
+        let run = self.alloc_temp(1, span)?;
+        pre.push(Stmt::ApplyTable {
+            table: t,
+            hit: Some(hit),
+            action_run: Some(run),
+        });
+        Ok((hit, run))
+    }
+
+    /// `t.apply().hit` / `.miss` / `.action_run`.
+    pub fn apply_result(
+        &mut self,
+        e: &ast::Expr,
+        base: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let Some(ci) = self.ck.calls.get(&base.id).cloned() else {
+            return err_at(base.span, "expected a table apply");
+        };
+        let CallTarget::TableApply(d) = ci.target else {
+            return err_at(base.span, "expected a table apply");
+        };
+        let (hit, run) = self.apply_table(d, base.span, pre)?;
+        Ok(RV::Scalar(match self.ck.members.get(&e.id) {
+            Some(MemberInfo::Hit) => Expr::Load(hit, Ty::BOOL),
+            Some(MemberInfo::Miss) => {
+                Expr::Un(UnOp::Not, Ty::BOOL, Box::new(Expr::Load(hit, Ty::BOOL)))
+            }
+            _ => Expr::Load(run, Ty::CODE),
+        }))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn block_apply(
+        &mut self,
+        decl: DeclId,
+        direct: bool,
+        ci: &CallInfo,
+        callee: &ast::Expr,
+        args: &[ast::Arg],
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<()> {
+        let inst = if direct {
+            let name = self.decl(decl).name.clone();
+            let path = self.qualify(&name);
+            self.instantiate(decl, Vec::new(), path, None, e.span)?
+        } else {
+            let ExprKind::Member(base, _) = &callee.kind else {
+                return err_at(e.span, "expected an instance");
+            };
+            let d = self.ck.resolved.get(&base.id).copied();
+            match d.and_then(|d| self.lookup(d).cloned()) {
+                Some(Bind::Block(i)) => i,
+                Some(Bind::PendingBlock(bd, bc, name)) => {
+                    let path = self.qualify(&name);
+                    let i = self.instantiate(bd, bc, path, None, e.span)?;
+                    if let Some(d) = d {
+                        self.bind(d, Bind::Block(i));
+                    }
+                    i
+                }
+                _ => return err_at(e.span, "unresolved parser or control instance"),
+            }
+        };
+        let bi = self.insts[inst as usize].clone();
+        let pinfo = self.decl(bi.decl).params.clone();
+        let srcs = self.sources(bi.decl, ci, args);
+        // Packet parameters have no slot.
+        let mut params = Vec::new();
+        let mut psrcs = Vec::new();
+        for ((p, r), s) in pinfo.iter().zip(&bi.params).zip(srcs) {
+            if let Some(l) = r {
+                params.push((l.clone(), p.ty.clone(), p.dir));
+                psrcs.push(s);
+            }
+        }
+        let (copy_in, copy_out) = self.bind_args(&params, psrcs, pre, e.span)?;
+        pre.push(match bi.body {
+            BlockBody::Parser(p) => Stmt::CallParser {
+                parser: p,
+                copy_in,
+                copy_out,
+            },
+            BlockBody::Control(f) => Stmt::Call {
+                func: f,
+                copy_in,
+                copy_out,
+            },
+        });
+        Ok(())
+    }
+
+    /// The header stack at a location.
+    fn stack_ref(&mut self, loc: Loc, t: &Type, span: Span) -> LResult<StackRef> {
+        let Type::Stack(et, n) = t else {
+            return err_at(span, format!("expected a header stack, found {t}"));
+        };
+        let ew = self.words(et, span)?;
+        let elem = match &**et {
+            Type::Agg(a) if a.kind == AggKind::Header => StackElem::Header(self.header(et, span)?),
+            Type::Agg(a) if a.kind == AggKind::HeaderUnion => {
+                let mut ms = Vec::new();
+                let mut off = 0;
+                for (_, ft) in &a.fields {
+                    let h = self.header(ft, span)?;
+                    ms.push((off, h));
+                    off += self.p.headers[h as usize].words;
+                }
+                StackElem::Union(ms)
+            }
+            _ => StackElem::Other,
+        };
+        Ok(StackRef {
+            loc,
+            size: *n,
+            elem_words: ew,
+            elem,
+        })
+    }
+
+    /// Validity words of the other members of the union `hdr` (an expression `u.member`) is in,
+    /// relative to its own validity word.
+    fn union_siblings(&mut self, hdr: &ast::Expr) -> LResult<Vec<i32>> {
+        let ExprKind::Member(ub, _) = &hdr.kind else {
+            return Ok(Vec::new());
+        };
+        let Some(MemberInfo::Field(i)) = self.ck.members.get(&hdr.id).cloned() else {
+            return Ok(Vec::new());
+        };
+        let ut = self.ty_of(ub);
+        let Type::Agg(a) = &ut else {
+            return Ok(Vec::new());
+        };
+        if a.kind != AggKind::HeaderUnion {
+            return Ok(Vec::new());
+        }
+        let mut offs = Vec::new();
+        for j in 0..a.fields.len() {
+            let (o, _) = self.field_of(&ut, j, hdr.span)?;
+            offs.push(o as i32);
+        }
+        let me = offs[i];
+        Ok(offs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, o)| o - me)
+            .collect())
+    }
+
+    fn builtin(
+        &mut self,
+        b: Builtin,
+        callee: &ast::Expr,
+        args: &[ast::Arg],
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        if let Some(v) = self.ck.value_of(e.id).cloned() {
+            let t = self.ty_of(e);
+            return self.const_value(&v, &t, e.span).map(Some);
+        }
+        let ExprKind::Member(base, _) = &callee.kind else {
+            return err_at(e.span, "expected a method call");
+        };
+        let bt = self.ty_of(base);
+        match b {
+            Builtin::IsValid => {
+                let (loc, t) = self.place(base, pre)?;
+                match &t {
+                    Type::Agg(a) if a.kind == AggKind::HeaderUnion => {
+                        let mut acc: Option<Expr> = None;
+                        for j in 0..a.fields.len() {
+                            let (o, _) = self.field_of(&t, j, e.span)?;
+                            let v = Expr::load(&loc.plus(o), Ty::BOOL);
+                            acc = Some(match acc {
+                                None => v,
+                                Some(x) => Expr::Or(Box::new(x), Box::new(v)),
+                            });
+                        }
+                        Ok(Some(RV::Scalar(acc.unwrap_or(Expr::bool(false)))))
+                    }
+                    _ => Ok(Some(RV::Scalar(Expr::load(&loc, Ty::BOOL)))),
+                }
+            }
+            Builtin::SetValid | Builtin::SetInvalid => {
+                let (loc, _) = self.place(base, pre)?;
+                let others = if b == Builtin::SetValid {
+                    self.union_siblings(base)?
+                } else {
+                    Vec::new()
+                };
+                pre.push(Stmt::SetValid {
+                    hdr: loc,
+                    valid: b == Builtin::SetValid,
+                    others,
+                });
+                Ok(None)
+            }
+            Builtin::PushFront | Builtin::PopFront => {
+                let (loc, t) = self.place(base, pre)?;
+                let n = match args.first() {
+                    Some(a) => self.const_u32(&a.value)? as i64,
+                    None => 1,
+                };
+                let stack = self.stack_ref(loc, &t, e.span)?;
+                pre.push(Stmt::Shift {
+                    stack,
+                    by: if b == Builtin::PushFront { n } else { -n },
+                });
+                Ok(None)
+            }
+            Builtin::MinSizeInBits
+            | Builtin::MinSizeInBytes
+            | Builtin::MaxSizeInBits
+            | Builtin::MaxSizeInBytes => {
+                let t = match &bt {
+                    Type::TypeName(t) => (**t).clone(),
+                    t => t.clone(),
+                };
+                let max = matches!(b, Builtin::MaxSizeInBits | Builtin::MaxSizeInBytes);
+                let bits = if max {
+                    t.max_width_bits()
+                } else {
+                    t.min_width_bits()
+                }
+                .unwrap_or(0);
+                let v = if matches!(b, Builtin::MinSizeInBytes | Builtin::MaxSizeInBytes) {
+                    bits.div_ceil(8)
+                } else {
+                    bits
+                };
+                let rt = self.scalar(&self.ty_of(e)).unwrap_or(Ty::bits(32));
+                Ok(Some(RV::Scalar(Expr::Const(
+                    v & crate::ops::mask(rt.width),
+                    rt,
+                ))))
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ externs
+
+    /// Pushes an extern call; `ret` is the result type, returned as a temporary.
+    fn xcall(
+        &mut self,
+        op: XOp,
+        inst: Option<ExternId>,
+        args: Vec<XArg>,
+        ret: Option<Ty>,
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        let r = match ret {
+            Some(t) => Some((Loc::at(self.alloc_temp(t.words(), e.span)?), t)),
+            None => None,
+        };
+        pre.push(Stmt::Extern(Box::new(ExternCall {
+            op,
+            inst,
+            args,
+            ret: r.clone(),
+            what: String::new(),
+        })));
+        Ok(r.map(|(l, t)| RV::Scalar(Expr::load(&l, t))))
+    }
+
+    fn val_arg(&mut self, a: Option<&ast::Expr>, pre: &mut Vec<Stmt>) -> LResult<XArg> {
+        match a {
+            Some(x) if !matches!(x.kind, ExprKind::DontCare) => {
+                Ok(XArg::Val(self.scalar_expr(x, pre)?))
+            }
+            _ => Ok(XArg::None),
+        }
+    }
+
+    fn data_arg(&mut self, a: Option<&ast::Expr>, pre: &mut Vec<Stmt>) -> LResult<XArg> {
+        match a {
+            Some(x) => {
+                let rv = self.expr(x, pre)?;
+                let t = self.ty_of(x);
+                Ok(XArg::Data(self.data_items(rv, &t, x.span)?))
+            }
+            None => Ok(XArg::Data(Vec::new())),
+        }
+    }
+
+    fn out_arg(
+        &mut self,
+        a: Option<&ast::Expr>,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<(Loc, Ty)>> {
+        let Some(x) = a else { return Ok(None) };
+        if matches!(x.kind, ExprKind::DontCare) {
+            return Ok(None);
+        }
+        let (l, t) = self.place(x, pre)?;
+        let l = self.freeze(l, pre, x.span)?;
+        match self.scalar(&t) {
+            Some(s) => Ok(Some((l, s))),
+            None => err_at(
+                x.span,
+                format!("expected a scalar location, found type {t}"),
+            ),
+        }
+    }
+
+    /// The lower-case enum member name of a constant argument.
+    fn enum_arg(&self, a: Option<&ast::Expr>) -> String {
+        match a.and_then(|x| self.ck.value_of(x.id)) {
+            Some(Value::Enum {
+                member: Some(m), ..
+            }) => m.to_ascii_lowercase(),
+            _ => String::new(),
+        }
+    }
+
+    fn algo_of(name: &str) -> HashAlgo {
+        match name {
+            "identity" => HashAlgo::Identity,
+            "crc16" => HashAlgo::Crc16,
+            "crc16_custom" => HashAlgo::Crc16Custom,
+            "crc32" => HashAlgo::Crc32,
+            "crc32_custom" => HashAlgo::Crc32Custom,
+            "crc64" => HashAlgo::Crc64,
+            "csum16" | "ones_complement16" => HashAlgo::Csum16,
+            "xor16" => HashAlgo::Xor16,
+            "random" => HashAlgo::Random,
+            _ => HashAlgo::TargetDefault,
+        }
+    }
+
+    /// The program's codes for green, yellow, red in a meter result type.
+    fn colors(&self, t: &Type) -> [u64; 3] {
+        if let Type::Enum(en) = t {
+            if en.underlying.is_none() {
+                let pos = |n: &str| {
+                    en.members
+                        .iter()
+                        .position(|m| m.eq_ignore_ascii_case(n))
+                        .unwrap_or(0) as u64
+                };
+                return [pos("GREEN"), pos("YELLOW"), pos("RED")];
+            }
+        }
+        [0, 1, 2]
+    }
+
+    fn extern_fn(
+        &mut self,
+        d: DeclId,
+        ci: &CallInfo,
+        args: &[ast::Arg],
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        let name = self.decl(d).name.clone();
+        let arg = |s: &Self, n: &str| s.arg_named(d, ci, args, n);
+        let nth = |i: usize| -> Option<&ast::Expr> {
+            match ci.args.get(i) {
+                Some(CallArg::Arg(j)) => args.get(*j).map(|a| &a.value),
+                _ => None,
+            }
+        };
+        let rty = self.scalar(&self.ty_of(e));
+        let pna = matches!(self.p.arch, Arch::PnaV06 | Arch::PnaV07);
+        match name.as_str() {
+            "verify" => {
+                let c = self.scalar_expr(nth(0).ok_or_else(|| missing(e))?, pre)?;
+                let er = self.scalar_expr(nth(1).ok_or_else(|| missing(e))?, pre)?;
+                pre.push(Stmt::Verify(c, er));
+                Ok(None)
+            }
+            "static_assert" => Ok(Some(RV::Scalar(Expr::bool(true)))),
+            "mark_to_drop" => {
+                let a = match nth(0) {
+                    Some(x) => {
+                        let (l, t) = self.place(x, pre)?;
+                        let l = self.freeze(l, pre, x.span)?;
+                        let lay = self.layout(&t, x.span)?;
+                        XArg::Agg(l, lay)
+                    }
+                    None => XArg::None,
+                };
+                self.xcall(XOp::MarkToDrop, None, vec![a], None, e, pre)
+            }
+            "hash" => {
+                let algo = Self::algo_of(&self.enum_arg(arg(self, "algo")));
+                let out = self.out_arg(arg(self, "result"), pre)?;
+                let base = self.val_arg(arg(self, "base"), pre)?;
+                let data = self.data_arg(arg(self, "data"), pre)?;
+                let max = self.val_arg(arg(self, "max"), pre)?;
+                let o = match out {
+                    Some((l, t)) => XArg::Out(l, t),
+                    None => XArg::None,
+                };
+                self.xcall(
+                    XOp::V1Hash(algo),
+                    None,
+                    vec![o, base, data, max],
+                    None,
+                    e,
+                    pre,
+                )
+            }
+            "random" => {
+                let out = self.out_arg(arg(self, "result"), pre)?;
+                let lo = self.val_arg(arg(self, "lo"), pre)?;
+                let hi = self.val_arg(arg(self, "hi"), pre)?;
+                let o = match out {
+                    Some((l, t)) => XArg::Out(l, t),
+                    None => XArg::None,
+                };
+                self.xcall(XOp::V1Random, None, vec![o, lo, hi], None, e, pre)
+            }
+            "verify_checksum"
+            | "verify_checksum_with_payload"
+            | "update_checksum"
+            | "update_checksum_with_payload" => {
+                let algo = Self::algo_of(&self.enum_arg(arg(self, "algo")));
+                let with_payload = name.ends_with("_with_payload");
+                let cond = self.val_arg(arg(self, "condition"), pre)?;
+                let data = self.data_arg(arg(self, "data"), pre)?;
+                if name.starts_with("verify") {
+                    let ck = self.val_arg(arg(self, "checksum"), pre)?;
+                    self.xcall(
+                        XOp::VerifyChecksum { algo, with_payload },
+                        None,
+                        vec![cond, data, ck],
+                        None,
+                        e,
+                        pre,
+                    )
+                } else {
+                    let out = self.out_arg(arg(self, "checksum"), pre)?;
+                    let o = match out {
+                        Some((l, t)) => XArg::Out(l, t),
+                        None => XArg::None,
+                    };
+                    self.xcall(
+                        XOp::UpdateChecksum { algo, with_payload },
+                        None,
+                        vec![cond, data, o],
+                        None,
+                        e,
+                        pre,
+                    )
+                }
+            }
+            "resubmit" | "resubmit_preserving_field_list" => {
+                let a = self.val_arg(arg(self, "index"), pre)?;
+                self.xcall(XOp::Resubmit, None, vec![a], None, e, pre)
+            }
+            "recirculate" if pna => self.xcall(XOp::PnaRecirculate, None, vec![], None, e, pre),
+            "recirculate" | "recirculate_preserving_field_list" => {
+                let a = self.val_arg(arg(self, "index"), pre)?;
+                self.xcall(XOp::Recirculate, None, vec![a], None, e, pre)
+            }
+            "clone" | "clone3" | "clone_preserving_field_list" => {
+                let ty = match self.enum_arg(arg(self, "type")).as_str() {
+                    "e2e" => 1,
+                    _ => 0,
+                };
+                let sess = self.val_arg(arg(self, "session"), pre)?;
+                let idx = self.val_arg(arg(self, "index"), pre)?;
+                self.xcall(
+                    XOp::Clone,
+                    None,
+                    vec![XArg::Val(Expr::Const(ty, Ty::CODE)), sess, idx],
+                    None,
+                    e,
+                    pre,
+                )
+            }
+            "truncate" => {
+                let a = self.val_arg(nth(0), pre)?;
+                self.xcall(XOp::Truncate, None, vec![a], None, e, pre)
+            }
+            "digest" => {
+                let r = self.val_arg(arg(self, "receiver"), pre)?;
+                let data = self.data_arg(arg(self, "data"), pre)?;
+                self.xcall(XOp::V1Digest, None, vec![r, data], None, e, pre)
+            }
+            "assert" | "assume" => {
+                let a = self.val_arg(nth(0), pre)?;
+                let op = if name == "assert" {
+                    XOp::Assert
+                } else {
+                    XOp::Assume
+                };
+                self.xcall(op, None, vec![a], None, e, pre)
+            }
+            "log_msg" => {
+                let msg = match nth(0).and_then(|x| match &x.kind {
+                    ExprKind::String(s) => Some(s.clone()),
+                    _ => None,
+                }) {
+                    Some(s) => s,
+                    None => String::new(),
+                };
+                let data = self.data_arg(nth(1), pre)?;
+                self.xcall(XOp::Log, None, vec![XArg::Str(msg), data], None, e, pre)
+            }
+            // ---- PNA
+            "send_to_port" => {
+                let a = self.val_arg(nth(0), pre)?;
+                self.xcall(XOp::SendToPort, None, vec![a], None, e, pre)
+            }
+            "drop_packet" => self.xcall(XOp::DropPacket, None, vec![], None, e, pre),
+            "mirror_packet" => {
+                let s = self.val_arg(nth(0), pre)?;
+                let m = self.val_arg(nth(1), pre)?;
+                self.xcall(XOp::MirrorPacket, None, vec![s, m], None, e, pre)
+            }
+            "add_entry" | "add_entry_if" => {
+                let conditional = name == "add_entry_if";
+                let Some(an) = arg(self, "action_name") else {
+                    return err_at(e.span, "add_entry: missing action_name");
+                };
+                let aname = match (&an.kind, self.ck.value_of(an.id)) {
+                    (ExprKind::String(s), _) => s.clone(),
+                    (_, Some(Value::String(s))) => s.clone(),
+                    _ => return err_at(an.span, "add_entry: action_name must be a string literal"),
+                };
+                let Some(ad) = self.find_action(&aname) else {
+                    return err_at(an.span, format!("add_entry: no action named {aname}"));
+                };
+                let func = self.action_fn(ad, an.span)?;
+                let mut xs = Vec::new();
+                if conditional {
+                    xs.push(self.val_arg(arg(self, "do_add_entry"), pre)?);
+                }
+                xs.push(self.data_arg(arg(self, "action_params"), pre)?);
+                xs.push(self.val_arg(arg(self, "expire_time_profile_id"), pre)?);
+                let rt = rty.unwrap_or(Ty::BOOL);
+                let success = if matches!(self.ty_of(e), Type::Bool) {
+                    1
+                } else {
+                    0
+                };
+                self.xcall(
+                    XOp::AddEntry {
+                        func,
+                        conditional,
+                        success,
+                    },
+                    None,
+                    xs,
+                    Some(rt),
+                    e,
+                    pre,
+                )
+            }
+            "set_entry_expire_time" | "set_entry_expire_time_if" => {
+                let conditional = name.ends_with("_if");
+                let mut xs = Vec::new();
+                if conditional {
+                    xs.push(self.val_arg(nth(0), pre)?);
+                    xs.push(self.val_arg(nth(1), pre)?);
+                } else {
+                    xs.push(self.val_arg(nth(0), pre)?);
+                }
+                self.xcall(
+                    XOp::SetEntryExpireTime { conditional },
+                    None,
+                    xs,
+                    None,
+                    e,
+                    pre,
+                )
+            }
+            "restart_expire_timer" => {
+                self.xcall(XOp::RestartExpireTimer, None, vec![], None, e, pre)
+            }
+            "update_expire_info" => {
+                let a = self.val_arg(nth(0), pre)?;
+                let b = self.val_arg(nth(1), pre)?;
+                let c = self.val_arg(nth(2), pre)?;
+                self.xcall(XOp::UpdateExpireInfo, None, vec![a, b, c], None, e, pre)
+            }
+            "SelectByDirection" => {
+                let (Some(dx), Some(ax), Some(bx)) = (nth(0), nth(1), nth(2)) else {
+                    return Err(missing(e));
+                };
+                let dt = self.ty_of(dx);
+                let dv = self.scalar_expr(dx, pre)?;
+                let cond = match &dt {
+                    Type::Bool => dv,
+                    Type::Enum(en) => {
+                        let code = en
+                            .members
+                            .iter()
+                            .position(|m| m == "NET_TO_HOST")
+                            .unwrap_or(0) as u64;
+                        Expr::Cmp(
+                            CmpOp::Eq,
+                            Ty::CODE,
+                            Box::new(dv),
+                            Box::new(Expr::Const(code, Ty::CODE)),
+                        )
+                    }
+                    _ => dv,
+                };
+                let t = self.ty_of(e);
+                let ra = self.expr(ax, pre)?;
+                let rb = self.expr(bx, pre)?;
+                match self.scalar(&t) {
+                    Some(s) => {
+                        let xa = self.to_scalar(ra, ax.span)?;
+                        let xb = self.to_scalar(rb, bx.span)?;
+                        Ok(Some(RV::Scalar(Expr::Mux(
+                            Box::new(cond),
+                            Box::new(xa),
+                            Box::new(xb),
+                            s,
+                        ))))
+                    }
+                    None => {
+                        let w = self.words(&t, e.span)?;
+                        let tmp = Loc::at(self.alloc_temp(w, e.span)?);
+                        let mut then = Vec::new();
+                        self.assign(&tmp, &t, ra, &mut then, e.span)?;
+                        let mut els = Vec::new();
+                        self.assign(&tmp, &t, rb, &mut els, e.span)?;
+                        pre.push(Stmt::If(cond, then, els));
+                        Ok(Some(RV::Place(tmp, t)))
+                    }
+                }
+            }
+            "is_net_port" | "is_host_port" => {
+                let a = self.val_arg(nth(0), pre)?;
+                let op = if name == "is_net_port" {
+                    XOp::IsNetPort
+                } else {
+                    XOp::IsHostPort
+                };
+                self.xcall(op, None, vec![a], Some(Ty::BOOL), e, pre)
+            }
+            "allocate_flow_id" => {
+                let rt = rty.unwrap_or(Ty::bits(32));
+                self.xcall(XOp::AllocateFlowId, None, vec![], Some(rt), e, pre)
+            }
+            other => err_at(
+                e.span,
+                format!("extern function {other} is not supported by the runtime"),
+            ),
+        }
+    }
+
+    /// An action declaration named `name` visible from the current instance.
+    fn find_action(&self, name: &str) -> Option<DeclId> {
+        let inst_decl = self.cur_inst.map(|i| self.insts[i as usize].decl);
+        let mut global = None;
+        for (i, d) in self.ck.decls.iter().enumerate() {
+            if d.kind != p4_front::check::EntityKind::Action || d.name != name {
+                continue;
+            }
+            let id = DeclId(i as u32);
+            match d.parent {
+                Some(p) if Some(p) == inst_decl => return Some(id),
+                None => global = Some(id),
+                _ => {}
+            }
+        }
+        global
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn extern_method(
+        &mut self,
+        d: DeclId,
+        ci: &CallInfo,
+        callee: &ast::Expr,
+        args: &[ast::Arg],
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        let ExprKind::Member(base, _) = &callee.kind else {
+            return err_at(e.span, "expected a method call");
+        };
+        let method = self.decl(d).name.clone();
+        let ext = self
+            .decl(d)
+            .parent
+            .map(|p| self.decl(p).name.clone())
+            .unwrap_or_default();
+        let nth = |i: usize| -> Option<&ast::Expr> {
+            match ci.args.get(i) {
+                Some(CallArg::Arg(j)) => args.get(*j).map(|a| &a.value),
+                _ => None,
+            }
+        };
+        let arg = |s: &Self, n: &str| s.arg_named(d, ci, args, n);
+        if ext == "packet_in" || ext == "packet_out" {
+            return self.packet_method(&method, ci, nth(0), nth(1), e, pre);
+        }
+        let inst = match self.ck.resolved.get(&base.id).and_then(|x| self.lookup(*x)) {
+            Some(Bind::Extern(x)) => *x,
+            _ => {
+                return err_at(
+                    base.span,
+                    format!("{ext}.{method}: unresolved extern instance"),
+                )
+            }
+        };
+        let rt_full = self.ty_of(e);
+        let rty = self.scalar(&rt_full);
+        let i = Some(inst);
+        match (ext.as_str(), method.as_str()) {
+            ("counter" | "Counter", "count") => {
+                let idx = self.val_arg(nth(0), pre)?;
+                let inc = self.val_arg(nth(1), pre)?;
+                self.xcall(XOp::CounterCount, i, vec![idx, inc], None, e, pre)
+            }
+            ("direct_counter" | "DirectCounter", "count") => {
+                let inc = self.val_arg(nth(0), pre)?;
+                self.xcall(XOp::DirectCounterCount, i, vec![inc], None, e, pre)
+            }
+            ("meter", "execute_meter") => {
+                let idx = self.val_arg(arg(self, "index"), pre)?;
+                let rx = arg(self, "result");
+                let colors = match rx {
+                    Some(x) => self.colors(&self.ty_of(x)),
+                    None => [0, 1, 2],
+                };
+                let out = self.out_arg(rx, pre)?;
+                pre.push(Stmt::Extern(Box::new(ExternCall {
+                    op: XOp::MeterExecute { colors },
+                    inst: i,
+                    args: vec![idx, XArg::None, XArg::None],
+                    ret: out,
+                    what: String::new(),
+                })));
+                Ok(None)
+            }
+            ("Meter", "execute" | "dpdk_execute") => {
+                let colors = self.colors(&rt_full);
+                let idx = self.val_arg(arg(self, "index"), pre)?;
+                let color = self.val_arg(arg(self, "color"), pre)?;
+                let len = self.val_arg(arg(self, "pkt_len"), pre)?;
+                self.xcall(
+                    XOp::MeterExecute { colors },
+                    i,
+                    vec![idx, color, len],
+                    rty,
+                    e,
+                    pre,
+                )
+            }
+            ("direct_meter", "read") => {
+                let rx = arg(self, "result");
+                let colors = match rx {
+                    Some(x) => self.colors(&self.ty_of(x)),
+                    None => [0, 1, 2],
+                };
+                let out = self.out_arg(rx, pre)?;
+                pre.push(Stmt::Extern(Box::new(ExternCall {
+                    op: XOp::DirectMeterRead { colors },
+                    inst: i,
+                    args: vec![],
+                    ret: out,
+                    what: String::new(),
+                })));
+                Ok(None)
+            }
+            ("DirectMeter", "execute" | "dpdk_execute") => {
+                let colors = self.colors(&rt_full);
+                let color = self.val_arg(arg(self, "color"), pre)?;
+                let len = self.val_arg(arg(self, "pkt_len"), pre)?;
+                self.xcall(
+                    XOp::DirectMeterExecute { colors },
+                    i,
+                    vec![color, len],
+                    rty,
+                    e,
+                    pre,
+                )
+            }
+            ("register" | "Register", "read") => {
+                let idx = self.val_arg(arg(self, "index"), pre)?;
+                let (dst, t) = if ext == "register" {
+                    let Some(rx) = arg(self, "result") else {
+                        return Err(missing(e));
+                    };
+                    let (l, t) = self.place(rx, pre)?;
+                    (self.freeze(l, pre, rx.span)?, t)
+                } else {
+                    let w = self.words(&rt_full, e.span)?;
+                    (Loc::at(self.alloc_temp(w, e.span)?), rt_full.clone())
+                };
+                let lay = self.layout(&t, e.span)?;
+                pre.push(Stmt::Extern(Box::new(ExternCall {
+                    op: XOp::RegisterRead,
+                    inst: i,
+                    args: vec![idx, XArg::Agg(dst.clone(), lay)],
+                    ret: None,
+                    what: String::new(),
+                })));
+                if ext == "register" {
+                    Ok(None)
+                } else {
+                    Ok(Some(self.rv_at(dst, t)))
+                }
+            }
+            ("register" | "Register", "write") => {
+                let idx = self.val_arg(arg(self, "index"), pre)?;
+                let Some(vx) = arg(self, "value") else {
+                    return Err(missing(e));
+                };
+                let vt = self.ty_of(vx);
+                let rv = self.expr(vx, pre)?;
+                let w = self.words(&vt, vx.span)?;
+                let tmp = Loc::at(self.alloc_temp(w, vx.span)?);
+                self.assign(&tmp, &vt, rv, pre, vx.span)?;
+                let lay = self.layout(&vt, vx.span)?;
+                self.xcall(
+                    XOp::RegisterWrite,
+                    i,
+                    vec![idx, XArg::Agg(tmp, lay)],
+                    None,
+                    e,
+                    pre,
+                )
+            }
+            ("Hash", "get_hash") => {
+                let base_a = self.val_arg(arg(self, "base"), pre)?;
+                let data = self.data_arg(arg(self, "data"), pre)?;
+                let max = self.val_arg(arg(self, "max"), pre)?;
+                self.xcall(XOp::HashGet, i, vec![base_a, data, max], rty, e, pre)
+            }
+            ("Checksum" | "Checksum16", "clear") => {
+                self.xcall(XOp::ChecksumClear, i, vec![], None, e, pre)
+            }
+            ("Checksum", "update") => {
+                let data = self.data_arg(nth(0), pre)?;
+                self.xcall(XOp::ChecksumUpdate, i, vec![data], None, e, pre)
+            }
+            ("Checksum", "get") => self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre),
+            ("Checksum16", "get") => {
+                let data = self.data_arg(nth(0), pre)?;
+                pre.push(Stmt::Extern(Box::new(ExternCall {
+                    op: XOp::ChecksumClear,
+                    inst: i,
+                    args: vec![],
+                    ret: None,
+                    what: String::new(),
+                })));
+                pre.push(Stmt::Extern(Box::new(ExternCall {
+                    op: XOp::ChecksumUpdate,
+                    inst: i,
+                    args: vec![data],
+                    ret: None,
+                    what: String::new(),
+                })));
+                self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre)
+            }
+            ("InternetChecksum", "clear") => {
+                self.xcall(XOp::ChecksumClear, i, vec![], None, e, pre)
+            }
+            ("InternetChecksum", "add") | ("InternetChecksum", "subtract") => {
+                let data = self.data_arg(nth(0), pre)?;
+                let op = if method == "add" {
+                    XOp::CsumAdd
+                } else {
+                    XOp::CsumSubtract
+                };
+                self.xcall(op, i, vec![data], None, e, pre)
+            }
+            ("InternetChecksum", "get") => self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre),
+            ("InternetChecksum", "get_state") => {
+                self.xcall(XOp::CsumGetState, i, vec![], rty, e, pre)
+            }
+            ("InternetChecksum", "set_state") => {
+                let v = self.val_arg(nth(0), pre)?;
+                self.xcall(XOp::CsumSetState, i, vec![v], None, e, pre)
+            }
+            ("Random", "read") => self.xcall(XOp::RandomRead, i, vec![], rty, e, pre),
+            ("Digest", "pack") => {
+                let data = self.data_arg(nth(0), pre)?;
+                self.xcall(XOp::DigestPack, i, vec![data], None, e, pre)
+            }
+            (x, m) => err_at(
+                e.span,
+                format!("extern method {x}.{m} is not supported by the runtime"),
+            ),
+        }
+    }
+
+    fn packet_method(
+        &mut self,
+        method: &str,
+        ci: &CallInfo,
+        a0: Option<&ast::Expr>,
+        a1: Option<&ast::Expr>,
+        e: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        match method {
+            "extract" => {
+                let Some(h) = a0 else { return Err(missing(e)) };
+                // `stack.next`
+                if let ExprKind::Member(sb, _) = &h.kind {
+                    if matches!(self.ck.members.get(&h.id), Some(MemberInfo::StackNext))
+                        && a1.is_none()
+                    {
+                        let (sl, st) = self.place(sb, pre)?;
+                        let sl = self.freeze(sl, pre, sb.span)?;
+                        let stack = self.stack_ref(sl, &st, h.span)?;
+                        pre.push(Stmt::ExtractNext { stack });
+                        return Ok(None);
+                    }
+                }
+                let (l, t) = self.place(h, pre)?;
+                let l = self.freeze(l, pre, h.span)?;
+                let layout = self.header(&t, h.span)?;
+                let varbit_bits = match a1 {
+                    Some(b) => Some(self.scalar_expr(b, pre)?),
+                    None => None,
+                };
+                let others = self.union_siblings(h)?;
+                pre.push(Stmt::Extract {
+                    hdr: HdrRef {
+                        loc: l.clone(),
+                        layout,
+                    },
+                    varbit_bits,
+                });
+                if !others.is_empty() {
+                    pre.push(Stmt::SetValid {
+                        hdr: l,
+                        valid: true,
+                        others,
+                    });
+                }
+                Ok(None)
+            }
+            "lookahead" => {
+                let t = match ci.type_args.first() {
+                    Some(t) => t.clone(),
+                    None => self.ty_of(e),
+                };
+                let layout = self.layout(&t, e.span)?;
+                let w = layout.words(&self.p.headers);
+                let dst = Loc::at(self.alloc_temp(w, e.span)?);
+                pre.push(Stmt::Lookahead {
+                    dst: dst.clone(),
+                    layout,
+                });
+                Ok(Some(self.rv_at(dst, t)))
+            }
+            "advance" => {
+                let Some(b) = a0 else { return Err(missing(e)) };
+                let x = self.scalar_expr(b, pre)?;
+                pre.push(Stmt::Advance(x));
+                Ok(None)
+            }
+            "length" => {
+                let rt = self.scalar(&self.ty_of(e)).unwrap_or(Ty::bits(32));
+                self.xcall(XOp::PacketLength, None, vec![], Some(rt), e, pre)
+            }
+            "emit" => {
+                let Some(h) = a0 else { return Err(missing(e)) };
+                let rv = self.expr(h, pre)?;
+                let t = self.ty_of(h);
+                match rv {
+                    RV::Place(l, pt) => self.emit_value(l, &pt, pre, h.span)?,
+                    other => {
+                        let w = self.words(&t, h.span)?;
+                        let tmp = Loc::at(self.alloc_temp(w, h.span)?);
+                        self.assign(&tmp, &t, other, pre, h.span)?;
+                        self.emit_value(tmp, &t, pre, h.span)?;
+                    }
+                }
+                Ok(None)
+            }
+            m => err_at(e.span, format!("packet method {m} is not supported")),
+        }
+    }
+
+    /// `emit` of a header, union, stack or struct (its headers in order, P4_16 §15.2).
+    fn emit_value(&mut self, l: Loc, t: &Type, pre: &mut Vec<Stmt>, span: Span) -> LResult<()> {
+        match t {
+            Type::Agg(a) if a.kind == AggKind::Header => {
+                let layout = self.header(t, span)?;
+                pre.push(Stmt::Emit(HdrRef { loc: l, layout }));
+            }
+            Type::Agg(a) => {
+                for i in 0..a.fields.len() {
+                    let (off, ft) = self.field_of(t, i, span)?;
+                    self.emit_value(l.plus(off), &ft, pre, span)?;
+                }
+            }
+            Type::Stack(et, n) => {
+                let ew = self.words(et, span)?;
+                for i in 0..*n {
+                    self.emit_value(l.plus(1 + i * ew), et, pre, span)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn missing(e: &ast::Expr) -> p4_front::diag::Diagnostic {
+    p4_front::diag::Diagnostic::error(e.span, "missing argument")
+}
