@@ -1,0 +1,622 @@
+//! The architectures: how a packet goes through the blocks of `main`.
+//!
+//! - PNA (both dialects, PNA spec §"Packet processing"): main parser → (old dialect: pre
+//!   control) → main control → main deparser. The packet leaves by the port given to the last
+//!   `send_to_port` call; `drop_packet()` or no call at all drops it (as PSA's `drop` default).
+//!   A parser error does not drop the packet: the main control sees it in
+//!   `istd.parser_error`. `mirror_packet(slot, session)` sends a copy of the deparsed packet to
+//!   the session's port; `recirculate()` (old dialect) runs the deparsed packet again.
+//! - v1model (BMv2 `simple_switch` semantics): parser → verifyChecksum → ingress → traffic
+//!   manager (clone I2E, resubmit, multicast via `mcast_grp`, drop when `egress_spec` is the
+//!   drop port 511, else unicast to `egress_spec`) → egress → computeChecksum → deparser
+//!   (clone E2E, recirculate, truncate).
+
+use crate::exec::{Exec, Flow};
+use crate::switch::Switch;
+use p4_ir::*;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::PoisonError;
+
+/// A field of a metadata struct: absolute word offset and type.
+pub type Field = Option<(u32, Ty)>;
+
+/// Resolved PNA blocks and metadata fields.
+#[derive(Clone, Debug, Default)]
+pub struct PnaInfo {
+    pub parser: ParserId,
+    pub pre: Option<FnId>,
+    pub control: FnId,
+    pub deparser: FnId,
+    pub p_input_port: Field,
+    pub p_direction: Field,
+    pub p_pass: Field,
+    pub p_loopedback: Field,
+    pub p_recirculated: Field,
+    pub pre_input_port: Field,
+    pub pre_parser_error: Field,
+    pub pre_direction: Field,
+    pub pre_pass: Field,
+    pub pre_loopedback: Field,
+    pub m_input_port: Field,
+    pub m_direction: Field,
+    pub m_pass: Field,
+    pub m_loopedback: Field,
+    pub m_recirculated: Field,
+    pub m_timestamp: Field,
+    pub m_parser_error: Field,
+    /// `NET_TO_HOST` / `HOST_TO_NET` codes of `PNA_Direction_t` (enum member order).
+    pub net_to_host: u64,
+    pub host_to_net: u64,
+}
+
+/// Resolved v1model blocks and `standard_metadata_t` fields (offsets relative to `sm`).
+#[derive(Clone, Debug, Default)]
+pub struct V1Info {
+    pub parser: ParserId,
+    pub verify: Option<FnId>,
+    pub ingress: FnId,
+    pub egress: Option<FnId>,
+    pub compute: Option<FnId>,
+    pub deparser: FnId,
+    /// Word offset of the `standard_metadata_t` region.
+    pub sm: u32,
+    pub drop_port: u64,
+    pub ingress_port: Option<u32>,
+    pub egress_spec: Option<u32>,
+    pub egress_port: Option<u32>,
+    pub instance_type: Option<u32>,
+    pub packet_length: Option<u32>,
+    pub mcast_grp: Option<u32>,
+    pub egress_rid: Option<u32>,
+    pub checksum_error: Option<u32>,
+    pub parser_error: Option<u32>,
+    pub ingress_ts: Option<u32>,
+    pub egress_ts: Option<u32>,
+    /// The user metadata region (preserved across resubmit / recirculate / clone).
+    pub meta: Option<(u32, u32)>,
+    /// Whether the program clones, resubmits or recirculates (then snapshots are taken).
+    pub uses_copies: bool,
+}
+
+/// What the switch needs to know about its architecture.
+#[derive(Clone, Debug, Default)]
+pub struct ArchInfo {
+    pub pna: Option<PnaInfo>,
+    pub v1: Option<V1Info>,
+}
+
+fn field_of(b: &Block, param: usize, name: &str) -> Field {
+    let p = b.params.get(param)?;
+    let base = p.region?;
+    let (off, l) = p.layout.as_ref()?.field(name)?;
+    match l {
+        Layout::Scalar(t) => Some((base + off, *t)),
+        _ => None,
+    }
+}
+
+fn rel_field(b: &Block, param: usize, name: &str) -> Option<u32> {
+    let p = b.params.get(param)?;
+    let (off, _) = p.layout.as_ref()?.field(name)?;
+    Some(off)
+}
+
+fn control_of(b: Option<&Block>) -> Option<FnId> {
+    match b?.body {
+        BlockBody::Control(f) => Some(f),
+        BlockBody::Parser(_) => None,
+    }
+}
+
+fn parser_of(b: Option<&Block>) -> Option<ParserId> {
+    match b?.body {
+        BlockBody::Parser(p) => Some(p),
+        BlockBody::Control(_) => None,
+    }
+}
+
+impl ArchInfo {
+    /// Resolves the architecture's blocks and metadata fields of a program.
+    pub fn new(p: &Program) -> Result<ArchInfo, String> {
+        let bl = &p.blocks;
+        match p.arch {
+            Arch::PnaV06 | Arch::PnaV07 => {
+                let old = p.arch == Arch::PnaV06 && bl.len() == 4;
+                let (pb, pre, cb, db) = if old {
+                    (bl.first(), bl.get(1), bl.get(2), bl.get(3))
+                } else {
+                    (bl.first(), None, bl.get(1), bl.get(2))
+                };
+                let (Some(parser), Some(control), Some(deparser)) = (parser_of(pb), control_of(cb), control_of(db)) else {
+                    return Err("the PNA_NIC package needs a parser, a control and a deparser".into());
+                };
+                let (pb, cb) = (pb.unwrap_or(&bl[0]), cb.unwrap_or(&bl[0]));
+                let (nth, htn) = p
+                    .enums
+                    .iter()
+                    .find(|(n, _)| n == "PNA_Direction_t")
+                    .map(|(_, ms)| {
+                        let pos = |x: &str| ms.iter().position(|m| m == x).unwrap_or(0) as u64;
+                        (pos("NET_TO_HOST"), pos("HOST_TO_NET"))
+                    })
+                    .unwrap_or((0, 1));
+                let mut i = PnaInfo {
+                    parser,
+                    pre: control_of(pre),
+                    control,
+                    deparser,
+                    p_input_port: field_of(pb, 3, "input_port"),
+                    p_direction: field_of(pb, 3, "direction"),
+                    p_pass: field_of(pb, 3, "pass"),
+                    p_loopedback: field_of(pb, 3, "loopedback"),
+                    p_recirculated: field_of(pb, 3, "recirculated"),
+                    m_input_port: field_of(cb, 2, "input_port"),
+                    m_direction: field_of(cb, 2, "direction"),
+                    m_pass: field_of(cb, 2, "pass"),
+                    m_loopedback: field_of(cb, 2, "loopedback"),
+                    m_recirculated: field_of(cb, 2, "recirculated"),
+                    m_timestamp: field_of(cb, 2, "timestamp"),
+                    m_parser_error: field_of(cb, 2, "parser_error"),
+                    net_to_host: nth,
+                    host_to_net: htn,
+                    ..PnaInfo::default()
+                };
+                if let Some(pre) = pre {
+                    i.pre_input_port = field_of(pre, 2, "input_port");
+                    i.pre_parser_error = field_of(pre, 2, "parser_error");
+                    i.pre_direction = field_of(pre, 2, "direction");
+                    i.pre_pass = field_of(pre, 2, "pass");
+                    i.pre_loopedback = field_of(pre, 2, "loopedback");
+                }
+                Ok(ArchInfo {
+                    pna: Some(i),
+                    v1: None,
+                })
+            }
+            Arch::V1Model => {
+                if bl.len() < 6 {
+                    return Err("the V1Switch package needs six blocks".into());
+                }
+                let (Some(parser), Some(ingress), Some(deparser)) =
+                    (parser_of(bl.first()), control_of(bl.get(2)), control_of(bl.get(5)))
+                else {
+                    return Err("the V1Switch package needs a parser, an ingress and a deparser".into());
+                };
+                let ig = &bl[2];
+                let Some(sm) = ig.params.get(2).and_then(|p| p.region) else {
+                    return Err("the ingress control has no standard_metadata parameter".into());
+                };
+                let f = |n: &str| rel_field(ig, 2, n);
+                let meta = ig.params.get(1).and_then(|p| {
+                    let w = p.layout.as_ref()?.words(&p_headers(p));
+                    Some((p.region?, w))
+                });
+                let uses_copies = p.functions.iter().any(|fun| uses_copy_ops(&fun.body));
+                Ok(ArchInfo {
+                    pna: None,
+                    v1: Some(V1Info {
+                        parser,
+                        verify: control_of(bl.get(1)),
+                        ingress,
+                        egress: control_of(bl.get(3)),
+                        compute: control_of(bl.get(4)),
+                        deparser,
+                        sm,
+                        drop_port: 511,
+                        ingress_port: f("ingress_port"),
+                        egress_spec: f("egress_spec"),
+                        egress_port: f("egress_port"),
+                        instance_type: f("instance_type"),
+                        packet_length: f("packet_length"),
+                        mcast_grp: f("mcast_grp"),
+                        egress_rid: f("egress_rid"),
+                        checksum_error: f("checksum_error"),
+                        parser_error: f("parser_error"),
+                        ingress_ts: f("ingress_global_timestamp"),
+                        egress_ts: f("egress_global_timestamp"),
+                        meta,
+                        uses_copies,
+                    }),
+                })
+            }
+            Arch::Psa => Err("the PSA architecture is not supported by the runtime (PNA and v1model are)".into()),
+        }
+    }
+}
+
+fn p_headers(_p: &BlockParam) -> Vec<HeaderLayout> {
+    Vec::new()
+}
+
+fn uses_copy_ops(ss: &[Stmt]) -> bool {
+    ss.iter().any(|s| match s {
+        Stmt::Extern(x) => matches!(x.op, XOp::Clone | XOp::Resubmit | XOp::Recirculate),
+        Stmt::If(_, a, b) => uses_copy_ops(a) || uses_copy_ops(b),
+        Stmt::Switch { bodies, .. } => bodies.iter().any(|b| uses_copy_ops(b)),
+        Stmt::Loop { body, update, .. } => uses_copy_ops(body) || uses_copy_ops(update),
+        _ => false,
+    })
+}
+
+/// Output packets of one input packet (buffers reused between packets).
+#[derive(Default, Debug)]
+pub struct Outputs {
+    bufs: Vec<(u32, Vec<u8>)>,
+    n: usize,
+}
+
+impl Outputs {
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Appends a packet for `port` made of `head` followed by `tail`, truncated to `limit`.
+    pub fn push(&mut self, port: u32, head: &[u8], tail: &[u8], limit: Option<u64>) {
+        if self.n == self.bufs.len() {
+            self.bufs.push((0, Vec::new()));
+        }
+        let (p, b) = &mut self.bufs[self.n];
+        *p = port;
+        b.clear();
+        b.extend_from_slice(head);
+        b.extend_from_slice(tail);
+        if let Some(l) = limit {
+            b.truncate(l as usize);
+        }
+        self.n += 1;
+    }
+
+    /// The packets: (port, bytes).
+    pub fn as_slice(&self) -> &[(u32, Vec<u8>)] {
+        &self.bufs[..self.n]
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
+#[inline]
+fn set(ex: &mut Exec, f: Field, v: u64) {
+    if let Some((o, t)) = f {
+        if let Some(x) = ex.f.get_mut(o as usize) {
+            *x = v & p4_ir::ops::mask(t.width.min(64));
+        }
+    }
+}
+
+#[inline]
+fn set_rel(ex: &mut Exec, base: u32, rel: Option<u32>, v: u64) {
+    if let Some(o) = rel {
+        if let Some(x) = ex.f.get_mut((base + o) as usize) {
+            *x = v;
+        }
+    }
+}
+
+#[inline]
+fn get_rel(ex: &Exec, base: u32, rel: Option<u32>) -> u64 {
+    rel.and_then(|o| ex.f.get((base + o) as usize).copied()).unwrap_or(0)
+}
+
+fn run_control(ex: &mut Exec, sw: &Switch, f: FnId) -> Flow {
+    ex.call(sw, f, &[], &[])
+}
+
+/// Runs one packet through a PNA program.
+pub fn process_pna(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u32, out: &mut Outputs) {
+    let mut pass = 0u64;
+    let mut buf: Vec<u8>;
+    let mut cur: &[u8] = data;
+    loop {
+        ex.reset(sw, cur);
+        let net = sw.is_net_port(u64::from(port));
+        let dir = if net { pi.net_to_host } else { pi.host_to_net };
+        set(ex, pi.p_input_port, u64::from(port));
+        set(ex, pi.p_direction, dir);
+        set(ex, pi.p_pass, pass);
+        set(ex, pi.p_loopedback, 0);
+        set(ex, pi.p_recirculated, u64::from(pass > 0));
+        if !ex.run_parser(sw, pi.parser) && ex.perr == 0 {
+            ex.perr = errors::NO_MATCH.min(ex.perr);
+        }
+        let perr = ex.perr;
+        set(ex, pi.m_input_port, u64::from(port));
+        set(ex, pi.m_direction, dir);
+        set(ex, pi.m_pass, pass);
+        set(ex, pi.m_loopedback, 0);
+        set(ex, pi.m_recirculated, u64::from(pass > 0));
+        set(ex, pi.m_timestamp, ex.now_ns);
+        set(ex, pi.m_parser_error, perr);
+        if let Some(pre) = pi.pre {
+            set(ex, pi.pre_input_port, u64::from(port));
+            set(ex, pi.pre_parser_error, perr);
+            set(ex, pi.pre_direction, dir);
+            set(ex, pi.pre_pass, pass);
+            set(ex, pi.pre_loopedback, 0);
+            if run_control(ex, sw, pre) == Flow::Reject {
+                return;
+            }
+        }
+        if run_control(ex, sw, pi.control) == Flow::Reject {
+            return;
+        }
+        if run_control(ex, sw, pi.deparser) == Flow::Reject {
+            return;
+        }
+        let start = ex.cursor.div_ceil(8).min(ex.input.len());
+        if !ex.ps.mirrors.is_empty() {
+            let sessions = sw.sessions.read().unwrap_or_else(PoisonError::into_inner);
+            for (_, s) in &ex.ps.mirrors {
+                if let Some(p) = sessions.get(&(*s as u32)) {
+                    out.push(*p, &ex.out.bytes, &ex.input[start..], None);
+                }
+            }
+        }
+        if ex.ps.recirculate {
+            pass += 1;
+            if pass > u64::from(sw.config.max_passes) {
+                sw.stats.pass_limit_hits.fetch_add(1, Relaxed);
+                return;
+            }
+            let mut b = ex.out.bytes.clone();
+            b.extend_from_slice(&ex.input[start..]);
+            buf = b;
+            cur = &buf;
+            continue;
+        }
+        if let Some(p) = ex.ps.dest {
+            out.push(p as u32, &ex.out.bytes, &ex.input[start..], None);
+        }
+        return;
+    }
+}
+
+/// BMv2 packet instance types.
+mod itype {
+    pub const NORMAL: u64 = 0;
+    pub const INGRESS_CLONE: u64 = 1;
+    pub const EGRESS_CLONE: u64 = 2;
+    pub const RECIRC: u64 = 4;
+    pub const REPLICATION: u64 = 5;
+    pub const RESUBMIT: u64 = 6;
+}
+
+/// A packet waiting for (another) ingress pass.
+struct IngressJob {
+    data: Vec<u8>,
+    itype: u64,
+    port: u64,
+    meta: Option<Vec<u64>>,
+}
+
+/// A copy of a packet waiting for the egress pipeline, with the frame it starts from.
+struct EgressJob {
+    frame: Vec<u64>,
+    input: Vec<u8>,
+    cursor: usize,
+    port: u64,
+    rid: u64,
+    itype: u64,
+}
+
+/// Runs one packet through a v1model program.
+pub fn process_v1(ex: &mut Exec, sw: &Switch, vi: &V1Info, data: &[u8], port: u32, out: &mut Outputs) {
+    let mut pending: Vec<IngressJob> = Vec::new();
+    let mut owned: Vec<u8>;
+    let mut cur: &[u8] = data;
+    let (mut it, mut in_port, mut meta) = (itype::NORMAL, u64::from(port), None);
+    let mut passes = 0u32;
+    loop {
+        passes += 1;
+        if passes > sw.config.max_passes {
+            sw.stats.pass_limit_hits.fetch_add(1, Relaxed);
+            return;
+        }
+        let mut extra: Vec<EgressJob> = Vec::new();
+        if let Some(p) = ingress(ex, sw, vi, cur, it, in_port, meta.take(), &mut pending, &mut extra) {
+            egress(ex, sw, vi, p, 0, it, None, &mut pending, out, 0);
+        }
+        for job in extra {
+            let (port, rid, t) = (job.port, job.rid, job.itype);
+            egress(ex, sw, vi, port, rid, t, Some(job), &mut pending, out, 0);
+        }
+        let Some(j) = pending.pop() else { return };
+        owned = j.data;
+        cur = &owned;
+        it = j.itype;
+        in_port = j.port;
+        meta = j.meta;
+    }
+}
+
+/// The ingress pass; returns the unicast egress port, if the packet goes to one.
+#[allow(clippy::too_many_arguments)]
+fn ingress(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    data: &[u8],
+    itype_v: u64,
+    in_port: u64,
+    meta: Option<Vec<u64>>,
+    pending: &mut Vec<IngressJob>,
+    extra: &mut Vec<EgressJob>,
+) -> Option<u64> {
+    ex.reset(sw, data);
+    let sm = vi.sm;
+    set_rel(ex, sm, vi.ingress_port, in_port);
+    set_rel(ex, sm, vi.instance_type, itype_v);
+    set_rel(ex, sm, vi.packet_length, data.len() as u64);
+    set_rel(ex, sm, vi.ingress_ts, ex.now_ns / 1000);
+    if let (Some(m), Some((off, w))) = (&meta, vi.meta) {
+        let (o, w) = (off as usize, w as usize);
+        if let Some(ws) = ex.f.get_mut(o..o + w) {
+            let n = m.len().min(w);
+            ws[..n].copy_from_slice(&m[..n]);
+        }
+    }
+    if !ex.run_parser(sw, vi.parser) {
+        let e = ex.perr;
+        set_rel(ex, sm, vi.parser_error, e);
+    }
+    if let Some(v) = vi.verify {
+        if run_control(ex, sw, v) == Flow::Reject {
+            return None;
+        }
+    }
+    let post_parse = if vi.uses_copies { Some((ex.f.clone(), ex.cursor)) } else { None };
+    if run_control(ex, sw, vi.ingress) == Flow::Reject {
+        return None;
+    }
+    let meta_now = vi
+        .meta
+        .and_then(|(o, w)| ex.f.get(o as usize..(o + w) as usize).map(<[u64]>::to_vec));
+    if let (Some((_, sess, _)), Some((mut frame, cursor))) = (ex.ps.clone, post_parse) {
+        if let Some(p) = session_port(sw, sess) {
+            // The clone is the packet as parsed, with the metadata as ingress left it.
+            if let (Some(m), Some((o, w))) = (&meta_now, vi.meta) {
+                if let Some(ws) = frame.get_mut(o as usize..(o + w) as usize) {
+                    ws.copy_from_slice(m);
+                }
+            }
+            extra.push(EgressJob {
+                frame,
+                input: data.to_vec(),
+                cursor,
+                port: u64::from(p),
+                rid: 0,
+                itype: itype::INGRESS_CLONE,
+            });
+        }
+    }
+    if ex.ps.resubmit.is_some() {
+        pending.push(IngressJob {
+            data: data.to_vec(),
+            itype: itype::RESUBMIT,
+            port: in_port,
+            meta: meta_now,
+        });
+        return None;
+    }
+    let grp = get_rel(ex, sm, vi.mcast_grp);
+    if grp != 0 {
+        let members = sw
+            .mc_groups
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(grp as u32))
+            .cloned()
+            .unwrap_or_default();
+        for (p, rid) in members {
+            extra.push(EgressJob {
+                frame: ex.f.clone(),
+                input: ex.input.clone(),
+                cursor: ex.cursor,
+                port: u64::from(p),
+                rid: u64::from(rid),
+                itype: itype::REPLICATION,
+            });
+        }
+        return None;
+    }
+    let spec = get_rel(ex, sm, vi.egress_spec);
+    if spec == vi.drop_port {
+        return None;
+    }
+    Some(spec)
+}
+
+fn session_port(sw: &Switch, sess: u64) -> Option<u32> {
+    sw.sessions
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&(sess as u32))
+        .copied()
+}
+
+/// The egress pass of one copy (`job`: the frame it starts from; `None`: the frame as ingress
+/// left it).
+#[allow(clippy::too_many_arguments)]
+fn egress(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    port: u64,
+    rid: u64,
+    itype_v: u64,
+    job: Option<EgressJob>,
+    pending: &mut Vec<IngressJob>,
+    out: &mut Outputs,
+    depth: u32,
+) {
+    if let Some(job) = job {
+        ex.reset(sw, &job.input);
+        let n = job.frame.len().min(ex.f.len());
+        ex.f[..n].copy_from_slice(&job.frame[..n]);
+        ex.cursor = job.cursor;
+    }
+    ex.ps.clone = None;
+    ex.ps.resubmit = None;
+    ex.ps.v1_recirculate = None;
+    ex.ps.truncate = None;
+    let sm = vi.sm;
+    set_rel(ex, sm, vi.egress_port, port);
+    set_rel(ex, sm, vi.egress_rid, rid);
+    set_rel(ex, sm, vi.egress_ts, ex.now_ns / 1000);
+    set_rel(ex, sm, vi.instance_type, itype_v);
+    if let Some(e) = vi.egress {
+        if run_control(ex, sw, e) == Flow::Reject {
+            return;
+        }
+        if get_rel(ex, sm, vi.egress_spec) == vi.drop_port {
+            return;
+        }
+    }
+    if let Some(c) = vi.compute {
+        if run_control(ex, sw, c) == Flow::Reject {
+            return;
+        }
+    }
+    // An E2E clone starts from the frame as egress left it.
+    let e2e = match ex.ps.clone {
+        Some((_, sess, _)) if depth < 4 => session_port(sw, sess).map(|p| EgressJob {
+            frame: ex.f.clone(),
+            input: ex.input.clone(),
+            cursor: ex.cursor,
+            port: u64::from(p),
+            rid: 0,
+            itype: itype::EGRESS_CLONE,
+        }),
+        _ => None,
+    };
+    let recirc = ex.ps.v1_recirculate;
+    let trunc = ex.ps.truncate;
+    ex.out.clear();
+    if run_control(ex, sw, vi.deparser) != Flow::Reject {
+        let start = ex.cursor.div_ceil(8).min(ex.input.len());
+        if recirc.is_some() {
+            let mut b = ex.out.bytes.clone();
+            b.extend_from_slice(&ex.input[start..]);
+            let meta = vi
+                .meta
+                .and_then(|(o, w)| ex.f.get(o as usize..(o + w) as usize).map(<[u64]>::to_vec));
+            pending.push(IngressJob {
+                data: b,
+                itype: itype::RECIRC,
+                port,
+                meta,
+            });
+        } else {
+            out.push(port as u32, &ex.out.bytes, &ex.input[start..], trunc);
+        }
+    }
+    if let Some(j) = e2e {
+        let (p, r, t) = (j.port, j.rid, j.itype);
+        egress(ex, sw, vi, p, r, t, Some(j), pending, out, depth + 1);
+    }
+}

@@ -1,0 +1,176 @@
+//! Reading and writing big-endian bit strings: header fields in packets (P4_16 §12.8 extract,
+//! §15.2 emit), packed table keys and action parameters.
+
+/// Reads `w ≤ 64` bits starting at bit `off` (most significant bit first). The caller checks
+/// that `off + w ≤ 8 * data.len()`.
+#[inline]
+pub fn read_bits(data: &[u8], off: usize, w: u32) -> u64 {
+    if w == 0 {
+        return 0;
+    }
+    let start = off / 8;
+    let shift = (off % 8) as u32;
+    let nbytes = (shift + w).div_ceil(8) as usize;
+    let mut acc: u128 = 0;
+    for i in 0..nbytes {
+        acc = (acc << 8) | u128::from(*data.get(start + i).unwrap_or(&0));
+    }
+    let extra = nbytes as u32 * 8 - shift - w;
+    let v = acc >> extra;
+    if w >= 64 {
+        v as u64
+    } else {
+        (v as u64) & ((1u64 << w) - 1)
+    }
+}
+
+/// Reads `w` bits (any width) into words, least significant first (`out.len()` words).
+pub fn read_wide(data: &[u8], off: usize, w: u32, out: &mut [u64]) {
+    let n = out.len();
+    if n == 0 {
+        return;
+    }
+    let top = w.saturating_sub(64 * (n as u32 - 1));
+    let mut pos = off;
+    for (k, limb) in out.iter_mut().enumerate().rev() {
+        let cw = if k == n - 1 { top } else { 64 };
+        *limb = read_bits(data, pos, cw);
+        pos += cw as usize;
+    }
+}
+
+/// A growable big-endian bit string (the deparser's output).
+#[derive(Clone, Debug, Default)]
+pub struct BitWriter {
+    pub bytes: Vec<u8>,
+    /// Bits written.
+    pub bits: usize,
+}
+
+impl BitWriter {
+    /// Empties the writer, keeping its buffer.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.bits = 0;
+    }
+
+    /// Appends the low `w ≤ 64` bits of `v`, most significant first.
+    #[inline]
+    pub fn put(&mut self, v: u64, w: u32) {
+        if w == 0 {
+            return;
+        }
+        if self.bits % 8 == 0 && w % 8 == 0 {
+            let n = (w / 8) as usize;
+            let be = v.to_be_bytes();
+            self.bytes.extend_from_slice(&be[8 - n..]);
+            self.bits += w as usize;
+            return;
+        }
+        let mut remaining = w;
+        while remaining > 0 {
+            let used = (self.bits % 8) as u32;
+            if used == 0 {
+                self.bytes.push(0);
+            }
+            let free = 8 - used;
+            let take = free.min(remaining);
+            let chunk = ((v >> (remaining - take)) & ((1u64 << take) - 1)) as u8;
+            let last = self.bytes.len() - 1;
+            self.bytes[last] |= chunk << (free - take);
+            remaining -= take;
+            self.bits += take as usize;
+        }
+    }
+
+    /// Appends `w` bits held in words (least significant word first).
+    pub fn put_wide(&mut self, limbs: &[u64], w: u32) {
+        let n = limbs.len();
+        if n == 0 {
+            return;
+        }
+        let top = w.saturating_sub(64 * (n as u32 - 1));
+        for k in (0..n).rev() {
+            let cw = if k == n - 1 { top } else { 64 };
+            self.put(limbs[k], cw);
+        }
+    }
+
+    /// Appends whole bytes.
+    pub fn put_bytes(&mut self, b: &[u8]) {
+        if self.bits % 8 == 0 {
+            self.bytes.extend_from_slice(b);
+            self.bits += 8 * b.len();
+        } else {
+            for x in b {
+                self.put(u64::from(*x), 8);
+            }
+        }
+    }
+}
+
+/// Writes the low `w` bits of `v` big-endian into `out` (`ceil(w/8)` bytes, right-aligned).
+#[inline]
+pub fn put_be(out: &mut Vec<u8>, v: u64, w: u32) {
+    let n = (w as usize).div_ceil(8);
+    let be = v.to_be_bytes();
+    if n <= 8 {
+        out.extend_from_slice(&be[8 - n..]);
+    } else {
+        out.resize(out.len() + n - 8, 0);
+        out.extend_from_slice(&be);
+    }
+}
+
+/// Reads a big-endian unsigned number of `bytes.len() ≤ 8` bytes.
+#[inline]
+pub fn get_be(bytes: &[u8]) -> u64 {
+    let mut v = 0u64;
+    for b in bytes.iter().rev().take(8).rev() {
+        v = (v << 8) | u64::from(*b);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn reads_unaligned() {
+        let d = [0b1010_1100, 0b0101_0011, 0xff];
+        assert_eq!(read_bits(&d, 0, 4), 0b1010);
+        assert_eq!(read_bits(&d, 4, 8), 0b1100_0101);
+        assert_eq!(read_bits(&d, 3, 3), 0b011);
+        assert_eq!(read_bits(&d, 0, 24), 0xac53ff);
+    }
+
+    proptest! {
+        #[test]
+        fn write_then_read(fields in proptest::collection::vec((any::<u64>(), 1u32..=64), 1..12)) {
+            let mut w = BitWriter::default();
+            for (v, n) in &fields {
+                w.put(*v, *n);
+            }
+            let mut off = 0usize;
+            for (v, n) in &fields {
+                let m = if *n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                prop_assert_eq!(read_bits(&w.bytes, off, *n), v & m);
+                off += *n as usize;
+            }
+            prop_assert_eq!(w.bits, off);
+        }
+
+        #[test]
+        fn wide_round_trip(a: u64, b: u64, lead in 0usize..9, w in 65u32..=128) {
+            let limbs = [a, if w == 128 { b } else { b & ((1u64 << (w - 64)) - 1) }];
+            let mut wr = BitWriter::default();
+            wr.put(0, lead as u32);
+            wr.put_wide(&limbs, w);
+            let mut out = [0u64; 2];
+            read_wide(&wr.bytes, lead, w, &mut out);
+            prop_assert_eq!(out, limbs);
+        }
+    }
+}

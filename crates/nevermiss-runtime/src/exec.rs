@@ -1,0 +1,1439 @@
+//! The interpreter: runs IR statements over one packet's frame (P4_16 semantics: §8
+//! expressions, §11 statements, §12 parsers, §13–14 controls and tables, §15 deparsing).
+//!
+//! One [`Exec`] belongs to one worker thread; it owns the frame, the packet being parsed, the
+//! deparser's output, the table key buffer and the lookup result, all reused from packet to
+//! packet, so the fast path allocates nothing. Shared state is reached through `&Switch`.
+
+use crate::bits::{put_be, read_bits, read_wide, BitWriter};
+use crate::externs::{self, RED};
+use crate::switch::{DigestMsg, RtExtern, Switch};
+use nevermiss_tables::{ActionData, AddStatus, EntryHandle, Lookup, ACTION_NONE};
+use num_bigint::BigUint;
+use p4_ir::errors::*;
+use p4_ir::ops::{self, mask};
+use p4_ir::*;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::PoisonError;
+
+/// How a statement list ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Next,
+    Return,
+    Exit,
+    Break,
+    Continue,
+    /// The parser rejected (the error is in [`Exec::perr`]); also used to abort a packet.
+    Reject,
+}
+
+/// The table being applied (for `add_entry`, direct counters/meters, expiry externs).
+#[derive(Clone, Copy, Debug, Default)]
+struct TableCtx {
+    table: u32,
+    hit: Option<EntryHandle>,
+    active: bool,
+}
+
+/// Per-packet decisions of the architecture-level externs.
+#[derive(Clone, Debug, Default)]
+pub struct PktState {
+    /// PNA: `send_to_port(p)` (`Some(p)`) or `drop_packet()` (`None`, the default).
+    pub dest: Option<u64>,
+    /// PNA: mirror requests (slot, session).
+    pub mirrors: Vec<(u64, u64)>,
+    /// PNA (old dialect): `recirculate()` was called.
+    pub recirculate: bool,
+    /// v1model: `resubmit` (field list index).
+    pub resubmit: Option<u64>,
+    /// v1model: `recirculate` (field list index).
+    pub v1_recirculate: Option<u64>,
+    /// v1model: `clone` (type, session, field list index).
+    pub clone: Option<(u64, u64, u64)>,
+    /// v1model: `truncate(bytes)`.
+    pub truncate: Option<u64>,
+}
+
+/// The per-worker interpreter state.
+pub struct Exec {
+    /// The frame (see `p4_ir::ir`).
+    pub f: Vec<u64>,
+    /// The packet being parsed.
+    pub input: Vec<u8>,
+    /// Bits of `input` consumed by the parser.
+    pub cursor: usize,
+    /// The deparser's output.
+    pub out: BitWriter,
+    /// Parser error code of the last reject.
+    pub perr: u64,
+    /// Time of the packet (ns), for tables with idle timeouts and meters.
+    pub now_ns: u64,
+    pub ps: PktState,
+    key: Vec<u8>,
+    lookup: Lookup,
+    adata: ActionData,
+    pbuf: Vec<u8>,
+    data: BitWriter,
+    tctx: TableCtx,
+    rng: u64,
+    loops: u64,
+}
+
+impl Exec {
+    /// An interpreter for `sw`'s program.
+    pub fn new(sw: &Switch, worker: u64) -> Exec {
+        Exec {
+            f: vec![0; sw.prog.frame_words as usize],
+            input: Vec::with_capacity(2048),
+            cursor: 0,
+            out: BitWriter::default(),
+            perr: 0,
+            now_ns: 0,
+            ps: PktState::default(),
+            key: Vec::with_capacity(64),
+            lookup: Lookup::default(),
+            adata: ActionData::default(),
+            pbuf: Vec::with_capacity(64),
+            data: BitWriter::default(),
+            tctx: TableCtx::default(),
+            rng: sw.config.seed ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2545_f491_4f6c_dd1d,
+            loops: 0,
+        }
+    }
+
+    /// Prepares for a new packet: zeroes the per-packet state (headers invalid, metadata 0).
+    pub fn reset(&mut self, sw: &Switch, data: &[u8]) {
+        let z = (sw.prog.zero_words as usize).min(self.f.len());
+        self.f[..z].fill(0);
+        self.input.clear();
+        self.input.extend_from_slice(data);
+        self.cursor = 0;
+        self.out.clear();
+        self.perr = 0;
+        self.ps = PktState {
+            mirrors: std::mem::take(&mut self.ps.mirrors),
+            ..PktState::default()
+        };
+        self.ps.mirrors.clear();
+        self.tctx = TableCtx::default();
+        self.loops = 0;
+    }
+
+    #[inline]
+    fn next_rand(&mut self) -> u64 {
+        // xorshift64*
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    // ------------------------------------------------------------------ frame access
+
+    #[inline(always)]
+    fn ld(&self, off: usize) -> u64 {
+        match self.f.get(off) {
+            Some(v) => *v,
+            None => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn st(&mut self, off: usize, v: u64) {
+        if let Some(x) = self.f.get_mut(off) {
+            *x = v;
+        }
+    }
+
+    /// The word offset of a location, `None` when an index is out of bounds.
+    #[inline]
+    pub fn addr(&self, l: &Loc) -> Option<usize> {
+        let mut a = l.off as usize;
+        for d in &l.dyn_idx {
+            let i = self.eval_index(&d.index);
+            if i >= u64::from(d.count) {
+                return None;
+            }
+            a += i as usize * d.stride as usize;
+        }
+        Some(a)
+    }
+
+    fn eval_index(&self, e: &Expr) -> u64 {
+        if e.ty().is_wide() {
+            let b = self.eval_big(e);
+            u64::try_from(&b).unwrap_or(u64::MAX)
+        } else {
+            self.eval(e)
+        }
+    }
+
+    fn load_big(&self, a: usize, t: Ty) -> BigUint {
+        let n = t.words() as usize;
+        match self.f.get(a..a + n) {
+            Some(ws) => ops::mask_big(&ops::words_to_big(ws), t.width),
+            None => BigUint::default(),
+        }
+    }
+
+    fn store_big(&mut self, a: usize, t: Ty, v: &BigUint) {
+        let n = t.words() as usize;
+        let v = ops::mask_big(v, t.width);
+        if let Some(ws) = self.f.get_mut(a..a + n) {
+            ops::big_to_words(&v, ws);
+        }
+    }
+
+    // ------------------------------------------------------------------ expressions
+
+    /// Evaluates an expression of width ≤ 64.
+    pub fn eval(&self, e: &Expr) -> u64 {
+        match e {
+            Expr::Const(v, _) => *v,
+            Expr::Load(o, _) => self.ld(*o as usize),
+            Expr::Cmp(op, t, a, b) => {
+                if t.is_wide() {
+                    u64::from(ops::cmp_big(*op, *t, &self.eval_big(a), &self.eval_big(b)))
+                } else {
+                    u64::from(ops::cmp(*op, *t, self.eval(a), self.eval(b)))
+                }
+            }
+            Expr::And(a, b) => u64::from(self.eval(a) != 0 && self.eval(b) != 0),
+            Expr::Or(a, b) => u64::from(self.eval(a) != 0 || self.eval(b) != 0),
+            Expr::Bin(op, t, a, b) => {
+                if t.is_wide() {
+                    return self.eval_big(e).iter_u64_digits().next().unwrap_or(0);
+                }
+                let bv = if b.ty().is_wide() {
+                    u64::try_from(&self.eval_big(b)).unwrap_or(u64::MAX)
+                } else {
+                    self.eval(b)
+                };
+                ops::bin(*op, *t, self.eval(a), bv)
+            }
+            Expr::Un(op, t, a) => {
+                if t.is_wide() {
+                    ops::un_big(*op, *t, &self.eval_big(a))
+                        .iter_u64_digits()
+                        .next()
+                        .unwrap_or(0)
+                } else {
+                    ops::un(*op, *t, self.eval(a))
+                }
+            }
+            Expr::Mux(c, a, b, _) => {
+                if self.eval(c) != 0 {
+                    self.eval(a)
+                } else {
+                    self.eval(b)
+                }
+            }
+            Expr::Cast(to, from, a) => {
+                if from.is_wide() {
+                    ops::cast_big(*to, *from, &self.eval_big(a))
+                        .iter_u64_digits()
+                        .next()
+                        .unwrap_or(0)
+                } else {
+                    ops::cast(*to, *from, self.eval(a))
+                }
+            }
+            Expr::Slice(a, at, hi, lo) => {
+                if at.is_wide() {
+                    ops::slice_big(&self.eval_big(a), *hi, *lo)
+                        .iter_u64_digits()
+                        .next()
+                        .unwrap_or(0)
+                } else {
+                    ops::slice(self.eval(a), *hi, *lo)
+                }
+            }
+            Expr::Concat(a, b, t, bw) => {
+                if t.is_wide() || *bw >= 64 {
+                    return self.eval_big(e).iter_u64_digits().next().unwrap_or(0);
+                }
+                ((self.eval(a) << bw) | self.eval(b)) & mask(t.width)
+            }
+            Expr::LoadDyn(l, _) => match self.addr(l) {
+                Some(a) => self.ld(a),
+                None => 0,
+            },
+            Expr::Big(b, _) => b.iter_u64_digits().next().unwrap_or(0),
+        }
+    }
+
+    /// Evaluates an expression of any width.
+    pub fn eval_big(&self, e: &Expr) -> BigUint {
+        match e {
+            Expr::Const(v, _) => BigUint::from(*v),
+            Expr::Big(b, _) => (**b).clone(),
+            Expr::Load(o, t) => {
+                if t.is_wide() {
+                    self.load_big(*o as usize, *t)
+                } else {
+                    BigUint::from(self.ld(*o as usize))
+                }
+            }
+            Expr::LoadDyn(l, t) => match self.addr(l) {
+                Some(a) if t.is_wide() => self.load_big(a, *t),
+                Some(a) => BigUint::from(self.ld(a)),
+                None => BigUint::default(),
+            },
+            Expr::Un(op, t, a) => ops::un_big(*op, *t, &self.eval_big(a)),
+            Expr::Bin(op, t, a, b) => ops::bin_big(*op, *t, &self.eval_big(a), &self.eval_big(b)),
+            Expr::Cmp(..) | Expr::And(..) | Expr::Or(..) => BigUint::from(self.eval(e)),
+            Expr::Mux(c, a, b, _) => {
+                if self.eval(c) != 0 {
+                    self.eval_big(a)
+                } else {
+                    self.eval_big(b)
+                }
+            }
+            Expr::Cast(to, from, a) => ops::cast_big(*to, *from, &self.eval_big(a)),
+            Expr::Slice(a, _, hi, lo) => ops::slice_big(&self.eval_big(a), *hi, *lo),
+            Expr::Concat(a, b, t, bw) => {
+                ops::mask_big(&((self.eval_big(a) << *bw) | self.eval_big(b)), t.width)
+            }
+        }
+    }
+
+    /// Stores the value of `e` at `a` as type `t`.
+    #[inline]
+    fn store_expr(&mut self, a: usize, t: Ty, e: &Expr) {
+        if t.is_wide() {
+            let v = self.eval_big(e);
+            self.store_big(a, t, &v);
+        } else {
+            let v = self.eval(e) & mask(t.width);
+            self.st(a, v);
+        }
+    }
+
+    // ------------------------------------------------------------------ statements
+
+    /// Runs a statement list.
+    pub fn exec(&mut self, sw: &Switch, ss: &[Stmt]) -> Flow {
+        for s in ss {
+            let f = self.stmt(sw, s);
+            if f != Flow::Next {
+                return f;
+            }
+        }
+        Flow::Next
+    }
+
+    /// Runs a function body with copy-in / copy-out.
+    pub fn call(&mut self, sw: &Switch, func: FnId, copy_in: &[Stmt], copy_out: &[Stmt]) -> Flow {
+        let f = self.exec(sw, copy_in);
+        if f != Flow::Next {
+            return f;
+        }
+        let Some(fun) = sw.prog.functions.get(func as usize) else {
+            return Flow::Next;
+        };
+        let r = self.exec(sw, &fun.body);
+        match r {
+            Flow::Reject => Flow::Reject,
+            Flow::Exit => {
+                let _ = self.exec(sw, copy_out);
+                Flow::Exit
+            }
+            _ => self.exec(sw, copy_out),
+        }
+    }
+
+    fn stmt(&mut self, sw: &Switch, s: &Stmt) -> Flow {
+        match s {
+            Stmt::Assign(l, t, e) => {
+                if l.dyn_idx.is_empty() {
+                    self.store_expr(l.off as usize, *t, e);
+                } else if let Some(a) = self.addr(l) {
+                    self.store_expr(a, *t, e);
+                }
+                Flow::Next
+            }
+            Stmt::If(c, a, b) => {
+                if self.eval(c) != 0 {
+                    self.exec(sw, a)
+                } else {
+                    self.exec(sw, b)
+                }
+            }
+            Stmt::ApplyTable {
+                table,
+                hit,
+                action_run,
+            } => self.apply_table(sw, *table, *hit, *action_run),
+            Stmt::Extern(x) => self.extern_call(sw, x),
+            Stmt::Call {
+                func,
+                copy_in,
+                copy_out,
+            } => match self.call(sw, *func, copy_in, copy_out) {
+                Flow::Return | Flow::Next => Flow::Next,
+                f => f,
+            },
+            Stmt::Copy { dst, src, words } => {
+                if let (Some(d), Some(s)) = (self.addr(dst), self.addr(src)) {
+                    let n = *words as usize;
+                    if d + n <= self.f.len() && s + n <= self.f.len() {
+                        self.f.copy_within(s..s + n, d);
+                    }
+                }
+                Flow::Next
+            }
+            Stmt::Zero { dst, words } => {
+                if let Some(d) = self.addr(dst) {
+                    let n = *words as usize;
+                    if let Some(ws) = self.f.get_mut(d..d + n) {
+                        ws.fill(0);
+                    }
+                }
+                Flow::Next
+            }
+            Stmt::AssignSlice(l, t, hi, lo, e) => {
+                let Some(a) = self.addr(l) else {
+                    return Flow::Next;
+                };
+                let w = hi - lo + 1;
+                if t.is_wide() {
+                    let cur = self.load_big(a, *t);
+                    let v = ops::mask_big(&self.eval_big(e), w);
+                    let m = ((BigUint::from(1u8) << w) - 1u8) << *lo;
+                    let all = (BigUint::from(1u8) << t.width) - 1u8;
+                    let nv = (cur & (all ^ m)) | (v << *lo);
+                    self.store_big(a, *t, &nv);
+                } else {
+                    let cur = self.ld(a);
+                    let v = self.eval(e) & mask(w);
+                    let m = mask(w) << lo;
+                    self.st(a, ((cur & !m) | (v << lo)) & mask(t.width));
+                }
+                Flow::Next
+            }
+            Stmt::SetValid { hdr, valid, others } => {
+                if let Some(a) = self.addr(hdr) {
+                    self.st(a, u64::from(*valid));
+                    if *valid {
+                        for o in others {
+                            let x = a as i64 + i64::from(*o);
+                            if x >= 0 {
+                                self.st(x as usize, 0);
+                            }
+                        }
+                    }
+                }
+                Flow::Next
+            }
+            Stmt::Switch {
+                sel,
+                cases,
+                bodies,
+                default,
+            } => {
+                let v = self.eval(sel);
+                let mut which = *default;
+                for (labels, b) in cases {
+                    if labels.contains(&v) {
+                        which = Some(*b);
+                        break;
+                    }
+                }
+                match which.and_then(|b| bodies.get(b)) {
+                    Some(body) => self.exec(sw, body),
+                    None => Flow::Next,
+                }
+            }
+            Stmt::Loop { cond, body, update } => {
+                loop {
+                    if self.eval(cond) == 0 {
+                        return Flow::Next;
+                    }
+                    self.loops += 1;
+                    if self.loops > sw.config.loop_limit {
+                        sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
+                        self.perr = PARSER_TIMEOUT;
+                        return Flow::Reject;
+                    }
+                    match self.exec(sw, body) {
+                        Flow::Next | Flow::Continue => {}
+                        Flow::Break => return Flow::Next,
+                        f => return f,
+                    }
+                    match self.exec(sw, update) {
+                        Flow::Next => {}
+                        f => return f,
+                    }
+                }
+            }
+            Stmt::Break => Flow::Break,
+            Stmt::Continue => Flow::Continue,
+            Stmt::Return => Flow::Return,
+            Stmt::Exit => Flow::Exit,
+            Stmt::CallParser {
+                parser,
+                copy_in,
+                copy_out,
+            } => {
+                let f = self.exec(sw, copy_in);
+                if f != Flow::Next {
+                    return f;
+                }
+                if !self.run_parser(sw, *parser) {
+                    return Flow::Reject;
+                }
+                self.exec(sw, copy_out)
+            }
+            Stmt::Extract { hdr, varbit_bits } => {
+                let Some(a) = self.addr(&hdr.loc) else {
+                    self.perr = STACK_OUT_OF_BOUNDS;
+                    return Flow::Reject;
+                };
+                let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
+                self.extract(sw, a, hdr.layout, vb)
+            }
+            Stmt::ExtractNext { stack } => {
+                let Some(a) = self.addr(&stack.loc) else {
+                    self.perr = STACK_OUT_OF_BOUNDS;
+                    return Flow::Reject;
+                };
+                let next = self.ld(a);
+                if next >= u64::from(stack.size) {
+                    self.perr = STACK_OUT_OF_BOUNDS;
+                    return Flow::Reject;
+                }
+                let StackElem::Header(h) = stack.elem else {
+                    self.perr = STACK_OUT_OF_BOUNDS;
+                    return Flow::Reject;
+                };
+                let ea = a + 1 + next as usize * stack.elem_words as usize;
+                let f = self.extract(sw, ea, h, None);
+                if f == Flow::Next {
+                    self.st(a, next + 1);
+                }
+                f
+            }
+            Stmt::Lookahead { dst, layout } => {
+                let Some(a) = self.addr(dst) else {
+                    return Flow::Next;
+                };
+                let bits = layout.bits(&sw.prog.headers);
+                if self.cursor as u64 + bits > 8 * self.input.len() as u64 {
+                    self.perr = PACKET_TOO_SHORT;
+                    return Flow::Reject;
+                }
+                let mut pos = self.cursor;
+                self.read_layout(sw, a, layout, &mut pos);
+                Flow::Next
+            }
+            Stmt::Advance(e) => {
+                let n = self.eval_index(e);
+                let end = (self.cursor as u64).saturating_add(n);
+                if end > 8 * self.input.len() as u64 {
+                    self.perr = PACKET_TOO_SHORT;
+                    return Flow::Reject;
+                }
+                self.cursor = end as usize;
+                Flow::Next
+            }
+            Stmt::Verify(c, e) => {
+                if self.eval(c) == 0 {
+                    self.perr = self.eval(e);
+                    return Flow::Reject;
+                }
+                Flow::Next
+            }
+            Stmt::Emit(h) => {
+                if let Some(a) = self.addr(&h.loc) {
+                    if self.ld(a) != 0 {
+                        self.emit(sw, a, h.layout);
+                    }
+                }
+                Flow::Next
+            }
+            Stmt::Shift { stack, by } => {
+                self.shift_stack(sw, stack, *by);
+                Flow::Next
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ parsing
+
+    /// Runs a parser; false when it rejected (error code in `perr`).
+    pub fn run_parser(&mut self, sw: &Switch, pid: ParserId) -> bool {
+        let Some(p) = sw.prog.parsers.get(pid as usize) else {
+            return true;
+        };
+        if self.exec(sw, &p.init) == Flow::Reject {
+            return false;
+        }
+        let mut st = p.start as usize;
+        let mut steps = 0u32;
+        loop {
+            steps += 1;
+            if steps > sw.config.parser_steps {
+                self.perr = PARSER_TIMEOUT;
+                return false;
+            }
+            let Some(s) = p.states.get(st) else {
+                return true;
+            };
+            match self.exec(sw, &s.body) {
+                Flow::Reject => return false,
+                Flow::Exit => return true,
+                _ => {}
+            }
+            let target = match &s.next {
+                Transition::Go(t) => *t,
+                Transition::Select { keys, cases } => match self.select(sw, keys, cases) {
+                    Some(t) => t,
+                    None => {
+                        self.perr = NO_MATCH;
+                        return false;
+                    }
+                },
+            };
+            match target {
+                Target::Accept => return true,
+                Target::Reject => return false,
+                Target::State(i) => st = i as usize,
+            }
+        }
+    }
+
+    fn select(&mut self, sw: &Switch, keys: &[Expr], cases: &[SelectCase]) -> Option<Target> {
+        let mut kv = [0u64; 8];
+        let narrow = keys.len() <= 8 && keys.iter().all(|k| !k.ty().is_wide());
+        if narrow {
+            for (i, k) in keys.iter().enumerate() {
+                kv[i] = self.eval(k);
+            }
+            for c in cases {
+                if c.keysets.len() == 1 && keys.len() > 1 {
+                    // A value set matching all keys jointly.
+                    if let KeySet::Set(id) = &c.keysets[0] {
+                        if self.in_value_set(sw, *id, &kv[..keys.len()]) {
+                            return Some(c.next);
+                        }
+                        continue;
+                    }
+                }
+                let ok = c.keysets.iter().enumerate().all(|(i, ks)| {
+                    let t = keys.get(i).map_or(Ty::bits(64), |k| k.ty());
+                    match ks {
+                        KeySet::Any => true,
+                        KeySet::Value(v) => kv[i] == v.low() & mask(t.width),
+                        KeySet::Mask(v, m) => kv[i] & m.low() == v.low() & m.low(),
+                        KeySet::Range(lo, hi) => {
+                            let (lo, hi) = (lo.low() & mask(t.width), hi.low() & mask(t.width));
+                            ops::cmp(CmpOp::Ge, t, kv[i], lo) && ops::cmp(CmpOp::Le, t, kv[i], hi)
+                        }
+                        KeySet::Set(id) => self.in_value_set(sw, *id, &kv[i..=i]),
+                    }
+                });
+                if ok {
+                    return Some(c.next);
+                }
+            }
+            return None;
+        }
+        let kb: Vec<BigUint> = keys.iter().map(|k| self.eval_big(k)).collect();
+        for c in cases {
+            let ok = c.keysets.iter().enumerate().all(|(i, ks)| {
+                let Some(k) = kb.get(i) else { return true };
+                let t = keys[i].ty();
+                match ks {
+                    KeySet::Any => true,
+                    KeySet::Value(v) => *k == ops::mask_big(&v.to_big(), t.width),
+                    KeySet::Mask(v, m) => {
+                        let m = m.to_big();
+                        (k & &m) == (v.to_big() & &m)
+                    }
+                    KeySet::Range(lo, hi) => {
+                        ops::cmp_big(CmpOp::Ge, t, k, &lo.to_big())
+                            && ops::cmp_big(CmpOp::Le, t, k, &hi.to_big())
+                    }
+                    KeySet::Set(_) => false,
+                }
+            });
+            if ok {
+                return Some(c.next);
+            }
+        }
+        None
+    }
+
+    fn in_value_set(&self, sw: &Switch, id: ValueSetId, keys: &[u64]) -> bool {
+        let Some(vs) = sw.value_sets.get(id as usize) else {
+            return false;
+        };
+        let members = vs.read().unwrap_or_else(PoisonError::into_inner);
+        members.iter().any(|m| {
+            m.len() == keys.len() && m.iter().zip(keys).all(|((v, msk), k)| k & msk == v & msk)
+        })
+    }
+
+    /// Extracts header `h` at frame offset `a` from the packet (P4_16 §12.8.2).
+    fn extract(&mut self, sw: &Switch, a: usize, h: HeaderId, varbit: Option<u64>) -> Flow {
+        let Some(hl) = sw.prog.headers.get(h as usize) else {
+            return Flow::Next;
+        };
+        let vmax = hl.fields.iter().find_map(|f| f.varbit);
+        let vbits = match (varbit, vmax) {
+            (Some(n), Some(m)) => {
+                if n > u64::from(m) {
+                    self.perr = HEADER_TOO_SHORT;
+                    return Flow::Reject;
+                }
+                n
+            }
+            _ => 0,
+        };
+        let total = hl.fixed_bits + vbits;
+        if self.cursor as u64 + total > 8 * self.input.len() as u64 {
+            self.perr = PACKET_TOO_SHORT;
+            return Flow::Reject;
+        }
+        let mut pos = self.cursor;
+        for fl in &hl.fields {
+            let fa = a + fl.off as usize;
+            if fl.varbit.is_some() {
+                self.st(fa, vbits);
+                let n = fl.ty.words() as usize;
+                let w = vbits as u32;
+                if let Some(ws) = self.f.get_mut(fa + 1..fa + 1 + n) {
+                    ws.fill(0);
+                    let used = w.div_ceil(64).max(1) as usize;
+                    read_wide(&self.input, pos, w, &mut ws[..used.min(n)]);
+                }
+                pos += vbits as usize;
+            } else if fl.ty.width <= 64 {
+                let v = read_bits(&self.input, pos, fl.ty.width);
+                self.st(fa, v);
+                pos += fl.ty.width as usize;
+            } else {
+                let n = fl.ty.words() as usize;
+                if let Some(ws) = self.f.get_mut(fa..fa + n) {
+                    read_wide(&self.input, pos, fl.ty.width, ws);
+                }
+                pos += fl.ty.width as usize;
+            }
+        }
+        self.st(a, 1);
+        self.cursor = pos;
+        Flow::Next
+    }
+
+    /// Reads a value of `layout` at bit `pos` of the packet into frame offset `a` (lookahead).
+    fn read_layout(&mut self, sw: &Switch, a: usize, layout: &Layout, pos: &mut usize) {
+        match layout {
+            Layout::Scalar(t) => {
+                if t.width <= 64 {
+                    let v = read_bits(&self.input, *pos, t.width);
+                    self.st(a, v);
+                } else {
+                    let n = t.words() as usize;
+                    if let Some(ws) = self.f.get_mut(a..a + n) {
+                        read_wide(&self.input, *pos, t.width, ws);
+                    }
+                }
+                *pos += t.width as usize;
+            }
+            Layout::Header(h) => {
+                if let Some(hl) = sw.prog.headers.get(*h as usize) {
+                    for fl in &hl.fields {
+                        if fl.varbit.is_some() {
+                            continue;
+                        }
+                        self.read_layout(sw, a + fl.off as usize, &Layout::Scalar(fl.ty), pos);
+                    }
+                }
+                self.st(a, 1);
+            }
+            Layout::Struct(fs) => {
+                for (_, o, l) in fs {
+                    self.read_layout(sw, a + *o as usize, l, pos);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Appends the fields of the (valid) header at `a` to the output.
+    fn emit(&mut self, sw: &Switch, a: usize, h: HeaderId) {
+        let Some(hl) = sw.prog.headers.get(h as usize) else {
+            return;
+        };
+        for fl in &hl.fields {
+            let fa = a + fl.off as usize;
+            if fl.varbit.is_some() {
+                let len = self.ld(fa).min(u64::from(fl.ty.width)) as u32;
+                let n = fl.ty.words() as usize;
+                if let Some(ws) = self.f.get(fa + 1..fa + 1 + n) {
+                    let used = len.div_ceil(64).max(1) as usize;
+                    if len > 0 {
+                        self.out.put_wide(&ws[..used.min(n)], len);
+                    }
+                }
+            } else if fl.ty.width <= 64 {
+                let v = self.ld(fa);
+                self.out.put(v, fl.ty.width);
+            } else {
+                let n = fl.ty.words() as usize;
+                if let Some(ws) = self.f.get(fa..fa + n) {
+                    self.out.put_wide(ws, fl.ty.width);
+                }
+            }
+        }
+    }
+
+    fn shift_stack(&mut self, _sw: &Switch, s: &StackRef, by: i64) {
+        let Some(a) = self.addr(&s.loc) else { return };
+        let size = s.size as usize;
+        let ew = s.elem_words as usize;
+        let base = a + 1;
+        if base + size * ew > self.f.len() {
+            return;
+        }
+        let n = by.unsigned_abs() as usize;
+        let next = self.ld(a);
+        let invalidate = |f: &mut Vec<u64>, i: usize| {
+            let ea = base + i * ew;
+            match &s.elem {
+                StackElem::Header(_) => f[ea] = 0,
+                StackElem::Union(ms) => {
+                    for (o, _) in ms {
+                        f[ea + *o as usize] = 0;
+                    }
+                }
+                StackElem::Other => f[ea..ea + ew].fill(0),
+            }
+        };
+        if by > 0 {
+            for i in (0..size).rev() {
+                if i >= n {
+                    let (src, dst) = (base + (i - n) * ew, base + i * ew);
+                    self.f.copy_within(src..src + ew, dst);
+                } else {
+                    invalidate(&mut self.f, i);
+                }
+            }
+            self.st(a, (next + n as u64).min(size as u64));
+        } else {
+            for i in 0..size {
+                if i + n < size {
+                    let (src, dst) = (base + (i + n) * ew, base + i * ew);
+                    self.f.copy_within(src..src + ew, dst);
+                } else {
+                    invalidate(&mut self.f, i);
+                }
+            }
+            self.st(a, next.saturating_sub(n as u64));
+        }
+    }
+
+    // ------------------------------------------------------------------ tables
+
+    fn apply_table(&mut self, sw: &Switch, tid: TableId, hit_slot: Option<u32>, run_slot: Option<u32>) -> Flow {
+        let (Some(td), Some(rt)) = (sw.prog.tables.get(tid as usize), sw.tables.get(tid as usize)) else {
+            return Flow::Next;
+        };
+        if !td.key_pre.is_empty() {
+            let f = self.exec(sw, &td.key_pre);
+            if f != Flow::Next {
+                return f;
+            }
+        }
+        self.key.clear();
+        for k in &td.keys {
+            if k.kind == MatchKind::Selector {
+                continue;
+            }
+            let t = k.expr.ty();
+            if t.is_wide() {
+                let v = self.eval_big(&k.expr);
+                let n = t.bytes();
+                let b = v.to_bytes_be();
+                let start = self.key.len();
+                self.key.resize(start + n, 0);
+                let m = b.len().min(n);
+                if !(b.len() == 1 && b[0] == 0) {
+                    self.key[start + n - m..].copy_from_slice(&b[b.len() - m..]);
+                }
+            } else {
+                let v = self.eval(&k.expr);
+                put_be(&mut self.key, v, t.width);
+            }
+        }
+        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        let hit = self.lookup.hit;
+        let action = self.lookup.data.action;
+        if let Some(h) = hit_slot {
+            self.st(h as usize, u64::from(hit.is_some()));
+        }
+        if let Some(r) = run_slot {
+            self.st(r as usize, if action == ACTION_NONE { u64::MAX } else { u64::from(action) });
+        }
+        let Some(a) = td.actions.get(action as usize) else {
+            return Flow::Next;
+        };
+        // Action parameters from the entry.
+        let mut off = 0usize;
+        for p in &a.params {
+            let n = p.ty.bytes();
+            let bytes = self.lookup.data.params.get(off..off + n).unwrap_or(&[]);
+            if p.ty.is_wide() {
+                let v = BigUint::from_bytes_be(bytes);
+                self.store_big(p.slot as usize, p.ty, &v);
+            } else {
+                let v = crate::bits::get_be(bytes) & mask(p.ty.width);
+                self.st(p.slot as usize, v);
+            }
+            off += n;
+        }
+        // v1model direct counters count every hit.
+        if let (Some(h), Some(dc), Arch::V1Model) = (hit, td.direct_counter, sw.prog.arch) {
+            if let Some(RtExtern::DirectCounter(cells)) = sw.externs.get(dc as usize) {
+                if let Some(c) = cells.get(h.slot()) {
+                    c.count(1, self.input.len() as u64);
+                }
+            }
+        }
+        let saved = self.tctx;
+        self.tctx = TableCtx {
+            table: tid,
+            hit,
+            active: true,
+        };
+        let flow = self.call(sw, a.func, &a.copy_in, &a.copy_out);
+        if let (Some(h), true) = (hit, rt.writes_back.get(action as usize).copied().unwrap_or(false)) {
+            self.pbuf.clear();
+            for p in &a.params {
+                if p.ty.is_wide() {
+                    let v = self.load_big(p.slot as usize, p.ty);
+                    let n = p.ty.bytes();
+                    let b = v.to_bytes_be();
+                    let start = self.pbuf.len();
+                    self.pbuf.resize(start + n, 0);
+                    let m = b.len().min(n);
+                    self.pbuf[start + n - m..].copy_from_slice(&b[b.len() - m..]);
+                } else {
+                    let v = self.ld(p.slot as usize);
+                    put_be(&mut self.pbuf, v, p.ty.width);
+                }
+            }
+            if self.pbuf[..] != self.lookup.data.params[..] {
+                rt.t.update_params(h, &self.pbuf);
+            }
+        }
+        self.tctx = saved;
+        match flow {
+            Flow::Return | Flow::Next => Flow::Next,
+            f => f,
+        }
+    }
+
+    // ------------------------------------------------------------------ externs
+
+    fn xval(&self, a: Option<&XArg>) -> Option<u64> {
+        match a {
+            Some(XArg::Val(e)) => Some(self.eval(e)),
+            _ => None,
+        }
+    }
+
+    fn xstore(&mut self, l: &Loc, t: Ty, v: u64) {
+        if let Some(a) = self.addr(l) {
+            if t.is_wide() {
+                self.store_big(a, t, &BigUint::from(v));
+            } else {
+                self.st(a, v & mask(t.width));
+            }
+        }
+    }
+
+    /// Serializes data items into `self.data`.
+    fn serialize(&mut self, items: &[Datum]) {
+        self.data.clear();
+        for it in items {
+            match it {
+                Datum::Bits(e) => {
+                    let t = e.ty();
+                    if t.is_wide() {
+                        let v = self.eval_big(e);
+                        let mut ws = vec![0u64; t.words() as usize];
+                        ops::big_to_words(&v, &mut ws);
+                        self.data.put_wide(&ws, t.width);
+                    } else {
+                        let v = self.eval(e);
+                        self.data.put(v, t.width);
+                    }
+                }
+                Datum::Varbit(l, max) => {
+                    if let Some(a) = self.addr(l) {
+                        let len = self.ld(a).min(u64::from(*max)) as u32;
+                        let n = max.div_ceil(64).max(1) as usize;
+                        if len > 0 {
+                            if let Some(ws) = self.f.get(a + 1..a + 1 + n) {
+                                let used = len.div_ceil(64).max(1) as usize;
+                                let ws: Vec<u64> = ws[..used.min(n)].to_vec();
+                                self.data.put_wide(&ws, len);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The data arguments' values, one per item (truncated to 64 bits).
+    fn item_values(&self, items: &[Datum], out: &mut Vec<(u64, u32)>) {
+        out.clear();
+        for it in items {
+            if let Datum::Bits(e) = it {
+                out.push((self.eval(e), e.ty().width));
+            }
+        }
+    }
+
+    fn extern_call(&mut self, sw: &Switch, x: &ExternCall) -> Flow {
+        let args = &x.args;
+        let inst = x.inst.and_then(|i| sw.externs.get(i as usize));
+        let xk = x.inst.and_then(|i| sw.prog.externs.get(i as usize)).map(|e| &e.kind);
+        match &x.op {
+            XOp::CounterCount => {
+                if let Some(RtExtern::Counter(cells)) = inst {
+                    let i = self.xval(args.first()).unwrap_or(0);
+                    let inc = self.xval(args.get(1)).unwrap_or(self.input.len() as u64);
+                    if let Some(c) = cells.get(i as usize) {
+                        c.count(1, inc);
+                    }
+                }
+            }
+            XOp::DirectCounterCount => {
+                if let (Some(RtExtern::DirectCounter(cells)), Some(h)) = (inst, self.tctx.hit) {
+                    let inc = self.xval(args.first()).unwrap_or(self.input.len() as u64);
+                    if let Some(c) = cells.get(h.slot()) {
+                        c.count(1, inc);
+                    }
+                }
+            }
+            XOp::MeterExecute { colors } => {
+                let mut c = externs::GREEN;
+                if let Some(RtExtern::Meter(cells)) = inst {
+                    let i = self.xval(args.first()).unwrap_or(0);
+                    let cin = self.xval(args.get(1)).map_or(externs::GREEN, |v| color_index(colors, v));
+                    let bytes = matches!(xk, Some(ExternKind::Meter { bytes: true, .. }));
+                    let amount = if bytes {
+                        self.xval(args.get(2)).unwrap_or(self.input.len() as u64)
+                    } else {
+                        1
+                    };
+                    if let Some(m) = cells.get(i as usize) {
+                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(amount, self.now_ns, cin);
+                    }
+                }
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, colors[c.min(RED)]);
+                }
+            }
+            XOp::DirectMeterExecute { colors } | XOp::DirectMeterRead { colors } => {
+                let mut c = externs::GREEN;
+                if let (Some(RtExtern::DirectMeter(cells)), Some(h)) = (inst, self.tctx.hit) {
+                    let cin = self.xval(args.first()).map_or(externs::GREEN, |v| color_index(colors, v));
+                    let bytes = matches!(xk, Some(ExternKind::DirectMeter { bytes: true }));
+                    let amount = if bytes {
+                        self.xval(args.get(1)).unwrap_or(self.input.len() as u64)
+                    } else {
+                        1
+                    };
+                    if let Some(m) = cells.get(h.slot()) {
+                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(amount, self.now_ns, cin);
+                    }
+                }
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, colors[c.min(RED)]);
+                }
+            }
+            XOp::RegisterRead => {
+                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1)) {
+                    let i = self.xval(args.first()).unwrap_or(u64::MAX);
+                    let w = lay.words(&sw.prog.headers) as usize;
+                    if let Some(a) = self.addr(l) {
+                        if let Some(ws) = self.f.get_mut(a..a + w) {
+                            r.read(i, ws);
+                        }
+                    }
+                }
+            }
+            XOp::RegisterWrite => {
+                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1)) {
+                    let i = self.xval(args.first()).unwrap_or(u64::MAX);
+                    let w = lay.words(&sw.prog.headers) as usize;
+                    if let Some(a) = self.addr(l) {
+                        if let Some(ws) = self.f.get(a..a + w) {
+                            r.write(i, ws);
+                        }
+                    }
+                }
+            }
+            XOp::HashGet => {
+                let algo = match xk {
+                    Some(ExternKind::Hash { algo }) => *algo,
+                    _ => HashAlgo::Crc32,
+                };
+                if let Some(XArg::Data(items)) = args.get(1) {
+                    self.serialize(items);
+                }
+                let r = self.next_rand();
+                let h = externs::hash(algo, &self.data.bytes, r);
+                let base = self.xval(args.first());
+                let max = self.xval(args.get(2));
+                let v = match (base, max) {
+                    (Some(b), Some(m)) if m > 0 => b.wrapping_add(h % m),
+                    (Some(b), _) => b.wrapping_add(h),
+                    _ => h,
+                };
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::V1Hash(algo) => {
+                if let Some(XArg::Data(items)) = args.get(2) {
+                    self.serialize(items);
+                }
+                let r = self.next_rand();
+                let h = externs::hash(*algo, &self.data.bytes, r);
+                let base = self.xval(args.get(1)).unwrap_or(0);
+                let max = self.xval(args.get(3)).unwrap_or(0);
+                let v = if max > 0 { base.wrapping_add(h % max) } else { base.wrapping_add(h) };
+                if let Some(XArg::Out(l, t)) = args.first() {
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::ChecksumClear => match xk {
+                Some(ExternKind::Checksum { state, .. }) => {
+                    let s = *state as usize;
+                    self.st(s, 0);
+                    self.st(s + 1, 0);
+                }
+                Some(ExternKind::InternetChecksum { state }) => self.st(*state as usize, 0),
+                _ => {}
+            },
+            XOp::ChecksumUpdate => {
+                if let (Some(ExternKind::Checksum { algo, state }), Some(XArg::Data(items))) = (xk, args.first()) {
+                    self.serialize(items);
+                    let s = *state as usize;
+                    match algo {
+                        HashAlgo::Csum16 | HashAlgo::Identity | HashAlgo::Xor16 => {
+                            let add = if *algo == HashAlgo::Xor16 {
+                                u64::from(externs::xor16(&self.data.bytes))
+                            } else {
+                                u64::from(externs::ones_sum16(&self.data.bytes))
+                            };
+                            let cur = self.ld(s);
+                            let v = if *algo == HashAlgo::Xor16 {
+                                cur ^ add
+                            } else {
+                                let t = cur + add;
+                                (t & 0xffff) + (t >> 16)
+                            };
+                            self.st(s, v);
+                        }
+                        _ => {
+                            // CRCs: accumulate the bytes (kept in a running CRC-32 register).
+                            let mut c = if self.ld(s + 1) == 0 { 0xFFFF_FFFFu32 } else { self.ld(s) as u32 };
+                            for b in &self.data.bytes {
+                                c = crc32_step(c, *b);
+                            }
+                            self.st(s, u64::from(c));
+                            self.st(s + 1, 1);
+                        }
+                    }
+                }
+                if let (Some(ExternKind::InternetChecksum { .. }), Some(XArg::Data(_))) = (xk, args.first()) {
+                    // (InternetChecksum uses add/subtract.)
+                }
+            }
+            XOp::ChecksumGet => {
+                let v = match xk {
+                    Some(ExternKind::Checksum { algo, state }) => {
+                        let s = *state as usize;
+                        match algo {
+                            HashAlgo::Csum16 | HashAlgo::Identity => !self.ld(s) & 0xffff,
+                            HashAlgo::Xor16 => self.ld(s) & 0xffff,
+                            _ => {
+                                let c = if self.ld(s + 1) == 0 { 0xFFFF_FFFFu32 } else { self.ld(s) as u32 };
+                                u64::from(c ^ 0xFFFF_FFFF)
+                            }
+                        }
+                    }
+                    Some(ExternKind::InternetChecksum { state }) => !self.ld(*state as usize) & 0xffff,
+                    _ => 0,
+                };
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::CsumAdd | XOp::CsumSubtract => {
+                if let (Some(ExternKind::InternetChecksum { state }), Some(XArg::Data(items))) = (xk, args.first()) {
+                    self.serialize(items);
+                    let s = *state as usize;
+                    let mut sum = u64::from(externs::ones_sum16(&self.data.bytes));
+                    if x.op == XOp::CsumSubtract {
+                        sum = !sum & 0xffff;
+                    }
+                    let t = self.ld(s) + sum;
+                    let t = (t & 0xffff) + (t >> 16);
+                    self.st(s, (t & 0xffff) + (t >> 16));
+                }
+            }
+            XOp::CsumGetState => {
+                if let (Some(ExternKind::InternetChecksum { state }), Some((l, t))) = (xk, &x.ret) {
+                    let v = self.ld(*state as usize);
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::CsumSetState => {
+                if let Some(ExternKind::InternetChecksum { state }) = xk {
+                    let v = self.xval(args.first()).unwrap_or(0) & 0xffff;
+                    self.st(*state as usize, v);
+                }
+            }
+            XOp::RandomRead => {
+                if let (Some(ExternKind::Random { lo, hi, ty }), Some((l, t))) = (xk, &x.ret) {
+                    let (lo, hi) = (*lo, *hi);
+                    let r = self.next_rand();
+                    let v = if hi > lo { lo + r % (hi - lo + 1).max(1) } else { lo };
+                    let v = v & mask(ty.width);
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::V1Random => {
+                let lo = self.xval(args.get(1)).unwrap_or(0);
+                let hi = self.xval(args.get(2)).unwrap_or(u64::MAX);
+                let r = self.next_rand();
+                let span = hi.wrapping_sub(lo).wrapping_add(1);
+                let v = if hi < lo { lo } else if span == 0 { r } else { lo + r % span };
+                if let Some(XArg::Out(l, t)) = args.first() {
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::DigestPack | XOp::V1Digest => {
+                let (name, items) = if x.op == XOp::DigestPack {
+                    let n = x
+                        .inst
+                        .and_then(|i| sw.prog.externs.get(i as usize))
+                        .map_or_else(String::new, |e| e.name.clone());
+                    (n, args.first())
+                } else {
+                    (format!("receiver {}", self.xval(args.first()).unwrap_or(0)), args.get(1))
+                };
+                if let Some(XArg::Data(items)) = items {
+                    self.serialize(items);
+                    sw.push_digest(DigestMsg {
+                        name,
+                        data: self.data.bytes.clone(),
+                    });
+                }
+            }
+            XOp::MarkToDrop => {
+                let base = match args.first() {
+                    Some(XArg::Agg(l, _)) => self.addr(l),
+                    _ => sw.arch.v1.as_ref().map(|v| v.sm as usize),
+                };
+                if let (Some(b), Some(v1)) = (base, sw.arch.v1.as_ref()) {
+                    if let Some(o) = v1.egress_spec {
+                        self.st(b + o as usize, v1.drop_port);
+                    }
+                    if let Some(o) = v1.mcast_grp {
+                        self.st(b + o as usize, 0);
+                    }
+                }
+            }
+            XOp::VerifyChecksum { algo, with_payload } | XOp::UpdateChecksum { algo, with_payload } => {
+                let cond = self.xval(args.first()).unwrap_or(1);
+                if cond == 0 {
+                    return Flow::Next;
+                }
+                if let Some(XArg::Data(items)) = args.get(1) {
+                    self.serialize(items);
+                }
+                if *with_payload {
+                    let start = self.cursor.div_ceil(8).min(self.input.len());
+                    let payload = self.input[start..].to_vec();
+                    self.data.put_bytes(&payload);
+                }
+                let r = self.next_rand();
+                let h = externs::hash(*algo, &self.data.bytes, r);
+                if matches!(x.op, XOp::VerifyChecksum { .. }) {
+                    let want = self.xval(args.get(2)).unwrap_or(0);
+                    let w = match args.get(2) {
+                        Some(XArg::Val(e)) => e.ty().width,
+                        _ => 16,
+                    };
+                    if h & mask(w) != want {
+                        if let Some(v1) = sw.arch.v1.as_ref() {
+                            if let Some(o) = v1.checksum_error {
+                                self.st(v1.sm as usize + o as usize, 1);
+                            }
+                        }
+                    }
+                } else if let Some(XArg::Out(l, t)) = args.get(2) {
+                    self.xstore(l, *t, h);
+                }
+            }
+            XOp::Resubmit => self.ps.resubmit = Some(self.xval(args.first()).unwrap_or(0)),
+            XOp::Recirculate => self.ps.v1_recirculate = Some(self.xval(args.first()).unwrap_or(0)),
+            XOp::Clone => {
+                let ty = self.xval(args.first()).unwrap_or(0);
+                let sess = self.xval(args.get(1)).unwrap_or(0);
+                let fl = self.xval(args.get(2)).unwrap_or(u64::MAX);
+                self.ps.clone = Some((ty, sess, fl));
+            }
+            XOp::Truncate => self.ps.truncate = self.xval(args.first()),
+            XOp::Assert | XOp::Assume => {
+                if self.xval(args.first()).unwrap_or(1) == 0 {
+                    sw.stats.assertion_failures.fetch_add(1, Relaxed);
+                }
+            }
+            XOp::Log => {}
+            XOp::SendToPort => self.ps.dest = self.xval(args.first()),
+            XOp::DropPacket => self.ps.dest = None,
+            XOp::MirrorPacket => {
+                let slot = self.xval(args.first()).unwrap_or(0);
+                let sess = self.xval(args.get(1)).unwrap_or(0);
+                self.ps.mirrors.retain(|m| m.0 != slot);
+                self.ps.mirrors.push((slot, sess));
+            }
+            XOp::PnaRecirculate => self.ps.recirculate = true,
+            XOp::AddEntry {
+                func,
+                conditional,
+                success,
+            } => {
+                let mut i = 0;
+                let doit = if *conditional {
+                    i = 1;
+                    self.xval(args.first()).unwrap_or(0) != 0
+                } else {
+                    true
+                };
+                let ok = doit && self.add_entry(sw, *func, args.get(i), self.xval(args.get(i + 1)).unwrap_or(0));
+                if let Some((l, t)) = &x.ret {
+                    let v = if ok { *success } else { 1 - success.min(&1) };
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::SetEntryExpireTime { conditional } => {
+                let (cond, p) = if *conditional {
+                    (self.xval(args.first()).unwrap_or(0) != 0, self.xval(args.get(1)).unwrap_or(0))
+                } else {
+                    (true, self.xval(args.first()).unwrap_or(0))
+                };
+                if cond {
+                    self.set_expire(sw, Some(p));
+                }
+            }
+            XOp::RestartExpireTimer => self.set_expire(sw, None),
+            XOp::UpdateExpireInfo => {
+                let a = self.xval(args.first()).unwrap_or(0) != 0;
+                let b = self.xval(args.get(1)).unwrap_or(0) != 0;
+                let p = self.xval(args.get(2)).unwrap_or(0);
+                if a {
+                    self.set_expire(sw, if b { Some(p) } else { None });
+                }
+            }
+            XOp::IsNetPort | XOp::IsHostPort => {
+                let p = self.xval(args.first()).unwrap_or(0);
+                let net = sw.is_net_port(p);
+                let v = if x.op == XOp::IsNetPort { net } else { !net };
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, u64::from(v));
+                }
+            }
+            XOp::AllocateFlowId => {
+                let v = u64::from(sw.flow_ids.fetch_add(1, Relaxed));
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, v);
+                }
+            }
+            XOp::PacketLength => {
+                if let Some((l, t)) = &x.ret {
+                    self.xstore(l, *t, self.input.len() as u64);
+                }
+            }
+        }
+        Flow::Next
+    }
+
+    /// PNA `add_entry`: inserts the key that just missed with `func`'s action and parameters.
+    fn add_entry(&mut self, sw: &Switch, func: FnId, params: Option<&XArg>, profile: u64) -> bool {
+        if !self.tctx.active || self.tctx.hit.is_some() {
+            return false;
+        }
+        let tid = self.tctx.table as usize;
+        let (Some(td), Some(rt)) = (sw.prog.tables.get(tid), sw.tables.get(tid)) else {
+            return false;
+        };
+        let Some(ai) = td.action_of(func) else {
+            return false;
+        };
+        let a = &td.actions[ai as usize];
+        self.pbuf.clear();
+        let mut vals = Vec::new();
+        if let Some(XArg::Data(items)) = params {
+            self.item_values(items, &mut vals);
+        }
+        for (k, p) in a.params.iter().enumerate() {
+            let v = vals.get(k).map_or(0, |x| x.0);
+            put_be(&mut self.pbuf, v & mask(p.ty.width.min(64)), p.ty.width);
+        }
+        self.adata.action = ai;
+        self.adata.params.set(&self.pbuf);
+        let profile = u8::try_from(profile).unwrap_or(u8::MAX);
+        match rt.t.add_on_miss(&self.key, &self.adata, profile, self.now_ns) {
+            AddStatus::Added(h) => {
+                sw.reset_direct(tid, h.slot());
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// PNA `set_entry_expire_time(p)` (`Some`) / `restart_expire_timer()` (`None`) on the entry
+    /// that just matched.
+    fn set_expire(&mut self, sw: &Switch, profile: Option<u64>) {
+        let (true, Some(h)) = (self.tctx.active, self.tctx.hit) else {
+            return;
+        };
+        let Some(rt) = sw.tables.get(self.tctx.table as usize) else {
+            return;
+        };
+        match profile {
+            Some(p) => {
+                let _ = rt.t.set_expire_profile(h, u8::try_from(p).unwrap_or(u8::MAX), self.now_ns);
+            }
+            None => {
+                let _ = rt.t.restart_timer(h, self.now_ns);
+            }
+        }
+    }
+}
+
+fn color_index(colors: &[u64; 3], v: u64) -> usize {
+    colors.iter().position(|c| *c == v).unwrap_or(externs::GREEN)
+}
+
+#[inline]
+fn crc32_step(c: u32, b: u8) -> u32 {
+    let mut c = c ^ u32::from(b);
+    for _ in 0..8 {
+        c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+    }
+    c
+}

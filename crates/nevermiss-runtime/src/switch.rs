@@ -1,0 +1,372 @@
+//! The switch: a lowered program plus everything stateful it uses — tables, extern state,
+//! value sets, multicast groups, clone/mirror sessions, digests and idle notifications —
+//! shared by all workers and the control plane through `&self` (`Send + Sync`).
+
+use crate::arch::ArchInfo;
+use crate::externs::{counters, meters, CounterCell, Meter, RegisterStore};
+use nevermiss_tables::{
+    ActionData, FieldMatch, IdleTimeout as TIdle, KeySpec, MatchKind as TKind, Table, TableError,
+    TableSpec, MAX_TABLE_SIZE,
+};
+use p4_ir::{EntryMatch, ExternKind, IdleTimeout, MatchKind, Program, Ty, Val};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+/// Run-time configuration of a switch.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// PNA: the host-side ports (vports); every other port is a network port
+    /// (`is_net_port`, `direction`).
+    pub host_ports: Vec<u32>,
+    /// PNA expire-time profiles in nanoseconds (profile id = index); `None` keeps the tables'
+    /// defaults (10 s, 30 s, 60 s, 120 s, 300 s, 12 h, 120 s, 120 s).
+    pub expire_profiles_ns: Option<Vec<u64>>,
+    /// Resolution of idle timers.
+    pub tick_ns: u64,
+    /// Most passes of one packet (resubmit, recirculate) before it is dropped.
+    pub max_passes: u32,
+    /// Most parser state transitions per packet before `ParserTimeout`.
+    pub parser_steps: u32,
+    /// Most loop iterations per packet before the packet is dropped.
+    pub loop_limit: u64,
+    /// Seed of the per-worker random generators.
+    pub seed: u64,
+    /// Most digests kept for the control plane (older ones are dropped and counted).
+    pub digest_queue: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            host_ports: Vec::new(),
+            expire_profiles_ns: None,
+            tick_ns: 1_000_000,
+            max_passes: 16,
+            parser_steps: 100_000,
+            loop_limit: 1_000_000,
+            seed: 1,
+            digest_queue: 1 << 16,
+        }
+    }
+}
+
+/// A table at run time.
+pub struct RtTable {
+    pub t: Table,
+    /// Per action: whether it has `@__ref` parameters (written back into the entry).
+    pub writes_back: Vec<bool>,
+}
+
+/// State of an extern instance.
+pub enum RtExtern {
+    Counter(Box<[CounterCell]>),
+    /// Indexed by the entry's slot; the last cell counts nothing (misses).
+    DirectCounter(Box<[CounterCell]>),
+    Meter(Box<[Mutex<Meter>]>),
+    DirectMeter(Box<[Mutex<Meter>]>),
+    Register(RegisterStore),
+    /// Stateless at switch level (hash, checksums, random, digests, profiles).
+    None,
+}
+
+/// A message produced by a `digest` (v1model) or `Digest.pack` (PNA).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DigestMsg {
+    /// The extern's name (PNA) or `receiver N` (v1model).
+    pub name: String,
+    /// The packed data, big-endian, fields concatenated.
+    pub data: Vec<u8>,
+}
+
+/// An idle-timeout notification for the control plane (PNA NOTIFY_CONTROL).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notification {
+    pub table: String,
+    pub key: Vec<u8>,
+}
+
+/// Counters of the switch itself.
+#[derive(Default, Debug)]
+pub struct SwitchStats {
+    pub digests_dropped: AtomicU64,
+    pub assertion_failures: AtomicU64,
+    pub loop_limit_hits: AtomicU64,
+    pub pass_limit_hits: AtomicU64,
+}
+
+/// The shared state of a running program.
+pub struct Switch {
+    pub prog: Program,
+    pub config: Config,
+    pub arch: ArchInfo,
+    pub tables: Vec<RtTable>,
+    pub externs: Vec<RtExtern>,
+    /// Members of each value set: one (value, mask) per component.
+    pub value_sets: Vec<RwLock<Vec<Vec<(u64, u64)>>>>,
+    pub digests: Mutex<Vec<DigestMsg>>,
+    pub notifications: Mutex<Vec<Notification>>,
+    /// Clone / mirror session → egress port.
+    pub sessions: RwLock<HashMap<u32, u32>>,
+    /// Multicast group → (port, replication id) list.
+    pub mc_groups: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
+    pub flow_ids: AtomicU32,
+    pub stats: SwitchStats,
+}
+
+/// Why a switch could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError(pub String);
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Switch {
+    /// Builds the tables (with their default actions and constant entries) and extern state of
+    /// a program.
+    pub fn new(prog: Program, config: Config) -> Result<Switch, BuildError> {
+        let arch = ArchInfo::new(&prog).map_err(BuildError)?;
+        let mut tables = Vec::with_capacity(prog.tables.len());
+        for td in &prog.tables {
+            let keys: Vec<KeySpec> = td
+                .keys
+                .iter()
+                .filter(|k| k.kind != MatchKind::Selector)
+                .map(|k| {
+                    KeySpec::new(
+                        k.name.clone(),
+                        k.expr.ty().width,
+                        match k.kind {
+                            MatchKind::Exact | MatchKind::Selector => TKind::Exact,
+                            MatchKind::Lpm => TKind::Lpm,
+                            MatchKind::Ternary => TKind::Ternary,
+                            MatchKind::Range => TKind::Range,
+                            MatchKind::Optional => TKind::Optional,
+                        },
+                    )
+                })
+                .collect();
+            let max_params = td.actions.iter().map(|a| a.params_bytes()).max().unwrap_or(0);
+            let size = (td.size.max(1) as usize).min(MAX_TABLE_SIZE);
+            let spec = TableSpec::new(td.name.clone(), keys, size)
+                .with_add_on_miss(td.add_on_miss)
+                .with_idle_timeout(match td.idle_timeout {
+                    IdleTimeout::None => TIdle::NoTimeout,
+                    IdleTimeout::NotifyControl => TIdle::NotifyControl,
+                    IdleTimeout::AutoDelete => TIdle::AutoDelete,
+                })
+                .with_max_params_bytes(max_params);
+            let t = Table::with_tick(spec, config.tick_ns.max(1))
+                .map_err(|e| BuildError(format!("table {}: {e}", td.name)))?;
+            if let Some(p) = &config.expire_profiles_ns {
+                if td.idle_timeout != IdleTimeout::None {
+                    t.set_profiles(p)
+                        .map_err(|e| BuildError(format!("table {}: {e}", td.name)))?;
+                }
+            }
+            if let Some((a, params)) = &td.default_action {
+                t.set_default(ActionData::new(*a, params.as_slice()))
+                    .map_err(|e| BuildError(format!("table {}: default action: {e}", td.name)))?;
+            }
+            let writes_back = td
+                .actions
+                .iter()
+                .map(|a| a.params.iter().any(|p| p.is_ref))
+                .collect();
+            tables.push(RtTable { t, writes_back });
+        }
+        // Constant entries.
+        for (td, rt) in prog.tables.iter().zip(&tables) {
+            let kinds: Vec<(MatchKind, Ty)> = td
+                .keys
+                .iter()
+                .filter(|k| k.kind != MatchKind::Selector)
+                .map(|k| (k.kind, k.expr.ty()))
+                .collect();
+            for e in &td.entries {
+                let Some(ms) = entry_matches(&kinds, &e.matches) else {
+                    continue;
+                };
+                // Duplicates of earlier entries are shadowed by them (first wins).
+                match rt
+                    .t
+                    .insert(&ms, e.priority, ActionData::new(e.action, e.params.as_slice()))
+                {
+                    Ok(_) | Err(TableError::Exists) => {}
+                    Err(err) => {
+                        return Err(BuildError(format!(
+                            "table {}: constant entry: {err}",
+                            td.name
+                        )))
+                    }
+                }
+            }
+        }
+        let mut externs = Vec::with_capacity(prog.externs.len());
+        for (i, x) in prog.externs.iter().enumerate() {
+            let slots_of = |want_counter: bool| -> usize {
+                prog.tables
+                    .iter()
+                    .zip(&tables)
+                    .find(|(td, _)| {
+                        if want_counter {
+                            td.direct_counter == Some(i as u32)
+                        } else {
+                            td.direct_meter == Some(i as u32)
+                        }
+                    })
+                    .map_or(1, |(_, rt)| rt.t.capacity() + 1)
+            };
+            externs.push(match &x.kind {
+                ExternKind::Counter { size, .. } => RtExtern::Counter(counters(*size as usize)),
+                ExternKind::DirectCounter { .. } => RtExtern::DirectCounter(counters(slots_of(true))),
+                ExternKind::Meter { size, .. } => RtExtern::Meter(meters(*size as usize)),
+                ExternKind::DirectMeter { .. } => RtExtern::DirectMeter(meters(slots_of(false))),
+                ExternKind::Register { size, layout, init } => {
+                    let w = layout.words(&prog.headers);
+                    RtExtern::Register(RegisterStore::new(*size, w, init))
+                }
+                _ => RtExtern::None,
+            });
+        }
+        let value_sets = prog.value_sets.iter().map(|_| RwLock::new(Vec::new())).collect();
+        Ok(Switch {
+            prog,
+            config,
+            arch,
+            tables,
+            externs,
+            value_sets,
+            digests: Mutex::new(Vec::new()),
+            notifications: Mutex::new(Vec::new()),
+            sessions: RwLock::new(HashMap::new()),
+            mc_groups: RwLock::new(HashMap::new()),
+            flow_ids: AtomicU32::new(1),
+            stats: SwitchStats::default(),
+        })
+    }
+
+    /// Whether a port is a network port (PNA).
+    #[inline]
+    pub fn is_net_port(&self, port: u64) -> bool {
+        !self.config.host_ports.iter().any(|p| u64::from(*p) == port)
+    }
+
+    /// Queues a digest message, dropping it (and counting) when the queue is full.
+    pub fn push_digest(&self, msg: DigestMsg) {
+        let mut q = self.digests.lock().unwrap_or_else(PoisonError::into_inner);
+        if q.len() >= self.config.digest_queue {
+            self.stats.digests_dropped.fetch_add(1, Relaxed);
+            return;
+        }
+        q.push(msg);
+    }
+
+    /// Takes the queued digests.
+    pub fn take_digests(&self) -> Vec<DigestMsg> {
+        std::mem::take(&mut *self.digests.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Runs the idle timers of every table up to `now_ns`: AUTO_DELETE entries are removed,
+    /// NOTIFY_CONTROL entries produce notifications. Returns the number of entries affected.
+    pub fn expire(&self, now_ns: u64) -> usize {
+        let mut n = 0;
+        for (td, rt) in self.prog.tables.iter().zip(&self.tables) {
+            if td.idle_timeout == IdleTimeout::None {
+                continue;
+            }
+            let ex = rt.t.expire(now_ns);
+            n += ex.len();
+            let notes: Vec<Notification> = ex
+                .into_iter()
+                .filter(|e| e.notify)
+                .map(|e| Notification {
+                    table: td.name.clone(),
+                    key: e.entry.key,
+                })
+                .collect();
+            if !notes.is_empty() {
+                let mut q = self.notifications.lock().unwrap_or_else(PoisonError::into_inner);
+                if q.len() < self.config.digest_queue {
+                    q.extend(notes);
+                }
+            }
+        }
+        n
+    }
+
+    /// Resets the direct counters of a table's entry slot (a new entry took it).
+    pub fn reset_direct(&self, table: usize, slot: usize) {
+        if let Some(dc) = self.prog.tables.get(table).and_then(|t| t.direct_counter) {
+            if let Some(RtExtern::DirectCounter(cells)) = self.externs.get(dc as usize) {
+                if let Some(c) = cells.get(slot) {
+                    c.reset();
+                }
+            }
+        }
+        if let Some(dm) = self.prog.tables.get(table).and_then(|t| t.direct_meter) {
+            if let Some(RtExtern::DirectMeter(cells)) = self.externs.get(dm as usize) {
+                if let Some(c) = cells.get(slot) {
+                    let mut m = c.lock().unwrap_or_else(PoisonError::into_inner);
+                    *m = Meter::default();
+                }
+            }
+        }
+    }
+}
+
+/// Big-endian bytes of a value of width `w` (`ceil(w/8)` bytes).
+pub fn val_bytes(v: &Val, w: u32) -> Vec<u8> {
+    let n = (w as usize).div_ceil(8);
+    let b = p4_ir::ops::mask_big(&v.to_big(), w).to_bytes_be();
+    let mut out = vec![0u8; n];
+    let k = b.len().min(n);
+    out[n - k..].copy_from_slice(&b[b.len() - k..]);
+    out
+}
+
+/// The table crate's match spec of a constant entry (`None` when a wildcard is given for an
+/// exact field, which no entry can express).
+pub fn entry_matches(kinds: &[(MatchKind, Ty)], ms: &[EntryMatch]) -> Option<Vec<FieldMatch>> {
+    let mut out = Vec::with_capacity(kinds.len());
+    for ((k, t), m) in kinds.iter().zip(ms) {
+        let w = t.width;
+        out.push(match (k, m) {
+            (_, EntryMatch::Exact(v)) => FieldMatch::Exact(val_bytes(v, w)),
+            (MatchKind::Lpm, EntryMatch::Lpm(v, l)) => FieldMatch::Lpm(val_bytes(v, w), (*l).min(w)),
+            (MatchKind::Lpm, EntryMatch::Any) => FieldMatch::Lpm(val_bytes(&Val::U(0), w), 0),
+            (MatchKind::Ternary, EntryMatch::Ternary(v, m)) => {
+                FieldMatch::Ternary(val_bytes(v, w), val_bytes(m, w))
+            }
+            (MatchKind::Ternary, EntryMatch::Lpm(v, l)) => {
+                let m = if *l == 0 {
+                    num_bigint::BigUint::default()
+                } else {
+                    ((num_bigint::BigUint::from(1u8) << *l) - 1u8) << (w - (*l).min(w))
+                };
+                FieldMatch::Ternary(val_bytes(v, w), val_bytes(&Val::from_big(m), w))
+            }
+            (MatchKind::Ternary, EntryMatch::Any) => {
+                FieldMatch::Ternary(val_bytes(&Val::U(0), w), val_bytes(&Val::U(0), w))
+            }
+            (MatchKind::Range, EntryMatch::Range(lo, hi)) => {
+                FieldMatch::Range(val_bytes(lo, w), val_bytes(hi, w))
+            }
+            (MatchKind::Range, EntryMatch::Any) => {
+                let max = (num_bigint::BigUint::from(1u8) << w) - 1u8;
+                FieldMatch::Range(val_bytes(&Val::U(0), w), val_bytes(&Val::from_big(max), w))
+            }
+            (MatchKind::Optional, EntryMatch::Any) => FieldMatch::Optional(None),
+            (MatchKind::Optional, EntryMatch::Ternary(v, _)) => {
+                FieldMatch::Optional(Some(val_bytes(v, w)))
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
+}
