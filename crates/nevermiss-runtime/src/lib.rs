@@ -15,6 +15,7 @@ pub mod worker;
 pub use switch::{Config, Switch};
 pub use worker::Worker;
 pub mod control;
+pub mod run;
 pub mod stf;
 
 use std::path::Path;

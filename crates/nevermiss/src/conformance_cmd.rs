@@ -1,5 +1,7 @@
 //! `nevermiss conformance --p4c DIR`: run p4c's test suites (a local copy, never committed) through
-//! `nevermiss check` and count what was accepted, rejected and crashed.
+//! `nevermiss check` and count what was accepted, rejected and crashed; run the BMv2 STF tests
+//! through `nevermiss stf` and the PNA add-on-miss programs through `nevermiss run`, counting
+//! what passed, failed and crashed.
 //!
 //! Every file runs in a child process of this same binary with a time limit, so a panic, a stack
 //! overflow or a hang in one file is counted as a crash instead of taking the runner down.
@@ -38,6 +40,10 @@ pub struct ConformanceArgs {
 enum Expect {
     Accept,
     Reject,
+    /// `nevermiss stf PROG PROG.stf` passes (exit 0).
+    StfPass,
+    /// `nevermiss run PROG` over a few generated packets completes (exit 0).
+    RunOk,
 }
 
 struct Suite {
@@ -95,7 +101,7 @@ pub fn run(args: ConformanceArgs) -> u8 {
     let mut any_crash = false;
     let mut summary = Vec::new();
     for suite in &suites {
-        let outcomes = run_all(&exe, &suite.files, jobs, timeout);
+        let outcomes = run_all(&exe, &suite.files, suite.expect, jobs, timeout);
         let (mut acc, mut rej, mut crash) = (0, 0, 0);
         println!(
             "== {} ({} files, expected: {})",
@@ -118,7 +124,7 @@ pub fn run(args: ConformanceArgs) -> u8 {
                 }
                 Outcome::Rejected(why) => {
                     rej += 1;
-                    if suite.expect == Expect::Accept {
+                    if suite.expect != Expect::Reject {
                         println!("  FAIL rejected: {name}: {why}");
                     } else if args.verbose {
                         println!("  ok   rejected: {name}: {why}");
@@ -131,14 +137,18 @@ pub fn run(args: ConformanceArgs) -> u8 {
             }
         }
         any_crash |= crash > 0;
-        let good = if suite.expect == Expect::Accept {
-            acc
-        } else {
+        let good = if suite.expect == Expect::Reject {
             rej
+        } else {
+            acc
         };
         let total = suite.files.len().max(1);
+        let (yes, no) = match suite.expect {
+            Expect::StfPass | Expect::RunOk => ("passed", "failed"),
+            _ => ("accepted", "rejected"),
+        };
         let line = format!(
-            "{}: {} files, {} accepted, {} rejected, {} crashed; {:.1}% as expected",
+            "{}: {} files, {} {yes}, {} {no}, {} crashed; {:.1}% as expected",
             suite.name,
             suite.files.len(),
             acc,
@@ -164,6 +174,8 @@ fn expect_word(e: Expect) -> &'static str {
     match e {
         Expect::Accept => "accept",
         Expect::Reject => "reject",
+        Expect::StfPass => "STF test passes",
+        Expect::RunOk => "runs on generated packets",
     }
 }
 
@@ -204,6 +216,36 @@ fn collect_suites(testdata: &Path) -> Result<Vec<Suite>, String> {
             expect: Expect::Accept,
         },
     ];
+    // BMv2 STF tests: `*-bmv2.p4` with a sibling `.stf`.
+    let stf: Vec<PathBuf> = samples
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with("-bmv2.p4"))
+                && p.with_extension("stf").is_file()
+        })
+        .cloned()
+        .collect();
+    suites.push(Suite {
+        name: "p4_16_samples bmv2 STF",
+        files: stf,
+        expect: Expect::StfPass,
+    });
+    // PNA programs with add-on-miss tables, run over generated packets.
+    let aom: Vec<PathBuf> = samples
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("pna-"))
+                && std::fs::read_to_string(p).is_ok_and(|t| t.contains("add_on_miss"))
+        })
+        .cloned()
+        .collect();
+    suites.push(Suite {
+        name: "p4_16_samples pna add_on_miss (run)",
+        files: aom,
+        expect: Expect::RunOk,
+    });
     for (name, dir) in [
         ("p4_16_errors", "p4_16_errors"),
         ("p4_16_pna_errors", "p4_16_pna_errors"),
@@ -259,7 +301,7 @@ fn includes_supported(file: &Path, seen: &mut BTreeSet<PathBuf>) -> bool {
     true
 }
 
-fn run_all(exe: &Path, files: &[PathBuf], jobs: usize, timeout: Duration) -> Vec<Outcome> {
+fn run_all(exe: &Path, files: &[PathBuf], expect: Expect, jobs: usize, timeout: Duration) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
     std::thread::scope(|s| {
@@ -267,7 +309,7 @@ fn run_all(exe: &Path, files: &[PathBuf], jobs: usize, timeout: Duration) -> Vec
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(file) = files.get(i) else { break };
-                let outcome = check_one(exe, file, timeout);
+                let outcome = check_one(exe, file, expect, timeout);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(outcome);
                 }
@@ -282,12 +324,27 @@ fn run_all(exe: &Path, files: &[PathBuf], jobs: usize, timeout: Duration) -> Vec
         .collect()
 }
 
-fn check_one(exe: &Path, file: &Path, timeout: Duration) -> Outcome {
-    let child = Command::new(exe)
-        .arg("check")
-        .arg(file)
+fn check_one(exe: &Path, file: &Path, expect: Expect, timeout: Duration) -> Outcome {
+    let mut cmd = Command::new(exe);
+    match expect {
+        Expect::StfPass => {
+            cmd.arg("stf").arg(file).arg(file.with_extension("stf"));
+        }
+        Expect::RunOk => {
+            cmd.arg("run")
+                .arg(file)
+                .arg("--port")
+                .arg("0=gen:two-phase,m=4,r=2,count=16")
+                .arg("--port")
+                .arg("1=null");
+        }
+        _ => {
+            cmd.arg("check").arg(file);
+        }
+    }
+    let child = cmd
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
     let mut child = match child {
@@ -299,6 +356,14 @@ fn check_one(exe: &Path, file: &Path, timeout: Duration) -> Outcome {
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(s) = stderr.as_mut() {
+            let _ = s.read_to_end(&mut buf);
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    let mut stdout = child.stdout.take();
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stdout.as_mut() {
             let _ = s.read_to_end(&mut buf);
         }
         String::from_utf8_lossy(&buf).into_owned()
@@ -317,9 +382,31 @@ fn check_one(exe: &Path, file: &Path, timeout: Duration) -> Outcome {
         }
     };
     let err = reader.join().unwrap_or_default();
+    let out = out_reader.join().unwrap_or_default();
     let Some(status) = status else {
         return Outcome::Crashed(format!("timeout after {} s", timeout.as_secs()));
     };
+    if matches!(expect, Expect::StfPass | Expect::RunOk) {
+        let first = |s: &str| -> String {
+            let l = s
+                .lines()
+                .find(|l| l.contains("error") || l.contains("FAIL"))
+                .or_else(|| s.lines().next())
+                .unwrap_or("");
+            l.trim().chars().take(240).collect()
+        };
+        return match status.code() {
+            Some(0) => Outcome::Accepted,
+            Some(1) => Outcome::Rejected(format!(
+                "{} {}",
+                first(&out),
+                out.lines().nth(1).unwrap_or("").trim()
+            )),
+            Some(2) => Outcome::Rejected(first(&err)),
+            Some(c) => Outcome::Crashed(format!("exit code {c}: {}", first(&err))),
+            None => Outcome::Crashed("killed by a signal".into()),
+        };
+    }
     match status.code() {
         Some(0) => Outcome::Accepted,
         Some(1) if err.contains("error:") => {

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 mod check_cmd;
 mod conformance_cmd;
+mod run_cmd;
 mod sim_cmd;
+mod stf_cmd;
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +26,10 @@ enum Command {
     Check(check_cmd::CheckArgs),
     /// Run p4c's test suites (a local checkout) through the front end and count the outcomes.
     Conformance(conformance_cmd::ConformanceArgs),
+    /// Run a program over packet ports (pcap files, the built-in generator) and print statistics.
+    Run(run_cmd::RunArgs),
+    /// Run a p4c STF test against a program; exit 0 only if it passes.
+    Stf(stf_cmd::StfArgs),
     /// Trace-driven simulator of data hazards in stateful hardware pipelines.
     #[command(subcommand)]
     Sim(sim_cmd::SimCommand),
@@ -35,6 +41,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(args),
         Command::Conformance(args) => conformance_cmd::run(args),
         Command::Sim(cmd) => sim_cmd::run(cmd),
+        Command::Run(args) => run_cmd::run(args),
+        Command::Stf(args) => stf_cmd::run(args),
     };
     ExitCode::from(code)
 }

@@ -1,0 +1,265 @@
+//! The run loop: receive a batch from each port in turn, run every packet of it to completion,
+//! transmit the outputs batched per port. One worker thread (issue 4 adds more); the switch
+//! is shared, so N loops over N port sets could run at once.
+//!
+//! Time: with [`Clock::Wall`] packets are stamped with the monotonic time since the start of
+//! the run (one reading per batch); with [`Clock::Packet`] with their own timestamps (pcap
+//! capture times, generator times). Idle timers advance every `Config::tick_ns` of that time.
+
+use crate::switch::Switch;
+use crate::worker::Worker;
+use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
+use nevermiss_tables::TableStats;
+use std::fmt::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where packet time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Clock {
+    /// Monotonic time since the start of the run.
+    #[default]
+    Wall,
+    /// The packets' own timestamps.
+    Packet,
+}
+
+/// Options of a run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Packets per batch (1..=256).
+    pub batch: usize,
+    pub clock: Clock,
+    /// Print statistics this often while running (to stderr).
+    pub stats_every: Option<Duration>,
+    /// Stop after this many received packets.
+    pub max_packets: Option<u64>,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            batch: 32,
+            clock: Clock::Wall,
+            stats_every: None,
+            max_packets: None,
+        }
+    }
+}
+
+/// Statistics of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableReport {
+    pub name: String,
+    pub entries: usize,
+    pub capacity: usize,
+    pub stats: TableStats,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    pub ports: Vec<StatsSnapshot>,
+    pub tables: Vec<TableReport>,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    /// Input packets that produced no output.
+    pub dropped: u64,
+    /// Outputs to ports that do not exist.
+    pub no_port: u64,
+    pub digests: usize,
+    pub elapsed: Duration,
+}
+
+impl RunReport {
+    /// Received packets per second of processing time.
+    pub fn pps(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.packets_in as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// The report as text (ports, tables, totals).
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "ports:");
+        for p in &self.ports {
+            let _ = writeln!(
+                s,
+                "  port {:>3}: in {} pkts ({} B), out {} pkts ({} B), dropped {}",
+                p.port, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.dropped
+            );
+        }
+        if !self.tables.is_empty() {
+            let _ = writeln!(s, "tables:");
+        }
+        for t in &self.tables {
+            let st = &t.stats;
+            let _ = writeln!(
+                s,
+                "  {}: {} entries of {}; hits {}, misses {}, inserts {}, failed inserts {}, updates {}, expirations {}, notifications {}",
+                t.name, t.entries, t.capacity, st.hits, st.misses, st.inserts, st.inserts_full, st.updates, st.expirations, st.notifications
+            );
+        }
+        let _ = writeln!(
+            s,
+            "total: {} packets in, {} out, {} dropped{}; {} digests; {:.3} s, {:.0} packets/s",
+            self.packets_in,
+            self.packets_out,
+            self.dropped,
+            if self.no_port > 0 {
+                format!(", {} to unknown ports", self.no_port)
+            } else {
+                String::new()
+            },
+            self.digests,
+            self.elapsed.as_secs_f64(),
+            self.pps()
+        );
+        s
+    }
+}
+
+/// Table statistics of a switch.
+pub fn table_reports(sw: &Switch) -> Vec<TableReport> {
+    sw.prog
+        .tables
+        .iter()
+        .zip(&sw.tables)
+        .map(|(td, rt)| TableReport {
+            name: td.name.clone(),
+            entries: rt.t.len(),
+            capacity: rt.t.capacity(),
+            stats: rt.t.stats(),
+        })
+        .collect()
+}
+
+/// Runs until every port's input is exhausted (or `max_packets` were received).
+pub fn run(sw: Arc<Switch>, mut ports: Vec<Box<dyn Port>>, opts: &RunOptions) -> Result<RunReport, String> {
+    let batch_size = opts.batch.clamp(1, nevermiss_io::BATCH_MAX);
+    let mut worker = Worker::new(sw.clone(), 0);
+    let mut rx = Batch::with_capacity(batch_size);
+    let mut tx: Vec<Batch> = ports.iter().map(|_| Batch::with_capacity(nevermiss_io::BATCH_MAX)).collect();
+    let ids: Vec<u32> = ports.iter().map(|p| p.id()).collect();
+    let start = Instant::now();
+    let mut report = RunReport::default();
+    let tick = sw.config.tick_ns.max(1);
+    let mut next_expire = tick;
+    let mut next_stats = opts.stats_every.map(|d| start + d);
+    let mut idle_rounds = 0u32;
+    loop {
+        let mut any = false;
+        for pi in 0..ports.len() {
+            if let Some(m) = opts.max_packets {
+                if report.packets_in >= m {
+                    break;
+                }
+            }
+            rx.clear();
+            let n = ports[pi].rx_burst(&mut rx).map_err(|e| e.to_string())?;
+            if n == 0 {
+                continue;
+            }
+            any = true;
+            let wall = start.elapsed().as_nanos() as u64;
+            for pkt in rx.iter() {
+                let now = match opts.clock {
+                    Clock::Wall => wall,
+                    Clock::Packet => pkt.ts_ns,
+                };
+                report.packets_in += 1;
+                let outs = worker.process(pkt.data(), pkt.port, now);
+                if outs.is_empty() {
+                    report.dropped += 1;
+                    ports[pi].stats().add_dropped(1);
+                }
+                for (port, data) in outs.as_slice() {
+                    match ids.iter().position(|i| i == port) {
+                        Some(ti) => {
+                            if tx[ti].is_full() {
+                                flush(&mut ports[ti], &mut tx[ti])?;
+                            }
+                            tx[ti].push(data, *port, now);
+                            report.packets_out += 1;
+                        }
+                        None => report.no_port += 1,
+                    }
+                }
+                if now >= next_expire {
+                    sw.expire(now);
+                    next_expire = now.saturating_add(tick);
+                }
+            }
+            for ti in 0..ports.len() {
+                if !tx[ti].is_empty() {
+                    flush(&mut ports[ti], &mut tx[ti])?;
+                }
+            }
+        }
+        if let Some(t) = next_stats {
+            if Instant::now() >= t {
+                let mut r = snapshot(&sw, &ports, &report, start.elapsed());
+                r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+                eprint!("{}", r.render());
+                next_stats = opts.stats_every.map(|d| Instant::now() + d);
+            }
+        }
+        let limit = opts.max_packets.is_some_and(|m| report.packets_in >= m);
+        if limit || ports.iter().all(|p| p.rx_done()) {
+            break;
+        }
+        if !any {
+            idle_rounds += 1;
+            if idle_rounds > 1000 {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        } else {
+            idle_rounds = 0;
+        }
+    }
+    let elapsed = start.elapsed();
+    for p in ports.iter_mut() {
+        p.flush().map_err(|e| e.to_string())?;
+    }
+    let mut r = snapshot(&sw, &ports, &report, elapsed);
+    r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    Ok(r)
+}
+
+fn flush(port: &mut Box<dyn Port>, b: &mut Batch) -> Result<(), String> {
+    let taken = port.tx(b.as_slice()).map_err(|e| e.to_string())?;
+    if taken < b.len() {
+        port.stats().add_dropped((b.len() - taken) as u64);
+    }
+    b.clear();
+    Ok(())
+}
+
+fn snapshot(sw: &Switch, ports: &[Box<dyn Port>], r: &RunReport, elapsed: Duration) -> RunReport {
+    RunReport {
+        ports: ports.iter().map(|p| p.stats().snapshot()).collect(),
+        tables: table_reports(sw),
+        packets_in: r.packets_in,
+        packets_out: r.packets_out,
+        dropped: r.dropped,
+        no_port: r.no_port,
+        digests: 0,
+        elapsed,
+    }
+}
+
+/// Runs packets given in memory (for tests): returns the outputs (port, bytes) in order.
+pub fn run_packets(sw: Arc<Switch>, pkts: &[Packet]) -> Vec<(u32, Vec<u8>)> {
+    let mut w = Worker::new(sw, 0);
+    let mut out = Vec::new();
+    for p in pkts {
+        for (port, d) in w.process(p.data(), p.port, p.ts_ns).as_slice() {
+            out.push((*port, d.clone()));
+        }
+    }
+    out
+}
