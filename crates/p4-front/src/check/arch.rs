@@ -282,10 +282,12 @@ impl<'a> Checker<'a> {
                 let ok = match &got {
                     Type::Error => true,
                     Type::Agg(ag) => {
-                        ag.fields.len() == want.len() && ag.fields.iter().zip(&want).all(|(f, p)| same(&f.1, &p.ty))
+                        ag.fields.len() == want.len() && ag.fields.iter().zip(&want).all(|(f, p)| loose(&f.1, &p.ty))
                     }
-                    Type::Tuple(ts) | Type::ListExpr(ts) => ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| same(t, &p.ty)),
-                    t => want.len() == 1 && same(t, &want[0].ty),
+                    Type::Tuple(ts) | Type::ListExpr(ts) => {
+                        ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| loose(t, &p.ty))
+                    }
+                    t => want.len() == 1 && loose(t, &want[0].ty),
                 };
                 if !ok {
                     let names: Vec<String> = want.iter().map(|p| format!("{} {}", p.ty, p.name)).collect();
@@ -297,4 +299,9 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// Type equality up to `type` new types (action data of add_entry, PNA).
+fn loose(a: &Type, b: &Type) -> bool {
+    same(a.strip_newtype(), b.strip_newtype())
 }

@@ -62,10 +62,6 @@ impl<'a> Checker<'a> {
                 None => Type::Error,
             },
             TypeKind::Varbit(w) => match self.width(w, "varbit") {
-                Some(0) => {
-                    self.err(w.span, "varbit<0>: invalid type size");
-                    Type::Error
-                }
                 Some(w) => Type::Varbit(w),
                 None => Type::Error,
             },
@@ -222,7 +218,8 @@ impl<'a> Checker<'a> {
             Container::Header => header_field_ok(t, 0),
             Container::Union => t.is_header() || t.is_error(),
             Container::Stack => t.is_header_like() || t.is_error(),
-            Container::Struct | Container::Tuple => !matches!(
+            Container::Tuple => !matches!(t, Type::Void | Type::Parser(_) | Type::Control(_) | Type::Package(_)),
+            Container::Struct => !matches!(
                 t,
                 Type::Int
                     | Type::Void
@@ -428,7 +425,7 @@ impl<'a> Checker<'a> {
         let (tps, fields) = self.scoped(|c| {
             let tps = c.type_params(&s.type_params, Some(id));
             let mut fields: Vec<(String, Type)> = Vec::new();
-            let mut varbits = 0;
+            let mut varbits = 0u32;
             for f in &s.fields {
                 let t = c.resolve_type(&f.ty);
                 if let Type::Agg(a) = &t {
@@ -446,9 +443,6 @@ impl<'a> Checker<'a> {
                 }
                 if matches!(t, Type::Varbit(_)) {
                     varbits += 1;
-                    if varbits > 1 && kind == AggKind::Header {
-                        c.err(f.name.span, format!("{}: multiple varbit fields in a header", f.name.name));
-                    }
                 }
                 if fields.iter().any(|(n, _)| *n == f.name.name) {
                     c.err(f.name.span, format!("{}: duplicate field name", f.name.name));
@@ -456,6 +450,7 @@ impl<'a> Checker<'a> {
                 }
                 fields.push((f.name.name.clone(), t));
             }
+            let _ = varbits;
             (tps, fields)
         });
         let args: Vec<Type> = tps.iter().map(|t| self.decl(*t).ty.clone()).collect();
@@ -489,6 +484,8 @@ impl<'a> Checker<'a> {
         }));
         let mut seen = HashSet::new();
         let mut member_ids = Vec::new();
+        // Later member values may refer to earlier members by name.
+        self.scopes.push();
         for m in &e.members {
             if !seen.insert(m.name.name.clone()) {
                 self.err(m.name.span, format!("{}: duplicate enum member", m.name.name));
@@ -517,8 +514,13 @@ impl<'a> Checker<'a> {
             let mut mi = DeclInfo::new(EntityKind::EnumMember, &m.name.name, m.name.span, m.name.span, Some(id));
             mi.ty = ety.clone();
             mi.value = Some(Value::Enum { decl: id, member: Some(m.name.name.clone()), repr });
-            member_ids.push(self.new_decl(mi));
+            let mid = self.new_decl(mi);
+            member_ids.push(mid);
+            if under.is_some() {
+                self.scopes.insert(&m.name.name, mid);
+            }
         }
+        self.scopes.pop();
         let d = self.decl_mut(id);
         d.ty = ety;
         d.methods = member_ids;
@@ -755,7 +757,8 @@ impl<'a> Checker<'a> {
             c.bind_params(&params);
             c.bind_params(&ctor);
             let ctx = Ctx { block: Some(id), block_kind: BlockKind::Parser, ..Ctx::default() };
-            c.with_ctx(ctx, |c| c.parser_body(p, id));
+            // Locals live in an inner scope: they may shadow parameters (p4c warns).
+            c.with_ctx(ctx, |c| c.scoped(|c| c.parser_body(p, id)));
         });
         self.bind(id);
         id
@@ -784,10 +787,12 @@ impl<'a> Checker<'a> {
             c.bind_params(&ctor);
             let ctx = Ctx { block: Some(id), block_kind: BlockKind::Control, ..Ctx::default() };
             c.with_ctx(ctx, |c| {
-                for l in &ct.locals {
-                    c.local_decl(l, id);
-                }
-                c.scoped(|c| c.block(&ct.apply));
+                c.scoped(|c| {
+                    for l in &ct.locals {
+                        c.local_decl(l, id);
+                    }
+                    c.block(&ct.apply);
+                })
             });
         });
         self.bind(id);
@@ -870,7 +875,14 @@ impl<'a> Checker<'a> {
                 d.ret = ret.clone();
             }
             c.bind_params(&params);
-            let ctx = Ctx { function: Some(id), ret: Some(ret.clone()), block: c.ctx.block, block_kind: c.ctx.block_kind, ..Ctx::default() };
+            let ctx = Ctx {
+                function: Some(id),
+                ret: Some(ret.clone()),
+                block: c.ctx.block,
+                block_kind: c.ctx.block_kind,
+                this_ty: c.ctx.this_ty.clone(),
+                ..Ctx::default()
+            };
             c.with_ctx(ctx, |c| {
                 c.block(&f.body);
                 if !matches!(ret, Type::Void | Type::Error) && !super::stmt::block_returns(&f.body) {
@@ -910,8 +922,23 @@ impl<'a> Checker<'a> {
         if self.ctx.function.is_some() || self.ctx.action.is_some() {
             self.err(inst.name.span, "invalid declaration. instantiations cannot be in a function or action");
         }
-        let ty = self.resolve_type(&inst.ty);
-        let (ity, ctor, args) = self.instantiate(&ty, &inst.args, inst.ty.span, span);
+        let ty = match self.block_overload(&inst.ty, &inst.args) {
+            Some(d) => {
+                let t = self.type_of_decl(d, &[], inst.ty.span);
+                self.out.type_refs.insert(inst.ty.span, t.clone());
+                t
+            }
+            None => self.resolve_type(&inst.ty),
+        };
+        // An array of instances: `T(args) name[n];`.
+        let (ity, ctor, args) = match &ty {
+            Type::Stack(elem, n) => {
+                let (et, c, a) = self.instantiate(elem, &inst.args, inst.ty.span, span);
+                let t = if et.is_error() { Type::Error } else { Type::Stack(Box::new(et), *n) };
+                (t, c, a)
+            }
+            _ => self.instantiate(&ty, &inst.args, inst.ty.span, span),
+        };
         if self.ctx.block.is_none() && matches!(ity, Type::Parser(_) | Type::Control(_)) {
             // Top-level instances of parsers/controls are only allowed as package arguments.
             self.err(inst.name.span, format!("{}: cannot instantiate at top-level", inst.name.name));
@@ -928,7 +955,7 @@ impl<'a> Checker<'a> {
                 .decl(o.decl)
                 .methods
                 .iter()
-                .filter(|m| self.decl(**m).is_abstract)
+                .filter(|m| self.decl(**m).is_abstract && !self.decl(**m).has_annotation("optional"))
                 .map(|m| self.decl(*m).name.clone())
                 .collect();
             for m in missing {
@@ -940,6 +967,20 @@ impl<'a> Checker<'a> {
             self.out.main = Some(id);
         }
         Some(id)
+    }
+
+    /// When `t` names several parsers / controls / packages (overloaded by constructor
+    /// parameters), the one whose constructor parameters fit `args`.
+    fn block_overload(&mut self, t: &TypeRef, args: &[ast::Arg]) -> Option<DeclId> {
+        let TypeKind::Named(p) = &t.kind else { return None };
+        let decls = &self.out.decls;
+        let all = self.scopes.lookup(&p.name.name, p.global, |d| {
+            matches!(decls[d.0 as usize].kind, EntityKind::Parser | EntityKind::Control | EntityKind::PackageType)
+        });
+        if all.len() < 2 {
+            return None;
+        }
+        all.iter().copied().find(|d| self.arity_fits(&self.decl(*d).ctor_params, args)).or(all.first().copied())
     }
 
     /// Checks constructor arguments for type `ty`; returns the instance type (type arguments
@@ -1060,24 +1101,34 @@ impl<'a> Checker<'a> {
         }
         let subst: Vec<(DeclId, Type)> = ext.type_params.iter().copied().zip(o.args.iter().cloned()).collect();
         let mut implemented = HashSet::new();
+        self.scopes.push();
         for d in init {
-            let DeclKind::Function(f) = &d.kind else {
-                self.err(d.span, "only abstract method implementations are allowed in an initializer");
-                continue;
+            let f = match &d.kind {
+                DeclKind::Function(f) => f,
+                DeclKind::Instantiation(_) | DeclKind::Const(_) => {
+                    self.decl_any(d, None);
+                    continue;
+                }
+                _ => {
+                    self.err(d.span, "only abstract method implementations are allowed in an initializer");
+                    continue;
+                }
             };
             let name = &f.proto.name.name;
-            let Some(m) = abstracts.iter().copied().find(|m| self.decl(*m).name == *name && self.decl(*m).params.len() == f.proto.params.len()) else {
+            // Abstract methods cannot be overloaded: match by name (spec §11.3.1).
+            let Some(m) = abstracts.iter().copied().find(|m| self.decl(*m).name == *name) else {
                 self.err(f.proto.name.span, format!("{name}: no matching abstract method in {}", ext.name));
                 continue;
             };
             implemented.insert(m);
             let ctx = Ctx { this_ty: Some(ity.clone()), block: self.ctx.block, block_kind: self.ctx.block_kind, ..Ctx::default() };
-            let fid = self.with_ctx(ctx, |c| c.decl_function(f, d.span, None));
-            // The implementation must match the abstract signature.
+            let fid = self.with_ctx(ctx, |c| c.scoped(|c| c.decl_function(f, d.span, None)));
+            // The implementation must match the abstract signature (omitting only @optional parameters).
             let want = self.decl(m).clone();
             let have = self.decl(fid).clone();
             let ret = super::types::substitute(&want.ret, &subst);
-            let mut ok = super::types::same(&ret, &have.ret);
+            let mut ok = super::types::same(&ret, &have.ret) && have.params.len() <= want.params.len();
+            ok &= want.params[have.params.len().min(want.params.len())..].iter().all(|p| p.optional);
             for (pw, ph) in want.params.iter().zip(&have.params) {
                 let pt = super::types::substitute(&pw.ty, &subst);
                 if pw.dir != ph.dir || !super::types::same(&pt, &ph.ty) {
@@ -1088,8 +1139,9 @@ impl<'a> Checker<'a> {
                 self.err(f.proto.name.span, format!("{name}: implementation does not match the abstract method's signature"));
             }
         }
+        self.scopes.pop();
         for m in abstracts {
-            if !implemented.contains(&m) {
+            if !implemented.contains(&m) && !self.decl(m).has_annotation("optional") {
                 let n = self.decl(m).name.clone();
                 self.err(span, format!("{n}: abstract method not implemented"));
             }

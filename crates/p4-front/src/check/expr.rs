@@ -86,6 +86,8 @@ impl<'a> Checker<'a> {
         match (from, to) {
             (Type::DontCare, _) => true,
             (Type::Int, t) => matches!(t, Type::Bit(_) | Type::Signed(_)),
+            // p4c also converts fixed-width values to `int` implicitly.
+            (Type::Bit(_) | Type::Signed(_), Type::Int) => true,
             (Type::Enum(e), t) => match &e.underlying {
                 Some(u) => same(u, t),
                 None => false,
@@ -119,11 +121,12 @@ impl<'a> Checker<'a> {
                 }
                 let pa = self.apply_params(a);
                 let pb = self.apply_params(b);
-                pa.len() == pb.len()
+                pa.len() <= pb.len()
+                    && pb[pa.len()..].iter().all(|y| y.2)
                     && pa.iter().zip(&pb).all(|(x, y)| x.0 == y.0 && (same(&x.1, &y.1) || y.1.has_vars() || x.1.has_vars()))
             }
             (Type::Package(a), Type::Package(b)) => a.decl == b.decl,
-            (Type::Extern(a), Type::Extern(b)) => a.decl == b.decl && (b.args.is_empty() || a.args.is_empty()),
+            (Type::Extern(a), Type::Extern(b)) => a.decl == b.decl && (b.args.is_empty() || a.args.is_empty() || same(from, to)),
             (Type::Stack(a, n), Type::Stack(b, m)) => n == m && self.assignable_d(a, b, depth + 1),
             (_, Type::Var(..)) | (Type::Var(..), _) => false,
             _ => false,
@@ -131,10 +134,10 @@ impl<'a> Checker<'a> {
     }
 
     /// Directions and types of the apply parameters of a parser/control (type), specialized.
-    pub fn apply_params(&self, o: &ObjType) -> Vec<(Direction, Type)> {
+    pub fn apply_params(&self, o: &ObjType) -> Vec<(Direction, Type, bool)> {
         let d = self.decl(o.decl);
         let subst: Subst = d.type_params.iter().copied().zip(o.args.iter().cloned()).collect();
-        d.params.iter().map(|p| (p.dir, substitute(&p.ty, &subst))).collect()
+        d.params.iter().map(|p| (p.dir, substitute(&p.ty, &subst), p.optional || p.has_default)).collect()
     }
 
     /// Records the implicit conversion of `e` from `from` to `to`.
@@ -449,14 +452,8 @@ impl<'a> Checker<'a> {
         let bt = self.check_expr(base, None);
         let it = self.check_expr(idx, None);
         let iv = self.value_of(idx.id).and_then(|v| v.as_int().cloned());
-        if !it.is_error() && !matches!(it.underlying_int(), Type::Int | Type::Bit(_)) {
-            if matches!(it.underlying_int(), Type::Signed(_)) {
-                if iv.is_none() {
-                    self.err(idx.span, format!("array index must be unsigned, found {it}"));
-                }
-            } else {
-                self.err(idx.span, format!("array index must be an integer, found {it}"));
-            }
+        if !it.is_error() && !matches!(it.strip_newtype().underlying_int(), Type::Int | Type::Bit(_) | Type::Signed(_)) {
+            self.err(idx.span, format!("array index must be an integer, found {it}"));
         }
         if let Some(v) = &iv {
             if v.is_negative() {
@@ -468,7 +465,7 @@ impl<'a> Checker<'a> {
             Type::Error => Type::Error,
             Type::Stack(elem, n) => {
                 if let Some(v) = &iv {
-                    if v >= &BigInt::from(*n) {
+                    if *n > 0 && v >= &BigInt::from(*n) {
                         self.err(idx.span, format!("array index {v} larger or equal to array size {n}"));
                     }
                 }
@@ -733,7 +730,9 @@ impl<'a> Checker<'a> {
                         self.err(e.span, format!("{sym}: saturating arithmetic is not defined on int"));
                         return Type::Error;
                     }
-                    (Type::Int, BitAnd | BitOr | BitXor) => {
+                    (Type::Int, BitAnd | BitOr | BitXor)
+                        if self.value_of(a.id).is_none() || self.value_of(b.id).is_none() =>
+                    {
                         self.err(e.span, format!("{sym}: operation cannot be applied to values with unknown width"));
                         return Type::Error;
                     }
@@ -769,10 +768,13 @@ impl<'a> Checker<'a> {
                             return Type::Error;
                         }
                     },
-                    Type::Signed(_) => {
-                        self.err(b.span, format!("{sym}: shift amount must be unsigned, found {tb}"));
-                        return Type::Error;
-                    }
+                    Type::Signed(_) => match &bv {
+                        Some(v) if !v.is_negative() => {}
+                        _ => {
+                            self.err(b.span, format!("{sym}: shift amount must be unsigned, found {tb}"));
+                            return Type::Error;
+                        }
+                    },
                     _ => {
                         self.err(b.span, format!("{sym}: shift amount must be an integer, found {tb}"));
                         return Type::Error;
@@ -792,6 +794,7 @@ impl<'a> Checker<'a> {
                 }
                 la
             }
+            Concat if matches!(ta, Type::String) && matches!(tb, Type::String) => Type::String,
             Concat => {
                 let la = ta.underlying_int().clone();
                 let lb = tb.underlying_int().clone();
@@ -987,10 +990,12 @@ impl<'a> Checker<'a> {
             (Type::Bit(_), Type::Bit(_)) | (Type::Signed(_), Type::Signed(_)) => true,
             (Type::Bit(a), Type::Signed(b)) | (Type::Signed(a), Type::Bit(b)) => a == b,
             (Type::Bit(_) | Type::Signed(_), Type::Int) => true,
-            (Type::NewType(n), t) => same(&n.underlying, t) || self.cast_ok(&n.underlying, t) && !matches!(t, Type::NewType(_)),
-            (f, Type::NewType(n)) => same(f, &n.underlying) || self.cast_ok(f, &n.underlying) && !matches!(f, Type::NewType(_)),
+            (f, Type::NewType(n)) if same(f, &n.underlying) => true,
+            (Type::NewType(n), t) if same(&n.underlying, t) => true,
+            (Type::NewType(n), t) => !matches!(t, Type::NewType(_)) && self.cast_ok(&n.underlying, t),
+            (f, Type::NewType(n)) => !matches!(f, Type::NewType(_)) && self.cast_ok(f, &n.underlying),
             (Type::Enum(e), t) => match &e.underlying {
-                Some(u) => same(u, t) || self.cast_ok(u, t) && !matches!(t, Type::Enum(_)),
+                Some(u) => self.cast_ok(u, t),
                 None => false,
             },
             (f, Type::Enum(e)) => match &e.underlying {
@@ -1007,7 +1012,9 @@ impl<'a> Checker<'a> {
 
     fn list_expr(&mut self, e: &Expr, items: &[Expr], has_dots: bool, expected: Option<&Type>) -> Type {
         let hints: Vec<Option<Type>> = match expected {
-            Some(Type::Tuple(ts)) if ts.len() == items.len() => ts.iter().cloned().map(Some).collect(),
+            Some(Type::Tuple(ts)) if ts.len() == items.len() || has_dots && ts.len() >= items.len() => {
+                ts.iter().take(items.len()).cloned().map(Some).collect()
+            }
             Some(Type::Agg(a)) if a.kind != AggKind::HeaderUnion && (a.fields.len() == items.len() || has_dots) => {
                 a.fields.iter().map(|f| Some(f.1.clone())).chain(std::iter::repeat(None)).take(items.len()).collect()
             }
@@ -1038,7 +1045,7 @@ impl<'a> Checker<'a> {
             self.set_value(e.id, Value::List(vs));
         }
         if has_dots {
-            if let Some(t @ Type::Agg(_)) = expected {
+            if let Some(t @ (Type::Agg(_) | Type::Stack(..) | Type::Tuple(_))) = expected {
                 return t.clone();
             }
         }
@@ -1255,6 +1262,10 @@ impl<'a> Checker<'a> {
                         span: e.span,
                     });
                 }
+                if d.kind == EntityKind::ExternMethod {
+                    let ext = d.parent.map(|p| self.decl(p).name.clone()).unwrap_or_default();
+                    self.packet_rules(&ext, &d.name, d.params.len(), args);
+                }
                 // static_assert (core.p4): a compile-time check.
                 if d.kind == EntityKind::ExternFunction && d.name == "static_assert" {
                     if let Some(a0) = args.first() {
@@ -1381,6 +1392,13 @@ impl<'a> Checker<'a> {
                             }
                         }
                     }
+                    Type::Extern(o)
+                        if size_builtin.is_some()
+                            && !self.decl(o.decl).methods.iter().any(|m| self.decl(*m).name == name) =>
+                    {
+                        Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone())
+                    }
+                    Type::Extern(_) => self.extern_method_callee(base, &bt, m),
                     _ if size_builtin.is_some() => Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone()),
                     Type::Agg(a) if a.kind == AggKind::Header => match name {
                         "isValid" => Callee::Builtin(Builtin::IsValid, bt.clone()),
@@ -1408,8 +1426,27 @@ impl<'a> Checker<'a> {
                     },
                     Type::Table(t) if name == "apply" => Callee::TableApply(*t),
                     Type::Parser(o) | Type::Control(o) if name == "apply" => Callee::BlockApply { obj: o.clone(), direct: false },
-                    Type::Extern(o) => {
-                        let ext = self.decl(o.decl).clone();
+
+                    t => {
+                        self.err(m.span, format!("{name}: not a method of a value of type {t}"));
+                        Callee::Error
+                    }
+                }
+            }
+            _ => {
+                let t = self.check_expr(callee, None);
+                if !t.is_error() {
+                    self.err(callee.span, format!("a value of type {t} cannot be called"));
+                }
+                Callee::Error
+            }
+        }
+    }
+
+    fn extern_method_callee(&mut self, base: &Expr, bt: &Type, m: &ast::Ident) -> Callee {
+        let name = m.name.as_str();
+        let Type::Extern(o) = bt else { return Callee::Error };
+        let ext = self.decl(o.decl).clone();
                         let cands: Vec<DeclId> = ext
                             .methods
                             .iter()
@@ -1431,21 +1468,6 @@ impl<'a> Checker<'a> {
                             _ => None,
                         };
                         Callee::Decls { cands, subst, infer, receiver }
-                    }
-                    t => {
-                        self.err(m.span, format!("{name}: not a method of a value of type {t}"));
-                        Callee::Error
-                    }
-                }
-            }
-            _ => {
-                let t = self.check_expr(callee, None);
-                if !t.is_error() {
-                    self.err(callee.span, format!("a value of type {t} cannot be called"));
-                }
-                Callee::Error
-            }
-        }
     }
 
     fn builtin_call(&mut self, e: &Expr, callee: &Expr, b: Builtin, base_ty: &Type, args: &[Arg]) -> Type {
@@ -1503,6 +1525,40 @@ impl<'a> Checker<'a> {
                 }
                 Type::Int
             }
+        }
+    }
+
+    /// Argument rules of `packet_in.extract` and `packet_out.emit` (spec §12.8, §16.1).
+    fn packet_rules(&mut self, ext: &str, method: &str, nparams: usize, args: &[Arg]) {
+        let Some(a) = args.first() else { return };
+        let t = self.type_of(a.value.id);
+        if t.is_error() || matches!(t, Type::DontCare) {
+            return;
+        }
+        match (ext, method) {
+            ("packet_in", "extract") => {
+                if !t.is_header() {
+                    self.err(a.value.span, format!("extract: argument must be a header, found {t}"));
+                    return;
+                }
+                let varbits = match &t {
+                    Type::Agg(ag) => ag.fields.iter().filter(|f| matches!(f.1, Type::Varbit(_))).count(),
+                    _ => 0,
+                };
+                if nparams == 2 && varbits == 0 {
+                    self.err(a.value.span, format!("extract: {t} is not a variable-sized header"));
+                } else if nparams == 2 && varbits > 1 {
+                    self.err(a.value.span, format!("{t}: multiple varbit fields in a header"));
+                } else if nparams == 1 && varbits > 0 {
+                    self.err(a.value.span, format!("extract: {t} has a varbit field; use the two-argument extract"));
+                }
+            }
+            ("packet_out", "emit") => {
+                if !emittable(&t, 0) {
+                    self.err(a.value.span, format!("emit: argument must be a header, header stack, header union or struct of those, found {t}"));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1596,7 +1652,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Whether `args` can be mapped onto `params` (counts and names only).
-    fn arity_fits(&self, params: &[ParamInfo], args: &[Arg]) -> bool {
+    pub fn arity_fits(&self, params: &[ParamInfo], args: &[Arg]) -> bool {
         let named = args.iter().any(|a| a.name.is_some());
         if named {
             let names: HashSet<&str> = args.iter().filter_map(|a| a.name.as_ref().map(|n| n.name.as_str())).collect();
@@ -1742,7 +1798,8 @@ impl<'a> Checker<'a> {
                         good = false;
                         continue;
                     }
-                    if p.dir == Direction::None && (ctk_dirless || is_ctor) && !self.is_ctk(a) {
+                    let object = matches!(pty, Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_));
+                    if p.dir == Direction::None && (ctk_dirless || is_ctor) && !object && !self.is_ctk(a) {
                         self.err(
                             a.span,
                             format!("argument used for directionless parameter '{}' must be a compile-time constant", p.name),
@@ -1919,8 +1976,13 @@ impl<'a> Checker<'a> {
             ExprKind::Default | ExprKind::DontCare | ExprKind::Type(_) | ExprKind::This | ExprKind::Dots => true,
             ExprKind::Path(_) => match self.out.resolved.get(&e.id) {
                 Some(d) => {
-                    let k = self.decl(*d).kind;
-                    !matches!(k, EntityKind::Variable | EntityKind::Param)
+                    let info = self.decl(*d);
+                    match info.kind {
+                        EntityKind::Variable => false,
+                        // Directionless parameters are constant within their body.
+                        EntityKind::Param => info.dir == Direction::None,
+                        _ => true,
+                    }
                 }
                 None => true,
             },
@@ -1937,8 +1999,9 @@ impl<'a> Checker<'a> {
             ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => r(x),
             ExprKind::List { items, .. } => items.iter().all(r),
             ExprKind::StructInit { fields, .. } => fields.iter().all(|(_, x)| r(x)),
-            ExprKind::Call { .. } => match self.out.calls.get(&e.id).map(|c| &c.target) {
+            ExprKind::Call { args, .. } => match self.out.calls.get(&e.id).map(|c| &c.target) {
                 Some(CallTarget::ExternCtor(_)) | Some(CallTarget::Instantiate(_)) => true,
+                Some(CallTarget::ExternFunction(_)) => args.iter().all(|a| r(&a.value)),
                 Some(CallTarget::Builtin(
                     Builtin::MinSizeInBits | Builtin::MinSizeInBytes | Builtin::MaxSizeInBits | Builtin::MaxSizeInBytes,
                 )) => true,
@@ -2004,4 +2067,18 @@ pub(crate) fn type_mentions(t: &Type, v: DeclId) -> bool {
 #[allow(dead_code)]
 pub(crate) fn agg_field_type(a: &AggType, name: &str) -> Option<Type> {
     a.field(name).map(|(_, t)| t.clone())
+}
+
+/// Types `packet_out.emit` accepts.
+fn emittable(t: &Type, depth: u32) -> bool {
+    if depth > 32 {
+        return true;
+    }
+    match t {
+        Type::Agg(a) => a.kind != AggKind::Struct || a.fields.iter().all(|f| emittable(&f.1, depth + 1)),
+        Type::Stack(e, _) => e.is_header_like(),
+        Type::Error | Type::Var(..) => true,
+        Type::Tuple(ts) | Type::ListExpr(ts) => ts.iter().all(|x| emittable(x, depth + 1)),
+        _ => false,
+    }
 }

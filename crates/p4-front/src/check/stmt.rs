@@ -251,9 +251,6 @@ impl<'a> Checker<'a> {
             }
             match &c.body {
                 Some(b) => self.block(b),
-                None if i + 1 == cases.len() => {
-                    self.err(c.span, "the last switch label must have a statement block");
-                }
                 None => {}
             }
         }
@@ -407,7 +404,13 @@ impl<'a> Checker<'a> {
     pub fn keyset(&mut self, ks: &Expr, keys: &[Type]) {
         match &ks.kind {
             ExprKind::Default | ExprKind::DontCare => self.set_type(ks.id, Type::DontCare),
-            ExprKind::List { items, .. } if keys.len() != 1 || items.len() != 1 && !matches!(keys.first(), Some(Type::Tuple(_) | Type::Agg(_))) => {
+            ExprKind::List { items, .. } if keys.len() == 1 && items.len() == 1 && !is_composite(&keys[0]) => {
+                // `(k)`: a parenthesized single keyset.
+                self.keyset_elem(&items[0], &keys[0]);
+                let t = self.type_of(items[0].id);
+                self.set_type(ks.id, t);
+            }
+            ExprKind::List { items, .. } if keys.len() != 1 => {
                 if items.len() != keys.len() {
                     for i in items {
                         self.check_expr(i, None);
@@ -437,6 +440,21 @@ impl<'a> Checker<'a> {
     fn keyset_elem(&mut self, e: &Expr, key: &Type) {
         match &e.kind {
             ExprKind::Default | ExprKind::DontCare => self.set_type(e.id, Type::DontCare),
+            ExprKind::List { items, .. } if is_composite(key) => {
+                let comps = components(key);
+                if comps.len() != items.len() {
+                    for i in items {
+                        self.check_expr(i, None);
+                    }
+                    self.err(e.span, format!("keyset has {} components, but the key has {}", items.len(), comps.len()));
+                    self.set_type(e.id, Type::Error);
+                    return;
+                }
+                for (i, k) in items.iter().zip(&comps) {
+                    self.keyset_elem(i, k);
+                }
+                self.set_type(e.id, key.clone());
+            }
             ExprKind::Mask(v, m) | ExprKind::Range(v, m) => {
                 let is_mask = matches!(e.kind, ExprKind::Mask(..));
                 let k = if is_mask { key.underlying_int().clone() } else { key.clone() };
@@ -469,7 +487,8 @@ impl<'a> Checker<'a> {
                     Type::ValueSet(et) => {
                         if !key.is_error() && !self.assignable(et, key) && !same(et, key) {
                             let matches_tuple = match (et.as_ref(), key) {
-                                (Type::Agg(a), Type::Tuple(ts)) => a.fields.len() == ts.len(),
+                                (Type::Agg(a), Type::Tuple(ts) | Type::ListExpr(ts)) => a.fields.len() == ts.len(),
+                                (Type::Agg(a), k) => a.fields.len() == 1 && self.assignable(&a.fields[0].1, k),
                                 _ => false,
                             };
                             if !matches_tuple {
@@ -478,9 +497,8 @@ impl<'a> Checker<'a> {
                         }
                     }
                     _ => {
-                        if self.coerce(e, &t, key, "keyset") && !self.is_ctk(e) {
-                            self.err(e.span, "keyset expression must be a compile-time constant");
-                        }
+                        // p4c also accepts run-time select labels; only masks and ranges must be constant.
+                        self.coerce(e, &t, key, "keyset");
                     }
                 }
             }
@@ -506,5 +524,18 @@ fn stmt_returns(s: &Stmt, depth: u32) -> bool {
                 && cases.iter().all(|c| c.body.as_ref().is_none_or(|b| b.stmts.iter().any(|x| stmt_returns(x, depth + 1))))
         }
         _ => false,
+    }
+}
+
+/// Whether a key type has components a keyset can list (`select({a, b})`, struct keys).
+fn is_composite(t: &Type) -> bool {
+    matches!(t, Type::Tuple(_) | Type::ListExpr(_)) || matches!(t, Type::Agg(a) if a.kind == super::types::AggKind::Struct)
+}
+
+fn components(t: &Type) -> Vec<Type> {
+    match t {
+        Type::Tuple(ts) | Type::ListExpr(ts) => ts.clone(),
+        Type::Agg(a) => a.fields.iter().map(|f| f.1.clone()).collect(),
+        _ => vec![t.clone()],
     }
 }

@@ -92,7 +92,7 @@ impl<'a> Checker<'a> {
                     self.default_action(value, p.is_const, p.span, ti);
                 }
                 TablePropertyKind::Entries(es) => {
-                    if !has_key || ti.keys.is_empty() {
+                    if (!has_key || ti.keys.is_empty()) && !es.is_empty() {
                         self.err(p.span, format!("entries cannot be specified for a table with no key {}", t.name.name));
                         continue;
                     }
@@ -269,7 +269,7 @@ impl<'a> Checker<'a> {
                     Err(_) => self.err(value.span, format!("size must be a non-negative integer, found {n}")),
                 },
                 None => {
-                    if !t.is_error() {
+                    if !t.is_error() && !(self.is_ctk(value) && matches!(t.underlying_int(), Type::Int | Type::Bit(_) | Type::Signed(_))) {
                         self.err(value.span, "size must be a constant numeric expression");
                     }
                 }
