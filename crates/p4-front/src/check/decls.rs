@@ -181,6 +181,10 @@ impl<'a> Checker<'a> {
                 self.err(span, format!("{}: cannot use {} as a type argument", info.name, a));
                 return Type::Error;
             }
+            if mentions_decl(a, d, 0) {
+                self.err(span, format!("{}: contains self '{}' as type argument", info.name, info.name));
+                return Type::Error;
+            }
         }
         if args.is_empty() {
             return info.ty.clone();
@@ -188,7 +192,18 @@ impl<'a> Checker<'a> {
         let subst: Vec<(DeclId, Type)> = tps.iter().copied().zip(args.iter().cloned()).collect();
         match &info.ty {
             Type::Agg(a) => {
-                let fields = a.fields.iter().map(|(n, t)| (n.clone(), super::types::substitute(t, &subst))).collect();
+                let fields: Vec<(String, Type)> =
+                    a.fields.iter().map(|(n, t)| (n.clone(), super::types::substitute(t, &subst))).collect();
+                let container = match a.kind {
+                    AggKind::Header => Container::Header,
+                    AggKind::HeaderUnion => Container::Union,
+                    AggKind::Struct => Container::Struct,
+                };
+                for (orig, (_, t)) in a.fields.iter().zip(&fields) {
+                    if orig.1.has_vars() && !t.has_vars() && !self.check_nesting(t, container, span) {
+                        return Type::Error;
+                    }
+                }
                 Type::Agg(Rc::new(AggType {
                     decl: a.decl,
                     kind: a.kind,
@@ -218,7 +233,7 @@ impl<'a> Checker<'a> {
             Container::Header => header_field_ok(t, 0),
             Container::Union => t.is_header() || t.is_error(),
             Container::Stack => t.is_header_like() || t.is_error(),
-            Container::Tuple => !matches!(t, Type::Void | Type::Parser(_) | Type::Control(_) | Type::Package(_)),
+            Container::Tuple => !matches!(t, Type::Void | Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::Extern(_)),
             Container::Struct => !matches!(
                 t,
                 Type::Int
@@ -279,7 +294,13 @@ impl<'a> Checker<'a> {
             DeclKind::ValueSet(v) => {
                 self.err(v.name.span, format!("{}: value sets can only be declared in parsers", v.name.name));
             }
+            DeclKind::Instantiation(_) => {
+                self.decl_any(d, None);
+            }
             _ => {
+                if let Some(n) = d.name().filter(|n| n.name == "main" && matches!(d.kind, DeclKind::Extern(_))) {
+                    self.err(n.span, "main: must be a package declaration");
+                }
                 self.decl_any(d, None);
             }
         }
@@ -438,7 +459,8 @@ impl<'a> Checker<'a> {
                     AggKind::Header => Container::Header,
                     AggKind::HeaderUnion => Container::Union,
                 };
-                if !t.has_vars() && !c.check_nesting(&t, container, f.ty.span) {
+                let check_now = !t.has_vars() || container == Container::Union && !matches!(t, Type::Var(..));
+                if check_now && !c.check_nesting(&t, container, f.ty.span) {
                     // reported
                 }
                 if matches!(t, Type::Varbit(_)) {
@@ -600,7 +622,10 @@ impl<'a> Checker<'a> {
                     if optional {
                         self.err(d.span, format!("{}: optional parameters cannot have default values", p.name.name));
                     }
-                    self.check_expr_expect(d, &ty, "default value");
+                    let dt = self.check_expr_expect(d, &ty, "default value");
+                    if !dt.is_error() && !self.is_ctk(d) {
+                        self.err(d.span, format!("{}: default value must be a compile-time constant", p.name.name));
+                    }
                     (true, self.value_of(d.id))
                 }
                 None => (false, None),
@@ -617,6 +642,15 @@ impl<'a> Checker<'a> {
             });
         }
         out
+    }
+
+    /// `@optional` is only allowed on packages, parser/control types and externs (spec §6.8.2).
+    fn no_optional(&mut self, ps: &[ParamInfo], ast_ps: &[ast::Param]) {
+        for (p, a) in ps.iter().zip(ast_ps) {
+            if p.optional {
+                self.err(a.name.span, format!("{}: optional parameter not allowed here", p.name));
+            }
+        }
     }
 
     pub fn bind_params(&mut self, ps: &[ParamInfo]) {
@@ -653,6 +687,18 @@ impl<'a> Checker<'a> {
                 }
                 let kind = if is_ctor { EntityKind::ExternCtor } else { EntityKind::ExternMethod };
                 let mid = c.decl_proto(m, kind, Some(id));
+                for (p, ap) in c.decl(mid).params.clone().iter().zip(&m.params) {
+                    match &p.ty {
+                        Type::Parser(_) | Type::Control(_) | Type::Package(_) => {
+                            c.err(ap.ty.span, format!("{}: parameter cannot have type {}", p.name, p.ty))
+                        }
+                        Type::Extern(o) if o.decl == id => c.err(
+                            ap.ty.span,
+                            format!("self-referencing types not supported: '{}' within '{}'", e.name.name, e.name.name),
+                        ),
+                        _ => {}
+                    }
+                }
                 if is_ctor {
                     c.decl_mut(mid).ret = ety.clone();
                 }
@@ -746,6 +792,7 @@ impl<'a> Checker<'a> {
             let tps = c.type_params(&p.type_params, Some(id));
             let params = c.params(&p.params, Some(id), EntityKind::Param);
             let ctor = c.params(&p.ctor_params, Some(id), EntityKind::CtorParam);
+            c.no_optional(&ctor, &p.ctor_params);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
             {
                 let d = c.decl_mut(id);
@@ -775,6 +822,7 @@ impl<'a> Checker<'a> {
             let tps = c.type_params(&ct.type_params, Some(id));
             let params = c.params(&ct.params, Some(id), EntityKind::Param);
             let ctor = c.params(&ct.ctor_params, Some(id), EntityKind::CtorParam);
+            c.no_optional(&ctor, &ct.ctor_params);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
             {
                 let d = c.decl_mut(id);
@@ -827,11 +875,12 @@ impl<'a> Checker<'a> {
             let params = c.params(&a.params, Some(id), EntityKind::Param);
             let mut seen_dirless = false;
             for (p, ap) in params.iter().zip(&a.params) {
+                if matches!(p.ty, Type::Int) {
+                    c.err(ap.name.span, format!("{}: actions cannot have parameters with type int", p.name));
+                }
                 if p.dir == Direction::None {
                     seen_dirless = true;
-                    if matches!(p.ty, Type::Extern(_)) {
-                        c.err(ap.name.span, format!("{}: action parameters cannot have extern types", p.name));
-                    }
+
                 } else if seen_dirless {
                     c.err(ap.name.span, format!("{}: direction-less action parameters have to be at the end", p.name));
                 }
@@ -1028,9 +1077,10 @@ impl<'a> Checker<'a> {
                 let r = self.resolve_overload(&ctors, &subst, &infer, &[], args, span, &o.name, true);
                 match r {
                     Some((chosen, subst, map)) => {
+                        // Uninferred type parameters stay don't-care; using them is an error later.
                         let targs: Vec<Type> = ext_tps
                             .iter()
-                            .map(|t| subst.iter().find(|(v, _)| v == t).map(|(_, x)| x.clone()).unwrap_or(Type::Error))
+                            .map(|t| subst.iter().find(|(v, _)| v == t).map(|(_, x)| x.clone()).unwrap_or(Type::DontCare))
                             .collect();
                         let ity = Type::Extern(Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: targs }));
                         (ity, Some(chosen), map)
@@ -1060,10 +1110,13 @@ impl<'a> Checker<'a> {
                 let r = self.match_call(&params, &vars, &init, args, span, &o.name, true, true);
                 match r {
                     Some((subst, map)) => {
-                        let targs: Vec<Type> = tps
-                            .iter()
-                            .map(|t| subst.iter().find(|(v, _)| v == t).map(|(_, x)| x.clone()).unwrap_or(Type::Error))
-                            .collect();
+                        let mut targs = Vec::new();
+                        for t in &tps {
+                            match subst.iter().find(|(v, _)| v == t) {
+                                Some((_, x)) => targs.push(x.clone()),
+                                None => targs.push(Type::Error),
+                            }
+                        }
                         let obj = Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: targs });
                         let ity = match ty {
                             Type::Parser(_) => Type::Parser(obj),
@@ -1162,6 +1215,22 @@ fn header_field_ok(t: &Type, depth: u32) -> bool {
         Type::NewType(n) => header_field_ok(&n.underlying, depth),
         Type::Agg(a) if a.kind == AggKind::Struct => a.fields.iter().all(|(_, f)| header_field_ok(f, depth + 1) && !matches!(f, Type::Varbit(_))),
         Type::Stack(e, _) => !e.is_header_like() && header_field_ok(e, depth + 1),
+        _ => false,
+    }
+}
+
+/// Whether `t` mentions the declaration `d` (a type used as its own type argument).
+fn mentions_decl(t: &Type, d: DeclId, depth: u32) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match t {
+        Type::Agg(a) => a.decl == d || a.args.iter().any(|x| mentions_decl(x, d, depth + 1)),
+        Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
+            o.decl == d || o.args.iter().any(|x| mentions_decl(x, d, depth + 1))
+        }
+        Type::Stack(x, _) | Type::List(x) => mentions_decl(x, d, depth + 1),
+        Type::Tuple(xs) => xs.iter().any(|x| mentions_decl(x, d, depth + 1)),
         _ => false,
     }
 }

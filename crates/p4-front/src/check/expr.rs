@@ -740,6 +740,10 @@ impl<'a> Checker<'a> {
                         self.err(e.span, format!("{sym}: division and modulo are not defined on signed values"));
                         return Type::Error;
                     }
+                    (_, Div | Mod) if [a, b].iter().any(|x| self.value_of(x.id).and_then(|v| v.as_int().cloned()).is_some_and(|v| v.is_negative())) => {
+                        self.err(e.span, format!("{sym}: not defined on negative numbers"));
+                        return Type::Error;
+                    }
                     (Type::Int | Type::Bit(_) | Type::Signed(_), _) => t.underlying_int().clone(),
                     _ => {
                         self.err(e.span, format!("{sym}: cannot be applied to values of type {ta} and {tb}"));
@@ -884,11 +888,12 @@ impl<'a> Checker<'a> {
             return Type::Error;
         }
         if matches!(ta, Type::Var(..)) || matches!(tb, Type::Var(..)) {
-            if !same(ta, tb) {
-                self.err(e.span, "values of a type variable cannot be compared");
-                return Type::Error;
-            }
-            return ta.clone();
+            self.err(e.span, "values of a type variable cannot be compared");
+            return Type::Error;
+        }
+        if matches!(ta, Type::ListExpr(_) | Type::StructExpr(_)) && matches!(tb, Type::ListExpr(_) | Type::StructExpr(_)) {
+            self.err(e.span, format!("{ta} and {tb}: cannot compare two untyped list or structure expressions"));
+            return Type::Error;
         }
         if ta.is_fixed_int() || tb.is_fixed_int() || matches!(ta, Type::Int) || matches!(tb, Type::Int) {
             return self.unify_operands(a, ta, b, tb, "==");
@@ -992,8 +997,7 @@ impl<'a> Checker<'a> {
             (Type::Bit(_) | Type::Signed(_), Type::Int) => true,
             (f, Type::NewType(n)) if same(f, &n.underlying) => true,
             (Type::NewType(n), t) if same(&n.underlying, t) => true,
-            (Type::NewType(n), t) => !matches!(t, Type::NewType(_)) && self.cast_ok(&n.underlying, t),
-            (f, Type::NewType(n)) => !matches!(f, Type::NewType(_)) && self.cast_ok(f, &n.underlying),
+            (Type::Int, Type::NewType(n)) => self.cast_ok(&Type::Int, &n.underlying),
             (Type::Enum(e), t) => match &e.underlying {
                 Some(u) => self.cast_ok(u, t),
                 None => false,
@@ -1197,6 +1201,11 @@ impl<'a> Checker<'a> {
                     ty
                 };
                 let (ity, ctor, map) = self.instantiate(&ty, args, callee.span, e.span);
+                if let Type::Extern(o) = &ity {
+                    if self.decl(o.decl).methods.iter().any(|m| self.decl(*m).is_abstract) {
+                        self.err(e.span, format!("{}: extern type with abstract methods cannot be instantiated using a constructor call; use a declaration", o.name));
+                    }
+                }
                 if let Some(c) = ctor {
                     let target = if matches!(ity, Type::Extern(_)) { CallTarget::ExternCtor(c) } else { CallTarget::Instantiate(c) };
                     let type_args = match &ity {
@@ -1214,6 +1223,9 @@ impl<'a> Checker<'a> {
                 // Context rules.
                 match first.kind {
                     EntityKind::Action => {
+                        if self.ctx.function.is_some() {
+                            self.err(e.span, format!("{name}(): functions cannot call actions"));
+                        }
                         if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
                             self.err(e.span, format!("{name}: actions cannot be called from parsers"));
                         }
@@ -1627,6 +1639,14 @@ impl<'a> Checker<'a> {
         let d = self.decl(c).clone();
         let mut s: Subst = subst.clone();
         if !explicit.is_empty() {
+            if let Some(t) = explicit.iter().find(|t| matches!(t, Type::Void | Type::Int | Type::String)) {
+                self.err(span, format!("{t}: illegal type argument for '{name}'"));
+                return None;
+            }
+            if name == "lookahead" && explicit.iter().any(|t| t.min_width_bits() != t.max_width_bits()) {
+                self.err(span, format!("{}: type argument must be a fixed-width type", explicit[0]));
+                return None;
+            }
             if explicit.len() != d.type_params.len() {
                 self.err(span, format!("{name}: expected {} type arguments, found {}", d.type_params.len(), explicit.len()));
                 return None;
@@ -1746,8 +1766,29 @@ impl<'a> Checker<'a> {
             } else {
                 self.check_expr(a, hint.as_ref())
             };
+            if !is_ctor {
+                if let Type::Table(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) = at {
+                    self.err(a.span, format!("{}: argument cannot have type {at}", p.name));
+                    return None;
+                }
+            }
+            if matches!(at, Type::StructExpr(_)) && has_any_var(&p.ty, vars) {
+                self.err(a.span, "cannot infer the type of a structure expression; add a cast");
+                return None;
+            }
             self.unify(&p.ty, &at, vars, &mut subst, &mut weak, 0);
             arg_types[pi] = Some(at);
+        }
+        // Type variables of parameters that got an argument must be inferred.
+        for (pi, p) in params.iter().enumerate() {
+            let Some(ai) = map[pi] else { continue };
+            for v in vars {
+                if type_mentions(&p.ty, *v) && !subst.iter().any(|(x, _)| x == v) {
+                    let n = self.decl(*v).name.clone();
+                    self.err(args[ai].value.span, format!("{name}: could not infer a type for variable {n}"));
+                    return None;
+                }
+            }
         }
         // Variables bound only by `int` literals have no width.
         for v in &weak {
@@ -1767,6 +1808,11 @@ impl<'a> Checker<'a> {
             let a = &args[ai].value;
             let pty = substitute(&p.ty, &subst);
             if at.is_error() || pty.is_error() {
+                continue;
+            }
+            if matches!(pty, Type::DontCare) {
+                self.err(a.span, format!("could not infer a type for parameter {} (inferred type is don't care '_')", p.name));
+                good = false;
                 continue;
             }
             match p.dir {
@@ -1955,6 +2001,29 @@ impl<'a> Checker<'a> {
                 }
                 false
             }
+        }
+    }
+
+    /// Whether `e` calls a function or an action (not allowed in table keys / select labels).
+    pub fn contains_user_call(&self, e: &Expr, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let r = |x: &Expr| self.contains_user_call(x, depth + 1);
+        match &e.kind {
+            ExprKind::Call { callee, args, .. } => {
+                matches!(
+                    self.out.calls.get(&e.id).map(|c| &c.target),
+                    Some(CallTarget::Function(_)) | Some(CallTarget::Action(_))
+                ) || r(callee)
+                    || args.iter().any(|a| r(&a.value))
+            }
+            ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => r(b),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) | ExprKind::Mask(a, b) | ExprKind::Range(a, b) => r(a) || r(b),
+            ExprKind::Slice(a, b, c) | ExprKind::PlusSlice(a, b, c) | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
+            ExprKind::List { items, .. } => items.iter().any(r),
+            ExprKind::StructInit { fields, .. } => fields.iter().any(|(_, x)| r(x)),
+            _ => false,
         }
     }
 

@@ -372,6 +372,8 @@ pub(crate) struct Checker<'a> {
     pub call_args: HashMap<NodeId, Vec<NodeId>>,
     /// Set while checking the expression of a `switch` (where `action_run` is allowed).
     pub allow_action_run: bool,
+    /// Arguments written in table action lists, by the action reference's span.
+    pub list_args: HashMap<Span, Vec<ast::Expr>>,
 }
 
 impl<'a> Checker<'a> {
@@ -392,6 +394,7 @@ impl<'a> Checker<'a> {
             depth_reported: false,
             call_args: HashMap::new(),
             allow_action_run: false,
+            list_args: HashMap::new(),
         }
     }
 

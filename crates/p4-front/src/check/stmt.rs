@@ -132,6 +132,15 @@ impl<'a> Checker<'a> {
                     }
                 }
                 let parent = self.ctx.action.or(self.ctx.function).or(self.ctx.block);
+                if let Some(n) = d.name() {
+                    let decls = &self.out.decls;
+                    let shadowed = self.scopes.lookup(&n.name, false, |x| decls[x.0 as usize].kind == EntityKind::Param);
+                    if let Some(&p) = shadowed.first() {
+                        if self.decl(p).parent == parent || Some(self.decl(p).parent) == Some(self.ctx.block) {
+                            self.err(n.span, format!("declaration of '{}' shadows a parameter '{}'", n.name, n.name));
+                        }
+                    }
+                }
                 self.decl_any(d, parent);
             }
             StmtKind::For { init, cond, update, body } => self.scoped(|c| {
@@ -378,10 +387,13 @@ impl<'a> Checker<'a> {
             .iter()
             .map(|e| {
                 let t = self.check_expr(e, None);
-                let ok = matches!(
-                    t.strip_newtype().underlying_int(),
-                    Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::Enum(_) | Type::ErrorT | Type::Error | Type::Varbit(_)
-                ) || matches!(t, Type::Agg(_) | Type::Tuple(_) | Type::ListExpr(_));
+                let scalar = |t: &Type| {
+                    matches!(
+                        t.strip_newtype().underlying_int(),
+                        Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::Enum(_) | Type::ErrorT | Type::Error
+                    )
+                };
+                let ok = scalar(&t) || matches!(&t, Type::Tuple(ts) | Type::ListExpr(ts) if ts.iter().all(scalar));
                 if !ok {
                     if matches!(t, Type::Int) {
                         self.err(e.span, "select expression: could not infer a width");
@@ -499,6 +511,9 @@ impl<'a> Checker<'a> {
                     _ => {
                         // p4c also accepts run-time select labels; only masks and ranges must be constant.
                         self.coerce(e, &t, key, "keyset");
+                        if self.contains_user_call(e, 0) {
+                            self.err(e.span, "no function calls allowed in this context");
+                        }
                     }
                 }
             }
