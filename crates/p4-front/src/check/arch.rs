@@ -103,8 +103,43 @@ impl<'a> Checker<'a> {
 
     /// Architecture-specific rules, run after the whole program was checked.
     pub fn arch_rules(&mut self) {
-        if let Arch::Pna(dialect) = self.out.arch {
-            self.pna_rules(dialect);
+        match self.out.arch {
+            Arch::Pna(dialect) => self.pna_rules(dialect),
+            Arch::Psa => self.psa_rules(),
+            _ => {}
+        }
+    }
+
+    /// PSA (as implemented by P4-DPDK, nevermiss's reference): a table cannot combine an action
+    /// profile/selector implementation with direct counters or meters.
+    fn psa_rules(&mut self) {
+        let mut tables: Vec<DeclId> = self.out.tables.keys().copied().collect();
+        tables.sort();
+        for t in tables {
+            let ti = &self.out.tables[&t];
+            let has = |n: &[&str]| ti.properties.iter().any(|(p, _, _)| n.contains(&p.as_str()));
+            if has(&["psa_implementation"]) && has(&["psa_direct_counter", "psa_direct_meter"]) {
+                let (sp, n) = (self.decl(t).name_span, self.decl(t).name.clone());
+                self.err(sp, format!("implementation property cannot co-exist with direct counter and direct meter property for table {n}"));
+            }
+        }
+    }
+
+    /// Whether the expression with this id is compile-time known (by its recorded facts).
+    fn is_ctk_node(&self, node: crate::ast::NodeId) -> bool {
+        if self.out.values.contains_key(&node) {
+            return true;
+        }
+        match self.out.resolved.get(&node) {
+            Some(d) => {
+                let info = self.decl(*d);
+                match info.kind {
+                    EntityKind::Variable => false,
+                    EntityKind::Param => info.dir == Direction::None,
+                    _ => true,
+                }
+            }
+            None => false,
         }
     }
 
@@ -133,7 +168,8 @@ impl<'a> Checker<'a> {
             let mut has_direct = false;
             for (name, node, _) in &ti.properties {
                 match name.as_str() {
-                    "pna_implementation" | "implementation" => has_impl = true,
+                    "pna_implementation" | "implementation" | "psa_implementation" => has_impl = true,
+                    "psa_direct_counter" | "psa_direct_meter" => has_direct = true,
                     "pna_direct_counter" | "pna_direct_meter" => {
                         has_direct = true;
                         if let Some(&inst) = self.out.resolved.get(node) {
@@ -172,6 +208,13 @@ impl<'a> Checker<'a> {
                     }
                 }
                 "mirror_packet" => {
+                    for i in 0..2 {
+                        if let Some(node) = self.call_arg_node(c.call, i) {
+                            if !self.is_ctk_node(node) {
+                                self.err(c.span, "mirror_packet: the slot and session ids must be compile-time constants");
+                            }
+                        }
+                    }
                     let in_main = match c.block {
                         Some(b) => blocks.iter().position(|(_, d)| *d == b).is_none_or(|pos| pos == main_control_pos),
                         None => true,

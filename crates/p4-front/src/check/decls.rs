@@ -311,6 +311,9 @@ impl<'a> Checker<'a> {
         if !self.enter(d.span) {
             return None;
         }
+        if let Some(anns) = decl_annotations(d) {
+            self.check_annotations(anns);
+        }
         let r = match &d.kind {
             DeclKind::Const(c) => Some(self.decl_const(c, d.span, parent)),
             DeclKind::Variable(v) => Some(self.decl_variable(v, d.span, parent)),
@@ -377,6 +380,10 @@ impl<'a> Checker<'a> {
 
     /// Types that can be the type of a variable or constant.
     fn check_storable(&mut self, t: &Type, span: Span, is_const: bool) {
+        if contains_dont_care(t, 0) {
+            self.err(span, format!("{t}: the type of a declaration cannot contain '_'"));
+            return;
+        }
         let bad = match t {
             Type::Void => Some("void"),
             Type::Int | Type::String | Type::MatchKind if !is_const => Some("this type"),
@@ -448,6 +455,7 @@ impl<'a> Checker<'a> {
             let mut fields: Vec<(String, Type)> = Vec::new();
             let mut varbits = 0u32;
             for f in &s.fields {
+                c.check_annotations(&f.annotations);
                 let t = c.resolve_type(&f.ty);
                 if let Type::Agg(a) = &t {
                     if a.decl == id {
@@ -583,6 +591,7 @@ impl<'a> Checker<'a> {
     pub fn params(&mut self, ps: &[ast::Param], parent: Option<DeclId>, kind: EntityKind) -> Vec<ParamInfo> {
         let mut out: Vec<ParamInfo> = Vec::new();
         for p in ps {
+            self.check_annotations(&p.annotations);
             let ty = self.resolve_type(&p.ty);
             let mut info = DeclInfo::new(kind, &p.name.name, p.span, p.name.span, parent);
             info.ty = ty.clone();
@@ -613,6 +622,11 @@ impl<'a> Checker<'a> {
                     self.err(p.ty.span, format!("{}: parameter cannot have type {ty}", p.name.name))
                 }
                 _ => {}
+            }
+            if let Type::Parser(o) | Type::Control(o) = &ty {
+                if matches!(self.decl(o.decl).kind, EntityKind::Parser | EntityKind::Control) {
+                    self.err(p.ty.span, format!("{}: parameter cannot have type {} {}", p.name.name, self.decl(o.decl).kind.describe(), o.name));
+                }
             }
             let (has_default, default) = match &p.default {
                 Some(d) => {
@@ -877,6 +891,9 @@ impl<'a> Checker<'a> {
             for (p, ap) in params.iter().zip(&a.params) {
                 if matches!(p.ty, Type::Int) {
                     c.err(ap.name.span, format!("{}: actions cannot have parameters with type int", p.name));
+                }
+                if matches!(p.ty, Type::Extern(_)) {
+                    c.err(ap.name.span, format!("{}: action parameters cannot have extern types", p.name));
                 }
                 if p.dir == Direction::None {
                     seen_dirless = true;
@@ -1231,6 +1248,41 @@ fn mentions_decl(t: &Type, d: DeclId, depth: u32) -> bool {
         }
         Type::Stack(x, _) | Type::List(x) => mentions_decl(x, d, depth + 1),
         Type::Tuple(xs) => xs.iter().any(|x| mentions_decl(x, d, depth + 1)),
+        _ => false,
+    }
+}
+
+/// The annotations attached to a declaration.
+fn decl_annotations(d: &ast::Decl) -> Option<&ast::Annotations> {
+    Some(match &d.kind {
+        DeclKind::Const(c) => &c.annotations,
+        DeclKind::Variable(v) => &v.annotations,
+        DeclKind::Typedef(t) => &t.annotations,
+        DeclKind::Header(s) | DeclKind::HeaderUnion(s) | DeclKind::Struct(s) => &s.annotations,
+        DeclKind::Enum(e) => &e.annotations,
+        DeclKind::Extern(e) => &e.annotations,
+        DeclKind::ExternFunction(f) => &f.annotations,
+        DeclKind::ParserType(p) | DeclKind::ControlType(p) | DeclKind::PackageType(p) => &p.annotations,
+        DeclKind::Parser(p) => &p.annotations,
+        DeclKind::Control(c) => &c.annotations,
+        DeclKind::Action(a) => &a.annotations,
+        DeclKind::Function(f) => &f.proto.annotations,
+        DeclKind::Table(t) => &t.annotations,
+        DeclKind::Instantiation(i) => &i.annotations,
+        DeclKind::ValueSet(v) => &v.annotations,
+        DeclKind::Error(_) | DeclKind::MatchKind(_) => return None,
+    })
+}
+
+fn contains_dont_care(t: &Type, depth: u32) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match t {
+        Type::DontCare => true,
+        Type::Tuple(ts) => ts.iter().any(|x| contains_dont_care(x, depth + 1)),
+        Type::Stack(x, _) | Type::List(x) => contains_dont_care(x, depth + 1),
+        Type::Agg(a) => a.args.iter().any(|x| contains_dont_care(x, depth + 1)),
         _ => false,
     }
 }

@@ -125,7 +125,10 @@ impl<'a> Checker<'a> {
                     && pb[pa.len()..].iter().all(|y| y.2)
                     && pa.iter().zip(&pb).all(|(x, y)| x.0 == y.0 && (same(&x.1, &y.1) || y.1.has_vars() || x.1.has_vars()))
             }
-            (Type::Package(a), Type::Package(b)) => a.decl == b.decl,
+            (Type::Package(a), Type::Package(b)) => {
+                a.decl == b.decl
+                    && a.args.iter().zip(&b.args).all(|(x, y)| same(x, y) || x.has_vars() || y.has_vars() || x.is_error() || y.is_error())
+            }
             (Type::Extern(a), Type::Extern(b)) => a.decl == b.decl && (b.args.is_empty() || a.args.is_empty() || same(from, to)),
             (Type::Stack(a, n), Type::Stack(b, m)) => n == m && self.assignable_d(a, b, depth + 1),
             (_, Type::Var(..)) | (Type::Var(..), _) => false,
@@ -256,6 +259,10 @@ impl<'a> Checker<'a> {
             ExprKind::Slice(base, hi, lo) => self.slice_expr(e, base, hi, lo),
             ExprKind::PlusSlice(base, lo, w) => self.plus_slice_expr(e, base, lo, w),
             ExprKind::Dots => match expected {
+                Some(t @ (Type::List(_) | Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::String)) => {
+                    self.err(e.span, format!("...: could not find a default value for type {t}"));
+                    Type::Error
+                }
                 Some(t) => t.clone(),
                 None => {
                     self.err(e.span, "...: cannot infer the type of a default value here");
@@ -741,6 +748,14 @@ impl<'a> Checker<'a> {
                         return Type::Error;
                     }
                     (_, Div | Mod) if [a, b].iter().any(|x| self.value_of(x.id).and_then(|v| v.as_int().cloned()).is_some_and(|v| v.is_negative())) => {
+                        self.err(e.span, format!("{sym}: not defined on negative numbers"));
+                        return Type::Error;
+                    }
+                    (_, Div | Mod)
+                        if [a, b]
+                            .iter()
+                            .any(|x| self.value_of(x.id).and_then(|v| v.as_int().cloned()).is_some_and(|v| v.is_negative())) =>
+                    {
                         self.err(e.span, format!("{sym}: not defined on negative numbers"));
                         return Type::Error;
                     }
@@ -1603,21 +1618,23 @@ impl<'a> Checker<'a> {
             1 => fitting[0],
             _ => {
                 // Try each candidate silently; take the first that type-checks.
-                let mut pick = fitting[0];
+                let mut passing = Vec::new();
                 if self.mute < 2 {
                     for &c in &fitting {
                         self.mute += 1;
-                        let before = self.errors.len();
                         let ok = self.try_candidate(c, subst, infer, explicit, args, span, name, ctk_dirless).is_some();
                         self.mute -= 1;
-                        let _ = before;
                         if ok {
-                            pick = c;
-                            break;
+                            passing.push(c);
                         }
                     }
+                    let same_arity = passing.windows(2).all(|w| self.decl(w[0]).params.len() == self.decl(w[1]).params.len());
+                    if passing.len() > 1 && same_arity && args.iter().all(|a| a.name.is_none()) {
+                        self.err(span, format!("{name}: ambiguous call; several overloads match"));
+                        return None;
+                    }
                 }
-                pick
+                passing.first().copied().unwrap_or(fitting[0])
             }
         };
         let (s, map) = self.try_candidate(chosen, subst, infer, explicit, args, span, name, ctk_dirless)?;
@@ -1782,6 +1799,9 @@ impl<'a> Checker<'a> {
         // Type variables of parameters that got an argument must be inferred.
         for (pi, p) in params.iter().enumerate() {
             let Some(ai) = map[pi] else { continue };
+            if matches!(p.ty, Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::Extern(_)) {
+                continue;
+            }
             for v in vars {
                 if type_mentions(&p.ty, *v) && !subst.iter().any(|(x, _)| x == v) {
                     let n = self.decl(*v).name.clone();
@@ -1808,6 +1828,11 @@ impl<'a> Checker<'a> {
             let a = &args[ai].value;
             let pty = substitute(&p.ty, &subst);
             if at.is_error() || pty.is_error() {
+                continue;
+            }
+            if p.dir != Direction::None && matches!(pty, Type::String) {
+                self.err(a.span, format!("{}: a parameter with type string cannot have a direction", p.name));
+                good = false;
                 continue;
             }
             if matches!(pty, Type::DontCare) {
@@ -2001,6 +2026,27 @@ impl<'a> Checker<'a> {
                 }
                 false
             }
+        }
+    }
+
+    /// Whether `e` applies a table.
+    pub fn contains_table_apply(&self, e: &Expr, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let r = |x: &Expr| self.contains_table_apply(x, depth + 1);
+        match &e.kind {
+            ExprKind::Call { callee, args, .. } => {
+                matches!(self.out.calls.get(&e.id).map(|c| &c.target), Some(CallTarget::TableApply(_)))
+                    || r(callee)
+                    || args.iter().any(|a| r(&a.value))
+            }
+            ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => r(b),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => r(a) || r(b),
+            ExprKind::Slice(a, b, c) | ExprKind::PlusSlice(a, b, c) | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
+            ExprKind::List { items, .. } => items.iter().any(r),
+            ExprKind::StructInit { fields, .. } => fields.iter().any(|(_, x)| r(x)),
+            _ => false,
         }
     }
 

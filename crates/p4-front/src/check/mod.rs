@@ -28,6 +28,7 @@
 //! has a value unless it depends on a constructor parameter; every struct/header [`Type`] lists
 //! its fields with resolved types, so offsets and widths follow from [`Type::min_width_bits`].
 
+mod annotations;
 mod arch;
 pub mod consteval;
 mod decls;

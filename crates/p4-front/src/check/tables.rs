@@ -132,6 +132,7 @@ impl<'a> Checker<'a> {
     }
 
     fn table_key(&mut self, k: &ast::KeyElement, ti: &mut TableInfo) {
+        self.check_annotations(&k.annotations);
         if let ExprKind::Path(p) = &k.expr.kind {
             if p.name.name == self.decl(ti.decl).name {
                 self.err(k.expr.span, format!("{}: cannot refer to the containing table", p.name.name));
@@ -284,6 +285,11 @@ impl<'a> Checker<'a> {
         }
         let ctx = Ctx { in_table: false, ..self.ctx.clone() };
         let r = self.with_ctx(ctx, |c| c.match_call(&params, &[], &[], args, span, &name, mode == Bind::Full, false));
+        for x in args {
+            if self.contains_table_apply(&x.value, 0) {
+                self.err(x.value.span, "table invocation in action argument");
+            }
+        }
         let (_, map) = r?;
         if mode == Bind::List {
             // Expand to all parameters; directionless ones come from the control plane.
