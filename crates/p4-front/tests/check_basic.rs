@@ -33,7 +33,10 @@ fn run(src: &str) -> Result<check::Checked, Vec<String>> {
 fn ok(src: &str) -> check::Checked {
     match run(src) {
         Ok(c) => c,
-        Err(e) => panic!("expected the program to be accepted, got:\n{}", e.join("\n")),
+        Err(e) => panic!(
+            "expected the program to be accepted, got:\n{}",
+            e.join("\n")
+        ),
     }
 }
 
@@ -117,7 +120,11 @@ control C(inout bit<8> x) {
 }
 "#);
     // Both literals got the width of `x` (type widths like the `8` of `bit<8>` stay `int`).
-    let eight = |v: i32| Value::Bits { value: v.into(), width: 8, signed: false };
+    let eight = |v: i32| Value::Bits {
+        value: v.into(),
+        width: 8,
+        signed: false,
+    };
     let has = |v: i32| c.values.values().any(|x| *x == eight(v));
     assert!(has(1) && has(3), "{:?}", c.values);
 }
@@ -131,36 +138,82 @@ const int C = 1 << 70;
 const bit<4> D = (bit<4>)0x1f;
 const bool E = A > 3;
 "#);
-    let val = |n: &str| c.decls.iter().find(|d| d.name == n).and_then(|d| d.value.clone());
-    assert_eq!(val("B"), Some(Value::Bits { value: 4.into(), width: 8, signed: false }));
-    assert_eq!(val("C"), Some(Value::Int(num_bigint::BigInt::from(1) << 70)));
-    assert_eq!(val("D"), Some(Value::Bits { value: 15.into(), width: 4, signed: false }));
+    let val = |n: &str| {
+        c.decls
+            .iter()
+            .find(|d| d.name == n)
+            .and_then(|d| d.value.clone())
+    };
+    assert_eq!(
+        val("B"),
+        Some(Value::Bits {
+            value: 4.into(),
+            width: 8,
+            signed: false
+        })
+    );
+    assert_eq!(
+        val("C"),
+        Some(Value::Int(num_bigint::BigInt::from(1) << 70))
+    );
+    assert_eq!(
+        val("D"),
+        Some(Value::Bits {
+            value: 15.into(),
+            width: 4,
+            signed: false
+        })
+    );
     assert_eq!(val("E"), Some(Value::Bool(true)));
 }
 
 #[test]
 fn rejects_width_mismatch() {
-    bad("control C(inout bit<8> x, in bit<16> y) { apply { x = x + y; } }", "different widths");
-    bad("control C(inout bit<8> x, in bit<16> y) { apply { x = y; } }", "type mismatch");
-    bad("control C(inout bit<8> x, in int<8> y) { apply { x = x + y; } }", "cannot operate");
+    bad(
+        "control C(inout bit<8> x, in bit<16> y) { apply { x = x + y; } }",
+        "different widths",
+    );
+    bad(
+        "control C(inout bit<8> x, in bit<16> y) { apply { x = y; } }",
+        "type mismatch",
+    );
+    bad(
+        "control C(inout bit<8> x, in int<8> y) { apply { x = x + y; } }",
+        "cannot operate",
+    );
 }
 
 #[test]
 fn bool_is_not_bit1() {
-    bad("control C(inout bit<1> x) { apply { if (x) { x = 0; } } }", "type mismatch");
+    bad(
+        "control C(inout bit<1> x) { apply { if (x) { x = 0; } } }",
+        "type mismatch",
+    );
     ok("control C(inout bit<1> x) { apply { if ((bool)x) { x = 0; } } }");
 }
 
 #[test]
 fn undeclared_names() {
-    bad("control C(inout bit<8> x) { apply { x = y; } }", "y: declaration not found");
-    bad("control C(inout T x) { apply { } }", "T: declaration not found");
+    bad(
+        "control C(inout bit<8> x) { apply { x = y; } }",
+        "y: declaration not found",
+    );
+    bad(
+        "control C(inout T x) { apply { } }",
+        "T: declaration not found",
+    );
 }
 
 #[test]
 fn in_parameters_are_read_only() {
-    bad("control C(in bit<8> x) { apply { x = 1; } }", "cannot write to an in parameter");
-    bad("const bit<8> K = 1; control C() { apply { K = 2; } }", "cannot write to a constant");
+    bad(
+        "control C(in bit<8> x) { apply { x = 1; } }",
+        "cannot write to an in parameter",
+    );
+    bad(
+        "const bit<8> K = 1; control C() { apply { K = 2; } }",
+        "cannot write to a constant",
+    );
 }
 
 #[test]
@@ -186,16 +239,31 @@ control C(inout bit<8> v, inout error e) {
     }
 }
 "#);
-    bad("enum E { A } control C() { apply { E a = E.Q; } }", "invalid enum tag");
-    bad("enum bit<8> S { X = 1 } control C(inout S s) { apply { s = 1; } }", "type mismatch");
-    bad("control C(inout error e) { apply { e = error.Nope; } }", "invalid enum tag");
+    bad(
+        "enum E { A } control C() { apply { E a = E.Q; } }",
+        "invalid enum tag",
+    );
+    bad(
+        "enum bit<8> S { X = 1 } control C(inout S s) { apply { s = 1; } }",
+        "type mismatch",
+    );
+    bad(
+        "control C(inout error e) { apply { e = error.Nope; } }",
+        "invalid enum tag",
+    );
 }
 
 #[test]
 fn slices() {
     ok("control C(inout bit<8> x, inout bit<4> y) { apply { y = x[7:4]; x[3:0] = y; } }");
-    bad("control C(inout bit<8> x, inout bit<4> y) { apply { y = x[8:5]; } }", "greater than width");
-    bad("control C(inout bit<8> x, in bit<8> i) { apply { x[i:0] = 0; } }", "must be constants");
+    bad(
+        "control C(inout bit<8> x, inout bit<4> y) { apply { y = x[8:5]; } }",
+        "greater than width",
+    );
+    bad(
+        "control C(inout bit<8> x, in bit<8> i) { apply { x[i:0] = 0; } }",
+        "must be constants",
+    );
 }
 
 #[test]
@@ -204,7 +272,10 @@ fn generics_infer_from_arguments() {
 extern void g<T>(in T a, in T b);
 control C(inout bit<8> x) { apply { g(x, 1); g(x, x); } }
 "#);
-    bad("extern void g<T>(in T a); control C() { apply { g(1); } }", "could not infer a width");
+    bad(
+        "extern void g<T>(in T a); control C() { apply { g(1); } }",
+        "could not infer a width",
+    );
 }
 
 #[test]
@@ -215,10 +286,20 @@ extern void h(in bit<8> a, in bit<8> b);
 extern void k(in bit<8> a, in bool b = true);
 control C() { apply { h(1); h(1, 2); k(1); k(a = 1); k(b = false, a = 2); } }
 "#);
-    let n = c.calls.values().filter(|ci| matches!(ci.target, CallTarget::ExternFunction(_))).count();
+    let n = c
+        .calls
+        .values()
+        .filter(|ci| matches!(ci.target, CallTarget::ExternFunction(_)))
+        .count();
     assert_eq!(n, 5);
-    bad("extern void h(in bit<8> a); control C() { apply { h(1, 2, 3); } }", "too many arguments");
-    bad("extern void h(in bit<8> a); control C() { apply { h(b = 1); } }", "no parameter named b");
+    bad(
+        "extern void h(in bit<8> a); control C() { apply { h(1, 2, 3); } }",
+        "too many arguments",
+    );
+    bad(
+        "extern void h(in bit<8> a); control C() { apply { h(b = 1); } }",
+        "no parameter named b",
+    );
 }
 
 #[test]
@@ -233,8 +314,16 @@ fn table_rules() {
         &format!("{hdr} table t {{ key = {{ x: exact; }} actions = {{ a; }} default_action = a; }} apply {{ }} }}"),
         "must be bound",
     );
-    bad(&format!("{hdr} table t {{ key = {{ x: fuzzy; }} actions = {{ a; }} }} apply {{ }} }}"), "fuzzy: declaration not found");
-    bad(&format!("{hdr} table t {{ key = {{ x: exact; }} actions = {{ a; }} size = x; }} apply {{ }} }}"), "size must be");
+    bad(
+        &format!("{hdr} table t {{ key = {{ x: fuzzy; }} actions = {{ a; }} }} apply {{ }} }}"),
+        "fuzzy: declaration not found",
+    );
+    bad(
+        &format!(
+            "{hdr} table t {{ key = {{ x: exact; }} actions = {{ a; }} size = x; }} apply {{ }} }}"
+        ),
+        "size must be",
+    );
     bad(
         &format!("{hdr} table t {{ key = {{ x: exact; }} actions = {{ a; @defaultonly b; }} const entries = {{ 1: b(); }} }} apply {{ }} }}"),
         "@defaultonly",
@@ -275,7 +364,10 @@ fn parser_rules() {
         "parser P(packet_in p) { state start { transition nowhere; } }",
         "nowhere: no such parser state",
     );
-    bad("parser P(packet_in p) { state begin { transition accept; } }", "no 'start' state");
+    bad(
+        "parser P(packet_in p) { state begin { transition accept; } }",
+        "no 'start' state",
+    );
     bad(
         "parser P(packet_in p, in bit<8> x) { state start { transition select(x) { 8w1 .. 8w3: accept; true: reject; } } }",
         "type mismatch",

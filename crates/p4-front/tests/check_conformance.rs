@@ -18,8 +18,16 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-const SUPPORTED: &[&str] =
-    &["core.p4", "v1model.p4", "psa.p4", "pna.p4", "bmv2/psa.p4", "dpdk/psa.p4", "dpdk/pna.p4", "bmv2/pna.p4"];
+const SUPPORTED: &[&str] = &[
+    "core.p4",
+    "v1model.p4",
+    "psa.p4",
+    "pna.p4",
+    "bmv2/psa.p4",
+    "dpdk/psa.p4",
+    "dpdk/pna.p4",
+    "bmv2/pna.p4",
+];
 
 enum Outcome {
     Accepted,
@@ -53,7 +61,13 @@ fn preprocess(file: &Path, include: &Path) -> Result<String, String> {
         .output()
         .map_err(|e| format!("cannot run cpp: {e}"))?;
     if !out.status.success() {
-        return Err(format!("preprocess: {}", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")));
+        return Err(format!(
+            "preprocess: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -64,19 +78,25 @@ fn run_one(file: &Path, include: &Path, all: bool) -> Outcome {
         Err(e) => return Outcome::Rejected(e),
     };
     let (tx, rx) = mpsc::channel();
-    let handle = std::thread::Builder::new().stack_size(8 << 20).spawn(move || {
-        let r = std::panic::catch_unwind(|| match parser::parse_str(&text) {
-            Err(d) => Err(format!("parse: {}", d.message)),
-            Ok(p) => match check::check(&p) {
-                Ok(_) => Ok(()),
-                Err(ds) => {
-                    let msgs: Vec<String> = ds.iter().map(|d| d.message.clone()).collect();
-                    Err(if all { msgs.join("\n      ") } else { msgs[0].clone() })
-                }
-            },
+    let handle = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| match parser::parse_str(&text) {
+                Err(d) => Err(format!("parse: {}", d.message)),
+                Ok(p) => match check::check(&p) {
+                    Ok(_) => Ok(()),
+                    Err(ds) => {
+                        let msgs: Vec<String> = ds.iter().map(|d| d.message.clone()).collect();
+                        Err(if all {
+                            msgs.join("\n      ")
+                        } else {
+                            msgs[0].clone()
+                        })
+                    }
+                },
+            });
+            let _ = tx.send(r);
         });
-        let _ = tx.send(r);
-    });
     if handle.is_err() {
         return Outcome::Crashed("cannot spawn".into());
     }
@@ -90,7 +110,11 @@ fn run_one(file: &Path, include: &Path, all: bool) -> Outcome {
 
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "p4")).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -103,7 +127,11 @@ fn conformance() {
         return;
     };
     let root = PathBuf::from(root);
-    let testdata = if root.join("testdata").is_dir() { root.join("testdata") } else { root.clone() };
+    let testdata = if root.join("testdata").is_dir() {
+        root.join("testdata")
+    } else {
+        root.clone()
+    };
     let include = std::env::var("P4INCLUDE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../p4include"));
@@ -117,7 +145,11 @@ fn conformance() {
         }
         return;
     }
-    let suites: [(&str, bool); 3] = [("p4_16_samples", true), ("p4_16_errors", false), ("p4_16_pna_errors", false)];
+    let suites: [(&str, bool); 3] = [
+        ("p4_16_samples", true),
+        ("p4_16_errors", false),
+        ("p4_16_pna_errors", false),
+    ];
     let mut crashes = 0;
     for (name, accept) in suites {
         if !name.contains(filter.as_str()) {
@@ -125,12 +157,19 @@ fn conformance() {
         }
         let mut list = files(&testdata.join(name));
         if accept {
-            list.retain(|f| std::fs::read_to_string(f).map(|t| includes_ok(&t)).unwrap_or(false));
+            list.retain(|f| {
+                std::fs::read_to_string(f)
+                    .map(|t| includes_ok(&t))
+                    .unwrap_or(false)
+            });
         }
         let (mut acc, mut rej, mut crash) = (0, 0, 0);
         let mut fails = Vec::new();
         for f in &list {
-            let n = f.file_name().map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
+            let n = f
+                .file_name()
+                .map(|x| x.to_string_lossy().into_owned())
+                .unwrap_or_default();
             match run_one(f, &include, verbose) {
                 Outcome::Accepted => {
                     acc += 1;

@@ -17,19 +17,31 @@ impl<'a> Checker<'a> {
             match &a.body {
                 AnnotationBody::KeyValues(kvs) => {
                     if !structured.insert(name) {
-                        self.err(a.span, format!("@{name}: duplicate name for structured annotation"));
+                        self.err(
+                            a.span,
+                            format!("@{name}: duplicate name for structured annotation"),
+                        );
                     }
                     let mut keys = HashSet::new();
                     for (k, v) in kvs {
                         if !keys.insert(k.name.as_str()) {
-                            self.err(k.span, format!("{}: duplicate key in structured annotation @{name}", k.name));
+                            self.err(
+                                k.span,
+                                format!(
+                                    "{}: duplicate key in structured annotation @{name}",
+                                    k.name
+                                ),
+                            );
                         }
                         self.structured_value(v);
                     }
                 }
                 AnnotationBody::StructuredExpressions(es) => {
                     if !structured.insert(name) {
-                        self.err(a.span, format!("@{name}: duplicate name for structured annotation"));
+                        self.err(
+                            a.span,
+                            format!("@{name}: duplicate name for structured annotation"),
+                        );
                     }
                     for e in es {
                         self.structured_value(e);
@@ -59,9 +71,16 @@ impl<'a> Checker<'a> {
     }
 
     fn is_match_kind(&mut self, e: &Expr) -> bool {
-        let ExprKind::Path(p) = &e.kind else { return false };
+        let ExprKind::Path(p) = &e.kind else {
+            return false;
+        };
         let decls = &self.out.decls;
-        !self.scopes.lookup(&p.name.name, p.global, |d| decls[d.0 as usize].kind == EntityKind::MatchKindMember).is_empty()
+        !self
+            .scopes
+            .lookup(&p.name.name, p.global, |d| {
+                decls[d.0 as usize].kind == EntityKind::MatchKindMember
+            })
+            .is_empty()
     }
 
     fn structured_value(&mut self, e: &Expr) {
@@ -71,8 +90,14 @@ impl<'a> Checker<'a> {
         }
         match self.value_of(e.id) {
             Some(Value::Int(_) | Value::Bits { .. } | Value::String(_) | Value::Bool(_)) => {}
-            Some(_) => self.err(e.span, "illegal type for structured annotation; must be int, string or bool"),
-            None => self.err(e.span, "structured annotation must be compile-time constant values"),
+            Some(_) => self.err(
+                e.span,
+                "illegal type for structured annotation; must be int, string or bool",
+            ),
+            None => self.err(
+                e.span,
+                "structured annotation must be compile-time constant values",
+            ),
         }
     }
 }

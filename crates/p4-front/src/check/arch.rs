@@ -34,10 +34,21 @@ impl<'a> Checker<'a> {
             },
             _ => Arch::Unknown,
         };
-        let Some(inst) = self.out.instances.get(&main).cloned() else { return };
-        let Some(ast_inst) = self.find_top_instantiation(self.decl(main).span) else { return };
+        let Some(inst) = self.out.instances.get(&main).cloned() else {
+            return;
+        };
+        let Some(ast_inst) = self.find_top_instantiation(self.decl(main).span) else {
+            return;
+        };
         let mut blocks = Vec::new();
-        self.collect_blocks(&pkg.ctor_params, &inst.args, &ast_inst.args, "", 0, &mut blocks);
+        self.collect_blocks(
+            &pkg.ctor_params,
+            &inst.args,
+            &ast_inst.args,
+            "",
+            0,
+            &mut blocks,
+        );
         self.out.main_blocks = blocks;
     }
 
@@ -67,30 +78,50 @@ impl<'a> Checker<'a> {
             let pname = format!("{prefix}{}", p.name);
             match &e.kind {
                 ExprKind::Call { args: inner, .. } => {
-                    let Some(ci) = self.out.calls.get(&e.id) else { continue };
+                    let Some(ci) = self.out.calls.get(&e.id) else {
+                        continue;
+                    };
                     if let CallTarget::Instantiate(d) = ci.target {
                         match self.decl(d).kind {
                             EntityKind::Parser | EntityKind::Control => out.push((pname, d)),
                             EntityKind::PackageType => {
                                 let ps = self.decl(d).ctor_params.clone();
-                                self.collect_blocks(&ps, &ci.args, inner, &format!("{pname}."), depth + 1, out);
+                                self.collect_blocks(
+                                    &ps,
+                                    &ci.args,
+                                    inner,
+                                    &format!("{pname}."),
+                                    depth + 1,
+                                    out,
+                                );
                             }
                             _ => {}
                         }
                     }
                 }
                 ExprKind::Path(_) => {
-                    let Some(&d) = self.out.resolved.get(&e.id) else { continue };
+                    let Some(&d) = self.out.resolved.get(&e.id) else {
+                        continue;
+                    };
                     if self.decl(d).kind != EntityKind::Instance {
                         continue;
                     }
-                    let Some(ii) = self.out.instances.get(&d) else { continue };
+                    let Some(ii) = self.out.instances.get(&d) else {
+                        continue;
+                    };
                     match &ii.ty {
                         Type::Parser(o) | Type::Control(o) => out.push((pname, o.decl)),
                         Type::Package(o) => {
                             let ps = self.decl(o.decl).ctor_params.clone();
                             if let Some(ai) = self.find_top_instantiation(self.decl(d).span) {
-                                self.collect_blocks(&ps, &ii.args, &ai.args, &format!("{pname}."), depth + 1, out);
+                                self.collect_blocks(
+                                    &ps,
+                                    &ii.args,
+                                    &ai.args,
+                                    &format!("{pname}."),
+                                    depth + 1,
+                                    out,
+                                );
                             }
                         }
                         _ => {}
@@ -117,7 +148,11 @@ impl<'a> Checker<'a> {
         tables.sort();
         for t in tables {
             let ti = &self.out.tables[&t];
-            let has = |n: &[&str]| ti.properties.iter().any(|(p, _, _)| n.contains(&p.as_str()));
+            let has = |n: &[&str]| {
+                ti.properties
+                    .iter()
+                    .any(|(p, _, _)| n.contains(&p.as_str()))
+            };
             if has(&["psa_implementation"]) && has(&["psa_direct_counter", "psa_direct_meter"]) {
                 let (sp, n) = (self.decl(t).name_span, self.decl(t).name.clone());
                 self.err(sp, format!("implementation property cannot co-exist with direct counter and direct meter property for table {n}"));
@@ -168,7 +203,9 @@ impl<'a> Checker<'a> {
             let mut has_direct = false;
             for (name, node, _) in &ti.properties {
                 match name.as_str() {
-                    "pna_implementation" | "implementation" | "psa_implementation" => has_impl = true,
+                    "pna_implementation" | "implementation" | "psa_implementation" => {
+                        has_impl = true
+                    }
                     "psa_direct_counter" | "psa_direct_meter" => has_direct = true,
                     "pna_direct_counter" | "pna_direct_meter" => {
                         has_direct = true;
@@ -196,9 +233,14 @@ impl<'a> Checker<'a> {
             let base = c.name.rsplit('.').next().unwrap_or(&c.name).to_string();
             match c.name.as_str() {
                 "add_entry" | "add_entry_if" => self.pna_add_entry(c, &users),
-                "set_entry_expire_time" | "restart_expire_timer" | "set_entry_expire_time_if" | "update_expire_info" => {
+                "set_entry_expire_time"
+                | "restart_expire_timer"
+                | "set_entry_expire_time_if"
+                | "update_expire_info" => {
                     let ok = c.action.is_some_and(|a| {
-                        users.get(&a).is_some_and(|ts| ts.iter().any(|t| self.out.tables[t].idle_timeout.is_some()))
+                        users.get(&a).is_some_and(|ts| {
+                            ts.iter().any(|t| self.out.tables[t].idle_timeout.is_some())
+                        })
                     });
                     if !ok {
                         self.err(
@@ -216,22 +258,43 @@ impl<'a> Checker<'a> {
                         }
                     }
                     let in_main = match c.block {
-                        Some(b) => blocks.iter().position(|(_, d)| *d == b).is_none_or(|pos| pos == main_control_pos),
+                        Some(b) => blocks
+                            .iter()
+                            .position(|(_, d)| *d == b)
+                            .is_none_or(|pos| pos == main_control_pos),
                         None => true,
                     };
                     if !in_main {
-                        let bn = c.block.map(|b| self.decl(b).name.clone()).unwrap_or_default();
-                        self.err(c.span, format!("mirror_packet cannot be used in {bn}: only in the main control"));
+                        let bn = c
+                            .block
+                            .map(|b| self.decl(b).name.clone())
+                            .unwrap_or_default();
+                        self.err(
+                            c.span,
+                            format!(
+                                "mirror_packet cannot be used in {bn}: only in the main control"
+                            ),
+                        );
                     }
                     if let Some(v) = self.call_arg_value(c.call, 1) {
                         if v.as_int().is_some_and(|x| x == &0.into()) {
-                            self.err(c.span, "mirror session id 0 is reserved for use by the architecture");
+                            self.err(
+                                c.span,
+                                "mirror session id 0 is reserved for use by the architecture",
+                            );
                         }
                     }
                 }
                 n if n.starts_with("DirectCounter.") || n.starts_with("DirectMeter.") => {
-                    let kind = if n.starts_with("DirectCounter.") { "DirectCounter" } else { "DirectMeter" };
-                    let iname = c.instance.map(|i| self.decl(i).name.clone()).unwrap_or_default();
+                    let kind = if n.starts_with("DirectCounter.") {
+                        "DirectCounter"
+                    } else {
+                        "DirectMeter"
+                    };
+                    let iname = c
+                        .instance
+                        .map(|i| self.decl(i).name.clone())
+                        .unwrap_or_default();
                     let Some(a) = c.action else {
                         self.err(c.span, format!("{base} method of {iname} extern must only be called from within an action"));
                         continue;
@@ -266,18 +329,30 @@ impl<'a> Checker<'a> {
 
     fn call_arg_node(&self, call: crate::ast::NodeId, index: usize) -> Option<crate::ast::NodeId> {
         let ci = self.out.calls.get(&call)?;
-        let CallArg::Arg(i) = ci.args.get(index)? else { return None };
+        let CallArg::Arg(i) = ci.args.get(index)? else {
+            return None;
+        };
         self.call_args.get(&call).and_then(|v| v.get(*i).copied())
     }
 
     fn pna_add_entry(&mut self, c: &super::ExternCall, users: &HashMap<DeclId, Vec<DeclId>>) {
         let Some(a) = c.action else {
-            self.err(c.span, "add_entry must only be called from within an action");
+            self.err(
+                c.span,
+                "add_entry must only be called from within an action",
+            );
             return;
         };
         let an = self.decl(a).name.clone();
-        let aom: Vec<DeclId> =
-            users.get(&a).map(|ts| ts.iter().copied().filter(|t| self.out.tables[t].add_on_miss).collect()).unwrap_or_default();
+        let aom: Vec<DeclId> = users
+            .get(&a)
+            .map(|ts| {
+                ts.iter()
+                    .copied()
+                    .filter(|t| self.out.tables[t].add_on_miss)
+                    .collect()
+            })
+            .unwrap_or_default();
         if aom.is_empty() {
             self.err(
                 c.span,
@@ -302,30 +377,51 @@ impl<'a> Checker<'a> {
                 }
             }
             let Some(Value::String(target)) = &name_val else {
-                self.err(c.span, "add_entry: the action name must be a string literal");
+                self.err(
+                    c.span,
+                    "add_entry: the action name must be a string literal",
+                );
                 continue;
             };
-            let found = ti.actions.iter().find(|x| self.decl(x.action).name == *target || self.out.qualified_name(x.action) == *target);
+            let found = ti.actions.iter().find(|x| {
+                self.decl(x.action).name == *target || self.out.qualified_name(x.action) == *target
+            });
             let Some(x) = found.cloned() else {
-                self.err(c.span, format!("add_entry: action name {target} is not any action in table {tn}"));
+                self.err(
+                    c.span,
+                    format!("add_entry: action name {target} is not any action in table {tn}"),
+                );
                 continue;
             };
             if x.action == a {
-                self.err(c.span, format!("add_entry: action {target} cannot be the default action {an}"));
+                self.err(
+                    c.span,
+                    format!("add_entry: action {target} cannot be the default action {an}"),
+                );
                 continue;
             }
             if x.default_only {
-                self.err(c.span, format!("add_entry: action {target} is @defaultonly in table {tn}"));
+                self.err(
+                    c.span,
+                    format!("add_entry: action {target} is @defaultonly in table {tn}"),
+                );
                 continue;
             }
             // action_params must match the action's directionless parameters.
-            let want: Vec<ParamInfo> = self.decl(x.action).params.iter().filter(|p| p.dir == Direction::None).cloned().collect();
+            let want: Vec<ParamInfo> = self
+                .decl(x.action)
+                .params
+                .iter()
+                .filter(|p| p.dir == Direction::None)
+                .cloned()
+                .collect();
             if let Some(node) = params_node {
                 let got = self.out.type_of(node).cloned().unwrap_or(Type::Error);
                 let ok = match &got {
                     Type::Error => true,
                     Type::Agg(ag) => {
-                        ag.fields.len() == want.len() && ag.fields.iter().zip(&want).all(|(f, p)| loose(&f.1, &p.ty))
+                        ag.fields.len() == want.len()
+                            && ag.fields.iter().zip(&want).all(|(f, p)| loose(&f.1, &p.ty))
                     }
                     Type::Tuple(ts) | Type::ListExpr(ts) => {
                         ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| loose(t, &p.ty))
@@ -333,7 +429,10 @@ impl<'a> Checker<'a> {
                     t => want.len() == 1 && loose(t, &want[0].ty),
                 };
                 if !ok {
-                    let names: Vec<String> = want.iter().map(|p| format!("{} {}", p.ty, p.name)).collect();
+                    let names: Vec<String> = want
+                        .iter()
+                        .map(|p| format!("{} {}", p.ty, p.name))
+                        .collect();
                     self.err(
                         c.span,
                         format!("add_entry: action_params of type {got} do not match the parameters of {target} ({})", names.join(", ")),

@@ -19,7 +19,11 @@ pub enum Value {
     /// An `int` (arbitrary precision).
     Int(BigInt),
     /// A `bit<W>` (`signed == false`) or `int<W>` value, normalized.
-    Bits { value: BigInt, width: u32, signed: bool },
+    Bits {
+        value: BigInt,
+        width: u32,
+        signed: bool,
+    },
     Bool(bool),
     String(String),
     /// A member of `error`.
@@ -28,7 +32,11 @@ pub enum Value {
     MatchKind(String),
     /// An enum value; `member` is `None` for an unnamed value of a serializable enum (from a cast);
     /// `repr` is the underlying value of a serializable enum.
-    Enum { decl: DeclId, member: Option<String>, repr: Option<Box<Value>> },
+    Enum {
+        decl: DeclId,
+        member: Option<String>,
+        repr: Option<Box<Value>>,
+    },
     /// Tuple / list / header stack value.
     List(Vec<Value>),
     /// Struct or header value, fields in order.
@@ -64,12 +72,18 @@ impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Value::Int(v) => write!(f, "{v}"),
-            Value::Bits { value, width, signed } => write!(f, "{}{}{}", width, if *signed { "s" } else { "w" }, value),
+            Value::Bits {
+                value,
+                width,
+                signed,
+            } => write!(f, "{}{}{}", width, if *signed { "s" } else { "w" }, value),
             Value::Bool(b) => write!(f, "{b}"),
             Value::String(s) => write!(f, "{s:?}"),
             Value::Error(e) => write!(f, "error.{e}"),
             Value::MatchKind(m) => write!(f, "{m}"),
-            Value::Enum { member: Some(m), .. } => write!(f, "{m}"),
+            Value::Enum {
+                member: Some(m), ..
+            } => write!(f, "{m}"),
             Value::Enum { repr: Some(r), .. } => write!(f, "{r}"),
             Value::Enum { .. } => write!(f, "<enum>"),
             Value::List(vs) => {
@@ -131,7 +145,11 @@ fn check_size(v: &BigInt) -> Result<(), String> {
 
 /// Builds a fixed-width value.
 pub fn bits(value: BigInt, width: u32, signed: bool) -> Value {
-    Value::Bits { value: truncate(&value, width, signed), width, signed }
+    Value::Bits {
+        value: truncate(&value, width, signed),
+        width,
+        signed,
+    }
 }
 
 /// Unary operator on a value (spec §8.5–§8.7).
@@ -140,8 +158,22 @@ pub fn unary(op: UnOp, v: &Value) -> Result<Value, String> {
         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
         (UnOp::Plus, x @ (Value::Int(_) | Value::Bits { .. })) => x.clone(),
         (UnOp::Neg, Value::Int(x)) => Value::Int(-x),
-        (UnOp::Neg, Value::Bits { value, width, signed }) => bits(-value, *width, *signed),
-        (UnOp::BitNot, Value::Bits { value, width, signed }) => bits(-value - 1, *width, *signed),
+        (
+            UnOp::Neg,
+            Value::Bits {
+                value,
+                width,
+                signed,
+            },
+        ) => bits(-value, *width, *signed),
+        (
+            UnOp::BitNot,
+            Value::Bits {
+                value,
+                width,
+                signed,
+            },
+        ) => bits(-value - 1, *width, *signed),
         _ => return Err(String::new()),
     })
 }
@@ -180,7 +212,10 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                         return Err("division by zero".to_string());
                     }
                     if x.is_negative() || y.is_negative() {
-                        return Err(format!("{}: division or modulo of negative values", op.symbol()));
+                        return Err(format!(
+                            "{}: division or modulo of negative values",
+                            op.symbol()
+                        ));
                     }
                     if op == Div {
                         x / y
@@ -221,9 +256,18 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
             check_size(&r)?;
             Ok(Value::Int(r))
         }
-        (Value::Bits { value: x, width: w, signed: s }, Value::Bits { value: y, width: w2, signed: s2 })
-            if matches!(op, Shl | Shr) || (w == w2 && s == s2) || op == Concat =>
-        {
+        (
+            Value::Bits {
+                value: x,
+                width: w,
+                signed: s,
+            },
+            Value::Bits {
+                value: y,
+                width: w2,
+                signed: s2,
+            },
+        ) if matches!(op, Shl | Shr) || (w == w2 && s == s2) || op == Concat => {
             let (w, s) = (*w, *s);
             let r = match op {
                 Add => x + y,
@@ -234,7 +278,10 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                         return Err("division by zero".to_string());
                     }
                     if x.is_negative() || y.is_negative() {
-                        return Err(format!("{}: division or modulo of negative values", op.symbol()));
+                        return Err(format!(
+                            "{}: division or modulo of negative values",
+                            op.symbol()
+                        ));
                     }
                     if op == Div {
                         x / y
@@ -245,7 +292,11 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                 AddSat | SubSat => {
                     let r = if op == AddSat { x + y } else { x - y };
                     let (lo, hi) = range(w, s);
-                    return Ok(Value::Bits { value: r.clamp(lo, hi), width: w, signed: s });
+                    return Ok(Value::Bits {
+                        value: r.clamp(lo, hi),
+                        width: w,
+                        signed: s,
+                    });
                 }
                 Shl => {
                     let n = shift_amount(y)?;
@@ -287,7 +338,14 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
             };
             Ok(bits(r, w, s))
         }
-        (Value::Bits { value: x, width, signed }, Value::Int(y)) if matches!(op, Shl | Shr) => {
+        (
+            Value::Bits {
+                value: x,
+                width,
+                signed,
+            },
+            Value::Int(y),
+        ) if matches!(op, Shl | Shr) => {
             let n = shift_amount(y)?;
             let r = if op == Shl {
                 if n >= u64::from(*width) {
@@ -305,13 +363,27 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
         }
         (Value::Enum { repr: Some(r), .. }, _) => binary(op, r, b),
         (_, Value::Enum { repr: Some(r), .. }) => binary(op, a, r),
-        (Value::String(x), Value::String(y)) if op == Concat => Ok(Value::String(format!("{x}{y}"))),
-        (Value::Error(x), Value::Error(y)) | (Value::MatchKind(x), Value::MatchKind(y)) => match op {
+        (Value::String(x), Value::String(y)) if op == Concat => {
+            Ok(Value::String(format!("{x}{y}")))
+        }
+        (Value::Error(x), Value::Error(y)) | (Value::MatchKind(x), Value::MatchKind(y)) => match op
+        {
             Eq => Ok(Value::Bool(x == y)),
             Ne => Ok(Value::Bool(x != y)),
             _ => Err(String::new()),
         },
-        (Value::Enum { decl: d1, member: m1, .. }, Value::Enum { decl: d2, member: m2, .. }) => match op {
+        (
+            Value::Enum {
+                decl: d1,
+                member: m1,
+                ..
+            },
+            Value::Enum {
+                decl: d2,
+                member: m2,
+                ..
+            },
+        ) => match op {
             Eq => Ok(Value::Bool(d1 == d2 && m1 == m2)),
             Ne => Ok(Value::Bool(!(d1 == d2 && m1 == m2))),
             _ => Err(String::new()),
@@ -369,7 +441,11 @@ pub fn cast(v: &Value, to: &Type) -> Option<Value> {
             (_, Value::Enum { decl, .. }) if *decl == e.decl => Some(v.clone()),
             (Some(u), _) => {
                 let r = cast(v, u)?;
-                Some(Value::Enum { decl: e.decl, member: None, repr: Some(Box::new(r)) })
+                Some(Value::Enum {
+                    decl: e.decl,
+                    member: None,
+                    repr: Some(Box::new(r)),
+                })
             }
             _ => None,
         },

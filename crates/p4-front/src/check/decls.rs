@@ -89,7 +89,11 @@ impl<'a> Checker<'a> {
                         return Type::Error;
                     }
                 };
-                let kind = if et.is_header_like() { Container::Stack } else { Container::Array };
+                let kind = if et.is_header_like() {
+                    Container::Stack
+                } else {
+                    Container::Array
+                };
                 self.check_nesting(&et, kind, elem.span);
                 Type::Stack(Box::new(et), n)
             }
@@ -116,14 +120,22 @@ impl<'a> Checker<'a> {
         let v = match self.value_of(e.id).and_then(|v| v.as_int().cloned()) {
             Some(v) => v,
             None => {
-                self.err(e.span, format!("{what}<...>: width must be a compile-time constant"));
+                self.err(
+                    e.span,
+                    format!("{what}<...>: width must be a compile-time constant"),
+                );
                 return None;
             }
         };
         match u64::try_from(&v) {
             Ok(w) if w <= MAX_WIDTH => Some(w as u32),
             Ok(_) => {
-                self.err(e.span, format!("{what}<{v}>: this implementation does not support bitstrings this large"));
+                self.err(
+                    e.span,
+                    format!(
+                        "{what}<{v}>: this implementation does not support bitstrings this large"
+                    ),
+                );
                 None
             }
             Err(_) => {
@@ -137,7 +149,9 @@ impl<'a> Checker<'a> {
     pub fn lookup_type(&mut self, p: &ast::Path) -> Option<DeclId> {
         let kinds: Vec<DeclId> = {
             let decls = &self.out.decls;
-            self.scopes.lookup(&p.name.name, p.global, |d| decls[d.0 as usize].kind.is_type())
+            self.scopes.lookup(&p.name.name, p.global, |d| {
+                decls[d.0 as usize].kind.is_type()
+            })
         };
         if let Some(d) = kinds.first() {
             return Some(*d);
@@ -152,7 +166,9 @@ impl<'a> Checker<'a> {
     }
 
     fn named_type(&mut self, p: &ast::Path, args: &[Type], span: Span) -> Type {
-        let Some(d) = self.lookup_type(p) else { return Type::Error };
+        let Some(d) = self.lookup_type(p) else {
+            return Type::Error;
+        };
         self.type_of_decl(d, args, span)
     }
 
@@ -163,14 +179,25 @@ impl<'a> Checker<'a> {
         if !args.is_empty() && args.len() != tps.len() {
             self.err(
                 span,
-                format!("{}: expected {} type arguments, found {}", info.name, tps.len(), args.len()),
+                format!(
+                    "{}: expected {} type arguments, found {}",
+                    info.name,
+                    tps.len(),
+                    args.len()
+                ),
             );
             return Type::Error;
         }
         if args.is_empty() && !tps.is_empty() {
             match info.kind {
                 EntityKind::Header | EntityKind::HeaderUnion | EntityKind::Struct => {
-                    self.err(span, format!("{}: no type parameters supplied for generic type", info.name));
+                    self.err(
+                        span,
+                        format!(
+                            "{}: no type parameters supplied for generic type",
+                            info.name
+                        ),
+                    );
                     return Type::Error;
                 }
                 _ => return info.ty.clone(),
@@ -178,11 +205,20 @@ impl<'a> Checker<'a> {
         }
         for a in args {
             if let Type::Parser(_) | Type::Control(_) | Type::Package(_) = a {
-                self.err(span, format!("{}: cannot use {} as a type argument", info.name, a));
+                self.err(
+                    span,
+                    format!("{}: cannot use {} as a type argument", info.name, a),
+                );
                 return Type::Error;
             }
             if mentions_decl(a, d, 0) {
-                self.err(span, format!("{}: contains self '{}' as type argument", info.name, info.name));
+                self.err(
+                    span,
+                    format!(
+                        "{}: contains self '{}' as type argument",
+                        info.name, info.name
+                    ),
+                );
                 return Type::Error;
             }
         }
@@ -192,15 +228,19 @@ impl<'a> Checker<'a> {
         let subst: Vec<(DeclId, Type)> = tps.iter().copied().zip(args.iter().cloned()).collect();
         match &info.ty {
             Type::Agg(a) => {
-                let fields: Vec<(String, Type)> =
-                    a.fields.iter().map(|(n, t)| (n.clone(), super::types::substitute(t, &subst))).collect();
+                let fields: Vec<(String, Type)> = a
+                    .fields
+                    .iter()
+                    .map(|(n, t)| (n.clone(), super::types::substitute(t, &subst)))
+                    .collect();
                 let container = match a.kind {
                     AggKind::Header => Container::Header,
                     AggKind::HeaderUnion => Container::Union,
                     AggKind::Struct => Container::Struct,
                 };
                 for (orig, (_, t)) in a.fields.iter().zip(&fields) {
-                    if orig.1.has_vars() && !t.has_vars() && !self.check_nesting(t, container, span) {
+                    if orig.1.has_vars() && !t.has_vars() && !self.check_nesting(t, container, span)
+                    {
                         return Type::Error;
                     }
                 }
@@ -212,14 +252,26 @@ impl<'a> Checker<'a> {
                     fields,
                 }))
             }
-            Type::Extern(o) => Type::Extern(Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: args.to_vec() })),
-            Type::Parser(o) => Type::Parser(Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: args.to_vec() })),
-            Type::Control(o) => {
-                Type::Control(Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: args.to_vec() }))
-            }
-            Type::Package(o) => {
-                Type::Package(Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: args.to_vec() }))
-            }
+            Type::Extern(o) => Type::Extern(Rc::new(ObjType {
+                decl: o.decl,
+                name: o.name.clone(),
+                args: args.to_vec(),
+            })),
+            Type::Parser(o) => Type::Parser(Rc::new(ObjType {
+                decl: o.decl,
+                name: o.name.clone(),
+                args: args.to_vec(),
+            })),
+            Type::Control(o) => Type::Control(Rc::new(ObjType {
+                decl: o.decl,
+                name: o.name.clone(),
+                args: args.to_vec(),
+            })),
+            Type::Package(o) => Type::Package(Rc::new(ObjType {
+                decl: o.decl,
+                name: o.name.clone(),
+                args: args.to_vec(),
+            })),
             _ => {
                 self.err(span, format!("{} is not a generic type", info.name));
                 Type::Error
@@ -233,7 +285,14 @@ impl<'a> Checker<'a> {
             Container::Header => header_field_ok(t, 0),
             Container::Union => t.is_header() || t.is_error(),
             Container::Stack => t.is_header_like() || t.is_error(),
-            Container::Tuple => !matches!(t, Type::Void | Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::Extern(_)),
+            Container::Tuple => !matches!(
+                t,
+                Type::Void
+                    | Type::Parser(_)
+                    | Type::Control(_)
+                    | Type::Package(_)
+                    | Type::Extern(_)
+            ),
             Container::Struct => !matches!(
                 t,
                 Type::Int
@@ -251,19 +310,21 @@ impl<'a> Checker<'a> {
                     | Type::Action(_)
                     | Type::Function(_)
             ),
-            Container::Array => !matches!(
-                t,
-                Type::Int
-                    | Type::Void
-                    | Type::String
-                    | Type::MatchKind
-                    | Type::ErrorT
-                    | Type::List(_)
-                    | Type::Tuple(_)
-                    | Type::Parser(_)
-                    | Type::Control(_)
-                    | Type::Package(_)
-            ) && !matches!(t, Type::Stack(e, _) if e.is_header_like()),
+            Container::Array => {
+                !matches!(
+                    t,
+                    Type::Int
+                        | Type::Void
+                        | Type::String
+                        | Type::MatchKind
+                        | Type::ErrorT
+                        | Type::List(_)
+                        | Type::Tuple(_)
+                        | Type::Parser(_)
+                        | Type::Control(_)
+                        | Type::Package(_)
+                ) && !matches!(t, Type::Stack(e, _) if e.is_header_like())
+            }
         };
         if !ok {
             let what = match container {
@@ -286,19 +347,37 @@ impl<'a> Checker<'a> {
     pub fn top_decl(&mut self, d: &ast::Decl) {
         match &d.kind {
             DeclKind::Variable(v) => {
-                self.err(v.name.span, format!("{}: variables cannot be declared at the top level", v.name.name));
+                self.err(
+                    v.name.span,
+                    format!(
+                        "{}: variables cannot be declared at the top level",
+                        v.name.name
+                    ),
+                );
             }
             DeclKind::Table(t) => {
-                self.err(t.name.span, format!("{}: tables can only be declared in controls", t.name.name));
+                self.err(
+                    t.name.span,
+                    format!("{}: tables can only be declared in controls", t.name.name),
+                );
             }
             DeclKind::ValueSet(v) => {
-                self.err(v.name.span, format!("{}: value sets can only be declared in parsers", v.name.name));
+                self.err(
+                    v.name.span,
+                    format!(
+                        "{}: value sets can only be declared in parsers",
+                        v.name.name
+                    ),
+                );
             }
             DeclKind::Instantiation(_) => {
                 self.decl_any(d, None);
             }
             _ => {
-                if let Some(n) = d.name().filter(|n| n.name == "main" && matches!(d.kind, DeclKind::Extern(_))) {
+                if let Some(n) = d
+                    .name()
+                    .filter(|n| n.name == "main" && matches!(d.kind, DeclKind::Extern(_)))
+                {
                     self.err(n.span, "main: must be a package declaration");
                 }
                 self.decl_any(d, None);
@@ -319,7 +398,9 @@ impl<'a> Checker<'a> {
             DeclKind::Variable(v) => Some(self.decl_variable(v, d.span, parent)),
             DeclKind::Typedef(t) => Some(self.decl_typedef(t, d.span, parent)),
             DeclKind::Header(s) => Some(self.decl_agg(s, AggKind::Header, d.span, parent)),
-            DeclKind::HeaderUnion(s) => Some(self.decl_agg(s, AggKind::HeaderUnion, d.span, parent)),
+            DeclKind::HeaderUnion(s) => {
+                Some(self.decl_agg(s, AggKind::HeaderUnion, d.span, parent))
+            }
             DeclKind::Struct(s) => Some(self.decl_agg(s, AggKind::Struct, d.span, parent)),
             DeclKind::Enum(e) => Some(self.decl_enum(e, d.span, parent)),
             DeclKind::Error(ms) => {
@@ -332,9 +413,15 @@ impl<'a> Checker<'a> {
             }
             DeclKind::Extern(e) => Some(self.decl_extern(e, d.span, parent)),
             DeclKind::ExternFunction(f) => Some(self.decl_extern_function(f, parent)),
-            DeclKind::ParserType(p) => Some(self.decl_type_proto(p, EntityKind::ParserType, parent)),
-            DeclKind::ControlType(p) => Some(self.decl_type_proto(p, EntityKind::ControlType, parent)),
-            DeclKind::PackageType(p) => Some(self.decl_type_proto(p, EntityKind::PackageType, parent)),
+            DeclKind::ParserType(p) => {
+                Some(self.decl_type_proto(p, EntityKind::ParserType, parent))
+            }
+            DeclKind::ControlType(p) => {
+                Some(self.decl_type_proto(p, EntityKind::ControlType, parent))
+            }
+            DeclKind::PackageType(p) => {
+                Some(self.decl_type_proto(p, EntityKind::PackageType, parent))
+            }
             DeclKind::Parser(p) => Some(self.decl_parser(p, d.span, parent)),
             DeclKind::Control(c) => Some(self.decl_control(c, d.span, parent)),
             DeclKind::Action(a) => Some(self.decl_action(a, d.span, parent)),
@@ -357,20 +444,37 @@ impl<'a> Checker<'a> {
         info.annotations = Self::annotation_names(&c.annotations);
         info.value = self.value_of(c.value.id);
         if info.value.is_none() && self.error_count() == before && !self.is_ctk(&c.value) {
-            self.err(c.value.span, format!("{}: cannot evaluate initializer to a compile-time constant", c.name.name));
+            self.err(
+                c.value.span,
+                format!(
+                    "{}: cannot evaluate initializer to a compile-time constant",
+                    c.name.name
+                ),
+            );
         }
         let id = self.new_decl(info);
         self.bind(id);
         id
     }
 
-    fn decl_variable(&mut self, v: &ast::VariableDecl, span: Span, parent: Option<DeclId>) -> DeclId {
+    fn decl_variable(
+        &mut self,
+        v: &ast::VariableDecl,
+        span: Span,
+        parent: Option<DeclId>,
+    ) -> DeclId {
         let ty = self.resolve_type(&v.ty);
         self.check_storable(&ty, v.ty.span, false);
         if let Some(init) = &v.init {
             self.check_expr_expect(init, &ty, "initializer");
         }
-        let mut info = DeclInfo::new(EntityKind::Variable, &v.name.name, span, v.name.span, parent);
+        let mut info = DeclInfo::new(
+            EntityKind::Variable,
+            &v.name.name,
+            span,
+            v.name.span,
+            parent,
+        );
         info.ty = ty;
         info.annotations = Self::annotation_names(&v.annotations);
         let id = self.new_decl(info);
@@ -381,43 +485,79 @@ impl<'a> Checker<'a> {
     /// Types that can be the type of a variable or constant.
     fn check_storable(&mut self, t: &Type, span: Span, is_const: bool) {
         if contains_dont_care(t, 0) {
-            self.err(span, format!("{t}: the type of a declaration cannot contain '_'"));
+            self.err(
+                span,
+                format!("{t}: the type of a declaration cannot contain '_'"),
+            );
             return;
         }
         let bad = match t {
             Type::Void => Some("void"),
             Type::Int | Type::String | Type::MatchKind if !is_const => Some("this type"),
-            Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) => Some("this type"),
+            Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) => {
+                Some("this type")
+            }
             Type::Var(..) if !is_const => None,
             _ => None,
         };
         if bad.is_some() {
-            if matches!(t, Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)) {
-                self.err(span, format!("cannot declare variables of type {t} (consider using an instantiation)"));
+            if matches!(
+                t,
+                Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)
+            ) {
+                self.err(
+                    span,
+                    format!(
+                        "cannot declare variables of type {t} (consider using an instantiation)"
+                    ),
+                );
             } else {
-                self.err(span, format!("cannot declare {} of type {t}", if is_const { "constants" } else { "variables" }));
+                self.err(
+                    span,
+                    format!(
+                        "cannot declare {} of type {t}",
+                        if is_const { "constants" } else { "variables" }
+                    ),
+                );
             }
         }
     }
 
     fn decl_typedef(&mut self, t: &ast::TypedefDecl, span: Span, parent: Option<DeclId>) -> DeclId {
         let ty = self.resolve_type(&t.ty);
-        let kind = if t.is_new_type { EntityKind::NewType } else { EntityKind::Typedef };
+        let kind = if t.is_new_type {
+            EntityKind::NewType
+        } else {
+            EntityKind::Typedef
+        };
         let mut info = DeclInfo::new(kind, &t.name.name, span, t.name.span, parent);
         info.annotations = Self::annotation_names(&t.annotations);
         let id = self.new_decl(info);
         let result = if t.is_new_type {
-            let ok = matches!(ty, Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::NewType(_) | Type::Error);
+            let ok = matches!(
+                ty,
+                Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::NewType(_) | Type::Error
+            );
             if !ok {
-                self.err(t.ty.span, format!("{}: `type' can only be applied to base types", t.name.name));
+                self.err(
+                    t.ty.span,
+                    format!("{}: `type' can only be applied to base types", t.name.name),
+                );
                 Type::Error
             } else {
-                Type::NewType(Rc::new(NewType { decl: id, name: t.name.name.clone(), underlying: ty }))
+                Type::NewType(Rc::new(NewType {
+                    decl: id,
+                    name: t.name.name.clone(),
+                    underlying: ty,
+                }))
             }
         } else {
             match ty {
                 Type::Void | Type::MatchKind | Type::String | Type::DontCare => {
-                    self.err(t.ty.span, format!("{}: invalid type for typedef: {ty}", t.name.name));
+                    self.err(
+                        t.ty.span,
+                        format!("{}: invalid type for typedef: {ty}", t.name.name),
+                    );
                     Type::Error
                 }
                 _ => ty,
@@ -433,7 +573,10 @@ impl<'a> Checker<'a> {
         let mut ids = Vec::new();
         for tp in tps {
             let mut info = DeclInfo::new(EntityKind::TypeParam, &tp.name, tp.span, tp.span, parent);
-            info.ty = Type::Var(DeclId(self.out.decls.len() as u32), Rc::from(tp.name.as_str()));
+            info.ty = Type::Var(
+                DeclId(self.out.decls.len() as u32),
+                Rc::from(tp.name.as_str()),
+            );
             let id = self.new_decl(info);
             self.bind(id);
             ids.push(id);
@@ -441,7 +584,13 @@ impl<'a> Checker<'a> {
         ids
     }
 
-    fn decl_agg(&mut self, s: &ast::StructDecl, kind: AggKind, span: Span, parent: Option<DeclId>) -> DeclId {
+    fn decl_agg(
+        &mut self,
+        s: &ast::StructDecl,
+        kind: AggKind,
+        span: Span,
+        parent: Option<DeclId>,
+    ) -> DeclId {
         let ek = match kind {
             AggKind::Struct => EntityKind::Struct,
             AggKind::Header => EntityKind::Header,
@@ -459,7 +608,13 @@ impl<'a> Checker<'a> {
                 let t = c.resolve_type(&f.ty);
                 if let Type::Agg(a) = &t {
                     if a.decl == id {
-                        c.err(f.ty.span, format!("self-referencing types not supported: {} within {}", a.name, s.name.name));
+                        c.err(
+                            f.ty.span,
+                            format!(
+                                "self-referencing types not supported: {} within {}",
+                                a.name, s.name.name
+                            ),
+                        );
                     }
                 }
                 let container = match kind {
@@ -467,7 +622,8 @@ impl<'a> Checker<'a> {
                     AggKind::Header => Container::Header,
                     AggKind::HeaderUnion => Container::Union,
                 };
-                let check_now = !t.has_vars() || container == Container::Union && !matches!(t, Type::Var(..));
+                let check_now =
+                    !t.has_vars() || container == Container::Union && !matches!(t, Type::Var(..));
                 if check_now && !c.check_nesting(&t, container, f.ty.span) {
                     // reported
                 }
@@ -475,7 +631,10 @@ impl<'a> Checker<'a> {
                     varbits += 1;
                 }
                 if fields.iter().any(|(n, _)| *n == f.name.name) {
-                    c.err(f.name.span, format!("{}: duplicate field name", f.name.name));
+                    c.err(
+                        f.name.span,
+                        format!("{}: duplicate field name", f.name.name),
+                    );
                     continue;
                 }
                 fields.push((f.name.name.clone(), t));
@@ -486,13 +645,22 @@ impl<'a> Checker<'a> {
         let args: Vec<Type> = tps.iter().map(|t| self.decl(*t).ty.clone()).collect();
         let d = self.decl_mut(id);
         d.type_params = tps;
-        d.ty = Type::Agg(Rc::new(AggType { decl: id, kind, name: s.name.name.clone(), args, fields }));
+        d.ty = Type::Agg(Rc::new(AggType {
+            decl: id,
+            kind,
+            name: s.name.name.clone(),
+            args,
+            fields,
+        }));
         self.bind(id);
         id
     }
 
     fn decl_enum(&mut self, e: &ast::EnumDecl, span: Span, parent: Option<DeclId>) -> DeclId {
-        let underlying = e.underlying.as_ref().map(|u| (self.resolve_type(u), u.span));
+        let underlying = e
+            .underlying
+            .as_ref()
+            .map(|u| (self.resolve_type(u), u.span));
         let mut info = DeclInfo::new(EntityKind::Enum, &e.name.name, span, e.name.span, parent);
         info.annotations = Self::annotation_names(&e.annotations);
         let id = self.new_decl(info);
@@ -500,7 +668,10 @@ impl<'a> Checker<'a> {
             Some((t @ (Type::Bit(_) | Type::Signed(_)), _)) => Some(t),
             Some((Type::Error, _)) => Some(Type::Error),
             Some((t, sp)) => {
-                self.err(sp, format!("{t}: illegal type for enum; only bit<> and int<> are allowed"));
+                self.err(
+                    sp,
+                    format!("{t}: illegal type for enum; only bit<> and int<> are allowed"),
+                );
                 Some(Type::Error)
             }
             None => None,
@@ -518,7 +689,10 @@ impl<'a> Checker<'a> {
         self.scopes.push();
         for m in &e.members {
             if !seen.insert(m.name.name.clone()) {
-                self.err(m.name.span, format!("{}: duplicate enum member", m.name.name));
+                self.err(
+                    m.name.span,
+                    format!("{}: duplicate enum member", m.name.name),
+                );
             }
             let repr = match (&under, &m.value) {
                 (Some(u), Some(v)) => {
@@ -526,24 +700,52 @@ impl<'a> Checker<'a> {
                     match self.value_of(v.id) {
                         Some(val) => Some(Box::new(val)),
                         None => {
-                            self.err(v.span, format!("{}: enum value must be a compile-time constant", m.name.name));
+                            self.err(
+                                v.span,
+                                format!(
+                                    "{}: enum value must be a compile-time constant",
+                                    m.name.name
+                                ),
+                            );
                             None
                         }
                     }
                 }
                 (Some(_), None) => {
-                    self.err(m.name.span, format!("{}: serializable enum member must have a value", m.name.name));
+                    self.err(
+                        m.name.span,
+                        format!(
+                            "{}: serializable enum member must have a value",
+                            m.name.name
+                        ),
+                    );
                     None
                 }
                 (None, Some(v)) => {
-                    self.err(v.span, format!("{}: enum without underlying type cannot have values", m.name.name));
+                    self.err(
+                        v.span,
+                        format!(
+                            "{}: enum without underlying type cannot have values",
+                            m.name.name
+                        ),
+                    );
                     None
                 }
                 (None, None) => None,
             };
-            let mut mi = DeclInfo::new(EntityKind::EnumMember, &m.name.name, m.name.span, m.name.span, Some(id));
+            let mut mi = DeclInfo::new(
+                EntityKind::EnumMember,
+                &m.name.name,
+                m.name.span,
+                m.name.span,
+                Some(id),
+            );
             mi.ty = ety.clone();
-            mi.value = Some(Value::Enum { decl: id, member: Some(m.name.name.clone()), repr });
+            mi.value = Some(Value::Enum {
+                decl: id,
+                member: Some(m.name.name.clone()),
+                repr,
+            });
             let mid = self.new_decl(mi);
             member_ids.push(mid);
             if under.is_some() {
@@ -565,7 +767,10 @@ impl<'a> Checker<'a> {
                 EntityKind::ErrorMember => self.error_members.contains_key(&m.name),
                 _ => {
                     let decls = &self.out.decls;
-                    !self.scopes.lookup(&m.name, true, |d| decls[d.0 as usize].kind == kind).is_empty()
+                    !self
+                        .scopes
+                        .lookup(&m.name, true, |d| decls[d.0 as usize].kind == kind)
+                        .is_empty()
                 }
             };
             if exists {
@@ -588,7 +793,12 @@ impl<'a> Checker<'a> {
     }
 
     /// Parameters of a callable (not yet bound in any scope).
-    pub fn params(&mut self, ps: &[ast::Param], parent: Option<DeclId>, kind: EntityKind) -> Vec<ParamInfo> {
+    pub fn params(
+        &mut self,
+        ps: &[ast::Param],
+        parent: Option<DeclId>,
+        kind: EntityKind,
+    ) -> Vec<ParamInfo> {
         let mut out: Vec<ParamInfo> = Vec::new();
         for p in ps {
             self.check_annotations(&p.annotations);
@@ -600,45 +810,93 @@ impl<'a> Checker<'a> {
             let optional = info.has_annotation("optional");
             let id = self.new_decl(info);
             if out.iter().any(|q| q.name == p.name.name) {
-                self.err(p.name.span, format!("{}: duplicate parameter name", p.name.name));
+                self.err(
+                    p.name.span,
+                    format!("{}: duplicate parameter name", p.name.name),
+                );
             }
             if kind == EntityKind::CtorParam && p.direction != Direction::None {
                 self.err(
                     p.name.span,
-                    format!("{}: invalid direction. constructor parameters cannot have a direction", p.name.name),
+                    format!(
+                        "{}: invalid direction. constructor parameters cannot have a direction",
+                        p.name.name
+                    ),
                 );
             }
             match (&ty, p.direction) {
-                (Type::Void, _) => self.err(p.ty.span, format!("{}: parameter cannot have type void", p.name.name)),
+                (Type::Void, _) => self.err(
+                    p.ty.span,
+                    format!("{}: parameter cannot have type void", p.name.name),
+                ),
                 (Type::String | Type::Extern(_) | Type::MatchKind, d) if d != Direction::None => {
-                    self.err(p.name.span, format!("{}: a parameter with type {ty} cannot have a direction", p.name.name))
+                    self.err(
+                        p.name.span,
+                        format!(
+                            "{}: a parameter with type {ty} cannot have a direction",
+                            p.name.name
+                        ),
+                    )
                 }
-                (Type::Int, d) if d != Direction::None => {
-                    self.err(p.name.span, format!("{}: parameters with type int must be directionless", p.name.name))
-                }
+                (Type::Int, d) if d != Direction::None => self.err(
+                    p.name.span,
+                    format!(
+                        "{}: parameters with type int must be directionless",
+                        p.name.name
+                    ),
+                ),
                 (Type::Parser(_) | Type::Control(_) | Type::Package(_), d)
                     if d != Direction::None || kind == EntityKind::Param =>
                 {
-                    self.err(p.ty.span, format!("{}: parameter cannot have type {ty}", p.name.name))
+                    self.err(
+                        p.ty.span,
+                        format!("{}: parameter cannot have type {ty}", p.name.name),
+                    )
                 }
                 _ => {}
             }
             if let Type::Parser(o) | Type::Control(o) = &ty {
-                if matches!(self.decl(o.decl).kind, EntityKind::Parser | EntityKind::Control) {
-                    self.err(p.ty.span, format!("{}: parameter cannot have type {} {}", p.name.name, self.decl(o.decl).kind.describe(), o.name));
+                if matches!(
+                    self.decl(o.decl).kind,
+                    EntityKind::Parser | EntityKind::Control
+                ) {
+                    self.err(
+                        p.ty.span,
+                        format!(
+                            "{}: parameter cannot have type {} {}",
+                            p.name.name,
+                            self.decl(o.decl).kind.describe(),
+                            o.name
+                        ),
+                    );
                 }
             }
             let (has_default, default) = match &p.default {
                 Some(d) => {
                     if matches!(p.direction, Direction::Out | Direction::InOut) {
-                        self.err(d.span, format!("{}: out parameters cannot have default values", p.name.name));
+                        self.err(
+                            d.span,
+                            format!("{}: out parameters cannot have default values", p.name.name),
+                        );
                     }
                     if optional {
-                        self.err(d.span, format!("{}: optional parameters cannot have default values", p.name.name));
+                        self.err(
+                            d.span,
+                            format!(
+                                "{}: optional parameters cannot have default values",
+                                p.name.name
+                            ),
+                        );
                     }
                     let dt = self.check_expr_expect(d, &ty, "default value");
                     if !dt.is_error() && !self.is_ctk(d) {
-                        self.err(d.span, format!("{}: default value must be a compile-time constant", p.name.name));
+                        self.err(
+                            d.span,
+                            format!(
+                                "{}: default value must be a compile-time constant",
+                                p.name.name
+                            ),
+                        );
                     }
                     (true, self.value_of(d.id))
                 }
@@ -662,7 +920,10 @@ impl<'a> Checker<'a> {
     fn no_optional(&mut self, ps: &[ParamInfo], ast_ps: &[ast::Param]) {
         for (p, a) in ps.iter().zip(ast_ps) {
             if p.optional {
-                self.err(a.name.span, format!("{}: optional parameter not allowed here", p.name));
+                self.err(
+                    a.name.span,
+                    format!("{}: optional parameter not allowed here", p.name),
+                );
             }
         }
     }
@@ -681,7 +942,11 @@ impl<'a> Checker<'a> {
         self.scoped(|c| {
             let tps = c.type_params(&e.type_params, Some(id));
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
-            let ety = Type::Extern(Rc::new(ObjType { decl: id, name: e.name.name.clone(), args }));
+            let ety = Type::Extern(Rc::new(ObjType {
+                decl: id,
+                name: e.name.name.clone(),
+                args,
+            }));
             {
                 let d = c.decl_mut(id);
                 d.type_params = tps;
@@ -692,23 +957,40 @@ impl<'a> Checker<'a> {
             for m in &e.methods {
                 let is_ctor = m.ret.is_none() && m.name.name == e.name.name;
                 if m.ret.is_none() && !is_ctor {
-                    c.err(m.name.span, format!("{}: invalid type; method has no return type", m.name.name));
+                    c.err(
+                        m.name.span,
+                        format!("{}: invalid type; method has no return type", m.name.name),
+                    );
                     continue;
                 }
                 if m.ret.is_some() && m.name.name == e.name.name {
-                    c.err(m.name.span, format!("{}: invalid constructor; cannot have a return type", m.name.name));
+                    c.err(
+                        m.name.span,
+                        format!(
+                            "{}: invalid constructor; cannot have a return type",
+                            m.name.name
+                        ),
+                    );
                     continue;
                 }
-                let kind = if is_ctor { EntityKind::ExternCtor } else { EntityKind::ExternMethod };
+                let kind = if is_ctor {
+                    EntityKind::ExternCtor
+                } else {
+                    EntityKind::ExternMethod
+                };
                 let mid = c.decl_proto(m, kind, Some(id));
                 for (p, ap) in c.decl(mid).params.clone().iter().zip(&m.params) {
                     match &p.ty {
-                        Type::Parser(_) | Type::Control(_) | Type::Package(_) => {
-                            c.err(ap.ty.span, format!("{}: parameter cannot have type {}", p.name, p.ty))
-                        }
+                        Type::Parser(_) | Type::Control(_) | Type::Package(_) => c.err(
+                            ap.ty.span,
+                            format!("{}: parameter cannot have type {}", p.name, p.ty),
+                        ),
                         Type::Extern(o) if o.decl == id => c.err(
                             ap.ty.span,
-                            format!("self-referencing types not supported: '{}' within '{}'", e.name.name, e.name.name),
+                            format!(
+                                "self-referencing types not supported: '{}' within '{}'",
+                                e.name.name, e.name.name
+                            ),
                         ),
                         _ => {}
                     }
@@ -718,8 +1000,14 @@ impl<'a> Checker<'a> {
                 }
                 // Overloads must differ in arity or parameter names.
                 let sig = (c.decl(mid).name.clone(), c.param_names_of(mid));
-                if methods.iter().any(|o: &DeclId| (c.decl(*o).name.clone(), c.param_names_of(*o)) == sig) {
-                    c.err(m.name.span, format!("{}: duplicate method declaration", m.name.name));
+                if methods
+                    .iter()
+                    .any(|o: &DeclId| (c.decl(*o).name.clone(), c.param_names_of(*o)) == sig)
+                {
+                    c.err(
+                        m.name.span,
+                        format!("{}: duplicate method declaration", m.name.name),
+                    );
                 }
                 methods.push(mid);
             }
@@ -730,23 +1018,40 @@ impl<'a> Checker<'a> {
     }
 
     fn param_names_of(&self, id: DeclId) -> Vec<String> {
-        self.decl(id).params.iter().map(|p| p.name.clone()).collect()
+        self.decl(id)
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
     }
 
     /// A function prototype (extern function, extern method or constructor).
-    fn decl_proto(&mut self, f: &ast::FunctionProto, kind: EntityKind, parent: Option<DeclId>) -> DeclId {
+    fn decl_proto(
+        &mut self,
+        f: &ast::FunctionProto,
+        kind: EntityKind,
+        parent: Option<DeclId>,
+    ) -> DeclId {
         let mut info = DeclInfo::new(kind, &f.name.name, f.span, f.name.span, parent);
         info.annotations = Self::annotation_names(&f.annotations);
         info.is_abstract = f.is_abstract;
         let id = self.new_decl(info);
         self.scoped(|c| {
             let tps = c.type_params(&f.type_params, Some(id));
-            let pkind = if kind == EntityKind::ExternCtor { EntityKind::CtorParam } else { EntityKind::Param };
+            let pkind = if kind == EntityKind::ExternCtor {
+                EntityKind::CtorParam
+            } else {
+                EntityKind::Param
+            };
             let params = c.params(&f.params, Some(id), pkind);
             let ret = match &f.ret {
                 Some(r) => {
                     let t = c.resolve_type(r);
-                    if matches!(t, Type::Int | Type::Parser(_) | Type::Control(_) | Type::Package(_)) && kind != EntityKind::ExternFunction {
+                    if matches!(
+                        t,
+                        Type::Int | Type::Parser(_) | Type::Control(_) | Type::Package(_)
+                    ) && kind != EntityKind::ExternFunction
+                    {
                         c.err(r.span, format!("{t}: illegal return type for method"));
                     }
                     t
@@ -768,16 +1073,29 @@ impl<'a> Checker<'a> {
         id
     }
 
-    fn decl_type_proto(&mut self, p: &ast::TypeProto, kind: EntityKind, parent: Option<DeclId>) -> DeclId {
+    fn decl_type_proto(
+        &mut self,
+        p: &ast::TypeProto,
+        kind: EntityKind,
+        parent: Option<DeclId>,
+    ) -> DeclId {
         let mut info = DeclInfo::new(kind, &p.name.name, p.span, p.name.span, parent);
         info.annotations = Self::annotation_names(&p.annotations);
         let id = self.new_decl(info);
         self.scoped(|c| {
             let tps = c.type_params(&p.type_params, Some(id));
-            let pk = if kind == EntityKind::PackageType { EntityKind::CtorParam } else { EntityKind::Param };
+            let pk = if kind == EntityKind::PackageType {
+                EntityKind::CtorParam
+            } else {
+                EntityKind::Param
+            };
             let params = c.params(&p.params, Some(id), pk);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
-            let obj = Rc::new(ObjType { decl: id, name: p.name.name.clone(), args });
+            let obj = Rc::new(ObjType {
+                decl: id,
+                name: p.name.name.clone(),
+                args,
+            });
             let d = c.decl_mut(id);
             d.type_params = tps;
             d.ty = match kind {
@@ -797,7 +1115,10 @@ impl<'a> Checker<'a> {
 
     fn decl_parser(&mut self, p: &ast::ParserDecl, span: Span, parent: Option<DeclId>) -> DeclId {
         if self.ctx.block.is_some() || self.ctx.action.is_some() || self.ctx.function.is_some() {
-            self.err(p.name.span, format!("{}: parsers cannot be nested", p.name.name));
+            self.err(
+                p.name.span,
+                format!("{}: parsers cannot be nested", p.name.name),
+            );
         }
         let mut info = DeclInfo::new(EntityKind::Parser, &p.name.name, span, p.name.span, parent);
         info.annotations = Self::annotation_names(&p.annotations);
@@ -813,11 +1134,19 @@ impl<'a> Checker<'a> {
                 d.type_params = tps;
                 d.params = params.clone();
                 d.ctor_params = ctor.clone();
-                d.ty = Type::Parser(Rc::new(ObjType { decl: id, name: p.name.name.clone(), args }));
+                d.ty = Type::Parser(Rc::new(ObjType {
+                    decl: id,
+                    name: p.name.name.clone(),
+                    args,
+                }));
             }
             c.bind_params(&params);
             c.bind_params(&ctor);
-            let ctx = Ctx { block: Some(id), block_kind: BlockKind::Parser, ..Ctx::default() };
+            let ctx = Ctx {
+                block: Some(id),
+                block_kind: BlockKind::Parser,
+                ..Ctx::default()
+            };
             // Locals live in an inner scope: they may shadow parameters (p4c warns).
             c.with_ctx(ctx, |c| c.scoped(|c| c.parser_body(p, id)));
         });
@@ -825,11 +1154,25 @@ impl<'a> Checker<'a> {
         id
     }
 
-    fn decl_control(&mut self, ct: &ast::ControlDecl, span: Span, parent: Option<DeclId>) -> DeclId {
+    fn decl_control(
+        &mut self,
+        ct: &ast::ControlDecl,
+        span: Span,
+        parent: Option<DeclId>,
+    ) -> DeclId {
         if self.ctx.block.is_some() || self.ctx.action.is_some() || self.ctx.function.is_some() {
-            self.err(ct.name.span, format!("{}: controls cannot be nested", ct.name.name));
+            self.err(
+                ct.name.span,
+                format!("{}: controls cannot be nested", ct.name.name),
+            );
         }
-        let mut info = DeclInfo::new(EntityKind::Control, &ct.name.name, span, ct.name.span, parent);
+        let mut info = DeclInfo::new(
+            EntityKind::Control,
+            &ct.name.name,
+            span,
+            ct.name.span,
+            parent,
+        );
         info.annotations = Self::annotation_names(&ct.annotations);
         let id = self.new_decl(info);
         self.scoped(|c| {
@@ -843,11 +1186,19 @@ impl<'a> Checker<'a> {
                 d.type_params = tps;
                 d.params = params.clone();
                 d.ctor_params = ctor.clone();
-                d.ty = Type::Control(Rc::new(ObjType { decl: id, name: ct.name.name.clone(), args }));
+                d.ty = Type::Control(Rc::new(ObjType {
+                    decl: id,
+                    name: ct.name.name.clone(),
+                    args,
+                }));
             }
             c.bind_params(&params);
             c.bind_params(&ctor);
-            let ctx = Ctx { block: Some(id), block_kind: BlockKind::Control, ..Ctx::default() };
+            let ctx = Ctx {
+                block: Some(id),
+                block_kind: BlockKind::Control,
+                ..Ctx::default()
+            };
             c.with_ctx(ctx, |c| {
                 c.scoped(|c| {
                     for l in &ct.locals {
@@ -874,7 +1225,10 @@ impl<'a> Checker<'a> {
         if !ok {
             let what = if in_parser { "parser" } else { "control" };
             let name = d.name().map(|n| n.name.clone()).unwrap_or_default();
-            self.err(d.span, format!("{name}: declaration not allowed in a {what}"));
+            self.err(
+                d.span,
+                format!("{name}: declaration not allowed in a {what}"),
+            );
             return;
         }
         self.decl_any(d, Some(owner));
@@ -890,32 +1244,60 @@ impl<'a> Checker<'a> {
             let mut seen_dirless = false;
             for (p, ap) in params.iter().zip(&a.params) {
                 if matches!(p.ty, Type::Int) {
-                    c.err(ap.name.span, format!("{}: actions cannot have parameters with type int", p.name));
+                    c.err(
+                        ap.name.span,
+                        format!("{}: actions cannot have parameters with type int", p.name),
+                    );
                 }
                 if matches!(p.ty, Type::Extern(_)) {
-                    c.err(ap.name.span, format!("{}: action parameters cannot have extern types", p.name));
+                    c.err(
+                        ap.name.span,
+                        format!("{}: action parameters cannot have extern types", p.name),
+                    );
                 }
                 if p.dir == Direction::None {
                     seen_dirless = true;
-
                 } else if seen_dirless {
-                    c.err(ap.name.span, format!("{}: direction-less action parameters have to be at the end", p.name));
+                    c.err(
+                        ap.name.span,
+                        format!(
+                            "{}: direction-less action parameters have to be at the end",
+                            p.name
+                        ),
+                    );
                 }
                 if p.optional {
-                    c.err(ap.name.span, format!("{}: optional parameter not allowed here", p.name));
+                    c.err(
+                        ap.name.span,
+                        format!("{}: optional parameter not allowed here", p.name),
+                    );
                 }
             }
             c.decl_mut(id).params = params.clone();
             c.bind_params(&params);
-            let ctx = Ctx { action: Some(id), ..c.ctx.clone() };
+            let ctx = Ctx {
+                action: Some(id),
+                ..c.ctx.clone()
+            };
             c.with_ctx(ctx, |c| c.block(&a.body));
         });
         self.bind(id);
         id
     }
 
-    fn decl_function(&mut self, f: &ast::FunctionDecl, span: Span, parent: Option<DeclId>) -> DeclId {
-        let mut info = DeclInfo::new(EntityKind::Function, &f.proto.name.name, span, f.proto.name.span, parent);
+    fn decl_function(
+        &mut self,
+        f: &ast::FunctionDecl,
+        span: Span,
+        parent: Option<DeclId>,
+    ) -> DeclId {
+        let mut info = DeclInfo::new(
+            EntityKind::Function,
+            &f.proto.name.name,
+            span,
+            f.proto.name.span,
+            parent,
+        );
         info.annotations = Self::annotation_names(&f.proto.annotations);
         let id = self.new_decl(info);
         self.decl_mut(id).ty = Type::Function(id);
@@ -924,7 +1306,10 @@ impl<'a> Checker<'a> {
             let params = c.params(&f.proto.params, Some(id), EntityKind::Param);
             for (p, ap) in params.iter().zip(&f.proto.params) {
                 if p.optional {
-                    c.err(ap.name.span, format!("{}: optional parameter not allowed here", p.name));
+                    c.err(
+                        ap.name.span,
+                        format!("{}: optional parameter not allowed here", p.name),
+                    );
                 }
                 if matches!(p.ty, Type::Extern(_)) && c.ctx.block.is_none() {
                     // extern-typed parameters of functions are allowed (e.g. packet_in)
@@ -951,8 +1336,15 @@ impl<'a> Checker<'a> {
             };
             c.with_ctx(ctx, |c| {
                 c.block(&f.body);
-                if !matches!(ret, Type::Void | Type::Error) && !super::stmt::block_returns(&f.body) {
-                    c.err(f.proto.name.span, format!("{}: function does not return a value on all paths", f.proto.name.name));
+                if !matches!(ret, Type::Void | Type::Error) && !super::stmt::block_returns(&f.body)
+                {
+                    c.err(
+                        f.proto.name.span,
+                        format!(
+                            "{}: function does not return a value on all paths",
+                            f.proto.name.name
+                        ),
+                    );
                 }
             });
         });
@@ -961,19 +1353,42 @@ impl<'a> Checker<'a> {
         id
     }
 
-    fn decl_value_set(&mut self, v: &ast::ValueSetDecl, span: Span, parent: Option<DeclId>) -> DeclId {
+    fn decl_value_set(
+        &mut self,
+        v: &ast::ValueSetDecl,
+        span: Span,
+        parent: Option<DeclId>,
+    ) -> DeclId {
         let et = self.resolve_type(&v.elem_ty);
         match &et {
-            Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::Enum(_) | Type::NewType(_) | Type::Error => {}
+            Type::Bit(_)
+            | Type::Signed(_)
+            | Type::Bool
+            | Type::Enum(_)
+            | Type::NewType(_)
+            | Type::Error => {}
             Type::Agg(a) if a.kind == AggKind::Struct => {}
             Type::Tuple(_) => {}
             _ => self.err(v.elem_ty.span, format!("{et}: illegal type for value_set")),
         }
         self.check_expr(&v.size, None);
-        if self.value_of(v.size.id).and_then(|x| x.as_int().cloned()).is_none() {
-            self.err(v.size.span, format!("{}: value_set size must be constant", v.name.name));
+        if self
+            .value_of(v.size.id)
+            .and_then(|x| x.as_int().cloned())
+            .is_none()
+        {
+            self.err(
+                v.size.span,
+                format!("{}: value_set size must be constant", v.name.name),
+            );
         }
-        let mut info = DeclInfo::new(EntityKind::ValueSet, &v.name.name, span, v.name.span, parent);
+        let mut info = DeclInfo::new(
+            EntityKind::ValueSet,
+            &v.name.name,
+            span,
+            v.name.span,
+            parent,
+        );
         info.annotations = Self::annotation_names(&v.annotations);
         info.ty = Type::ValueSet(Box::new(et));
         let id = self.new_decl(info);
@@ -984,9 +1399,17 @@ impl<'a> Checker<'a> {
     // -----------------------------------------------------------------------------------------
     // Instantiations (spec §11.3)
 
-    fn decl_instantiation(&mut self, inst: &ast::Instantiation, span: Span, parent: Option<DeclId>) -> Option<DeclId> {
+    fn decl_instantiation(
+        &mut self,
+        inst: &ast::Instantiation,
+        span: Span,
+        parent: Option<DeclId>,
+    ) -> Option<DeclId> {
         if self.ctx.function.is_some() || self.ctx.action.is_some() {
-            self.err(inst.name.span, "invalid declaration. instantiations cannot be in a function or action");
+            self.err(
+                inst.name.span,
+                "invalid declaration. instantiations cannot be in a function or action",
+            );
         }
         let ty = match self.block_overload(&inst.ty, &inst.args) {
             Some(d) => {
@@ -1000,20 +1423,40 @@ impl<'a> Checker<'a> {
         let (ity, ctor, args) = match &ty {
             Type::Stack(elem, n) => {
                 let (et, c, a) = self.instantiate(elem, &inst.args, inst.ty.span, span);
-                let t = if et.is_error() { Type::Error } else { Type::Stack(Box::new(et), *n) };
+                let t = if et.is_error() {
+                    Type::Error
+                } else {
+                    Type::Stack(Box::new(et), *n)
+                };
                 (t, c, a)
             }
             _ => self.instantiate(&ty, &inst.args, inst.ty.span, span),
         };
         if self.ctx.block.is_none() && matches!(ity, Type::Parser(_) | Type::Control(_)) {
             // Top-level instances of parsers/controls are only allowed as package arguments.
-            self.err(inst.name.span, format!("{}: cannot instantiate at top-level", inst.name.name));
+            self.err(
+                inst.name.span,
+                format!("{}: cannot instantiate at top-level", inst.name.name),
+            );
         }
-        let mut info = DeclInfo::new(EntityKind::Instance, &inst.name.name, span, inst.name.span, parent);
+        let mut info = DeclInfo::new(
+            EntityKind::Instance,
+            &inst.name.name,
+            span,
+            inst.name.span,
+            parent,
+        );
         info.ty = ity.clone();
         info.annotations = Self::annotation_names(&inst.annotations);
         let id = self.new_decl(info);
-        self.out.instances.insert(id, InstanceInfo { ty: ity.clone(), ctor, args });
+        self.out.instances.insert(
+            id,
+            InstanceInfo {
+                ty: ity.clone(),
+                ctor,
+                args,
+            },
+        );
         if let Some(init) = &inst.initializer {
             self.abstract_impls(&ity, init, inst.name.span);
         } else if let Type::Extern(o) = &ity {
@@ -1021,11 +1464,16 @@ impl<'a> Checker<'a> {
                 .decl(o.decl)
                 .methods
                 .iter()
-                .filter(|m| self.decl(**m).is_abstract && !self.decl(**m).has_annotation("optional"))
+                .filter(|m| {
+                    self.decl(**m).is_abstract && !self.decl(**m).has_annotation("optional")
+                })
                 .map(|m| self.decl(*m).name.clone())
                 .collect();
             for m in missing {
-                self.err(inst.name.span, format!("{m}: abstract method not implemented"));
+                self.err(
+                    inst.name.span,
+                    format!("{m}: abstract method not implemented"),
+                );
             }
         }
         self.bind(id);
@@ -1038,15 +1486,23 @@ impl<'a> Checker<'a> {
     /// When `t` names several parsers / controls / packages (overloaded by constructor
     /// parameters), the one whose constructor parameters fit `args`.
     fn block_overload(&mut self, t: &TypeRef, args: &[ast::Arg]) -> Option<DeclId> {
-        let TypeKind::Named(p) = &t.kind else { return None };
+        let TypeKind::Named(p) = &t.kind else {
+            return None;
+        };
         let decls = &self.out.decls;
         let all = self.scopes.lookup(&p.name.name, p.global, |d| {
-            matches!(decls[d.0 as usize].kind, EntityKind::Parser | EntityKind::Control | EntityKind::PackageType)
+            matches!(
+                decls[d.0 as usize].kind,
+                EntityKind::Parser | EntityKind::Control | EntityKind::PackageType
+            )
         });
         if all.len() < 2 {
             return None;
         }
-        all.iter().copied().find(|d| self.arity_fits(&self.decl(*d).ctor_params, args)).or(all.first().copied())
+        all.iter()
+            .copied()
+            .find(|d| self.arity_fits(&self.decl(*d).ctor_params, args))
+            .or(all.first().copied())
     }
 
     /// Checks constructor arguments for type `ty`; returns the instance type (type arguments
@@ -1074,7 +1530,10 @@ impl<'a> Checker<'a> {
                     .filter(|m| self.decl(*m).kind == EntityKind::ExternCtor)
                     .collect();
                 if ctors.is_empty() {
-                    self.err(ty_span, format!("type {} has no matching constructor", o.name));
+                    self.err(
+                        ty_span,
+                        format!("type {} has no matching constructor", o.name),
+                    );
                     for a in args {
                         self.check_expr(&a.value, None);
                     }
@@ -1091,15 +1550,26 @@ impl<'a> Checker<'a> {
                         Some(t) => subst.push((*tp, t.clone())),
                     }
                 }
-                let r = self.resolve_overload(&ctors, &subst, &infer, &[], args, span, &o.name, true);
+                let r =
+                    self.resolve_overload(&ctors, &subst, &infer, &[], args, span, &o.name, true);
                 match r {
                     Some((chosen, subst, map)) => {
                         // Uninferred type parameters stay don't-care; using them is an error later.
                         let targs: Vec<Type> = ext_tps
                             .iter()
-                            .map(|t| subst.iter().find(|(v, _)| v == t).map(|(_, x)| x.clone()).unwrap_or(Type::DontCare))
+                            .map(|t| {
+                                subst
+                                    .iter()
+                                    .find(|(v, _)| v == t)
+                                    .map(|(_, x)| x.clone())
+                                    .unwrap_or(Type::DontCare)
+                            })
                             .collect();
-                        let ity = Type::Extern(Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: targs }));
+                        let ity = Type::Extern(Rc::new(ObjType {
+                            decl: o.decl,
+                            name: o.name.clone(),
+                            args: targs,
+                        }));
                         (ity, Some(chosen), map)
                     }
                     None => (Type::Error, None, Vec::new()),
@@ -1108,7 +1578,10 @@ impl<'a> Checker<'a> {
             Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
                 let d = self.decl(o.decl).clone();
                 if matches!(d.kind, EntityKind::ParserType | EntityKind::ControlType) {
-                    self.err(ty_span, format!("{}: cannot instantiate a {}", o.name, d.kind.describe()));
+                    self.err(
+                        ty_span,
+                        format!("{}: cannot instantiate a {}", o.name, d.kind.describe()),
+                    );
                     return (Type::Error, None, Vec::new());
                 }
                 let params = d.ctor_params.clone();
@@ -1122,8 +1595,13 @@ impl<'a> Checker<'a> {
                         Some(t) => init.push((*tp, t.clone())),
                     }
                 }
-                let params: Vec<ParamInfo> =
-                    params.iter().map(|p| ParamInfo { ty: super::types::substitute(&p.ty, &init), ..p.clone() }).collect();
+                let params: Vec<ParamInfo> = params
+                    .iter()
+                    .map(|p| ParamInfo {
+                        ty: super::types::substitute(&p.ty, &init),
+                        ..p.clone()
+                    })
+                    .collect();
                 let r = self.match_call(&params, &vars, &init, args, span, &o.name, true, true);
                 match r {
                     Some((subst, map)) => {
@@ -1134,7 +1612,11 @@ impl<'a> Checker<'a> {
                                 None => targs.push(Type::Error),
                             }
                         }
-                        let obj = Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: targs });
+                        let obj = Rc::new(ObjType {
+                            decl: o.decl,
+                            name: o.name.clone(),
+                            args: targs,
+                        });
                         let ity = match ty {
                             Type::Parser(_) => Type::Parser(obj),
                             Type::Control(_) => Type::Control(obj),
@@ -1164,12 +1646,25 @@ impl<'a> Checker<'a> {
             return;
         };
         let ext = self.decl(o.decl).clone();
-        let abstracts: Vec<DeclId> = ext.methods.iter().copied().filter(|m| self.decl(*m).is_abstract).collect();
+        let abstracts: Vec<DeclId> = ext
+            .methods
+            .iter()
+            .copied()
+            .filter(|m| self.decl(*m).is_abstract)
+            .collect();
         if abstracts.is_empty() {
-            self.err(span, "instance initializers for extern without abstract methods");
+            self.err(
+                span,
+                "instance initializers for extern without abstract methods",
+            );
             return;
         }
-        let subst: Vec<(DeclId, Type)> = ext.type_params.iter().copied().zip(o.args.iter().cloned()).collect();
+        let subst: Vec<(DeclId, Type)> = ext
+            .type_params
+            .iter()
+            .copied()
+            .zip(o.args.iter().cloned())
+            .collect();
         let mut implemented = HashSet::new();
         self.scopes.push();
         for d in init {
@@ -1180,25 +1675,43 @@ impl<'a> Checker<'a> {
                     continue;
                 }
                 _ => {
-                    self.err(d.span, "only abstract method implementations are allowed in an initializer");
+                    self.err(
+                        d.span,
+                        "only abstract method implementations are allowed in an initializer",
+                    );
                     continue;
                 }
             };
             let name = &f.proto.name.name;
             // Abstract methods cannot be overloaded: match by name (spec §11.3.1).
-            let Some(m) = abstracts.iter().copied().find(|m| self.decl(*m).name == *name) else {
-                self.err(f.proto.name.span, format!("{name}: no matching abstract method in {}", ext.name));
+            let Some(m) = abstracts
+                .iter()
+                .copied()
+                .find(|m| self.decl(*m).name == *name)
+            else {
+                self.err(
+                    f.proto.name.span,
+                    format!("{name}: no matching abstract method in {}", ext.name),
+                );
                 continue;
             };
             implemented.insert(m);
-            let ctx = Ctx { this_ty: Some(ity.clone()), block: self.ctx.block, block_kind: self.ctx.block_kind, ..Ctx::default() };
+            let ctx = Ctx {
+                this_ty: Some(ity.clone()),
+                block: self.ctx.block,
+                block_kind: self.ctx.block_kind,
+                ..Ctx::default()
+            };
             let fid = self.with_ctx(ctx, |c| c.scoped(|c| c.decl_function(f, d.span, None)));
             // The implementation must match the abstract signature (omitting only @optional parameters).
             let want = self.decl(m).clone();
             let have = self.decl(fid).clone();
             let ret = super::types::substitute(&want.ret, &subst);
-            let mut ok = super::types::same(&ret, &have.ret) && have.params.len() <= want.params.len();
-            ok &= want.params[have.params.len().min(want.params.len())..].iter().all(|p| p.optional);
+            let mut ok =
+                super::types::same(&ret, &have.ret) && have.params.len() <= want.params.len();
+            ok &= want.params[have.params.len().min(want.params.len())..]
+                .iter()
+                .all(|p| p.optional);
             for (pw, ph) in want.params.iter().zip(&have.params) {
                 let pt = super::types::substitute(&pw.ty, &subst);
                 if pw.dir != ph.dir || !super::types::same(&pt, &ph.ty) {
@@ -1206,7 +1719,12 @@ impl<'a> Checker<'a> {
                 }
             }
             if !ok {
-                self.err(f.proto.name.span, format!("{name}: implementation does not match the abstract method's signature"));
+                self.err(
+                    f.proto.name.span,
+                    format!(
+                        "{name}: implementation does not match the abstract method's signature"
+                    ),
+                );
             }
         }
         self.scopes.pop();
@@ -1230,7 +1748,10 @@ fn header_field_ok(t: &Type, depth: u32) -> bool {
         Type::Varbit(_) => depth == 0,
         Type::Enum(e) => e.underlying.is_some(),
         Type::NewType(n) => header_field_ok(&n.underlying, depth),
-        Type::Agg(a) if a.kind == AggKind::Struct => a.fields.iter().all(|(_, f)| header_field_ok(f, depth + 1) && !matches!(f, Type::Varbit(_))),
+        Type::Agg(a) if a.kind == AggKind::Struct => a
+            .fields
+            .iter()
+            .all(|(_, f)| header_field_ok(f, depth + 1) && !matches!(f, Type::Varbit(_))),
         Type::Stack(e, _) => !e.is_header_like() && header_field_ok(e, depth + 1),
         _ => false,
     }
@@ -1262,7 +1783,9 @@ fn decl_annotations(d: &ast::Decl) -> Option<&ast::Annotations> {
         DeclKind::Enum(e) => &e.annotations,
         DeclKind::Extern(e) => &e.annotations,
         DeclKind::ExternFunction(f) => &f.annotations,
-        DeclKind::ParserType(p) | DeclKind::ControlType(p) | DeclKind::PackageType(p) => &p.annotations,
+        DeclKind::ParserType(p) | DeclKind::ControlType(p) | DeclKind::PackageType(p) => {
+            &p.annotations
+        }
         DeclKind::Parser(p) => &p.annotations,
         DeclKind::Control(c) => &c.annotations,
         DeclKind::Action(a) => &a.annotations,

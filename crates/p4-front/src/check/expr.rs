@@ -4,7 +4,9 @@
 use super::consteval::{self, Value};
 use super::scope::{DeclId, EntityKind, ParamInfo};
 use super::types::{same, substitute, AggKind, AggType, ObjType, Type};
-use super::{BlockKind, Builtin, CallArg, CallInfo, CallTarget, Checker, ExternCall, MemberInfo, MAX_DEPTH};
+use super::{
+    BlockKind, Builtin, CallArg, CallInfo, CallTarget, Checker, ExternCall, MemberInfo, MAX_DEPTH,
+};
 use crate::ast::{self, Arg, BinOp, Direction, Expr, ExprKind, UnOp};
 use crate::source::Span;
 use num_bigint::BigInt;
@@ -19,11 +21,19 @@ pub(crate) type Subst = Vec<(DeclId, Type)>;
 enum Callee {
     /// Candidate declarations (functions / actions / extern functions / methods / constructors)
     /// with the substitution of the receiver's type arguments.
-    Decls { cands: Vec<DeclId>, subst: Subst, infer: Vec<DeclId>, receiver: Option<DeclId> },
+    Decls {
+        cands: Vec<DeclId>,
+        subst: Subst,
+        infer: Vec<DeclId>,
+        receiver: Option<DeclId>,
+    },
     /// Instantiation of a parser/control/package/extern type.
     Ctor(Type),
     TableApply(DeclId),
-    BlockApply { obj: Rc<ObjType>, direct: bool },
+    BlockApply {
+        obj: Rc<ObjType>,
+        direct: bool,
+    },
     Builtin(Builtin, Type),
     Error,
 }
@@ -62,7 +72,10 @@ impl<'a> Checker<'a> {
             if matches!(from, Type::Int) && matches!(to, Type::Var(..)) {
                 self.err(e.span, "could not infer a width");
             } else {
-                self.err(e.span, format!("{what}: type mismatch: expected {to}, found {from}"));
+                self.err(
+                    e.span,
+                    format!("{what}: type mismatch: expected {to}, found {from}"),
+                );
             }
             false
         }
@@ -79,7 +92,11 @@ impl<'a> Checker<'a> {
         }
         if same(from, to) {
             return match (from, to) {
-                (Type::Parser(a), Type::Parser(b)) | (Type::Control(a), Type::Control(b)) if a.decl == b.decl => true,
+                (Type::Parser(a), Type::Parser(b)) | (Type::Control(a), Type::Control(b))
+                    if a.decl == b.decl =>
+                {
+                    true
+                }
                 _ => true,
             };
         }
@@ -94,15 +111,25 @@ impl<'a> Checker<'a> {
             },
             (Type::Invalid, t) => t.is_header_like(),
             (Type::ListExpr(items), Type::Tuple(ts)) => {
-                items.len() == ts.len() && items.iter().zip(ts).all(|(a, b)| self.assignable_d(a, b, depth + 1))
+                items.len() == ts.len()
+                    && items
+                        .iter()
+                        .zip(ts)
+                        .all(|(a, b)| self.assignable_d(a, b, depth + 1))
             }
-            (Type::ListExpr(items), Type::List(t)) => items.iter().all(|a| self.assignable_d(a, t, depth + 1)),
+            (Type::ListExpr(items), Type::List(t)) => {
+                items.iter().all(|a| self.assignable_d(a, t, depth + 1))
+            }
             (Type::ListExpr(items), Type::Stack(t, n)) => {
-                items.len() == *n as usize && items.iter().all(|a| self.assignable_d(a, t, depth + 1))
+                items.len() == *n as usize
+                    && items.iter().all(|a| self.assignable_d(a, t, depth + 1))
             }
             (Type::ListExpr(items), Type::Agg(a)) if a.kind != AggKind::HeaderUnion => {
                 items.len() == a.fields.len()
-                    && items.iter().zip(&a.fields).all(|(x, (_, f))| self.assignable_d(x, f, depth + 1))
+                    && items
+                        .iter()
+                        .zip(&a.fields)
+                        .all(|(x, (_, f))| self.assignable_d(x, f, depth + 1))
             }
             (Type::StructExpr(fs), Type::Agg(a)) if a.kind != AggKind::HeaderUnion => {
                 fs.len() == a.fields.len()
@@ -112,24 +139,37 @@ impl<'a> Checker<'a> {
                     })
             }
             (Type::Tuple(xs), Type::Tuple(ys)) => {
-                xs.len() == ys.len() && xs.iter().zip(ys).all(|(a, b)| self.assignable_d(a, b, depth + 1))
+                xs.len() == ys.len()
+                    && xs
+                        .iter()
+                        .zip(ys)
+                        .all(|(a, b)| self.assignable_d(a, b, depth + 1))
             }
             (Type::Parser(a), Type::Parser(b)) | (Type::Control(a), Type::Control(b)) => {
                 if a.decl == b.decl {
                     return a.args.len() == b.args.len()
-                        && a.args.iter().zip(&b.args).all(|(x, y)| same(x, y) || y.has_vars() || x.has_vars());
+                        && a.args
+                            .iter()
+                            .zip(&b.args)
+                            .all(|(x, y)| same(x, y) || y.has_vars() || x.has_vars());
                 }
                 let pa = self.apply_params(a);
                 let pb = self.apply_params(b);
                 pa.len() <= pb.len()
                     && pb[pa.len()..].iter().all(|y| y.2)
-                    && pa.iter().zip(&pb).all(|(x, y)| x.0 == y.0 && (same(&x.1, &y.1) || y.1.has_vars() || x.1.has_vars()))
+                    && pa.iter().zip(&pb).all(|(x, y)| {
+                        x.0 == y.0 && (same(&x.1, &y.1) || y.1.has_vars() || x.1.has_vars())
+                    })
             }
             (Type::Package(a), Type::Package(b)) => {
                 a.decl == b.decl
-                    && a.args.iter().zip(&b.args).all(|(x, y)| same(x, y) || x.has_vars() || y.has_vars() || x.is_error() || y.is_error())
+                    && a.args.iter().zip(&b.args).all(|(x, y)| {
+                        same(x, y) || x.has_vars() || y.has_vars() || x.is_error() || y.is_error()
+                    })
             }
-            (Type::Extern(a), Type::Extern(b)) => a.decl == b.decl && (b.args.is_empty() || a.args.is_empty() || same(from, to)),
+            (Type::Extern(a), Type::Extern(b)) => {
+                a.decl == b.decl && (b.args.is_empty() || a.args.is_empty() || same(from, to))
+            }
             (Type::Stack(a, n), Type::Stack(b, m)) => n == m && self.assignable_d(a, b, depth + 1),
             (_, Type::Var(..)) | (Type::Var(..), _) => false,
             _ => false,
@@ -139,8 +179,22 @@ impl<'a> Checker<'a> {
     /// Directions and types of the apply parameters of a parser/control (type), specialized.
     pub fn apply_params(&self, o: &ObjType) -> Vec<(Direction, Type, bool)> {
         let d = self.decl(o.decl);
-        let subst: Subst = d.type_params.iter().copied().zip(o.args.iter().cloned()).collect();
-        d.params.iter().map(|p| (p.dir, substitute(&p.ty, &subst), p.optional || p.has_default)).collect()
+        let subst: Subst = d
+            .type_params
+            .iter()
+            .copied()
+            .zip(o.args.iter().cloned())
+            .collect();
+        d.params
+            .iter()
+            .map(|p| {
+                (
+                    p.dir,
+                    substitute(&p.ty, &subst),
+                    p.optional || p.has_default,
+                )
+            })
+            .collect()
     }
 
     /// Records the implicit conversion of `e` from `from` to `to`.
@@ -157,7 +211,10 @@ impl<'a> Checker<'a> {
                 self.set_type(e.id, to.clone());
                 if let Some(Value::Int(v)) = self.value_of(e.id) {
                     if !consteval::fits(&v, *w, signed) {
-                        self.warn(e.span, format!("{v}: value does not fit in {to}; truncated"));
+                        self.warn(
+                            e.span,
+                            format!("{v}: value does not fit in {to}; truncated"),
+                        );
                     }
                     self.set_value(e.id, consteval::bits(v, *w, signed));
                 }
@@ -215,32 +272,37 @@ impl<'a> Checker<'a> {
                 self.set_value(e.id, Value::Bool(*b));
                 Type::Bool
             }
-            ExprKind::Int { value, width } => match width {
-                Some((w, s)) => {
-                    let too_wide = u64::from(*w) > super::decls::MAX_WIDTH;
-                    if too_wide {
-                        self.err(e.span, format!("{w}: this implementation does not support bitstrings this large"));
-                        return Type::Error;
+            ExprKind::Int { value, width } => {
+                match width {
+                    Some((w, s)) => {
+                        let too_wide = u64::from(*w) > super::decls::MAX_WIDTH;
+                        if too_wide {
+                            self.err(e.span, format!("{w}: this implementation does not support bitstrings this large"));
+                            return Type::Error;
+                        }
+                        if *s && *w == 0 {
+                            self.err(e.span, "width of signed type cannot be zero");
+                            return Type::Error;
+                        }
+                        if !consteval::fits(value, *w, *s) {
+                            self.warn(
+                                e.span,
+                                format!("{value}: value does not fit in {w} bits; truncated"),
+                            );
+                        }
+                        self.set_value(e.id, consteval::bits(value.clone(), *w, *s));
+                        if *s {
+                            Type::Signed(*w)
+                        } else {
+                            Type::Bit(*w)
+                        }
                     }
-                    if *s && *w == 0 {
-                        self.err(e.span, "width of signed type cannot be zero");
-                        return Type::Error;
-                    }
-                    if !consteval::fits(value, *w, *s) {
-                        self.warn(e.span, format!("{value}: value does not fit in {w} bits; truncated"));
-                    }
-                    self.set_value(e.id, consteval::bits(value.clone(), *w, *s));
-                    if *s {
-                        Type::Signed(*w)
-                    } else {
-                        Type::Bit(*w)
+                    None => {
+                        self.set_value(e.id, Value::Int(value.clone()));
+                        Type::Int
                     }
                 }
-                None => {
-                    self.set_value(e.id, Value::Int(value.clone()));
-                    Type::Int
-                }
-            },
+            }
             ExprKind::String(s) => {
                 self.set_value(e.id, Value::String(s.clone()));
                 Type::String
@@ -259,8 +321,18 @@ impl<'a> Checker<'a> {
             ExprKind::Slice(base, hi, lo) => self.slice_expr(e, base, hi, lo),
             ExprKind::PlusSlice(base, lo, w) => self.plus_slice_expr(e, base, lo, w),
             ExprKind::Dots => match expected {
-                Some(t @ (Type::List(_) | Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::String)) => {
-                    self.err(e.span, format!("...: could not find a default value for type {t}"));
+                Some(
+                    t @ (Type::List(_)
+                    | Type::Extern(_)
+                    | Type::Parser(_)
+                    | Type::Control(_)
+                    | Type::Package(_)
+                    | Type::String),
+                ) => {
+                    self.err(
+                        e.span,
+                        format!("...: could not find a default value for type {t}"),
+                    );
                     Type::Error
                 }
                 Some(t) => t.clone(),
@@ -269,13 +341,19 @@ impl<'a> Checker<'a> {
                     Type::Error
                 }
             },
-            ExprKind::Call { callee, type_args, args } => self.call_expr(e, callee, type_args, args, expected),
+            ExprKind::Call {
+                callee,
+                type_args,
+                args,
+            } => self.call_expr(e, callee, type_args, args, expected),
             ExprKind::Unary(op, x) => self.unary_expr(e, *op, x, expected),
             ExprKind::Binary(op, a, b) => self.binary_expr(e, *op, a, b, expected),
             ExprKind::Ternary(c, a, b) => self.ternary_expr(e, c, a, b, expected),
             ExprKind::Cast(t, x) => self.cast_expr(e, t, x),
             ExprKind::List { items, has_dots } => self.list_expr(e, items, *has_dots, expected),
-            ExprKind::StructInit { fields, has_dots } => self.struct_init_expr(e, fields, *has_dots, expected),
+            ExprKind::StructInit { fields, has_dots } => {
+                self.struct_init_expr(e, fields, *has_dots, expected)
+            }
             ExprKind::Invalid => {
                 self.set_value(e.id, Value::Invalid);
                 match expected {
@@ -287,14 +365,27 @@ impl<'a> Checker<'a> {
                 let want = expected.cloned();
                 let ta = self.check_expr(a, want.as_ref());
                 let tb = self.check_expr(b, want.as_ref());
-                let t = self.unify_operands(a, &ta, b, &tb, if matches!(e.kind, ExprKind::Mask(..)) { "&&&" } else { ".." });
+                let t = self.unify_operands(
+                    a,
+                    &ta,
+                    b,
+                    &tb,
+                    if matches!(e.kind, ExprKind::Mask(..)) {
+                        "&&&"
+                    } else {
+                        ".."
+                    },
+                );
                 Type::Set(Box::new(t))
             }
             ExprKind::Default | ExprKind::DontCare => Type::DontCare,
             ExprKind::This => match &self.ctx.this_ty {
                 Some(t) => t.clone(),
                 None => {
-                    self.err(e.span, "this: can only be used in abstract method implementations");
+                    self.err(
+                        e.span,
+                        "this: can only be used in abstract method implementations",
+                    );
                     Type::Error
                 }
             },
@@ -319,13 +410,19 @@ impl<'a> Checker<'a> {
     fn type_of_decl_ref(&mut self, e: &Expr, d: DeclId) -> Type {
         let info = self.decl(d).clone();
         match info.kind {
-            EntityKind::Const | EntityKind::MatchKindMember | EntityKind::EnumMember | EntityKind::ErrorMember => {
+            EntityKind::Const
+            | EntityKind::MatchKindMember
+            | EntityKind::EnumMember
+            | EntityKind::ErrorMember => {
                 if let Some(v) = info.value {
                     self.set_value(e.id, v);
                 }
                 info.ty
             }
-            EntityKind::Variable | EntityKind::Param | EntityKind::CtorParam | EntityKind::Instance => info.ty,
+            EntityKind::Variable
+            | EntityKind::Param
+            | EntityKind::CtorParam
+            | EntityKind::Instance => info.ty,
             EntityKind::ValueSet => info.ty,
             EntityKind::Action => Type::Action(d),
             EntityKind::Function | EntityKind::ExternFunction => Type::Function(d),
@@ -382,7 +479,10 @@ impl<'a> Checker<'a> {
                 },
                 Type::Error => Type::Error,
                 t => {
-                    self.err(m.span, format!("{name}: cannot extract member from type {t}"));
+                    self.err(
+                        m.span,
+                        format!("{name}: cannot extract member from type {t}"),
+                    );
                     Type::Error
                 }
             },
@@ -398,21 +498,41 @@ impl<'a> Checker<'a> {
                     t
                 }
                 None => {
-                    self.err(m.span, format!("field {name} is not a member of {} {}", a.kind.keyword(), a.name));
+                    self.err(
+                        m.span,
+                        format!(
+                            "field {name} is not a member of {} {}",
+                            a.kind.keyword(),
+                            a.name
+                        ),
+                    );
                     Type::Error
                 }
             },
             Type::Stack(elem, n) => match name {
                 "next" | "last" => {
                     if self.ctx.block_kind != BlockKind::Parser || self.ctx.action.is_some() {
-                        self.err(m.span, format!("{name} for stacks can only be used in a parser"));
+                        self.err(
+                            m.span,
+                            format!("{name} for stacks can only be used in a parser"),
+                        );
                     }
-                    self.out.members.insert(e.id, if name == "next" { MemberInfo::StackNext } else { MemberInfo::StackLast });
+                    self.out.members.insert(
+                        e.id,
+                        if name == "next" {
+                            MemberInfo::StackNext
+                        } else {
+                            MemberInfo::StackLast
+                        },
+                    );
                     (**elem).clone()
                 }
                 "lastIndex" => {
                     if self.ctx.block_kind != BlockKind::Parser || self.ctx.action.is_some() {
-                        self.err(m.span, format!("{name} for stacks can only be used in a parser"));
+                        self.err(
+                            m.span,
+                            format!("{name} for stacks can only be used in a parser"),
+                        );
                     }
                     self.out.members.insert(e.id, MemberInfo::StackLastIndex);
                     Type::Bit(32)
@@ -444,12 +564,18 @@ impl<'a> Checker<'a> {
                     Type::ActionRun(*t)
                 }
                 _ => {
-                    self.err(m.span, format!("{name}: not a member of a table apply result"));
+                    self.err(
+                        m.span,
+                        format!("{name}: not a member of a table apply result"),
+                    );
                     Type::Error
                 }
             },
             t => {
-                self.err(m.span, format!("{name}: cannot extract member from value of type {t}"));
+                self.err(
+                    m.span,
+                    format!("{name}: cannot extract member from value of type {t}"),
+                );
                 Type::Error
             }
         }
@@ -459,8 +585,16 @@ impl<'a> Checker<'a> {
         let bt = self.check_expr(base, None);
         let it = self.check_expr(idx, None);
         let iv = self.value_of(idx.id).and_then(|v| v.as_int().cloned());
-        if !it.is_error() && !matches!(it.strip_newtype().underlying_int(), Type::Int | Type::Bit(_) | Type::Signed(_)) {
-            self.err(idx.span, format!("array index must be an integer, found {it}"));
+        if !it.is_error()
+            && !matches!(
+                it.strip_newtype().underlying_int(),
+                Type::Int | Type::Bit(_) | Type::Signed(_)
+            )
+        {
+            self.err(
+                idx.span,
+                format!("array index must be an integer, found {it}"),
+            );
         }
         if let Some(v) = &iv {
             if v.is_negative() {
@@ -473,13 +607,19 @@ impl<'a> Checker<'a> {
             Type::Stack(elem, n) => {
                 if let Some(v) = &iv {
                     if *n > 0 && v >= &BigInt::from(*n) {
-                        self.err(idx.span, format!("array index {v} larger or equal to array size {n}"));
+                        self.err(
+                            idx.span,
+                            format!("array index {v} larger or equal to array size {n}"),
+                        );
                     }
                 }
                 if matches!(it, Type::Int) {
                     self.retype(idx, &Type::Int, &Type::Bit(32), 0);
                 }
-                if let (Some(Value::List(vs)), Some(i)) = (self.value_of(base.id), iv.as_ref().and_then(|v| v.to_usize())) {
+                if let (Some(Value::List(vs)), Some(i)) = (
+                    self.value_of(base.id),
+                    iv.as_ref().and_then(|v| v.to_usize()),
+                ) {
                     if let Some(v) = vs.get(i) {
                         self.set_value(e.id, v.clone());
                     }
@@ -505,7 +645,10 @@ impl<'a> Checker<'a> {
                 }
             },
             t => {
-                self.err(base.span, format!("indexing is not defined on values of type {t}"));
+                self.err(
+                    base.span,
+                    format!("indexing is not defined on values of type {t}"),
+                );
                 Type::Error
             }
         }
@@ -530,14 +673,22 @@ impl<'a> Checker<'a> {
             return Type::Error;
         }
         if h < l {
-            self.err(e.span, format!("bit slice [{h}:{l}]: the high index must not be smaller than the low index"));
+            self.err(
+                e.span,
+                format!(
+                    "bit slice [{h}:{l}]: the high index must not be smaller than the low index"
+                ),
+            );
             return Type::Error;
         }
         let width = match bt.strip_newtype().underlying_int() {
             Type::Bit(w) | Type::Signed(w) => Some(*w),
             Type::Int => None,
             t => {
-                self.err(base.span, format!("bit extraction only defined for bit<> types, found {t}"));
+                self.err(
+                    base.span,
+                    format!("bit extraction only defined for bit<> types, found {t}"),
+                );
                 return Type::Error;
             }
         };
@@ -573,7 +724,10 @@ impl<'a> Checker<'a> {
         let width = match bt.strip_newtype().underlying_int() {
             Type::Bit(x) | Type::Signed(x) => *x,
             t => {
-                self.err(base.span, format!("bit extraction only defined for bit<> types, found {t}"));
+                self.err(
+                    base.span,
+                    format!("bit extraction only defined for bit<> types, found {t}"),
+                );
                 return Type::Error;
             }
         };
@@ -597,13 +751,21 @@ impl<'a> Checker<'a> {
                 if let (Some(v), Some(l)) = (self.value_of(base.id), l.to_u32()) {
                     let hi = l.saturating_add(n - 1).min(width - 1);
                     if let Some(r) = consteval::slice(&v, hi, l) {
-                        self.set_value(e.id, consteval::bits(r.as_int().cloned().unwrap_or_default(), n, false));
+                        self.set_value(
+                            e.id,
+                            consteval::bits(r.as_int().cloned().unwrap_or_default(), n, false),
+                        );
                     }
                 }
             }
             None => {
                 if !matches!(lt.underlying_int(), Type::Bit(_)) {
-                    self.err(lo.span, format!("a slice index that is not a constant must be unsigned, found {lt}"));
+                    self.err(
+                        lo.span,
+                        format!(
+                            "a slice index that is not a constant must be unsigned, found {lt}"
+                        ),
+                    );
                     return Type::Error;
                 }
             }
@@ -645,7 +807,10 @@ impl<'a> Checker<'a> {
                 Type::Error
             }
             _ => {
-                self.err(a.span.to(b.span), format!("{op}: cannot operate on values of types {ta} and {tb}"));
+                self.err(
+                    a.span.to(b.span),
+                    format!("{op}: cannot operate on values of types {ta} and {tb}"),
+                );
                 Type::Error
             }
         }
@@ -664,7 +829,10 @@ impl<'a> Checker<'a> {
             (UnOp::Neg | UnOp::Plus, Type::Int | Type::Bit(_) | Type::Signed(_)) => u.clone(),
             (UnOp::BitNot, Type::Bit(_) | Type::Signed(_)) => u.clone(),
             (UnOp::BitNot, Type::Int) => {
-                self.err(e.span, "~: operation cannot be applied to values with unknown width");
+                self.err(
+                    e.span,
+                    "~: operation cannot be applied to values with unknown width",
+                );
                 return Type::Error;
             }
             _ => {
@@ -674,7 +842,10 @@ impl<'a> Checker<'a> {
                     UnOp::Neg => "-",
                     UnOp::Plus => "+",
                 };
-                self.err(e.span, format!("{sym}: cannot be applied to an expression of type {t}"));
+                self.err(
+                    e.span,
+                    format!("{sym}: cannot be applied to an expression of type {t}"),
+                );
                 return Type::Error;
             }
         };
@@ -690,15 +861,29 @@ impl<'a> Checker<'a> {
         r
     }
 
-    fn binary_expr(&mut self, e: &Expr, op: BinOp, a: &Expr, b: &Expr, expected: Option<&Type>) -> Type {
+    fn binary_expr(
+        &mut self,
+        e: &Expr,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        expected: Option<&Type>,
+    ) -> Type {
         use BinOp::*;
-        let arith = matches!(op, Add | Sub | Mul | Div | Mod | AddSat | SubSat | BitAnd | BitOr | BitXor);
+        let arith = matches!(
+            op,
+            Add | Sub | Mul | Div | Mod | AddSat | SubSat | BitAnd | BitOr | BitXor
+        );
         let hint = match expected {
             Some(t) if arith && t.is_fixed_int() => Some(t.clone()),
             _ => None,
         };
         let ta = self.check_expr(a, hint.as_ref());
-        let tb = if matches!(op, Shl | Shr) { self.check_expr(b, None) } else { self.check_expr(b, hint.as_ref()) };
+        let tb = if matches!(op, Shl | Shr) {
+            self.check_expr(b, None)
+        } else {
+            self.check_expr(b, hint.as_ref())
+        };
         if ta.is_error() || tb.is_error() {
             return Type::Error;
         }
@@ -734,34 +919,56 @@ impl<'a> Checker<'a> {
                 match (&t, op) {
                     (Type::Error, _) => return Type::Error,
                     (Type::Int, AddSat | SubSat) => {
-                        self.err(e.span, format!("{sym}: saturating arithmetic is not defined on int"));
+                        self.err(
+                            e.span,
+                            format!("{sym}: saturating arithmetic is not defined on int"),
+                        );
                         return Type::Error;
                     }
                     (Type::Int, BitAnd | BitOr | BitXor)
                         if self.value_of(a.id).is_none() || self.value_of(b.id).is_none() =>
                     {
-                        self.err(e.span, format!("{sym}: operation cannot be applied to values with unknown width"));
+                        self.err(
+                            e.span,
+                            format!(
+                                "{sym}: operation cannot be applied to values with unknown width"
+                            ),
+                        );
                         return Type::Error;
                     }
                     (Type::Signed(_), Div | Mod) => {
-                        self.err(e.span, format!("{sym}: division and modulo are not defined on signed values"));
+                        self.err(
+                            e.span,
+                            format!("{sym}: division and modulo are not defined on signed values"),
+                        );
                         return Type::Error;
                     }
-                    (_, Div | Mod) if [a, b].iter().any(|x| self.value_of(x.id).and_then(|v| v.as_int().cloned()).is_some_and(|v| v.is_negative())) => {
+                    (_, Div | Mod)
+                        if [a, b].iter().any(|x| {
+                            self.value_of(x.id)
+                                .and_then(|v| v.as_int().cloned())
+                                .is_some_and(|v| v.is_negative())
+                        }) =>
+                    {
                         self.err(e.span, format!("{sym}: not defined on negative numbers"));
                         return Type::Error;
                     }
                     (_, Div | Mod)
-                        if [a, b]
-                            .iter()
-                            .any(|x| self.value_of(x.id).and_then(|v| v.as_int().cloned()).is_some_and(|v| v.is_negative())) =>
+                        if [a, b].iter().any(|x| {
+                            self.value_of(x.id)
+                                .and_then(|v| v.as_int().cloned())
+                                .is_some_and(|v| v.is_negative())
+                        }) =>
                     {
                         self.err(e.span, format!("{sym}: not defined on negative numbers"));
                         return Type::Error;
                     }
                     (Type::Int | Type::Bit(_) | Type::Signed(_), _) => t.underlying_int().clone(),
                     _ => {
-                        self.err(e.span, format!("{sym}: cannot be applied to values of type {ta} and {tb}"));
+                        self.err(
+                            e.span,
+                            format!("{sym}: cannot be applied to values of type {ta} and {tb}"),
+                        );
                         return Type::Error;
                     }
                 }
@@ -770,7 +977,10 @@ impl<'a> Checker<'a> {
                 let la = ta.underlying_int().clone();
                 let lb = tb.underlying_int().clone();
                 if !matches!(la, Type::Int | Type::Bit(_) | Type::Signed(_)) {
-                    self.err(a.span, format!("{sym}: left operand of shift must be a numeric type, not {ta}"));
+                    self.err(
+                        a.span,
+                        format!("{sym}: left operand of shift must be a numeric type, not {ta}"),
+                    );
                     return Type::Error;
                 }
                 let bv = self.value_of(b.id).and_then(|v| v.as_int().cloned());
@@ -778,7 +988,10 @@ impl<'a> Checker<'a> {
                     Type::Bit(_) => {}
                     Type::Int => match &bv {
                         Some(v) if v.is_negative() => {
-                            self.err(b.span, format!("{sym}: shifts with negative amounts are not permitted"));
+                            self.err(
+                                b.span,
+                                format!("{sym}: shifts with negative amounts are not permitted"),
+                            );
                             return Type::Error;
                         }
                         Some(_) => {}
@@ -790,12 +1003,18 @@ impl<'a> Checker<'a> {
                     Type::Signed(_) => match &bv {
                         Some(v) if !v.is_negative() => {}
                         _ => {
-                            self.err(b.span, format!("{sym}: shift amount must be unsigned, found {tb}"));
+                            self.err(
+                                b.span,
+                                format!("{sym}: shift amount must be unsigned, found {tb}"),
+                            );
                             return Type::Error;
                         }
                     },
                     _ => {
-                        self.err(b.span, format!("{sym}: shift amount must be an integer, found {tb}"));
+                        self.err(
+                            b.span,
+                            format!("{sym}: shift amount must be an integer, found {tb}"),
+                        );
                         return Type::Error;
                     }
                 }
@@ -808,7 +1027,10 @@ impl<'a> Checker<'a> {
                 }
                 if let (Type::Bit(w) | Type::Signed(w), Some(v)) = (&la, &bv) {
                     if v >= &BigInt::from(*w) {
-                        self.warn(b.span, format!("{sym}: shifting value with {w} bits by {v}"));
+                        self.warn(
+                            b.span,
+                            format!("{sym}: shifting value with {w} bits by {v}"),
+                        );
                     }
                 }
                 la
@@ -821,7 +1043,10 @@ impl<'a> Checker<'a> {
                     (Type::Bit(w1) | Type::Signed(w1), Type::Bit(w2) | Type::Signed(w2)) => {
                         let w = u64::from(*w1) + u64::from(*w2);
                         if w > super::decls::MAX_WIDTH {
-                            self.err(e.span, "++: this implementation does not support bitstrings this large");
+                            self.err(
+                                e.span,
+                                "++: this implementation does not support bitstrings this large",
+                            );
                             return Type::Error;
                         }
                         if matches!(la, Type::Signed(_)) {
@@ -852,7 +1077,15 @@ impl<'a> Checker<'a> {
                 Err(msg) if !msg.is_empty() => {
                     let msg = match op {
                         Div | Mod if msg == "division by zero" => {
-                            format!("{}: {}", sym, if op == Div { "division by zero" } else { "modulo by zero" })
+                            format!(
+                                "{}: {}",
+                                sym,
+                                if op == Div {
+                                    "division by zero"
+                                } else {
+                                    "modulo by zero"
+                                }
+                            )
                         }
                         _ => msg,
                     };
@@ -864,7 +1097,13 @@ impl<'a> Checker<'a> {
         } else if matches!(op, Div | Mod) {
             if let Some(vb) = self.value_of(b.id).and_then(|v| v.as_int().cloned()) {
                 if vb.is_zero() {
-                    self.err(e.span, format!("{sym}: {} by zero", if op == Div { "division" } else { "modulo" }));
+                    self.err(
+                        e.span,
+                        format!(
+                            "{sym}: {} by zero",
+                            if op == Div { "division" } else { "modulo" }
+                        ),
+                    );
                     return Type::Error;
                 }
             }
@@ -896,7 +1135,9 @@ impl<'a> Checker<'a> {
             let what = match (ta, tb) {
                 (Type::Table(_), _) | (_, Type::Table(_)) => "tables cannot be compared",
                 (Type::Extern(_), _) | (_, Type::Extern(_)) => "externs cannot be compared",
-                (Type::ApplyResult(_), _) | (_, Type::ApplyResult(_)) => "table application results cannot be compared",
+                (Type::ApplyResult(_), _) | (_, Type::ApplyResult(_)) => {
+                    "table application results cannot be compared"
+                }
                 _ => "values of this type cannot be compared",
             };
             self.err(e.span, what.to_string());
@@ -906,11 +1147,20 @@ impl<'a> Checker<'a> {
             self.err(e.span, "values of a type variable cannot be compared");
             return Type::Error;
         }
-        if matches!(ta, Type::ListExpr(_) | Type::StructExpr(_)) && matches!(tb, Type::ListExpr(_) | Type::StructExpr(_)) {
-            self.err(e.span, format!("{ta} and {tb}: cannot compare two untyped list or structure expressions"));
+        if matches!(ta, Type::ListExpr(_) | Type::StructExpr(_))
+            && matches!(tb, Type::ListExpr(_) | Type::StructExpr(_))
+        {
+            self.err(
+                e.span,
+                format!("{ta} and {tb}: cannot compare two untyped list or structure expressions"),
+            );
             return Type::Error;
         }
-        if ta.is_fixed_int() || tb.is_fixed_int() || matches!(ta, Type::Int) || matches!(tb, Type::Int) {
+        if ta.is_fixed_int()
+            || tb.is_fixed_int()
+            || matches!(ta, Type::Int)
+            || matches!(tb, Type::Int)
+        {
             return self.unify_operands(a, ta, b, tb, "==");
         }
         if same(ta, tb) {
@@ -928,7 +1178,14 @@ impl<'a> Checker<'a> {
         Type::Error
     }
 
-    fn ternary_expr(&mut self, e: &Expr, c: &Expr, a: &Expr, b: &Expr, expected: Option<&Type>) -> Type {
+    fn ternary_expr(
+        &mut self,
+        e: &Expr,
+        c: &Expr,
+        a: &Expr,
+        b: &Expr,
+        expected: Option<&Type>,
+    ) -> Type {
         self.check_expr_expect(c, &Type::Bool, "condition");
         let ta = self.check_expr(a, expected);
         let tb = self.check_expr(b, expected);
@@ -952,7 +1209,10 @@ impl<'a> Checker<'a> {
             self.retype(a, &ta, &tb, 0);
             tb.clone()
         } else {
-            self.err(e.span, format!("?: branches have different types {ta} and {tb}"));
+            self.err(
+                e.span,
+                format!("?: branches have different types {ta} and {tb}"),
+            );
             return Type::Error;
         };
         if matches!(t, Type::Int) && !self.is_ctk(c) && expected.is_none_or(|x| !x.is_fixed_int()) {
@@ -971,7 +1231,9 @@ impl<'a> Checker<'a> {
     fn cast_expr(&mut self, e: &Expr, t: &ast::TypeRef, x: &Expr) -> Type {
         let to = self.resolve_type(t);
         let hint = match &x.kind {
-            ExprKind::List { .. } | ExprKind::StructInit { .. } | ExprKind::Invalid => Some(to.clone()),
+            ExprKind::List { .. } | ExprKind::StructInit { .. } | ExprKind::Invalid => {
+                Some(to.clone())
+            }
             _ => None,
         };
         let from = self.check_expr(x, hint.as_ref());
@@ -979,7 +1241,10 @@ impl<'a> Checker<'a> {
             return Type::Error;
         }
         if !self.cast_ok(&from, &to) {
-            self.err(e.span, format!("cast not supported: cannot cast {from} to {to}"));
+            self.err(
+                e.span,
+                format!("cast not supported: cannot cast {from} to {to}"),
+            );
             return Type::Error;
         }
         if self.assignable(&from, &to) && !matches!(from, Type::Int) {
@@ -1002,7 +1267,10 @@ impl<'a> Checker<'a> {
     /// Explicit casts allowed by spec §8.11.1.
     fn cast_ok(&self, from: &Type, to: &Type) -> bool {
         if same(from, to) {
-            return !matches!(to, Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_));
+            return !matches!(
+                to,
+                Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)
+            );
         }
         match (from, to) {
             (Type::Bit(1), Type::Bool) | (Type::Bool, Type::Bit(1)) => true,
@@ -1018,24 +1286,45 @@ impl<'a> Checker<'a> {
                 None => false,
             },
             (f, Type::Enum(e)) => match &e.underlying {
-                Some(u) => same(f, u) || matches!(f, Type::Int) || (f.is_fixed_int() && !matches!(f, Type::Enum(_))),
+                Some(u) => {
+                    same(f, u)
+                        || matches!(f, Type::Int)
+                        || (f.is_fixed_int() && !matches!(f, Type::Enum(_)))
+                }
                 None => false,
             },
-            (Type::ListExpr(_) | Type::StructExpr(_) | Type::Tuple(_), Type::Agg(_) | Type::Stack(..) | Type::Tuple(_)) => {
-                self.assignable(from, to)
-            }
+            (
+                Type::ListExpr(_) | Type::StructExpr(_) | Type::Tuple(_),
+                Type::Agg(_) | Type::Stack(..) | Type::Tuple(_),
+            ) => self.assignable(from, to),
             (Type::Invalid, t) => t.is_header_like(),
             _ => false,
         }
     }
 
-    fn list_expr(&mut self, e: &Expr, items: &[Expr], has_dots: bool, expected: Option<&Type>) -> Type {
+    fn list_expr(
+        &mut self,
+        e: &Expr,
+        items: &[Expr],
+        has_dots: bool,
+        expected: Option<&Type>,
+    ) -> Type {
         let hints: Vec<Option<Type>> = match expected {
-            Some(Type::Tuple(ts)) if ts.len() == items.len() || has_dots && ts.len() >= items.len() => {
+            Some(Type::Tuple(ts))
+                if ts.len() == items.len() || has_dots && ts.len() >= items.len() =>
+            {
                 ts.iter().take(items.len()).cloned().map(Some).collect()
             }
-            Some(Type::Agg(a)) if a.kind != AggKind::HeaderUnion && (a.fields.len() == items.len() || has_dots) => {
-                a.fields.iter().map(|f| Some(f.1.clone())).chain(std::iter::repeat(None)).take(items.len()).collect()
+            Some(Type::Agg(a))
+                if a.kind != AggKind::HeaderUnion
+                    && (a.fields.len() == items.len() || has_dots) =>
+            {
+                a.fields
+                    .iter()
+                    .map(|f| Some(f.1.clone()))
+                    .chain(std::iter::repeat(None))
+                    .take(items.len())
+                    .collect()
             }
             Some(Type::Stack(t, _) | Type::List(t)) => vec![Some((**t).clone()); items.len()],
             _ => vec![None; items.len()],
@@ -1069,7 +1358,9 @@ impl<'a> Checker<'a> {
             }
         }
         match expected {
-            Some(t @ (Type::Tuple(_) | Type::Agg(_) | Type::Stack(..) | Type::List(_))) if self.assignable(&Type::ListExpr(ts.clone()), t) => {
+            Some(t @ (Type::Tuple(_) | Type::Agg(_) | Type::Stack(..) | Type::List(_)))
+                if self.assignable(&Type::ListExpr(ts.clone()), t) =>
+            {
                 self.retype(e, &Type::ListExpr(ts.clone()), t, 0);
                 t.clone()
             }
@@ -1077,7 +1368,13 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn struct_init_expr(&mut self, e: &Expr, fields: &[(ast::Ident, Expr)], has_dots: bool, expected: Option<&Type>) -> Type {
+    fn struct_init_expr(
+        &mut self,
+        e: &Expr,
+        fields: &[(ast::Ident, Expr)],
+        has_dots: bool,
+        expected: Option<&Type>,
+    ) -> Type {
         let agg = match expected {
             Some(Type::Agg(a)) if a.kind != AggKind::HeaderUnion => Some(a.clone()),
             _ => None,
@@ -1087,9 +1384,14 @@ impl<'a> Checker<'a> {
         let mut vals = Some(Vec::new());
         for (n, x) in fields {
             if !seen.insert(n.name.clone()) {
-                self.err(n.span, format!("{}: duplicate field in structure expression", n.name));
+                self.err(
+                    n.span,
+                    format!("{}: duplicate field in structure expression", n.name),
+                );
             }
-            let hint = agg.as_ref().and_then(|a| a.field(&n.name).map(|(_, t)| t.clone()));
+            let hint = agg
+                .as_ref()
+                .and_then(|a| a.field(&n.name).map(|(_, t)| t.clone()));
             let t = match &hint {
                 Some(h) => {
                     let t = self.check_expr(x, Some(h));
@@ -1110,21 +1412,37 @@ impl<'a> Checker<'a> {
         if let Some(a) = &agg {
             for (n, _) in &ts {
                 if a.field(n).is_none() {
-                    let span = fields.iter().find(|f| f.0.name == *n).map(|f| f.0.span).unwrap_or(e.span);
-                    self.err(span, format!("{n}: not a field of {} {}", a.kind.keyword(), a.name));
+                    let span = fields
+                        .iter()
+                        .find(|f| f.0.name == *n)
+                        .map(|f| f.0.span)
+                        .unwrap_or(e.span);
+                    self.err(
+                        span,
+                        format!("{n}: not a field of {} {}", a.kind.keyword(), a.name),
+                    );
                 }
             }
             if !has_dots {
                 for (f, _) in &a.fields {
                     if !seen.contains(f) {
-                        self.err(e.span, format!("{f}: field missing from structure expression for {}", a.name));
+                        self.err(
+                            e.span,
+                            format!(
+                                "{f}: field missing from structure expression for {}",
+                                a.name
+                            ),
+                        );
                     }
                 }
             }
             if let Some(vs) = vals {
                 // Order values as the fields of the type.
-                let ordered: Vec<(String, Value)> =
-                    a.fields.iter().filter_map(|(f, _)| vs.iter().find(|(n, _)| n == f).cloned()).collect();
+                let ordered: Vec<(String, Value)> = a
+                    .fields
+                    .iter()
+                    .filter_map(|(f, _)| vs.iter().find(|(n, _)| n == f).cloned())
+                    .collect();
                 self.set_value(e.id, Value::Struct(ordered));
             }
             return Type::Agg(a.clone());
@@ -1138,8 +1456,16 @@ impl<'a> Checker<'a> {
     // -----------------------------------------------------------------------------------------
     // Calls (spec §8.20, §8.21, §6.8.2)
 
-    fn call_expr(&mut self, e: &Expr, callee: &Expr, type_args: &[ast::TypeRef], args: &[Arg], expected: Option<&Type>) -> Type {
-        self.call_args.insert(e.id, args.iter().map(|a| a.value.id).collect());
+    fn call_expr(
+        &mut self,
+        e: &Expr,
+        callee: &Expr,
+        type_args: &[ast::TypeRef],
+        args: &[Arg],
+        expected: Option<&Type>,
+    ) -> Type {
+        self.call_args
+            .insert(e.id, args.iter().map(|a| a.value.id).collect());
         let allow_ar = std::mem::replace(&mut self.allow_action_run, false);
         let c = self.callee(callee, type_args);
         self.allow_action_run = allow_ar;
@@ -1163,7 +1489,14 @@ impl<'a> Checker<'a> {
                 } else if self.ctx.block_kind == BlockKind::Parser {
                     self.err(e.span, "tables cannot be applied in parsers");
                 }
-                self.out.calls.insert(e.id, CallInfo { target: CallTarget::TableApply(t), type_args: vec![], args: vec![] });
+                self.out.calls.insert(
+                    e.id,
+                    CallInfo {
+                        target: CallTarget::TableApply(t),
+                        type_args: vec![],
+                        args: vec![],
+                    },
+                );
                 Type::ApplyResult(t)
             }
             Callee::BlockApply { obj, direct } => {
@@ -1179,31 +1512,65 @@ impl<'a> Checker<'a> {
                     self.err(e.span, "controls can only be invoked from controls");
                 }
                 if direct && !d.ctor_params.is_empty() {
-                    self.err(e.span, format!("{}: cannot directly invoke a block with constructor parameters", d.name));
+                    self.err(
+                        e.span,
+                        format!(
+                            "{}: cannot directly invoke a block with constructor parameters",
+                            d.name
+                        ),
+                    );
                 }
-                let subst: Subst = d.type_params.iter().copied().zip(obj.args.iter().cloned()).collect();
-                let params: Vec<ParamInfo> =
-                    d.params.iter().map(|p| ParamInfo { ty: substitute(&p.ty, &subst), ..p.clone() }).collect();
-                let vars: Vec<DeclId> = if obj.args.is_empty() { d.type_params.clone() } else { vec![] };
+                let subst: Subst = d
+                    .type_params
+                    .iter()
+                    .copied()
+                    .zip(obj.args.iter().cloned())
+                    .collect();
+                let params: Vec<ParamInfo> = d
+                    .params
+                    .iter()
+                    .map(|p| ParamInfo {
+                        ty: substitute(&p.ty, &subst),
+                        ..p.clone()
+                    })
+                    .collect();
+                let vars: Vec<DeclId> = if obj.args.is_empty() {
+                    d.type_params.clone()
+                } else {
+                    vec![]
+                };
                 let r = self.match_call(&params, &vars, &[], args, e.span, &d.name, false, true);
                 if let Some((_, map)) = r {
                     self.out.calls.insert(
                         e.id,
-                        CallInfo { target: CallTarget::BlockApply { decl: obj.decl, direct }, type_args: obj.args.clone(), args: map },
+                        CallInfo {
+                            target: CallTarget::BlockApply {
+                                decl: obj.decl,
+                                direct,
+                            },
+                            type_args: obj.args.clone(),
+                            args: map,
+                        },
                     );
                 }
                 Type::Void
             }
             Callee::Ctor(ty) => {
                 if self.ctx.action.is_some() || self.ctx.function.is_some() {
-                    self.err(e.span, "invalid declaration. instantiations cannot be in a function or action");
+                    self.err(
+                        e.span,
+                        "invalid declaration. instantiations cannot be in a function or action",
+                    );
                 }
                 let ty = if !targs.is_empty() {
                     match &ty {
                         Type::TypeName(_) => ty.clone(),
                         _ => {
                             let d = match &ty {
-                                Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => Some(o.decl),
+                                Type::Extern(o)
+                                | Type::Parser(o)
+                                | Type::Control(o)
+                                | Type::Package(o) => Some(o.decl),
                                 _ => None,
                             };
                             match d {
@@ -1217,21 +1584,44 @@ impl<'a> Checker<'a> {
                 };
                 let (ity, ctor, map) = self.instantiate(&ty, args, callee.span, e.span);
                 if let Type::Extern(o) = &ity {
-                    if self.decl(o.decl).methods.iter().any(|m| self.decl(*m).is_abstract) {
+                    if self
+                        .decl(o.decl)
+                        .methods
+                        .iter()
+                        .any(|m| self.decl(*m).is_abstract)
+                    {
                         self.err(e.span, format!("{}: extern type with abstract methods cannot be instantiated using a constructor call; use a declaration", o.name));
                     }
                 }
                 if let Some(c) = ctor {
-                    let target = if matches!(ity, Type::Extern(_)) { CallTarget::ExternCtor(c) } else { CallTarget::Instantiate(c) };
+                    let target = if matches!(ity, Type::Extern(_)) {
+                        CallTarget::ExternCtor(c)
+                    } else {
+                        CallTarget::Instantiate(c)
+                    };
                     let type_args = match &ity {
-                        Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => o.args.clone(),
+                        Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
+                            o.args.clone()
+                        }
                         _ => vec![],
                     };
-                    self.out.calls.insert(e.id, CallInfo { target, type_args, args: map });
+                    self.out.calls.insert(
+                        e.id,
+                        CallInfo {
+                            target,
+                            type_args,
+                            args: map,
+                        },
+                    );
                 }
                 ity
             }
-            Callee::Decls { cands, subst, infer, receiver } => {
+            Callee::Decls {
+                cands,
+                subst,
+                infer,
+                receiver,
+            } => {
                 let _ = expected;
                 let first = self.decl(cands[0]).clone();
                 let name = first.name.clone();
@@ -1242,26 +1632,48 @@ impl<'a> Checker<'a> {
                             self.err(e.span, format!("{name}(): functions cannot call actions"));
                         }
                         if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
-                            self.err(e.span, format!("{name}: actions cannot be called from parsers"));
+                            self.err(
+                                e.span,
+                                format!("{name}: actions cannot be called from parsers"),
+                            );
                         }
                         if self.ctx.in_table {
-                            self.err(e.span, format!("{name}(): no function calls allowed in this context"));
+                            self.err(
+                                e.span,
+                                format!("{name}(): no function calls allowed in this context"),
+                            );
                         }
                     }
-                    EntityKind::ExternFunction if name == "verify" && self.ctx.block_kind != BlockKind::Parser => {
+                    EntityKind::ExternFunction
+                        if name == "verify" && self.ctx.block_kind != BlockKind::Parser =>
+                    {
                         self.err(e.span, "verify: may only be invoked in parsers");
                     }
                     _ => {}
                 }
-                let ctk_dirless = matches!(first.kind, EntityKind::ExternFunction | EntityKind::ExternMethod);
+                let ctk_dirless = matches!(
+                    first.kind,
+                    EntityKind::ExternFunction | EntityKind::ExternMethod
+                );
                 let (explicit, targs_ok) = if targs.is_empty() {
                     (vec![], true)
                 } else {
                     (targs.clone(), true)
                 };
                 let _ = targs_ok;
-                let r = self.resolve_overload(&cands, &subst, &infer, &explicit, args, e.span, &name, ctk_dirless);
-                let Some((chosen, s, map)) = r else { return Type::Error };
+                let r = self.resolve_overload(
+                    &cands,
+                    &subst,
+                    &infer,
+                    &explicit,
+                    args,
+                    e.span,
+                    &name,
+                    ctk_dirless,
+                );
+                let Some((chosen, s, map)) = r else {
+                    return Type::Error;
+                };
                 let d = self.decl(chosen).clone();
                 let target = match d.kind {
                     EntityKind::Action => CallTarget::Action(chosen),
@@ -1272,12 +1684,30 @@ impl<'a> Checker<'a> {
                 let type_args: Vec<Type> = d
                     .type_params
                     .iter()
-                    .map(|t| s.iter().find(|(v, _)| v == t).map(|(_, x)| x.clone()).unwrap_or(Type::Error))
+                    .map(|t| {
+                        s.iter()
+                            .find(|(v, _)| v == t)
+                            .map(|(_, x)| x.clone())
+                            .unwrap_or(Type::Error)
+                    })
                     .collect();
-                self.out.calls.insert(e.id, CallInfo { target, type_args, args: map.clone() });
-                if matches!(d.kind, EntityKind::ExternFunction | EntityKind::ExternMethod) && self.mute == 0 {
+                self.out.calls.insert(
+                    e.id,
+                    CallInfo {
+                        target,
+                        type_args,
+                        args: map.clone(),
+                    },
+                );
+                if matches!(
+                    d.kind,
+                    EntityKind::ExternFunction | EntityKind::ExternMethod
+                ) && self.mute == 0
+                {
                     let qual = match d.parent {
-                        Some(p) if d.kind == EntityKind::ExternMethod => format!("{}.{}", self.decl(p).name, d.name),
+                        Some(p) if d.kind == EntityKind::ExternMethod => {
+                            format!("{}.{}", self.decl(p).name, d.name)
+                        }
                         _ => d.name.clone(),
                     };
                     self.extern_calls.push(ExternCall {
@@ -1290,7 +1720,10 @@ impl<'a> Checker<'a> {
                     });
                 }
                 if d.kind == EntityKind::ExternMethod {
-                    let ext = d.parent.map(|p| self.decl(p).name.clone()).unwrap_or_default();
+                    let ext = d
+                        .parent
+                        .map(|p| self.decl(p).name.clone())
+                        .unwrap_or_default();
                     self.packet_rules(&ext, &d.name, d.params.len(), args);
                 }
                 // static_assert (core.p4): a compile-time check.
@@ -1308,16 +1741,27 @@ impl<'a> Checker<'a> {
                                     .unwrap_or_else(|| "static_assert failed".to_string());
                                 self.err(e.span, msg);
                             }
-                            _ => self.err(a0.value.span, "static_assert: condition must be a compile-time constant"),
+                            _ => self.err(
+                                a0.value.span,
+                                "static_assert: condition must be a compile-time constant",
+                            ),
                         }
                     }
                 }
                 let ret = substitute(&d.ret, &s);
-                let ret = if d.kind == EntityKind::Action { Type::Void } else { ret };
+                let ret = if d.kind == EntityKind::Action {
+                    Type::Void
+                } else {
+                    ret
+                };
                 if ret.has_vars() {
-                    let vars: Vec<DeclId> = infer.iter().chain(d.type_params.iter()).copied().collect();
+                    let vars: Vec<DeclId> =
+                        infer.iter().chain(d.type_params.iter()).copied().collect();
                     if has_any_var(&ret, &vars) {
-                        self.err(e.span, format!("{name}: cannot infer the return type; supply type arguments"));
+                        self.err(
+                            e.span,
+                            format!("{name}: cannot infer the return type; supply type arguments"),
+                        );
                         return Type::Error;
                     }
                 }
@@ -1340,11 +1784,24 @@ impl<'a> Checker<'a> {
                 self.out.resolved.insert(callee.id, first);
                 let k = self.decl(first).kind;
                 match k {
-                    EntityKind::Action | EntityKind::Function | EntityKind::ExternFunction | EntityKind::ExternMethod => {
-                        let cands: Vec<DeclId> =
-                            all.iter().copied().filter(|d| self.decl(*d).kind == k || self.decl(*d).kind.overloadable()).collect();
+                    EntityKind::Action
+                    | EntityKind::Function
+                    | EntityKind::ExternFunction
+                    | EntityKind::ExternMethod => {
+                        let cands: Vec<DeclId> = all
+                            .iter()
+                            .copied()
+                            .filter(|d| {
+                                self.decl(*d).kind == k || self.decl(*d).kind.overloadable()
+                            })
+                            .collect();
                         self.set_type(callee.id, Type::Function(first));
-                        Callee::Decls { cands, subst: vec![], infer: vec![], receiver: None }
+                        Callee::Decls {
+                            cands,
+                            subst: vec![],
+                            infer: vec![],
+                            receiver: None,
+                        }
                     }
                     EntityKind::Extern
                     | EntityKind::Parser
@@ -1356,10 +1813,16 @@ impl<'a> Checker<'a> {
                         let t = self.type_of_decl(first, &[], callee.span);
                         self.set_type(callee.id, Type::TypeName(Box::new(t.clone())));
                         match t {
-                            Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) => Callee::Ctor(t),
+                            Type::Extern(_)
+                            | Type::Parser(_)
+                            | Type::Control(_)
+                            | Type::Package(_) => Callee::Ctor(t),
                             Type::Error => Callee::Error,
                             _ => {
-                                self.err(callee.span, format!("{}: cannot call a value of type {t}", p.name.name));
+                                self.err(
+                                    callee.span,
+                                    format!("{}: cannot call a value of type {t}", p.name.name),
+                                );
                                 Callee::Error
                             }
                         }
@@ -1377,7 +1840,9 @@ impl<'a> Checker<'a> {
                 let ty = self.resolve_type(t);
                 self.set_type(callee.id, Type::TypeName(Box::new(ty.clone())));
                 match ty {
-                    Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) => Callee::Ctor(ty),
+                    Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) => {
+                        Callee::Ctor(ty)
+                    }
                     Type::Error => Callee::Error,
                     _ => {
                         self.err(callee.span, format!("cannot call type {ty}"));
@@ -1407,9 +1872,15 @@ impl<'a> Checker<'a> {
                             Type::Parser(o) | Type::Control(o) if name == "apply" => {
                                 let k = self.decl(o.decl).kind;
                                 if matches!(k, EntityKind::Parser | EntityKind::Control) {
-                                    Callee::BlockApply { obj: o.clone(), direct: true }
+                                    Callee::BlockApply {
+                                        obj: o.clone(),
+                                        direct: true,
+                                    }
                                 } else {
-                                    self.err(callee.span, format!("{}: cannot apply a type", o.name));
+                                    self.err(
+                                        callee.span,
+                                        format!("{}: cannot apply a type", o.name),
+                                    );
                                     Callee::Error
                                 }
                             }
@@ -1421,12 +1892,18 @@ impl<'a> Checker<'a> {
                     }
                     Type::Extern(o)
                         if size_builtin.is_some()
-                            && !self.decl(o.decl).methods.iter().any(|m| self.decl(*m).name == name) =>
+                            && !self
+                                .decl(o.decl)
+                                .methods
+                                .iter()
+                                .any(|m| self.decl(*m).name == name) =>
                     {
                         Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone())
                     }
                     Type::Extern(_) => self.extern_method_callee(base, &bt, m),
-                    _ if size_builtin.is_some() => Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone()),
+                    _ if size_builtin.is_some() => {
+                        Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone())
+                    }
                     Type::Agg(a) if a.kind == AggKind::Header => match name {
                         "isValid" => Callee::Builtin(Builtin::IsValid, bt.clone()),
                         "setValid" => Callee::Builtin(Builtin::SetValid, bt.clone()),
@@ -1439,7 +1916,10 @@ impl<'a> Checker<'a> {
                     Type::Agg(a) if a.kind == AggKind::HeaderUnion => match name {
                         "isValid" => Callee::Builtin(Builtin::IsValid, bt.clone()),
                         _ => {
-                            self.err(m.span, format!("{name}: not a method of header_union {}", a.name));
+                            self.err(
+                                m.span,
+                                format!("{name}: not a method of header_union {}", a.name),
+                            );
                             Callee::Error
                         }
                     },
@@ -1452,10 +1932,16 @@ impl<'a> Checker<'a> {
                         }
                     },
                     Type::Table(t) if name == "apply" => Callee::TableApply(*t),
-                    Type::Parser(o) | Type::Control(o) if name == "apply" => Callee::BlockApply { obj: o.clone(), direct: false },
+                    Type::Parser(o) | Type::Control(o) if name == "apply" => Callee::BlockApply {
+                        obj: o.clone(),
+                        direct: false,
+                    },
 
                     t => {
-                        self.err(m.span, format!("{name}: not a method of a value of type {t}"));
+                        self.err(
+                            m.span,
+                            format!("{name}: not a method of a value of type {t}"),
+                        );
                         Callee::Error
                     }
                 }
@@ -1472,39 +1958,76 @@ impl<'a> Checker<'a> {
 
     fn extern_method_callee(&mut self, base: &Expr, bt: &Type, m: &ast::Ident) -> Callee {
         let name = m.name.as_str();
-        let Type::Extern(o) = bt else { return Callee::Error };
+        let Type::Extern(o) = bt else {
+            return Callee::Error;
+        };
         let ext = self.decl(o.decl).clone();
-                        let cands: Vec<DeclId> = ext
-                            .methods
-                            .iter()
-                            .copied()
-                            .filter(|mm| self.decl(*mm).kind == EntityKind::ExternMethod && self.decl(*mm).name == name)
-                            .collect();
-                        if cands.is_empty() {
-                            self.err(m.span, format!("{name}: extern {} does not have a method named {name}", ext.name));
-                            return Callee::Error;
-                        }
-                        let subst: Subst = if o.args.is_empty() {
-                            vec![]
-                        } else {
-                            ext.type_params.iter().copied().zip(o.args.iter().cloned()).collect()
-                        };
-                        let infer = if o.args.is_empty() { ext.type_params.clone() } else { vec![] };
-                        let receiver = match &base.kind {
-                            ExprKind::Path(_) => self.out.resolved.get(&base.id).copied(),
-                            _ => None,
-                        };
-                        Callee::Decls { cands, subst, infer, receiver }
+        let cands: Vec<DeclId> = ext
+            .methods
+            .iter()
+            .copied()
+            .filter(|mm| {
+                self.decl(*mm).kind == EntityKind::ExternMethod && self.decl(*mm).name == name
+            })
+            .collect();
+        if cands.is_empty() {
+            self.err(
+                m.span,
+                format!(
+                    "{name}: extern {} does not have a method named {name}",
+                    ext.name
+                ),
+            );
+            return Callee::Error;
+        }
+        let subst: Subst = if o.args.is_empty() {
+            vec![]
+        } else {
+            ext.type_params
+                .iter()
+                .copied()
+                .zip(o.args.iter().cloned())
+                .collect()
+        };
+        let infer = if o.args.is_empty() {
+            ext.type_params.clone()
+        } else {
+            vec![]
+        };
+        let receiver = match &base.kind {
+            ExprKind::Path(_) => self.out.resolved.get(&base.id).copied(),
+            _ => None,
+        };
+        Callee::Decls {
+            cands,
+            subst,
+            infer,
+            receiver,
+        }
     }
 
-    fn builtin_call(&mut self, e: &Expr, callee: &Expr, b: Builtin, base_ty: &Type, args: &[Arg]) -> Type {
+    fn builtin_call(
+        &mut self,
+        e: &Expr,
+        callee: &Expr,
+        b: Builtin,
+        base_ty: &Type,
+        args: &[Arg],
+    ) -> Type {
         let base = match &callee.kind {
             ExprKind::Member(base, _) => Some(base.as_ref()),
             _ => None,
         };
         let want_args = matches!(b, Builtin::PushFront | Builtin::PopFront) as usize;
         if args.len() != want_args {
-            self.err(e.span, format!("{}: expected {want_args} arguments, found {}", builtin_name(b), args.len()));
+            self.err(
+                e.span,
+                format!(
+                    "{}: expected {want_args} arguments, found {}",
+                    builtin_name(b),
+                    args.len()
+                ),
+            );
             for a in args {
                 self.check_expr(&a.value, None);
             }
@@ -1512,7 +2035,11 @@ impl<'a> Checker<'a> {
         }
         self.out.calls.insert(
             e.id,
-            CallInfo { target: CallTarget::Builtin(b), type_args: vec![], args: (0..want_args).map(CallArg::Arg).collect() },
+            CallInfo {
+                target: CallTarget::Builtin(b),
+                type_args: vec![],
+                args: (0..want_args).map(CallArg::Arg).collect(),
+            },
         );
         match b {
             Builtin::IsValid => Type::Bool,
@@ -1531,21 +2058,38 @@ impl<'a> Checker<'a> {
                 match self.value_of(a.id).and_then(|v| v.as_int().cloned()) {
                     Some(v) if !v.is_negative() => {}
                     Some(v) => self.err(a.span, format!("{}: negative count {v}", builtin_name(b))),
-                    None if !t.is_error() => self.err(a.span, format!("{}: argument must be a compile-time constant", builtin_name(b))),
+                    None if !t.is_error() => self.err(
+                        a.span,
+                        format!(
+                            "{}: argument must be a compile-time constant",
+                            builtin_name(b)
+                        ),
+                    ),
                     None => {}
                 }
                 Type::Void
             }
             _ => {
                 let max = matches!(b, Builtin::MaxSizeInBits | Builtin::MaxSizeInBytes);
-                let bits = if max { base_ty.max_width_bits() } else { base_ty.min_width_bits() };
+                let bits = if max {
+                    base_ty.max_width_bits()
+                } else {
+                    base_ty.min_width_bits()
+                };
                 match bits {
                     Some(n) if !base_ty.has_vars() => {
-                        let n = if matches!(b, Builtin::MinSizeInBytes | Builtin::MaxSizeInBytes) { n.div_ceil(8) } else { n };
+                        let n = if matches!(b, Builtin::MinSizeInBytes | Builtin::MaxSizeInBytes) {
+                            n.div_ceil(8)
+                        } else {
+                            n
+                        };
                         self.set_value(e.id, Value::Int(BigInt::from(n)));
                     }
                     None if !base_ty.has_vars() && !base_ty.is_error() => {
-                        self.err(e.span, format!("{}: not defined on type {base_ty}", builtin_name(b)));
+                        self.err(
+                            e.span,
+                            format!("{}: not defined on type {base_ty}", builtin_name(b)),
+                        );
                         return Type::Error;
                     }
                     _ => {}
@@ -1565,19 +2109,35 @@ impl<'a> Checker<'a> {
         match (ext, method) {
             ("packet_in", "extract") => {
                 if !t.is_header() {
-                    self.err(a.value.span, format!("extract: argument must be a header, found {t}"));
+                    self.err(
+                        a.value.span,
+                        format!("extract: argument must be a header, found {t}"),
+                    );
                     return;
                 }
                 let varbits = match &t {
-                    Type::Agg(ag) => ag.fields.iter().filter(|f| matches!(f.1, Type::Varbit(_))).count(),
+                    Type::Agg(ag) => ag
+                        .fields
+                        .iter()
+                        .filter(|f| matches!(f.1, Type::Varbit(_)))
+                        .count(),
                     _ => 0,
                 };
                 if nparams == 2 && varbits == 0 {
-                    self.err(a.value.span, format!("extract: {t} is not a variable-sized header"));
+                    self.err(
+                        a.value.span,
+                        format!("extract: {t} is not a variable-sized header"),
+                    );
                 } else if nparams == 2 && varbits > 1 {
-                    self.err(a.value.span, format!("{t}: multiple varbit fields in a header"));
+                    self.err(
+                        a.value.span,
+                        format!("{t}: multiple varbit fields in a header"),
+                    );
                 } else if nparams == 1 && varbits > 0 {
-                    self.err(a.value.span, format!("extract: {t} has a varbit field; use the two-argument extract"));
+                    self.err(
+                        a.value.span,
+                        format!("extract: {t} has a varbit field; use the two-argument extract"),
+                    );
                 }
             }
             ("packet_out", "emit") => {
@@ -1602,13 +2162,20 @@ impl<'a> Checker<'a> {
         name: &str,
         ctk_dirless: bool,
     ) -> Option<(DeclId, Subst, Vec<CallArg>)> {
-        let fitting: Vec<DeclId> = cands.iter().copied().filter(|c| self.arity_fits(&self.decl(*c).params, args)).collect();
+        let fitting: Vec<DeclId> = cands
+            .iter()
+            .copied()
+            .filter(|c| self.arity_fits(&self.decl(*c).params, args))
+            .collect();
         let chosen = match fitting.len() {
             0 => {
                 if cands.len() == 1 {
                     cands[0]
                 } else {
-                    self.err(span, format!("{name}: no overload accepts {} arguments", args.len()));
+                    self.err(
+                        span,
+                        format!("{name}: no overload accepts {} arguments", args.len()),
+                    );
                     for a in args {
                         self.check_expr(&a.value, None);
                     }
@@ -1622,22 +2189,38 @@ impl<'a> Checker<'a> {
                 if self.mute < 2 {
                     for &c in &fitting {
                         self.mute += 1;
-                        let ok = self.try_candidate(c, subst, infer, explicit, args, span, name, ctk_dirless).is_some();
+                        let ok = self
+                            .try_candidate(c, subst, infer, explicit, args, span, name, ctk_dirless)
+                            .is_some();
                         self.mute -= 1;
                         if ok {
                             passing.push(c);
                         }
                     }
-                    let same_arity = passing.windows(2).all(|w| self.decl(w[0]).params.len() == self.decl(w[1]).params.len());
+                    let same_arity = passing
+                        .windows(2)
+                        .all(|w| self.decl(w[0]).params.len() == self.decl(w[1]).params.len());
                     if passing.len() > 1 && same_arity && args.iter().all(|a| a.name.is_none()) {
-                        self.err(span, format!("{name}: ambiguous call; several overloads match"));
+                        self.err(
+                            span,
+                            format!("{name}: ambiguous call; several overloads match"),
+                        );
                         return None;
                     }
                 }
                 passing.first().copied().unwrap_or(fitting[0])
             }
         };
-        let (s, map) = self.try_candidate(chosen, subst, infer, explicit, args, span, name, ctk_dirless)?;
+        let (s, map) = self.try_candidate(
+            chosen,
+            subst,
+            infer,
+            explicit,
+            args,
+            span,
+            name,
+            ctk_dirless,
+        )?;
         Some((chosen, s, map))
     }
 
@@ -1656,16 +2239,33 @@ impl<'a> Checker<'a> {
         let d = self.decl(c).clone();
         let mut s: Subst = subst.clone();
         if !explicit.is_empty() {
-            if let Some(t) = explicit.iter().find(|t| matches!(t, Type::Void | Type::Int | Type::String)) {
+            if let Some(t) = explicit
+                .iter()
+                .find(|t| matches!(t, Type::Void | Type::Int | Type::String))
+            {
                 self.err(span, format!("{t}: illegal type argument for '{name}'"));
                 return None;
             }
-            if name == "lookahead" && explicit.iter().any(|t| t.min_width_bits() != t.max_width_bits()) {
-                self.err(span, format!("{}: type argument must be a fixed-width type", explicit[0]));
+            if name == "lookahead"
+                && explicit
+                    .iter()
+                    .any(|t| t.min_width_bits() != t.max_width_bits())
+            {
+                self.err(
+                    span,
+                    format!("{}: type argument must be a fixed-width type", explicit[0]),
+                );
                 return None;
             }
             if explicit.len() != d.type_params.len() {
-                self.err(span, format!("{name}: expected {} type arguments, found {}", d.type_params.len(), explicit.len()));
+                self.err(
+                    span,
+                    format!(
+                        "{name}: expected {} type arguments, found {}",
+                        d.type_params.len(),
+                        explicit.len()
+                    ),
+                );
                 return None;
             }
             for (tp, t) in d.type_params.iter().zip(explicit) {
@@ -1674,7 +2274,14 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        let params: Vec<ParamInfo> = d.params.iter().map(|p| ParamInfo { ty: substitute(&p.ty, &s), ..p.clone() }).collect();
+        let params: Vec<ParamInfo> = d
+            .params
+            .iter()
+            .map(|p| ParamInfo {
+                ty: substitute(&p.ty, &s),
+                ..p.clone()
+            })
+            .collect();
         let vars: Vec<DeclId> = infer
             .iter()
             .chain(d.type_params.iter())
@@ -1682,7 +2289,8 @@ impl<'a> Checker<'a> {
             .filter(|v| !s.iter().any(|(x, _)| x == v))
             .collect();
         let is_ctor = d.kind == EntityKind::ExternCtor;
-        let (s2, map) = self.match_call(&params, &vars, &[], args, span, name, ctk_dirless, is_ctor)?;
+        let (s2, map) =
+            self.match_call(&params, &vars, &[], args, span, name, ctk_dirless, is_ctor)?;
         let mut all = s;
         all.extend(s2);
         Some((all, map))
@@ -1692,11 +2300,19 @@ impl<'a> Checker<'a> {
     pub fn arity_fits(&self, params: &[ParamInfo], args: &[Arg]) -> bool {
         let named = args.iter().any(|a| a.name.is_some());
         if named {
-            let names: HashSet<&str> = args.iter().filter_map(|a| a.name.as_ref().map(|n| n.name.as_str())).collect();
+            let names: HashSet<&str> = args
+                .iter()
+                .filter_map(|a| a.name.as_ref().map(|n| n.name.as_str()))
+                .collect();
             names.iter().all(|n| params.iter().any(|p| p.name == *n))
-                && params.iter().all(|p| names.contains(p.name.as_str()) || p.optional || p.has_default)
+                && params
+                    .iter()
+                    .all(|p| names.contains(p.name.as_str()) || p.optional || p.has_default)
         } else {
-            let required = params.iter().filter(|p| !p.optional && !p.has_default).count();
+            let required = params
+                .iter()
+                .filter(|p| !p.optional && !p.has_default)
+                .count();
             args.len() >= required && args.len() <= params.len()
         }
     }
@@ -1721,7 +2337,10 @@ impl<'a> Checker<'a> {
         let mut ok = true;
         if named {
             if args.iter().any(|a| a.name.is_none()) {
-                self.err(span, format!("{name}: either all or none of the arguments must be named"));
+                self.err(
+                    span,
+                    format!("{name}: either all or none of the arguments must be named"),
+                );
                 ok = false;
             }
             for (i, a) in args.iter().enumerate() {
@@ -1735,14 +2354,24 @@ impl<'a> Checker<'a> {
                         map[pi] = Some(i);
                     }
                     None => {
-                        self.err(n.span, format!("{}: no parameter named {} in {name}", n.name, n.name));
+                        self.err(
+                            n.span,
+                            format!("{}: no parameter named {} in {name}", n.name, n.name),
+                        );
                         ok = false;
                     }
                 }
             }
         } else {
             if args.len() > params.len() {
-                self.err(span, format!("{name}: too many arguments: expected at most {}, found {}", params.len(), args.len()));
+                self.err(
+                    span,
+                    format!(
+                        "{name}: too many arguments: expected at most {}, found {}",
+                        params.len(),
+                        args.len()
+                    ),
+                );
                 ok = false;
             }
             for (i, _) in args.iter().enumerate().take(params.len()) {
@@ -1756,7 +2385,10 @@ impl<'a> Checker<'a> {
                 None if p.has_default => CallArg::Default(p.decl),
                 None if p.optional => CallArg::Omitted,
                 None => {
-                    self.err(span, format!("{name}: no argument supplied for parameter {}", p.name));
+                    self.err(
+                        span,
+                        format!("{name}: no argument supplied for parameter {}", p.name),
+                    );
                     ok = false;
                     CallArg::Omitted
                 }
@@ -1776,7 +2408,11 @@ impl<'a> Checker<'a> {
             let Some(ai) = map[pi] else { continue };
             let a = &args[ai].value;
             let pty = substitute(&p.ty, &subst);
-            let hint = if has_any_var(&pty, vars) { None } else { Some(pty.clone()) };
+            let hint = if has_any_var(&pty, vars) {
+                None
+            } else {
+                Some(pty.clone())
+            };
             let at = if matches!(a.kind, ExprKind::DontCare) {
                 self.set_type(a.id, Type::DontCare);
                 Type::DontCare
@@ -1785,12 +2421,18 @@ impl<'a> Checker<'a> {
             };
             if !is_ctor {
                 if let Type::Table(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) = at {
-                    self.err(a.span, format!("{}: argument cannot have type {at}", p.name));
+                    self.err(
+                        a.span,
+                        format!("{}: argument cannot have type {at}", p.name),
+                    );
                     return None;
                 }
             }
             if matches!(at, Type::StructExpr(_)) && has_any_var(&p.ty, vars) {
-                self.err(a.span, "cannot infer the type of a structure expression; add a cast");
+                self.err(
+                    a.span,
+                    "cannot infer the type of a structure expression; add a cast",
+                );
                 return None;
             }
             self.unify(&p.ty, &at, vars, &mut subst, &mut weak, 0);
@@ -1799,23 +2441,32 @@ impl<'a> Checker<'a> {
         // Type variables of parameters that got an argument must be inferred.
         for (pi, p) in params.iter().enumerate() {
             let Some(ai) = map[pi] else { continue };
-            if matches!(p.ty, Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::Extern(_)) {
+            if matches!(
+                p.ty,
+                Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::Extern(_)
+            ) {
                 continue;
             }
             for v in vars {
                 if type_mentions(&p.ty, *v) && !subst.iter().any(|(x, _)| x == v) {
                     let n = self.decl(*v).name.clone();
-                    self.err(args[ai].value.span, format!("{name}: could not infer a type for variable {n}"));
+                    self.err(
+                        args[ai].value.span,
+                        format!("{name}: could not infer a type for variable {n}"),
+                    );
                     return None;
                 }
             }
         }
         // Variables bound only by `int` literals have no width.
         for v in &weak {
-            let site = params.iter().enumerate().find_map(|(pi, p)| match (&p.ty, map[pi]) {
-                (Type::Var(x, _), Some(ai)) if x == v => Some(ai),
-                _ => None,
-            });
+            let site = params
+                .iter()
+                .enumerate()
+                .find_map(|(pi, p)| match (&p.ty, map[pi]) {
+                    (Type::Var(x, _), Some(ai)) if x == v => Some(ai),
+                    _ => None,
+                });
             if let Some(ai) = site {
                 self.err(args[ai].value.span, "could not infer a width");
                 return None;
@@ -1824,19 +2475,33 @@ impl<'a> Checker<'a> {
         // 3. Check each argument against its (substituted) parameter type.
         let mut good = true;
         for (pi, p) in params.iter().enumerate() {
-            let (Some(ai), Some(at)) = (map[pi], arg_types[pi].clone()) else { continue };
+            let (Some(ai), Some(at)) = (map[pi], arg_types[pi].clone()) else {
+                continue;
+            };
             let a = &args[ai].value;
             let pty = substitute(&p.ty, &subst);
             if at.is_error() || pty.is_error() {
                 continue;
             }
             if p.dir != Direction::None && matches!(pty, Type::String) {
-                self.err(a.span, format!("{}: a parameter with type string cannot have a direction", p.name));
+                self.err(
+                    a.span,
+                    format!(
+                        "{}: a parameter with type string cannot have a direction",
+                        p.name
+                    ),
+                );
                 good = false;
                 continue;
             }
             if matches!(pty, Type::DontCare) {
-                self.err(a.span, format!("could not infer a type for parameter {} (inferred type is don't care '_')", p.name));
+                self.err(
+                    a.span,
+                    format!(
+                        "could not infer a type for parameter {} (inferred type is don't care '_')",
+                        p.name
+                    ),
+                );
                 good = false;
                 continue;
             }
@@ -1857,7 +2522,13 @@ impl<'a> Checker<'a> {
                 Direction::In | Direction::None => {
                     if matches!(a.kind, ExprKind::DontCare) {
                         if !is_ctor {
-                            self.err(a.span, format!("{}: don't care argument only allowed for out parameters", p.name));
+                            self.err(
+                                a.span,
+                                format!(
+                                    "{}: don't care argument only allowed for out parameters",
+                                    p.name
+                                ),
+                            );
                             good = false;
                         }
                         continue;
@@ -1869,8 +2540,15 @@ impl<'a> Checker<'a> {
                         good = false;
                         continue;
                     }
-                    let object = matches!(pty, Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_));
-                    if p.dir == Direction::None && (ctk_dirless || is_ctor) && !object && !self.is_ctk(a) {
+                    let object = matches!(
+                        pty,
+                        Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)
+                    );
+                    if p.dir == Direction::None
+                        && (ctk_dirless || is_ctor)
+                        && !object
+                        && !self.is_ctk(a)
+                    {
                         self.err(
                             a.span,
                             format!("argument used for directionless parameter '{}' must be a compile-time constant", p.name),
@@ -1887,7 +2565,15 @@ impl<'a> Checker<'a> {
     }
 
     /// Binds type variables of `p` by matching against the argument type `a`.
-    fn unify(&self, p: &Type, a: &Type, vars: &[DeclId], subst: &mut Subst, weak: &mut HashSet<DeclId>, depth: u32) {
+    fn unify(
+        &self,
+        p: &Type,
+        a: &Type,
+        vars: &[DeclId],
+        subst: &mut Subst,
+        weak: &mut HashSet<DeclId>,
+        depth: u32,
+    ) {
         if depth > 64 {
             return;
         }
@@ -1923,7 +2609,9 @@ impl<'a> Checker<'a> {
                 }
             }
             Type::Stack(pe, _) | Type::List(pe) => match a {
-                Type::Stack(ae, _) | Type::List(ae) => self.unify(pe, ae, vars, subst, weak, depth + 1),
+                Type::Stack(ae, _) | Type::List(ae) => {
+                    self.unify(pe, ae, vars, subst, weak, depth + 1)
+                }
                 Type::ListExpr(ts) => {
                     for t in ts {
                         self.unify(pe, t, vars, subst, weak, depth + 1);
@@ -1981,23 +2669,37 @@ impl<'a> Checker<'a> {
         }
         match &e.kind {
             ExprKind::Path(p) => {
-                let Some(d) = self.out.resolved.get(&e.id).copied() else { return true };
+                let Some(d) = self.out.resolved.get(&e.id).copied() else {
+                    return true;
+                };
                 let info = self.decl(d).clone();
                 match info.kind {
                     EntityKind::Variable => true,
                     EntityKind::Param => match info.dir {
                         Direction::Out | Direction::InOut => true,
                         Direction::In => {
-                            self.err(e.span, format!("{}: cannot write to an in parameter", p.name.name));
+                            self.err(
+                                e.span,
+                                format!("{}: cannot write to an in parameter", p.name.name),
+                            );
                             false
                         }
                         Direction::None => {
-                            self.err(e.span, format!("{}: cannot write to a directionless parameter", p.name.name));
+                            self.err(
+                                e.span,
+                                format!(
+                                    "{}: cannot write to a directionless parameter",
+                                    p.name.name
+                                ),
+                            );
                             false
                         }
                     },
                     EntityKind::Const => {
-                        self.err(e.span, format!("{}: cannot write to a constant", p.name.name));
+                        self.err(
+                            e.span,
+                            format!("{}: cannot write to a constant", p.name.name),
+                        );
                         false
                     }
                     _ => {
@@ -2007,18 +2709,18 @@ impl<'a> Checker<'a> {
                 }
             }
             ExprKind::Member(base, m) => match self.out.members.get(&e.id) {
-                Some(MemberInfo::Field(_)) | Some(MemberInfo::StackNext) | Some(MemberInfo::StackLast) => {
-                    self.lvalue_rec(base, depth + 1)
-                }
+                Some(MemberInfo::Field(_))
+                | Some(MemberInfo::StackNext)
+                | Some(MemberInfo::StackLast) => self.lvalue_rec(base, depth + 1),
                 None => self.type_of(e.id).is_error(),
                 _ => {
                     self.err(e.span, format!("{}: must be a left-value", m.name));
                     false
                 }
             },
-            ExprKind::Index(base, _) | ExprKind::Slice(base, _, _) | ExprKind::PlusSlice(base, _, _) => {
-                self.lvalue_rec(base, depth + 1)
-            }
+            ExprKind::Index(base, _)
+            | ExprKind::Slice(base, _, _)
+            | ExprKind::PlusSlice(base, _, _) => self.lvalue_rec(base, depth + 1),
             ExprKind::This => true,
             _ => {
                 if !self.type_of(e.id).is_error() {
@@ -2037,13 +2739,17 @@ impl<'a> Checker<'a> {
         let r = |x: &Expr| self.contains_table_apply(x, depth + 1);
         match &e.kind {
             ExprKind::Call { callee, args, .. } => {
-                matches!(self.out.calls.get(&e.id).map(|c| &c.target), Some(CallTarget::TableApply(_)))
-                    || r(callee)
+                matches!(
+                    self.out.calls.get(&e.id).map(|c| &c.target),
+                    Some(CallTarget::TableApply(_))
+                ) || r(callee)
                     || args.iter().any(|a| r(&a.value))
             }
             ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => r(b),
             ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => r(a) || r(b),
-            ExprKind::Slice(a, b, c) | ExprKind::PlusSlice(a, b, c) | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
+            ExprKind::Slice(a, b, c)
+            | ExprKind::PlusSlice(a, b, c)
+            | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
             ExprKind::List { items, .. } => items.iter().any(r),
             ExprKind::StructInit { fields, .. } => fields.iter().any(|(_, x)| r(x)),
             _ => false,
@@ -2065,8 +2771,13 @@ impl<'a> Checker<'a> {
                     || args.iter().any(|a| r(&a.value))
             }
             ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => r(b),
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) | ExprKind::Mask(a, b) | ExprKind::Range(a, b) => r(a) || r(b),
-            ExprKind::Slice(a, b, c) | ExprKind::PlusSlice(a, b, c) | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
+            ExprKind::Index(a, b)
+            | ExprKind::Binary(_, a, b)
+            | ExprKind::Mask(a, b)
+            | ExprKind::Range(a, b) => r(a) || r(b),
+            ExprKind::Slice(a, b, c)
+            | ExprKind::PlusSlice(a, b, c)
+            | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
             ExprKind::List { items, .. } => items.iter().any(r),
             ExprKind::StructInit { fields, .. } => fields.iter().any(|(_, x)| r(x)),
             _ => false,
@@ -2087,8 +2798,14 @@ impl<'a> Checker<'a> {
         }
         let r = |x: &Expr| self.ctk_rec(x, depth + 1);
         match &e.kind {
-            ExprKind::Bool(_) | ExprKind::Int { .. } | ExprKind::String(_) | ExprKind::Invalid => true,
-            ExprKind::Default | ExprKind::DontCare | ExprKind::Type(_) | ExprKind::This | ExprKind::Dots => true,
+            ExprKind::Bool(_) | ExprKind::Int { .. } | ExprKind::String(_) | ExprKind::Invalid => {
+                true
+            }
+            ExprKind::Default
+            | ExprKind::DontCare
+            | ExprKind::Type(_)
+            | ExprKind::This
+            | ExprKind::Dots => true,
             ExprKind::Path(_) => match self.out.resolved.get(&e.id) {
                 Some(d) => {
                     let info = self.decl(*d);
@@ -2102,15 +2819,20 @@ impl<'a> Checker<'a> {
                 None => true,
             },
             ExprKind::Member(b, _) => match self.out.members.get(&e.id) {
-                Some(MemberInfo::EnumMember(_)) | Some(MemberInfo::ErrorMember(_)) | Some(MemberInfo::StackSize) => true,
+                Some(MemberInfo::EnumMember(_))
+                | Some(MemberInfo::ErrorMember(_))
+                | Some(MemberInfo::StackSize) => true,
                 Some(MemberInfo::Field(_)) => r(b),
                 None => self.type_of(e.id).is_error(),
                 _ => false,
             },
-            ExprKind::Index(a, b) | ExprKind::Mask(a, b) | ExprKind::Range(a, b) | ExprKind::Binary(_, a, b) => r(a) && r(b),
-            ExprKind::Slice(a, b, c) | ExprKind::PlusSlice(a, b, c) | ExprKind::Ternary(a, b, c) => {
-                r(a) && r(b) && r(c)
-            }
+            ExprKind::Index(a, b)
+            | ExprKind::Mask(a, b)
+            | ExprKind::Range(a, b)
+            | ExprKind::Binary(_, a, b) => r(a) && r(b),
+            ExprKind::Slice(a, b, c)
+            | ExprKind::PlusSlice(a, b, c)
+            | ExprKind::Ternary(a, b, c) => r(a) && r(b) && r(c),
             ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => r(x),
             ExprKind::List { items, .. } => items.iter().all(r),
             ExprKind::StructInit { fields, .. } => fields.iter().all(|(_, x)| r(x)),
@@ -2118,7 +2840,10 @@ impl<'a> Checker<'a> {
                 Some(CallTarget::ExternCtor(_)) | Some(CallTarget::Instantiate(_)) => true,
                 Some(CallTarget::ExternFunction(_)) => args.iter().all(|a| r(&a.value)),
                 Some(CallTarget::Builtin(
-                    Builtin::MinSizeInBits | Builtin::MinSizeInBytes | Builtin::MaxSizeInBits | Builtin::MaxSizeInBytes,
+                    Builtin::MinSizeInBits
+                    | Builtin::MinSizeInBytes
+                    | Builtin::MaxSizeInBits
+                    | Builtin::MaxSizeInBytes,
                 )) => true,
                 None => self.type_of(e.id).is_error(),
                 _ => false,
@@ -2166,11 +2891,20 @@ pub(crate) fn type_mentions(t: &Type, v: DeclId) -> bool {
         }
         match t {
             Type::Var(x, _) => *x == v,
-            Type::Agg(a) => a.args.iter().any(|x| rec(x, v, d + 1)) || a.fields.iter().any(|f| rec(&f.1, v, d + 1)),
-            Type::Stack(x, _) | Type::List(x) | Type::ValueSet(x) | Type::Set(x) | Type::TypeName(x) => rec(x, v, d + 1),
+            Type::Agg(a) => {
+                a.args.iter().any(|x| rec(x, v, d + 1))
+                    || a.fields.iter().any(|f| rec(&f.1, v, d + 1))
+            }
+            Type::Stack(x, _)
+            | Type::List(x)
+            | Type::ValueSet(x)
+            | Type::Set(x)
+            | Type::TypeName(x) => rec(x, v, d + 1),
             Type::Tuple(xs) | Type::ListExpr(xs) => xs.iter().any(|x| rec(x, v, d + 1)),
             Type::StructExpr(fs) => fs.iter().any(|f| rec(&f.1, v, d + 1)),
-            Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => o.args.iter().any(|x| rec(x, v, d + 1)),
+            Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
+                o.args.iter().any(|x| rec(x, v, d + 1))
+            }
             Type::NewType(n) => rec(&n.underlying, v, d + 1),
             _ => false,
         }
@@ -2190,7 +2924,9 @@ fn emittable(t: &Type, depth: u32) -> bool {
         return true;
     }
     match t {
-        Type::Agg(a) => a.kind != AggKind::Struct || a.fields.iter().all(|f| emittable(&f.1, depth + 1)),
+        Type::Agg(a) => {
+            a.kind != AggKind::Struct || a.fields.iter().all(|f| emittable(&f.1, depth + 1))
+        }
         Type::Stack(e, _) => e.is_header_like(),
         Type::Error | Type::Var(..) => true,
         Type::Tuple(ts) | Type::ListExpr(ts) => ts.iter().all(|x| emittable(x, depth + 1)),

@@ -102,7 +102,10 @@ pub enum CallTarget {
     TableApply(DeclId),
     /// `x.apply(...)` of a parser or control: `decl` is the parser/control (type) declaration;
     /// `direct` for a direct type invocation `C.apply(...)` (spec §15.1).
-    BlockApply { decl: DeclId, direct: bool },
+    BlockApply {
+        decl: DeclId,
+        direct: bool,
+    },
     Builtin(Builtin),
 }
 
@@ -461,9 +464,13 @@ impl<'a> Checker<'a> {
         for e in existing {
             let ek = self.decl(e).kind;
             let blocks = |k: EntityKind| {
-                matches!(k, EntityKind::Parser | EntityKind::Control | EntityKind::PackageType)
+                matches!(
+                    k,
+                    EntityKind::Parser | EntityKind::Control | EntityKind::PackageType
+                )
             };
-            let functions = |k: EntityKind| matches!(k, EntityKind::Function | EntityKind::ExternFunction);
+            let functions =
+                |k: EntityKind| matches!(k, EntityKind::Function | EntityKind::ExternFunction);
             let overload = if functions(kind) && functions(ek) {
                 // p4c accepts even identical signatures; calls resolve by arity/types.
                 true
@@ -471,10 +478,18 @@ impl<'a> Checker<'a> {
                 let (a, b) = (self.decl(e), self.decl(id));
                 a.params.len() != b.params.len()
                     || self.param_names(e) != self.param_names(id)
-                    || a.params.iter().zip(&b.params).any(|(x, y)| !types::same(&x.ty, &y.ty))
+                    || a.params
+                        .iter()
+                        .zip(&b.params)
+                        .any(|(x, y)| !types::same(&x.ty, &y.ty))
             } else if blocks(kind) && kind == ek {
                 let (a, b) = (self.decl(e), self.decl(id));
-                let names = |d: &DeclInfo| d.ctor_params.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+                let names = |d: &DeclInfo| {
+                    d.ctor_params
+                        .iter()
+                        .map(|p| p.name.clone())
+                        .collect::<Vec<_>>()
+                };
                 names(a) != names(b)
             } else {
                 false
@@ -488,7 +503,11 @@ impl<'a> Checker<'a> {
     }
 
     fn param_names(&self, id: DeclId) -> Vec<String> {
-        self.decl(id).params.iter().map(|p| p.name.clone()).collect()
+        self.decl(id)
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
     }
 
     /// Records the type of an expression.

@@ -82,7 +82,10 @@ impl EntityKind {
     pub fn overloadable(self) -> bool {
         matches!(
             self,
-            EntityKind::ExternFunction | EntityKind::Function | EntityKind::ExternMethod | EntityKind::ExternCtor
+            EntityKind::ExternFunction
+                | EntityKind::Function
+                | EntityKind::ExternMethod
+                | EntityKind::ExternCtor
         )
     }
 
@@ -173,7 +176,13 @@ pub struct DeclInfo {
 }
 
 impl DeclInfo {
-    pub fn new(kind: EntityKind, name: &str, span: Span, name_span: Span, parent: Option<DeclId>) -> Self {
+    pub fn new(
+        kind: EntityKind,
+        name: &str,
+        span: Span,
+        name_span: Span,
+        parent: Option<DeclId>,
+    ) -> Self {
         DeclInfo {
             kind,
             name: name.to_string(),
@@ -212,7 +221,9 @@ pub struct Scopes {
 
 impl Scopes {
     pub fn new() -> Self {
-        Scopes { stack: vec![Scope::default()] }
+        Scopes {
+            stack: vec![Scope::default()],
+        }
     }
 
     pub fn push(&mut self) {
@@ -227,7 +238,11 @@ impl Scopes {
 
     /// Declarations of `name` in the innermost scope only.
     pub fn in_current(&self, name: &str) -> &[DeclId] {
-        self.stack.last().and_then(|s| s.names.get(name)).map(Vec::as_slice).unwrap_or(&[])
+        self.stack
+            .last()
+            .and_then(|s| s.names.get(name))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     pub fn insert(&mut self, name: &str, id: DeclId) {
@@ -244,8 +259,11 @@ impl Scopes {
 
     /// Innermost declarations of `name` accepted by `filter` (inside-out search, spec §6.8).
     pub fn lookup(&self, name: &str, global: bool, filter: impl Fn(DeclId) -> bool) -> Vec<DeclId> {
-        let scopes: Box<dyn Iterator<Item = &Scope>> =
-            if global { Box::new(self.stack.iter().take(1)) } else { Box::new(self.stack.iter().rev()) };
+        let scopes: Box<dyn Iterator<Item = &Scope>> = if global {
+            Box::new(self.stack.iter().take(1))
+        } else {
+            Box::new(self.stack.iter().rev())
+        };
         for s in scopes {
             if let Some(ids) = s.names.get(name) {
                 let found: Vec<DeclId> = ids.iter().copied().filter(|d| filter(*d)).collect();

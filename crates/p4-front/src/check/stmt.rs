@@ -52,12 +52,25 @@ impl<'a> Checker<'a> {
                     return;
                 }
                 let ok = match op {
-                    ast::BinOp::Shl | ast::BinOp::Shr => lt.is_fixed_int() && (rt.underlying_int().is_fixed_int() && matches!(rt.underlying_int(), Type::Bit(_)) || matches!(rt, Type::Int)),
-                    ast::BinOp::And | ast::BinOp::Or => matches!(lt, Type::Bool) && matches!(rt, Type::Bool),
-                    _ => lt.is_fixed_int() && self.assignable(&rt, lt.underlying_int()) || same(&lt, &rt) && lt.is_fixed_int(),
+                    ast::BinOp::Shl | ast::BinOp::Shr => {
+                        lt.is_fixed_int()
+                            && (rt.underlying_int().is_fixed_int()
+                                && matches!(rt.underlying_int(), Type::Bit(_))
+                                || matches!(rt, Type::Int))
+                    }
+                    ast::BinOp::And | ast::BinOp::Or => {
+                        matches!(lt, Type::Bool) && matches!(rt, Type::Bool)
+                    }
+                    _ => {
+                        lt.is_fixed_int() && self.assignable(&rt, lt.underlying_int())
+                            || same(&lt, &rt) && lt.is_fixed_int()
+                    }
                 };
                 if !ok {
-                    self.err(s.span, format!("{}=: cannot be applied to {lt} and {rt}", op.symbol()));
+                    self.err(
+                        s.span,
+                        format!("{}=: cannot be applied to {lt} and {rt}", op.symbol()),
+                    );
                 } else if matches!(rt, Type::Int) {
                     let to = lt.underlying_int().clone();
                     if !matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
@@ -68,14 +81,21 @@ impl<'a> Checker<'a> {
             StmtKind::Call(e) => {
                 if !matches!(e.kind, ExprKind::Call { .. }) {
                     self.check_expr(e, None);
-                    self.err(e.span, "expression statement must be a method or function call");
+                    self.err(
+                        e.span,
+                        "expression statement must be a method or function call",
+                    );
                     return;
                 }
                 self.check_expr(e, None);
             }
             StmtKind::Empty => {}
             StmtKind::Block(b) => self.block(b),
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 self.check_expr_expect(cond, &Type::Bool, "condition");
                 self.scoped(|c| c.stmt(then));
                 if let Some(o) = otherwise {
@@ -89,7 +109,10 @@ impl<'a> Checker<'a> {
                 self.switch_stmt(expr, cases);
             }
             StmtKind::Exit => {
-                if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() && self.ctx.function.is_none() {
+                if self.ctx.block_kind == BlockKind::Parser
+                    && self.ctx.action.is_none()
+                    && self.ctx.function.is_none()
+                {
                     self.err(s.span, "exit statements are not allowed in parsers");
                 } else if self.ctx.function.is_some() {
                     self.err(s.span, "exit statements are not allowed in functions");
@@ -99,7 +122,10 @@ impl<'a> Checker<'a> {
                 if let Some(ret) = self.ctx.ret.clone() {
                     match (v, &ret) {
                         (None, Type::Void) => {}
-                        (None, t) => self.err(s.span, format!("return with no expression in a function returning {t}")),
+                        (None, t) => self.err(
+                            s.span,
+                            format!("return with no expression in a function returning {t}"),
+                        ),
                         (Some(e), Type::Void) => {
                             self.check_expr(e, None);
                             self.err(s.span, "return expression in function with void return");
@@ -134,16 +160,31 @@ impl<'a> Checker<'a> {
                 let parent = self.ctx.action.or(self.ctx.function).or(self.ctx.block);
                 if let Some(n) = d.name() {
                     let decls = &self.out.decls;
-                    let shadowed = self.scopes.lookup(&n.name, false, |x| decls[x.0 as usize].kind == EntityKind::Param);
+                    let shadowed = self.scopes.lookup(&n.name, false, |x| {
+                        decls[x.0 as usize].kind == EntityKind::Param
+                    });
                     if let Some(&p) = shadowed.first() {
-                        if self.decl(p).parent == parent || Some(self.decl(p).parent) == Some(self.ctx.block) {
-                            self.err(n.span, format!("declaration of '{}' shadows a parameter '{}'", n.name, n.name));
+                        if self.decl(p).parent == parent
+                            || Some(self.decl(p).parent) == Some(self.ctx.block)
+                        {
+                            self.err(
+                                n.span,
+                                format!(
+                                    "declaration of '{}' shadows a parameter '{}'",
+                                    n.name, n.name
+                                ),
+                            );
                         }
                     }
                 }
                 self.decl_any(d, parent);
             }
-            StmtKind::For { init, cond, update, body } => self.scoped(|c| {
+            StmtKind::For {
+                init,
+                cond,
+                update,
+                body,
+            } => self.scoped(|c| {
                 for i in init {
                     c.stmt(i);
                 }
@@ -157,7 +198,12 @@ impl<'a> Checker<'a> {
                 c.scoped(|c| c.stmt(body));
                 c.ctx.loop_depth -= 1;
             }),
-            StmtKind::ForIn { ty, var, range, body } => self.scoped(|c| {
+            StmtKind::ForIn {
+                ty,
+                var,
+                range,
+                body,
+            } => self.scoped(|c| {
                 let declared = ty.as_ref().map(|t| c.resolve_type(t));
                 let elem = match &range.kind {
                     ExprKind::Range(lo, hi) => {
@@ -180,17 +226,28 @@ impl<'a> Checker<'a> {
                         let t = c.check_expr(range, None);
                         match t {
                             Type::Stack(e, _) | Type::List(e) => *e,
-                            Type::Tuple(ts) | Type::ListExpr(ts) => ts.first().cloned().unwrap_or(Type::Error),
+                            Type::Tuple(ts) | Type::ListExpr(ts) => {
+                                ts.first().cloned().unwrap_or(Type::Error)
+                            }
                             Type::Error => Type::Error,
                             t => {
-                                c.err(range.span, format!("cannot iterate over a value of type {t}"));
+                                c.err(
+                                    range.span,
+                                    format!("cannot iterate over a value of type {t}"),
+                                );
                                 Type::Error
                             }
                         }
                     }
                 };
                 let vt = declared.unwrap_or(elem);
-                let mut info = DeclInfo::new(EntityKind::Variable, &var.name, var.span, var.span, c.ctx.block);
+                let mut info = DeclInfo::new(
+                    EntityKind::Variable,
+                    &var.name,
+                    var.span,
+                    var.span,
+                    c.ctx.block,
+                );
                 info.ty = vt;
                 let id = c.new_decl(info);
                 c.bind(id);
@@ -200,7 +257,11 @@ impl<'a> Checker<'a> {
             }),
             StmtKind::Break | StmtKind::Continue => {
                 if self.ctx.loop_depth == 0 {
-                    let k = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
+                    let k = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
                     self.err(s.span, format!("{k} statement outside of a loop"));
                 }
             }
@@ -208,7 +269,8 @@ impl<'a> Checker<'a> {
     }
 
     fn switch_stmt(&mut self, expr: &Expr, cases: &[ast::SwitchCase]) {
-        self.allow_action_run = matches!(&expr.kind, ExprKind::Member(_, m) if m.name == "action_run");
+        self.allow_action_run =
+            matches!(&expr.kind, ExprKind::Member(_, m) if m.name == "action_run");
         let t = self.check_expr(expr, None);
         self.allow_action_run = false;
         let mut seen_default = false;
@@ -224,7 +286,10 @@ impl<'a> Checker<'a> {
                 }
                 SwitchLabel::Expr(l) => {
                     if seen_default {
-                        self.err(l.span, "switch label follows 'default' label, which is not allowed");
+                        self.err(
+                            l.span,
+                            "switch label follows 'default' label, which is not allowed",
+                        );
                     }
                     match &t {
                         Type::ActionRun(tbl) => self.action_label(*tbl, l, &mut seen),
@@ -232,12 +297,20 @@ impl<'a> Checker<'a> {
                             self.check_expr(l, None);
                         }
                         t => {
-                            let ok = matches!(t.underlying_int(), Type::Bit(_) | Type::Signed(_) | Type::Int)
-                                || matches!(t, Type::Enum(_) | Type::ErrorT | Type::Bool | Type::NewType(_));
+                            let ok = matches!(
+                                t.underlying_int(),
+                                Type::Bit(_) | Type::Signed(_) | Type::Int
+                            ) || matches!(
+                                t,
+                                Type::Enum(_) | Type::ErrorT | Type::Bool | Type::NewType(_)
+                            );
                             if !ok {
                                 self.check_expr(l, None);
                                 if i == 0 {
-                                    self.err(expr.span, format!("switch expression of type {t} is not supported"));
+                                    self.err(
+                                        expr.span,
+                                        format!("switch expression of type {t} is not supported"),
+                                    );
                                 }
                                 continue;
                             }
@@ -252,7 +325,9 @@ impl<'a> Checker<'a> {
                                     }
                                     seen_vals.push(v);
                                 }
-                                None => self.err(l.span, "switch label must be a compile-time constant"),
+                                None => {
+                                    self.err(l.span, "switch label must be a compile-time constant")
+                                }
                             }
                         }
                     }
@@ -272,7 +347,9 @@ impl<'a> Checker<'a> {
             return;
         };
         let decls = &self.out.decls;
-        let found = self.scopes.lookup(&p.name.name, p.global, |d| decls[d.0 as usize].kind == EntityKind::Action);
+        let found = self.scopes.lookup(&p.name.name, p.global, |d| {
+            decls[d.0 as usize].kind == EntityKind::Action
+        });
         let Some(&a) = found.first() else {
             self.err(p.span, format!("{}: declaration not found", p.name.name));
             return;
@@ -283,10 +360,18 @@ impl<'a> Checker<'a> {
             self.err(l.span, format!("duplicate case label {}", p.name.name));
         }
         seen.push((p.name.name.clone(), l.clone()));
-        let in_table = self.out.tables.get(&tbl).map(|t| t.actions.iter().any(|x| x.action == a)).unwrap_or(true);
+        let in_table = self
+            .out
+            .tables
+            .get(&tbl)
+            .map(|t| t.actions.iter().any(|x| x.action == a))
+            .unwrap_or(true);
         if !in_table {
             let tn = self.decl(tbl).name.clone();
-            self.err(l.span, format!("{}: not an action of table {tn}", p.name.name));
+            self.err(
+                l.span,
+                format!("{}: not an action of table {tn}", p.name.name),
+            );
         }
     }
 
@@ -297,11 +382,17 @@ impl<'a> Checker<'a> {
         for l in &p.locals {
             let in_parser_ok = matches!(
                 l.kind,
-                DeclKind::Const(_) | DeclKind::Variable(_) | DeclKind::Instantiation(_) | DeclKind::ValueSet(_)
+                DeclKind::Const(_)
+                    | DeclKind::Variable(_)
+                    | DeclKind::Instantiation(_)
+                    | DeclKind::ValueSet(_)
             );
             if !in_parser_ok {
                 let name = l.name().map(|n| n.name.clone()).unwrap_or_default();
-                self.err(l.span, format!("{name}: declaration not allowed in a parser"));
+                self.err(
+                    l.span,
+                    format!("{name}: declaration not allowed in a parser"),
+                );
                 continue;
             }
             self.decl_any(l, Some(id));
@@ -311,7 +402,10 @@ impl<'a> Checker<'a> {
         for st in &p.states {
             let n = &st.name.name;
             if n == "accept" || n == "reject" {
-                self.err(st.name.span, format!("invalid parser state: {n} should not be implemented, it is built-in"));
+                self.err(
+                    st.name.span,
+                    format!("invalid parser state: {n} should not be implemented, it is built-in"),
+                );
                 continue;
             }
             if states.contains_key(n) {
@@ -324,12 +418,18 @@ impl<'a> Checker<'a> {
             states.insert(n.clone(), sid);
         }
         if !states.contains_key("start") {
-            self.err(p.name.span, format!("parser {} has no 'start' state", p.name.name));
+            self.err(
+                p.name.span,
+                format!("parser {} has no 'start' state", p.name.name),
+            );
         }
         let saved = std::mem::replace(&mut self.states, states);
         let mut edges: HashMap<String, Vec<String>> = HashMap::new();
         for st in &p.states {
-            let ctx = Ctx { in_state: true, ..self.ctx.clone() };
+            let ctx = Ctx {
+                in_state: true,
+                ..self.ctx.clone()
+            };
             let targets = self.with_ctx(ctx, |c| {
                 c.scoped(|c| {
                     for s in &st.stmts {
@@ -361,12 +461,24 @@ impl<'a> Checker<'a> {
                 stack.extend(ts.iter().cloned());
             }
         }
-        if self.states.contains_key("start") && !reach.contains("accept") && !reach.contains("reject") {
-            self.err(p.name.span, format!("parser {}: parser never reaches accept or reject state", p.name.name));
+        if self.states.contains_key("start")
+            && !reach.contains("accept")
+            && !reach.contains("reject")
+        {
+            self.err(
+                p.name.span,
+                format!(
+                    "parser {}: parser never reaches accept or reject state",
+                    p.name.name
+                ),
+            );
         }
         for st in &p.states {
             if !reach.contains(&st.name.name) && self.states.contains_key(&st.name.name) {
-                self.warn(st.name.span, format!("{}: state is unreachable", st.name.name));
+                self.warn(
+                    st.name.span,
+                    format!("{}: state is unreachable", st.name.name),
+                );
             }
         }
         self.states = saved;
@@ -390,15 +502,24 @@ impl<'a> Checker<'a> {
                 let scalar = |t: &Type| {
                     matches!(
                         t.strip_newtype().underlying_int(),
-                        Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::Enum(_) | Type::ErrorT | Type::Error
+                        Type::Bit(_)
+                            | Type::Signed(_)
+                            | Type::Bool
+                            | Type::Enum(_)
+                            | Type::ErrorT
+                            | Type::Error
                     )
                 };
-                let ok = scalar(&t) || matches!(&t, Type::Tuple(ts) | Type::ListExpr(ts) if ts.iter().all(scalar));
+                let ok = scalar(&t)
+                    || matches!(&t, Type::Tuple(ts) | Type::ListExpr(ts) if ts.iter().all(scalar));
                 if !ok {
                     if matches!(t, Type::Int) {
                         self.err(e.span, "select expression: could not infer a width");
                     } else {
-                        self.err(e.span, format!("select expression of type {t} is not supported"));
+                        self.err(
+                            e.span,
+                            format!("select expression of type {t} is not supported"),
+                        );
                     }
                     Type::Error
                 } else {
@@ -416,7 +537,9 @@ impl<'a> Checker<'a> {
     pub fn keyset(&mut self, ks: &Expr, keys: &[Type]) {
         match &ks.kind {
             ExprKind::Default | ExprKind::DontCare => self.set_type(ks.id, Type::DontCare),
-            ExprKind::List { items, .. } if keys.len() == 1 && items.len() == 1 && !is_composite(&keys[0]) => {
+            ExprKind::List { items, .. }
+                if keys.len() == 1 && items.len() == 1 && !is_composite(&keys[0]) =>
+            {
                 // `(k)`: a parenthesized single keyset.
                 self.keyset_elem(&items[0], &keys[0]);
                 let t = self.type_of(items[0].id);
@@ -427,7 +550,14 @@ impl<'a> Checker<'a> {
                     for i in items {
                         self.check_expr(i, None);
                     }
-                    self.err(ks.span, format!("keyset has {} components, but the select has {} expressions", items.len(), keys.len()));
+                    self.err(
+                        ks.span,
+                        format!(
+                            "keyset has {} components, but the select has {} expressions",
+                            items.len(),
+                            keys.len()
+                        ),
+                    );
                     self.set_type(ks.id, Type::Error);
                     return;
                 }
@@ -443,7 +573,10 @@ impl<'a> Checker<'a> {
                 let t = self.check_expr(ks, None);
                 match &t {
                     Type::ValueSet(_) | Type::Error => {}
-                    _ => self.err(ks.span, format!("keyset must have {} components", keys.len())),
+                    _ => self.err(
+                        ks.span,
+                        format!("keyset must have {} components", keys.len()),
+                    ),
                 }
             }
         }
@@ -458,7 +591,14 @@ impl<'a> Checker<'a> {
                     for i in items {
                         self.check_expr(i, None);
                     }
-                    self.err(e.span, format!("keyset has {} components, but the key has {}", items.len(), comps.len()));
+                    self.err(
+                        e.span,
+                        format!(
+                            "keyset has {} components, but the key has {}",
+                            items.len(),
+                            comps.len()
+                        ),
+                    );
                     self.set_type(e.id, Type::Error);
                     return;
                 }
@@ -469,14 +609,28 @@ impl<'a> Checker<'a> {
             }
             ExprKind::Mask(v, m) | ExprKind::Range(v, m) => {
                 let is_mask = matches!(e.kind, ExprKind::Mask(..));
-                let k = if is_mask { key.underlying_int().clone() } else { key.clone() };
-                let kk = if is_mask { k.clone() } else { key.underlying_int().clone() };
+                let k = if is_mask {
+                    key.underlying_int().clone()
+                } else {
+                    key.clone()
+                };
+                let kk = if is_mask {
+                    k.clone()
+                } else {
+                    key.underlying_int().clone()
+                };
                 let tv = self.check_expr(v, Some(&kk));
                 let tm = self.check_expr(m, Some(&kk));
                 if !key.is_error() {
                     let numeric = kk.is_fixed_int() || matches!(kk, Type::Int);
                     if !numeric {
-                        self.err(e.span, format!("{} is not defined on keys of type {key}", if is_mask { "&&&" } else { ".." }));
+                        self.err(
+                            e.span,
+                            format!(
+                                "{} is not defined on keys of type {key}",
+                                if is_mask { "&&&" } else { ".." }
+                            ),
+                        );
                     } else {
                         self.coerce(v, &tv, &kk, "keyset");
                         self.coerce(m, &tm, &kk, "keyset");
@@ -499,12 +653,21 @@ impl<'a> Checker<'a> {
                     Type::ValueSet(et) => {
                         if !key.is_error() && !self.assignable(et, key) && !same(et, key) {
                             let matches_tuple = match (et.as_ref(), key) {
-                                (Type::Agg(a), Type::Tuple(ts) | Type::ListExpr(ts)) => a.fields.len() == ts.len(),
-                                (Type::Agg(a), k) => a.fields.len() == 1 && self.assignable(&a.fields[0].1, k),
+                                (Type::Agg(a), Type::Tuple(ts) | Type::ListExpr(ts)) => {
+                                    a.fields.len() == ts.len()
+                                }
+                                (Type::Agg(a), k) => {
+                                    a.fields.len() == 1 && self.assignable(&a.fields[0].1, k)
+                                }
                                 _ => false,
                             };
                             if !matches_tuple {
-                                self.err(e.span, format!("value set of type {et} cannot match a key of type {key}"));
+                                self.err(
+                                    e.span,
+                                    format!(
+                                        "value set of type {et} cannot match a key of type {key}"
+                                    ),
+                                );
                             }
                         }
                     }
@@ -533,10 +696,20 @@ fn stmt_returns(s: &Stmt, depth: u32) -> bool {
     match &s.kind {
         StmtKind::Return(_) | StmtKind::Exit => true,
         StmtKind::Block(b) => b.stmts.iter().any(|x| stmt_returns(x, depth + 1)),
-        StmtKind::If { then, otherwise: Some(o), .. } => stmt_returns(then, depth + 1) && stmt_returns(o, depth + 1),
+        StmtKind::If {
+            then,
+            otherwise: Some(o),
+            ..
+        } => stmt_returns(then, depth + 1) && stmt_returns(o, depth + 1),
         StmtKind::Switch { cases, .. } => {
-            cases.iter().any(|c| matches!(c.label, SwitchLabel::Default(_)))
-                && cases.iter().all(|c| c.body.as_ref().is_none_or(|b| b.stmts.iter().any(|x| stmt_returns(x, depth + 1))))
+            cases
+                .iter()
+                .any(|c| matches!(c.label, SwitchLabel::Default(_)))
+                && cases.iter().all(|c| {
+                    c.body
+                        .as_ref()
+                        .is_none_or(|b| b.stmts.iter().any(|x| stmt_returns(x, depth + 1)))
+                })
         }
         _ => false,
     }
@@ -544,7 +717,8 @@ fn stmt_returns(s: &Stmt, depth: u32) -> bool {
 
 /// Whether a key type has components a keyset can list (`select({a, b})`, struct keys).
 fn is_composite(t: &Type) -> bool {
-    matches!(t, Type::Tuple(_) | Type::ListExpr(_)) || matches!(t, Type::Agg(a) if a.kind == super::types::AggKind::Struct)
+    matches!(t, Type::Tuple(_) | Type::ListExpr(_))
+        || matches!(t, Type::Agg(a) if a.kind == super::types::AggKind::Struct)
 }
 
 fn components(t: &Type) -> Vec<Type> {

@@ -22,7 +22,12 @@ pub fn summary(program: &ast::Program, checked: &Checked) -> String {
     if let Some(m) = checked.main {
         let _ = writeln!(s, "main: {} {}", checked.decl(m).ty, checked.decl(m).name);
         for (p, d) in &checked.main_blocks {
-            let _ = writeln!(s, "  {p} = {} {}", checked.decl(*d).kind.describe(), checked.decl(*d).name);
+            let _ = writeln!(
+                s,
+                "  {p} = {} {}",
+                checked.decl(*d).kind.describe(),
+                checked.decl(*d).name
+            );
         }
     } else {
         let _ = writeln!(s, "main: none");
@@ -30,15 +35,31 @@ pub fn summary(program: &ast::Program, checked: &Checked) -> String {
     for d in &program.decls {
         match &d.kind {
             DeclKind::Parser(p) => {
-                let Some(id) = checked.decl_by_span.get(&d.span).copied() else { continue };
-                let _ = writeln!(s, "\nparser {}({}){}", p.name.name, params(&checked.decl(id).params), ctor(&checked.decl(id).ctor_params));
+                let Some(id) = checked.decl_by_span.get(&d.span).copied() else {
+                    continue;
+                };
+                let _ = writeln!(
+                    s,
+                    "\nparser {}({}){}",
+                    p.name.name,
+                    params(&checked.decl(id).params),
+                    ctor(&checked.decl(id).ctor_params)
+                );
                 locals(&mut s, &p.locals, checked, "  ");
                 let states: Vec<&str> = p.states.iter().map(|st| st.name.name.as_str()).collect();
                 let _ = writeln!(s, "  states: {}", states.join(", "));
             }
             DeclKind::Control(c) => {
-                let Some(id) = checked.decl_by_span.get(&d.span).copied() else { continue };
-                let _ = writeln!(s, "\ncontrol {}({}){}", c.name.name, params(&checked.decl(id).params), ctor(&checked.decl(id).ctor_params));
+                let Some(id) = checked.decl_by_span.get(&d.span).copied() else {
+                    continue;
+                };
+                let _ = writeln!(
+                    s,
+                    "\ncontrol {}({}){}",
+                    c.name.name,
+                    params(&checked.decl(id).params),
+                    ctor(&checked.decl(id).ctor_params)
+                );
                 locals(&mut s, &c.locals, checked, "  ");
             }
             DeclKind::Action(_) | DeclKind::Instantiation(_) => {
@@ -80,14 +101,27 @@ fn ctor(ps: &[ParamInfo]) -> String {
 
 fn locals(s: &mut String, decls: &[ast::Decl], checked: &Checked, ind: &str) {
     for d in decls {
-        let Some(id) = checked.decl_by_span.get(&d.span).copied() else { continue };
+        let Some(id) = checked.decl_by_span.get(&d.span).copied() else {
+            continue;
+        };
         match &d.kind {
             DeclKind::Instantiation(i) => {
                 let args: Vec<String> = i.args.iter().map(|a| expr_text(&a.value)).collect();
-                let _ = writeln!(s, "{ind}instance {} {}({})", checked.decl(id).ty, i.name.name, args.join(", "));
+                let _ = writeln!(
+                    s,
+                    "{ind}instance {} {}({})",
+                    checked.decl(id).ty,
+                    i.name.name,
+                    args.join(", ")
+                );
             }
             DeclKind::Action(a) => {
-                let _ = writeln!(s, "{ind}action {}({})", a.name.name, params(&checked.decl(id).params));
+                let _ = writeln!(
+                    s,
+                    "{ind}action {}({})",
+                    a.name.name,
+                    params(&checked.decl(id).params)
+                );
             }
             DeclKind::Table(_) => table(s, id, checked, ind),
             _ => {}
@@ -102,9 +136,23 @@ fn action_name(checked: &Checked, a: DeclId) -> String {
 fn table(s: &mut String, id: DeclId, checked: &Checked, ind: &str) {
     let d = checked.decl(id);
     let _ = writeln!(s, "{ind}table {}", d.name);
-    let Some(t) = checked.tables.get(&id) else { return };
-    let keys: Vec<String> = t.keys.iter().map(|k| format!("{}: {} ({})", k.name, k.match_kind, k.ty)).collect();
-    let _ = writeln!(s, "{ind}  key: {}", if keys.is_empty() { "none".to_string() } else { keys.join(", ") });
+    let Some(t) = checked.tables.get(&id) else {
+        return;
+    };
+    let keys: Vec<String> = t
+        .keys
+        .iter()
+        .map(|k| format!("{}: {} ({})", k.name, k.match_kind, k.ty))
+        .collect();
+    let _ = writeln!(
+        s,
+        "{ind}  key: {}",
+        if keys.is_empty() {
+            "none".to_string()
+        } else {
+            keys.join(", ")
+        }
+    );
     let acts: Vec<String> = t
         .actions
         .iter()
@@ -154,10 +202,23 @@ fn table(s: &mut String, id: DeclId, checked: &Checked, ind: &str) {
         let _ = writeln!(s, "{ind}  idle_timeout: {it}");
     }
     if !t.entries.is_empty() {
-        let _ = writeln!(s, "{ind}  entries: {}{}", t.entries.len(), if t.entries_const { " (const)" } else { "" });
+        let _ = writeln!(
+            s,
+            "{ind}  entries: {}{}",
+            t.entries.len(),
+            if t.entries_const { " (const)" } else { "" }
+        );
     }
     for (n, _, v) in &t.properties {
-        if matches!(n.as_str(), "size" | "add_on_miss" | "pna_idle_timeout" | "psa_idle_timeout" | "idle_timeout_with_auto_delete" | "support_timeout") {
+        if matches!(
+            n.as_str(),
+            "size"
+                | "add_on_miss"
+                | "pna_idle_timeout"
+                | "psa_idle_timeout"
+                | "idle_timeout_with_auto_delete"
+                | "support_timeout"
+        ) {
             continue;
         }
         match v {
@@ -175,7 +236,10 @@ fn table(s: &mut String, id: DeclId, checked: &Checked, ind: &str) {
 pub fn canonical_text(e: &Expr) -> String {
     match &e.kind {
         ExprKind::StructInit { fields, .. } => {
-            let mut fs: Vec<String> = fields.iter().map(|(n, x)| format!("{} = {}", n.name, canonical_text(x))).collect();
+            let mut fs: Vec<String> = fields
+                .iter()
+                .map(|(n, x)| format!("{} = {}", n.name, canonical_text(x)))
+                .collect();
             fs.sort();
             format!("{{{}}}", fs.join(", "))
         }

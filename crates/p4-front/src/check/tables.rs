@@ -36,7 +36,10 @@ impl<'a> Checker<'a> {
             idle_timeout: None,
             properties: Vec::new(),
         };
-        let ctx = Ctx { in_table: true, ..self.ctx.clone() };
+        let ctx = Ctx {
+            in_table: true,
+            ..self.ctx.clone()
+        };
         self.with_ctx(ctx, |c| c.table_properties(t, &mut ti));
         self.out.tables.insert(id, ti);
         self.bind(id);
@@ -81,7 +84,10 @@ impl<'a> Checker<'a> {
             }
         }
         if !has_actions {
-            self.err(t.name.span, format!("table {}: does not have an 'actions' property", t.name.name));
+            self.err(
+                t.name.span,
+                format!("table {}: does not have an 'actions' property", t.name.name),
+            );
         }
         // Pass 2 (in source order: default_action must follow actions, entries must follow key).
         let mut has_default = false;
@@ -94,7 +100,13 @@ impl<'a> Checker<'a> {
                 TablePropertyKind::Other { name, value } if name.name == "default_action" => {
                     has_default = true;
                     if !seen_actions && has_actions {
-                        self.err(p.span, format!("{} has no action list before its default_action", t.name.name));
+                        self.err(
+                            p.span,
+                            format!(
+                                "{} has no action list before its default_action",
+                                t.name.name
+                            ),
+                        );
                     }
                     self.default_action(value, p.is_const, p.span, ti);
                 }
@@ -103,7 +115,13 @@ impl<'a> Checker<'a> {
                 }
                 TablePropertyKind::Entries(es) => {
                     if (!has_key || ti.keys.is_empty()) && !es.is_empty() {
-                        self.err(p.span, format!("entries cannot be specified for a table with no key {}", t.name.name));
+                        self.err(
+                            p.span,
+                            format!(
+                                "entries cannot be specified for a table with no key {}",
+                                t.name.name
+                            ),
+                        );
                         continue;
                     }
                     ti.entries_const = p.is_const;
@@ -117,15 +135,18 @@ impl<'a> Checker<'a> {
         }
         if !has_default {
             let decls = &self.out.decls;
-            let na = self.scopes.lookup("NoAction", true, |d| decls[d.0 as usize].kind == EntityKind::Action);
+            let na = self.scopes.lookup("NoAction", true, |d| {
+                decls[d.0 as usize].kind == EntityKind::Action
+            });
             match na.first() {
                 None => self.err(
                     t.name.span,
                     "declaration of the action NoAction not found; did you include core.p4?",
                 ),
-                Some(&d) if !self.decl(d).params.is_empty() => {
-                    self.err(t.name.span, "expected an action with no parameters; did you include core.p4?")
-                }
+                Some(&d) if !self.decl(d).params.is_empty() => self.err(
+                    t.name.span,
+                    "expected an action with no parameters; did you include core.p4?",
+                ),
                 Some(_) => {}
             }
         }
@@ -135,17 +156,32 @@ impl<'a> Checker<'a> {
         self.check_annotations(&k.annotations);
         if let ExprKind::Path(p) = &k.expr.kind {
             if p.name.name == self.decl(ti.decl).name {
-                self.err(k.expr.span, format!("{}: cannot refer to the containing table", p.name.name));
+                self.err(
+                    k.expr.span,
+                    format!("{}: cannot refer to the containing table", p.name.name),
+                );
             }
         }
         let t = self.check_expr(&k.expr, None);
         let has_name = k.annotations.iter().any(|a| a.name.name == "name");
         if !has_name && !self.simple_key(&k.expr, 0) {
-            self.err(k.expr.span, format!("{}: complex key expression requires a @name annotation", super::summary::expr_text(&k.expr)));
+            self.err(
+                k.expr.span,
+                format!(
+                    "{}: complex key expression requires a @name annotation",
+                    super::summary::expr_text(&k.expr)
+                ),
+            );
         }
         let ok = matches!(
             t.strip_newtype().underlying_int(),
-            Type::Bit(_) | Type::Signed(_) | Type::Bool | Type::Enum(_) | Type::ErrorT | Type::Error | Type::Varbit(_)
+            Type::Bit(_)
+                | Type::Signed(_)
+                | Type::Bool
+                | Type::Enum(_)
+                | Type::ErrorT
+                | Type::Error
+                | Type::Varbit(_)
         );
         if !ok {
             if matches!(t, Type::Int) {
@@ -155,15 +191,25 @@ impl<'a> Checker<'a> {
             }
         }
         let decls = &self.out.decls;
-        let mk = self.scopes.lookup(&k.match_kind.name.name, k.match_kind.global, |_| true);
+        let mk = self
+            .scopes
+            .lookup(&k.match_kind.name.name, k.match_kind.global, |_| true);
         let match_kind = match mk.first() {
-            Some(&d) if decls[d.0 as usize].kind == EntityKind::MatchKindMember => k.match_kind.name.name.clone(),
+            Some(&d) if decls[d.0 as usize].kind == EntityKind::MatchKindMember => {
+                k.match_kind.name.name.clone()
+            }
             Some(_) => {
-                self.err(k.match_kind.span, format!("{}: value must be a match_kind", k.match_kind.name.name));
+                self.err(
+                    k.match_kind.span,
+                    format!("{}: value must be a match_kind", k.match_kind.name.name),
+                );
                 String::new()
             }
             None => {
-                self.err(k.match_kind.span, format!("{}: declaration not found", k.match_kind.name.name));
+                self.err(
+                    k.match_kind.span,
+                    format!("{}: declaration not found", k.match_kind.name.name),
+                );
                 String::new()
             }
         };
@@ -179,7 +225,13 @@ impl<'a> Checker<'a> {
                 _ => None,
             })
             .unwrap_or_else(|| super::summary::expr_text(&k.expr));
-        ti.keys.push(TableKey { expr: k.expr.id, match_kind, ty: t, name, span: k.span });
+        ti.keys.push(TableKey {
+            expr: k.expr.id,
+            match_kind,
+            ty: t,
+            name,
+            span: k.span,
+        });
     }
 
     /// Key expressions that get a control-plane name automatically (p4c's rules).
@@ -192,9 +244,10 @@ impl<'a> Checker<'a> {
         }
         match &e.kind {
             ExprKind::Path(_) => true,
-            ExprKind::Member(b, _) | ExprKind::Index(b, _) | ExprKind::Slice(b, _, _) | ExprKind::PlusSlice(b, _, _) => {
-                self.simple_key(b, depth + 1)
-            }
+            ExprKind::Member(b, _)
+            | ExprKind::Index(b, _)
+            | ExprKind::Slice(b, _, _)
+            | ExprKind::PlusSlice(b, _, _) => self.simple_key(b, depth + 1),
             ExprKind::Binary(ast::BinOp::BitAnd, a, b) => {
                 (self.simple_key(a, depth + 1) && self.value_of(b.id).is_some())
                     || (self.simple_key(b, depth + 1) && self.value_of(a.id).is_some())
@@ -210,7 +263,9 @@ impl<'a> Checker<'a> {
     /// Resolves an action name (actions only).
     fn lookup_action(&mut self, p: &ast::Path) -> Option<DeclId> {
         let decls = &self.out.decls;
-        let acts = self.scopes.lookup(&p.name.name, p.global, |d| decls[d.0 as usize].kind == EntityKind::Action);
+        let acts = self.scopes.lookup(&p.name.name, p.global, |d| {
+            decls[d.0 as usize].kind == EntityKind::Action
+        });
         if let Some(&a) = acts.first() {
             return Some(a);
         }
@@ -233,36 +288,75 @@ impl<'a> Checker<'a> {
             return;
         };
         if ti.actions.iter().any(|x| x.action == a) {
-            self.err(r.span, format!("{}: duplicate action in the actions list", r.name.name.name));
+            self.err(
+                r.span,
+                format!("{}: duplicate action in the actions list", r.name.name.name),
+            );
         }
         let args = self.bind_action(a, r.args.as_deref(), Bind::List, r.span);
         if let Some(xs) = &r.args {
-            self.list_args.insert(r.span, xs.iter().map(|x| x.value.clone()).collect());
+            self.list_args
+                .insert(r.span, xs.iter().map(|x| x.value.clone()).collect());
         }
         let anns = Self::annotation_names(&r.annotations);
         let default_only = anns.iter().any(|n| n == "defaultonly");
         let table_only = anns.iter().any(|n| n == "tableonly");
         if default_only && table_only {
-            self.err(r.span, format!("{}: cannot be both @defaultonly and @tableonly", r.name.name.name));
+            self.err(
+                r.span,
+                format!(
+                    "{}: cannot be both @defaultonly and @tableonly",
+                    r.name.name.name
+                ),
+            );
         }
-        ti.actions.push(TableAction { action: a, args: args.unwrap_or_default(), default_only, table_only, span: r.span });
+        ti.actions.push(TableAction {
+            action: a,
+            args: args.unwrap_or_default(),
+            default_only,
+            table_only,
+            span: r.span,
+        });
     }
 
     /// Binds the arguments of an action reference; `None` if they do not check.
-    fn bind_action(&mut self, a: DeclId, args: Option<&[ast::Arg]>, mode: Bind, span: Span) -> Option<Vec<CallArg>> {
+    fn bind_action(
+        &mut self,
+        a: DeclId,
+        args: Option<&[ast::Arg]>,
+        mode: Bind,
+        span: Span,
+    ) -> Option<Vec<CallArg>> {
         let info = self.decl(a).clone();
         let name = info.name.clone();
         let params: Vec<ParamInfo> = match mode {
-            Bind::List => info.params.iter().filter(|p| p.dir != Direction::None).cloned().collect(),
+            Bind::List => info
+                .params
+                .iter()
+                .filter(|p| p.dir != Direction::None)
+                .cloned()
+                .collect(),
             Bind::Full => info.params.clone(),
         };
         let args = args.unwrap_or(&[]);
         if mode == Bind::List {
-            let dirless: Vec<&ParamInfo> = info.params.iter().filter(|p| p.dir == Direction::None).collect();
+            let dirless: Vec<&ParamInfo> = info
+                .params
+                .iter()
+                .filter(|p| p.dir == Direction::None)
+                .collect();
             if args.len() > params.len() && args.iter().all(|x| x.name.is_none()) {
-                let extra = dirless.get(args.len() - params.len() - 1).or(dirless.first());
+                let extra = dirless
+                    .get(args.len() - params.len() - 1)
+                    .or(dirless.first());
                 if let Some(p) = extra {
-                    self.err(span, format!("{name}: parameter {} cannot be bound: it is set by the control plane", p.name));
+                    self.err(
+                        span,
+                        format!(
+                            "{name}: parameter {} cannot be bound: it is set by the control plane",
+                            p.name
+                        ),
+                    );
                 } else {
                     self.err(span, format!("{name}: too many arguments"));
                 }
@@ -271,20 +365,50 @@ impl<'a> Checker<'a> {
                 }
                 return None;
             }
-            if let Some(n) = args.iter().filter_map(|x| x.name.as_ref()).find(|n| dirless.iter().any(|p| p.name == n.name)) {
-                self.err(n.span, format!("{name}: parameter {} cannot be bound: it is set by the control plane", n.name));
+            if let Some(n) = args
+                .iter()
+                .filter_map(|x| x.name.as_ref())
+                .find(|n| dirless.iter().any(|p| p.name == n.name))
+            {
+                self.err(
+                    n.span,
+                    format!(
+                        "{name}: parameter {} cannot be bound: it is set by the control plane",
+                        n.name
+                    ),
+                );
                 return None;
             }
             if args.len() < params.len() && args.iter().all(|x| x.name.is_none()) {
-                self.err(span, format!("{name}: parameter {} must be bound", params[args.len()].name));
+                self.err(
+                    span,
+                    format!(
+                        "{name}: parameter {} must be bound",
+                        params[args.len()].name
+                    ),
+                );
                 for x in args {
                     self.check_expr(&x.value, None);
                 }
                 return None;
             }
         }
-        let ctx = Ctx { in_table: false, ..self.ctx.clone() };
-        let r = self.with_ctx(ctx, |c| c.match_call(&params, &[], &[], args, span, &name, mode == Bind::Full, false));
+        let ctx = Ctx {
+            in_table: false,
+            ..self.ctx.clone()
+        };
+        let r = self.with_ctx(ctx, |c| {
+            c.match_call(
+                &params,
+                &[],
+                &[],
+                args,
+                span,
+                &name,
+                mode == Bind::Full,
+                false,
+            )
+        });
         for x in args {
             if self.contains_table_apply(&x.value, 0) {
                 self.err(x.value.span, "table invocation in action argument");
@@ -309,9 +433,10 @@ impl<'a> Checker<'a> {
 
     fn table_other(&mut self, name: &str, value: &Expr, ti: &mut TableInfo) {
         let t = match name {
-            "add_on_miss" | "idle_timeout_with_auto_delete" | "support_timeout" | "largest_priority_wins" => {
-                self.check_expr_expect(value, &Type::Bool, name)
-            }
+            "add_on_miss"
+            | "idle_timeout_with_auto_delete"
+            | "support_timeout"
+            | "largest_priority_wins" => self.check_expr_expect(value, &Type::Bool, name),
             _ => self.check_expr(value, None),
         };
         let v = self.value_of(value.id);
@@ -319,10 +444,19 @@ impl<'a> Checker<'a> {
             "size" => match v.as_ref().and_then(|v| v.as_int().cloned()) {
                 Some(n) => match u64::try_from(&n) {
                     Ok(n) => ti.size = Some(n),
-                    Err(_) => self.err(value.span, format!("size must be a non-negative integer, found {n}")),
+                    Err(_) => self.err(
+                        value.span,
+                        format!("size must be a non-negative integer, found {n}"),
+                    ),
                 },
                 None => {
-                    if !t.is_error() && !(self.is_ctk(value) && matches!(t.underlying_int(), Type::Int | Type::Bit(_) | Type::Signed(_))) {
+                    if !t.is_error()
+                        && !(self.is_ctk(value)
+                            && matches!(
+                                t.underlying_int(),
+                                Type::Int | Type::Bit(_) | Type::Signed(_)
+                            ))
+                    {
                         self.err(value.span, "size must be a constant numeric expression");
                     }
                 }
@@ -333,7 +467,9 @@ impl<'a> Checker<'a> {
                 _ => self.err(value.span, "add_on_miss must be a boolean constant"),
             },
             "pna_idle_timeout" | "psa_idle_timeout" => match v {
-                Some(Value::Enum { member: Some(m), .. }) => {
+                Some(Value::Enum {
+                    member: Some(m), ..
+                }) => {
                     if m != "NO_TIMEOUT" {
                         ti.idle_timeout = Some(m);
                     }
@@ -354,7 +490,8 @@ impl<'a> Checker<'a> {
             }
             _ => {}
         }
-        ti.properties.push((name.to_string(), value.id, self.value_of(value.id)));
+        ti.properties
+            .push((name.to_string(), value.id, self.value_of(value.id)));
     }
 
     fn default_action(&mut self, value: &Expr, is_const: bool, span: Span, ti: &mut TableInfo) {
@@ -374,24 +511,33 @@ impl<'a> Checker<'a> {
                 return;
             }
         };
-        let Some(a) = self.lookup_action(path) else { return };
+        let Some(a) = self.lookup_action(path) else {
+            return;
+        };
         self.out.resolved.insert(callee_id, a);
         self.set_type(callee_id, Type::Action(a));
         self.set_type(value.id, Type::Action(a));
         let name = path.name.name.clone();
         let listed = ti.actions.iter().find(|x| x.action == a).cloned();
         match &listed {
-            None => self.err(value.span, format!("{name}: default action is not in the table's actions list")),
-            Some(x) if x.table_only => {
-                self.err(value.span, format!("{name}: action marked @tableonly cannot be the default action"))
-            }
+            None => self.err(
+                value.span,
+                format!("{name}: default action is not in the table's actions list"),
+            ),
+            Some(x) if x.table_only => self.err(
+                value.span,
+                format!("{name}: action marked @tableonly cannot be the default action"),
+            ),
             Some(_) => {}
         }
         let params = self.decl(a).params.clone();
         match args {
             None => {
                 if let Some(p) = params.iter().find(|p| p.dir == Direction::None) {
-                    self.err(value.span, format!("{name}: parameter {} must be bound", p.name));
+                    self.err(
+                        value.span,
+                        format!("{name}: parameter {} must be bound", p.name),
+                    );
                 } else if let (Some(p), Some(x)) = (params.first(), &listed) {
                     let _ = (p, x);
                 }
@@ -402,33 +548,59 @@ impl<'a> Checker<'a> {
                 }
                 if let Some(map) = self.bind_action(a, Some(args), Bind::Full, value.span) {
                     let target = super::CallTarget::Action(a);
-                    self.out.calls.insert(value.id, super::CallInfo { target, type_args: vec![], args: map });
+                    self.out.calls.insert(
+                        value.id,
+                        super::CallInfo {
+                            target,
+                            type_args: vec![],
+                            args: map,
+                        },
+                    );
                 }
             }
         }
-        ti.default_action = Some(DefaultAction { action: a, expr: value.id, is_const, span });
+        ti.default_action = Some(DefaultAction {
+            action: a,
+            expr: value.id,
+            is_const,
+            span,
+        });
     }
 
     /// The directional arguments of a default action must be those of the actions list.
     fn same_bound_args(&mut self, a: DeclId, listed: &TableAction, args: &[ast::Arg]) {
-        let Some(list_args) = self.list_args.get(&listed.span).cloned() else { return };
+        let Some(list_args) = self.list_args.get(&listed.span).cloned() else {
+            return;
+        };
         let params = self.decl(a).params.clone();
         for (i, p) in params.iter().enumerate() {
             if p.dir == Direction::None {
                 continue;
             }
-            let (Some(CallArg::Arg(li)), Some(arg)) = (listed.args.get(i), args.get(i)) else { continue };
+            let (Some(CallArg::Arg(li)), Some(arg)) = (listed.args.get(i), args.get(i)) else {
+                continue;
+            };
             if let Some(l) = list_args.get(*li) {
-                let (x, y) = (super::summary::canonical_text(l), super::summary::canonical_text(&arg.value));
+                let (x, y) = (
+                    super::summary::canonical_text(l),
+                    super::summary::canonical_text(&arg.value),
+                );
                 if x != y {
-                    self.err(arg.value.span, format!("{y}: argument does not match declaration in actions list: {x}"));
+                    self.err(
+                        arg.value.span,
+                        format!("{y}: argument does not match declaration in actions list: {x}"),
+                    );
                 }
             }
         }
     }
 
     fn table_entry(&mut self, e: &ast::Entry, ti: &mut TableInfo) {
-        let keys: Vec<(Type, String)> = ti.keys.iter().map(|k| (k.ty.clone(), k.match_kind.clone())).collect();
+        let keys: Vec<(Type, String)> = ti
+            .keys
+            .iter()
+            .map(|k| (k.ty.clone(), k.match_kind.clone()))
+            .collect();
         let mut key_nodes = Vec::new();
         match &e.keyset.kind {
             ExprKind::List { items, .. } if keys.len() != 1 || items.len() != 1 => {
@@ -436,7 +608,10 @@ impl<'a> Checker<'a> {
                     for i in items {
                         self.check_expr(i, None);
                     }
-                    self.err(e.keyset.span, "size of entry keyset must match the table key set size");
+                    self.err(
+                        e.keyset.span,
+                        "size of entry keyset must match the table key set size",
+                    );
                 } else {
                     for (i, (kt, mk)) in items.iter().zip(&keys) {
                         self.entry_key(i, kt, mk);
@@ -448,7 +623,10 @@ impl<'a> Checker<'a> {
                 if keys.len() != 1 {
                     if !matches!(e.keyset.kind, ExprKind::Default | ExprKind::DontCare) {
                         self.check_expr(&e.keyset, None);
-                        self.err(e.keyset.span, "size of entry keyset must match the table key set size");
+                        self.err(
+                            e.keyset.span,
+                            "size of entry keyset must match the table key set size",
+                        );
                     }
                 } else {
                     let (kt, mk) = &keys[0];
@@ -462,21 +640,37 @@ impl<'a> Checker<'a> {
             match self.value_of(p.id).and_then(|v| v.as_int().cloned()) {
                 Some(v) if v >= 0.into() => {}
                 Some(v) => self.err(p.span, format!("priority must be non-negative, found {v}")),
-                None if !t.is_error() => self.err(p.span, "entry priority must be a compile-time constant"),
+                None if !t.is_error() => {
+                    self.err(p.span, "entry priority must be a compile-time constant")
+                }
                 None => {}
             }
         }
-        let Some(a) = self.lookup_action(&e.action.name) else { return };
+        let Some(a) = self.lookup_action(&e.action.name) else {
+            return;
+        };
         match ti.actions.iter().find(|x| x.action == a) {
-            None => self.err(e.action.span, format!("{}: action is not in the table's actions list", e.action.name.name.name)),
+            None => self.err(
+                e.action.span,
+                format!(
+                    "{}: action is not in the table's actions list",
+                    e.action.name.name.name
+                ),
+            ),
             Some(x) if x.default_only => self.err(
                 e.action.span,
-                format!("{}: action marked @defaultonly cannot be used in entries", e.action.name.name.name),
+                format!(
+                    "{}: action marked @defaultonly cannot be used in entries",
+                    e.action.name.name.name
+                ),
             ),
             Some(_) => {}
         }
         let args = e.action.args.as_deref().unwrap_or(&[]);
-        if self.bind_action(a, Some(args), Bind::Full, e.action.span).is_some() {
+        if self
+            .bind_action(a, Some(args), Bind::Full, e.action.span)
+            .is_some()
+        {
             ti.entries.push(TableEntry {
                 keys: key_nodes,
                 action: a,
@@ -490,10 +684,14 @@ impl<'a> Checker<'a> {
     fn entry_key(&mut self, k: &Expr, kt: &Type, mk: &str) {
         if let (ExprKind::Mask(_, m), "lpm") = (&k.kind, mk) {
             self.keyset_elem_pub(k, kt);
-            if let (Some(v), Some((w, _))) = (self.value_of(m.id).and_then(|v| v.as_int().cloned()), kt.int_width()) {
+            if let (Some(v), Some((w, _))) = (
+                self.value_of(m.id).and_then(|v| v.as_int().cloned()),
+                kt.int_width(),
+            ) {
                 // A prefix mask: ones followed by zeros.
                 let inv = (num_bigint::BigInt::from(1) << w) - 1u32 - &v;
-                let ok = v >= num_bigint::BigInt::from(0) && (&inv & (&inv + 1u32)) == num_bigint::BigInt::from(0);
+                let ok = v >= num_bigint::BigInt::from(0)
+                    && (&inv & (&inv + 1u32)) == num_bigint::BigInt::from(0);
                 if !ok {
                     self.err(k.span, "invalid mask for LPM key");
                 }
@@ -502,7 +700,10 @@ impl<'a> Checker<'a> {
         }
         if let (ExprKind::Mask(..), "optional") = (&k.kind, mk) {
             self.keyset_elem_pub(k, kt);
-            self.err(k.span, "invalid key expression for an optional match key: only a value or _ is allowed");
+            self.err(
+                k.span,
+                "invalid key expression for an optional match key: only a value or _ is allowed",
+            );
             return;
         }
         match (&k.kind, mk) {
@@ -525,14 +726,23 @@ impl<'a> Checker<'a> {
     /// Entry priorities are only meaningful with ternary / range / optional keys; when some
     /// entries give one, all must. Exact-only entries must not repeat a key.
     fn check_priorities(&mut self, es: &[ast::Entry], ti: &TableInfo) {
-        let needs = ti.keys.iter().any(|k| matches!(k.match_kind.as_str(), "ternary" | "range" | "optional"));
+        let needs = ti
+            .keys
+            .iter()
+            .any(|k| matches!(k.match_kind.as_str(), "ternary" | "range" | "optional"));
         if !needs {
             if let Some(e) = es.iter().find(|e| e.priority.is_some()) {
-                self.err(e.span, "table key match type does not require priorities, but some are specified");
+                self.err(
+                    e.span,
+                    "table key match type does not require priorities, but some are specified",
+                );
             }
         } else if es.first().is_some_and(|e| e.priority.is_none()) {
             if let Some(e) = es.iter().find(|e| e.priority.is_some()) {
-                self.err(e.span, "entry has a priority, but the first entry of the table does not");
+                self.err(
+                    e.span,
+                    "entry has a priority, but the first entry of the table does not",
+                );
             }
         }
         if ti.keys.iter().all(|k| k.match_kind == "exact") {

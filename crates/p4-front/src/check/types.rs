@@ -41,7 +41,11 @@ pub struct AggType {
 
 impl AggType {
     pub fn field(&self, name: &str) -> Option<(usize, &Type)> {
-        self.fields.iter().enumerate().find(|(_, (n, _))| n == name).map(|(i, (_, t))| (i, t))
+        self.fields
+            .iter()
+            .enumerate()
+            .find(|(_, (n, _))| n == name)
+            .map(|(i, (_, t))| (i, t))
     }
 }
 
@@ -169,10 +173,14 @@ impl Type {
     pub fn has_vars(&self) -> bool {
         match self {
             Type::Var(..) => true,
-            Type::Agg(a) => a.args.iter().any(Type::has_vars) || a.fields.iter().any(|f| f.1.has_vars()),
-            Type::Stack(t, _) | Type::List(t) | Type::ValueSet(t) | Type::Set(t) | Type::TypeName(t) => {
-                t.has_vars()
+            Type::Agg(a) => {
+                a.args.iter().any(Type::has_vars) || a.fields.iter().any(|f| f.1.has_vars())
             }
+            Type::Stack(t, _)
+            | Type::List(t)
+            | Type::ValueSet(t)
+            | Type::Set(t)
+            | Type::TypeName(t) => t.has_vars(),
             Type::Tuple(ts) | Type::ListExpr(ts) => ts.iter().any(Type::has_vars),
             Type::StructExpr(fs) => fs.iter().any(|f| f.1.has_vars()),
             Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
@@ -263,9 +271,10 @@ pub fn same(a: &Type, b: &Type) -> bool {
         (List(x), List(y)) | (ValueSet(x), ValueSet(y)) | (Set(x), Set(y)) => same(x, y),
         (TypeName(x), TypeName(y)) => same(x, y),
         (Var(x, _), Var(y, _)) => x == y,
-        (Extern(x), Extern(y)) | (Parser(x), Parser(y)) | (Control(x), Control(y)) | (Package(x), Package(y)) => {
-            x.decl == y.decl && all_same(&x.args, &y.args)
-        }
+        (Extern(x), Extern(y))
+        | (Parser(x), Parser(y))
+        | (Control(x), Control(y))
+        | (Package(x), Package(y)) => x.decl == y.decl && all_same(&x.args, &y.args),
         (Action(x), Action(y)) | (Function(x), Function(y)) | (Table(x), Table(y)) => x == y,
         (ApplyResult(x), ApplyResult(y)) | (ActionRun(x), ActionRun(y)) => x == y,
         (StructExpr(x), StructExpr(y)) => {
@@ -298,7 +307,11 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
             kind: a.kind,
             name: a.name.clone(),
             args: a.args.iter().map(|x| subst_rec(x, s)).collect(),
-            fields: a.fields.iter().map(|(n, x)| (n.clone(), subst_rec(x, s))).collect(),
+            fields: a
+                .fields
+                .iter()
+                .map(|(n, x)| (n.clone(), subst_rec(x, s)))
+                .collect(),
         })),
         Type::Stack(x, n) => Type::Stack(Box::new(subst_rec(x, s)), *n),
         Type::List(x) => Type::List(Box::new(subst_rec(x, s))),
@@ -307,7 +320,11 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
         Type::TypeName(x) => Type::TypeName(Box::new(subst_rec(x, s))),
         Type::Tuple(xs) => Type::Tuple(xs.iter().map(|x| subst_rec(x, s)).collect()),
         Type::ListExpr(xs) => Type::ListExpr(xs.iter().map(|x| subst_rec(x, s)).collect()),
-        Type::StructExpr(fs) => Type::StructExpr(fs.iter().map(|(n, x)| (n.clone(), subst_rec(x, s))).collect()),
+        Type::StructExpr(fs) => Type::StructExpr(
+            fs.iter()
+                .map(|(n, x)| (n.clone(), subst_rec(x, s)))
+                .collect(),
+        ),
         Type::NewType(n) => Type::NewType(Rc::new(NewType {
             decl: n.decl,
             name: n.name.clone(),
@@ -322,7 +339,11 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
 }
 
 fn subst_obj(o: &ObjType, s: &[(DeclId, Type)]) -> Rc<ObjType> {
-    Rc::new(ObjType { decl: o.decl, name: o.name.clone(), args: o.args.iter().map(|x| subst_rec(x, s)).collect() })
+    Rc::new(ObjType {
+        decl: o.decl,
+        name: o.name.clone(),
+        args: o.args.iter().map(|x| subst_rec(x, s)).collect(),
+    })
 }
 
 impl fmt::Display for Type {
