@@ -193,10 +193,7 @@ fn count_detail<P: AsRef<[u8]>>(exps: &[Expectation], got: &[P]) -> String {
     for i in 0..n.min(DETAIL_ROWS) {
         let line = match (exps.get(i), got.get(i)) {
             (Some(e), Some(g)) => {
-                let ok = e
-                    .pattern
-                    .as_ref()
-                    .map_or(true, |p| p.matches(g.as_ref()));
+                let ok = e.pattern.as_ref().map_or(true, |p| p.matches(g.as_ref()));
                 format!(
                     "  #{i}: expect (line {}) {}",
                     e.line,
@@ -206,9 +203,14 @@ fn count_detail<P: AsRef<[u8]>>(exps: &[Expectation], got: &[P]) -> String {
             (Some(e), None) => format!(
                 "  #{i}: expect (line {}) got nothing: {}",
                 e.line,
-                e.pattern.as_ref().map_or(String::from("any"), |p| abbreviate(&p.to_hex()))
+                e.pattern
+                    .as_ref()
+                    .map_or(String::from("any"), |p| abbreviate(&p.to_hex()))
             ),
-            (None, Some(g)) => format!("  #{i}: unexpected packet {}", abbreviate(&to_hex(g.as_ref()))),
+            (None, Some(g)) => format!(
+                "  #{i}: unexpected packet {}",
+                abbreviate(&to_hex(g.as_ref()))
+            ),
             (None, None) => continue,
         };
         s.push_str(&line);
@@ -325,10 +327,16 @@ mod tests {
     fn pass_cases() {
         let e = exp("expect 1 00 11 2*\nexpect 1 ab\nexpect 2 01 $\npacket 0 00\n");
         assert_eq!(e.len(), 3);
-        e.check(&out(&[(1, &[0, 0x11, 0x2f]), (1, &[0xab, 0xcd]), (2, &[1])]))
-            .unwrap();
+        e.check(&out(&[
+            (1, &[0, 0x11, 0x2f]),
+            (1, &[0xab, 0xcd]),
+            (2, &[1]),
+        ]))
+        .unwrap();
         // Lower-case patterns compare equal.
-        exp("expect 3 aBcD").check(&out(&[(3, &[0xab, 0xcd])])).unwrap();
+        exp("expect 3 aBcD")
+            .check(&out(&[(3, &[0xab, 0xcd])]))
+            .unwrap();
         // Nothing expected, nothing out.
         Expectations::new().check(&out(&[])).unwrap();
     }
@@ -336,7 +344,9 @@ mod tests {
     #[test]
     fn content_mismatch_message() {
         let e = exp("packet 0 00\nexpect 1 0011 2233 4455\n");
-        let m = e.check(&out(&[(1, &[0, 0x11, 0x22, 0x43, 0x44, 0x55])])).unwrap_err();
+        let m = e
+            .check(&out(&[(1, &[0, 0x11, 0x22, 0x43, 0x44, 0x55])]))
+            .unwrap_err();
         match &m {
             Mismatch::Content {
                 port: 1,
@@ -349,10 +359,13 @@ mod tests {
         }
         let s = m.to_string();
         let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(lines[0], "port 1, packet #0 (expect on line 2): first difference at nibble 6 (byte 3)");
+        assert_eq!(
+            lines[0],
+            "port 1, packet #0 (expect on line 2): first difference at nibble 6 (byte 3)"
+        );
         assert_eq!(lines[1], "  expected: 001122334455");
         assert_eq!(lines[2], "  got:      001122434455");
-        assert_eq!(lines[3].find('^'), lines[2].find("434455").map(|i| i));
+        assert_eq!(lines[3].find('^'), lines[2].find("434455"));
     }
 
     #[test]
@@ -376,7 +389,9 @@ mod tests {
         // Longer is fine without `$`.
         exp("expect 0 00").check(&out(&[(0, &[0, 1])])).unwrap();
         // Longer fails with `$`.
-        let m = exp("expect 0 00 $").check(&out(&[(0, &[0, 1])])).unwrap_err();
+        let m = exp("expect 0 00 $")
+            .check(&out(&[(0, &[0, 1])]))
+            .unwrap_err();
         assert!(m.to_string().contains("longer than expected"), "{m}");
         // Shorter always fails.
         let m = exp("expect 0 0000").check(&out(&[(0, &[0])])).unwrap_err();
@@ -390,14 +405,34 @@ mod tests {
     #[test]
     fn count_rules() {
         // Missing packet.
-        let m = exp("expect 0 00\nexpect 0 01").check(&out(&[(0, &[0])])).unwrap_err();
-        assert!(matches!(m, Mismatch::Count { port: 0, expected: 2, got: 1, .. }));
+        let m = exp("expect 0 00\nexpect 0 01")
+            .check(&out(&[(0, &[0])]))
+            .unwrap_err();
+        assert!(matches!(
+            m,
+            Mismatch::Count {
+                port: 0,
+                expected: 2,
+                got: 1,
+                ..
+            }
+        ));
         let s = m.to_string();
         assert!(s.starts_with("port 0: expected 2 packets, got 1"), "{s}");
         assert!(s.contains("#1: expect (line 2) got nothing: 01"), "{s}");
         // Unexpected packet on a port without expectations.
-        let m = exp("expect 0 00").check(&out(&[(0, &[0]), (5, &[9])])).unwrap_err();
-        assert!(matches!(m, Mismatch::Count { port: 5, expected: 0, got: 1, .. }));
+        let m = exp("expect 0 00")
+            .check(&out(&[(0, &[0]), (5, &[9])]))
+            .unwrap_err();
+        assert!(matches!(
+            m,
+            Mismatch::Count {
+                port: 5,
+                expected: 0,
+                got: 1,
+                ..
+            }
+        ));
         assert!(m.to_string().contains("unexpected packet 09"));
         // Order matters within a port.
         let m = exp("expect 0 00\nexpect 0 01")
@@ -406,7 +441,10 @@ mod tests {
         assert!(matches!(m, Mismatch::Content { index: 0, .. }));
         // Order across ports does not.
         let e = exp("expect 0 00\nexpect 1 01");
-        let pk = [Packet::from_bytes(&[1], 1, 0), Packet::from_bytes(&[0], 0, 0)];
+        let pk = [
+            Packet::from_bytes(&[1], 1, 0),
+            Packet::from_bytes(&[0], 0, 0),
+        ];
         e.check_packets(&pk).unwrap();
     }
 
@@ -415,6 +453,9 @@ mod tests {
         let e = exp("expect 4");
         e.check(&out(&[(4, &[1]), (4, &[2])])).unwrap();
         let m = e.check(&out(&[])).unwrap_err();
-        assert_eq!(m.to_string(), "port 4: expected a packet (expect on line 1), got none");
+        assert_eq!(
+            m.to_string(),
+            "port 4: expected a packet (expect on line 1), got none"
+        );
     }
 }

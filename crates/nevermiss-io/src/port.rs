@@ -109,7 +109,11 @@ pub struct PcapPort {
 
 impl PcapPort {
     /// Opens the input (if any) and creates the output (if any).
-    pub fn open(id: u32, input: Option<PathBuf>, output: Option<PathBuf>) -> Result<Self, PortError> {
+    pub fn open(
+        id: u32,
+        input: Option<PathBuf>,
+        output: Option<PathBuf>,
+    ) -> Result<Self, PortError> {
         let input = match input {
             Some(p) => {
                 let r = PcapReader::open(&p).map_err(|error| PortError::Pcap {
@@ -598,10 +602,12 @@ impl PortSpec {
                 format!("expected N=pcap:IN[,OUT], N=gen:... or N=null, found `{s}`"),
             ));
         };
-        let id: u32 = num
-            .trim()
-            .parse()
-            .map_err(|_| err(1, format!("port number `{num}` is not a number from 0 to 2^32-1")))?;
+        let id: u32 = num.trim().parse().map_err(|_| {
+            err(
+                1,
+                format!("port number `{num}` is not a number from 0 to 2^32-1"),
+            )
+        })?;
         let body_col = num.chars().count() + 2;
         let (kind, args) = match rest.split_once(':') {
             Some((k, a)) => (k, Some(a)),
@@ -625,7 +631,7 @@ impl PortSpec {
                 let output = match output {
                     Some("") => {
                         return Err(err(
-                            args_col + a.len(),
+                            args_col + a.chars().count(),
                             "empty output file name after `,`".into(),
                         ))
                     }
@@ -633,13 +639,16 @@ impl PortSpec {
                     None => None,
                 };
                 if input.is_none() && output.is_none() {
-                    return Err(err(args_col, "pcap port needs an input or an output file".into()));
+                    return Err(err(
+                        args_col,
+                        "pcap port needs an input or an output file".into(),
+                    ));
                 }
                 PortKind::Pcap { input, output }
             }
-            ("gen", Some(a)) => PortKind::Gen(
-                parse_gen_spec(a, id).map_err(|e| err(args_col, e.0))?,
-            ),
+            ("gen", Some(a)) => {
+                PortKind::Gen(parse_gen_spec(a, id).map_err(|e| err(args_col, e.0))?)
+            }
             ("pcap" | "gen", None) => {
                 return Err(err(
                     args_col - 1,

@@ -112,14 +112,16 @@ impl StatsTable {
 
     /// Sum of all rows (port field 0).
     pub fn total(&self) -> StatsSnapshot {
-        self.0.iter().fold(StatsSnapshot::default(), |a, s| StatsSnapshot {
-            port: 0,
-            rx_packets: a.rx_packets + s.rx_packets,
-            rx_bytes: a.rx_bytes + s.rx_bytes,
-            tx_packets: a.tx_packets + s.tx_packets,
-            tx_bytes: a.tx_bytes + s.tx_bytes,
-            dropped: a.dropped + s.dropped,
-        })
+        self.0
+            .iter()
+            .fold(StatsSnapshot::default(), |a, s| StatsSnapshot {
+                port: 0,
+                rx_packets: a.rx_packets + s.rx_packets,
+                rx_bytes: a.rx_bytes + s.rx_bytes,
+                tx_packets: a.tx_packets + s.tx_packets,
+                tx_bytes: a.tx_bytes + s.tx_bytes,
+                dropped: a.dropped + s.dropped,
+            })
     }
 }
 

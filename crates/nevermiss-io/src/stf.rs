@@ -702,7 +702,10 @@ impl Cur {
                 s.push_str(&n);
                 s.push(']');
             } else if self.peek() == Some('.')
-                && self.chars.get(self.pos + 1).is_some_and(|&c| is_id_start(c) || c == '"')
+                && self
+                    .chars
+                    .get(self.pos + 1)
+                    .is_some_and(|&c| is_id_start(c) || c == '"')
             {
                 self.pos += 1;
                 s.push('.');
@@ -887,7 +890,10 @@ pub fn parse_line(src: &str, line: u32) -> Result<Option<StfCommand>, StfError> 
                 let pstart = c.pos;
                 let p = c.number("a priority", false)?;
                 if p.radix != Radix::Dec {
-                    return Err(c.err_at(pstart, format!("expected a decimal priority, found `{}`", p.text)));
+                    return Err(c.err_at(
+                        pstart,
+                        format!("expected a decimal priority, found `{}`", p.text),
+                    ));
                 }
                 priority = Some(
                     p.value
@@ -916,7 +922,11 @@ pub fn parse_line(src: &str, line: u32) -> Result<Option<StfCommand>, StfError> 
                         c.pos = save;
                         break;
                     }
-                    _ => return Err(c.expected(&format!("`:` after key `{name}` or `(` after an action name"))),
+                    _ => {
+                        return Err(c.expected(&format!(
+                            "`:` after key `{name}` or `(` after an action name"
+                        )))
+                    }
                 }
             }
             if keys.is_empty() {
@@ -1131,7 +1141,10 @@ mod tests {
                     keys[0].value.to_ternary(16),
                     (BigUint::from(0x2500u32), BigUint::from(0xff00u32))
                 );
-                assert_eq!(keys[0].value.to_lpm(16), Some((BigUint::from(0x2500u32), 8)));
+                assert_eq!(
+                    keys[0].value.to_lpm(16),
+                    Some((BigUint::from(0x2500u32), 8))
+                );
                 assert_eq!(keys[1].name, "hdr.x[1].y");
                 assert_eq!(
                     keys[1].value.to_ternary(3),
@@ -1166,7 +1179,10 @@ mod tests {
         match one("add t k:5&&&0xf0 a()") {
             StfCommand::Add { keys, priority, .. } => {
                 assert_eq!(priority, None);
-                assert_eq!(keys[0].value.to_ternary(8), (BigUint::from(5u32), BigUint::from(0xf0u32)));
+                assert_eq!(
+                    keys[0].value.to_ternary(8),
+                    (BigUint::from(5u32), BigUint::from(0xf0u32))
+                );
                 assert_eq!(keys[0].value.to_lpm(8), Some((BigUint::from(5u32), 4)));
             }
             other => panic!("{other:?}"),
@@ -1277,7 +1293,10 @@ mod tests {
             assert!(e.message.contains(msg), "{src}: {e}");
             assert_eq!(e.col, *col, "{src}: {e}");
         }
-        assert_eq!(err("wait now").to_string(), "7:6: expected end of line, found `now`");
+        assert_eq!(
+            err("wait now").to_string(),
+            "7:6: expected end of line, found `now`"
+        );
     }
 
     #[test]
