@@ -222,7 +222,7 @@ impl<R: Read> PcapReader<R> {
             }
         };
         let mut rest = [0u8; 20];
-        rd.fill_required(&mut rest, 4, "pcap file header")?;
+        rd.fill_required(&mut rest, 0, "pcap file header")?;
         let major = u16_at(&rest, 0, big_endian);
         if major != 2 {
             return Err(PcapError::new(
