@@ -60,10 +60,12 @@ impl Failed {
 
 /// Reads, preprocesses, parses and checks `path`.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Box<Failed>> {
-    let bytes = std::fs::read(path).map_err(|e| Box::new(Failed {
-        unit: None,
-        diagnostics: vec![Diagnostic::error_global(format!("{}: {e}", path.display()))],
-    }))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Box::new(Failed {
+            unit: None,
+            diagnostics: vec![Diagnostic::error_global(format!("{}: {e}", path.display()))],
+        })
+    })?;
     let text = String::from_utf8_lossy(&bytes);
     let (pp, dialect) = preprocess_options(&text, opts);
     let unit = preprocess::preprocess(path, &pp).map_err(|d| Failed {
@@ -112,7 +114,12 @@ fn preprocess_options(text: &str, opts: &Options) -> (preprocess::Options, PnaDi
 }
 
 fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compiled, Box<Failed>> {
-    let fail = |unit, diagnostics| Box::new(Failed { unit: Some(unit), diagnostics });
+    let fail = |unit, diagnostics| {
+        Box::new(Failed {
+            unit: Some(unit),
+            diagnostics,
+        })
+    };
     let program = match crate::parser::parse(&unit) {
         Ok(p) => p,
         Err(d) => return Err(fail(unit, vec![d])),
@@ -124,7 +131,12 @@ fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compile
     if let Some(d) = arch_mismatch(opts.arch, &checked.arch) {
         return Err(fail(unit, vec![d]));
     }
-    Ok(Compiled { unit, program, checked, pna_dialect })
+    Ok(Compiled {
+        unit,
+        program,
+        checked,
+        pna_dialect,
+    })
 }
 
 /// An error when the user asked for one architecture and the program's `main` is another.
