@@ -79,13 +79,14 @@ pub enum Keyword {
     Void,
 }
 
+/// Sorted by spelling (for binary search).
 const KEYWORDS: &[(&str, Keyword)] = &[
     ("abstract", Keyword::Abstract),
     ("action", Keyword::Action),
     ("actions", Keyword::Actions),
     ("apply", Keyword::Apply),
-    ("bool", Keyword::Bool),
     ("bit", Keyword::Bit),
+    ("bool", Keyword::Bool),
     ("break", Keyword::Break),
     ("const", Keyword::Const),
     ("continue", Keyword::Continue),
@@ -142,7 +143,10 @@ impl Keyword {
 
     /// The keyword spelled `s`, if any.
     pub fn lookup(s: &str) -> Option<Keyword> {
-        KEYWORDS.iter().find(|(w, _)| *w == s).map(|(_, k)| *k)
+        KEYWORDS
+            .binary_search_by(|(w, _)| (*w).cmp(s))
+            .ok()
+            .map(|i| KEYWORDS[i].1)
     }
 }
 
@@ -331,7 +335,7 @@ pub fn lex(text: &str) -> Result<Vec<Token>, Diagnostic> {
         bytes: text.as_bytes(),
         pos: 0,
         line_start: true,
-        out: Vec::new(),
+        out: Vec::with_capacity(text.len() / 5 + 1),
     };
     lx.run()?;
     Ok(lx.out)
@@ -451,81 +455,77 @@ impl<'a> Lexer<'a> {
     fn punct(&mut self) {
         use TokenKind as T;
         let lo = self.pos;
-        // Longest match first within each group.
-        const TABLE: &[(&str, TokenKind)] = &[
-            ("|+|=", T::AddSatAssign),
-            ("|-|=", T::SubSatAssign),
-            ("&&&", T::Mask),
-            ("...", T::Dots),
-            ("<<=", T::ShlAssign),
-            (">>=", T::ShrAssign),
-            ("|+|", T::AddSat),
-            ("|-|", T::SubSat),
-            ("{#}", T::Invalid),
-            ("..", T::Range),
-            ("<<", T::Shl),
-            ("&&", T::AndAnd),
-            ("||", T::OrOr),
-            ("==", T::EqEq),
-            ("!=", T::NotEq),
-            (">=", T::Ge),
-            ("<=", T::Le),
-            ("++", T::PlusPlus),
-            ("+=", T::PlusAssign),
-            ("-=", T::MinusAssign),
-            ("*=", T::MulAssign),
-            ("/=", T::DivAssign),
-            ("%=", T::ModAssign),
-            ("&=", T::AndAssign),
-            ("|=", T::OrAssign),
-            ("^=", T::XorAssign),
-            ("+:", T::PlusColon),
-            ("+", T::Plus),
-            ("-", T::Minus),
-            ("*", T::Star),
-            ("/", T::Slash),
-            ("%", T::Percent),
-            ("|", T::Pipe),
-            ("&", T::Amp),
-            ("^", T::Caret),
-            ("~", T::Tilde),
-            ("(", T::LParen),
-            (")", T::RParen),
-            ("[", T::LBracket),
-            ("]", T::RBracket),
-            ("{", T::LBrace),
-            ("}", T::RBrace),
-            ("<", T::Lt),
-            (">", T::Gt),
-            ("!", T::Bang),
-            (":", T::Colon),
-            (",", T::Comma),
-            ("?", T::Question),
-            (".", T::Dot),
-            ("=", T::Assign),
-            (";", T::Semi),
-        ];
-        if self.starts_with("@pragma") && !is_ident_char(self.at(lo + 7)) {
-            self.pos += 7;
-            self.push(T::Pragma, lo);
-            return;
-        }
-        if self.bytes[lo] == b'@' {
-            self.pos += 1;
-            self.push(T::At, lo);
-            return;
-        }
-        for (s, k) in TABLE {
-            if self.starts_with(s) {
-                self.pos += s.len();
-                self.push(k.clone(), lo);
-                return;
+        let (b1, b2, b3) = (self.at(lo + 1), self.at(lo + 2), self.at(lo + 3));
+        let with_eq = |plain: T, assign: T| if b1 == b'=' { (assign, 2) } else { (plain, 1) };
+        let (kind, len) = match self.bytes[lo] {
+            b'|' => match (b1, b2, b3) {
+                (b'+', b'|', b'=') => (T::AddSatAssign, 4),
+                (b'-', b'|', b'=') => (T::SubSatAssign, 4),
+                (b'+', b'|', _) => (T::AddSat, 3),
+                (b'-', b'|', _) => (T::SubSat, 3),
+                (b'|', _, _) => (T::OrOr, 2),
+                (b'=', _, _) => (T::OrAssign, 2),
+                _ => (T::Pipe, 1),
+            },
+            b'&' => match (b1, b2) {
+                (b'&', b'&') => (T::Mask, 3),
+                (b'&', _) => (T::AndAnd, 2),
+                (b'=', _) => (T::AndAssign, 2),
+                _ => (T::Amp, 1),
+            },
+            b'.' => match (b1, b2) {
+                (b'.', b'.') => (T::Dots, 3),
+                (b'.', _) => (T::Range, 2),
+                _ => (T::Dot, 1),
+            },
+            b'<' => match (b1, b2) {
+                (b'<', b'=') => (T::ShlAssign, 3),
+                (b'<', _) => (T::Shl, 2),
+                (b'=', _) => (T::Le, 2),
+                _ => (T::Lt, 1),
+            },
+            b'>' => match (b1, b2) {
+                (b'>', b'=') => (T::ShrAssign, 3),
+                (b'=', _) => (T::Ge, 2),
+                _ => (T::Gt, 1),
+            },
+            b'{' if b1 == b'#' && b2 == b'}' => (T::Invalid, 3),
+            b'{' => (T::LBrace, 1),
+            b'=' => with_eq(T::Assign, T::EqEq),
+            b'!' => with_eq(T::Bang, T::NotEq),
+            b'+' => match b1 {
+                b'+' => (T::PlusPlus, 2),
+                b'=' => (T::PlusAssign, 2),
+                b':' => (T::PlusColon, 2),
+                _ => (T::Plus, 1),
+            },
+            b'-' => with_eq(T::Minus, T::MinusAssign),
+            b'*' => with_eq(T::Star, T::MulAssign),
+            b'/' => with_eq(T::Slash, T::DivAssign),
+            b'%' => with_eq(T::Percent, T::ModAssign),
+            b'^' => with_eq(T::Caret, T::XorAssign),
+            b'~' => (T::Tilde, 1),
+            b'(' => (T::LParen, 1),
+            b')' => (T::RParen, 1),
+            b'[' => (T::LBracket, 1),
+            b']' => (T::RBracket, 1),
+            b'}' => (T::RBrace, 1),
+            b':' => (T::Colon, 1),
+            b',' => (T::Comma, 1),
+            b'?' => (T::Question, 1),
+            b';' => (T::Semi, 1),
+            b'@' if self.starts_with("@pragma") && !is_ident_char(self.at(lo + 7)) => {
+                (T::Pragma, 7)
             }
-        }
-        // Any other character, taken whole (it may be multi-byte).
-        let c = self.text[lo..].chars().next().unwrap_or('\u{fffd}');
-        self.pos += c.len_utf8().max(1);
-        self.push(T::Unexpected(c), lo);
+            b'@' => (T::At, 1),
+            _ => {
+                // Any other character, taken whole (it may be multi-byte).
+                let c = self.text[lo..].chars().next().unwrap_or('\u{fffd}');
+                (T::Unexpected(c), c.len_utf8())
+            }
+        };
+        self.pos += len;
+        self.push(kind, lo);
     }
 
     fn string(&mut self) -> Result<(), Diagnostic> {
@@ -594,9 +594,7 @@ impl<'a> Lexer<'a> {
         } else {
             0
         };
-        let (digits_lo, radix) = if radix != 0 && (self.at(start + 2) as char).is_digit(radix) {
-            (start + 2, radix)
-        } else if radix != 0 && self.at(start + 2) == b'_' {
+        let (digits_lo, radix) = if radix != 0 {
             (start + 2, radix)
         } else {
             (start, 10)
@@ -604,6 +602,14 @@ impl<'a> Lexer<'a> {
         let mut j = digits_lo;
         while (self.at(j) as char).is_digit(radix) || self.at(j) == b'_' {
             j += 1;
+        }
+        // A literal runs on through letters and digits: `0x1G`, `0b2`, `12ab` are malformed.
+        let mut end = j;
+        while is_ident_char(self.at(end)) {
+            end += 1;
+        }
+        if end > j {
+            return Err(self.err(lo, end, "malformed integer literal"));
         }
         self.pos = j;
         let digits: String = self.text[digits_lo..j]
@@ -633,6 +639,16 @@ mod tests {
             value: BigInt::from(v),
             width,
         }
+    }
+
+    #[test]
+    fn keywords_are_sorted() {
+        assert!(KEYWORDS.windows(2).all(|w| w[0].0 < w[1].0));
+        for (w, k) in KEYWORDS {
+            assert_eq!(Keyword::lookup(w), Some(*k));
+            assert_eq!(k.as_str(), *w);
+        }
+        assert_eq!(Keyword::lookup("hdr"), None);
     }
 
     #[test]

@@ -55,6 +55,7 @@ impl Parser<'_> {
             }
             T::Keyword(Keyword::Error | Keyword::MatchKind) => {
                 let is_error = self.at_kw(Keyword::Error);
+                // Trailing commas: allowed for `match_kind` (spec §6.4.4); p4c also takes them for `error`.
                 if !annos.is_empty() {
                     return Err(self.err_here("annotations are not allowed here"));
                 }
@@ -62,7 +63,7 @@ impl Parser<'_> {
                 self.expect(&T::LBrace)?;
                 let mut names = Vec::new();
                 loop {
-                    if !is_error && !names.is_empty() && self.at(&T::RBrace) {
+                    if !names.is_empty() && self.at(&T::RBrace) {
                         break;
                     }
                     names.push(self.name()?);
@@ -77,24 +78,27 @@ impl Parser<'_> {
                     DeclKind::MatchKind(names)
                 }
             }
-            _ => {
-                // A function declaration or an instantiation.
-                let ty = self.type_or_void()?;
-                if self.at(&T::LParen) && !matches!(ty.kind, TypeKind::Void) {
-                    DeclKind::Instantiation(self.instantiation_rest(annos, ty)?)
-                } else {
-                    let proto = self.proto_rest(annos, false, Some(ty), lo)?;
-                    let body = self.block();
-                    self.pop_scope();
-                    DeclKind::Function(FunctionDecl { proto, body: body? })
-                }
-            }
+            T::Ident(_) | T::Dot | T::Keyword(Keyword::Void) => self.fn_or_instance(annos, lo)?,
+            _ if self.type_start_at(0) => self.fn_or_instance(annos, lo)?,
+            _ => return Err(self.err_here("expected a declaration")),
         };
         out.push(Decl {
             kind,
             span: self.span_from(lo),
         });
         Ok(())
+    }
+
+    /// A function declaration or an instantiation, after its annotations.
+    fn fn_or_instance(&mut self, annos: Annotations, lo: u32) -> PResult<DeclKind> {
+        let ty = self.type_or_void()?;
+        if self.at(&T::LParen) && !matches!(ty.kind, TypeKind::Void) {
+            return Ok(DeclKind::Instantiation(self.instantiation_rest(annos, ty)?));
+        }
+        let proto = self.proto_rest(annos, false, Some(ty), lo)?;
+        let body = self.block();
+        self.pop_scope();
+        Ok(DeclKind::Function(FunctionDecl { proto, body: body? }))
     }
 
     /// `const T name = e;`
@@ -116,18 +120,8 @@ impl Parser<'_> {
     }
 
     /// C-style array dimensions after a declared name: `T x[4]` is `T[4] x` (p4c `declarator`).
-    pub(super) fn declarator(&mut self, mut ty: TypeRef) -> PResult<TypeRef> {
-        while self.at(&T::LBracket) {
-            self.bump();
-            let size = self.expr_gt()?;
-            self.expect(&T::RBracket)?;
-            let span = ty.span.to(self.span_from(ty.span.lo));
-            ty = TypeRef {
-                kind: TypeKind::Stack(Box::new(ty), Box::new(size)),
-                span,
-            };
-        }
-        Ok(ty)
+    pub(super) fn declarator(&mut self, ty: TypeRef) -> PResult<TypeRef> {
+        self.dimensions(ty)
     }
 
     /// `name [dims] [= e]` after a variable's type, then `;` if `semi`.
@@ -169,26 +163,26 @@ impl Parser<'_> {
             self.expect(&T::LBrace)?;
             self.push_scope();
             let mut decls = Vec::new();
-            let r = (|| {
-                while !self.at(&T::RBrace) {
-                    let lo = self.lo();
-                    let annos = self.annotations()?;
-                    let ty = self.type_or_void()?;
-                    let kind = if self.at(&T::LParen) && !matches!(ty.kind, TypeKind::Void) {
-                        DeclKind::Instantiation(self.instantiation_rest(annos, ty)?)
+            let r = self.nested(|p| {
+                while !p.at(&T::RBrace) {
+                    let lo = p.lo();
+                    let annos = p.annotations()?;
+                    let ty = p.type_or_void()?;
+                    let kind = if p.at(&T::LParen) && !matches!(ty.kind, TypeKind::Void) {
+                        DeclKind::Instantiation(p.instantiation_rest(annos, ty)?)
                     } else {
-                        let proto = self.proto_rest(annos, false, Some(ty), lo)?;
-                        let body = self.block();
-                        self.pop_scope();
+                        let proto = p.proto_rest(annos, false, Some(ty), lo)?;
+                        let body = p.block();
+                        p.pop_scope();
                         DeclKind::Function(FunctionDecl { proto, body: body? })
                     };
                     decls.push(Decl {
                         kind,
-                        span: self.span_from(lo),
+                        span: p.span_from(lo),
                     });
                 }
-                self.expect(&T::RBrace)
-            })();
+                p.expect(&T::RBrace)
+            });
             self.pop_scope();
             r?;
             Some(decls)

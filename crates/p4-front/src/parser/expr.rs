@@ -60,10 +60,10 @@ impl Parser<'_> {
         self.expect(&T::Colon)?;
         let b = self.nested(|p| p.ternary())?;
         let span = self.span_from(lo);
-        Ok(self.mk(
+        self.mk(
             ExprKind::Ternary(Box::new(cond), Box::new(a), Box::new(b)),
             span,
-        ))
+        )
     }
 
     /// The binary operator at the current position and how many tokens it spans.
@@ -112,7 +112,7 @@ impl Parser<'_> {
             }
             let rhs = self.nested(|p| p.binary(prec + 1))?;
             let span = self.span_from(lo);
-            lhs = self.mk(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span);
+            lhs = self.mk(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span)?;
         }
         Ok(lhs)
     }
@@ -134,7 +134,7 @@ impl Parser<'_> {
             self.bump();
             let e = self.unary()?;
             let span = self.span_from(lo);
-            return Ok(self.mk(ExprKind::Unary(op, Box::new(e)), span));
+            return self.mk(ExprKind::Unary(op, Box::new(e)), span);
         }
         // `(T) e`: a cast when `T` is certainly a type and an operand follows.
         if self.at(&T::LParen) && self.type_start_at(1) {
@@ -150,7 +150,7 @@ impl Parser<'_> {
             if let Some(ty) = ty {
                 let e = self.unary()?;
                 let span = self.span_from(lo);
-                return Ok(self.mk(ExprKind::Cast(ty, Box::new(e)), span));
+                return self.mk(ExprKind::Cast(ty, Box::new(e)), span);
             }
         }
         self.postfix()
@@ -201,7 +201,7 @@ impl Parser<'_> {
                     self.bump();
                     let m = self.name()?;
                     let span = self.span_from(lo);
-                    e = self.mk(ExprKind::Member(Box::new(e), m), span);
+                    e = self.mk(ExprKind::Member(Box::new(e), m), span)?;
                 }
                 T::LBracket => {
                     self.bump();
@@ -217,7 +217,7 @@ impl Parser<'_> {
                     };
                     self.expect(&T::RBracket)?;
                     let span = self.span_from(lo);
-                    e = self.mk(kind, span);
+                    e = self.mk(kind, span)?;
                 }
                 T::LParen => {
                     let args = self.args()?;
@@ -229,7 +229,7 @@ impl Parser<'_> {
                             args,
                         },
                         span,
-                    );
+                    )?;
                 }
                 T::Lt if self.real_type_arg_at(1) => {
                     let targs = self.attempt(|p| {
@@ -249,7 +249,7 @@ impl Parser<'_> {
                             args,
                         },
                         span,
-                    );
+                    )?;
                 }
                 _ => break,
             }
@@ -338,7 +338,7 @@ impl Parser<'_> {
             _ => return Err(self.err_here("expected an expression")),
         };
         let span = self.span_from(lo);
-        Ok(self.mk(kind, span))
+        self.mk(kind, span)
     }
 
     /// `x`, `.x`, and a type name used as an expression: `T`, `T<args>` (p4c `namedType`).
@@ -353,10 +353,10 @@ impl Parser<'_> {
                 kind: TypeKind::Specialized(path, args),
                 span,
             };
-            return Ok(self.mk(ExprKind::Type(ty), span));
+            return self.mk(ExprKind::Type(ty), span);
         }
         let span = path.span;
-        Ok(self.mk(ExprKind::Path(path), span))
+        self.mk(ExprKind::Path(path), span)
     }
 
     /// `{ e1, e2 }`, `{ f = e, ... }`, `{ ... }`, with an optional trailing comma.
@@ -417,7 +417,7 @@ impl Parser<'_> {
         }
         self.expect(&T::RBrace)?;
         let span = self.span_from(lo);
-        Ok(self.mk(kind, span))
+        self.mk(kind, span)
     }
 
     /// `( args )`: positional, named `n = e`, and `_`.
@@ -462,7 +462,7 @@ impl Parser<'_> {
     fn expr_or_dont_care(&mut self) -> PResult<Expr> {
         if self.at(&T::DontCare) {
             let span = self.bump().span;
-            return Ok(self.mk(ExprKind::DontCare, span));
+            return self.mk(ExprKind::DontCare, span);
         }
         self.expr()
     }
@@ -496,13 +496,13 @@ impl Parser<'_> {
             })?;
             if let Some(items) = tuple {
                 let span = self.span_from(lo);
-                return Ok(self.mk(
+                return self.mk(
                     ExprKind::List {
                         items,
                         has_dots: false,
                     },
                     span,
-                ));
+                );
             }
         }
         self.simple_keyset()
@@ -512,11 +512,11 @@ impl Parser<'_> {
         let lo = self.lo();
         if self.at_kw(Keyword::Default) {
             let span = self.bump().span;
-            return Ok(self.mk(ExprKind::Default, span));
+            return self.mk(ExprKind::Default, span);
         }
         if self.at(&T::DontCare) {
             let span = self.bump().span;
-            return Ok(self.mk(ExprKind::DontCare, span));
+            return self.mk(ExprKind::DontCare, span);
         }
         let e = self.expr()?;
         let kind = if self.eat(&T::Mask) {
@@ -527,7 +527,7 @@ impl Parser<'_> {
             return Ok(e);
         };
         let span = self.span_from(lo);
-        Ok(self.mk(kind, span))
+        self.mk(kind, span)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -536,7 +536,17 @@ impl Parser<'_> {
     /// A type (p4c `typeRef`): base types, named and specialized types, tuples, lists and
     /// header stacks / arrays `T[n]`.
     pub(super) fn type_ref(&mut self) -> PResult<TypeRef> {
-        self.nested(|p| p.type_ref_inner())
+        let t = self.nested(|p| p.type_ref_inner())?;
+        self.check_type_height(&t)?;
+        Ok(t)
+    }
+
+    /// Fails if `t` (e.g. `T[1][2]...`) is higher than [`super::MAX_DEPTH`].
+    pub(super) fn check_type_height(&mut self, t: &TypeRef) -> PResult<()> {
+        if self.type_height(t) > super::MAX_DEPTH {
+            return Err(self.fatal_err(t.span, "type is nested too deeply (more than 256 levels)"));
+        }
+        Ok(())
     }
 
     fn type_ref_inner(&mut self) -> PResult<TypeRef> {
@@ -577,7 +587,7 @@ impl Parser<'_> {
                             width: None,
                         },
                         span,
-                    );
+                    )?;
                     TypeKind::Bit(Box::new(one))
                 }
             }
@@ -621,17 +631,31 @@ impl Parser<'_> {
             }
             _ => return Err(self.err_here("expected a type")),
         };
-        let mut ty = TypeRef {
+        let ty = TypeRef {
             kind,
             span: self.span_from(lo),
         };
+        self.dimensions(ty)
+    }
+
+    /// `[n]` suffixes wrapping `ty` in [`TypeKind::Stack`]s, outermost last; fails as soon as
+    /// the type grows higher than [`super::MAX_DEPTH`].
+    pub(super) fn dimensions(&mut self, mut ty: TypeRef) -> PResult<TypeRef> {
+        let mut h = self.type_height(&ty);
         while self.at(&T::LBracket) {
             self.bump();
             let size = self.expr_gt()?;
             self.expect(&T::RBracket)?;
+            h = h.max(self.height(&size)) + 1;
+            let span = ty.span.to(self.span_from(ty.span.lo));
+            if h > super::MAX_DEPTH {
+                return Err(
+                    self.fatal_err(span, "type is nested too deeply (more than 256 levels)")
+                );
+            }
             ty = TypeRef {
                 kind: TypeKind::Stack(Box::new(ty), Box::new(size)),
-                span: self.span_from(lo),
+                span,
             };
         }
         Ok(ty)

@@ -16,7 +16,7 @@ mod decl;
 mod expr;
 mod stmt;
 
-use crate::ast::{self, Expr, ExprKind, Ident, NodeId, Path};
+use crate::ast::{self, Expr, ExprKind, Ident, NodeId, Path, TypeKind, TypeRef};
 use crate::diag::Diagnostic;
 use crate::lexer::{lex, Keyword, Token, TokenKind};
 use crate::source::{Span, Unit};
@@ -65,6 +65,8 @@ pub(crate) struct Parser<'a> {
     /// `> ` inside `bit<...>` widths ends the expression (p4c's `nonGrtExpression`).
     no_gt: bool,
     scopes: Vec<HashMap<String, Sym>>,
+    /// Height of each expression tree built so far, by [`NodeId`].
+    heights: Vec<u16>,
 }
 
 impl<'a> Parser<'a> {
@@ -81,6 +83,7 @@ impl<'a> Parser<'a> {
             fatal: false,
             no_gt: false,
             scopes: vec![HashMap::new()],
+            heights: Vec::new(),
         }
     }
 
@@ -277,6 +280,7 @@ impl<'a> Parser<'a> {
                 self.wasted += self.pos.saturating_sub(pos) + 1;
                 self.pos = pos;
                 self.next_id = id;
+                self.heights.truncate(id as usize);
                 self.depth = depth;
                 self.no_gt = no_gt;
                 if self.wasted > self.budget {
@@ -303,6 +307,7 @@ impl<'a> Parser<'a> {
         self.wasted += self.pos.saturating_sub(pos) + 1;
         self.pos = pos;
         self.next_id = id;
+        self.heights.truncate(id as usize);
         self.depth = depth;
         self.no_gt = no_gt;
         if self.wasted > self.budget {
@@ -432,10 +437,76 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn mk(&mut self, kind: ExprKind, span: Span) -> Expr {
+    /// A new expression node with the next id. Records an error if the tree becomes higher
+    /// than [`MAX_DEPTH`] (loops such as `a + b + c ...` build height without recursing), so that
+    /// no tree is too deep to drop or walk recursively.
+    fn mk(&mut self, kind: ExprKind, span: Span) -> PResult<Expr> {
+        let h = 1 + self.kind_height(&kind);
+        if h > MAX_DEPTH {
+            return Err(self.fatal_err(
+                span,
+                "expression is nested too deeply (more than 256 levels)",
+            ));
+        }
         let id = NodeId(self.next_id);
         self.next_id += 1;
-        Expr { id, kind, span }
+        self.heights.push(h as u16);
+        Ok(Expr { id, kind, span })
+    }
+
+    pub(crate) fn height(&self, e: &Expr) -> u32 {
+        self.heights.get(e.id.0 as usize).copied().unwrap_or(0) as u32
+    }
+
+    /// Height of a type's tree (its width and size expressions included).
+    pub(crate) fn type_height(&self, t: &TypeRef) -> u32 {
+        1 + match &t.kind {
+            TypeKind::Bit(e) | TypeKind::SignedInt(e) | TypeKind::Varbit(e) => self.height(e),
+            TypeKind::Specialized(_, args) | TypeKind::Tuple(args) => {
+                args.iter().map(|a| self.type_height(a)).max().unwrap_or(0)
+            }
+            TypeKind::Stack(t, e) => self.type_height(t).max(self.height(e)),
+            TypeKind::List(t) => self.type_height(t),
+            _ => 0,
+        }
+    }
+
+    fn kind_height(&self, k: &ExprKind) -> u32 {
+        let h = |e: &Expr| self.height(e);
+        match k {
+            ExprKind::Type(t) => self.type_height(t),
+            ExprKind::Member(e, _) | ExprKind::Unary(_, e) => h(e),
+            ExprKind::Cast(t, e) => self.type_height(t).max(h(e)),
+            ExprKind::Index(a, b)
+            | ExprKind::Binary(_, a, b)
+            | ExprKind::Mask(a, b)
+            | ExprKind::Range(a, b) => h(a).max(h(b)),
+            ExprKind::Slice(a, b, c)
+            | ExprKind::PlusSlice(a, b, c)
+            | ExprKind::Ternary(a, b, c) => h(a).max(h(b)).max(h(c)),
+            ExprKind::Call {
+                callee,
+                type_args,
+                args,
+            } => {
+                let t = type_args
+                    .iter()
+                    .map(|t| self.type_height(t))
+                    .max()
+                    .unwrap_or(0);
+                args.iter()
+                    .map(|a| h(&a.value))
+                    .max()
+                    .unwrap_or(0)
+                    .max(t)
+                    .max(h(callee))
+            }
+            ExprKind::List { items, .. } => items.iter().map(h).max().unwrap_or(0),
+            ExprKind::StructInit { fields, .. } => {
+                fields.iter().map(|(_, e)| h(e)).max().unwrap_or(0)
+            }
+            _ => 0,
+        }
     }
 }
 

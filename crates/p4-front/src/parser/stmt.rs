@@ -304,7 +304,7 @@ impl Parser<'_> {
             if self.eat(&T::Range) {
                 let hi = self.expr_gt()?;
                 let span = self.span_from(rlo);
-                range = self.mk(ExprKind::Range(Box::new(range), Box::new(hi)), span);
+                range = self.mk(ExprKind::Range(Box::new(range), Box::new(hi)), span)?;
             }
             self.expect(&T::RParen)?;
             let body = Box::new(self.statement(false)?);
