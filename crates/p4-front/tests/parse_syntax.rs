@@ -458,6 +458,24 @@ fn declarations_versus_statements() {
 }
 
 #[test]
+fn statement_targets_must_be_lvalues() {
+    assert!(err("control c() { apply { t.apply()(1); } }").contains("assignment or a method call"));
+    assert!(err("control c() { apply { f(x) = 1; } }").contains("assignment or a method call"));
+    assert!(err("control c() { apply { a + b; } }").contains("assignment or a method call"));
+    let s = stmts("", "(a).b = 1; a[1][2:0] = 2; this.m();");
+    assert_eq!(s.len(), 3);
+}
+
+#[test]
+fn types_are_not_values() {
+    assert!(err("control C<H>(in H h) { apply { bool b = h > H; } }")
+        .contains("type `H` cannot be used as a value"));
+    assert!(err("extern E { m(); }").contains("expected a return type"));
+    assert!(err("type struct S { } T;").contains("expected"));
+    assert!(err("error { A, }").contains("expected a name"));
+}
+
+#[test]
 fn compound_assignment() {
     let s = stmts("", "x += 1; x >>= 2; x |+|= 3; x <<= 4;");
     let ops: Vec<BinOp> = s
@@ -492,7 +510,7 @@ fn switch_statements() {
 fn for_loops() {
     let s = stmts(
         "",
-        "for (bit<8> i = 0, bit<8> j = 1; i < 4; i = i + 1, j += 1) { } for (bit<8> v in 1 .. n) ; for (h in hs) { break; continue; } for (;;) {}",
+        "for (bit<8> i = 0, bit<8> j = 1; i < 4; i = i + 1, j += 1) { } for (bit<8> v in 1 .. n) ; for (H h in hs) { break; continue; } for (;;) {}",
     );
     let StmtKind::For {
         init, cond, update, ..
@@ -510,7 +528,8 @@ fn for_loops() {
     let StmtKind::ForIn { ty, var, .. } = &s[2].kind else {
         panic!()
     };
-    assert!(ty.is_none() && var.name == "h");
+    assert!(ty.is_some() && var.name == "h");
+    assert!(err("control c() { apply { for (h in hs) {} } }").contains("needs a type"));
     let StmtKind::For {
         init, cond, update, ..
     } = &s[3].kind

@@ -195,7 +195,20 @@ impl Parser<'_> {
 
     /// `lhs = e`, `lhs op= e` or `call(args)`, without the `;`.
     fn assign_or_call(&mut self) -> PResult<StmtKind> {
+        let lo = self.lo();
         let lhs = self.expr_gt()?;
+        // p4c's `lvalue`: the target of an assignment, or the callee of a call statement.
+        let target = match &lhs.kind {
+            ExprKind::Call { callee, .. } if !self.at(&T::Assign) => callee,
+            _ => &lhs,
+        };
+        if !is_lvalue(target) {
+            let span = crate::source::Span::new(lo, self.prev_hi().max(lo));
+            return Err(crate::diag::Diagnostic::error(
+                span,
+                "expected an assignment or a method call statement",
+            ));
+        }
         let op = match self.peek() {
             T::Assign => {
                 self.bump();
@@ -291,11 +304,10 @@ impl Parser<'_> {
         })?;
         if is_in {
             self.annotations()?;
-            let ty = if self.is_name_at(0) && matches!(self.peek_at(1), T::Keyword(Keyword::In)) {
-                None
-            } else {
-                Some(self.type_ref()?)
-            };
+            if self.is_name_at(0) && matches!(self.peek_at(1), T::Keyword(Keyword::In)) {
+                return Err(self.err_here("the loop variable needs a type: `for (T x in ...)`"));
+            }
+            let ty = Some(self.type_ref()?);
             let var = self.name()?;
             self.declare_object(&var);
             self.expect_kw(Keyword::In)?;
@@ -369,5 +381,16 @@ impl Parser<'_> {
             update,
             body,
         })
+    }
+}
+
+/// p4c's `lvalue`: a name, `this`, or members, indexes and slices of one; also `T.m` for a
+/// type `T` (as in `T.apply`).
+fn is_lvalue(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Path(_) | ExprKind::This => true,
+        ExprKind::Member(b, _) => is_lvalue(b) || matches!(b.kind, ExprKind::Type(_)),
+        ExprKind::Index(b, _) | ExprKind::Slice(b, ..) | ExprKind::PlusSlice(b, ..) => is_lvalue(b),
+        _ => false,
     }
 }
