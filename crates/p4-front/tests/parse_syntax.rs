@@ -704,4 +704,8 @@ control c() {
         "{once}"
     );
     assert!(once.contains("+(+y)"), "{once}");
+    let src = "@pragma odd ( x\n@pragma even ( x )\nconst bit<8> x = 1;";
+    let once = print_program(&prog(src));
+    assert_eq!(once, "@pragma odd ( x\n@even(x) const bit<8> x = 1;\n");
+    assert_eq!(print_program(&prog(&once)), once);
 }
