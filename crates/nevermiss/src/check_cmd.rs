@@ -1,12 +1,119 @@
-//! `nevermiss check`
-use clap::Args;
+//! `nevermiss check prog.p4 [-I dir] [-D NAME=VAL] [--arch ...] [--dump ...]`
+//!
+//! Prints nothing and exits 0 on a valid program; prints every diagnostic to stderr and exits 1
+//! on an invalid one; exits 2 on bad usage.
+
+use clap::{Args, ValueEnum};
+use p4_front::driver::{self, ArchChoice, Options};
+use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The P4 program.
-    pub file: std::path::PathBuf,
+    /// The P4_16 program.
+    pub file: PathBuf,
+    /// Add a directory to the include path (searched after nevermiss's own p4include/).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a preprocessor macro: NAME or NAME=VALUE.
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+    /// The architecture the program must be written for.
+    #[arg(long, value_enum, default_value_t = ArchArg::Auto)]
+    pub arch: ArchArg,
+    /// Print an intermediate form to stdout (may be repeated).
+    #[arg(long, value_enum)]
+    pub dump: Vec<Dump>,
 }
 
-pub fn run(_args: CheckArgs) -> u8 {
-    0
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArchArg {
+    Auto,
+    V1model,
+    Psa,
+    Pna,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Dump {
+    /// The preprocessed source.
+    Preprocessed,
+    /// One token per line.
+    Tokens,
+    /// The parsed program, printed back as P4.
+    Ast,
+    /// Tables, actions, externs, blocks and the main package.
+    Summary,
+}
+
+/// Splits `NAME=VAL` (or `NAME`, meaning `NAME=1`).
+pub fn parse_define(s: &str) -> Result<(String, String), String> {
+    let (name, val) = s.split_once('=').unwrap_or((s, "1"));
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok((name.to_string(), val.to_string()))
+    } else {
+        Err(format!("-D {s}: not a macro name"))
+    }
+}
+
+/// The front-end options from the shared flags (also used by `run` and `stf`).
+pub fn options(include: &[PathBuf], define: &[String], arch: ArchArg) -> Result<Options, String> {
+    let defines = define
+        .iter()
+        .map(|d| parse_define(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let arch = match arch {
+        ArchArg::Auto => ArchChoice::Auto,
+        ArchArg::V1model => ArchChoice::V1Model,
+        ArchArg::Psa => ArchChoice::Psa,
+        ArchArg::Pna => ArchChoice::Pna,
+    };
+    Ok(Options {
+        include_dirs: include.to_vec(),
+        defines,
+        arch,
+    })
+}
+
+pub fn run(args: CheckArgs) -> u8 {
+    let opts = match options(&args.include, &args.define, args.arch) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    if !args.file.is_file() {
+        eprintln!("error: {}: no such file", args.file.display());
+        return 2;
+    }
+    match driver::compile_file(&args.file, &opts) {
+        Ok(c) => {
+            for w in &c.checked.warnings {
+                eprint!("{}", p4_front::diag::render(&c.unit, w));
+            }
+            for d in &args.dump {
+                match d {
+                    Dump::Preprocessed => print!("{}", c.unit.text),
+                    Dump::Tokens => match p4_front::lexer::lex(&c.unit.text) {
+                        Ok(tokens) => {
+                            print!("{}", p4_front::parser::dump_tokens(&tokens, &c.unit.text))
+                        }
+                        Err(e) => eprint!("{}", p4_front::diag::render(&c.unit, &e)),
+                    },
+                    Dump::Ast => print!("{}", p4_front::printer::print_program(&c.program)),
+                    Dump::Summary => print!("{}", p4_front::check::summary(&c.program, &c.checked)),
+                }
+            }
+            0
+        }
+        Err(failed) => {
+            eprint!("{}", failed.render());
+            1
+        }
+    }
 }

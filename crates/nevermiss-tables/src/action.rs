@@ -1,0 +1,183 @@
+//! Action data: the action id chosen by the compiler plus the packed action parameters.
+//!
+//! Parameters are stored inline up to [`Params::INLINE`] bytes, so copying a hit's data into a
+//! reused [`crate::Lookup`] never allocates for typical actions (ports, MACs, IPv6 addresses).
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+/// Action id meaning "no action set yet" (the default action of a fresh table).
+pub const ACTION_NONE: u32 = u32::MAX;
+
+/// Packed action parameters (the layout is the compiler's business; the table copies bytes).
+///
+/// Guarantee: `len() <= INLINE` never touches the heap; longer parameters reuse the heap buffer
+/// once it has grown, so a `Params` that is written over and over allocates at most once.
+#[derive(Clone, Default)]
+pub struct Params {
+    len: u32,
+    inline: [u8; Params::INLINE],
+    heap: Vec<u8>,
+}
+
+impl Params {
+    /// Bytes held without a heap allocation.
+    pub const INLINE: usize = 32;
+
+    /// Empty parameters.
+    pub const fn new() -> Self {
+        Params {
+            len: 0,
+            inline: [0; Params::INLINE],
+            heap: Vec::new(),
+        }
+    }
+
+    /// Copy of `bytes`.
+    pub fn from_slice(bytes: &[u8]) -> Self {
+        let mut p = Params::new();
+        p.set(bytes);
+        p
+    }
+
+    /// Replaces the contents with `bytes`, reusing storage.
+    pub fn set(&mut self, bytes: &[u8]) {
+        self.resize(bytes.len()).copy_from_slice(bytes);
+    }
+
+    /// Sets the length to `len` (contents unspecified) and returns the bytes for writing.
+    pub(crate) fn resize(&mut self, len: usize) -> &mut [u8] {
+        self.len = len as u32;
+        if len <= Self::INLINE {
+            &mut self.inline[..len]
+        } else {
+            self.heap.resize(len, 0);
+            &mut self.heap[..len]
+        }
+    }
+
+    /// The bytes as a slice.
+    pub fn as_slice(&self) -> &[u8] {
+        let len = self.len as usize;
+        if len <= Self::INLINE {
+            &self.inline[..len]
+        } else {
+            &self.heap[..len]
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        let len = self.len as usize;
+        if len <= Self::INLINE {
+            &mut self.inline[..len]
+        } else {
+            &mut self.heap[..len]
+        }
+    }
+}
+
+impl Deref for Params {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl DerefMut for Params {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+}
+
+impl PartialEq for Params {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for Params {}
+
+impl std::hash::Hash for Params {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state)
+    }
+}
+
+impl fmt::Debug for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "0x")?;
+        for b in self.as_slice() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<&[u8]> for Params {
+    fn from(b: &[u8]) -> Self {
+        Params::from_slice(b)
+    }
+}
+
+impl From<Vec<u8>> for Params {
+    fn from(b: Vec<u8>) -> Self {
+        Params::from_slice(&b)
+    }
+}
+
+impl<const N: usize> From<[u8; N]> for Params {
+    fn from(b: [u8; N]) -> Self {
+        Params::from_slice(&b)
+    }
+}
+
+/// An action and its parameters, as stored in an entry or as a table's default action.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ActionData {
+    /// Action id assigned by the compiler.
+    pub action: u32,
+    /// Packed parameters.
+    pub params: Params,
+}
+
+impl ActionData {
+    /// Action `action` with parameters `params`.
+    pub fn new(action: u32, params: impl Into<Params>) -> Self {
+        ActionData {
+            action,
+            params: params.into(),
+        }
+    }
+
+    /// Action `action` without parameters.
+    pub fn bare(action: u32) -> Self {
+        ActionData {
+            action,
+            params: Params::new(),
+        }
+    }
+}
+
+impl Default for ActionData {
+    /// [`ACTION_NONE`] without parameters.
+    fn default() -> Self {
+        ActionData::bare(ACTION_NONE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_and_heap_round_trip() {
+        let mut p = Params::from_slice(&[1, 2, 3]);
+        assert_eq!(&*p, &[1, 2, 3]);
+        let long: Vec<u8> = (0..100).collect();
+        p.set(&long);
+        assert_eq!(&*p, &long[..]);
+        p.set(&[9]);
+        assert_eq!(&*p, &[9]);
+        assert_eq!(p, Params::from([9u8]));
+        assert_eq!(format!("{p:?}"), "0x09");
+    }
+}

@@ -1,0 +1,26 @@
+//! Match-action tables for nevermiss: the runtime behind every `table.apply()` of a P4 program
+//! (P4_16 §14.2) on PNA and v1model, including PNA add-on-miss, data-plane updates of action
+//! parameters and idle timeouts (PNA §"Tables with add-on-miss capability", §"Table entry idle
+//! timeout").
+//!
+//! One [`Table`] is shared by all worker threads and the control plane through `&self` methods.
+//! Design, guarantees and the path to a lock-free engine: `docs/tables.md`.
+
+mod action;
+mod cell;
+mod error;
+mod hash;
+mod index;
+pub mod spec;
+mod stats;
+mod table;
+mod wheel;
+
+pub use action::{ActionData, Params, ACTION_NONE};
+pub use error::TableError;
+pub use spec::{EntryView, FieldMatch, IdleTimeout, KeySpec, MatchKind, TableSpec, MAX_TABLE_SIZE};
+pub use stats::TableStats;
+pub use table::{
+    AddStatus, EntryHandle, EntryId, Expired, Lookup, Table, DEFAULT_PROFILES_S, MAX_PROFILES,
+};
+pub use wheel::DEFAULT_TICK_NS;

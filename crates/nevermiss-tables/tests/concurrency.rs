@@ -1,0 +1,314 @@
+//! Several threads on one table: data-plane inserts of overlapping keys, control-plane modify
+//! and delete, readers checking that they never see a torn or missing entry.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::thread;
+
+use nevermiss_tables::*;
+
+const P: usize = 24; // three 8-byte words: a torn read would mix patterns
+
+fn pattern(b: u8) -> ActionData {
+    ActionData::new(b as u32, vec![b; P])
+}
+
+fn consistent(d: &ActionData) -> bool {
+    d.params.len() == P && d.params.iter().all(|&x| x == d.params[0])
+}
+
+fn key(i: u32) -> [u8; 4] {
+    i.to_be_bytes()
+}
+
+fn learner(size: usize) -> Arc<Table> {
+    let spec = TableSpec::new("flows", vec![KeySpec::new("k", 32, MatchKind::Exact)], size)
+        .with_add_on_miss(true)
+        .with_max_params_bytes(P);
+    Arc::new(Table::new(spec).unwrap())
+}
+
+/// Simple xorshift so each thread walks the keys in its own order.
+fn shuffled(n: u32, seed: u64) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..n).collect();
+    let mut x = seed | 1;
+    for i in (1..v.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+#[test]
+fn same_key_added_by_many_threads_exactly_once() {
+    const N: u32 = 20_000;
+    let t = learner(N as usize);
+    let added: Arc<Vec<AtomicU32>> = Arc::new((0..N).map(|_| AtomicU32::new(0)).collect());
+    let handles: Vec<_> = (0..4)
+        .map(|w| {
+            let (t, added) = (t.clone(), added.clone());
+            thread::spawn(move || {
+                for k in shuffled(N, 0x9e37 + w) {
+                    let l = t.lookup(&key(k), 0);
+                    if l.is_hit() {
+                        continue;
+                    }
+                    match t.add_on_miss(&key(k), &pattern(k as u8), 0, 0) {
+                        AddStatus::Added(_) => {
+                            added[k as usize].fetch_add(1, Relaxed);
+                        }
+                        AddStatus::AlreadyPresent => {}
+                        other => panic!("unexpected {other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert!(
+        added.iter().all(|a| a.load(Relaxed) == 1),
+        "some key added twice or never"
+    );
+    assert_eq!(t.len(), N as usize);
+    let keys: HashSet<Vec<u8>> = t.iter().into_iter().map(|e| e.key).collect();
+    assert_eq!(keys.len(), N as usize);
+    assert_eq!(t.stats().inserts, N as u64);
+}
+
+#[test]
+fn inserters_modifier_deleter_and_reader() {
+    const N: u32 = 6_000;
+    let t = learner(N as usize);
+    let done = Arc::new(AtomicBool::new(false));
+    let bad = Arc::new(AtomicU64::new(0));
+    // Three inserters over overlapping ranges [0,3000), [1500,4500), [3000,6000), twice.
+    let inserters: Vec<_> = (0..3u32)
+        .map(|w| {
+            let t = t.clone();
+            thread::spawn(move || {
+                for _round in 0..2 {
+                    for k in shuffled(N / 2, w as u64 + 7) {
+                        let k = k + w * N / 4;
+                        if !t.lookup(&key(k), 0).is_hit() {
+                            let s = t.add_on_miss(&key(k), &pattern(k as u8), 0, 0);
+                            assert!(
+                                matches!(s, AddStatus::Added(_) | AddStatus::AlreadyPresent),
+                                "{s:?}"
+                            );
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let control = {
+        let (t, done) = (t.clone(), done.clone());
+        thread::spawn(move || {
+            let mut b = 0u8;
+            loop {
+                let finished = done.load(Acquire);
+                for k in 0..N {
+                    let m = [FieldMatch::Exact(key(k).to_vec())];
+                    if k % 5 == 0 {
+                        let _ = t.delete(&m, 0);
+                    } else {
+                        b = b.wrapping_add(1);
+                        let _ = t.modify(&m, 0, pattern(b));
+                    }
+                }
+                if finished {
+                    break;
+                }
+            }
+        })
+    };
+    let readers: Vec<_> = (0..2u64)
+        .map(|r| {
+            let (t, done, bad) = (t.clone(), done.clone(), bad.clone());
+            thread::spawn(move || {
+                let mut out = vec![Lookup::default(); 32];
+                let mut x = 0x1234_5678u64 + r;
+                while !done.load(Acquire) {
+                    let mut keys = Vec::with_capacity(32 * 4);
+                    for _ in 0..32 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        keys.extend_from_slice(&key((x % N as u64) as u32));
+                    }
+                    t.lookup_batch(&keys, 0, &mut out).unwrap();
+                    for l in &out {
+                        if l.is_hit() && !consistent(&l.data) {
+                            bad.fetch_add(1, Relaxed);
+                        }
+                        // data-plane updates race with control-plane modifies: both atomic
+                        if let Some(h) = l.hit {
+                            let b = l.data.params[0].wrapping_add(1);
+                            t.update_params(h, &[b; P]);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in inserters {
+        h.join().unwrap();
+    }
+    done.store(true, Release);
+    control.join().unwrap();
+    for h in readers {
+        h.join().unwrap();
+    }
+    assert_eq!(bad.load(Relaxed), 0, "torn reads observed");
+    let entries = t.iter();
+    let keys: Vec<u32> = entries
+        .iter()
+        .map(|e| u32::from_be_bytes(e.key[..].try_into().unwrap()))
+        .collect();
+    let set: HashSet<u32> = keys.iter().copied().collect();
+    assert_eq!(set.len(), keys.len(), "duplicate entries");
+    let expected: HashSet<u32> = (0..N).filter(|k| k % 5 != 0).collect();
+    assert_eq!(set, expected);
+    assert!(entries.iter().all(|e| consistent(&e.data)));
+    assert_eq!(t.len(), expected.len());
+}
+
+#[test]
+fn modify_is_never_missing_or_torn_for_every_engine() {
+    let specs = [
+        (
+            vec![KeySpec::new("k", 32, MatchKind::Exact)],
+            FieldMatch::Exact(key(7).to_vec()),
+            0,
+        ),
+        (
+            vec![KeySpec::new("k", 32, MatchKind::Lpm)],
+            FieldMatch::Lpm(key(7).to_vec(), 24),
+            0,
+        ),
+        (
+            vec![KeySpec::new("k", 32, MatchKind::Ternary)],
+            FieldMatch::Ternary(key(7).to_vec(), key(0xffff).to_vec()),
+            3,
+        ),
+    ];
+    for (keys, m, prio) in specs {
+        let t =
+            Arc::new(Table::new(TableSpec::new("t", keys, 64).with_max_params_bytes(P)).unwrap());
+        t.insert(std::slice::from_ref(&m), prio, pattern(0))
+            .unwrap();
+        // other entries in other tuples so lookups do real work
+        let stop = Arc::new(AtomicBool::new(false));
+        let reads = Arc::new(AtomicU64::new(0));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (t, stop, reads) = (t.clone(), stop.clone(), reads.clone());
+                thread::spawn(move || {
+                    let mut l = Lookup::default();
+                    while !stop.load(Acquire) {
+                        assert!(
+                            t.lookup_into(&key(7), 0, &mut l),
+                            "entry missing during modify"
+                        );
+                        assert!(
+                            consistent(&l.data) && l.data.action == l.data.params[0] as u32,
+                            "torn: {:?}",
+                            l.data
+                        );
+                        reads.fetch_add(1, Relaxed);
+                    }
+                })
+            })
+            .collect();
+        // Keep modifying until the readers have overlapped with plenty of modifies.
+        let mut i = 0u32;
+        while i < 20_000 || reads.load(Relaxed) < 20_000 {
+            i += 1;
+            t.modify(std::slice::from_ref(&m), prio, pattern(i as u8))
+                .unwrap();
+            if i % 1024 == 0 {
+                thread::yield_now();
+            }
+        }
+        stop.store(true, Release);
+        for r in readers {
+            r.join().unwrap();
+        }
+        let l = t.lookup(&key(7), 0);
+        assert_eq!(l.version, i as u64);
+    }
+}
+
+#[test]
+fn expiry_races_with_restarts_and_adds() {
+    let spec = TableSpec::new("t", vec![KeySpec::new("k", 32, MatchKind::Exact)], 4096)
+        .with_add_on_miss(true)
+        .with_idle_timeout(IdleTimeout::AutoDelete)
+        .with_max_params_bytes(P);
+    let t = Arc::new(Table::new(spec).unwrap());
+    t.set_profiles(&[5_000_000, 20_000_000]).unwrap();
+    let clock = Arc::new(AtomicU64::new(1));
+    let stop = Arc::new(AtomicBool::new(false));
+    let added = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..2u64)
+        .map(|w| {
+            let (t, clock, stop, added) = (t.clone(), clock.clone(), stop.clone(), added.clone());
+            thread::spawn(move || {
+                let mut x = 99 + w;
+                while !stop.load(Acquire) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let k = key((x % 3000) as u32);
+                    let now = clock.load(Acquire);
+                    let l = t.lookup(&k, now);
+                    match l.hit {
+                        Some(h) => {
+                            if x % 3 == 0 {
+                                t.set_expire_profile(h, (x % 2) as u8, now);
+                            } else {
+                                t.restart_timer(h, now);
+                            }
+                        }
+                        None => {
+                            if t.add_on_miss(&k, &pattern(1), (x % 2) as u8, now)
+                                .is_added()
+                            {
+                                added.fetch_add(1, Relaxed);
+                            }
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut removed = 0u64;
+    for _ in 0..3000 {
+        let now = clock.fetch_add(100_000, AcqRel) + 100_000;
+        for e in t.expire(now) {
+            assert!(!e.notify);
+            assert!(
+                e.entry.deadline_ns.is_some_and(|d| d <= now),
+                "expired early: {e:?} at {now}"
+            );
+            removed += 1;
+        }
+    }
+    stop.store(true, Release);
+    for w in workers {
+        w.join().unwrap();
+    }
+    let end = clock.load(Acquire) + 1_000_000_000;
+    removed += t.expire(end).len() as u64;
+    assert!(t.is_empty(), "{} entries left", t.len());
+    let s = t.stats();
+    // entries replaced by add_on_miss after expiring lazily count as expirations too
+    assert_eq!(s.expirations, added.load(Relaxed));
+    assert!(removed <= s.expirations);
+    assert_eq!(s.inserts, added.load(Relaxed));
+}

@@ -1,0 +1,344 @@
+//! `nevermiss conformance --p4c DIR`: run p4c's test suites (a local copy, never committed) through
+//! `nevermiss check` and count what was accepted, rejected and crashed.
+//!
+//! Every file runs in a child process of this same binary with a time limit, so a panic, a stack
+//! overflow or a hang in one file is counted as a crash instead of taking the runner down.
+//! A rejection counts only if the child printed an `error:` diagnostic and exited with 1.
+
+use clap::Args;
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct ConformanceArgs {
+    /// Root of a p4c checkout (or of an extracted `testdata/`'s parent).
+    #[arg(long, env = "P4C_DIR")]
+    pub p4c: PathBuf,
+    /// Run only the suites whose name contains this string.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Seconds before a check counts as hung.
+    #[arg(long, default_value_t = 20)]
+    pub timeout: u64,
+    /// Parallel child processes (default: number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print every file's outcome, not only the failures.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+/// What a suite expects of its programs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Accept,
+    Reject,
+}
+
+struct Suite {
+    name: &'static str,
+    files: Vec<PathBuf>,
+    expect: Expect,
+}
+
+#[derive(Clone, Debug)]
+enum Outcome {
+    Accepted,
+    Rejected(String),
+    Crashed(String),
+}
+
+/// Include files of the architectures nevermiss supports; a sample including anything else is out of scope.
+const SUPPORTED_INCLUDES: &[&str] = &[
+    "core.p4",
+    "v1model.p4",
+    "psa.p4",
+    "pna.p4",
+    "bmv2/psa.p4",
+    "dpdk/psa.p4",
+    "dpdk/pna.p4",
+    "bmv2/pna.p4",
+];
+
+pub fn run(args: ConformanceArgs) -> u8 {
+    let testdata = args.p4c.join("testdata");
+    if !testdata.is_dir() {
+        eprintln!("error: {} has no testdata/ directory", args.p4c.display());
+        return 2;
+    }
+    let mut suites = match collect_suites(&testdata) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    if let Some(filter) = &args.suite {
+        suites.retain(|s| s.name.contains(filter.as_str()));
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot find own executable: {e}");
+            return 2;
+        }
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let timeout = Duration::from_secs(args.timeout);
+    let mut any_crash = false;
+    let mut summary = Vec::new();
+    for suite in &suites {
+        let outcomes = run_all(&exe, &suite.files, jobs, timeout);
+        let (mut acc, mut rej, mut crash) = (0, 0, 0);
+        println!(
+            "== {} ({} files, expected: {})",
+            suite.name,
+            suite.files.len(),
+            expect_word(suite.expect)
+        );
+        for (file, outcome) in suite.files.iter().zip(&outcomes) {
+            let name = file
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            match outcome {
+                Outcome::Accepted => {
+                    acc += 1;
+                    if suite.expect == Expect::Reject {
+                        println!("  FAIL accepted: {name}");
+                    } else if args.verbose {
+                        println!("  ok   accepted: {name}");
+                    }
+                }
+                Outcome::Rejected(why) => {
+                    rej += 1;
+                    if suite.expect == Expect::Accept {
+                        println!("  FAIL rejected: {name}: {why}");
+                    } else if args.verbose {
+                        println!("  ok   rejected: {name}: {why}");
+                    }
+                }
+                Outcome::Crashed(why) => {
+                    crash += 1;
+                    println!("  CRASH {name}: {why}");
+                }
+            }
+        }
+        any_crash |= crash > 0;
+        let good = if suite.expect == Expect::Accept {
+            acc
+        } else {
+            rej
+        };
+        let total = suite.files.len().max(1);
+        let line = format!(
+            "{}: {} files, {} accepted, {} rejected, {} crashed; {:.1}% as expected",
+            suite.name,
+            suite.files.len(),
+            acc,
+            rej,
+            crash,
+            100.0 * good as f64 / total as f64
+        );
+        println!("{line}");
+        summary.push(line);
+    }
+    println!("== summary");
+    for line in &summary {
+        println!("{line}");
+    }
+    if any_crash {
+        1
+    } else {
+        0
+    }
+}
+
+fn expect_word(e: Expect) -> &'static str {
+    match e {
+        Expect::Accept => "accept",
+        Expect::Reject => "reject",
+    }
+}
+
+fn p4_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "p4") && p.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn collect_suites(testdata: &Path) -> Result<Vec<Suite>, String> {
+    let samples_dir = testdata.join("p4_16_samples");
+    let samples = p4_files(&samples_dir).map_err(|e| format!("{}: {e}", samples_dir.display()))?;
+    let in_scope: Vec<PathBuf> = samples
+        .iter()
+        .filter(|p| includes_supported(p, &mut BTreeSet::new()))
+        .cloned()
+        .collect();
+    let pna: Vec<PathBuf> = samples
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("pna-"))
+        })
+        .cloned()
+        .collect();
+    let mut suites = vec![
+        Suite {
+            name: "p4_16_samples (core/v1model/psa/pna)",
+            files: in_scope,
+            expect: Expect::Accept,
+        },
+        Suite {
+            name: "p4_16_samples pna-*",
+            files: pna,
+            expect: Expect::Accept,
+        },
+    ];
+    for (name, dir) in [
+        ("p4_16_errors", "p4_16_errors"),
+        ("p4_16_pna_errors", "p4_16_pna_errors"),
+    ] {
+        if let Ok(files) = p4_files(&testdata.join(dir)) {
+            suites.push(Suite {
+                name,
+                files,
+                expect: Expect::Reject,
+            });
+        }
+    }
+    Ok(suites)
+}
+
+/// True if every `#include` of the file (followed through quoted includes of local files) names a
+/// supported architecture's include file.
+fn includes_supported(file: &Path, seen: &mut BTreeSet<PathBuf>) -> bool {
+    if !seen.insert(file.to_path_buf()) {
+        return true;
+    }
+    let Ok(bytes) = std::fs::read(file) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    for line in text.lines() {
+        let l = line.trim_start();
+        let Some(rest) = l.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let (quoted, name) = match (rest.strip_prefix('<'), rest.strip_prefix('"')) {
+            (Some(r), _) => (false, r.split('>').next().unwrap_or("")),
+            (_, Some(r)) => (true, r.split('"').next().unwrap_or("")),
+            _ => return false,
+        };
+        if SUPPORTED_INCLUDES.contains(&name) {
+            continue;
+        }
+        let local = file.parent().map(|d| d.join(name));
+        match local {
+            Some(p) if quoted && p.is_file() => {
+                if !includes_supported(&p, seen) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn run_all(exe: &Path, files: &[PathBuf], jobs: usize, timeout: Duration) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(file) = files.get(i) else { break };
+                let outcome = check_one(exe, file, timeout);
+                if let Ok(mut r) = results.lock() {
+                    r[i] = Some(outcome);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Outcome::Crashed("not run".into())))
+        .collect()
+}
+
+fn check_one(exe: &Path, file: &Path, timeout: Duration) -> Outcome {
+    let child = Command::new(exe)
+        .arg("check")
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Outcome::Crashed(format!("cannot start: {e}")),
+    };
+    // Drain stderr on a thread so a chatty child cannot block on a full pipe.
+    let mut stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.read_to_end(&mut buf);
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => break None,
+        }
+    };
+    let err = reader.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Outcome::Crashed(format!("timeout after {} s", timeout.as_secs()));
+    };
+    match status.code() {
+        Some(0) => Outcome::Accepted,
+        Some(1) if err.contains("error:") => {
+            let first = err
+                .lines()
+                .find(|l| l.contains("error:"))
+                .unwrap_or("")
+                .trim();
+            Outcome::Rejected(first.chars().take(200).collect())
+        }
+        Some(c) => Outcome::Crashed(format!(
+            "exit code {c}: {}",
+            err.lines()
+                .last()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect::<String>()
+        )),
+        None => Outcome::Crashed("killed by a signal".into()),
+    }
+}

@@ -1,0 +1,161 @@
+//! From a file to a checked program: the one path every command takes
+//! (preprocess → parse → check), with the PNA dialect chosen before preprocessing.
+
+use crate::ast::Program;
+use crate::check::{self, Arch, Checked};
+use crate::diag::{self, Diagnostic};
+use crate::pna_dialect::{self, PnaDialect, DIALECT_MACRO};
+use crate::preprocess;
+use crate::source::Unit;
+use std::path::{Path, PathBuf};
+
+/// The architecture a user asks for with `--arch`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ArchChoice {
+    /// Whatever the program's `main` package instantiates.
+    #[default]
+    Auto,
+    V1Model,
+    Psa,
+    Pna,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `-I` directories, searched after the project's own `p4include/`.
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D NAME=VALUE` definitions.
+    pub defines: Vec<(String, String)>,
+    pub arch: ArchChoice,
+}
+
+/// A program that passed every phase.
+pub struct Compiled {
+    pub unit: Unit,
+    pub program: Program,
+    pub checked: Checked,
+    pub pna_dialect: PnaDialect,
+}
+
+/// A program that failed: the diagnostics of the first failing phase (all of them for the checker).
+pub struct Failed {
+    /// The preprocessed unit, when preprocessing got that far; needed to render positions.
+    pub unit: Option<Unit>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Failed {
+    /// Every diagnostic rendered as `file:line:col: error: message` with the source line and an underline.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for d in &self.diagnostics {
+            match &self.unit {
+                Some(u) => out.push_str(&diag::render(u, d)),
+                None => out.push_str(&diag::render(&Unit::from_string("<input>", ""), d)),
+            }
+        }
+        out
+    }
+}
+
+/// Reads, preprocesses, parses and checks `path`.
+pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Failed> {
+    let bytes = std::fs::read(path).map_err(|e| Failed {
+        unit: None,
+        diagnostics: vec![Diagnostic::error_global(format!("{}: {e}", path.display()))],
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let (pp, dialect) = preprocess_options(&text, opts);
+    let unit = preprocess::preprocess(path, &pp).map_err(|d| Failed {
+        unit: None,
+        diagnostics: vec![d],
+    })?;
+    finish(unit, dialect, opts)
+}
+
+/// Like [`compile_file`] for a program given as text (`name` is what diagnostics call the file).
+pub fn compile_str(name: &str, text: &str, opts: &Options) -> Result<Compiled, Failed> {
+    let (pp, dialect) = preprocess_options(text, opts);
+    let unit = preprocess::preprocess_str(name, text, &pp).map_err(|d| Failed {
+        unit: None,
+        diagnostics: vec![d],
+    })?;
+    finish(unit, dialect, opts)
+}
+
+/// The preprocessor options for a program: the user's, plus the PNA dialect macro unless the user set it.
+fn preprocess_options(text: &str, opts: &Options) -> (preprocess::Options, PnaDialect) {
+    let user_choice = opts
+        .defines
+        .iter()
+        .find(|(n, _)| n == DIALECT_MACRO)
+        .map(|(_, v)| v.trim());
+    let dialect = match user_choice {
+        Some("3") => PnaDialect::V07ThreeBlock,
+        Some(_) => PnaDialect::V06FourBlock,
+        None => pna_dialect::detect(text),
+    };
+    let mut defines = opts.defines.clone();
+    if user_choice.is_none() {
+        defines.push((
+            DIALECT_MACRO.to_string(),
+            pna_dialect::macro_value(dialect).to_string(),
+        ));
+    }
+    (
+        preprocess::Options {
+            include_dirs: opts.include_dirs.clone(),
+            defines,
+        },
+        dialect,
+    )
+}
+
+fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compiled, Failed> {
+    let program = match crate::parser::parse(&unit) {
+        Ok(p) => p,
+        Err(d) => {
+            return Err(Failed {
+                unit: Some(unit),
+                diagnostics: vec![d],
+            })
+        }
+    };
+    let checked = match check::check(&program) {
+        Ok(c) => c,
+        Err(diagnostics) => {
+            return Err(Failed {
+                unit: Some(unit),
+                diagnostics,
+            })
+        }
+    };
+    if let Some(d) = arch_mismatch(opts.arch, &checked.arch) {
+        return Err(Failed {
+            unit: Some(unit),
+            diagnostics: vec![d],
+        });
+    }
+    Ok(Compiled {
+        unit,
+        program,
+        checked,
+        pna_dialect,
+    })
+}
+
+/// An error when the user asked for one architecture and the program's `main` is another.
+fn arch_mismatch(choice: ArchChoice, found: &Arch) -> Option<Diagnostic> {
+    let ok = match choice {
+        ArchChoice::Auto => true,
+        ArchChoice::V1Model => matches!(found, Arch::V1Model),
+        ArchChoice::Psa => matches!(found, Arch::Psa),
+        ArchChoice::Pna => matches!(found, Arch::Pna(_)),
+    };
+    (!ok).then(|| {
+        Diagnostic::error_global(
+            format!("--arch {choice:?} was asked for, but the program's main package is {found:?}")
+                .to_lowercase(),
+        )
+    })
+}

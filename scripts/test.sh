@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command: sets everything up, then runs every check and test of the project.
+# Env: P4C_DIR=<checkout of p4lang/p4c>  also runs the p4c conformance suites (skipped when unset).
+#      NEVERMISS_FUZZ_SECS=<n>            time budget of the bounded fuzz run (default 20).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --locked --workspace --all-targets -q -- -D warnings
+echo "== cargo test"
+cargo test --locked --workspace -q
+if [ -n "${P4C_DIR:-}" ]; then
+    echo "== p4c conformance ($P4C_DIR)"
+    ./target/release/nevermiss conformance --p4c "$P4C_DIR"
+fi
