@@ -459,9 +459,22 @@ fn declarations_versus_statements() {
 
 #[test]
 fn statement_targets_must_be_lvalues() {
-    assert!(err("control c() { apply { t.apply()(1); } }").contains("assignment or a method call"));
-    assert!(err("control c() { apply { f(x) = 1; } }").contains("assignment or a method call"));
-    assert!(err("control c() { apply { a + b; } }").contains("assignment or a method call"));
+    assert_eq!(
+        err("control c() { apply { t.apply()(1); } }"),
+        "expected an assignment or a method call, found `(`"
+    );
+    assert_eq!(
+        err("control c() { apply { f(x) = 1; } }"),
+        "expected an assignment or a method call, found `=`"
+    );
+    assert_eq!(
+        err("control c() { apply { a + b; } }"),
+        "expected an assignment or a method call, found `+`"
+    );
+    assert_eq!(
+        err("control c() { apply { (a + b).c = 1; } }"),
+        "expected an assignment or a method call, found `+`"
+    );
     let s = stmts("", "(a).b = 1; a[1][2:0] = 2; this.m();");
     assert_eq!(s.len(), 3);
 }

@@ -195,7 +195,6 @@ impl Parser<'_> {
 
     /// `lhs = e`, `lhs op= e` or `call(args)`, without the `;`.
     fn assign_or_call(&mut self) -> PResult<StmtKind> {
-        let lo = self.lo();
         let lhs = self.expr_gt()?;
         // p4c's `lvalue`: the target of an assignment, or the callee of a call statement.
         let target = match &lhs.kind {
@@ -203,11 +202,11 @@ impl Parser<'_> {
             _ => &lhs,
         };
         if !is_lvalue(target) {
-            let span = crate::source::Span::new(lo, self.prev_hi().max(lo));
-            return Err(crate::diag::Diagnostic::error(
-                span,
-                "expected an assignment or a method call statement",
-            ));
+            // Point at the first token that cannot continue an l-value, as p4c does.
+            let at = first_non_lvalue(&lhs);
+            let i = self.toks.partition_point(|t| t.span.lo < at);
+            self.pos = i.min(self.end);
+            return Err(self.err_here("expected an assignment or a method call"));
         }
         let op = match self.peek() {
             T::Assign => {
@@ -381,6 +380,30 @@ impl Parser<'_> {
             update,
             body,
         })
+    }
+}
+
+/// The byte offset of the first token of `e` that cannot be part of an l-value.
+fn first_non_lvalue(e: &Expr) -> u32 {
+    match &e.kind {
+        ExprKind::Binary(_, l, _)
+        | ExprKind::Ternary(l, ..)
+        | ExprKind::Mask(l, _)
+        | ExprKind::Range(l, _) => {
+            if is_lvalue(l) {
+                l.span.hi
+            } else {
+                first_non_lvalue(l)
+            }
+        }
+        ExprKind::Member(b, _)
+        | ExprKind::Index(b, _)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::PlusSlice(b, ..) => first_non_lvalue(b),
+        // After `lvalue(args)` only `;` may follow.
+        ExprKind::Call { callee, .. } if is_lvalue(callee) => e.span.hi,
+        ExprKind::Call { callee, .. } => first_non_lvalue(callee),
+        _ => e.span.lo,
     }
 }
 
