@@ -365,7 +365,7 @@ mod tests {
         );
         assert_eq!(lines[1], "  expected: 001122334455");
         assert_eq!(lines[2], "  got:      001122434455");
-        assert_eq!(lines[3].find('^'), lines[2].find("434455").map(|i| i));
+        assert_eq!(lines[3].find('^'), lines[2].find("434455"));
     }
 
     #[test]
