@@ -226,10 +226,14 @@ impl Table {
     pub fn lookup_into(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
         let slot = {
             let idx = self.read_index();
-            let slot = if self.key_ok(key) {
-                idx.lookup(key)
-            } else {
+            let slot = if !self.key_ok(key) {
                 None
+            } else if idx.is_exact() {
+                idx.probe_exact_hinted(idx.exact_hash(key), key, |s| {
+                    self.cells.prefetch(s as usize)
+                })
+            } else {
+                idx.lookup(key)
             };
             self.finish(slot, now_ns, out)
         };
@@ -288,6 +292,13 @@ impl Table {
                     for (h, k) in hashes.iter_mut().zip(kc.chunks_exact(kl)) {
                         *h = idx.exact_hash(k);
                         idx.prefetch_bucket(*h);
+                    }
+                    // Second stage: the likely slot's key and cell, for the whole group.
+                    for h in hashes.iter().take(oc.len()) {
+                        if let Some(s) = idx.candidate(*h) {
+                            idx.prefetch_key(s);
+                            self.cells.prefetch(s as usize);
+                        }
                     }
                     for ((h, k), o) in hashes.iter().zip(kc.chunks_exact(kl)).zip(oc.iter_mut()) {
                         hits += self.finish(idx.probe_exact(*h, k), now_ns, o) as usize;
@@ -398,11 +409,11 @@ impl Table {
             if g.gen() != h.gen {
                 return false;
             }
-            let p = profile.map_or_else(|| cell.profile.load(Relaxed), u32::from);
+            let p = profile.map_or_else(|| g.profile(), u32::from);
             let Some(d) = self.profile_ns(p as u8).filter(|_| p < MAX_PROFILES as u32) else {
                 return false;
             };
-            cell.profile.store(p, Relaxed);
+            g.set_profile(p);
             let deadline = now.saturating_add(d);
             cell.deadline.store(deadline, SeqCst);
             deadline
@@ -411,8 +422,8 @@ impl Table {
         // `deadline` then load `sched`, so one of us sees the other and re-links.
         if deadline < cell.sched.load(SeqCst) {
             let mut w = self.lock_wheel(wheel);
-            if cell.gen.load(SeqCst) == h.gen {
-                w.link(h.slot, cell.deadline.load(SeqCst), &cell.sched);
+            if cell.gen() == h.gen {
+                w.link(h.slot, cell.deadline.load(SeqCst), cell.sched);
             }
         }
         true
@@ -480,13 +491,13 @@ impl Table {
             g.set_gen(gen);
             g.write(data);
             g.set_version(0);
-            cell.profile.store(profile as u32, Relaxed);
+            g.set_profile(profile as u32);
             cell.deadline.store(deadline, SeqCst);
             gen
         };
         if let Some(w) = &self.wheel {
             if deadline != NEVER {
-                self.lock_wheel(w).link(s, deadline, &cell.sched);
+                self.lock_wheel(w).link(s, deadline, cell.sched);
             }
         }
         EntryHandle { slot: s, gen }
@@ -667,7 +678,7 @@ impl Table {
             priority: if self.has_priority { idx.prio(s) } else { 0 },
             data,
             version,
-            expire_profile: timed.then(|| cell.profile.load(Relaxed) as u8),
+            expire_profile: timed.then(|| cell.profile() as u8),
             deadline_ns: (timed && deadline != NEVER).then_some(deadline),
         }
     }
@@ -744,9 +755,9 @@ impl Table {
                         cell.sched.store(NEVER, SeqCst);
                         let d = cell.deadline.load(SeqCst);
                         if d > now_ns {
-                            w.link(cur, d, &cell.sched);
+                            w.link(cur, d, cell.sched);
                         } else if self.auto_delete {
-                            victims.push((cur, cell.gen.load(SeqCst)));
+                            victims.push((cur, cell.gen()));
                         } else if idx.is_used(cur) {
                             out.push(Expired {
                                 entry: self.view(&idx, cur),
@@ -763,7 +774,7 @@ impl Table {
             let mut idx = self.write_index();
             for (s, gen) in victims {
                 let cell = self.cells.cell(s as usize);
-                if !idx.is_used(s) || cell.gen.load(SeqCst) != gen {
+                if !idx.is_used(s) || cell.gen() != gen {
                     continue;
                 }
                 let view = self.view(&idx, s);
@@ -776,10 +787,10 @@ impl Table {
                         entry: view,
                         notify: false,
                     });
-                } else if cell.gen.load(SeqCst) == gen {
+                } else if cell.gen() == gen {
                     // Re-armed concurrently: put it back in the wheel.
                     let mut w = self.lock_wheel(wheel);
-                    w.link(s, cell.deadline.load(SeqCst), &cell.sched);
+                    w.link(s, cell.deadline.load(SeqCst), cell.sched);
                 }
             }
         }
