@@ -349,10 +349,11 @@ impl Table {
         let mut idx = self.write_index();
         let h = idx.exact_hash(key);
         if let Some(s) = idx.probe_exact(h, key) {
-            if !(self.auto_delete && self.cells.cell(s as usize).deadline.load(SeqCst) <= now_ns) {
+            // Replace an AUTO_DELETE entry past its deadline; the deadline is re-checked under
+            // the cell lock so a concurrent restart_timer either wins or sees a stale handle.
+            if !(self.auto_delete && self.free_slot(&mut idx, s, |_| self.expired(s, now_ns))) {
                 return AddStatus::AlreadyPresent;
             }
-            self.free_slot(&mut idx, s, |_| true);
             self.stats.add(Counter::Expirations, 1);
         }
         let Some(s) = self.alloc(&mut idx, now_ns) else {
@@ -467,20 +468,20 @@ impl Table {
             return Some(s);
         }
         if self.auto_delete {
-            let expired: Vec<u32> = idx
-                .live_slots()
-                .filter(|&s| self.cells.cell(s as usize).deadline.load(SeqCst) <= now)
-                .collect();
+            let expired: Vec<u32> = idx.live_slots().filter(|&s| self.expired(s, now)).collect();
             for s in expired {
-                if self.free_slot(idx, s, |_| {
-                    self.cells.cell(s as usize).deadline.load(SeqCst) <= now
-                }) {
+                if self.free_slot(idx, s, |_| self.expired(s, now)) {
                     self.stats.add(Counter::Expirations, 1);
                 }
             }
             return idx.alloc();
         }
         None
+    }
+
+    /// Whether slot `s`'s timer has run out at `now`.
+    fn expired(&self, s: u32, now: u64) -> bool {
+        self.cells.cell(s as usize).deadline.load(SeqCst) <= now
     }
 
     fn init_cell(&self, s: u32, data: &ActionData, profile: u8, deadline: u64) -> EntryHandle {
@@ -572,10 +573,10 @@ impl Table {
         };
         let mut idx = self.write_index();
         if let Some(s) = idx.find_entry(&c, prio) {
-            let expired = self.auto_delete
+            let replaced = self.auto_delete
                 && timer.is_some()
-                && self.cells.cell(s as usize).deadline.load(SeqCst) <= now;
-            if !expired || !self.free_slot(&mut idx, s, |_| true) {
+                && self.free_slot(&mut idx, s, |_| self.expired(s, now));
+            if !replaced {
                 return Err(TableError::Exists);
             }
             self.stats.add(Counter::Expirations, 1);
