@@ -136,6 +136,8 @@ impl Table {
         let size = spec.size;
         let index = Index::new(size, &layout, exact, random_seed())?;
         let cells = Cells::new(size + 1, spec.max_params_bytes)?;
+        // The default action starts as ACTION_NONE, version 0.
+        cells.lock(size).write(&ActionData::default());
         let wheel = match spec.idle_timeout {
             IdleTimeout::NoTimeout => None,
             _ => Some(Mutex::new(Wheel::new(size, tick_ns)?)),
@@ -696,9 +698,7 @@ impl Table {
     /// The default action ([`crate::ACTION_NONE`] until set).
     pub fn default_action(&self) -> ActionData {
         let mut d = ActionData::default();
-        if self.cells.read(self.default_slot(), &mut d).1 == 0 {
-            return ActionData::default();
-        }
+        self.cells.read(self.default_slot(), &mut d);
         d
     }
 
