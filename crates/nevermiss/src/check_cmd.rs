@@ -48,7 +48,10 @@ pub enum Dump {
 /// Splits `NAME=VAL` (or `NAME`, meaning `NAME=1`).
 pub fn parse_define(s: &str) -> Result<(String, String), String> {
     let (name, val) = s.split_once('=').unwrap_or((s, "1"));
-    let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if valid {
         Ok((name.to_string(), val.to_string()))
@@ -59,14 +62,21 @@ pub fn parse_define(s: &str) -> Result<(String, String), String> {
 
 /// The front-end options from the shared flags (also used by `run` and `stf`).
 pub fn options(include: &[PathBuf], define: &[String], arch: ArchArg) -> Result<Options, String> {
-    let defines = define.iter().map(|d| parse_define(d)).collect::<Result<Vec<_>, _>>()?;
+    let defines = define
+        .iter()
+        .map(|d| parse_define(d))
+        .collect::<Result<Vec<_>, _>>()?;
     let arch = match arch {
         ArchArg::Auto => ArchChoice::Auto,
         ArchArg::V1model => ArchChoice::V1Model,
         ArchArg::Psa => ArchChoice::Psa,
         ArchArg::Pna => ArchChoice::Pna,
     };
-    Ok(Options { include_dirs: include.to_vec(), defines, arch })
+    Ok(Options {
+        include_dirs: include.to_vec(),
+        defines,
+        arch,
+    })
 }
 
 pub fn run(args: CheckArgs) -> u8 {
@@ -90,7 +100,9 @@ pub fn run(args: CheckArgs) -> u8 {
                 match d {
                     Dump::Preprocessed => print!("{}", c.unit.text),
                     Dump::Tokens => match p4_front::lexer::lex(&c.unit.text) {
-                        Ok(tokens) => print!("{}", p4_front::parser::dump_tokens(&tokens, &c.unit.text)),
+                        Ok(tokens) => {
+                            print!("{}", p4_front::parser::dump_tokens(&tokens, &c.unit.text))
+                        }
                         Err(e) => eprint!("{}", p4_front::diag::render(&c.unit, &e)),
                     },
                     Dump::Ast => print!("{}", p4_front::printer::print_program(&c.program)),

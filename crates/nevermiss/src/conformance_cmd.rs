@@ -97,9 +97,16 @@ pub fn run(args: ConformanceArgs) -> u8 {
     for suite in &suites {
         let outcomes = run_all(&exe, &suite.files, jobs, timeout);
         let (mut acc, mut rej, mut crash) = (0, 0, 0);
-        println!("== {} ({} files, expected: {})", suite.name, suite.files.len(), expect_word(suite.expect));
+        println!(
+            "== {} ({} files, expected: {})",
+            suite.name,
+            suite.files.len(),
+            expect_word(suite.expect)
+        );
         for (file, outcome) in suite.files.iter().zip(&outcomes) {
-            let name = file.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let name = file
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             match outcome {
                 Outcome::Accepted => {
                     acc += 1;
@@ -124,7 +131,11 @@ pub fn run(args: ConformanceArgs) -> u8 {
             }
         }
         any_crash |= crash > 0;
-        let good = if suite.expect == Expect::Accept { acc } else { rej };
+        let good = if suite.expect == Expect::Accept {
+            acc
+        } else {
+            rej
+        };
         let total = suite.files.len().max(1);
         let line = format!(
             "{}: {} files, {} accepted, {} rejected, {} crashed; {:.1}% as expected",
@@ -168,20 +179,41 @@ fn p4_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 fn collect_suites(testdata: &Path) -> Result<Vec<Suite>, String> {
     let samples_dir = testdata.join("p4_16_samples");
     let samples = p4_files(&samples_dir).map_err(|e| format!("{}: {e}", samples_dir.display()))?;
-    let in_scope: Vec<PathBuf> =
-        samples.iter().filter(|p| includes_supported(p, &mut BTreeSet::new())).cloned().collect();
+    let in_scope: Vec<PathBuf> = samples
+        .iter()
+        .filter(|p| includes_supported(p, &mut BTreeSet::new()))
+        .cloned()
+        .collect();
     let pna: Vec<PathBuf> = samples
         .iter()
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("pna-")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("pna-"))
+        })
         .cloned()
         .collect();
     let mut suites = vec![
-        Suite { name: "p4_16_samples (core/v1model/psa/pna)", files: in_scope, expect: Expect::Accept },
-        Suite { name: "p4_16_samples pna-*", files: pna, expect: Expect::Accept },
+        Suite {
+            name: "p4_16_samples (core/v1model/psa/pna)",
+            files: in_scope,
+            expect: Expect::Accept,
+        },
+        Suite {
+            name: "p4_16_samples pna-*",
+            files: pna,
+            expect: Expect::Accept,
+        },
     ];
-    for (name, dir) in [("p4_16_errors", "p4_16_errors"), ("p4_16_pna_errors", "p4_16_pna_errors")] {
+    for (name, dir) in [
+        ("p4_16_errors", "p4_16_errors"),
+        ("p4_16_pna_errors", "p4_16_pna_errors"),
+    ] {
         if let Ok(files) = p4_files(&testdata.join(dir)) {
-            suites.push(Suite { name, files, expect: Expect::Reject });
+            suites.push(Suite {
+                name,
+                files,
+                expect: Expect::Reject,
+            });
         }
     }
     Ok(suites)
@@ -193,12 +225,18 @@ fn includes_supported(file: &Path, seen: &mut BTreeSet<PathBuf>) -> bool {
     if !seen.insert(file.to_path_buf()) {
         return true;
     }
-    let Ok(bytes) = std::fs::read(file) else { return false };
+    let Ok(bytes) = std::fs::read(file) else {
+        return false;
+    };
     let text = String::from_utf8_lossy(&bytes);
     for line in text.lines() {
         let l = line.trim_start();
-        let Some(rest) = l.strip_prefix('#') else { continue };
-        let Some(rest) = rest.trim_start().strip_prefix("include") else { continue };
+        let Some(rest) = l.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
         let rest = rest.trim();
         let (quoted, name) = match (rest.strip_prefix('<'), rest.strip_prefix('"')) {
             (Some(r), _) => (false, r.split('>').next().unwrap_or("")),
@@ -285,12 +323,21 @@ fn check_one(exe: &Path, file: &Path, timeout: Duration) -> Outcome {
     match status.code() {
         Some(0) => Outcome::Accepted,
         Some(1) if err.contains("error:") => {
-            let first = err.lines().find(|l| l.contains("error:")).unwrap_or("").trim();
+            let first = err
+                .lines()
+                .find(|l| l.contains("error:"))
+                .unwrap_or("")
+                .trim();
             Outcome::Rejected(first.chars().take(200).collect())
         }
         Some(c) => Outcome::Crashed(format!(
             "exit code {c}: {}",
-            err.lines().last().unwrap_or("").chars().take(200).collect::<String>()
+            err.lines()
+                .last()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect::<String>()
         )),
         None => Outcome::Crashed("killed by a signal".into()),
     }

@@ -8,7 +8,11 @@ mod conformance_cmd;
 mod sim_cmd;
 
 #[derive(Parser)]
-#[command(name = "nevermiss", version, about = "A stateful P4 software switch and the lab that measures it")]
+#[command(
+    name = "nevermiss",
+    version,
+    about = "A stateful P4 software switch and the lab that measures it"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

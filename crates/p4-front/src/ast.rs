@@ -304,7 +304,11 @@ pub enum Transition {
     /// `transition s;` (the target is a path: a state name, `accept` or `reject`).
     Direct(Path),
     /// `transition select(e1, e2) { keyset: state; ... }`
-    Select { exprs: Vec<Expr>, cases: Vec<SelectCase>, span: Span },
+    Select {
+        exprs: Vec<Expr>,
+        cases: Vec<SelectCase>,
+        span: Span,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -369,7 +373,10 @@ pub enum TablePropertyKind {
     Entries(Vec<Entry>),
     /// Any other property, e.g. `default_action = a(1);`, `size = 1024;`,
     /// `implementation = ...;`, `add_on_miss = true;`, `pna_idle_timeout = ...;`.
-    Other { name: Ident, value: Expr },
+    Other {
+        name: Ident,
+        value: Expr,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -450,16 +457,33 @@ pub enum StmtKind {
     Call(Expr),
     Empty,
     Block(Block),
-    If { cond: Expr, then: Box<Stmt>, otherwise: Option<Box<Stmt>> },
-    Switch { expr: Expr, cases: Vec<SwitchCase> },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        otherwise: Option<Box<Stmt>>,
+    },
+    Switch {
+        expr: Expr,
+        cases: Vec<SwitchCase>,
+    },
     Exit,
     Return(Option<Expr>),
     /// A local constant or variable declaration (or, in a parser state, an instantiation).
     Decl(Box<Decl>),
     /// `for (init; cond; update) body` (spec v1.2.4 §11.8).
-    For { init: Vec<Stmt>, cond: Option<Expr>, update: Vec<Stmt>, body: Box<Stmt> },
+    For {
+        init: Vec<Stmt>,
+        cond: Option<Expr>,
+        update: Vec<Stmt>,
+        body: Box<Stmt>,
+    },
     /// `for (T x in range) body`; `ty` is `None` for `for (x in range)`.
-    ForIn { ty: Option<TypeRef>, var: Ident, range: Expr, body: Box<Stmt> },
+    ForIn {
+        ty: Option<TypeRef>,
+        var: Ident,
+        range: Expr,
+        body: Box<Stmt>,
+    },
     Break,
     Continue,
 }
@@ -493,7 +517,10 @@ pub struct Expr {
 pub enum ExprKind {
     Bool(bool),
     /// An integer literal. `width` is `Some((w, signed))` for `8w5`, `4s3`; `None` for `int`.
-    Int { value: BigInt, width: Option<(u32, bool)> },
+    Int {
+        value: BigInt,
+        width: Option<(u32, bool)>,
+    },
     String(String),
     /// A name: variable, constant, parameter, action, table, instance, type (as in `T.minSizeInBits()`).
     Path(Path),
@@ -506,8 +533,15 @@ pub enum ExprKind {
     Index(Box<Expr>, Box<Expr>),
     /// `e[hi:lo]`
     Slice(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `e[base +: width]`: the `width` bits starting at bit `base` (spec "Operations on fixed-width
+    /// bit types"); `width` must be a compile-time constant.
+    PlusSlice(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `f<T>(args)`, `e.m(args)`, `T(args)` (nameless instantiation).
-    Call { callee: Box<Expr>, type_args: Vec<TypeRef>, args: Vec<Arg> },
+    Call {
+        callee: Box<Expr>,
+        type_args: Vec<TypeRef>,
+        args: Vec<Arg>,
+    },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `c ? a : b`
@@ -515,9 +549,15 @@ pub enum ExprKind {
     /// `(T) e`
     Cast(TypeRef, Box<Expr>),
     /// `{ e1, e2 }`, also a parenthesised keyset tuple `(k1, k2)`; `has_dots` for a trailing `...`.
-    List { items: Vec<Expr>, has_dots: bool },
+    List {
+        items: Vec<Expr>,
+        has_dots: bool,
+    },
     /// `{ f1 = e1, f2 = e2 }`; `has_dots` for a trailing `...`.
-    StructInit { fields: Vec<(Ident, Expr)>, has_dots: bool },
+    StructInit {
+        fields: Vec<(Ident, Expr)>,
+        has_dots: bool,
+    },
     /// `{#}`: an invalid header or header union (spec §8.17).
     Invalid,
     /// `v &&& m` (keysets only)
@@ -530,6 +570,9 @@ pub enum ExprKind {
     DontCare,
     /// `this` (in abstract method implementations)
     This,
+    /// `...` on its own: the default value of the expected type (spec "Initializing with default
+    /// values"). Inside `{ ... }` a trailing `...` is `has_dots` instead.
+    Dots,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 
 use crate::ast::Program;
 use crate::check::{self, Arch, Checked};
-use crate::diag::{self, Diagnostic, Severity};
+use crate::diag::{self, Diagnostic};
 use crate::pna_dialect::{self, PnaDialect, DIALECT_MACRO};
 use crate::preprocess;
 use crate::source::Unit;
@@ -59,33 +59,39 @@ impl Failed {
 }
 
 /// Reads, preprocesses, parses and checks `path`.
-pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Failed> {
-    let bytes = std::fs::read(path).map_err(|e| Failed {
-        unit: None,
-        diagnostics: vec![Diagnostic {
-            severity: Severity::Error,
-            message: format!("{}: {e}", path.display()),
-            span: None,
-            notes: Vec::new(),
-        }],
+pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Box<Failed>> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Box::new(Failed {
+            unit: None,
+            diagnostics: vec![Diagnostic::error_global(format!("{}: {e}", path.display()))],
+        })
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let (pp, dialect) = preprocess_options(&text, opts);
-    let unit = preprocess::preprocess(path, &pp).map_err(|d| Failed { unit: None, diagnostics: vec![d] })?;
+    let unit = preprocess::preprocess(path, &pp).map_err(|d| Failed {
+        unit: None,
+        diagnostics: vec![d],
+    })?;
     finish(unit, dialect, opts)
 }
 
 /// Like [`compile_file`] for a program given as text (`name` is what diagnostics call the file).
-pub fn compile_str(name: &str, text: &str, opts: &Options) -> Result<Compiled, Failed> {
+pub fn compile_str(name: &str, text: &str, opts: &Options) -> Result<Compiled, Box<Failed>> {
     let (pp, dialect) = preprocess_options(text, opts);
-    let unit =
-        preprocess::preprocess_str(name, text, &pp).map_err(|d| Failed { unit: None, diagnostics: vec![d] })?;
+    let unit = preprocess::preprocess_str(name, text, &pp).map_err(|d| Failed {
+        unit: None,
+        diagnostics: vec![d],
+    })?;
     finish(unit, dialect, opts)
 }
 
 /// The preprocessor options for a program: the user's, plus the PNA dialect macro unless the user set it.
 fn preprocess_options(text: &str, opts: &Options) -> (preprocess::Options, PnaDialect) {
-    let user_choice = opts.defines.iter().find(|(n, _)| n == DIALECT_MACRO).map(|(_, v)| v.trim());
+    let user_choice = opts
+        .defines
+        .iter()
+        .find(|(n, _)| n == DIALECT_MACRO)
+        .map(|(_, v)| v.trim());
     let dialect = match user_choice {
         Some("3") => PnaDialect::V07ThreeBlock,
         Some(_) => PnaDialect::V06FourBlock,
@@ -93,24 +99,44 @@ fn preprocess_options(text: &str, opts: &Options) -> (preprocess::Options, PnaDi
     };
     let mut defines = opts.defines.clone();
     if user_choice.is_none() {
-        defines.push((DIALECT_MACRO.to_string(), dialect.macro_value().to_string()));
+        defines.push((
+            DIALECT_MACRO.to_string(),
+            pna_dialect::macro_value(dialect).to_string(),
+        ));
     }
-    (preprocess::Options { include_dirs: opts.include_dirs.clone(), defines }, dialect)
+    (
+        preprocess::Options {
+            include_dirs: opts.include_dirs.clone(),
+            defines,
+        },
+        dialect,
+    )
 }
 
-fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compiled, Failed> {
+fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compiled, Box<Failed>> {
+    let fail = |unit, diagnostics| {
+        Box::new(Failed {
+            unit: Some(unit),
+            diagnostics,
+        })
+    };
     let program = match crate::parser::parse(&unit) {
         Ok(p) => p,
-        Err(d) => return Err(Failed { unit: Some(unit), diagnostics: vec![d] }),
+        Err(d) => return Err(fail(unit, vec![d])),
     };
     let checked = match check::check(&program) {
         Ok(c) => c,
-        Err(diagnostics) => return Err(Failed { unit: Some(unit), diagnostics }),
+        Err(diagnostics) => return Err(fail(unit, diagnostics)),
     };
     if let Some(d) = arch_mismatch(opts.arch, &checked.arch) {
-        return Err(Failed { unit: Some(unit), diagnostics: vec![d] });
+        return Err(fail(unit, vec![d]));
     }
-    Ok(Compiled { unit, program, checked, pna_dialect })
+    Ok(Compiled {
+        unit,
+        program,
+        checked,
+        pna_dialect,
+    })
 }
 
 /// An error when the user asked for one architecture and the program's `main` is another.
@@ -121,11 +147,10 @@ fn arch_mismatch(choice: ArchChoice, found: &Arch) -> Option<Diagnostic> {
         ArchChoice::Psa => matches!(found, Arch::Psa),
         ArchChoice::Pna => matches!(found, Arch::Pna(_)),
     };
-    (!ok).then(|| Diagnostic {
-        severity: Severity::Error,
-        message: format!("--arch {choice:?} was asked for, but the program's main package is {found:?}")
-            .to_lowercase(),
-        span: None,
-        notes: Vec::new(),
+    (!ok).then(|| {
+        Diagnostic::error_global(
+            format!("--arch {choice:?} was asked for, but the program's main package is {found:?}")
+                .to_lowercase(),
+        )
     })
 }

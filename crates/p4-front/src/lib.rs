@@ -9,7 +9,10 @@
 pub mod ast;
 pub mod check;
 pub mod diag;
+pub mod driver;
 pub mod lexer;
 pub mod parser;
+pub mod pna_dialect;
 pub mod preprocess;
+pub mod printer;
 pub mod source;

@@ -13,21 +13,13 @@
 /// The preprocessor macro `p4include/pna.p4` selects its dialect by.
 pub const DIALECT_MACRO: &str = "NEVERMISS_PNA_DIALECT";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PnaDialect {
-    /// Pre-0.7, four blocks (p4c `p4include/pna.p4`, `dpdk/pna.p4`).
-    V06FourBlock,
-    /// Spec v0.7 and later, three blocks.
-    V07ThreeBlock,
-}
+pub use crate::check::PnaDialect;
 
-impl PnaDialect {
-    /// The value of [`DIALECT_MACRO`] that selects this dialect.
-    pub fn macro_value(self) -> &'static str {
-        match self {
-            PnaDialect::V06FourBlock => "4",
-            PnaDialect::V07ThreeBlock => "3",
-        }
+/// The value of [`DIALECT_MACRO`] that selects a dialect.
+pub fn macro_value(d: PnaDialect) -> &'static str {
+    match d {
+        PnaDialect::V06FourBlock => "4",
+        PnaDialect::V07ThreeBlock => "3",
     }
 }
 
@@ -71,7 +63,10 @@ pub fn detect(source: &str) -> PnaDialect {
         }
     }
     let count = |markers: &[&str]| {
-        words.iter().filter(|w| matches!(w, Word::Ident(i) if markers.contains(i))).count()
+        words
+            .iter()
+            .filter(|w| matches!(w, Word::Ident(i) if markers.contains(i)))
+            .count()
     };
     if count(NEW_MARKERS) > count(OLD_MARKERS) {
         PnaDialect::V07ThreeBlock
@@ -174,14 +169,29 @@ mod tests {
 
     #[test]
     fn markers_decide_without_instantiation() {
-        assert_eq!(detect("x = add_entry_if(true, \"a\", p, 0); AUTO_DELETE"), PnaDialect::V07ThreeBlock);
-        assert_eq!(detect("if (istd.direction == PNA_Direction_t.NET_TO_HOST) {}"), PnaDialect::V06FourBlock);
-        assert_eq!(detect("/* AUTO_DELETE */ \"is_net_port\""), PnaDialect::V06FourBlock);
+        assert_eq!(
+            detect("x = add_entry_if(true, \"a\", p, 0); AUTO_DELETE"),
+            PnaDialect::V07ThreeBlock
+        );
+        assert_eq!(
+            detect("if (istd.direction == PNA_Direction_t.NET_TO_HOST) {}"),
+            PnaDialect::V06FourBlock
+        );
+        assert_eq!(
+            detect("/* AUTO_DELETE */ \"is_net_port\""),
+            PnaDialect::V06FourBlock
+        );
     }
 
     #[test]
     fn garbage_does_not_panic() {
-        for s in ["PNA_NIC(", "PNA_NIC(((", "\"unterminated", "/* open", "PNA_NIC()) x"] {
+        for s in [
+            "PNA_NIC(",
+            "PNA_NIC(((",
+            "\"unterminated",
+            "/* open",
+            "PNA_NIC()) x",
+        ] {
             let _ = detect(s);
         }
     }

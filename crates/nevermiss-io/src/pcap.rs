@@ -1,0 +1,724 @@
+//! pcap and pcapng files.
+//!
+//! [`PcapReader`] reads classic pcap (microsecond or nanosecond timestamps, either byte order) and
+//! pcapng (Section Header, Interface Description, Enhanced/Simple/obsolete Packet blocks; other
+//! blocks are skipped; `if_tsresol` and `if_tsoffset` are honoured), detecting the format from the
+//! first four bytes. [`PcapWriter`] writes classic pcap with the Ethernet link type.
+//!
+//! Guarantees: a malformed or truncated file gives a [`PcapError`] naming the byte offset where
+//! the problem starts, never a panic; no length field can make the reader allocate more than
+//! [`MAX_PACKET_LEN`] bytes for a packet or [`MAX_BLOCK_LEN`] for a pcapng block.
+//! Formats: the tcpdump.org pcap file format and the pcapng draft (IETF opsawg, draft-ietf-opsawg-pcapng).
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use crate::packet::Packet;
+
+/// Link type of Ethernet frames (LINKTYPE_ETHERNET).
+pub const LINKTYPE_ETHERNET: u32 = 1;
+/// Largest packet the reader accepts (the largest snapshot length libpcap uses).
+pub const MAX_PACKET_LEN: usize = 262_144;
+/// Largest pcapng block the reader accepts.
+pub const MAX_BLOCK_LEN: usize = 16 << 20;
+
+const MAGIC_MICRO: u32 = 0xa1b2_c3d4;
+const MAGIC_NANO: u32 = 0xa1b2_3c4d;
+const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
+const PCAPNG_BOM: u32 = 0x1a2b_3c4d;
+const PCAPNG_IDB: u32 = 1;
+const PCAPNG_PB: u32 = 2;
+const PCAPNG_SPB: u32 = 3;
+const PCAPNG_EPB: u32 = 6;
+
+/// An error reading or writing a capture file: what went wrong and at which byte offset of the file.
+#[derive(Debug)]
+pub struct PcapError {
+    /// Byte offset in the file where the offending structure starts.
+    pub offset: u64,
+    /// What went wrong (lowercase, no trailing period).
+    pub message: String,
+    /// The underlying I/O error, if any.
+    pub source: Option<io::Error>,
+}
+
+impl PcapError {
+    fn new(offset: u64, message: impl Into<String>) -> PcapError {
+        PcapError {
+            offset,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    fn io(offset: u64, e: io::Error) -> PcapError {
+        PcapError {
+            offset,
+            message: format!("i/o error: {e}"),
+            source: Some(e),
+        }
+    }
+}
+
+impl fmt::Display for PcapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte offset {}", self.message, self.offset)
+    }
+}
+
+impl std::error::Error for PcapError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Which kind of capture file a reader found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcapFormat {
+    /// Classic pcap.
+    Pcap {
+        /// Timestamps in nanoseconds (magic 0xa1b23c4d) rather than microseconds.
+        nanos: bool,
+        /// The file is big-endian.
+        big_endian: bool,
+    },
+    /// pcapng.
+    PcapNg,
+}
+
+/// What the reader knows about one packet besides its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketInfo {
+    /// Timestamp in nanoseconds since the Unix epoch (as recorded in the file).
+    pub ts_ns: u64,
+    /// Length of the packet on the wire (may exceed the captured length).
+    pub orig_len: u32,
+    /// Link type of the packet (see [`LINKTYPE_ETHERNET`]).
+    pub link_type: u32,
+    /// Byte offset of the packet's record or block.
+    pub offset: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Interface {
+    link_type: u32,
+    snaplen: u32,
+    /// Timestamp units per second.
+    units_per_sec: u128,
+    /// Seconds added to every timestamp.
+    ts_offset: i64,
+}
+
+enum State {
+    Pcap {
+        nanos: bool,
+        big_endian: bool,
+        link_type: u32,
+    },
+    PcapNg {
+        big_endian: bool,
+        interfaces: Vec<Interface>,
+    },
+}
+
+/// Reads packets from a pcap or pcapng stream. See the module documentation for guarantees.
+pub struct PcapReader<R> {
+    r: R,
+    offset: u64,
+    state: State,
+    scratch: Vec<u8>,
+}
+
+enum Fill {
+    Full,
+    Eof,
+}
+
+impl PcapReader<BufReader<File>> {
+    /// Opens a capture file.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, PcapError> {
+        let path = path.as_ref();
+        let f = File::open(path).map_err(|e| PcapError {
+            offset: 0,
+            message: format!("cannot open {}: {e}", path.display()),
+            source: Some(e),
+        })?;
+        PcapReader::new(BufReader::with_capacity(1 << 16, f))
+    }
+}
+
+fn u16_at(b: &[u8], i: usize, be: bool) -> u16 {
+    let a = [b[i], b[i + 1]];
+    if be {
+        u16::from_be_bytes(a)
+    } else {
+        u16::from_le_bytes(a)
+    }
+}
+
+fn u32_at(b: &[u8], i: usize, be: bool) -> u32 {
+    let a = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+    if be {
+        u32::from_be_bytes(a)
+    } else {
+        u32::from_le_bytes(a)
+    }
+}
+
+fn i64_at(b: &[u8], i: usize, be: bool) -> i64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[i..i + 8]);
+    if be {
+        i64::from_be_bytes(a)
+    } else {
+        i64::from_le_bytes(a)
+    }
+}
+
+impl<R: Read> PcapReader<R> {
+    /// Reads the file header (pcap) or first section header (pcapng).
+    pub fn new(r: R) -> Result<Self, PcapError> {
+        let mut rd = PcapReader {
+            r,
+            offset: 0,
+            state: State::Pcap {
+                nanos: false,
+                big_endian: false,
+                link_type: 0,
+            },
+            scratch: Vec::new(),
+        };
+        let mut magic = [0u8; 4];
+        if let Fill::Eof = rd.fill(&mut magic, 0, "file header")? {
+            return Err(PcapError::new(0, "empty file: no pcap or pcapng header"));
+        }
+        let le = u32::from_le_bytes(magic);
+        let be = u32::from_be_bytes(magic);
+        if le == PCAPNG_SHB {
+            rd.state = State::PcapNg {
+                big_endian: false,
+                interfaces: Vec::new(),
+            };
+            rd.read_shb_rest(0)?;
+            return Ok(rd);
+        }
+        let (nanos, big_endian) = match (le, be) {
+            (MAGIC_MICRO, _) => (false, false),
+            (MAGIC_NANO, _) => (true, false),
+            (_, MAGIC_MICRO) => (false, true),
+            (_, MAGIC_NANO) => (true, true),
+            _ => {
+                return Err(PcapError::new(
+                    0,
+                    format!(
+                        "not a pcap or pcapng file (magic {:02x}{:02x}{:02x}{:02x})",
+                        magic[0], magic[1], magic[2], magic[3]
+                    ),
+                ))
+            }
+        };
+        let mut rest = [0u8; 20];
+        rd.fill_required(&mut rest, 0, "pcap file header")?;
+        let major = u16_at(&rest, 0, big_endian);
+        if major != 2 {
+            return Err(PcapError::new(
+                4,
+                format!("unsupported pcap version {major} (expected 2)"),
+            ));
+        }
+        let link_type = u32_at(&rest, 16, big_endian) & 0xffff;
+        rd.state = State::Pcap {
+            nanos,
+            big_endian,
+            link_type,
+        };
+        Ok(rd)
+    }
+
+    /// The format found in the file (for pcapng, the byte order of the current section is not reported).
+    pub fn format(&self) -> PcapFormat {
+        match self.state {
+            State::Pcap {
+                nanos, big_endian, ..
+            } => PcapFormat::Pcap { nanos, big_endian },
+            State::PcapNg { .. } => PcapFormat::PcapNg,
+        }
+    }
+
+    /// Number of bytes consumed so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Reads exactly `buf.len()` bytes; `Eof` if the stream ended before the first byte.
+    /// Errors are reported at `at`, the start of the enclosing structure.
+    fn fill(&mut self, buf: &mut [u8], at: u64, what: &str) -> Result<Fill, PcapError> {
+        let start = self.offset;
+        let mut got = 0;
+        while got < buf.len() {
+            match self.r.read(&mut buf[got..]) {
+                Ok(0) => {
+                    if got == 0 {
+                        return Ok(Fill::Eof);
+                    }
+                    return Err(PcapError::new(
+                        at,
+                        format!(
+                            "truncated {what}: expected {} bytes from byte offset {start}, file ends after {got}",
+                            buf.len()
+                        ),
+                    ));
+                }
+                Ok(n) => {
+                    got += n;
+                    self.offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(PcapError::io(self.offset, e)),
+            }
+        }
+        Ok(Fill::Full)
+    }
+
+    /// Like `fill`, but the end of the file is an error too.
+    fn fill_required(&mut self, buf: &mut [u8], at: u64, what: &str) -> Result<(), PcapError> {
+        let here = self.offset;
+        match self.fill(buf, at, what)? {
+            Fill::Full => Ok(()),
+            Fill::Eof if buf.is_empty() => Ok(()),
+            Fill::Eof => Err(PcapError::new(
+                at,
+                format!(
+                    "truncated {what}: expected {} bytes from byte offset {here}, file ends there",
+                    buf.len()
+                ),
+            )),
+        }
+    }
+
+    /// Reads the next packet into `pkt` (its data and `ts_ns`; `port` is left alone).
+    /// Returns `Ok(None)` at the clean end of the file.
+    pub fn next_packet(&mut self, pkt: &mut Packet) -> Result<Option<PacketInfo>, PcapError> {
+        match self.state {
+            State::Pcap {
+                nanos,
+                big_endian,
+                link_type,
+            } => self.next_pcap(pkt, nanos, big_endian, link_type),
+            State::PcapNg { .. } => self.next_pcapng(pkt),
+        }
+    }
+
+    fn next_pcap(
+        &mut self,
+        pkt: &mut Packet,
+        nanos: bool,
+        be: bool,
+        link_type: u32,
+    ) -> Result<Option<PacketInfo>, PcapError> {
+        let at = self.offset;
+        let mut hdr = [0u8; 16];
+        if let Fill::Eof = self.fill(&mut hdr, at, "packet record header")? {
+            return Ok(None);
+        }
+        let sec = u64::from(u32_at(&hdr, 0, be));
+        let frac = u64::from(u32_at(&hdr, 4, be));
+        let incl = u32_at(&hdr, 8, be);
+        let orig = u32_at(&hdr, 12, be);
+        if incl as usize > MAX_PACKET_LEN {
+            return Err(PcapError::new(
+                at,
+                format!("packet record length {incl} exceeds the maximum {MAX_PACKET_LEN}"),
+            ));
+        }
+        let ts_ns = sec * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+        let data = pkt.reset_len(incl as usize);
+        self.fill_required(data, at, "packet record data")?;
+        pkt.ts_ns = ts_ns;
+        Ok(Some(PacketInfo {
+            ts_ns,
+            orig_len: orig,
+            link_type,
+            offset: at,
+        }))
+    }
+
+    /// After the 4-byte block type of a section header block at `at`: reads the rest of it.
+    fn read_shb_rest(&mut self, at: u64) -> Result<(), PcapError> {
+        let mut lenbom = [0u8; 8];
+        self.fill_required(&mut lenbom, at, "section header block")?;
+        let big_endian = match (
+            u32::from_le_bytes([lenbom[4], lenbom[5], lenbom[6], lenbom[7]]),
+            u32::from_be_bytes([lenbom[4], lenbom[5], lenbom[6], lenbom[7]]),
+        ) {
+            (PCAPNG_BOM, _) => false,
+            (_, PCAPNG_BOM) => true,
+            _ => {
+                return Err(PcapError::new(
+                    at + 8,
+                    "bad pcapng byte-order magic in section header block",
+                ))
+            }
+        };
+        let total = u32_at(&lenbom, 0, big_endian) as usize;
+        self.check_block_len(at, total, 28)?;
+        // Body after the byte-order magic, plus the trailing length.
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        body.resize(total - 12, 0);
+        let r = self.fill_required(&mut body, at, "section header block");
+        let res = r.and_then(|()| {
+            let major = u16_at(&body, 0, big_endian);
+            if major != 1 {
+                return Err(PcapError::new(
+                    at + 12,
+                    format!("unsupported pcapng version {major} (expected 1)"),
+                ));
+            }
+            let trail = u32_at(&body, body.len() - 4, big_endian) as usize;
+            if trail != total {
+                return Err(PcapError::new(
+                    at,
+                    format!("block length {total} does not match trailing length {trail}"),
+                ));
+            }
+            Ok(())
+        });
+        self.scratch = body;
+        res?;
+        self.state = State::PcapNg {
+            big_endian,
+            interfaces: Vec::new(),
+        };
+        Ok(())
+    }
+
+    fn check_block_len(&self, at: u64, total: usize, min: usize) -> Result<(), PcapError> {
+        if total < min {
+            return Err(PcapError::new(
+                at,
+                format!("block length {total} is shorter than the minimum {min}"),
+            ));
+        }
+        if total % 4 != 0 {
+            return Err(PcapError::new(
+                at,
+                format!("block length {total} is not a multiple of 4"),
+            ));
+        }
+        if total > MAX_BLOCK_LEN {
+            return Err(PcapError::new(
+                at,
+                format!("block length {total} exceeds the maximum {MAX_BLOCK_LEN}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn next_pcapng(&mut self, pkt: &mut Packet) -> Result<Option<PacketInfo>, PcapError> {
+        loop {
+            let at = self.offset;
+            let mut ty = [0u8; 4];
+            if let Fill::Eof = self.fill(&mut ty, at, "block header")? {
+                return Ok(None);
+            }
+            if u32::from_le_bytes(ty) == PCAPNG_SHB {
+                self.read_shb_rest(at)?;
+                continue;
+            }
+            let be = match &self.state {
+                State::PcapNg { big_endian, .. } => *big_endian,
+                State::Pcap { .. } => false,
+            };
+            let btype = u32_at(&ty, 0, be);
+            let mut lb = [0u8; 4];
+            self.fill_required(&mut lb, at, "block header")?;
+            let total = u32_at(&lb, 0, be) as usize;
+            self.check_block_len(at, total, 12)?;
+            let mut body = std::mem::take(&mut self.scratch);
+            body.clear();
+            body.resize(total - 8, 0);
+            let res = self
+                .fill_required(&mut body, at, "block")
+                .and_then(|()| self.block(at, btype, total, &body, be, pkt));
+            self.scratch = body;
+            if let Some(info) = res? {
+                return Ok(Some(info));
+            }
+        }
+    }
+
+    /// Interprets one block (body = everything after the length, including the trailing length).
+    fn block(
+        &mut self,
+        at: u64,
+        btype: u32,
+        total: usize,
+        body: &[u8],
+        be: bool,
+        pkt: &mut Packet,
+    ) -> Result<Option<PacketInfo>, PcapError> {
+        let trail = u32_at(body, body.len() - 4, be) as usize;
+        if trail != total {
+            return Err(PcapError::new(
+                at,
+                format!("block length {total} does not match trailing length {trail}"),
+            ));
+        }
+        let body = &body[..body.len() - 4];
+        let State::PcapNg { interfaces, .. } = &mut self.state else {
+            return Err(PcapError::new(at, "pcapng block in a pcap file"));
+        };
+        let need = |n: usize, what: &str| -> Result<(), PcapError> {
+            if body.len() < n {
+                Err(PcapError::new(
+                    at,
+                    format!("{what} too short: body has {} bytes, needs {n}", body.len()),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match btype {
+            PCAPNG_IDB => {
+                need(8, "interface description block")?;
+                let mut ifc = Interface {
+                    link_type: u32::from(u16_at(body, 0, be)),
+                    snaplen: u32_at(body, 4, be),
+                    units_per_sec: 1_000_000,
+                    ts_offset: 0,
+                };
+                let mut i = 8;
+                while i + 4 <= body.len() {
+                    let code = u16_at(body, i, be);
+                    let len = usize::from(u16_at(body, i + 2, be));
+                    let vstart = i + 4;
+                    if vstart + len > body.len() {
+                        return Err(PcapError::new(
+                            at + 8 + i as u64,
+                            format!("interface option {code} of length {len} runs past the end of its block"),
+                        ));
+                    }
+                    let v = &body[vstart..vstart + len];
+                    match code {
+                        0 => break,
+                        9 if len >= 1 => {
+                            let r = v[0];
+                            let units = if r & 0x80 == 0 {
+                                10u128.checked_pow(u32::from(r))
+                            } else {
+                                1u128.checked_shl(u32::from(r & 0x7f))
+                            };
+                            ifc.units_per_sec = match units {
+                                Some(u) if u > 0 => u,
+                                _ => {
+                                    return Err(PcapError::new(
+                                        at + 8 + i as u64,
+                                        format!("unsupported timestamp resolution {r:#04x}"),
+                                    ))
+                                }
+                            };
+                        }
+                        14 if len >= 8 => ifc.ts_offset = i64_at(v, 0, be),
+                        _ => {}
+                    }
+                    i = vstart + len.div_ceil(4) * 4;
+                }
+                interfaces.push(ifc);
+                Ok(None)
+            }
+            PCAPNG_EPB | PCAPNG_PB => {
+                need(20, "packet block")?;
+                let ifid = if btype == PCAPNG_EPB {
+                    u32_at(body, 0, be) as usize
+                } else {
+                    usize::from(u16_at(body, 0, be))
+                };
+                let ts = (u64::from(u32_at(body, 4, be)) << 32) | u64::from(u32_at(body, 8, be));
+                let cap = u32_at(body, 12, be) as usize;
+                let orig = u32_at(body, 16, be);
+                let Some(ifc) = interfaces.get(ifid).copied() else {
+                    return Err(PcapError::new(
+                        at,
+                        format!("packet block refers to interface {ifid}, which has no interface description block"),
+                    ));
+                };
+                if cap > MAX_PACKET_LEN {
+                    return Err(PcapError::new(
+                        at,
+                        format!("captured length {cap} exceeds the maximum {MAX_PACKET_LEN}"),
+                    ));
+                }
+                if 20 + cap > body.len() {
+                    return Err(PcapError::new(
+                        at,
+                        format!(
+                            "captured length {cap} runs past the end of its block ({} bytes of data)",
+                            body.len() - 20
+                        ),
+                    ));
+                }
+                pkt.set_data(&body[20..20 + cap]);
+                let ts_ns = ifc.ts_to_ns(ts);
+                pkt.ts_ns = ts_ns;
+                Ok(Some(PacketInfo {
+                    ts_ns,
+                    orig_len: orig,
+                    link_type: ifc.link_type,
+                    offset: at,
+                }))
+            }
+            PCAPNG_SPB => {
+                need(4, "simple packet block")?;
+                let orig = u32_at(body, 0, be);
+                let Some(ifc) = interfaces.first().copied() else {
+                    return Err(PcapError::new(
+                        at,
+                        "simple packet block before any interface description block",
+                    ));
+                };
+                let mut cap = (orig as usize).min(body.len() - 4);
+                if ifc.snaplen > 0 {
+                    cap = cap.min(ifc.snaplen as usize);
+                }
+                if cap > MAX_PACKET_LEN {
+                    return Err(PcapError::new(
+                        at,
+                        format!("captured length {cap} exceeds the maximum {MAX_PACKET_LEN}"),
+                    ));
+                }
+                pkt.set_data(&body[4..4 + cap]);
+                pkt.ts_ns = 0;
+                Ok(Some(PacketInfo {
+                    ts_ns: 0,
+                    orig_len: orig,
+                    link_type: ifc.link_type,
+                    offset: at,
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Interface {
+    fn ts_to_ns(&self, ts: u64) -> u64 {
+        let ns = u128::from(ts) * 1_000_000_000 / self.units_per_sec;
+        let off = i128::from(self.ts_offset) * 1_000_000_000;
+        let total = ns as i128 + off;
+        total.clamp(0, i128::from(u64::MAX)) as u64
+    }
+}
+
+impl<R: Read> Iterator for PcapReader<R> {
+    type Item = Result<Packet, PcapError>;
+    /// Yields each packet as a fresh [`Packet`] (port 0); stops after the first error.
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut p = Packet::new();
+        match self.next_packet(&mut p) {
+            Ok(Some(_)) => Some(Ok(p)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Timestamp resolution of a written pcap file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TsResolution {
+    /// Microseconds (magic 0xa1b2c3d4), the most widely read.
+    Micro,
+    /// Nanoseconds (magic 0xa1b23c4d).
+    #[default]
+    Nano,
+}
+
+/// Writes classic pcap files (little-endian, Ethernet link type).
+pub struct PcapWriter<W: Write> {
+    w: W,
+    res: TsResolution,
+    snaplen: u32,
+}
+
+impl PcapWriter<BufWriter<File>> {
+    /// Creates (or truncates) a pcap file with nanosecond timestamps.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        let f = File::create(path).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+        })?;
+        PcapWriter::new(BufWriter::with_capacity(1 << 16, f))
+    }
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Writes the file header: nanosecond timestamps, snapshot length [`MAX_PACKET_LEN`].
+    pub fn new(w: W) -> io::Result<Self> {
+        PcapWriter::with_options(w, TsResolution::Nano, MAX_PACKET_LEN as u32)
+    }
+
+    /// Writes the file header with the given timestamp resolution and snapshot length
+    /// (longer packets are cut to it, keeping their original length in the record).
+    pub fn with_options(mut w: W, res: TsResolution, snaplen: u32) -> io::Result<Self> {
+        let magic = match res {
+            TsResolution::Micro => MAGIC_MICRO,
+            TsResolution::Nano => MAGIC_NANO,
+        };
+        let mut h = [0u8; 24];
+        h[0..4].copy_from_slice(&magic.to_le_bytes());
+        h[4..6].copy_from_slice(&2u16.to_le_bytes());
+        h[6..8].copy_from_slice(&4u16.to_le_bytes());
+        h[16..20].copy_from_slice(&snaplen.to_le_bytes());
+        h[20..24].copy_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+        w.write_all(&h)?;
+        Ok(PcapWriter { w, res, snaplen })
+    }
+
+    /// Appends one packet record. Timestamps past the year 2106 are clamped.
+    pub fn write_packet(&mut self, data: &[u8], ts_ns: u64) -> io::Result<()> {
+        let sec = (ts_ns / 1_000_000_000).min(u64::from(u32::MAX)) as u32;
+        let ns = (ts_ns % 1_000_000_000) as u32;
+        let frac = match self.res {
+            TsResolution::Micro => ns / 1000,
+            TsResolution::Nano => ns,
+        };
+        let orig = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        let incl = orig.min(self.snaplen);
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&sec.to_le_bytes());
+        h[4..8].copy_from_slice(&frac.to_le_bytes());
+        h[8..12].copy_from_slice(&incl.to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.w.write_all(&h)?;
+        self.w.write_all(&data[..incl as usize])
+    }
+
+    /// Flushes buffered records.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+
+    /// Flushes and returns the underlying writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+/// Reads every packet of a capture file (each with port 0).
+pub fn read_file(path: impl AsRef<Path>) -> Result<Vec<Packet>, PcapError> {
+    PcapReader::open(path)?.collect()
+}
+
+/// Writes packets to a new pcap file (nanosecond timestamps).
+pub fn write_file(path: impl AsRef<Path>, packets: &[Packet]) -> io::Result<()> {
+    let mut w = PcapWriter::create(path)?;
+    for p in packets {
+        w.write_packet(p.data(), p.ts_ns)?;
+    }
+    w.flush()
+}

@@ -1,0 +1,539 @@
+//! The checker: name resolution, type inference and checking, compile-time evaluation and the
+//! table / parser / architecture rules nevermiss relies on (P4_16 spec v1.2.4, PNA spec).
+//!
+//! [`check`] walks the whole [`ast::Program`] once, in declaration order (P4 requires declaration
+//! before use, spec §6.8), collects every error it finds and keeps going: an erroneous expression
+//! gets [`Type::Error`], which is compatible with everything, so one mistake does not cascade.
+//! It never panics, limits its recursion depth and bounds compile-time arithmetic
+//! ([`consteval::MAX_BITS`]).
+//!
+//! Its results are side tables in [`Checked`], keyed by [`NodeId`] (expressions), by
+//! [`DeclId`] (declarations) or by [`Span`] (type references):
+//!
+//! | table | key | contents |
+//! |---|---|---|
+//! | [`Checked::decls`] | [`DeclId`] | every declaration: kind, name, span, parent, type, parameters |
+//! | [`Checked::expr_types`] | [`NodeId`] | the type of every expression (after implicit `int` casts) |
+//! | [`Checked::resolved`] | [`NodeId`] | the declaration a `Path` expression (or a `Member` naming an enum/error member) refers to |
+//! | [`Checked::values`] | [`NodeId`] | the compile-time value of every foldable constant expression |
+//! | [`Checked::type_refs`] | [`Span`] | the resolved type of every [`ast::TypeRef`] |
+//! | [`Checked::members`] | [`NodeId`] | what a `Member` expression selects (field index, stack `next`, ...) |
+//! | [`Checked::calls`] | [`NodeId`] | what a `Call` invokes, inferred type arguments, argument ↔ parameter map |
+//! | [`Checked::tables`] | [`DeclId`] | keys, actions, default action, entries, size, PNA properties of each table |
+//! | [`Checked::instances`] | [`DeclId`] | type and constructor of each instantiation |
+//! | [`Checked::decl_by_span`] | [`Span`] | the [`DeclId`] of an AST declaration / parameter / state, by its span |
+//!
+//! Guarantees for lowering: an expression whose type is a fixed-width type but whose operands are
+//! `int` always has an entry in `values`; every expression of type `int` is compile-time known and
+//! has a value unless it depends on a constructor parameter; every struct/header [`Type`] lists
+//! its fields with resolved types, so offsets and widths follow from [`Type::min_width_bits`].
+
+mod arch;
+pub mod consteval;
+mod decls;
+mod expr;
+pub mod scope;
+mod stmt;
+mod summary;
+mod tables;
+pub mod types;
+
+pub use consteval::Value;
+pub use scope::{DeclId, DeclInfo, EntityKind, ParamInfo};
+pub use summary::summary;
+pub use types::{AggKind, AggType, EnumType, NewType, ObjType, Type};
+
+use crate::ast::{self, NodeId, Program};
+use crate::diag::Diagnostic;
+use crate::source::Span;
+use scope::Scopes;
+use std::collections::{HashMap, HashSet};
+
+/// The target architecture, detected from the package instantiated as `main`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// `V1Switch(...) main;` (v1model.p4)
+    V1Model,
+    /// `PSA_Switch(...) main;` (psa.p4)
+    Psa,
+    /// `PNA_NIC(...) main;` (pna.p4), with the dialect told by the number of blocks.
+    Pna(PnaDialect),
+    /// No `main`, or a package nevermiss does not know.
+    Unknown,
+}
+
+/// The two incompatible `pna.p4` dialects (see the PNA notes: p4c's test corpus uses the old one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PnaDialect {
+    /// `PNA_NIC(main_parser, pre_control, main_control, main_deparser)` (PNA ≤ v0.6, p4c's pna.p4).
+    V06FourBlock,
+    /// `PNA_NIC(main_parser, main_control, main_deparser)` (PNA v0.7+).
+    V07ThreeBlock,
+}
+
+/// A built-in method (spec §8.17–§8.19, §8.23).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    IsValid,
+    SetValid,
+    SetInvalid,
+    PushFront,
+    PopFront,
+    MinSizeInBits,
+    MinSizeInBytes,
+    MaxSizeInBits,
+    MaxSizeInBytes,
+}
+
+/// What a call expression invokes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallTarget {
+    Action(DeclId),
+    Function(DeclId),
+    ExternFunction(DeclId),
+    /// A method of an extern object; the receiver is the base of the callee `Member` (or `this`).
+    ExternMethod(DeclId),
+    /// A nameless instantiation of an extern: the chosen constructor.
+    ExternCtor(DeclId),
+    /// A nameless instantiation of a parser, control or package declaration.
+    Instantiate(DeclId),
+    /// `t.apply()`.
+    TableApply(DeclId),
+    /// `x.apply(...)` of a parser or control: `decl` is the parser/control (type) declaration;
+    /// `direct` for a direct type invocation `C.apply(...)` (spec §15.1).
+    BlockApply {
+        decl: DeclId,
+        direct: bool,
+    },
+    Builtin(Builtin),
+}
+
+/// How one parameter of a call gets its value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallArg {
+    /// From the call's argument with this index (in source order).
+    Arg(usize),
+    /// From the parameter's declared default value (the parameter's declaration).
+    Default(DeclId),
+    /// An omitted `@optional` parameter.
+    Omitted,
+}
+
+/// Resolution of one call expression.
+#[derive(Clone, Debug)]
+pub struct CallInfo {
+    pub target: CallTarget,
+    /// Type arguments (explicit or inferred), in the order of the callee's type parameters.
+    pub type_args: Vec<Type>,
+    /// One entry per parameter of the callee, in parameter order.
+    pub args: Vec<CallArg>,
+}
+
+/// What a member expression `e.m` selects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MemberInfo {
+    /// Field with this index of a struct / header / header union.
+    Field(usize),
+    StackNext,
+    StackLast,
+    StackLastIndex,
+    StackSize,
+    EnumMember(DeclId),
+    ErrorMember(DeclId),
+    Hit,
+    Miss,
+    ActionRun,
+    /// The callee of a method call (see [`Checked::calls`] of the enclosing call).
+    Method,
+}
+
+/// One key element of a table.
+#[derive(Clone, Debug)]
+pub struct TableKey {
+    pub expr: NodeId,
+    pub match_kind: String,
+    pub ty: Type,
+    /// The control-plane name: `@name` if given, else the expression text.
+    pub name: String,
+    pub span: Span,
+}
+
+/// One action of a table's `actions` list.
+#[derive(Clone, Debug)]
+pub struct TableAction {
+    pub action: DeclId,
+    /// The arguments bound in the list (directional parameters), as in [`CallInfo::args`];
+    /// directionless parameters are [`CallArg::Omitted`] (supplied by the control plane).
+    pub args: Vec<CallArg>,
+    pub default_only: bool,
+    pub table_only: bool,
+    pub span: Span,
+}
+
+/// The `default_action` of a table.
+#[derive(Clone, Debug)]
+pub struct DefaultAction {
+    pub action: DeclId,
+    /// The value expression of the property (a `Path` or a `Call`).
+    pub expr: NodeId,
+    pub is_const: bool,
+    pub span: Span,
+}
+
+/// One `entries` entry; key values are in [`Checked::values`] by the keyset's node ids.
+#[derive(Clone, Debug)]
+pub struct TableEntry {
+    /// The keyset expressions, one per key (a single-key entry has one).
+    pub keys: Vec<NodeId>,
+    pub action: DeclId,
+    /// The action's argument expressions, one per parameter.
+    pub args: Vec<NodeId>,
+    pub priority: Option<NodeId>,
+    pub span: Span,
+}
+
+/// Everything the checker found out about one table (spec §14.2, PNA §"Table properties").
+#[derive(Clone, Debug)]
+pub struct TableInfo {
+    pub decl: DeclId,
+    pub keys: Vec<TableKey>,
+    pub actions: Vec<TableAction>,
+    pub default_action: Option<DefaultAction>,
+    pub entries: Vec<TableEntry>,
+    pub entries_const: bool,
+    pub size: Option<u64>,
+    /// `add_on_miss = true` (PNA).
+    pub add_on_miss: bool,
+    /// `pna_idle_timeout` / `psa_idle_timeout` / `support_timeout` / `idle_timeout_with_auto_delete`
+    /// as written (enum member name, or `true`).
+    pub idle_timeout: Option<String>,
+    /// Every other property: name, value expression, its compile-time value if any.
+    pub properties: Vec<(String, NodeId, Option<Value>)>,
+}
+
+/// An instantiation (`T(args) name;`).
+#[derive(Clone, Debug)]
+pub struct InstanceInfo {
+    pub ty: Type,
+    /// The extern constructor chosen, or the parser/control/package declaration.
+    pub ctor: Option<DeclId>,
+    /// Parameter ↔ argument map (indices into the instantiation's arguments).
+    pub args: Vec<CallArg>,
+}
+
+/// The result of a successful check. See the module documentation for the side tables.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub warnings: Vec<Diagnostic>,
+    pub arch: Arch,
+    pub decls: Vec<DeclInfo>,
+    pub expr_types: Vec<Option<Type>>,
+    pub resolved: HashMap<NodeId, DeclId>,
+    pub values: HashMap<NodeId, Value>,
+    pub type_refs: HashMap<Span, Type>,
+    pub members: HashMap<NodeId, MemberInfo>,
+    pub calls: HashMap<NodeId, CallInfo>,
+    pub tables: HashMap<DeclId, TableInfo>,
+    pub instances: HashMap<DeclId, InstanceInfo>,
+    pub decl_by_span: HashMap<Span, DeclId>,
+    /// The `main` instance, if declared.
+    pub main: Option<DeclId>,
+    /// The blocks passed to `main`: package parameter name and the parser/control declaration.
+    pub main_blocks: Vec<(String, DeclId)>,
+}
+
+impl Checked {
+    fn new(node_count: u32) -> Self {
+        Checked {
+            warnings: Vec::new(),
+            arch: Arch::Unknown,
+            decls: Vec::new(),
+            expr_types: vec![None; node_count as usize],
+            resolved: HashMap::new(),
+            values: HashMap::new(),
+            type_refs: HashMap::new(),
+            members: HashMap::new(),
+            calls: HashMap::new(),
+            tables: HashMap::new(),
+            instances: HashMap::new(),
+            decl_by_span: HashMap::new(),
+            main: None,
+            main_blocks: Vec::new(),
+        }
+    }
+
+    /// The declaration with this id.
+    pub fn decl(&self, id: DeclId) -> &DeclInfo {
+        &self.decls[id.0 as usize]
+    }
+
+    /// The type of an expression.
+    pub fn type_of(&self, id: NodeId) -> Option<&Type> {
+        self.expr_types.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// The compile-time value of an expression, if it has one.
+    pub fn value_of(&self, id: NodeId) -> Option<&Value> {
+        self.values.get(&id)
+    }
+
+    /// The declaration a path expression resolves to.
+    pub fn resolution(&self, id: NodeId) -> Option<&DeclInfo> {
+        self.resolved.get(&id).map(|d| self.decl(*d))
+    }
+
+    /// The resolved type of a type reference.
+    pub fn type_of_ref(&self, t: &ast::TypeRef) -> Option<&Type> {
+        self.type_refs.get(&t.span)
+    }
+
+    /// The fully-qualified name `Control.table` of a declaration (by its parents).
+    pub fn qualified_name(&self, id: DeclId) -> String {
+        let d = self.decl(id);
+        match d.parent {
+            Some(p) if !matches!(self.decl(p).kind, EntityKind::Extern) => {
+                format!("{}.{}", self.qualified_name(p), d.name)
+            }
+            _ => d.name.clone(),
+        }
+    }
+}
+
+/// Checks a parsed program. On success returns the side tables and the warnings; otherwise every
+/// error found (warnings are dropped).
+pub fn check(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
+    let mut c = Checker::new(program);
+    c.run();
+    if c.errors.is_empty() {
+        c.out.warnings = c.warnings;
+        Ok(c.out)
+    } else {
+        Err(c.errors)
+    }
+}
+
+/// What kind of block the checker is inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum BlockKind {
+    #[default]
+    TopLevel,
+    Parser,
+    Control,
+}
+
+/// The lexical context of the code being checked.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ctx {
+    pub block: Option<DeclId>,
+    pub block_kind: BlockKind,
+    pub action: Option<DeclId>,
+    pub function: Option<DeclId>,
+    /// Return type of the enclosing function.
+    pub ret: Option<Type>,
+    pub in_state: bool,
+    pub loop_depth: u32,
+    /// Type of `this` inside abstract method implementations.
+    pub this_ty: Option<Type>,
+    /// Inside a table property value (nameless instantiations allowed).
+    pub in_table: bool,
+}
+
+/// A call to an extern function or method, remembered for architecture rules.
+#[derive(Clone, Debug)]
+pub(crate) struct ExternCall {
+    pub name: String,
+    /// For methods: the instance declaration (if the receiver is a named instance).
+    pub instance: Option<DeclId>,
+    pub action: Option<DeclId>,
+    pub block: Option<DeclId>,
+    pub call: NodeId,
+    pub span: Span,
+}
+
+/// Maximum nesting of expressions / statements the checker descends into.
+pub(crate) const MAX_DEPTH: u32 = 256;
+/// Maximum number of errors reported.
+const MAX_ERRORS: usize = 500;
+
+pub(crate) struct Checker<'a> {
+    pub prog: &'a Program,
+    pub out: Checked,
+    pub errors: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
+    pub scopes: Scopes,
+    pub error_members: HashMap<String, DeclId>,
+    pub ctx: Ctx,
+    pub depth: u32,
+    /// When > 0, diagnostics are discarded (trial checks for overload resolution).
+    pub mute: u32,
+    pub extern_calls: Vec<ExternCall>,
+    /// States of the parser being checked.
+    pub states: HashMap<String, DeclId>,
+    reported: HashSet<(Span, String)>,
+    pub depth_reported: bool,
+    /// Argument expression ids of every call (for architecture rules).
+    pub call_args: HashMap<NodeId, Vec<NodeId>>,
+    /// Set while checking the expression of a `switch` (where `action_run` is allowed).
+    pub allow_action_run: bool,
+}
+
+impl<'a> Checker<'a> {
+    fn new(prog: &'a Program) -> Self {
+        Checker {
+            prog,
+            out: Checked::new(prog.node_count),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            scopes: Scopes::new(),
+            error_members: HashMap::new(),
+            ctx: Ctx::default(),
+            depth: 0,
+            mute: 0,
+            extern_calls: Vec::new(),
+            states: HashMap::new(),
+            reported: HashSet::new(),
+            depth_reported: false,
+            call_args: HashMap::new(),
+            allow_action_run: false,
+        }
+    }
+
+    fn run(&mut self) {
+        for d in &self.prog.decls {
+            self.top_decl(d);
+        }
+        self.check_main();
+        self.arch_rules();
+    }
+
+    /// Reports an error at `span` (deduplicated; muted during trial checks).
+    pub fn err(&mut self, span: Span, msg: impl Into<String>) {
+        if self.mute > 0 {
+            return;
+        }
+        let msg = msg.into();
+        if self.errors.len() >= MAX_ERRORS || !self.reported.insert((span, msg.clone())) {
+            return;
+        }
+        self.errors.push(Diagnostic::error(span, msg));
+    }
+
+    pub fn warn(&mut self, span: Span, msg: impl Into<String>) {
+        if self.mute > 0 {
+            return;
+        }
+        let msg = msg.into();
+        if self.warnings.len() >= MAX_ERRORS || !self.reported.insert((span, msg.clone())) {
+            return;
+        }
+        self.warnings.push(Diagnostic::warning(span, msg));
+    }
+
+    /// Number of errors so far (to detect whether a sub-check failed).
+    pub fn error_count(&self) -> usize {
+        self.errors.len()
+    }
+
+    pub fn decl(&self, id: DeclId) -> &DeclInfo {
+        &self.out.decls[id.0 as usize]
+    }
+
+    pub fn decl_mut(&mut self, id: DeclId) -> &mut DeclInfo {
+        &mut self.out.decls[id.0 as usize]
+    }
+
+    /// Registers a declaration (not yet visible in any scope).
+    pub fn new_decl(&mut self, info: DeclInfo) -> DeclId {
+        let id = DeclId(self.out.decls.len() as u32);
+        self.out.decl_by_span.entry(info.span).or_insert(id);
+        self.out.decls.push(info);
+        id
+    }
+
+    /// Makes `id` visible under its name in the innermost scope, reporting duplicates.
+    pub fn bind(&mut self, id: DeclId) {
+        let (name, kind, span) = {
+            let d = self.decl(id);
+            (d.name.clone(), d.kind, d.name_span)
+        };
+        let existing: Vec<DeclId> = self.scopes.in_current(&name).to_vec();
+        for e in existing {
+            let ek = self.decl(e).kind;
+            let overload = kind.overloadable() && ek.overloadable() && {
+                let a = self.decl(e).params.len();
+                let b = self.decl(id).params.len();
+                a != b || self.param_names(e) != self.param_names(id)
+            };
+            if !overload {
+                self.err(span, format!("{name}: duplicate declaration"));
+                return;
+            }
+        }
+        self.scopes.insert(&name, id);
+    }
+
+    fn param_names(&self, id: DeclId) -> Vec<String> {
+        self.decl(id)
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// Records the type of an expression.
+    pub fn set_type(&mut self, id: NodeId, t: Type) {
+        if let Some(slot) = self.out.expr_types.get_mut(id.0 as usize) {
+            *slot = Some(t);
+        }
+    }
+
+    pub fn type_of(&self, id: NodeId) -> Type {
+        self.out.type_of(id).cloned().unwrap_or(Type::Error)
+    }
+
+    pub fn set_value(&mut self, id: NodeId, v: Value) {
+        self.out.values.insert(id, v);
+    }
+
+    pub fn value_of(&self, id: NodeId) -> Option<Value> {
+        self.out.values.get(&id).cloned()
+    }
+
+    /// Annotation names of a list.
+    pub fn annotation_names(anns: &ast::Annotations) -> Vec<String> {
+        anns.iter().map(|a| a.name.name.clone()).collect()
+    }
+
+    /// Runs `f` with a fresh context, restoring the old one afterwards.
+    pub fn with_ctx<R>(&mut self, ctx: Ctx, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = std::mem::replace(&mut self.ctx, ctx);
+        let r = f(self);
+        self.ctx = saved;
+        r
+    }
+
+    /// Runs `f` inside a new scope.
+    pub fn scoped<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.scopes.push();
+        let r = f(self);
+        self.scopes.pop();
+        r
+    }
+
+    /// Enters one level of recursion; `false` (after reporting once) when too deep.
+    pub fn enter(&mut self, span: Span) -> bool {
+        if self.depth >= MAX_DEPTH {
+            if !self.depth_reported {
+                self.depth_reported = true;
+                self.err(span, "program nested too deeply");
+            }
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+}

@@ -1,0 +1,55 @@
+// reason: a string literal runs to the end of the line
+// expect: 35:17: unterminated string
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t {
+    bit<48> dst;
+    bit<48> src;
+    bit<16> ether_type;
+}
+
+struct headers_t {
+    ethernet_t eth;
+}
+
+struct meta_t {
+    bit<8> tag;
+}
+
+parser ParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                  inout standard_metadata_t std) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition accept;
+    }
+}
+
+control VerifyImpl(inout headers_t hdr, inout meta_t meta) {
+    apply {}
+}
+
+control IngressImpl(inout headers_t hdr, inout meta_t meta,
+                    inout standard_metadata_t std) {
+    apply {
+        log_msg("ingress reached);
+    }
+}
+
+control EgressImpl(inout headers_t hdr, inout meta_t meta,
+                   inout standard_metadata_t std) {
+    apply {}
+}
+
+control ComputeImpl(inout headers_t hdr, inout meta_t meta) {
+    apply {}
+}
+
+control DeparserImpl(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.eth);
+    }
+}
+
+V1Switch(ParserImpl(), VerifyImpl(), IngressImpl(), EgressImpl(),
+         ComputeImpl(), DeparserImpl()) main;
