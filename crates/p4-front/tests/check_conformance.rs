@@ -116,31 +116,41 @@ fn run_one(file: &Path, include: &Path, all: bool) -> Outcome {
 fn run_driver(file: &Path, all: bool) -> Outcome {
     let (tx, rx) = mpsc::channel();
     let file = file.to_path_buf();
-    let handle = std::thread::Builder::new().stack_size(8 << 20).spawn(move || {
-        let r = std::panic::catch_unwind(|| match driver::compile_file(&file, &driver::Options::default()) {
-            Ok(_) => Ok(()),
-            Err(f) => {
-                let msgs: Vec<String> = f
-                    .diagnostics
-                    .iter()
-                    .filter(|d| d.severity == p4_front::diag::Severity::Error)
-                    .map(|d| d.message.clone())
-                    .collect();
-                if msgs.is_empty() {
-                    Err(String::new())
-                } else {
-                    Err(if all { msgs.join("\n      ") } else { msgs[0].clone() })
+    let handle = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| {
+                match driver::compile_file(&file, &driver::Options::default()) {
+                    Ok(_) => Ok(()),
+                    Err(f) => {
+                        let msgs: Vec<String> = f
+                            .diagnostics
+                            .iter()
+                            .filter(|d| d.severity == p4_front::diag::Severity::Error)
+                            .map(|d| d.message.clone())
+                            .collect();
+                        if msgs.is_empty() {
+                            Err(String::new())
+                        } else {
+                            Err(if all {
+                                msgs.join("\n      ")
+                            } else {
+                                msgs[0].clone()
+                            })
+                        }
+                    }
                 }
-            }
+            });
+            let _ = tx.send(r);
         });
-        let _ = tx.send(r);
-    });
     if handle.is_err() {
         return Outcome::Crashed("cannot spawn".into());
     }
     match rx.recv_timeout(Duration::from_secs(20)) {
         Ok(Ok(Ok(()))) => Outcome::Accepted,
-        Ok(Ok(Err(m))) if m.is_empty() => Outcome::Crashed("rejected without an error diagnostic".into()),
+        Ok(Ok(Err(m))) if m.is_empty() => {
+            Outcome::Crashed("rejected without an error diagnostic".into())
+        }
         Ok(Ok(Err(m))) => Outcome::Rejected(m),
         Ok(Err(_)) => Outcome::Crashed("panic".into()),
         Err(_) => Outcome::Crashed("timeout".into()),

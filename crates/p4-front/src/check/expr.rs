@@ -2140,10 +2140,11 @@ impl<'a> Checker<'a> {
                     );
                 }
             }
-            ("packet_out", "emit") => {
-                if !emittable(&t, 0) {
-                    self.err(a.value.span, format!("emit: argument must be a header, header stack, header union or struct of those, found {t}"));
-                }
+            ("packet_out", "emit") if !emittable(&t, 0) => {
+                self.err(
+                    a.value.span,
+                    format!("emit: argument must be a header, header stack, header union or struct of those, found {t}"),
+                );
             }
             _ => {}
         }

@@ -333,9 +333,8 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
-            match &c.body {
-                Some(b) => self.block(b),
-                None => {}
+            if let Some(b) = &c.body {
+                self.block(b);
             }
         }
     }

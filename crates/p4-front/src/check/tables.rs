@@ -450,13 +450,12 @@ impl<'a> Checker<'a> {
                     ),
                 },
                 None => {
-                    if !t.is_error()
-                        && !(self.is_ctk(value)
-                            && matches!(
-                                t.underlying_int(),
-                                Type::Int | Type::Bit(_) | Type::Signed(_)
-                            ))
-                    {
+                    let ctk_number = self.is_ctk(value)
+                        && matches!(
+                            t.underlying_int(),
+                            Type::Int | Type::Bit(_) | Type::Signed(_)
+                        );
+                    if !t.is_error() && !ctk_number {
                         self.err(value.span, "size must be a constant numeric expression");
                     }
                 }
@@ -483,10 +482,10 @@ impl<'a> Checker<'a> {
                 _ if t.is_error() => {}
                 _ => self.err(value.span, format!("{name} must be a boolean constant")),
             },
-            "priority_delta" => {
-                if !t.is_error() && v.as_ref().and_then(|v| v.as_int().cloned()).is_none() {
-                    self.err(value.span, "priority_delta must be a constant integer");
-                }
+            "priority_delta"
+                if !t.is_error() && v.as_ref().and_then(|v| v.as_int().cloned()).is_none() =>
+            {
+                self.err(value.span, "priority_delta must be a constant integer");
             }
             _ => {}
         }
