@@ -12,7 +12,21 @@ impl<'a> Checker<'a> {
     /// Checks the annotations of one element.
     pub fn check_annotations(&mut self, anns: &[Annotation]) {
         let mut structured: HashSet<&str> = HashSet::new();
+        let count = |n: &str| anns.iter().filter(|a| a.name.name == n).count();
         for a in anns {
+            if matches!(
+                a.body,
+                AnnotationBody::KeyValues(_) | AnnotationBody::StructuredExpressions(_)
+            ) && count(&a.name.name) > 1
+                && !structured.contains(a.name.name.as_str())
+            {
+                self.err(
+                    a.span,
+                    format!("@{}: duplicate name for structured annotation", a.name.name),
+                );
+                structured.insert(a.name.name.as_str());
+                continue;
+            }
             let name = a.name.name.as_str();
             match &a.body {
                 AnnotationBody::KeyValues(kvs) => {

@@ -133,6 +133,53 @@ impl<'a> Checker<'a> {
     }
 
     /// Architecture-specific rules, run after the whole program was checked.
+    /// Control-plane names (spec §18.3.2): two different tables or actions must not get the
+    /// same fully-qualified name (`@name(".x")` is absolute, `@name("x")` and plain names are
+    /// relative to the enclosing control).
+    pub fn control_plane_names(&mut self) {
+        // Only actions reachable from a table reach the control plane.
+        let used: HashSet<DeclId> = self
+            .out
+            .tables
+            .values()
+            .flat_map(|t| {
+                t.actions
+                    .iter()
+                    .map(|a| a.action)
+                    .chain(t.default_action.as_ref().map(|d| d.action))
+            })
+            .collect();
+        let mut seen: HashMap<(bool, String), DeclId> = HashMap::new();
+        for i in 0..self.out.decls.len() {
+            let id = DeclId(i as u32);
+            let d = self.decl(id);
+            let is_table = d.kind == EntityKind::Table;
+            if !(is_table || d.kind == EntityKind::Action && used.contains(&id)) {
+                continue;
+            }
+            let span = d.name_span;
+            let prefix = match d.parent {
+                Some(p) if matches!(self.decl(p).kind, EntityKind::Control) => {
+                    format!("{}.", self.decl(p).name)
+                }
+                _ => String::new(),
+            };
+            let name = match self.cp_names.get(&id) {
+                Some(n) if n.starts_with('.') => n[1..].to_string(),
+                Some(n) => format!("{prefix}{n}"),
+                None => format!("{prefix}{}", d.name),
+            };
+            let key = (is_table, name);
+            if let Some(&other) = seen.get(&key) {
+                if other != id {
+                    self.err(span, format!("{}: conflicting control plane name", key.1));
+                }
+            } else {
+                seen.insert(key, id);
+            }
+        }
+    }
+
     pub fn arch_rules(&mut self) {
         match self.out.arch {
             Arch::Pna(dialect) => self.pna_rules(dialect),

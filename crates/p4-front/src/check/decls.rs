@@ -393,6 +393,19 @@ impl<'a> Checker<'a> {
         if let Some(anns) = decl_annotations(d) {
             self.check_annotations(anns);
         }
+        let cp_name = decl_annotations(d).and_then(|anns| {
+            anns.iter()
+                .find(|a| a.name.name == "name")
+                .and_then(|a| match &a.body {
+                    ast::AnnotationBody::Expressions(es) if es.len() == 1 => {
+                        match self.value_of(es[0].id) {
+                            Some(Value::String(s)) => Some(s),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                })
+        });
         let r = match &d.kind {
             DeclKind::Const(c) => Some(self.decl_const(c, d.span, parent)),
             DeclKind::Variable(v) => Some(self.decl_variable(v, d.span, parent)),
@@ -430,6 +443,9 @@ impl<'a> Checker<'a> {
             DeclKind::Instantiation(i) => self.decl_instantiation(i, d.span, parent),
             DeclKind::ValueSet(v) => Some(self.decl_value_set(v, d.span, parent)),
         };
+        if let (Some(id), Some(n)) = (r, cp_name) {
+            self.cp_names.insert(id, n);
+        }
         self.leave();
         r
     }

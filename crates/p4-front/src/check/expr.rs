@@ -888,6 +888,17 @@ impl<'a> Checker<'a> {
             return Type::Error;
         }
         let sym = op.symbol();
+        if matches!(op, Div | Mod) {
+            let negative = |x: &Expr| {
+                self.value_of(x.id)
+                    .and_then(|v| v.as_int().cloned())
+                    .is_some_and(|v| v.is_negative())
+            };
+            if negative(a) || negative(b) {
+                self.err(e.span, format!("{sym}: not defined on negative numbers"));
+                return Type::Error;
+            }
+        }
         let r = match op {
             And | Or => {
                 if !matches!(ta, Type::Bool) || !matches!(tb, Type::Bool) {

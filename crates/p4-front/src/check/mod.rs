@@ -376,6 +376,8 @@ pub(crate) struct Checker<'a> {
     pub call_args: HashMap<NodeId, Vec<NodeId>>,
     /// Set while checking the expression of a `switch` (where `action_run` is allowed).
     pub allow_action_run: bool,
+    /// `@name` annotations of declarations.
+    pub cp_names: HashMap<DeclId, String>,
     /// Arguments written in table action lists, by the action reference's span.
     pub list_args: HashMap<Span, Vec<ast::Expr>>,
 }
@@ -399,6 +401,7 @@ impl<'a> Checker<'a> {
             call_args: HashMap::new(),
             allow_action_run: false,
             list_args: HashMap::new(),
+            cp_names: HashMap::new(),
         }
     }
 
@@ -407,6 +410,7 @@ impl<'a> Checker<'a> {
             self.top_decl(d);
         }
         self.check_main();
+        self.control_plane_names();
         self.arch_rules();
     }
 

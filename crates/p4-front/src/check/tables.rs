@@ -666,6 +666,9 @@ impl<'a> Checker<'a> {
             Some(_) => {}
         }
         let args = e.action.args.as_deref().unwrap_or(&[]);
+        if let Some(x) = ti.actions.iter().find(|x| x.action == a).cloned() {
+            self.same_bound_args(a, &x, args);
+        }
         if self
             .bind_action(a, Some(args), Bind::Full, e.action.span)
             .is_some()
