@@ -9,8 +9,9 @@
 //!
 //! Programs go through the real pipeline (`driver::compile_file`: our preprocessor, the project's
 //! `p4include/`, PNA dialect detection); `CHECK_CPP=1` preprocesses with the system `cpp` against
-//! `p4include/` (or `P4INCLUDE`) instead. Optional: `CHECK_SUITE` (substring filter), `CHECK_VERBOSE=1` (print every
-//! error), `CHECK_FILE` (one file: print all its diagnostics).
+//! `p4include/` (or `P4INCLUDE`) instead. Optional: `CHECK_SUITE` (substring filter),
+//! `CHECK_VERBOSE=1` (print every error), `CHECK_FILE` (one file: print all its diagnostics).
+//! An accepted program must have a recorded type for every expression.
 //! Run: `P4C_DIR=/work/p4c cargo test -p p4-front --test check_conformance -- --nocapture`
 
 use p4_front::{check, driver, parser};
@@ -121,6 +122,10 @@ fn run_driver(file: &Path, all: bool) -> Outcome {
         .spawn(move || {
             let r = std::panic::catch_unwind(|| {
                 match driver::compile_file(&file, &driver::Options::default()) {
+                    // The side tables must type every expression (lowering relies on it).
+                    Ok(c) if c.checked.expr_types.iter().any(Option::is_none) => {
+                        Err("accepted, but some expressions have no recorded type".to_string())
+                    }
                     Ok(_) => Ok(()),
                     Err(f) => {
                         let msgs: Vec<String> = f

@@ -74,10 +74,24 @@ impl<'a> Checker<'a> {
                     }
                 }
                 AnnotationBody::Expressions(es) if name == "match" => {
+                    self.mute += 1;
+                    for e in es {
+                        self.check_expr(e, None);
+                    }
+                    self.mute -= 1;
                     let ok = es.len() == 1 && self.is_match_kind(&es[0]);
                     if !ok {
                         self.err(a.span, "@match: value must be a match_kind");
                     }
+                }
+                AnnotationBody::Expressions(es) => {
+                    // Unstructured bodies are free-form: type them (so every expression has a
+                    // type) but report nothing.
+                    self.mute += 1;
+                    for e in es {
+                        self.check_expr(e, None);
+                    }
+                    self.mute -= 1;
                 }
                 _ => {}
             }

@@ -704,6 +704,7 @@ impl<'a> Checker<'a> {
         // Later member values may refer to earlier members by name.
         self.scopes.push();
         for m in &e.members {
+            self.check_annotations(&m.annotations);
             if !seen.insert(m.name.name.clone()) {
                 self.err(
                     m.name.span,
@@ -1048,6 +1049,9 @@ impl<'a> Checker<'a> {
         kind: EntityKind,
         parent: Option<DeclId>,
     ) -> DeclId {
+        if kind != EntityKind::ExternFunction {
+            self.check_annotations(&f.annotations);
+        }
         let mut info = DeclInfo::new(kind, &f.name.name, f.span, f.name.span, parent);
         info.annotations = Self::annotation_names(&f.annotations);
         info.is_abstract = f.is_abstract;

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 impl<'a> Checker<'a> {
     /// A block statement: a new scope.
     pub fn block(&mut self, b: &ast::Block) {
+        self.check_annotations(&b.annotations);
         self.scoped(|c| {
             for s in &b.stmts {
                 c.stmt(s);
@@ -425,6 +426,12 @@ impl<'a> Checker<'a> {
         let saved = std::mem::replace(&mut self.states, states);
         let mut edges: HashMap<String, Vec<String>> = HashMap::new();
         for st in &p.states {
+            self.check_annotations(&st.annotations);
+            if let Some(ast::Transition::Select { cases, .. }) = &st.transition {
+                for c in cases {
+                    self.check_annotations(&c.annotations);
+                }
+            }
             let ctx = Ctx {
                 in_state: true,
                 ..self.ctx.clone()

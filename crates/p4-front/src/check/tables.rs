@@ -52,6 +52,7 @@ impl<'a> Checker<'a> {
         let mut has_key = false;
         // Pass 1: everything but default_action and entries (they refer to the others).
         for p in &t.properties {
+            self.check_annotations(&p.annotations);
             let pname = match &p.kind {
                 TablePropertyKind::Key(_) => "key".to_string(),
                 TablePropertyKind::Actions(_) => "actions".to_string(),
@@ -279,6 +280,7 @@ impl<'a> Checker<'a> {
     }
 
     fn table_action(&mut self, r: &ast::ActionRef, ti: &mut TableInfo) {
+        self.check_annotations(&r.annotations);
         let Some(a) = self.lookup_action(&r.name) else {
             if let Some(args) = &r.args {
                 for x in args {
@@ -595,6 +597,8 @@ impl<'a> Checker<'a> {
     }
 
     fn table_entry(&mut self, e: &ast::Entry, ti: &mut TableInfo) {
+        self.check_annotations(&e.annotations);
+        self.check_annotations(&e.action.annotations);
         let keys: Vec<(Type, String)> = ti
             .keys
             .iter()
@@ -616,6 +620,8 @@ impl<'a> Checker<'a> {
                         self.entry_key(i, kt, mk);
                         key_nodes.push(i.id);
                     }
+                    let ts = items.iter().map(|i| self.type_of(i.id)).collect();
+                    self.set_type(e.keyset.id, Type::Tuple(ts));
                 }
             }
             _ => {
