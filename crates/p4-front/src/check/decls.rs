@@ -7,7 +7,7 @@ use super::{BlockKind, CallArg, Checker, Ctx, InstanceInfo, Value};
 use crate::ast::{self, DeclKind, Direction, TypeKind, TypeRef};
 use crate::source::Span;
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Largest `bit<W>` width accepted (p4c's limit).
 pub(crate) const MAX_WIDTH: u64 = 2048;
@@ -244,7 +244,7 @@ impl<'a> Checker<'a> {
                         return Type::Error;
                     }
                 }
-                Type::Agg(Rc::new(AggType {
+                Type::Agg(Arc::new(AggType {
                     decl: a.decl,
                     kind: a.kind,
                     name: a.name.clone(),
@@ -252,22 +252,22 @@ impl<'a> Checker<'a> {
                     fields,
                 }))
             }
-            Type::Extern(o) => Type::Extern(Rc::new(ObjType {
+            Type::Extern(o) => Type::Extern(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
             })),
-            Type::Parser(o) => Type::Parser(Rc::new(ObjType {
+            Type::Parser(o) => Type::Parser(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
             })),
-            Type::Control(o) => Type::Control(Rc::new(ObjType {
+            Type::Control(o) => Type::Control(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
             })),
-            Type::Package(o) => Type::Package(Rc::new(ObjType {
+            Type::Package(o) => Type::Package(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
@@ -561,7 +561,7 @@ impl<'a> Checker<'a> {
                 );
                 Type::Error
             } else {
-                Type::NewType(Rc::new(NewType {
+                Type::NewType(Arc::new(NewType {
                     decl: id,
                     name: t.name.name.clone(),
                     underlying: ty,
@@ -591,7 +591,7 @@ impl<'a> Checker<'a> {
             let mut info = DeclInfo::new(EntityKind::TypeParam, &tp.name, tp.span, tp.span, parent);
             info.ty = Type::Var(
                 DeclId(self.out.decls.len() as u32),
-                Rc::from(tp.name.as_str()),
+                Arc::from(tp.name.as_str()),
             );
             let id = self.new_decl(info);
             self.bind(id);
@@ -661,7 +661,7 @@ impl<'a> Checker<'a> {
         let args: Vec<Type> = tps.iter().map(|t| self.decl(*t).ty.clone()).collect();
         let d = self.decl_mut(id);
         d.type_params = tps;
-        d.ty = Type::Agg(Rc::new(AggType {
+        d.ty = Type::Agg(Arc::new(AggType {
             decl: id,
             kind,
             name: s.name.name.clone(),
@@ -693,7 +693,7 @@ impl<'a> Checker<'a> {
             None => None,
         };
         let members: Vec<String> = e.members.iter().map(|m| m.name.name.clone()).collect();
-        let ety = Type::Enum(Rc::new(EnumType {
+        let ety = Type::Enum(Arc::new(EnumType {
             decl: id,
             name: e.name.name.clone(),
             underlying: under.clone(),
@@ -959,7 +959,7 @@ impl<'a> Checker<'a> {
         self.scoped(|c| {
             let tps = c.type_params(&e.type_params, Some(id));
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
-            let ety = Type::Extern(Rc::new(ObjType {
+            let ety = Type::Extern(Arc::new(ObjType {
                 decl: id,
                 name: e.name.name.clone(),
                 args,
@@ -1111,7 +1111,7 @@ impl<'a> Checker<'a> {
             };
             let params = c.params(&p.params, Some(id), pk);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
-            let obj = Rc::new(ObjType {
+            let obj = Arc::new(ObjType {
                 decl: id,
                 name: p.name.name.clone(),
                 args,
@@ -1154,7 +1154,7 @@ impl<'a> Checker<'a> {
                 d.type_params = tps;
                 d.params = params.clone();
                 d.ctor_params = ctor.clone();
-                d.ty = Type::Parser(Rc::new(ObjType {
+                d.ty = Type::Parser(Arc::new(ObjType {
                     decl: id,
                     name: p.name.name.clone(),
                     args,
@@ -1206,7 +1206,7 @@ impl<'a> Checker<'a> {
                 d.type_params = tps;
                 d.params = params.clone();
                 d.ctor_params = ctor.clone();
-                d.ty = Type::Control(Rc::new(ObjType {
+                d.ty = Type::Control(Arc::new(ObjType {
                     decl: id,
                     name: ct.name.name.clone(),
                     args,
@@ -1585,7 +1585,7 @@ impl<'a> Checker<'a> {
                                     .unwrap_or(Type::DontCare)
                             })
                             .collect();
-                        let ity = Type::Extern(Rc::new(ObjType {
+                        let ity = Type::Extern(Arc::new(ObjType {
                             decl: o.decl,
                             name: o.name.clone(),
                             args: targs,
@@ -1632,7 +1632,7 @@ impl<'a> Checker<'a> {
                                 None => targs.push(Type::Error),
                             }
                         }
-                        let obj = Rc::new(ObjType {
+                        let obj = Arc::new(ObjType {
                             decl: o.decl,
                             name: o.name.clone(),
                             args: targs,

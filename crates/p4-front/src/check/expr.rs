@@ -12,7 +12,7 @@ use crate::source::Span;
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Substitution of type variables.
 pub(crate) type Subst = Vec<(DeclId, Type)>;
@@ -31,7 +31,7 @@ enum Callee {
     Ctor(Type),
     TableApply(DeclId),
     BlockApply {
-        obj: Rc<ObjType>,
+        obj: Arc<ObjType>,
         direct: bool,
     },
     Builtin(Builtin, Type),

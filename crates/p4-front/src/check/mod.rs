@@ -300,9 +300,34 @@ impl Checked {
     }
 }
 
+/// Stack of the checker's thread: enough for [`MAX_DEPTH`] nesting in an unoptimized build.
+const CHECK_STACK: usize = 256 << 20;
+
 /// Checks a parsed program. On success returns the side tables and the warnings; otherwise every
 /// error found (warnings are dropped).
+///
+/// Runs on a thread of its own with a large stack, so deep (but bounded) nesting cannot overflow
+/// the caller's stack; an internal panic is reported as an error instead of unwinding into the
+/// caller.
 pub fn check(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
+    std::thread::scope(|s| {
+        match std::thread::Builder::new()
+            .name("p4-check".into())
+            .stack_size(CHECK_STACK)
+            .spawn_scoped(s, || check_here(program))
+        {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(vec![Diagnostic::error_global(
+                    "internal error: the checker failed; please report this program",
+                )])
+            }),
+            Err(_) => check_here(program),
+        }
+    })
+}
+
+/// [`check`] on the current thread.
+fn check_here(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
     let mut c = Checker::new(program);
     c.run();
     if c.errors.is_empty() {

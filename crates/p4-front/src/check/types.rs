@@ -7,7 +7,7 @@
 
 use super::scope::DeclId;
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Kind of an aggregate type (spec §7.2.2–§7.2.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,20 +90,20 @@ pub enum Type {
     /// The `error` type.
     ErrorT,
     MatchKind,
-    Enum(Rc<EnumType>),
-    NewType(Rc<NewType>),
-    Agg(Rc<AggType>),
+    Enum(Arc<EnumType>),
+    NewType(Arc<NewType>),
+    Agg(Arc<AggType>),
     /// Header stack or array `T[n]`.
     Stack(Box<Type>, u32),
     Tuple(Vec<Type>),
     List(Box<Type>),
     /// A type variable (generic parameter), by its declaration.
-    Var(DeclId, Rc<str>),
-    Extern(Rc<ObjType>),
+    Var(DeclId, Arc<str>),
+    Extern(Arc<ObjType>),
     /// A parser: either a `parser` type prototype or a parser declaration.
-    Parser(Rc<ObjType>),
-    Control(Rc<ObjType>),
-    Package(Rc<ObjType>),
+    Parser(Arc<ObjType>),
+    Control(Arc<ObjType>),
+    Package(Arc<ObjType>),
     /// An action name used as a value (e.g. in a table's action list).
     Action(DeclId),
     Function(DeclId),
@@ -302,7 +302,7 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
             Some((_, ty)) => ty.clone(),
             None => t.clone(),
         },
-        Type::Agg(a) => Type::Agg(Rc::new(AggType {
+        Type::Agg(a) => Type::Agg(Arc::new(AggType {
             decl: a.decl,
             kind: a.kind,
             name: a.name.clone(),
@@ -325,7 +325,7 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
                 .map(|(n, x)| (n.clone(), subst_rec(x, s)))
                 .collect(),
         ),
-        Type::NewType(n) => Type::NewType(Rc::new(NewType {
+        Type::NewType(n) => Type::NewType(Arc::new(NewType {
             decl: n.decl,
             name: n.name.clone(),
             underlying: subst_rec(&n.underlying, s),
@@ -338,8 +338,8 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
     }
 }
 
-fn subst_obj(o: &ObjType, s: &[(DeclId, Type)]) -> Rc<ObjType> {
-    Rc::new(ObjType {
+fn subst_obj(o: &ObjType, s: &[(DeclId, Type)]) -> Arc<ObjType> {
+    Arc::new(ObjType {
         decl: o.decl,
         name: o.name.clone(),
         args: o.args.iter().map(|x| subst_rec(x, s)).collect(),
