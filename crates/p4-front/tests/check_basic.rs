@@ -1,7 +1,7 @@
 //! Checker unit tests: small programs that must be accepted or rejected (with the expected
 //! message fragment). Each program is self-contained (a small prelude stands in for core.p4).
 
-use p4_front::check::{self, Arch, CallTarget, Type, Value};
+use p4_front::check::{self, Arch, CallTarget, Value};
 use p4_front::parser;
 
 const PRELUDE: &str = r#"

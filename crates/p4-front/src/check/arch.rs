@@ -134,8 +134,47 @@ impl<'a> Checker<'a> {
 
     /// Architecture-specific rules, run after the whole program was checked.
     pub fn arch_rules(&mut self) {
-        if let Arch::Pna(dialect) = self.out.arch {
-            self.pna_rules(dialect);
+        match self.out.arch {
+            Arch::Pna(dialect) => self.pna_rules(dialect),
+            Arch::Psa => self.psa_rules(),
+            _ => {}
+        }
+    }
+
+    /// PSA (as implemented by P4-DPDK, nevermiss's reference): a table cannot combine an action
+    /// profile/selector implementation with direct counters or meters.
+    fn psa_rules(&mut self) {
+        let mut tables: Vec<DeclId> = self.out.tables.keys().copied().collect();
+        tables.sort();
+        for t in tables {
+            let ti = &self.out.tables[&t];
+            let has = |n: &[&str]| {
+                ti.properties
+                    .iter()
+                    .any(|(p, _, _)| n.contains(&p.as_str()))
+            };
+            if has(&["psa_implementation"]) && has(&["psa_direct_counter", "psa_direct_meter"]) {
+                let (sp, n) = (self.decl(t).name_span, self.decl(t).name.clone());
+                self.err(sp, format!("implementation property cannot co-exist with direct counter and direct meter property for table {n}"));
+            }
+        }
+    }
+
+    /// Whether the expression with this id is compile-time known (by its recorded facts).
+    fn is_ctk_node(&self, node: crate::ast::NodeId) -> bool {
+        if self.out.values.contains_key(&node) {
+            return true;
+        }
+        match self.out.resolved.get(&node) {
+            Some(d) => {
+                let info = self.decl(*d);
+                match info.kind {
+                    EntityKind::Variable => false,
+                    EntityKind::Param => info.dir == Direction::None,
+                    _ => true,
+                }
+            }
+            None => false,
         }
     }
 
@@ -164,7 +203,10 @@ impl<'a> Checker<'a> {
             let mut has_direct = false;
             for (name, node, _) in &ti.properties {
                 match name.as_str() {
-                    "pna_implementation" | "implementation" => has_impl = true,
+                    "pna_implementation" | "implementation" | "psa_implementation" => {
+                        has_impl = true
+                    }
+                    "psa_direct_counter" | "psa_direct_meter" => has_direct = true,
                     "pna_direct_counter" | "pna_direct_meter" => {
                         has_direct = true;
                         if let Some(&inst) = self.out.resolved.get(node) {
@@ -208,6 +250,13 @@ impl<'a> Checker<'a> {
                     }
                 }
                 "mirror_packet" => {
+                    for i in 0..2 {
+                        if let Some(node) = self.call_arg_node(c.call, i) {
+                            if !self.is_ctk_node(node) {
+                                self.err(c.span, "mirror_packet: the slot and session ids must be compile-time constants");
+                            }
+                        }
+                    }
                     let in_main = match c.block {
                         Some(b) => blocks
                             .iter()
@@ -372,12 +421,12 @@ impl<'a> Checker<'a> {
                     Type::Error => true,
                     Type::Agg(ag) => {
                         ag.fields.len() == want.len()
-                            && ag.fields.iter().zip(&want).all(|(f, p)| same(&f.1, &p.ty))
+                            && ag.fields.iter().zip(&want).all(|(f, p)| loose(&f.1, &p.ty))
                     }
                     Type::Tuple(ts) | Type::ListExpr(ts) => {
-                        ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| same(t, &p.ty))
+                        ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| loose(t, &p.ty))
                     }
-                    t => want.len() == 1 && same(t, &want[0].ty),
+                    t => want.len() == 1 && loose(t, &want[0].ty),
                 };
                 if !ok {
                     let names: Vec<String> = want
@@ -392,4 +441,9 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// Type equality up to `type` new types (action data of add_entry, PNA).
+fn loose(a: &Type, b: &Type) -> bool {
+    same(a.strip_newtype(), b.strip_newtype())
 }

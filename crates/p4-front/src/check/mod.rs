@@ -28,6 +28,7 @@
 //! has a value unless it depends on a constructor parameter; every struct/header [`Type`] lists
 //! its fields with resolved types, so offsets and widths follow from [`Type::min_width_bits`].
 
+mod annotations;
 mod arch;
 pub mod consteval;
 mod decls;
@@ -375,6 +376,8 @@ pub(crate) struct Checker<'a> {
     pub call_args: HashMap<NodeId, Vec<NodeId>>,
     /// Set while checking the expression of a `switch` (where `action_run` is allowed).
     pub allow_action_run: bool,
+    /// Arguments written in table action lists, by the action reference's span.
+    pub list_args: HashMap<Span, Vec<ast::Expr>>,
 }
 
 impl<'a> Checker<'a> {
@@ -395,6 +398,7 @@ impl<'a> Checker<'a> {
             depth_reported: false,
             call_args: HashMap::new(),
             allow_action_run: false,
+            list_args: HashMap::new(),
         }
     }
 
@@ -459,10 +463,36 @@ impl<'a> Checker<'a> {
         let existing: Vec<DeclId> = self.scopes.in_current(&name).to_vec();
         for e in existing {
             let ek = self.decl(e).kind;
-            let overload = kind.overloadable() && ek.overloadable() && {
-                let a = self.decl(e).params.len();
-                let b = self.decl(id).params.len();
-                a != b || self.param_names(e) != self.param_names(id)
+            let blocks = |k: EntityKind| {
+                matches!(
+                    k,
+                    EntityKind::Parser | EntityKind::Control | EntityKind::PackageType
+                )
+            };
+            let functions =
+                |k: EntityKind| matches!(k, EntityKind::Function | EntityKind::ExternFunction);
+            let overload = if functions(kind) && functions(ek) {
+                // p4c accepts even identical signatures; calls resolve by arity/types.
+                true
+            } else if kind.overloadable() && ek.overloadable() {
+                let (a, b) = (self.decl(e), self.decl(id));
+                a.params.len() != b.params.len()
+                    || self.param_names(e) != self.param_names(id)
+                    || a.params
+                        .iter()
+                        .zip(&b.params)
+                        .any(|(x, y)| !types::same(&x.ty, &y.ty))
+            } else if blocks(kind) && kind == ek {
+                let (a, b) = (self.decl(e), self.decl(id));
+                let names = |d: &DeclInfo| {
+                    d.ctor_params
+                        .iter()
+                        .map(|p| p.name.clone())
+                        .collect::<Vec<_>>()
+                };
+                names(a) != names(b)
+            } else {
+                false
             };
             if !overload {
                 self.err(span, format!("{name}: duplicate declaration"));

@@ -259,9 +259,9 @@ impl Type {
 pub fn same(a: &Type, b: &Type) -> bool {
     use Type::*;
     match (a, b) {
-        (Error, _) | (_, Error) => true,
+        (Error, _) | (_, Error) | (DontCare, _) | (_, DontCare) => true,
         (Void, Void) | (Bool, Bool) | (String, String) | (Int, Int) | (ErrorT, ErrorT) => true,
-        (MatchKind, MatchKind) | (State, State) | (Invalid, Invalid) | (DontCare, DontCare) => true,
+        (MatchKind, MatchKind) | (State, State) | (Invalid, Invalid) => true,
         (Bit(x), Bit(y)) | (Signed(x), Signed(y)) | (Varbit(x), Varbit(y)) => x == y,
         (Enum(x), Enum(y)) => x.decl == y.decl,
         (NewType(x), NewType(y)) => x.decl == y.decl,
