@@ -1057,7 +1057,7 @@ pub fn parse_line(src: &str, line: u32) -> Result<Option<StfCommand>, StfError> 
                             return Err(c.expected("`:` between rate and burst size"));
                         }
                         c.pos += 1;
-                        if c.peek().map_or(true, |ch| ch.is_whitespace()) {
+                        if c.peek().is_none_or(|ch| ch.is_whitespace()) {
                             return Err(c.expected("a burst size after `:`"));
                         }
                         c.number("a burst size", false)?;

@@ -769,7 +769,7 @@ impl Emitter {
             None => self.out.extend(gap.bytes().map(blank)),
             Some(last) => {
                 let nl = gap.bytes().filter(|&b| b == b'\n').count();
-                self.out.extend(std::iter::repeat('\n').take(nl));
+                self.out.extend(std::iter::repeat_n('\n', nl));
                 self.out.extend(gap[last + 1..].bytes().map(blank));
             }
         }
