@@ -23,10 +23,23 @@
 //! | [`Checked::instances`] | [`DeclId`] | type and constructor of each instantiation |
 //! | [`Checked::decl_by_span`] | [`Span`] | the [`DeclId`] of an AST declaration / parameter / state, by its span |
 //!
-//! Guarantees for lowering: an expression whose type is a fixed-width type but whose operands are
-//! `int` always has an entry in `values`; every expression of type `int` is compile-time known and
-//! has a value unless it depends on a constructor parameter; every struct/header [`Type`] lists
-//! its fields with resolved types, so offsets and widths follow from [`Type::min_width_bits`].
+//! Guarantees for lowering (issue 3):
+//! - every expression of an accepted program has a type in `expr_types` (also those inside
+//!   annotations); `int` literals carry the width they were implicitly cast to;
+//! - an expression whose type is fixed-width but whose operands are `int` has an entry in
+//!   `values`; every `int`-typed expression is compile-time known and has a value unless it
+//!   depends on a constructor parameter;
+//! - a serializable enum value may appear where its underlying type is expected (spec §8.3
+//!   implicit cast): its type stays the enum, its value carries the underlying bits;
+//! - struct/header/union [`Type`]s list their fields with resolved types (generic ones
+//!   substituted), `typedef`s are transparent, so offsets and widths follow from
+//!   [`Type::min_width_bits`] and [`MemberInfo::Field`] indices without any name lookup;
+//! - a call's [`CallInfo::args`] maps every parameter to an argument, a default value (the
+//!   parameter's declaration, whose AST node is found through `decl_by_span`) or an omitted
+//!   `@optional` parameter.
+//!
+//! [`check`] runs on a thread of its own with a large stack ([`Type`] uses `Arc`, so [`Checked`]
+//! is `Send`).
 
 mod annotations;
 mod arch;
