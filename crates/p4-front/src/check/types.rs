@@ -3,7 +3,7 @@
 //! A [`Type`] is fully resolved: typedef aliases are replaced by what they name, generic
 //! structs/headers carry their substituted field types, and every fixed-width type carries its
 //! width. Lowering can therefore compute the layout of any value from its [`Type`] alone
-//! (e.g. [`Type::width_bits`]) without looking any name up again.
+//! (e.g. [`Type::min_width_bits`]) without looking any name up again.
 
 use super::scope::DeclId;
 use std::fmt;
