@@ -147,10 +147,18 @@ fn arch_mismatch(choice: ArchChoice, found: &Arch) -> Option<Diagnostic> {
         ArchChoice::Psa => matches!(found, Arch::Psa),
         ArchChoice::Pna => matches!(found, Arch::Pna(_)),
     };
-    (!ok).then(|| {
-        Diagnostic::error_global(
-            format!("--arch {choice:?} was asked for, but the program's main package is {found:?}")
-                .to_lowercase(),
-        )
-    })
+    let asked = match choice {
+        ArchChoice::Auto => "auto",
+        ArchChoice::V1Model => "v1model",
+        ArchChoice::Psa => "psa",
+        ArchChoice::Pna => "pna",
+    };
+    let found = match found {
+        Arch::V1Model => "v1model (V1Switch)",
+        Arch::Psa => "psa (PSA_Switch)",
+        Arch::Pna(PnaDialect::V06FourBlock) => "pna (PNA_NIC, four-block pre-v0.7 dialect)",
+        Arch::Pna(PnaDialect::V07ThreeBlock) => "pna (PNA_NIC, three-block v0.7+ dialect)",
+        Arch::Unknown => "not one nevermiss knows (or there is no `main`)",
+    };
+    (!ok).then(|| Diagnostic::error_global(format!("--arch {asked}: the program's main package is {found}")))
 }
