@@ -193,7 +193,7 @@ fn count_detail<P: AsRef<[u8]>>(exps: &[Expectation], got: &[P]) -> String {
     for i in 0..n.min(DETAIL_ROWS) {
         let line = match (exps.get(i), got.get(i)) {
             (Some(e), Some(g)) => {
-                let ok = e.pattern.as_ref().map_or(true, |p| p.matches(g.as_ref()));
+                let ok = e.pattern.as_ref().is_none_or(|p| p.matches(g.as_ref()));
                 format!(
                     "  #{i}: expect (line {}) {}",
                     e.line,
@@ -365,7 +365,7 @@ mod tests {
         );
         assert_eq!(lines[1], "  expected: 001122334455");
         assert_eq!(lines[2], "  got:      001122434455");
-        assert_eq!(lines[3].find('^'), lines[2].find("434455").map(|i| i));
+        assert_eq!(lines[3].find('^'), lines[2].find("434455"));
     }
 
     #[test]

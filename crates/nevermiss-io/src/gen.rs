@@ -304,8 +304,9 @@ pub const MIN_FRAME_LEN: usize = 42;
 pub const MAX_FRAME_LEN: usize = 9_216;
 
 impl TwoPhaseConfig {
-    /// Checks that the configuration is usable: `m ≥ 1`, frame size, field inside the frame, the
-    /// largest key used fits the field, flows do not collide with the key field.
+    /// Checks that the configuration is usable: `m ≥ 1`, frame size, field inside the frame and
+    /// clear of the IPv4 checksum, the largest key used fits the field, flows do not collide with
+    /// the key field.
     pub fn validate(&self) -> Result<(), GenError> {
         if self.m == 0 || self.m > 1 << 62 {
             return Err(GenError(format!("m={} must be in 1..=2^62", self.m)));
@@ -329,6 +330,12 @@ impl TwoPhaseConfig {
                 self.field.offset.saturating_add(self.field.width),
                 self.frame_len
             )));
+        }
+        if self.field.overlaps(24, 26) {
+            return Err(GenError(
+                "key field overlaps the IPv4 header checksum (bytes 24..26), which the generator computes"
+                    .into(),
+            ));
         }
         if self.flows == 0 {
             return Err(GenError("flows must be at least 1".into()));
@@ -463,21 +470,40 @@ pub struct TwoPhaseGen {
     cfg: TwoPhaseConfig,
     keys: TwoPhaseKeys,
     template: Vec<u8>,
-    /// The key field or the flows touch the IPv4 header: recompute its checksum per packet.
+    /// The key field or the flows touch the IPv4 header: update its checksum per packet.
     fix_ipv4_csum: bool,
+    /// One's complement sum (unfolded) of the template's IPv4 header words, with the checksum,
+    /// the key bytes and (with flows) the source address counted as zero.
+    csum_base: u64,
+    /// Per key byte (most significant first): its weight in the header sum (256 at an even header
+    /// offset, 1 at an odd one, 0 outside the header).
+    key_weight: [u64; 8],
 }
 
+/// IPv4 header checksum of a 20-byte header (RFC 791; the checksum field itself is skipped).
+#[inline(always)]
 fn ipv4_checksum(h: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    for (i, w) in h.chunks_exact(2).enumerate() {
-        if i != 5 {
-            sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-        }
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
+    let w = |i: usize| u64::from(u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]));
+    // Words 0..5 as 32-bit big-endian halves; bytes 10..12 (the checksum) masked out.
+    let mut sum = w(0) + w(4) + (w(8) & 0xffff_0000) + w(12) + w(16);
+    sum = (sum & 0xffff_ffff) + (sum >> 32);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
     !(sum as u16)
+}
+
+/// Writes the low `w` bytes of `key` big-endian at `d[off..off + w]`.
+#[inline(always)]
+fn put_key(d: &mut [u8], off: usize, w: usize, key: u64) {
+    let b = key.to_be_bytes();
+    match w {
+        2 => d[off..off + 2].copy_from_slice(&b[6..]),
+        4 => d[off..off + 4].copy_from_slice(&b[4..]),
+        6 => d[off..off + 6].copy_from_slice(&b[2..]),
+        8 => d[off..off + 8].copy_from_slice(&b),
+        _ => d[off..off + w].copy_from_slice(&b[8 - w..]),
+    }
 }
 
 impl TwoPhaseGen {
@@ -502,11 +528,31 @@ impl TwoPhaseGen {
         let c = ipv4_checksum(&t[14..34]);
         t[24..26].copy_from_slice(&c.to_be_bytes());
         let fix_ipv4_csum = cfg.field.overlaps(14, 34) || cfg.flows > 1;
+        let mut zeroed = t.clone();
+        zeroed[24..26].fill(0);
+        let (off, w) = (cfg.field.offset, cfg.field.width);
+        zeroed[off..off + w].fill(0);
+        if cfg.flows > 1 {
+            zeroed[26..30].fill(0);
+        }
+        let csum_base = zeroed[14..34]
+            .chunks_exact(2)
+            .map(|c| u64::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum();
+        let mut key_weight = [0u64; 8];
+        for (i, kw) in key_weight.iter_mut().enumerate().take(w) {
+            let pos = off + i;
+            if (14..34).contains(&pos) {
+                *kw = if (pos - 14) % 2 == 0 { 256 } else { 1 };
+            }
+        }
         Ok(TwoPhaseGen {
             cfg,
             keys,
             template: t,
             fix_ipv4_csum,
+            csum_base,
+            key_weight,
         })
     }
 
@@ -552,15 +598,25 @@ impl TwoPhaseGen {
         p.port = self.cfg.port;
         p.ts_ns = ev.index.wrapping_mul(self.cfg.ipg_ns);
         let d = p.data_mut();
-        d[off..off + w].copy_from_slice(&ev.key.to_be_bytes()[8 - w..]);
+        put_key(d, off, w, ev.key);
         if self.fix_ipv4_csum {
+            // Incremental: the template's sum plus the varying bytes, without reading the frame
+            // back (which would stall on store forwarding).
+            let mut sum = self.csum_base;
+            let kb = ev.key.to_be_bytes();
+            for i in 0..w {
+                sum += u64::from(kb[8 - w + i]) * self.key_weight[i];
+            }
             if self.cfg.flows > 1 {
                 let host = 1 + (ev.index % u64::from(self.cfg.flows)) as u32;
                 let src = 0x0a00_0000u32.wrapping_add(host);
                 d[26..30].copy_from_slice(&src.to_be_bytes());
+                sum += u64::from(src >> 16) + u64::from(src & 0xffff);
             }
-            let c = ipv4_checksum(&d[14..34]);
-            d[24..26].copy_from_slice(&c.to_be_bytes());
+            sum = (sum & 0xffff) + (sum >> 16);
+            sum = (sum & 0xffff) + (sum >> 16);
+            sum = (sum & 0xffff) + (sum >> 16);
+            d[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
         }
     }
 
@@ -723,6 +779,24 @@ mod tests {
     }
 
     #[test]
+    fn checksum_reference() {
+        // RFC 1071 style reference: 16-bit one's complement sum.
+        let h: [u8; 20] = [
+            0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0, 1, 0xc0, 0xa8,
+            0, 0xc7,
+        ];
+        assert_eq!(ipv4_checksum(&h), 0xb861);
+        let mut all = [0xffu8; 20];
+        all[10] = 0;
+        all[11] = 0;
+        let mut sum: u32 = 9 * 0xffff;
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(ipv4_checksum(&all), !(sum as u16));
+    }
+
+    #[test]
     fn frames() {
         let cfg = parse_gen_spec("two-phase,m=16,r=4,count=40,field=ipv4.dst,seed=9", 3).unwrap();
         let mut g = TwoPhaseGen::new(cfg.clone()).unwrap();
@@ -750,6 +824,44 @@ mod tests {
             assert_eq!(&f[..], g.frame_for(e).data());
         }
         assert_eq!(b.capacity(), 32);
+    }
+
+    #[test]
+    fn checksum_valid_for_any_field_placement() {
+        for off in 10..40 {
+            for w in 1..=8 {
+                for flows in [1, 5] {
+                    let cfg = TwoPhaseConfig {
+                        m: 300,
+                        r: 3,
+                        count: 700,
+                        field: KeyField {
+                            offset: off,
+                            width: w,
+                        },
+                        flows,
+                        seed: off as u64,
+                        ..TwoPhaseConfig::default()
+                    };
+                    if cfg.validate().is_err() {
+                        continue;
+                    }
+                    let mut g = TwoPhaseGen::new(cfg).unwrap();
+                    let mut b = Batch::new();
+                    while g.fill(&mut b) > 0 {
+                        for p in &b {
+                            let d = p.data();
+                            assert_eq!(
+                                ipv4_checksum(&d[14..34]),
+                                u16::from_be_bytes([d[24], d[25]]),
+                                "field {off}:{w} flows {flows}"
+                            );
+                        }
+                        b.clear();
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -787,6 +899,7 @@ mod tests {
             ("two-phase,size=20", "frame size"),
             ("two-phase,flows=2,field=ipv4.src", "overlaps"),
             ("two-phase,field=nope", "unknown key field"),
+            ("two-phase,field=22:4", "checksum"),
         ] {
             let e = parse_gen_spec(s, 0).unwrap_err().0;
             assert!(e.contains(want), "{s}: {e}");

@@ -134,7 +134,7 @@ impl Packet {
     pub fn push_front(&mut self, n: usize) -> &mut [u8] {
         if n > self.start {
             let grow = n - self.start + DEFAULT_HEADROOM;
-            self.buf.splice(0..0, std::iter::repeat(0u8).take(grow));
+            self.buf.splice(0..0, std::iter::repeat_n(0u8, grow));
             self.start += grow;
         }
         self.start -= n;

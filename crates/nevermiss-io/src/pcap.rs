@@ -193,7 +193,7 @@ impl<R: Read> PcapReader<R> {
             scratch: Vec::new(),
         };
         let mut magic = [0u8; 4];
-        if let Fill::Eof = rd.fill(&mut magic, "file header")? {
+        if let Fill::Eof = rd.fill(&mut magic, 0, "file header")? {
             return Err(PcapError::new(0, "empty file: no pcap or pcapng header"));
         }
         let le = u32::from_le_bytes(magic);
@@ -222,7 +222,7 @@ impl<R: Read> PcapReader<R> {
             }
         };
         let mut rest = [0u8; 20];
-        rd.fill_required(&mut rest, 4, "pcap file header")?;
+        rd.fill_required(&mut rest, 0, "pcap file header")?;
         let major = u16_at(&rest, 0, big_endian);
         if major != 2 {
             return Err(PcapError::new(
@@ -255,7 +255,8 @@ impl<R: Read> PcapReader<R> {
     }
 
     /// Reads exactly `buf.len()` bytes; `Eof` if the stream ended before the first byte.
-    fn fill(&mut self, buf: &mut [u8], what: &str) -> Result<Fill, PcapError> {
+    /// Errors are reported at `at`, the start of the enclosing structure.
+    fn fill(&mut self, buf: &mut [u8], at: u64, what: &str) -> Result<Fill, PcapError> {
         let start = self.offset;
         let mut got = 0;
         while got < buf.len() {
@@ -265,9 +266,9 @@ impl<R: Read> PcapReader<R> {
                         return Ok(Fill::Eof);
                     }
                     return Err(PcapError::new(
-                        start,
+                        at,
                         format!(
-                            "truncated {what}: expected {} bytes, file ends after {got}",
+                            "truncated {what}: expected {} bytes from byte offset {start}, file ends after {got}",
                             buf.len()
                         ),
                     ));
@@ -283,16 +284,16 @@ impl<R: Read> PcapReader<R> {
         Ok(Fill::Full)
     }
 
-    /// Like `fill`, but the end of the file is an error too; `at` is the offset of the enclosing structure.
+    /// Like `fill`, but the end of the file is an error too.
     fn fill_required(&mut self, buf: &mut [u8], at: u64, what: &str) -> Result<(), PcapError> {
         let here = self.offset;
-        match self.fill(buf, what)? {
+        match self.fill(buf, at, what)? {
             Fill::Full => Ok(()),
             Fill::Eof if buf.is_empty() => Ok(()),
             Fill::Eof => Err(PcapError::new(
-                at.min(here),
+                at,
                 format!(
-                    "truncated {what}: expected {} more bytes at byte offset {here}, file ends there",
+                    "truncated {what}: expected {} bytes from byte offset {here}, file ends there",
                     buf.len()
                 ),
             )),
@@ -321,7 +322,7 @@ impl<R: Read> PcapReader<R> {
     ) -> Result<Option<PacketInfo>, PcapError> {
         let at = self.offset;
         let mut hdr = [0u8; 16];
-        if let Fill::Eof = self.fill(&mut hdr, "packet record header")? {
+        if let Fill::Eof = self.fill(&mut hdr, at, "packet record header")? {
             return Ok(None);
         }
         let sec = u64::from(u32_at(&hdr, 0, be));
@@ -422,7 +423,7 @@ impl<R: Read> PcapReader<R> {
         loop {
             let at = self.offset;
             let mut ty = [0u8; 4];
-            if let Fill::Eof = self.fill(&mut ty, "block header")? {
+            if let Fill::Eof = self.fill(&mut ty, at, "block header")? {
                 return Ok(None);
             }
             if u32::from_le_bytes(ty) == PCAPNG_SHB {

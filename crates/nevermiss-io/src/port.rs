@@ -631,7 +631,7 @@ impl PortSpec {
                 let output = match output {
                     Some("") => {
                         return Err(err(
-                            args_col + a.len(),
+                            args_col + a.chars().count(),
                             "empty output file name after `,`".into(),
                         ))
                     }

@@ -107,14 +107,14 @@ impl Number {
         if body.is_empty() {
             return Err(format!("expected digits after `{text}`"));
         }
-        let mut value = BigUint::zero();
-        let mut care = BigUint::zero();
+        // Validate, then convert in one go (linear for hex/binary/octal; a digit-at-a-time
+        // accumulation would be quadratic on very long numbers).
+        let max_digit = char::from_digit(base - 1, base).unwrap_or('0');
+        let mut val_digits = String::with_capacity(body.len());
+        let mut care_digits = String::with_capacity(body.len());
         let mut wild = false;
-        let bpd = radix.bits_per_digit().unwrap_or(0);
-        let full = (1u32 << bpd) - 1;
-        let mut digits = 0u32;
         for c in body.chars() {
-            let (d, m) = if c == '*' {
+            if c == '*' {
                 if radix == Radix::Dec || !allow_wild {
                     return Err(format!(
                         "wildcard `*` not allowed in `{text}`{}",
@@ -126,35 +126,33 @@ impl Number {
                     ));
                 }
                 wild = true;
-                (0, 0)
+                val_digits.push('0');
+                care_digits.push('0');
+            } else if c.is_digit(base) {
+                val_digits.push(c);
+                care_digits.push(max_digit);
             } else {
-                match c.to_digit(base) {
-                    Some(d) => (d, full),
-                    None => {
-                        return Err(format!(
-                            "`{c}` is not a {} digit in `{text}`",
-                            match radix {
-                                Radix::Dec => "decimal",
-                                Radix::Hex => "hexadecimal",
-                                Radix::Bin => "binary",
-                                Radix::Oct => "octal",
-                            }
-                        ))
+                return Err(format!(
+                    "`{c}` is not a {} digit in `{text}`",
+                    match radix {
+                        Radix::Dec => "decimal",
+                        Radix::Hex => "hexadecimal",
+                        Radix::Bin => "binary",
+                        Radix::Oct => "octal",
                     }
-                }
-            };
-            value = value * base + d;
-            if bpd > 0 {
-                care = (care << bpd) | BigUint::from(m);
+                ));
             }
-            digits = digits.saturating_add(1);
         }
+        let parse = |d: &str| BigUint::parse_bytes(d.as_bytes(), base).unwrap_or_default();
+        let value = parse(&val_digits);
+        let care = wild.then(|| parse(&care_digits));
+        let digits = u32::try_from(val_digits.len()).unwrap_or(u32::MAX);
         Ok(Number {
             text: text.to_string(),
             radix,
             value,
             digits,
-            care: wild.then_some(care),
+            care,
         })
     }
 
@@ -1059,7 +1057,7 @@ pub fn parse_line(src: &str, line: u32) -> Result<Option<StfCommand>, StfError> 
                             return Err(c.expected("`:` between rate and burst size"));
                         }
                         c.pos += 1;
-                        if c.peek().map_or(true, |ch| ch.is_whitespace()) {
+                        if c.peek().is_none_or(|ch| ch.is_whitespace()) {
                             return Err(c.expected("a burst size after `:`"));
                         }
                         c.number("a burst size", false)?;
@@ -1308,6 +1306,34 @@ mod tests {
         assert_eq!(ok.len(), 4);
         assert_eq!(ok[1].line, 4);
         assert_eq!(errs.len(), 1);
+    }
+
+    #[test]
+    fn very_long_numbers_are_fast() {
+        let t = std::time::Instant::now();
+        let hex = format!(
+            "add t k:0x{}** a(x:{})",
+            "f".repeat(200_000),
+            "9".repeat(20_000)
+        );
+        match one(&hex) {
+            StfCommand::Add { keys, action, .. } => {
+                assert_eq!(keys[0].value.value().bits(), 800_008);
+                assert!(action.args[0].1.value.bits() > 66_000);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(t.elapsed().as_secs() < 5);
+        let n = Number::parse("0b1*0", true).unwrap();
+        assert_eq!(
+            (n.value.clone(), n.care.clone()),
+            (BigUint::from(4u32), Some(BigUint::from(5u32)))
+        );
+        assert_eq!(n.written_bits(), Some(3));
+        let o = Number::parse("0O7*", true).unwrap();
+        assert_eq!(o.care, Some(BigUint::from(0o70u32)));
+        assert!(Number::parse("0x", false).is_err());
+        assert!(Number::parse("0o8", false).is_err());
     }
 
     #[test]

@@ -59,7 +59,9 @@ fn exact(c: &mut Criterion) {
     let mut g = config(c);
     for n in SIZES {
         let t = Table::new(
-            TableSpec::new("flows", flow_spec(MatchKind::Exact), n).with_add_on_miss(true),
+            TableSpec::new("flows", flow_spec(MatchKind::Exact), n)
+                .with_add_on_miss(true)
+                .with_max_params_bytes(8),
         )
         .unwrap();
         let mut r = Rng(0x1234_5678);
@@ -116,7 +118,9 @@ fn add_on_miss(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     for n in SIZES {
         let t = Table::new(
-            TableSpec::new("flows", flow_spec(MatchKind::Exact), n).with_add_on_miss(true),
+            TableSpec::new("flows", flow_spec(MatchKind::Exact), n)
+                .with_add_on_miss(true)
+                .with_max_params_bytes(8),
         )
         .unwrap();
         let mut r = Rng(0x9999);
@@ -154,11 +158,10 @@ fn lpm(c: &mut Criterion) {
     let mut g = config(c);
     g.throughput(Throughput::Elements(1));
     for n in SIZES {
-        let t = Table::new(TableSpec::new(
-            "routes",
-            vec![KeySpec::new("dst", 32, MatchKind::Lpm)],
-            n,
-        ))
+        let t = Table::new(
+            TableSpec::new("routes", vec![KeySpec::new("dst", 32, MatchKind::Lpm)], n)
+                .with_max_params_bytes(8),
+        )
         .unwrap();
         let mut r = Rng(0xabcdef);
         // Prefix lengths roughly like a routing table: mostly /24, some /16../23, a few /8../15, /32.
@@ -211,7 +214,10 @@ fn ternary(c: &mut Criterion) {
     let mut g = config(c);
     g.throughput(Throughput::Elements(1));
     for n in SIZES {
-        let t = Table::new(TableSpec::new("acl", flow_spec(MatchKind::Ternary), n)).unwrap();
+        let t = Table::new(
+            TableSpec::new("acl", flow_spec(MatchKind::Ternary), n).with_max_params_bytes(8),
+        )
+        .unwrap();
         let mut r = Rng(0x5151);
         // 32 distinct masks: src/dst prefix lengths from {8,16,24,32} x {0,16,24,32} x dport on/off.
         let src_l = [8u32, 16, 24, 32];

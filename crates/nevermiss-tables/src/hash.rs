@@ -64,6 +64,24 @@ pub(crate) fn hash(key: &[u8], mask: Option<&[u8]>, seed: u64) -> u64 {
     fold(h, K1)
 }
 
+/// Word of a key of at most 8 bytes such that `hash_small(load_small(k) & load_small(m), ..)`
+/// equals `hash(k, Some(m), ..)` and word equality is byte equality.
+#[inline(always)]
+pub(crate) fn load_small(b: &[u8]) -> u64 {
+    if b.len() == 8 {
+        word8(b)
+    } else {
+        tail(b)
+    }
+}
+
+/// [`hash`] of a key of `len` (1..=8) bytes given as its [`load_small`] word.
+#[inline(always)]
+pub(crate) fn hash_small(w: u64, len: usize, seed: u64) -> u64 {
+    let h = seed ^ (len as u64).wrapping_mul(K1);
+    fold(fold(h ^ w, K0), K1)
+}
+
 /// `stored == key & mask` (bytewise), or `stored == key` without a mask.
 #[inline]
 pub(crate) fn masked_eq(stored: &[u8], key: &[u8], mask: Option<&[u8]>) -> bool {
@@ -131,6 +149,11 @@ mod tests {
                 let am: Vec<u8> = a.iter().zip(&m).map(|(x, y)| x & y).collect();
                 assert!(masked_eq(&am, &b, Some(&m)), "len {n} byte {i}");
                 assert_eq!(hash(&b, Some(&m), 1), hash(&am, None, 1));
+                if n <= 8 {
+                    let w = load_small(&b) & load_small(&m);
+                    assert_eq!(hash_small(w, n, 1), hash(&am, None, 1));
+                    assert_eq!(w, load_small(&am));
+                }
             }
             assert!(masked_eq(&a, &a, None));
         }

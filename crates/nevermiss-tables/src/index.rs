@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::cell::alloc_slice;
 use crate::error::TableError;
-use crate::hash::{hash, masked_eq};
+use crate::hash::{hash, hash_small, load_small, masked_eq};
 use crate::spec::{Compiled, Layout};
 use crate::wheel::NIL;
 
@@ -41,6 +41,8 @@ struct Tuple {
     mask: Box<[u8]>,
     /// Mask is all ones: compare keys without masking.
     full: bool,
+    /// `load_small(mask)` for keys of at most 8 bytes.
+    mask_word: u64,
     seed: u64,
     count: usize,
     prios: BTreeMap<u32, u32>,
@@ -249,6 +251,35 @@ impl Index {
             .map(|(_, s)| s)
     }
 
+    /// [`Index::probe_exact`] calling `hint(slot)` on a tag match before the key compare, so the
+    /// caller can prefetch the entry's data while the key is being compared.
+    #[inline]
+    pub fn probe_exact_hinted(&self, h: u64, key: &[u8], hint: impl Fn(u32)) -> Option<u32> {
+        self.probe(h, |s| {
+            hint(s);
+            masked_eq(self.key(s), key, None)
+        })
+        .map(|(_, s)| s)
+    }
+
+    /// First slot whose tag matches `h` (a likely hit), without comparing keys.
+    #[inline]
+    pub fn candidate(&self, h: u64) -> Option<u32> {
+        self.probe(h, |_| true).map(|(_, s)| s)
+    }
+
+    /// Hint that the key of slot `s` is about to be compared.
+    #[inline]
+    pub fn prefetch_key(&self, s: u32) {
+        if let Some(b) = self.keys.get(s as usize * self.key_len) {
+            prefetch(b);
+        }
+    }
+
+    pub fn is_exact(&self) -> bool {
+        self.exact
+    }
+
     // ----- lookups -----
 
     /// Best-matching slot for a packed key of the right length.
@@ -256,6 +287,9 @@ impl Index {
     pub fn lookup(&self, key: &[u8]) -> Option<u32> {
         if self.exact {
             return self.probe_exact(self.exact_hash(key), key);
+        }
+        if (1..=8).contains(&self.key_len) {
+            return self.lookup_small(key);
         }
         let mut best: Option<(u32, u64, u32)> = None;
         for &tid in &self.order {
@@ -269,6 +303,45 @@ impl Index {
             let h = hash(key, m, t.seed);
             let Some((_, mut s)) = self.probe(h, |s| {
                 self.tuple_of[s as usize] == tid && masked_eq(self.key(s), key, m)
+            }) else {
+                continue;
+            };
+            loop {
+                let (p, q) = (self.prio[s as usize], self.seq[s as usize]);
+                if best.is_some_and(|(bp, bq, _)| p < bp || (p == bp && q > bq)) {
+                    break;
+                }
+                if self.range_ok(s, key) {
+                    best = Some((p, q, s));
+                    break;
+                }
+                s = self.next[s as usize];
+                if s == NIL {
+                    break;
+                }
+            }
+        }
+        best.map(|b| b.2)
+    }
+
+    /// [`Index::lookup`] for keys of at most 8 bytes: the key is loaded into one word once, and
+    /// each tuple costs a mask, a two-multiply hash and the probe.
+    #[inline]
+    fn lookup_small(&self, key: &[u8]) -> Option<u32> {
+        let kw = load_small(key);
+        let n = self.key_len;
+        let mut best: Option<(u32, u64, u32)> = None;
+        for &tid in &self.order {
+            let Some(t) = &self.tuples[tid as usize] else {
+                continue;
+            };
+            if best.is_some_and(|(bp, _, _)| t.max_prio < bp) {
+                break;
+            }
+            let w = kw & t.mask_word;
+            let h = hash_small(w, n, t.seed);
+            let Some((_, mut s)) = self.probe(h, |s| {
+                self.tuple_of[s as usize] == tid && load_small(self.key(s)) == w
             }) else {
                 continue;
             };
@@ -414,6 +487,7 @@ impl Index {
         self.tuples[tid as usize] = Some(Tuple {
             mask: mask.into(),
             full: self.range_fields.is_empty() && mask.iter().all(|&b| b == 0xff),
+            mask_word: if mask.len() <= 8 { load_small(mask) } else { 0 },
             seed,
             count: 0,
             prios: BTreeMap::new(),

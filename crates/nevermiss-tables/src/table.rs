@@ -136,6 +136,8 @@ impl Table {
         let size = spec.size;
         let index = Index::new(size, &layout, exact, random_seed())?;
         let cells = Cells::new(size + 1, spec.max_params_bytes)?;
+        // The default action starts as ACTION_NONE, version 0.
+        cells.lock(size).write(&ActionData::default());
         let wheel = match spec.idle_timeout {
             IdleTimeout::NoTimeout => None,
             _ => Some(Mutex::new(Wheel::new(size, tick_ns)?)),
@@ -226,10 +228,14 @@ impl Table {
     pub fn lookup_into(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
         let slot = {
             let idx = self.read_index();
-            let slot = if self.key_ok(key) {
-                idx.lookup(key)
-            } else {
+            let slot = if !self.key_ok(key) {
                 None
+            } else if idx.is_exact() {
+                idx.probe_exact_hinted(idx.exact_hash(key), key, |s| {
+                    self.cells.prefetch(s as usize)
+                })
+            } else {
+                idx.lookup(key)
             };
             self.finish(slot, now_ns, out)
         };
@@ -289,6 +295,13 @@ impl Table {
                         *h = idx.exact_hash(k);
                         idx.prefetch_bucket(*h);
                     }
+                    // Second stage: the likely slot's key and cell, for the whole group.
+                    for h in hashes.iter().take(oc.len()) {
+                        if let Some(s) = idx.candidate(*h) {
+                            idx.prefetch_key(s);
+                            self.cells.prefetch(s as usize);
+                        }
+                    }
                     for ((h, k), o) in hashes.iter().zip(kc.chunks_exact(kl)).zip(oc.iter_mut()) {
                         hits += self.finish(idx.probe_exact(*h, k), now_ns, o) as usize;
                     }
@@ -338,10 +351,11 @@ impl Table {
         let mut idx = self.write_index();
         let h = idx.exact_hash(key);
         if let Some(s) = idx.probe_exact(h, key) {
-            if !(self.auto_delete && self.cells.cell(s as usize).deadline.load(SeqCst) <= now_ns) {
+            // Replace an AUTO_DELETE entry past its deadline; the deadline is re-checked under
+            // the cell lock so a concurrent restart_timer either wins or sees a stale handle.
+            if !(self.auto_delete && self.free_slot(&mut idx, s, |_| self.expired(s, now_ns))) {
                 return AddStatus::AlreadyPresent;
             }
-            self.free_slot(&mut idx, s, |_| true);
             self.stats.add(Counter::Expirations, 1);
         }
         let Some(s) = self.alloc(&mut idx, now_ns) else {
@@ -398,11 +412,11 @@ impl Table {
             if g.gen() != h.gen {
                 return false;
             }
-            let p = profile.map_or_else(|| cell.profile.load(Relaxed), u32::from);
+            let p = profile.map_or_else(|| g.profile(), u32::from);
             let Some(d) = self.profile_ns(p as u8).filter(|_| p < MAX_PROFILES as u32) else {
                 return false;
             };
-            cell.profile.store(p, Relaxed);
+            g.set_profile(p);
             let deadline = now.saturating_add(d);
             cell.deadline.store(deadline, SeqCst);
             deadline
@@ -411,8 +425,8 @@ impl Table {
         // `deadline` then load `sched`, so one of us sees the other and re-links.
         if deadline < cell.sched.load(SeqCst) {
             let mut w = self.lock_wheel(wheel);
-            if cell.gen.load(SeqCst) == h.gen {
-                w.link(h.slot, cell.deadline.load(SeqCst), &cell.sched);
+            if cell.gen() == h.gen {
+                w.link(h.slot, cell.deadline.load(SeqCst), cell.sched);
             }
         }
         true
@@ -456,20 +470,20 @@ impl Table {
             return Some(s);
         }
         if self.auto_delete {
-            let expired: Vec<u32> = idx
-                .live_slots()
-                .filter(|&s| self.cells.cell(s as usize).deadline.load(SeqCst) <= now)
-                .collect();
+            let expired: Vec<u32> = idx.live_slots().filter(|&s| self.expired(s, now)).collect();
             for s in expired {
-                if self.free_slot(idx, s, |_| {
-                    self.cells.cell(s as usize).deadline.load(SeqCst) <= now
-                }) {
+                if self.free_slot(idx, s, |_| self.expired(s, now)) {
                     self.stats.add(Counter::Expirations, 1);
                 }
             }
             return idx.alloc();
         }
         None
+    }
+
+    /// Whether slot `s`'s timer has run out at `now`.
+    fn expired(&self, s: u32, now: u64) -> bool {
+        self.cells.cell(s as usize).deadline.load(SeqCst) <= now
     }
 
     fn init_cell(&self, s: u32, data: &ActionData, profile: u8, deadline: u64) -> EntryHandle {
@@ -480,13 +494,13 @@ impl Table {
             g.set_gen(gen);
             g.write(data);
             g.set_version(0);
-            cell.profile.store(profile as u32, Relaxed);
+            g.set_profile(profile as u32);
             cell.deadline.store(deadline, SeqCst);
             gen
         };
         if let Some(w) = &self.wheel {
             if deadline != NEVER {
-                self.lock_wheel(w).link(s, deadline, &cell.sched);
+                self.lock_wheel(w).link(s, deadline, cell.sched);
             }
         }
         EntryHandle { slot: s, gen }
@@ -561,10 +575,10 @@ impl Table {
         };
         let mut idx = self.write_index();
         if let Some(s) = idx.find_entry(&c, prio) {
-            let expired = self.auto_delete
+            let replaced = self.auto_delete
                 && timer.is_some()
-                && self.cells.cell(s as usize).deadline.load(SeqCst) <= now;
-            if !expired || !self.free_slot(&mut idx, s, |_| true) {
+                && self.free_slot(&mut idx, s, |_| self.expired(s, now));
+            if !replaced {
                 return Err(TableError::Exists);
             }
             self.stats.add(Counter::Expirations, 1);
@@ -667,7 +681,7 @@ impl Table {
             priority: if self.has_priority { idx.prio(s) } else { 0 },
             data,
             version,
-            expire_profile: timed.then(|| cell.profile.load(Relaxed) as u8),
+            expire_profile: timed.then(|| cell.profile() as u8),
             deadline_ns: (timed && deadline != NEVER).then_some(deadline),
         }
     }
@@ -684,9 +698,7 @@ impl Table {
     /// The default action ([`crate::ACTION_NONE`] until set).
     pub fn default_action(&self) -> ActionData {
         let mut d = ActionData::default();
-        if self.cells.read(self.default_slot(), &mut d).1 == 0 {
-            return ActionData::default();
-        }
+        self.cells.read(self.default_slot(), &mut d);
         d
     }
 
@@ -744,9 +756,9 @@ impl Table {
                         cell.sched.store(NEVER, SeqCst);
                         let d = cell.deadline.load(SeqCst);
                         if d > now_ns {
-                            w.link(cur, d, &cell.sched);
+                            w.link(cur, d, cell.sched);
                         } else if self.auto_delete {
-                            victims.push((cur, cell.gen.load(SeqCst)));
+                            victims.push((cur, cell.gen()));
                         } else if idx.is_used(cur) {
                             out.push(Expired {
                                 entry: self.view(&idx, cur),
@@ -763,7 +775,7 @@ impl Table {
             let mut idx = self.write_index();
             for (s, gen) in victims {
                 let cell = self.cells.cell(s as usize);
-                if !idx.is_used(s) || cell.gen.load(SeqCst) != gen {
+                if !idx.is_used(s) || cell.gen() != gen {
                     continue;
                 }
                 let view = self.view(&idx, s);
@@ -776,10 +788,10 @@ impl Table {
                         entry: view,
                         notify: false,
                     });
-                } else if cell.gen.load(SeqCst) == gen {
+                } else if cell.gen() == gen {
                     // Re-armed concurrently: put it back in the wheel.
                     let mut w = self.lock_wheel(wheel);
-                    w.link(s, cell.deadline.load(SeqCst), &cell.sched);
+                    w.link(s, cell.deadline.load(SeqCst), cell.sched);
                 }
             }
         }

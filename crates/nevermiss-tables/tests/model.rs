@@ -18,6 +18,10 @@ fn shapes() -> Vec<Shape> {
         vec![(4, Ternary), (4, Ternary)],
         vec![(8, Ternary), (6, Range), (2, Optional), (5, Lpm)],
         vec![(12, Range)],
+        // keys longer than 8 bytes take the general (multi-word) lookup path
+        vec![(48, Exact), (24, Lpm)],
+        vec![(32, Ternary), (32, Ternary), (16, Range), (8, Optional)],
+        vec![(72, Exact)],
     ]
 }
 
@@ -25,13 +29,36 @@ fn nbytes(w: u32) -> usize {
     (w as usize).div_ceil(8)
 }
 
-fn be(v: u32, w: u32) -> Vec<u8> {
+fn be(v: u64, w: u32) -> Vec<u8> {
     let n = nbytes(w);
-    v.to_be_bytes()[4 - n..].to_vec()
+    let mut out = vec![0u8; n.saturating_sub(8)];
+    let b = v.to_be_bytes();
+    out.extend_from_slice(&b[8 - n.min(8)..]);
+    out
+}
+
+/// Values drawn for a field: all of them for narrow fields, a small range for wide ones so that
+/// entries and keys still collide.
+fn vmax(w: u32) -> u64 {
+    1u64 << w.min(6)
+}
+
+/// Masks: wildcard, full, and random ones within and beyond the drawn value range.
+fn mask_strategy(w: u32) -> BoxedStrategy<u64> {
+    prop_oneof![Just(0), Just(full(w)), 0..vmax(w), 0..=full(w)].boxed()
+}
+
+/// Largest value of a field (saturating at 64 bits).
+fn full(w: u32) -> u64 {
+    if w >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << w) - 1
+    }
 }
 
 fn field_strategy(w: u32, kind: MatchKind) -> BoxedStrategy<FieldMatch> {
-    let max = 1u32 << w;
+    let max = vmax(w);
     let exact = (0..max).prop_map(move |v| FieldMatch::Exact(be(v, w)));
     match kind {
         MatchKind::Exact => exact.boxed(),
@@ -41,8 +68,8 @@ fn field_strategy(w: u32, kind: MatchKind) -> BoxedStrategy<FieldMatch> {
         ]
         .boxed(),
         MatchKind::Ternary => prop_oneof![
-            4 => (0..max, 0..max).prop_map(move |(v, m)| FieldMatch::Ternary(be(v, w), be(m, w))),
-            1 => (0..max).prop_map(move |v| FieldMatch::Ternary(be(v, w), be(max - 1, w))),
+            4 => (0..max, mask_strategy(w)).prop_map(move |(v, m)| FieldMatch::Ternary(be(v, w), be(m, w))),
+            1 => (0..max).prop_map(move |v| FieldMatch::Ternary(be(v, w), be(full(w), w))),
             1 => exact,
         ]
         .boxed(),
@@ -64,13 +91,13 @@ enum Op {
     Insert(Vec<FieldMatch>, u32, u32),
     Delete(usize),
     Modify(usize, u32),
-    Lookup(Vec<u32>),
+    Lookup(Vec<u64>),
 }
 
-fn key_strategy(shape: &Shape) -> BoxedStrategy<Vec<u32>> {
+fn key_strategy(shape: &Shape) -> BoxedStrategy<Vec<u64>> {
     shape
         .iter()
-        .map(|&(w, _)| (0..1u32 << w).boxed())
+        .map(|&(w, _)| (0..vmax(w)).boxed())
         .collect::<Vec<_>>()
         .boxed()
 }
@@ -99,23 +126,23 @@ fn op_strategy(shape: &Shape) -> BoxedStrategy<Op> {
 
 // ---------------------------------------------------------------- the model
 
-fn val(b: &[u8]) -> u32 {
-    b.iter().fold(0, |a, &x| (a << 8) | x as u32)
+fn val(b: &[u8]) -> u64 {
+    b.iter().fold(0, |a, &x| (a << 8) | x as u64)
 }
 
 /// Canonical form of a field match: (kind tag, value, mask/plen/hi).
-fn canon(m: &FieldMatch, w: u32, kind: MatchKind) -> (u8, u32, u32) {
-    let full = (1u32 << w) - 1;
+fn canon(m: &FieldMatch, w: u32, kind: MatchKind) -> (u8, u64, u64) {
+    let full = full(w);
     match (kind, m) {
         (MatchKind::Exact, FieldMatch::Exact(v)) => (0, val(v), 0),
-        (MatchKind::Lpm, FieldMatch::Exact(v)) => (1, val(v), w),
+        (MatchKind::Lpm, FieldMatch::Exact(v)) => (1, val(v), w as u64),
         (MatchKind::Lpm, FieldMatch::Lpm(v, p)) => {
             let mask = if *p == 0 {
                 0
             } else {
-                full & !((1u32 << (w - p)) - 1)
+                full & !((1u64 << (w - p)) - 1)
             };
-            (1, val(v) & mask, *p)
+            (1, val(v) & mask, *p as u64)
         }
         (MatchKind::Ternary, FieldMatch::Exact(v)) => (2, val(v), full),
         (MatchKind::Ternary, FieldMatch::Ternary(v, m)) => (2, val(v) & val(m), val(m)),
@@ -128,10 +155,10 @@ fn canon(m: &FieldMatch, w: u32, kind: MatchKind) -> (u8, u32, u32) {
     }
 }
 
-fn field_matches(c: (u8, u32, u32), w: u32, k: u32) -> bool {
+fn field_matches(c: (u8, u64, u64), w: u32, k: u64) -> bool {
     match c.0 {
         0 => k == c.1,
-        1 => c.2 == 0 || (k >> (w - c.2)) == (c.1 >> (w - c.2)),
+        1 => c.2 == 0 || (k >> (w as u64 - c.2)) == (c.1 >> (w as u64 - c.2)),
         2 => k & c.2 == c.1,
         3 => c.1 <= k && k <= c.2,
         _ => c.2 == 0 || k == c.1,
@@ -139,7 +166,7 @@ fn field_matches(c: (u8, u32, u32), w: u32, k: u32) -> bool {
 }
 
 /// Canonical match of a whole entry.
-type Canon = Vec<(u8, u32, u32)>;
+type Canon = Vec<(u8, u64, u64)>;
 
 struct ModelEntry {
     canon: Canon,
@@ -155,20 +182,20 @@ struct Model {
 }
 
 impl Model {
-    fn canon(&self, ms: &[FieldMatch]) -> Vec<(u8, u32, u32)> {
+    fn canon(&self, ms: &[FieldMatch]) -> Canon {
         ms.iter()
             .zip(&self.shape)
             .map(|(m, &(w, k))| canon(m, w, k))
             .collect()
     }
 
-    fn find(&self, c: &[(u8, u32, u32)], prio: u32) -> Option<usize> {
+    fn find(&self, c: &[(u8, u64, u64)], prio: u32) -> Option<usize> {
         self.entries
             .iter()
             .position(|e| e.canon == c && e.prio == prio)
     }
 
-    fn lookup(&self, key: &[u32]) -> Option<u32> {
+    fn lookup(&self, key: &[u64]) -> Option<u32> {
         let has_prio = self.shape.iter().any(|&(_, k)| {
             matches!(
                 k,
@@ -189,7 +216,11 @@ impl Model {
                     if has_prio {
                         e.prio
                     } else {
-                        e.canon.iter().filter(|c| c.0 == 1).map(|c| c.2).sum()
+                        e.canon
+                            .iter()
+                            .filter(|c| c.0 == 1)
+                            .map(|c| c.2 as u32)
+                            .sum()
                     }
                 };
                 rank(a).cmp(&rank(b)).then(b.seq.cmp(&a.seq))
@@ -198,7 +229,7 @@ impl Model {
     }
 }
 
-fn pack(shape: &Shape, key: &[u32]) -> Vec<u8> {
+fn pack(shape: &Shape, key: &[u64]) -> Vec<u8> {
     shape
         .iter()
         .zip(key)
@@ -206,7 +237,7 @@ fn pack(shape: &Shape, key: &[u32]) -> Vec<u8> {
         .collect()
 }
 
-fn run(shape: Shape, ops: Vec<Op>, probes: Vec<Vec<u32>>) -> Result<(), TestCaseError> {
+fn run(shape: Shape, ops: Vec<Op>, probes: Vec<Vec<u64>>) -> Result<(), TestCaseError> {
     let keys = shape
         .iter()
         .enumerate()
@@ -220,7 +251,7 @@ fn run(shape: Shape, ops: Vec<Op>, probes: Vec<Vec<u32>>) -> Result<(), TestCase
         seq: 0,
     };
     let mut specs: Vec<(Vec<FieldMatch>, u32)> = Vec::new();
-    let check = |m: &Model, key: &[u32]| -> Result<(), TestCaseError> {
+    let check = |m: &Model, key: &[u64]| -> Result<(), TestCaseError> {
         let l = t.lookup(&pack(&shape, key), 0);
         let got = l.hit.map(|_| l.data.action);
         prop_assert_eq!(got, m.lookup(key), "key {:?}", key);
@@ -309,13 +340,13 @@ fn run(shape: Shape, ops: Vec<Op>, probes: Vec<Vec<u32>>) -> Result<(), TestCase
     Ok(())
 }
 
-fn case(shape: Shape) -> impl Strategy<Value = (Shape, Vec<Op>, Vec<Vec<u32>>)> {
+fn case(shape: Shape) -> impl Strategy<Value = (Shape, Vec<Op>, Vec<Vec<u64>>)> {
     let ops = prop::collection::vec(op_strategy(&shape), 0..80);
     let probes = prop::collection::vec(key_strategy(&shape), 32);
     (Just(shape), ops, probes)
 }
 
-fn all_cases() -> impl Strategy<Value = (Shape, Vec<Op>, Vec<Vec<u32>>)> {
+fn all_cases() -> impl Strategy<Value = (Shape, Vec<Op>, Vec<Vec<u64>>)> {
     let s = shapes();
     prop::sample::select(s).prop_flat_map(case)
 }
@@ -325,6 +356,12 @@ proptest! {
 
     #[test]
     fn table_agrees_with_linear_scan((shape, ops, probes) in all_cases()) {
+        run(shape, ops, probes)?;
+    }
+
+    /// Keys longer than 8 bytes with priorities: the general multi-word path.
+    #[test]
+    fn wide_ternary_agrees_with_linear_scan((shape, ops, probes) in case(shapes()[7].clone())) {
         run(shape, ops, probes)?;
     }
 }

@@ -27,6 +27,7 @@ fn exact_hit_miss_and_default() {
     );
     assert_eq!(t.key_len(), 6);
     assert_eq!(t.default_action(), ActionData::default());
+    assert_eq!(t.lookup(&[0; 6], 0).data.action, ACTION_NONE);
     t.set_default(ad(7, &[])).unwrap();
     let id = t
         .insert(&[ex(&[10, 0, 0, 1]), ex(&[1, 0xff])], 0, ad(1, &[5, 6]))
@@ -64,7 +65,7 @@ fn exact_hit_miss_and_default() {
         Err(TableError::BadPriority)
     );
     let s = t.stats();
-    assert_eq!((s.hits, s.misses), (1, 2));
+    assert_eq!((s.hits, s.misses), (1, 3));
 }
 
 #[test]

@@ -59,10 +59,12 @@ impl Failed {
 }
 
 /// Reads, preprocesses, parses and checks `path`.
-pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Failed> {
-    let bytes = std::fs::read(path).map_err(|e| Failed {
-        unit: None,
-        diagnostics: vec![Diagnostic::error_global(format!("{}: {e}", path.display()))],
+pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Box<Failed>> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Box::new(Failed {
+            unit: None,
+            diagnostics: vec![Diagnostic::error_global(format!("{}: {e}", path.display()))],
+        })
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let (pp, dialect) = preprocess_options(&text, opts);
@@ -74,7 +76,7 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Failed> {
 }
 
 /// Like [`compile_file`] for a program given as text (`name` is what diagnostics call the file).
-pub fn compile_str(name: &str, text: &str, opts: &Options) -> Result<Compiled, Failed> {
+pub fn compile_str(name: &str, text: &str, opts: &Options) -> Result<Compiled, Box<Failed>> {
     let (pp, dialect) = preprocess_options(text, opts);
     let unit = preprocess::preprocess_str(name, text, &pp).map_err(|d| Failed {
         unit: None,
@@ -111,30 +113,23 @@ fn preprocess_options(text: &str, opts: &Options) -> (preprocess::Options, PnaDi
     )
 }
 
-fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compiled, Failed> {
+fn finish(unit: Unit, pna_dialect: PnaDialect, opts: &Options) -> Result<Compiled, Box<Failed>> {
+    let fail = |unit, diagnostics| {
+        Box::new(Failed {
+            unit: Some(unit),
+            diagnostics,
+        })
+    };
     let program = match crate::parser::parse(&unit) {
         Ok(p) => p,
-        Err(d) => {
-            return Err(Failed {
-                unit: Some(unit),
-                diagnostics: vec![d],
-            })
-        }
+        Err(d) => return Err(fail(unit, vec![d])),
     };
     let checked = match check::check(&program) {
         Ok(c) => c,
-        Err(diagnostics) => {
-            return Err(Failed {
-                unit: Some(unit),
-                diagnostics,
-            })
-        }
+        Err(diagnostics) => return Err(fail(unit, diagnostics)),
     };
     if let Some(d) = arch_mismatch(opts.arch, &checked.arch) {
-        return Err(Failed {
-            unit: Some(unit),
-            diagnostics: vec![d],
-        });
+        return Err(fail(unit, vec![d]));
     }
     Ok(Compiled {
         unit,
@@ -152,10 +147,18 @@ fn arch_mismatch(choice: ArchChoice, found: &Arch) -> Option<Diagnostic> {
         ArchChoice::Psa => matches!(found, Arch::Psa),
         ArchChoice::Pna => matches!(found, Arch::Pna(_)),
     };
-    (!ok).then(|| {
-        Diagnostic::error_global(
-            format!("--arch {choice:?} was asked for, but the program's main package is {found:?}")
-                .to_lowercase(),
-        )
-    })
+    let asked = match choice {
+        ArchChoice::Auto => "auto",
+        ArchChoice::V1Model => "v1model",
+        ArchChoice::Psa => "psa",
+        ArchChoice::Pna => "pna",
+    };
+    let found = match found {
+        Arch::V1Model => "v1model (V1Switch)",
+        Arch::Psa => "psa (PSA_Switch)",
+        Arch::Pna(PnaDialect::V06FourBlock) => "pna (PNA_NIC, four-block pre-v0.7 dialect)",
+        Arch::Pna(PnaDialect::V07ThreeBlock) => "pna (PNA_NIC, three-block v0.7+ dialect)",
+        Arch::Unknown => "not one nevermiss knows (or there is no `main`)",
+    };
+    (!ok).then(|| Diagnostic::error_global(format!("--arch {asked}: the program's main package is {found}")))
 }

@@ -368,6 +368,18 @@ struct Lexer<'a> {
     out: Vec<Token>,
 }
 
+/// `IDENT_CHAR[b]`: whether byte `b` can continue an identifier.
+const IDENT_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric() || b == b'_';
+        i += 1;
+    }
+    t
+};
+
 fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
@@ -406,7 +418,14 @@ impl<'a> Lexer<'a> {
                     self.pos += 1;
                     self.line_start = true;
                 }
-                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {
+                    let bytes = self.bytes;
+                    let mut i = lo + 1;
+                    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t' | b'\r') {
+                        i += 1;
+                    }
+                    self.pos = i;
+                }
                 b'#' if self.line_start => {
                     while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
                         self.pos += 1;
@@ -428,13 +447,18 @@ impl<'a> Lexer<'a> {
                 b'"' => self.string()?,
                 b'0'..=b'9' => self.number()?,
                 _ if is_ident_start(b) => {
-                    while is_ident_char(self.at(self.pos)) {
-                        self.pos += 1;
+                    let bytes = self.bytes;
+                    let mut i = lo + 1;
+                    while i < bytes.len() && IDENT_CHAR[bytes[i] as usize] {
+                        i += 1;
                     }
-                    let word = &self.text[lo..self.pos];
+                    self.pos = i;
+                    let word = &self.text[lo..i];
+                    // Keywords are 2 to 12 lowercase letters and `_`.
+                    let maybe_kw = b.is_ascii_lowercase() && (2..=12).contains(&word.len());
                     let kind = if word == "_" {
                         TokenKind::DontCare
-                    } else if let Some(k) = Keyword::lookup(word) {
+                    } else if let Some(k) = maybe_kw.then(|| Keyword::lookup(word)).flatten() {
                         TokenKind::Keyword(k)
                     } else {
                         TokenKind::Ident(word.to_string())

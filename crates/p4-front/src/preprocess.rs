@@ -769,7 +769,7 @@ impl Emitter {
             None => self.out.extend(gap.bytes().map(blank)),
             Some(last) => {
                 let nl = gap.bytes().filter(|&b| b == b'\n').count();
-                self.out.extend(std::iter::repeat('\n').take(nl));
+                self.out.extend(std::iter::repeat_n('\n', nl));
                 self.out.extend(gap[last + 1..].bytes().map(blank));
             }
         }
@@ -984,10 +984,23 @@ impl Pp {
 
     fn diag(&self, severity: Severity, o: &Origin, msg: impl Into<String>) -> Diagnostic {
         let mut d = Diagnostic::at(severity, self.location(o), msg);
-        for f in self.stack.iter().rev() {
-            if let Some(inc) = &f.included_from {
-                d = d.with_note(None, format!("in file included from {inc}"));
-            }
+        // One note per include site; a site repeated back to back (a recursive include) is one note with a count.
+        let sites: Vec<String> = self
+            .stack
+            .iter()
+            .rev()
+            .filter_map(|f| f.included_from.as_ref().map(|i| i.to_string()))
+            .collect();
+        let mut i = 0;
+        while i < sites.len() {
+            let run = sites[i..].iter().take_while(|s| **s == sites[i]).count();
+            let times = if run > 1 {
+                format!(" ({run} times)")
+            } else {
+                String::new()
+            };
+            d = d.with_note(None, format!("in file included from {}{times}", sites[i]));
+            i += run;
         }
         d
     }

@@ -43,6 +43,23 @@ pub fn print_type(t: &TypeRef) -> String {
     w.out
 }
 
+/// Whether the parentheses among `raw`'s tokens nest properly.
+fn balanced(raw: &str) -> bool {
+    let Ok(tokens) = crate::lexer::lex(raw) else {
+        return false;
+    };
+    let mut depth = 0usize;
+    for t in tokens {
+        match t.kind {
+            crate::lexer::TokenKind::LParen => depth += 1,
+            crate::lexer::TokenKind::RParen if depth == 0 => return false,
+            crate::lexer::TokenKind::RParen => depth -= 1,
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
 struct Printer {
     out: String,
     indent: usize,
@@ -64,6 +81,10 @@ fn expr_prec(e: &Expr) -> u8 {
 impl Printer {
     fn s(&mut self, s: &str) {
         self.out.push_str(s);
+    }
+
+    fn indentation(&self) -> String {
+        format!("\n{}", "    ".repeat(self.indent))
     }
 
     fn nl(&mut self) {
@@ -88,7 +109,9 @@ impl Printer {
     fn annotations(&mut self, a: &Annotations) {
         for an in a {
             self.annotation(an);
-            self.s(" ");
+            if !self.out.ends_with(&self.indentation()) {
+                self.s(" ");
+            }
         }
     }
 
@@ -116,10 +139,19 @@ impl Printer {
                 self.list(es, |w, e| w.expr(e));
                 self.s("]");
             }
-            AnnotationBody::Unparsed(raw) => {
+            AnnotationBody::Unparsed(raw) if balanced(raw) => {
                 self.s("(");
                 self.s(raw);
                 self.s(")");
+            }
+            AnnotationBody::Unparsed(raw) => {
+                // Only a `@pragma` line can hold unbalanced parentheses; print it as one.
+                self.out.truncate(self.out.len() - 1 - a.name.name.len());
+                self.s("@pragma ");
+                self.s(&a.name.name);
+                self.s(" ");
+                self.s(raw);
+                self.nl();
             }
         }
     }

@@ -7,12 +7,14 @@
 //! - `p4_16_errors`: must be rejected (by the preprocessor, the parser or the checker);
 //! - `p4_16_pna_errors`: must be rejected.
 //!
-//! Programs are preprocessed with the system `cpp` against the project's `p4include/` (override
-//! with `P4INCLUDE`). Optional: `CHECK_SUITE` (substring filter), `CHECK_VERBOSE=1` (print every
-//! error), `CHECK_FILE` (one file: print all its diagnostics).
+//! Programs go through the real pipeline (`driver::compile_file`: our preprocessor, the project's
+//! `p4include/`, PNA dialect detection); `CHECK_CPP=1` preprocesses with the system `cpp` against
+//! `p4include/` (or `P4INCLUDE`) instead. Optional: `CHECK_SUITE` (substring filter),
+//! `CHECK_VERBOSE=1` (print every error), `CHECK_FILE` (one file: print all its diagnostics).
+//! An accepted program must have a recorded type for every expression.
 //! Run: `P4C_DIR=/work/p4c cargo test -p p4-front --test check_conformance -- --nocapture`
 
-use p4_front::{check, parser};
+use p4_front::{check, driver, parser};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
@@ -73,6 +75,9 @@ fn preprocess(file: &Path, include: &Path) -> Result<String, String> {
 }
 
 fn run_one(file: &Path, include: &Path, all: bool) -> Outcome {
+    if std::env::var("CHECK_CPP").is_err() {
+        return run_driver(file, all);
+    }
     let text = match preprocess(file, include) {
         Ok(t) => t,
         Err(e) => return Outcome::Rejected(e),
@@ -102,6 +107,55 @@ fn run_one(file: &Path, include: &Path, all: bool) -> Outcome {
     }
     match rx.recv_timeout(Duration::from_secs(20)) {
         Ok(Ok(Ok(()))) => Outcome::Accepted,
+        Ok(Ok(Err(m))) => Outcome::Rejected(m),
+        Ok(Err(_)) => Outcome::Crashed("panic".into()),
+        Err(_) => Outcome::Crashed("timeout".into()),
+    }
+}
+
+/// The real pipeline (`nevermiss check`): our preprocessor and `p4include/`, dialect detection.
+fn run_driver(file: &Path, all: bool) -> Outcome {
+    let (tx, rx) = mpsc::channel();
+    let file = file.to_path_buf();
+    let handle = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(|| {
+                match driver::compile_file(&file, &driver::Options::default()) {
+                    // The side tables must type every expression (lowering relies on it).
+                    Ok(c) if c.checked.expr_types.iter().any(Option::is_none) => {
+                        Err("accepted, but some expressions have no recorded type".to_string())
+                    }
+                    Ok(_) => Ok(()),
+                    Err(f) => {
+                        let msgs: Vec<String> = f
+                            .diagnostics
+                            .iter()
+                            .filter(|d| d.severity == p4_front::diag::Severity::Error)
+                            .map(|d| d.message.clone())
+                            .collect();
+                        if msgs.is_empty() {
+                            Err(String::new())
+                        } else {
+                            Err(if all {
+                                msgs.join("\n      ")
+                            } else {
+                                msgs[0].clone()
+                            })
+                        }
+                    }
+                }
+            });
+            let _ = tx.send(r);
+        });
+    if handle.is_err() {
+        return Outcome::Crashed("cannot spawn".into());
+    }
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(Ok(Ok(()))) => Outcome::Accepted,
+        Ok(Ok(Err(m))) if m.is_empty() => {
+            Outcome::Crashed("rejected without an error diagnostic".into())
+        }
         Ok(Ok(Err(m))) => Outcome::Rejected(m),
         Ok(Err(_)) => Outcome::Crashed("panic".into()),
         Err(_) => Outcome::Crashed("timeout".into()),

@@ -203,7 +203,10 @@ fn input(rng: &mut Rng, seeds: &[String]) -> String {
                 .collect::<Vec<_>>()
                 .join(" ")
         }
-        _ if !seeds.is_empty() => mutate(rng, &seeds[rng.below(seeds.len())]),
+        _ if !seeds.is_empty() => {
+            let pick = rng.below(seeds.len());
+            mutate(rng, &seeds[pick])
+        }
         _ => String::new(),
     }
 }

@@ -312,7 +312,11 @@ fn token_soup() -> impl Strategy<Value = String> {
 const PRELUDE: &str = "struct T { bit<8> a; } header H { bit<8> b; } ";
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    // 400 cases each by default (about a second); set PROPTEST_CASES for a longer run.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(400),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_tokens_never_panic(s in token_soup()) {
@@ -343,5 +347,85 @@ proptest! {
     #[test]
     fn random_ascii_never_panics(s in "[ -~\n]{0,300}") {
         let _ = parse_str(&s);
+    }
+}
+
+/// The Debug form of `p` without spans and ids: equal trees give equal strings.
+fn shape(p: &p4_front::ast::Program) -> String {
+    let d = format!("{p:?}");
+    let mut out = String::with_capacity(d.len());
+    let mut rest = d.as_str();
+    loop {
+        let a = rest.find("Span {");
+        let b = rest.find("NodeId(");
+        let (i, close) = match (a, b) {
+            (Some(a), Some(b)) if a < b => (a, '}'),
+            (Some(a), None) => (a, '}'),
+            (_, Some(b)) => (b, ')'),
+            (None, None) => break,
+        };
+        out.push_str(&rest[..i]);
+        let j = rest[i..].find(close).map_or(rest.len(), |j| i + j + 1);
+        rest = &rest[j..];
+    }
+    out.push_str(rest);
+    out.replace("node_count", "")
+}
+
+/// Random expressions over every operator, sometimes parenthesised.
+fn expression() -> impl Strategy<Value = String> {
+    let leaf = prop::sample::select(vec![
+        "a", "b", "hdr.f", "1", "8w5", "4s3", "0x1F", "true", "\"s\"", "T.min()", "error.E", "{#}",
+        "this", "f()",
+    ])
+    .prop_map(str::to_string);
+    leaf.prop_recursive(6, 64, 4, |inner| {
+        let bin = prop::sample::select(vec![
+            "*", "/", "%", "+", "-", "|+|", "|-|", "<<", ">>", "<=", ">=", "<", ">", "==", "!=",
+            "&", "^", "|", "++", "&&", "||",
+        ]);
+        prop_oneof![
+            (inner.clone(), bin, inner.clone(), any::<(bool, bool)>()).prop_map(
+                |(a, op, b, (pa, pb))| {
+                    let a = if pa { format!("({a})") } else { a };
+                    let b = if pb { format!("({b})") } else { b };
+                    format!("{a} {op} {b}")
+                }
+            ),
+            (
+                prop::sample::select(vec!["!", "~", "-", "+"]),
+                inner.clone()
+            )
+                .prop_map(|(op, a)| format!("{op}({a})")),
+            (inner.clone(), inner.clone(), inner.clone())
+                .prop_map(|(c, a, b)| format!("({c}) ? {a} : ({b})")),
+            inner.clone().prop_map(|a| format!("({a}).g")),
+            (inner.clone(), inner.clone()).prop_map(|(a, i)| format!("({a})[{i}]")),
+            (inner.clone(), inner.clone()).prop_map(|(a, i)| format!("({a})[{i}:0]")),
+            (inner.clone(), inner.clone()).prop_map(|(a, i)| format!("({a})[{i} +: 2]")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("f({a}, x = {b})")),
+            inner.clone().prop_map(|a| format!("f<bit<8>, T>({a})")),
+            inner.clone().prop_map(|a| format!("(bit<8>)({a})")),
+            inner.clone().prop_map(|a| format!("(T)({a})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{{{a}, {b}}}")),
+            (inner.clone(), inner).prop_map(|(a, b)| format!("{{ f = {a}, g = {b}, ... }}")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(300),
+        ..ProptestConfig::default()
+    })]
+
+    /// Printing keeps the tree: parse(print(parse(s))) has the shape of parse(s).
+    #[test]
+    fn printing_preserves_expression_trees(e in expression()) {
+        let src = format!("typedef bit<8> T; const bit<8> x = {e};");
+        let p = parse_str(&src).map_err(|d| TestCaseError::fail(format!("{src}: {}", d.message)))?;
+        let printed = print_program(&p);
+        let again = parse_str(&printed).map_err(|d| TestCaseError::fail(format!("{printed}: {}", d.message)))?;
+        prop_assert_eq!(shape(&p), shape(&again), "{}", printed);
     }
 }

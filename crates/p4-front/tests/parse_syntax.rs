@@ -458,6 +458,37 @@ fn declarations_versus_statements() {
 }
 
 #[test]
+fn statement_targets_must_be_lvalues() {
+    assert_eq!(
+        err("control c() { apply { t.apply()(1); } }"),
+        "expected an assignment or a method call, found `(`"
+    );
+    assert_eq!(
+        err("control c() { apply { f(x) = 1; } }"),
+        "expected an assignment or a method call, found `=`"
+    );
+    assert_eq!(
+        err("control c() { apply { a + b; } }"),
+        "expected an assignment or a method call, found `+`"
+    );
+    assert_eq!(
+        err("control c() { apply { (a + b).c = 1; } }"),
+        "expected an assignment or a method call, found `+`"
+    );
+    let s = stmts("", "(a).b = 1; a[1][2:0] = 2; this.m();");
+    assert_eq!(s.len(), 3);
+}
+
+#[test]
+fn types_are_not_values() {
+    assert!(err("control C<H>(in H h) { apply { bool b = h > H; } }")
+        .contains("type `H` cannot be used as a value"));
+    assert!(err("extern E { m(); }").contains("expected a return type"));
+    assert!(err("type struct S { } T;").contains("expected"));
+    assert!(err("error { A, }").contains("expected a name"));
+}
+
+#[test]
 fn compound_assignment() {
     let s = stmts("", "x += 1; x >>= 2; x |+|= 3; x <<= 4;");
     let ops: Vec<BinOp> = s
@@ -492,7 +523,7 @@ fn switch_statements() {
 fn for_loops() {
     let s = stmts(
         "",
-        "for (bit<8> i = 0, bit<8> j = 1; i < 4; i = i + 1, j += 1) { } for (bit<8> v in 1 .. n) ; for (h in hs) { break; continue; } for (;;) {}",
+        "for (bit<8> i = 0, bit<8> j = 1; i < 4; i = i + 1, j += 1) { } for (bit<8> v in 1 .. n) ; for (H h in hs) { break; continue; } for (;;) {}",
     );
     let StmtKind::For {
         init, cond, update, ..
@@ -510,7 +541,8 @@ fn for_loops() {
     let StmtKind::ForIn { ty, var, .. } = &s[2].kind else {
         panic!()
     };
-    assert!(ty.is_none() && var.name == "h");
+    assert!(ty.is_some() && var.name == "h");
+    assert!(err("control c() { apply { for (h in hs) {} } }").contains("needs a type"));
     let StmtKind::For {
         init, cond, update, ..
     } = &s[3].kind
@@ -685,4 +717,8 @@ control c() {
         "{once}"
     );
     assert!(once.contains("+(+y)"), "{once}");
+    let src = "@pragma odd ( x\n@pragma even ( x )\nconst bit<8> x = 1;";
+    let once = print_program(&prog(src));
+    assert_eq!(once, "@pragma odd ( x\n@even(x) const bit<8> x = 1;\n");
+    assert_eq!(print_program(&prog(&once)), once);
 }

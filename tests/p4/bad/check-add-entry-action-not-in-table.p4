@@ -1,5 +1,5 @@
 // reason: the action named in add_entry is not one of the table's actions (PNA, older dialect)
-// expect: 49:19: not in the table's actions
+// expect: 49:9: not any action in table
 #include <core.p4>
 #include <pna.p4>
 

@@ -1,5 +1,5 @@
 // reason: add_entry cannot add an entry whose action is @defaultonly (PNA v0.7+)
-// expect: 43:19: defaultonly
+// expect: 43:9: defaultonly
 #include <core.p4>
 #include <pna.p4>
 

@@ -1,5 +1,5 @@
 // reason: add_entry may only be called from an action (the default action of an add_on_miss table), not from an apply block (PNA v0.7+)
-// expect: 55:13: default action
+// expect: 55:13: only be called from within an action
 #include <core.p4>
 #include <pna.p4>
 

@@ -1,5 +1,5 @@
 // reason: add_entry's action_params struct has a bool where the action's parameter is bit<32> (PNA v0.7+)
-// expect: 39:30: type mismatch
+// expect: 39:9: do not match the parameters
 #include <core.p4>
 #include <pna.p4>
 

@@ -1,5 +1,5 @@
 // reason: every key field of a table with add_on_miss = true must use the exact match kind (PNA v0.7+)
-// expect: 45:34: exact
+// expect: 45:13: keys must be exact
 #include <core.p4>
 #include <pna.p4>
 

@@ -1,5 +1,5 @@
 // reason: the operands of + have different widths (bit<8> and bit<16>)
-// expect: 11:23: type mismatch
+// expect: 11:23: different widths
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

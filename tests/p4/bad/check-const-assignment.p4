@@ -1,5 +1,5 @@
 // reason: a constant cannot be assigned
-// expect: 12:9: cannot assign
+// expect: 12:9: cannot write to a constant
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

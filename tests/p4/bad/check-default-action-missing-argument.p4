@@ -1,5 +1,5 @@
 // reason: the default action must supply the action's directionless parameter
-// expect: 19:26: wrong number of arguments
+// expect: 19:26: no argument supplied
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: enum `color_t` has no member PURPLE
-// expect: 12:29: no member
+// expect: 12:29: invalid enum tag
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: `fuzzy` is not a declared match kind
-// expect: 14:17: undeclared
+// expect: 14:17: declaration not found
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

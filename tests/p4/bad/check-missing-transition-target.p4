@@ -1,5 +1,5 @@
 // reason: the transition names a parser state that does not exist
-// expect: 25:23: undeclared
+// expect: 25:23: no such parser state
 #include <core.p4>
 #include <v1model.p4>
 

@@ -1,5 +1,5 @@
 // reason: an argument for an `out` parameter must be an l-value, not a literal
-// expect: 14:14: l-value
+// expect: 14:14: left-value
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

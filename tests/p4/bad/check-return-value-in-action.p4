@@ -1,5 +1,5 @@
 // reason: an action cannot return a value
-// expect: 11:9: return a value
+// expect: 11:9: return with a value
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: bit 8 does not exist in a bit<8> value (valid bits are 7..0)
-// expect: 10:25: out of range
+// expect: 10:25: greater than width
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: a table cannot be applied from inside an action
-// expect: 21:9: in an action
+// expect: 21:9: cannot be called from actions
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: the table lists an action that is not declared
-// expect: 18:13: undeclared
+// expect: 18:13: declaration not found
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: header `ethernet_t` has no field `vlan`
-// expect: 35:17: no field
+// expect: 35:17: is not a member
 #include <core.p4>
 #include <v1model.p4>
 

@@ -1,5 +1,5 @@
 // reason: the function's return type `counter_value_t` is not declared
-// expect: 8:1: undeclared
+// expect: 8:1: declaration not found
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

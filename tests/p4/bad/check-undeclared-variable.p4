@@ -1,5 +1,5 @@
 // reason: `y` is used but never declared
-// expect: 10:13: undeclared
+// expect: 10:13: declaration not found
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

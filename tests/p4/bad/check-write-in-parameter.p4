@@ -1,5 +1,5 @@
 // reason: a parameter with direction `in` is read-only
-// expect: 11:9: cannot assign
+// expect: 11:9: cannot write to an in parameter
 #include <core.p4>
 
 control Ctl(in bit<8> x, out bit<8> y);

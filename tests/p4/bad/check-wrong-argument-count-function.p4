@@ -1,5 +1,5 @@
 // reason: function `twice` takes one argument but is called with two
-// expect: 14:13: wrong number of arguments
+// expect: 14:13: too many arguments
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

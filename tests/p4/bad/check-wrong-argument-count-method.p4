@@ -1,5 +1,5 @@
 // reason: v1model's `counter.count` takes an index, none is given
-// expect: 36:9: wrong number of arguments
+// expect: 36:9: no argument supplied
 #include <core.p4>
 #include <v1model.p4>
 

@@ -1,5 +1,5 @@
 // reason: the #if expression is incomplete
-// expect: 8:1: expression
+// expect: 8:7: no right operand
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

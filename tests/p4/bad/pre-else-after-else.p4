@@ -1,5 +1,5 @@
 // reason: a conditional group has a second #else
-// expect: 16:1: after `#else`
+// expect: 16:1: #else after #else
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

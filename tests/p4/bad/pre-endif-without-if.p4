@@ -1,5 +1,5 @@
 // reason: an #endif has no matching #if/#ifdef/#ifndef
-// expect: 11:1: without `#if`
+// expect: 11:1: #endif without #if
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -1,5 +1,5 @@
 // reason: the included file does not exist on the include path
-// expect: 4:1: not found
+// expect: 4:10: not found
 #include <core.p4>
 #include <no_such_architecture.p4>
 

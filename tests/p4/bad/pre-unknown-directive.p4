@@ -1,5 +1,5 @@
 // reason: #pragmatic is not a preprocessor directive
-// expect: 8:1: unknown directive
+// expect: 8:2: invalid preprocessing directive
 #include <core.p4>
 
 control Ctl(inout bit<8> x);

@@ -133,9 +133,95 @@ impl<'a> Checker<'a> {
     }
 
     /// Architecture-specific rules, run after the whole program was checked.
+    /// Control-plane names (spec §18.3.2): two different tables or actions must not get the
+    /// same fully-qualified name (`@name(".x")` is absolute, `@name("x")` and plain names are
+    /// relative to the enclosing control).
+    pub fn control_plane_names(&mut self) {
+        // Only actions reachable from a table reach the control plane.
+        let used: HashSet<DeclId> = self
+            .out
+            .tables
+            .values()
+            .flat_map(|t| {
+                t.actions
+                    .iter()
+                    .map(|a| a.action)
+                    .chain(t.default_action.as_ref().map(|d| d.action))
+            })
+            .collect();
+        let mut seen: HashMap<(bool, String), DeclId> = HashMap::new();
+        for i in 0..self.out.decls.len() {
+            let id = DeclId(i as u32);
+            let d = self.decl(id);
+            let is_table = d.kind == EntityKind::Table;
+            if !(is_table || d.kind == EntityKind::Action && used.contains(&id)) {
+                continue;
+            }
+            let span = d.name_span;
+            let prefix = match d.parent {
+                Some(p) if matches!(self.decl(p).kind, EntityKind::Control) => {
+                    format!("{}.", self.decl(p).name)
+                }
+                _ => String::new(),
+            };
+            let name = match self.cp_names.get(&id) {
+                Some(n) if n.starts_with('.') => n[1..].to_string(),
+                Some(n) => format!("{prefix}{n}"),
+                None => format!("{prefix}{}", d.name),
+            };
+            let key = (is_table, name);
+            if let Some(&other) = seen.get(&key) {
+                if other != id {
+                    self.err(span, format!("{}: conflicting control plane name", key.1));
+                }
+            } else {
+                seen.insert(key, id);
+            }
+        }
+    }
+
     pub fn arch_rules(&mut self) {
-        if let Arch::Pna(dialect) = self.out.arch {
-            self.pna_rules(dialect);
+        match self.out.arch {
+            Arch::Pna(dialect) => self.pna_rules(dialect),
+            Arch::Psa => self.psa_rules(),
+            _ => {}
+        }
+    }
+
+    /// PSA (as implemented by P4-DPDK, nevermiss's reference): a table cannot combine an action
+    /// profile/selector implementation with direct counters or meters.
+    fn psa_rules(&mut self) {
+        let mut tables: Vec<DeclId> = self.out.tables.keys().copied().collect();
+        tables.sort();
+        for t in tables {
+            let ti = &self.out.tables[&t];
+            let has = |n: &[&str]| {
+                ti.properties
+                    .iter()
+                    .any(|(p, _, _)| n.contains(&p.as_str()))
+            };
+            if has(&["psa_implementation"]) && has(&["psa_direct_counter", "psa_direct_meter"]) {
+                let (sp, n) = (self.decl(t).name_span, self.decl(t).name.clone());
+                self.err(sp, format!("implementation property cannot co-exist with direct counter and direct meter property for table {n}"));
+            }
+        }
+    }
+
+    /// Whether the expression with this id is compile-time known (by its recorded facts).
+    fn is_ctk_node(&self, node: crate::ast::NodeId) -> bool {
+        if self.out.values.contains_key(&node) {
+            return true;
+        }
+        match self.out.resolved.get(&node) {
+            Some(d) => {
+                let info = self.decl(*d);
+                match info.kind {
+                    EntityKind::Variable => false,
+                    EntityKind::Param => info.dir == Direction::None,
+                    _ => true,
+                }
+            }
+            None => false,
         }
     }
 
@@ -164,7 +250,10 @@ impl<'a> Checker<'a> {
             let mut has_direct = false;
             for (name, node, _) in &ti.properties {
                 match name.as_str() {
-                    "pna_implementation" | "implementation" => has_impl = true,
+                    "pna_implementation" | "implementation" | "psa_implementation" => {
+                        has_impl = true
+                    }
+                    "psa_direct_counter" | "psa_direct_meter" => has_direct = true,
                     "pna_direct_counter" | "pna_direct_meter" => {
                         has_direct = true;
                         if let Some(&inst) = self.out.resolved.get(node) {
@@ -208,6 +297,13 @@ impl<'a> Checker<'a> {
                     }
                 }
                 "mirror_packet" => {
+                    for i in 0..2 {
+                        if let Some(node) = self.call_arg_node(c.call, i) {
+                            if !self.is_ctk_node(node) {
+                                self.err(c.span, "mirror_packet: the slot and session ids must be compile-time constants");
+                            }
+                        }
+                    }
                     let in_main = match c.block {
                         Some(b) => blocks
                             .iter()
@@ -372,12 +468,12 @@ impl<'a> Checker<'a> {
                     Type::Error => true,
                     Type::Agg(ag) => {
                         ag.fields.len() == want.len()
-                            && ag.fields.iter().zip(&want).all(|(f, p)| same(&f.1, &p.ty))
+                            && ag.fields.iter().zip(&want).all(|(f, p)| loose(&f.1, &p.ty))
                     }
                     Type::Tuple(ts) | Type::ListExpr(ts) => {
-                        ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| same(t, &p.ty))
+                        ts.len() == want.len() && ts.iter().zip(&want).all(|(t, p)| loose(t, &p.ty))
                     }
-                    t => want.len() == 1 && same(t, &want[0].ty),
+                    t => want.len() == 1 && loose(t, &want[0].ty),
                 };
                 if !ok {
                     let names: Vec<String> = want
@@ -392,4 +488,9 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// Type equality up to `type` new types (action data of add_entry, PNA).
+fn loose(a: &Type, b: &Type) -> bool {
+    same(a.strip_newtype(), b.strip_newtype())
 }

@@ -242,6 +242,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                         x >> s
                     }
                 }
+                BitAnd => x & y,
+                BitOr => x | y,
+                BitXor => x ^ y,
                 Eq => return Ok(Value::Bool(x == y)),
                 Ne => return Ok(Value::Bool(x != y)),
                 Lt => return Ok(Value::Bool(x < y)),
@@ -360,6 +363,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
         }
         (Value::Enum { repr: Some(r), .. }, _) => binary(op, r, b),
         (_, Value::Enum { repr: Some(r), .. }) => binary(op, a, r),
+        (Value::String(x), Value::String(y)) if op == Concat => {
+            Ok(Value::String(format!("{x}{y}")))
+        }
         (Value::Error(x), Value::Error(y)) | (Value::MatchKind(x), Value::MatchKind(y)) => match op
         {
             Eq => Ok(Value::Bool(x == y)),

@@ -7,7 +7,7 @@ use super::{BlockKind, CallArg, Checker, Ctx, InstanceInfo, Value};
 use crate::ast::{self, DeclKind, Direction, TypeKind, TypeRef};
 use crate::source::Span;
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Largest `bit<W>` width accepted (p4c's limit).
 pub(crate) const MAX_WIDTH: u64 = 2048;
@@ -62,10 +62,6 @@ impl<'a> Checker<'a> {
                 None => Type::Error,
             },
             TypeKind::Varbit(w) => match self.width(w, "varbit") {
-                Some(0) => {
-                    self.err(w.span, "varbit<0>: invalid type size");
-                    Type::Error
-                }
                 Some(w) => Type::Varbit(w),
                 None => Type::Error,
             },
@@ -215,6 +211,16 @@ impl<'a> Checker<'a> {
                 );
                 return Type::Error;
             }
+            if mentions_decl(a, d, 0) {
+                self.err(
+                    span,
+                    format!(
+                        "{}: contains self '{}' as type argument",
+                        info.name, info.name
+                    ),
+                );
+                return Type::Error;
+            }
         }
         if args.is_empty() {
             return info.ty.clone();
@@ -222,12 +228,23 @@ impl<'a> Checker<'a> {
         let subst: Vec<(DeclId, Type)> = tps.iter().copied().zip(args.iter().cloned()).collect();
         match &info.ty {
             Type::Agg(a) => {
-                let fields = a
+                let fields: Vec<(String, Type)> = a
                     .fields
                     .iter()
                     .map(|(n, t)| (n.clone(), super::types::substitute(t, &subst)))
                     .collect();
-                Type::Agg(Rc::new(AggType {
+                let container = match a.kind {
+                    AggKind::Header => Container::Header,
+                    AggKind::HeaderUnion => Container::Union,
+                    AggKind::Struct => Container::Struct,
+                };
+                for (orig, (_, t)) in a.fields.iter().zip(&fields) {
+                    if orig.1.has_vars() && !t.has_vars() && !self.check_nesting(t, container, span)
+                    {
+                        return Type::Error;
+                    }
+                }
+                Type::Agg(Arc::new(AggType {
                     decl: a.decl,
                     kind: a.kind,
                     name: a.name.clone(),
@@ -235,22 +252,22 @@ impl<'a> Checker<'a> {
                     fields,
                 }))
             }
-            Type::Extern(o) => Type::Extern(Rc::new(ObjType {
+            Type::Extern(o) => Type::Extern(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
             })),
-            Type::Parser(o) => Type::Parser(Rc::new(ObjType {
+            Type::Parser(o) => Type::Parser(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
             })),
-            Type::Control(o) => Type::Control(Rc::new(ObjType {
+            Type::Control(o) => Type::Control(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
             })),
-            Type::Package(o) => Type::Package(Rc::new(ObjType {
+            Type::Package(o) => Type::Package(Arc::new(ObjType {
                 decl: o.decl,
                 name: o.name.clone(),
                 args: args.to_vec(),
@@ -268,7 +285,15 @@ impl<'a> Checker<'a> {
             Container::Header => header_field_ok(t, 0),
             Container::Union => t.is_header() || t.is_error(),
             Container::Stack => t.is_header_like() || t.is_error(),
-            Container::Struct | Container::Tuple => !matches!(
+            Container::Tuple => !matches!(
+                t,
+                Type::Void
+                    | Type::Parser(_)
+                    | Type::Control(_)
+                    | Type::Package(_)
+                    | Type::Extern(_)
+            ),
+            Container::Struct => !matches!(
                 t,
                 Type::Int
                     | Type::Void
@@ -345,7 +370,16 @@ impl<'a> Checker<'a> {
                     ),
                 );
             }
+            DeclKind::Instantiation(_) => {
+                self.decl_any(d, None);
+            }
             _ => {
+                if let Some(n) = d
+                    .name()
+                    .filter(|n| n.name == "main" && matches!(d.kind, DeclKind::Extern(_)))
+                {
+                    self.err(n.span, "main: must be a package declaration");
+                }
                 self.decl_any(d, None);
             }
         }
@@ -356,6 +390,22 @@ impl<'a> Checker<'a> {
         if !self.enter(d.span) {
             return None;
         }
+        if let Some(anns) = decl_annotations(d) {
+            self.check_annotations(anns);
+        }
+        let cp_name = decl_annotations(d).and_then(|anns| {
+            anns.iter()
+                .find(|a| a.name.name == "name")
+                .and_then(|a| match &a.body {
+                    ast::AnnotationBody::Expressions(es) if es.len() == 1 => {
+                        match self.value_of(es[0].id) {
+                            Some(Value::String(s)) => Some(s),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                })
+        });
         let r = match &d.kind {
             DeclKind::Const(c) => Some(self.decl_const(c, d.span, parent)),
             DeclKind::Variable(v) => Some(self.decl_variable(v, d.span, parent)),
@@ -393,6 +443,9 @@ impl<'a> Checker<'a> {
             DeclKind::Instantiation(i) => self.decl_instantiation(i, d.span, parent),
             DeclKind::ValueSet(v) => Some(self.decl_value_set(v, d.span, parent)),
         };
+        if let (Some(id), Some(n)) = (r, cp_name) {
+            self.cp_names.insert(id, n);
+        }
         self.leave();
         r
     }
@@ -447,6 +500,13 @@ impl<'a> Checker<'a> {
 
     /// Types that can be the type of a variable or constant.
     fn check_storable(&mut self, t: &Type, span: Span, is_const: bool) {
+        if contains_dont_care(t, 0) {
+            self.err(
+                span,
+                format!("{t}: the type of a declaration cannot contain '_'"),
+            );
+            return;
+        }
         let bad = match t {
             Type::Void => Some("void"),
             Type::Int | Type::String | Type::MatchKind if !is_const => Some("this type"),
@@ -501,7 +561,7 @@ impl<'a> Checker<'a> {
                 );
                 Type::Error
             } else {
-                Type::NewType(Rc::new(NewType {
+                Type::NewType(Arc::new(NewType {
                     decl: id,
                     name: t.name.name.clone(),
                     underlying: ty,
@@ -531,7 +591,7 @@ impl<'a> Checker<'a> {
             let mut info = DeclInfo::new(EntityKind::TypeParam, &tp.name, tp.span, tp.span, parent);
             info.ty = Type::Var(
                 DeclId(self.out.decls.len() as u32),
-                Rc::from(tp.name.as_str()),
+                Arc::from(tp.name.as_str()),
             );
             let id = self.new_decl(info);
             self.bind(id);
@@ -558,8 +618,9 @@ impl<'a> Checker<'a> {
         let (tps, fields) = self.scoped(|c| {
             let tps = c.type_params(&s.type_params, Some(id));
             let mut fields: Vec<(String, Type)> = Vec::new();
-            let mut varbits = 0;
+            let mut varbits = 0u32;
             for f in &s.fields {
+                c.check_annotations(&f.annotations);
                 let t = c.resolve_type(&f.ty);
                 if let Type::Agg(a) = &t {
                     if a.decl == id {
@@ -577,17 +638,13 @@ impl<'a> Checker<'a> {
                     AggKind::Header => Container::Header,
                     AggKind::HeaderUnion => Container::Union,
                 };
-                if !t.has_vars() && !c.check_nesting(&t, container, f.ty.span) {
+                let check_now =
+                    !t.has_vars() || container == Container::Union && !matches!(t, Type::Var(..));
+                if check_now && !c.check_nesting(&t, container, f.ty.span) {
                     // reported
                 }
                 if matches!(t, Type::Varbit(_)) {
                     varbits += 1;
-                    if varbits > 1 && kind == AggKind::Header {
-                        c.err(
-                            f.name.span,
-                            format!("{}: multiple varbit fields in a header", f.name.name),
-                        );
-                    }
                 }
                 if fields.iter().any(|(n, _)| *n == f.name.name) {
                     c.err(
@@ -598,12 +655,13 @@ impl<'a> Checker<'a> {
                 }
                 fields.push((f.name.name.clone(), t));
             }
+            let _ = varbits;
             (tps, fields)
         });
         let args: Vec<Type> = tps.iter().map(|t| self.decl(*t).ty.clone()).collect();
         let d = self.decl_mut(id);
         d.type_params = tps;
-        d.ty = Type::Agg(Rc::new(AggType {
+        d.ty = Type::Agg(Arc::new(AggType {
             decl: id,
             kind,
             name: s.name.name.clone(),
@@ -635,7 +693,7 @@ impl<'a> Checker<'a> {
             None => None,
         };
         let members: Vec<String> = e.members.iter().map(|m| m.name.name.clone()).collect();
-        let ety = Type::Enum(Rc::new(EnumType {
+        let ety = Type::Enum(Arc::new(EnumType {
             decl: id,
             name: e.name.name.clone(),
             underlying: under.clone(),
@@ -643,7 +701,10 @@ impl<'a> Checker<'a> {
         }));
         let mut seen = HashSet::new();
         let mut member_ids = Vec::new();
+        // Later member values may refer to earlier members by name.
+        self.scopes.push();
         for m in &e.members {
+            self.check_annotations(&m.annotations);
             if !seen.insert(m.name.name.clone()) {
                 self.err(
                     m.name.span,
@@ -702,8 +763,13 @@ impl<'a> Checker<'a> {
                 member: Some(m.name.name.clone()),
                 repr,
             });
-            member_ids.push(self.new_decl(mi));
+            let mid = self.new_decl(mi);
+            member_ids.push(mid);
+            if under.is_some() {
+                self.scopes.insert(&m.name.name, mid);
+            }
         }
+        self.scopes.pop();
         let d = self.decl_mut(id);
         d.ty = ety;
         d.methods = member_ids;
@@ -752,6 +818,7 @@ impl<'a> Checker<'a> {
     ) -> Vec<ParamInfo> {
         let mut out: Vec<ParamInfo> = Vec::new();
         for p in ps {
+            self.check_annotations(&p.annotations);
             let ty = self.resolve_type(&p.ty);
             let mut info = DeclInfo::new(kind, &p.name.name, p.span, p.name.span, parent);
             info.ty = ty.clone();
@@ -805,6 +872,22 @@ impl<'a> Checker<'a> {
                 }
                 _ => {}
             }
+            if let Type::Parser(o) | Type::Control(o) = &ty {
+                if matches!(
+                    self.decl(o.decl).kind,
+                    EntityKind::Parser | EntityKind::Control
+                ) {
+                    self.err(
+                        p.ty.span,
+                        format!(
+                            "{}: parameter cannot have type {} {}",
+                            p.name.name,
+                            self.decl(o.decl).kind.describe(),
+                            o.name
+                        ),
+                    );
+                }
+            }
             let (has_default, default) = match &p.default {
                 Some(d) => {
                     if matches!(p.direction, Direction::Out | Direction::InOut) {
@@ -822,7 +905,16 @@ impl<'a> Checker<'a> {
                             ),
                         );
                     }
-                    self.check_expr_expect(d, &ty, "default value");
+                    let dt = self.check_expr_expect(d, &ty, "default value");
+                    if !dt.is_error() && !self.is_ctk(d) {
+                        self.err(
+                            d.span,
+                            format!(
+                                "{}: default value must be a compile-time constant",
+                                p.name.name
+                            ),
+                        );
+                    }
                     (true, self.value_of(d.id))
                 }
                 None => (false, None),
@@ -841,6 +933,18 @@ impl<'a> Checker<'a> {
         out
     }
 
+    /// `@optional` is only allowed on packages, parser/control types and externs (spec §6.8.2).
+    fn no_optional(&mut self, ps: &[ParamInfo], ast_ps: &[ast::Param]) {
+        for (p, a) in ps.iter().zip(ast_ps) {
+            if p.optional {
+                self.err(
+                    a.name.span,
+                    format!("{}: optional parameter not allowed here", p.name),
+                );
+            }
+        }
+    }
+
     pub fn bind_params(&mut self, ps: &[ParamInfo]) {
         for p in ps {
             self.bind(p.decl);
@@ -855,7 +959,7 @@ impl<'a> Checker<'a> {
         self.scoped(|c| {
             let tps = c.type_params(&e.type_params, Some(id));
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
-            let ety = Type::Extern(Rc::new(ObjType {
+            let ety = Type::Extern(Arc::new(ObjType {
                 decl: id,
                 name: e.name.name.clone(),
                 args,
@@ -892,6 +996,22 @@ impl<'a> Checker<'a> {
                     EntityKind::ExternMethod
                 };
                 let mid = c.decl_proto(m, kind, Some(id));
+                for (p, ap) in c.decl(mid).params.clone().iter().zip(&m.params) {
+                    match &p.ty {
+                        Type::Parser(_) | Type::Control(_) | Type::Package(_) => c.err(
+                            ap.ty.span,
+                            format!("{}: parameter cannot have type {}", p.name, p.ty),
+                        ),
+                        Type::Extern(o) if o.decl == id => c.err(
+                            ap.ty.span,
+                            format!(
+                                "self-referencing types not supported: '{}' within '{}'",
+                                e.name.name, e.name.name
+                            ),
+                        ),
+                        _ => {}
+                    }
+                }
                 if is_ctor {
                     c.decl_mut(mid).ret = ety.clone();
                 }
@@ -929,6 +1049,9 @@ impl<'a> Checker<'a> {
         kind: EntityKind,
         parent: Option<DeclId>,
     ) -> DeclId {
+        if kind != EntityKind::ExternFunction {
+            self.check_annotations(&f.annotations);
+        }
         let mut info = DeclInfo::new(kind, &f.name.name, f.span, f.name.span, parent);
         info.annotations = Self::annotation_names(&f.annotations);
         info.is_abstract = f.is_abstract;
@@ -988,7 +1111,7 @@ impl<'a> Checker<'a> {
             };
             let params = c.params(&p.params, Some(id), pk);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
-            let obj = Rc::new(ObjType {
+            let obj = Arc::new(ObjType {
                 decl: id,
                 name: p.name.name.clone(),
                 args,
@@ -1024,13 +1147,14 @@ impl<'a> Checker<'a> {
             let tps = c.type_params(&p.type_params, Some(id));
             let params = c.params(&p.params, Some(id), EntityKind::Param);
             let ctor = c.params(&p.ctor_params, Some(id), EntityKind::CtorParam);
+            c.no_optional(&ctor, &p.ctor_params);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
             {
                 let d = c.decl_mut(id);
                 d.type_params = tps;
                 d.params = params.clone();
                 d.ctor_params = ctor.clone();
-                d.ty = Type::Parser(Rc::new(ObjType {
+                d.ty = Type::Parser(Arc::new(ObjType {
                     decl: id,
                     name: p.name.name.clone(),
                     args,
@@ -1043,7 +1167,8 @@ impl<'a> Checker<'a> {
                 block_kind: BlockKind::Parser,
                 ..Ctx::default()
             };
-            c.with_ctx(ctx, |c| c.parser_body(p, id));
+            // Locals live in an inner scope: they may shadow parameters (p4c warns).
+            c.with_ctx(ctx, |c| c.scoped(|c| c.parser_body(p, id)));
         });
         self.bind(id);
         id
@@ -1074,13 +1199,14 @@ impl<'a> Checker<'a> {
             let tps = c.type_params(&ct.type_params, Some(id));
             let params = c.params(&ct.params, Some(id), EntityKind::Param);
             let ctor = c.params(&ct.ctor_params, Some(id), EntityKind::CtorParam);
+            c.no_optional(&ctor, &ct.ctor_params);
             let args: Vec<Type> = tps.iter().map(|t| c.decl(*t).ty.clone()).collect();
             {
                 let d = c.decl_mut(id);
                 d.type_params = tps;
                 d.params = params.clone();
                 d.ctor_params = ctor.clone();
-                d.ty = Type::Control(Rc::new(ObjType {
+                d.ty = Type::Control(Arc::new(ObjType {
                     decl: id,
                     name: ct.name.name.clone(),
                     args,
@@ -1094,10 +1220,12 @@ impl<'a> Checker<'a> {
                 ..Ctx::default()
             };
             c.with_ctx(ctx, |c| {
-                for l in &ct.locals {
-                    c.local_decl(l, id);
-                }
-                c.scoped(|c| c.block(&ct.apply));
+                c.scoped(|c| {
+                    for l in &ct.locals {
+                        c.local_decl(l, id);
+                    }
+                    c.block(&ct.apply);
+                })
             });
         });
         self.bind(id);
@@ -1135,14 +1263,20 @@ impl<'a> Checker<'a> {
             let params = c.params(&a.params, Some(id), EntityKind::Param);
             let mut seen_dirless = false;
             for (p, ap) in params.iter().zip(&a.params) {
+                if matches!(p.ty, Type::Int) {
+                    c.err(
+                        ap.name.span,
+                        format!("{}: actions cannot have parameters with type int", p.name),
+                    );
+                }
+                if matches!(p.ty, Type::Extern(_)) {
+                    c.err(
+                        ap.name.span,
+                        format!("{}: action parameters cannot have extern types", p.name),
+                    );
+                }
                 if p.dir == Direction::None {
                     seen_dirless = true;
-                    if matches!(p.ty, Type::Extern(_)) {
-                        c.err(
-                            ap.name.span,
-                            format!("{}: action parameters cannot have extern types", p.name),
-                        );
-                    }
                 } else if seen_dirless {
                     c.err(
                         ap.name.span,
@@ -1217,6 +1351,7 @@ impl<'a> Checker<'a> {
                 ret: Some(ret.clone()),
                 block: c.ctx.block,
                 block_kind: c.ctx.block_kind,
+                this_ty: c.ctx.this_ty.clone(),
                 ..Ctx::default()
             };
             c.with_ctx(ctx, |c| {
@@ -1296,8 +1431,27 @@ impl<'a> Checker<'a> {
                 "invalid declaration. instantiations cannot be in a function or action",
             );
         }
-        let ty = self.resolve_type(&inst.ty);
-        let (ity, ctor, args) = self.instantiate(&ty, &inst.args, inst.ty.span, span);
+        let ty = match self.block_overload(&inst.ty, &inst.args) {
+            Some(d) => {
+                let t = self.type_of_decl(d, &[], inst.ty.span);
+                self.out.type_refs.insert(inst.ty.span, t.clone());
+                t
+            }
+            None => self.resolve_type(&inst.ty),
+        };
+        // An array of instances: `T(args) name[n];`.
+        let (ity, ctor, args) = match &ty {
+            Type::Stack(elem, n) => {
+                let (et, c, a) = self.instantiate(elem, &inst.args, inst.ty.span, span);
+                let t = if et.is_error() {
+                    Type::Error
+                } else {
+                    Type::Stack(Box::new(et), *n)
+                };
+                (t, c, a)
+            }
+            _ => self.instantiate(&ty, &inst.args, inst.ty.span, span),
+        };
         if self.ctx.block.is_none() && matches!(ity, Type::Parser(_) | Type::Control(_)) {
             // Top-level instances of parsers/controls are only allowed as package arguments.
             self.err(
@@ -1330,7 +1484,9 @@ impl<'a> Checker<'a> {
                 .decl(o.decl)
                 .methods
                 .iter()
-                .filter(|m| self.decl(**m).is_abstract)
+                .filter(|m| {
+                    self.decl(**m).is_abstract && !self.decl(**m).has_annotation("optional")
+                })
                 .map(|m| self.decl(*m).name.clone())
                 .collect();
             for m in missing {
@@ -1345,6 +1501,28 @@ impl<'a> Checker<'a> {
             self.out.main = Some(id);
         }
         Some(id)
+    }
+
+    /// When `t` names several parsers / controls / packages (overloaded by constructor
+    /// parameters), the one whose constructor parameters fit `args`.
+    fn block_overload(&mut self, t: &TypeRef, args: &[ast::Arg]) -> Option<DeclId> {
+        let TypeKind::Named(p) = &t.kind else {
+            return None;
+        };
+        let decls = &self.out.decls;
+        let all = self.scopes.lookup(&p.name.name, p.global, |d| {
+            matches!(
+                decls[d.0 as usize].kind,
+                EntityKind::Parser | EntityKind::Control | EntityKind::PackageType
+            )
+        });
+        if all.len() < 2 {
+            return None;
+        }
+        all.iter()
+            .copied()
+            .find(|d| self.arity_fits(&self.decl(*d).ctor_params, args))
+            .or(all.first().copied())
     }
 
     /// Checks constructor arguments for type `ty`; returns the instance type (type arguments
@@ -1396,6 +1574,7 @@ impl<'a> Checker<'a> {
                     self.resolve_overload(&ctors, &subst, &infer, &[], args, span, &o.name, true);
                 match r {
                     Some((chosen, subst, map)) => {
+                        // Uninferred type parameters stay don't-care; using them is an error later.
                         let targs: Vec<Type> = ext_tps
                             .iter()
                             .map(|t| {
@@ -1403,10 +1582,10 @@ impl<'a> Checker<'a> {
                                     .iter()
                                     .find(|(v, _)| v == t)
                                     .map(|(_, x)| x.clone())
-                                    .unwrap_or(Type::Error)
+                                    .unwrap_or(Type::DontCare)
                             })
                             .collect();
-                        let ity = Type::Extern(Rc::new(ObjType {
+                        let ity = Type::Extern(Arc::new(ObjType {
                             decl: o.decl,
                             name: o.name.clone(),
                             args: targs,
@@ -1446,17 +1625,14 @@ impl<'a> Checker<'a> {
                 let r = self.match_call(&params, &vars, &init, args, span, &o.name, true, true);
                 match r {
                     Some((subst, map)) => {
-                        let targs: Vec<Type> = tps
-                            .iter()
-                            .map(|t| {
-                                subst
-                                    .iter()
-                                    .find(|(v, _)| v == t)
-                                    .map(|(_, x)| x.clone())
-                                    .unwrap_or(Type::Error)
-                            })
-                            .collect();
-                        let obj = Rc::new(ObjType {
+                        let mut targs = Vec::new();
+                        for t in &tps {
+                            match subst.iter().find(|(v, _)| v == t) {
+                                Some((_, x)) => targs.push(x.clone()),
+                                None => targs.push(Type::Error),
+                            }
+                        }
+                        let obj = Arc::new(ObjType {
                             decl: o.decl,
                             name: o.name.clone(),
                             args: targs,
@@ -1510,18 +1686,29 @@ impl<'a> Checker<'a> {
             .zip(o.args.iter().cloned())
             .collect();
         let mut implemented = HashSet::new();
+        self.scopes.push();
         for d in init {
-            let DeclKind::Function(f) = &d.kind else {
-                self.err(
-                    d.span,
-                    "only abstract method implementations are allowed in an initializer",
-                );
-                continue;
+            let f = match &d.kind {
+                DeclKind::Function(f) => f,
+                DeclKind::Instantiation(_) | DeclKind::Const(_) => {
+                    self.decl_any(d, None);
+                    continue;
+                }
+                _ => {
+                    self.err(
+                        d.span,
+                        "only abstract method implementations are allowed in an initializer",
+                    );
+                    continue;
+                }
             };
             let name = &f.proto.name.name;
-            let Some(m) = abstracts.iter().copied().find(|m| {
-                self.decl(*m).name == *name && self.decl(*m).params.len() == f.proto.params.len()
-            }) else {
+            // Abstract methods cannot be overloaded: match by name (spec §11.3.1).
+            let Some(m) = abstracts
+                .iter()
+                .copied()
+                .find(|m| self.decl(*m).name == *name)
+            else {
                 self.err(
                     f.proto.name.span,
                     format!("{name}: no matching abstract method in {}", ext.name),
@@ -1535,12 +1722,16 @@ impl<'a> Checker<'a> {
                 block_kind: self.ctx.block_kind,
                 ..Ctx::default()
             };
-            let fid = self.with_ctx(ctx, |c| c.decl_function(f, d.span, None));
-            // The implementation must match the abstract signature.
+            let fid = self.with_ctx(ctx, |c| c.scoped(|c| c.decl_function(f, d.span, None)));
+            // The implementation must match the abstract signature (omitting only @optional parameters).
             let want = self.decl(m).clone();
             let have = self.decl(fid).clone();
             let ret = super::types::substitute(&want.ret, &subst);
-            let mut ok = super::types::same(&ret, &have.ret);
+            let mut ok =
+                super::types::same(&ret, &have.ret) && have.params.len() <= want.params.len();
+            ok &= want.params[have.params.len().min(want.params.len())..]
+                .iter()
+                .all(|p| p.optional);
             for (pw, ph) in want.params.iter().zip(&have.params) {
                 let pt = super::types::substitute(&pw.ty, &subst);
                 if pw.dir != ph.dir || !super::types::same(&pt, &ph.ty) {
@@ -1556,8 +1747,9 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+        self.scopes.pop();
         for m in abstracts {
-            if !implemented.contains(&m) {
+            if !implemented.contains(&m) && !self.decl(m).has_annotation("optional") {
                 let n = self.decl(m).name.clone();
                 self.err(span, format!("{n}: abstract method not implemented"));
             }
@@ -1581,6 +1773,59 @@ fn header_field_ok(t: &Type, depth: u32) -> bool {
             .iter()
             .all(|(_, f)| header_field_ok(f, depth + 1) && !matches!(f, Type::Varbit(_))),
         Type::Stack(e, _) => !e.is_header_like() && header_field_ok(e, depth + 1),
+        _ => false,
+    }
+}
+
+/// Whether `t` mentions the declaration `d` (a type used as its own type argument).
+fn mentions_decl(t: &Type, d: DeclId, depth: u32) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match t {
+        Type::Agg(a) => a.decl == d || a.args.iter().any(|x| mentions_decl(x, d, depth + 1)),
+        Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
+            o.decl == d || o.args.iter().any(|x| mentions_decl(x, d, depth + 1))
+        }
+        Type::Stack(x, _) | Type::List(x) => mentions_decl(x, d, depth + 1),
+        Type::Tuple(xs) => xs.iter().any(|x| mentions_decl(x, d, depth + 1)),
+        _ => false,
+    }
+}
+
+/// The annotations attached to a declaration.
+fn decl_annotations(d: &ast::Decl) -> Option<&ast::Annotations> {
+    Some(match &d.kind {
+        DeclKind::Const(c) => &c.annotations,
+        DeclKind::Variable(v) => &v.annotations,
+        DeclKind::Typedef(t) => &t.annotations,
+        DeclKind::Header(s) | DeclKind::HeaderUnion(s) | DeclKind::Struct(s) => &s.annotations,
+        DeclKind::Enum(e) => &e.annotations,
+        DeclKind::Extern(e) => &e.annotations,
+        DeclKind::ExternFunction(f) => &f.annotations,
+        DeclKind::ParserType(p) | DeclKind::ControlType(p) | DeclKind::PackageType(p) => {
+            &p.annotations
+        }
+        DeclKind::Parser(p) => &p.annotations,
+        DeclKind::Control(c) => &c.annotations,
+        DeclKind::Action(a) => &a.annotations,
+        DeclKind::Function(f) => &f.proto.annotations,
+        DeclKind::Table(t) => &t.annotations,
+        DeclKind::Instantiation(i) => &i.annotations,
+        DeclKind::ValueSet(v) => &v.annotations,
+        DeclKind::Error(_) | DeclKind::MatchKind(_) => return None,
+    })
+}
+
+fn contains_dont_care(t: &Type, depth: u32) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match t {
+        Type::DontCare => true,
+        Type::Tuple(ts) => ts.iter().any(|x| contains_dont_care(x, depth + 1)),
+        Type::Stack(x, _) | Type::List(x) => contains_dont_care(x, depth + 1),
+        Type::Agg(a) => a.args.iter().any(|x| contains_dont_care(x, depth + 1)),
         _ => false,
     }
 }

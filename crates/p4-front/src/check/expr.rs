@@ -12,7 +12,7 @@ use crate::source::Span;
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Substitution of type variables.
 pub(crate) type Subst = Vec<(DeclId, Type)>;
@@ -31,7 +31,7 @@ enum Callee {
     Ctor(Type),
     TableApply(DeclId),
     BlockApply {
-        obj: Rc<ObjType>,
+        obj: Arc<ObjType>,
         direct: bool,
     },
     Builtin(Builtin, Type),
@@ -103,6 +103,8 @@ impl<'a> Checker<'a> {
         match (from, to) {
             (Type::DontCare, _) => true,
             (Type::Int, t) => matches!(t, Type::Bit(_) | Type::Signed(_)),
+            // p4c also converts fixed-width values to `int` implicitly.
+            (Type::Bit(_) | Type::Signed(_), Type::Int) => true,
             (Type::Enum(e), t) => match &e.underlying {
                 Some(u) => same(u, t),
                 None => false,
@@ -153,14 +155,20 @@ impl<'a> Checker<'a> {
                 }
                 let pa = self.apply_params(a);
                 let pb = self.apply_params(b);
-                pa.len() == pb.len()
+                pa.len() <= pb.len()
+                    && pb[pa.len()..].iter().all(|y| y.2)
                     && pa.iter().zip(&pb).all(|(x, y)| {
                         x.0 == y.0 && (same(&x.1, &y.1) || y.1.has_vars() || x.1.has_vars())
                     })
             }
-            (Type::Package(a), Type::Package(b)) => a.decl == b.decl,
+            (Type::Package(a), Type::Package(b)) => {
+                a.decl == b.decl
+                    && a.args.iter().zip(&b.args).all(|(x, y)| {
+                        same(x, y) || x.has_vars() || y.has_vars() || x.is_error() || y.is_error()
+                    })
+            }
             (Type::Extern(a), Type::Extern(b)) => {
-                a.decl == b.decl && (b.args.is_empty() || a.args.is_empty())
+                a.decl == b.decl && (b.args.is_empty() || a.args.is_empty() || same(from, to))
             }
             (Type::Stack(a, n), Type::Stack(b, m)) => n == m && self.assignable_d(a, b, depth + 1),
             (_, Type::Var(..)) | (Type::Var(..), _) => false,
@@ -169,7 +177,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Directions and types of the apply parameters of a parser/control (type), specialized.
-    pub fn apply_params(&self, o: &ObjType) -> Vec<(Direction, Type)> {
+    pub fn apply_params(&self, o: &ObjType) -> Vec<(Direction, Type, bool)> {
         let d = self.decl(o.decl);
         let subst: Subst = d
             .type_params
@@ -179,7 +187,13 @@ impl<'a> Checker<'a> {
             .collect();
         d.params
             .iter()
-            .map(|p| (p.dir, substitute(&p.ty, &subst)))
+            .map(|p| {
+                (
+                    p.dir,
+                    substitute(&p.ty, &subst),
+                    p.optional || p.has_default,
+                )
+            })
             .collect()
     }
 
@@ -307,6 +321,20 @@ impl<'a> Checker<'a> {
             ExprKind::Slice(base, hi, lo) => self.slice_expr(e, base, hi, lo),
             ExprKind::PlusSlice(base, lo, w) => self.plus_slice_expr(e, base, lo, w),
             ExprKind::Dots => match expected {
+                Some(
+                    t @ (Type::List(_)
+                    | Type::Extern(_)
+                    | Type::Parser(_)
+                    | Type::Control(_)
+                    | Type::Package(_)
+                    | Type::String),
+                ) => {
+                    self.err(
+                        e.span,
+                        format!("...: could not find a default value for type {t}"),
+                    );
+                    Type::Error
+                }
                 Some(t) => t.clone(),
                 None => {
                     self.err(e.span, "...: cannot infer the type of a default value here");
@@ -557,20 +585,16 @@ impl<'a> Checker<'a> {
         let bt = self.check_expr(base, None);
         let it = self.check_expr(idx, None);
         let iv = self.value_of(idx.id).and_then(|v| v.as_int().cloned());
-        if !it.is_error() && !matches!(it.underlying_int(), Type::Int | Type::Bit(_)) {
-            if matches!(it.underlying_int(), Type::Signed(_)) {
-                if iv.is_none() {
-                    self.err(
-                        idx.span,
-                        format!("array index must be unsigned, found {it}"),
-                    );
-                }
-            } else {
-                self.err(
-                    idx.span,
-                    format!("array index must be an integer, found {it}"),
-                );
-            }
+        if !it.is_error()
+            && !matches!(
+                it.strip_newtype().underlying_int(),
+                Type::Int | Type::Bit(_) | Type::Signed(_)
+            )
+        {
+            self.err(
+                idx.span,
+                format!("array index must be an integer, found {it}"),
+            );
         }
         if let Some(v) = &iv {
             if v.is_negative() {
@@ -582,7 +606,7 @@ impl<'a> Checker<'a> {
             Type::Error => Type::Error,
             Type::Stack(elem, n) => {
                 if let Some(v) = &iv {
-                    if v >= &BigInt::from(*n) {
+                    if *n > 0 && v >= &BigInt::from(*n) {
                         self.err(
                             idx.span,
                             format!("array index {v} larger or equal to array size {n}"),
@@ -864,6 +888,17 @@ impl<'a> Checker<'a> {
             return Type::Error;
         }
         let sym = op.symbol();
+        if matches!(op, Div | Mod) {
+            let negative = |x: &Expr| {
+                self.value_of(x.id)
+                    .and_then(|v| v.as_int().cloned())
+                    .is_some_and(|v| v.is_negative())
+            };
+            if negative(a) || negative(b) {
+                self.err(e.span, format!("{sym}: not defined on negative numbers"));
+                return Type::Error;
+            }
+        }
         let r = match op {
             And | Or => {
                 if !matches!(ta, Type::Bool) || !matches!(tb, Type::Bool) {
@@ -901,7 +936,9 @@ impl<'a> Checker<'a> {
                         );
                         return Type::Error;
                     }
-                    (Type::Int, BitAnd | BitOr | BitXor) => {
+                    (Type::Int, BitAnd | BitOr | BitXor)
+                        if self.value_of(a.id).is_none() || self.value_of(b.id).is_none() =>
+                    {
                         self.err(
                             e.span,
                             format!(
@@ -915,6 +952,26 @@ impl<'a> Checker<'a> {
                             e.span,
                             format!("{sym}: division and modulo are not defined on signed values"),
                         );
+                        return Type::Error;
+                    }
+                    (_, Div | Mod)
+                        if [a, b].iter().any(|x| {
+                            self.value_of(x.id)
+                                .and_then(|v| v.as_int().cloned())
+                                .is_some_and(|v| v.is_negative())
+                        }) =>
+                    {
+                        self.err(e.span, format!("{sym}: not defined on negative numbers"));
+                        return Type::Error;
+                    }
+                    (_, Div | Mod)
+                        if [a, b].iter().any(|x| {
+                            self.value_of(x.id)
+                                .and_then(|v| v.as_int().cloned())
+                                .is_some_and(|v| v.is_negative())
+                        }) =>
+                    {
+                        self.err(e.span, format!("{sym}: not defined on negative numbers"));
                         return Type::Error;
                     }
                     (Type::Int | Type::Bit(_) | Type::Signed(_), _) => t.underlying_int().clone(),
@@ -954,13 +1011,16 @@ impl<'a> Checker<'a> {
                             return Type::Error;
                         }
                     },
-                    Type::Signed(_) => {
-                        self.err(
-                            b.span,
-                            format!("{sym}: shift amount must be unsigned, found {tb}"),
-                        );
-                        return Type::Error;
-                    }
+                    Type::Signed(_) => match &bv {
+                        Some(v) if !v.is_negative() => {}
+                        _ => {
+                            self.err(
+                                b.span,
+                                format!("{sym}: shift amount must be unsigned, found {tb}"),
+                            );
+                            return Type::Error;
+                        }
+                    },
                     _ => {
                         self.err(
                             b.span,
@@ -986,6 +1046,7 @@ impl<'a> Checker<'a> {
                 }
                 la
             }
+            Concat if matches!(ta, Type::String) && matches!(tb, Type::String) => Type::String,
             Concat => {
                 let la = ta.underlying_int().clone();
                 let lb = tb.underlying_int().clone();
@@ -1094,11 +1155,17 @@ impl<'a> Checker<'a> {
             return Type::Error;
         }
         if matches!(ta, Type::Var(..)) || matches!(tb, Type::Var(..)) {
-            if !same(ta, tb) {
-                self.err(e.span, "values of a type variable cannot be compared");
-                return Type::Error;
-            }
-            return ta.clone();
+            self.err(e.span, "values of a type variable cannot be compared");
+            return Type::Error;
+        }
+        if matches!(ta, Type::ListExpr(_) | Type::StructExpr(_))
+            && matches!(tb, Type::ListExpr(_) | Type::StructExpr(_))
+        {
+            self.err(
+                e.span,
+                format!("{ta} and {tb}: cannot compare two untyped list or structure expressions"),
+            );
+            return Type::Error;
         }
         if ta.is_fixed_int()
             || tb.is_fixed_int()
@@ -1222,16 +1289,11 @@ impl<'a> Checker<'a> {
             (Type::Bit(_), Type::Bit(_)) | (Type::Signed(_), Type::Signed(_)) => true,
             (Type::Bit(a), Type::Signed(b)) | (Type::Signed(a), Type::Bit(b)) => a == b,
             (Type::Bit(_) | Type::Signed(_), Type::Int) => true,
-            (Type::NewType(n), t) => {
-                same(&n.underlying, t)
-                    || self.cast_ok(&n.underlying, t) && !matches!(t, Type::NewType(_))
-            }
-            (f, Type::NewType(n)) => {
-                same(f, &n.underlying)
-                    || self.cast_ok(f, &n.underlying) && !matches!(f, Type::NewType(_))
-            }
+            (f, Type::NewType(n)) if same(f, &n.underlying) => true,
+            (Type::NewType(n), t) if same(&n.underlying, t) => true,
+            (Type::Int, Type::NewType(n)) => self.cast_ok(&Type::Int, &n.underlying),
             (Type::Enum(e), t) => match &e.underlying {
-                Some(u) => same(u, t) || self.cast_ok(u, t) && !matches!(t, Type::Enum(_)),
+                Some(u) => self.cast_ok(u, t),
                 None => false,
             },
             (f, Type::Enum(e)) => match &e.underlying {
@@ -1259,8 +1321,10 @@ impl<'a> Checker<'a> {
         expected: Option<&Type>,
     ) -> Type {
         let hints: Vec<Option<Type>> = match expected {
-            Some(Type::Tuple(ts)) if ts.len() == items.len() => {
-                ts.iter().cloned().map(Some).collect()
+            Some(Type::Tuple(ts))
+                if ts.len() == items.len() || has_dots && ts.len() >= items.len() =>
+            {
+                ts.iter().take(items.len()).cloned().map(Some).collect()
             }
             Some(Type::Agg(a))
                 if a.kind != AggKind::HeaderUnion
@@ -1300,7 +1364,7 @@ impl<'a> Checker<'a> {
             self.set_value(e.id, Value::List(vs));
         }
         if has_dots {
-            if let Some(t @ Type::Agg(_)) = expected {
+            if let Some(t @ (Type::Agg(_) | Type::Stack(..) | Type::Tuple(_))) = expected {
                 return t.clone();
             }
         }
@@ -1530,6 +1594,16 @@ impl<'a> Checker<'a> {
                     ty
                 };
                 let (ity, ctor, map) = self.instantiate(&ty, args, callee.span, e.span);
+                if let Type::Extern(o) = &ity {
+                    if self
+                        .decl(o.decl)
+                        .methods
+                        .iter()
+                        .any(|m| self.decl(*m).is_abstract)
+                    {
+                        self.err(e.span, format!("{}: extern type with abstract methods cannot be instantiated using a constructor call; use a declaration", o.name));
+                    }
+                }
                 if let Some(c) = ctor {
                     let target = if matches!(ity, Type::Extern(_)) {
                         CallTarget::ExternCtor(c)
@@ -1565,6 +1639,9 @@ impl<'a> Checker<'a> {
                 // Context rules.
                 match first.kind {
                     EntityKind::Action => {
+                        if self.ctx.function.is_some() {
+                            self.err(e.span, format!("{name}(): functions cannot call actions"));
+                        }
                         if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
                             self.err(
                                 e.span,
@@ -1652,6 +1729,13 @@ impl<'a> Checker<'a> {
                         call: e.id,
                         span: e.span,
                     });
+                }
+                if d.kind == EntityKind::ExternMethod {
+                    let ext = d
+                        .parent
+                        .map(|p| self.decl(p).name.clone())
+                        .unwrap_or_default();
+                    self.packet_rules(&ext, &d.name, d.params.len(), args);
                 }
                 // static_assert (core.p4): a compile-time check.
                 if d.kind == EntityKind::ExternFunction && d.name == "static_assert" {
@@ -1817,6 +1901,17 @@ impl<'a> Checker<'a> {
                             }
                         }
                     }
+                    Type::Extern(o)
+                        if size_builtin.is_some()
+                            && !self
+                                .decl(o.decl)
+                                .methods
+                                .iter()
+                                .any(|m| self.decl(*m).name == name) =>
+                    {
+                        Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone())
+                    }
+                    Type::Extern(_) => self.extern_method_callee(base, &bt, m),
                     _ if size_builtin.is_some() => {
                         Callee::Builtin(size_builtin.unwrap_or(Builtin::MinSizeInBits), bt.clone())
                     }
@@ -1852,52 +1947,7 @@ impl<'a> Checker<'a> {
                         obj: o.clone(),
                         direct: false,
                     },
-                    Type::Extern(o) => {
-                        let ext = self.decl(o.decl).clone();
-                        let cands: Vec<DeclId> = ext
-                            .methods
-                            .iter()
-                            .copied()
-                            .filter(|mm| {
-                                self.decl(*mm).kind == EntityKind::ExternMethod
-                                    && self.decl(*mm).name == name
-                            })
-                            .collect();
-                        if cands.is_empty() {
-                            self.err(
-                                m.span,
-                                format!(
-                                    "{name}: extern {} does not have a method named {name}",
-                                    ext.name
-                                ),
-                            );
-                            return Callee::Error;
-                        }
-                        let subst: Subst = if o.args.is_empty() {
-                            vec![]
-                        } else {
-                            ext.type_params
-                                .iter()
-                                .copied()
-                                .zip(o.args.iter().cloned())
-                                .collect()
-                        };
-                        let infer = if o.args.is_empty() {
-                            ext.type_params.clone()
-                        } else {
-                            vec![]
-                        };
-                        let receiver = match &base.kind {
-                            ExprKind::Path(_) => self.out.resolved.get(&base.id).copied(),
-                            _ => None,
-                        };
-                        Callee::Decls {
-                            cands,
-                            subst,
-                            infer,
-                            receiver,
-                        }
-                    }
+
                     t => {
                         self.err(
                             m.span,
@@ -1914,6 +1964,56 @@ impl<'a> Checker<'a> {
                 }
                 Callee::Error
             }
+        }
+    }
+
+    fn extern_method_callee(&mut self, base: &Expr, bt: &Type, m: &ast::Ident) -> Callee {
+        let name = m.name.as_str();
+        let Type::Extern(o) = bt else {
+            return Callee::Error;
+        };
+        let ext = self.decl(o.decl).clone();
+        let cands: Vec<DeclId> = ext
+            .methods
+            .iter()
+            .copied()
+            .filter(|mm| {
+                self.decl(*mm).kind == EntityKind::ExternMethod && self.decl(*mm).name == name
+            })
+            .collect();
+        if cands.is_empty() {
+            self.err(
+                m.span,
+                format!(
+                    "{name}: extern {} does not have a method named {name}",
+                    ext.name
+                ),
+            );
+            return Callee::Error;
+        }
+        let subst: Subst = if o.args.is_empty() {
+            vec![]
+        } else {
+            ext.type_params
+                .iter()
+                .copied()
+                .zip(o.args.iter().cloned())
+                .collect()
+        };
+        let infer = if o.args.is_empty() {
+            ext.type_params.clone()
+        } else {
+            vec![]
+        };
+        let receiver = match &base.kind {
+            ExprKind::Path(_) => self.out.resolved.get(&base.id).copied(),
+            _ => None,
+        };
+        Callee::Decls {
+            cands,
+            subst,
+            infer,
+            receiver,
         }
     }
 
@@ -2010,6 +2110,57 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Argument rules of `packet_in.extract` and `packet_out.emit` (spec §12.8, §16.1).
+    fn packet_rules(&mut self, ext: &str, method: &str, nparams: usize, args: &[Arg]) {
+        let Some(a) = args.first() else { return };
+        let t = self.type_of(a.value.id);
+        if t.is_error() || matches!(t, Type::DontCare) {
+            return;
+        }
+        match (ext, method) {
+            ("packet_in", "extract") => {
+                if !t.is_header() {
+                    self.err(
+                        a.value.span,
+                        format!("extract: argument must be a header, found {t}"),
+                    );
+                    return;
+                }
+                let varbits = match &t {
+                    Type::Agg(ag) => ag
+                        .fields
+                        .iter()
+                        .filter(|f| matches!(f.1, Type::Varbit(_)))
+                        .count(),
+                    _ => 0,
+                };
+                if nparams == 2 && varbits == 0 {
+                    self.err(
+                        a.value.span,
+                        format!("extract: {t} is not a variable-sized header"),
+                    );
+                } else if nparams == 2 && varbits > 1 {
+                    self.err(
+                        a.value.span,
+                        format!("{t}: multiple varbit fields in a header"),
+                    );
+                } else if nparams == 1 && varbits > 0 {
+                    self.err(
+                        a.value.span,
+                        format!("extract: {t} has a varbit field; use the two-argument extract"),
+                    );
+                }
+            }
+            ("packet_out", "emit") if !emittable(&t, 0) => {
+                self.err(
+                    a.value.span,
+                    format!("emit: argument must be a header, header stack, header union or struct of those, found {t}"),
+                );
+            }
+            _ => {}
+        }
+    }
+
     /// Chooses among overloads by arity and argument names, then by argument types.
     #[allow(clippy::too_many_arguments)]
     pub fn resolve_overload(
@@ -2046,23 +2197,30 @@ impl<'a> Checker<'a> {
             1 => fitting[0],
             _ => {
                 // Try each candidate silently; take the first that type-checks.
-                let mut pick = fitting[0];
+                let mut passing = Vec::new();
                 if self.mute < 2 {
                     for &c in &fitting {
                         self.mute += 1;
-                        let before = self.errors.len();
                         let ok = self
                             .try_candidate(c, subst, infer, explicit, args, span, name, ctk_dirless)
                             .is_some();
                         self.mute -= 1;
-                        let _ = before;
                         if ok {
-                            pick = c;
-                            break;
+                            passing.push(c);
                         }
                     }
+                    let same_arity = passing
+                        .windows(2)
+                        .all(|w| self.decl(w[0]).params.len() == self.decl(w[1]).params.len());
+                    if passing.len() > 1 && same_arity && args.iter().all(|a| a.name.is_none()) {
+                        self.err(
+                            span,
+                            format!("{name}: ambiguous call; several overloads match"),
+                        );
+                        return None;
+                    }
                 }
-                pick
+                passing.first().copied().unwrap_or(fitting[0])
             }
         };
         let (s, map) = self.try_candidate(
@@ -2093,6 +2251,24 @@ impl<'a> Checker<'a> {
         let d = self.decl(c).clone();
         let mut s: Subst = subst.clone();
         if !explicit.is_empty() {
+            if let Some(t) = explicit
+                .iter()
+                .find(|t| matches!(t, Type::Void | Type::Int | Type::String))
+            {
+                self.err(span, format!("{t}: illegal type argument for '{name}'"));
+                return None;
+            }
+            if name == "lookahead"
+                && explicit
+                    .iter()
+                    .any(|t| t.min_width_bits() != t.max_width_bits())
+            {
+                self.err(
+                    span,
+                    format!("{}: type argument must be a fixed-width type", explicit[0]),
+                );
+                return None;
+            }
             if explicit.len() != d.type_params.len() {
                 self.err(
                     span,
@@ -2133,7 +2309,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Whether `args` can be mapped onto `params` (counts and names only).
-    fn arity_fits(&self, params: &[ParamInfo], args: &[Arg]) -> bool {
+    pub fn arity_fits(&self, params: &[ParamInfo], args: &[Arg]) -> bool {
         let named = args.iter().any(|a| a.name.is_some());
         if named {
             let names: HashSet<&str> = args
@@ -2255,8 +2431,44 @@ impl<'a> Checker<'a> {
             } else {
                 self.check_expr(a, hint.as_ref())
             };
+            if !is_ctor {
+                if let Type::Table(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) = at {
+                    self.err(
+                        a.span,
+                        format!("{}: argument cannot have type {at}", p.name),
+                    );
+                    return None;
+                }
+            }
+            if matches!(at, Type::StructExpr(_)) && has_any_var(&p.ty, vars) {
+                self.err(
+                    a.span,
+                    "cannot infer the type of a structure expression; add a cast",
+                );
+                return None;
+            }
             self.unify(&p.ty, &at, vars, &mut subst, &mut weak, 0);
             arg_types[pi] = Some(at);
+        }
+        // Type variables of parameters that got an argument must be inferred.
+        for (pi, p) in params.iter().enumerate() {
+            let Some(ai) = map[pi] else { continue };
+            if matches!(
+                p.ty,
+                Type::Parser(_) | Type::Control(_) | Type::Package(_) | Type::Extern(_)
+            ) {
+                continue;
+            }
+            for v in vars {
+                if type_mentions(&p.ty, *v) && !subst.iter().any(|(x, _)| x == v) {
+                    let n = self.decl(*v).name.clone();
+                    self.err(
+                        args[ai].value.span,
+                        format!("{name}: could not infer a type for variable {n}"),
+                    );
+                    return None;
+                }
+            }
         }
         // Variables bound only by `int` literals have no width.
         for v in &weak {
@@ -2281,6 +2493,28 @@ impl<'a> Checker<'a> {
             let a = &args[ai].value;
             let pty = substitute(&p.ty, &subst);
             if at.is_error() || pty.is_error() {
+                continue;
+            }
+            if p.dir != Direction::None && matches!(pty, Type::String) {
+                self.err(
+                    a.span,
+                    format!(
+                        "{}: a parameter with type string cannot have a direction",
+                        p.name
+                    ),
+                );
+                good = false;
+                continue;
+            }
+            if matches!(pty, Type::DontCare) {
+                self.err(
+                    a.span,
+                    format!(
+                        "could not infer a type for parameter {} (inferred type is don't care '_')",
+                        p.name
+                    ),
+                );
+                good = false;
                 continue;
             }
             match p.dir {
@@ -2318,7 +2552,15 @@ impl<'a> Checker<'a> {
                         good = false;
                         continue;
                     }
-                    if p.dir == Direction::None && (ctk_dirless || is_ctor) && !self.is_ctk(a) {
+                    let object = matches!(
+                        pty,
+                        Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)
+                    );
+                    if p.dir == Direction::None
+                        && (ctk_dirless || is_ctor)
+                        && !object
+                        && !self.is_ctk(a)
+                    {
                         self.err(
                             a.span,
                             format!("argument used for directionless parameter '{}' must be a compile-time constant", p.name),
@@ -2501,6 +2743,59 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Whether `e` applies a table.
+    pub fn contains_table_apply(&self, e: &Expr, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let r = |x: &Expr| self.contains_table_apply(x, depth + 1);
+        match &e.kind {
+            ExprKind::Call { callee, args, .. } => {
+                matches!(
+                    self.out.calls.get(&e.id).map(|c| &c.target),
+                    Some(CallTarget::TableApply(_))
+                ) || r(callee)
+                    || args.iter().any(|a| r(&a.value))
+            }
+            ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => r(b),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => r(a) || r(b),
+            ExprKind::Slice(a, b, c)
+            | ExprKind::PlusSlice(a, b, c)
+            | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
+            ExprKind::List { items, .. } => items.iter().any(r),
+            ExprKind::StructInit { fields, .. } => fields.iter().any(|(_, x)| r(x)),
+            _ => false,
+        }
+    }
+
+    /// Whether `e` calls a function or an action (not allowed in table keys / select labels).
+    pub fn contains_user_call(&self, e: &Expr, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let r = |x: &Expr| self.contains_user_call(x, depth + 1);
+        match &e.kind {
+            ExprKind::Call { callee, args, .. } => {
+                matches!(
+                    self.out.calls.get(&e.id).map(|c| &c.target),
+                    Some(CallTarget::Function(_)) | Some(CallTarget::Action(_))
+                ) || r(callee)
+                    || args.iter().any(|a| r(&a.value))
+            }
+            ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => r(b),
+            ExprKind::Index(a, b)
+            | ExprKind::Binary(_, a, b)
+            | ExprKind::Mask(a, b)
+            | ExprKind::Range(a, b) => r(a) || r(b),
+            ExprKind::Slice(a, b, c)
+            | ExprKind::PlusSlice(a, b, c)
+            | ExprKind::Ternary(a, b, c) => r(a) || r(b) || r(c),
+            ExprKind::List { items, .. } => items.iter().any(r),
+            ExprKind::StructInit { fields, .. } => fields.iter().any(|(_, x)| r(x)),
+            _ => false,
+        }
+    }
+
     /// Whether `e` is a compile-time known value (spec §17.1).
     pub fn is_ctk(&self, e: &Expr) -> bool {
         self.ctk_rec(e, 0)
@@ -2525,8 +2820,13 @@ impl<'a> Checker<'a> {
             | ExprKind::Dots => true,
             ExprKind::Path(_) => match self.out.resolved.get(&e.id) {
                 Some(d) => {
-                    let k = self.decl(*d).kind;
-                    !matches!(k, EntityKind::Variable | EntityKind::Param)
+                    let info = self.decl(*d);
+                    match info.kind {
+                        EntityKind::Variable => false,
+                        // Directionless parameters are constant within their body.
+                        EntityKind::Param => info.dir == Direction::None,
+                        _ => true,
+                    }
                 }
                 None => true,
             },
@@ -2548,8 +2848,9 @@ impl<'a> Checker<'a> {
             ExprKind::Unary(_, x) | ExprKind::Cast(_, x) => r(x),
             ExprKind::List { items, .. } => items.iter().all(r),
             ExprKind::StructInit { fields, .. } => fields.iter().all(|(_, x)| r(x)),
-            ExprKind::Call { .. } => match self.out.calls.get(&e.id).map(|c| &c.target) {
+            ExprKind::Call { args, .. } => match self.out.calls.get(&e.id).map(|c| &c.target) {
                 Some(CallTarget::ExternCtor(_)) | Some(CallTarget::Instantiate(_)) => true,
+                Some(CallTarget::ExternFunction(_)) => args.iter().all(|a| r(&a.value)),
                 Some(CallTarget::Builtin(
                     Builtin::MinSizeInBits
                     | Builtin::MinSizeInBytes
@@ -2627,4 +2928,20 @@ pub(crate) fn type_mentions(t: &Type, v: DeclId) -> bool {
 #[allow(dead_code)]
 pub(crate) fn agg_field_type(a: &AggType, name: &str) -> Option<Type> {
     a.field(name).map(|(_, t)| t.clone())
+}
+
+/// Types `packet_out.emit` accepts.
+fn emittable(t: &Type, depth: u32) -> bool {
+    if depth > 32 {
+        return true;
+    }
+    match t {
+        Type::Agg(a) => {
+            a.kind != AggKind::Struct || a.fields.iter().all(|f| emittable(&f.1, depth + 1))
+        }
+        Type::Stack(e, _) => e.is_header_like(),
+        Type::Error | Type::Var(..) => true,
+        Type::Tuple(ts) | Type::ListExpr(ts) => ts.iter().all(|x| emittable(x, depth + 1)),
+        _ => false,
+    }
 }

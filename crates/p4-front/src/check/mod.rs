@@ -23,11 +23,25 @@
 //! | [`Checked::instances`] | [`DeclId`] | type and constructor of each instantiation |
 //! | [`Checked::decl_by_span`] | [`Span`] | the [`DeclId`] of an AST declaration / parameter / state, by its span |
 //!
-//! Guarantees for lowering: an expression whose type is a fixed-width type but whose operands are
-//! `int` always has an entry in `values`; every expression of type `int` is compile-time known and
-//! has a value unless it depends on a constructor parameter; every struct/header [`Type`] lists
-//! its fields with resolved types, so offsets and widths follow from [`Type::min_width_bits`].
+//! Guarantees for lowering (issue 3):
+//! - every expression of an accepted program has a type in `expr_types` (also those inside
+//!   annotations); `int` literals carry the width they were implicitly cast to;
+//! - an expression whose type is fixed-width but whose operands are `int` has an entry in
+//!   `values`; every `int`-typed expression is compile-time known and has a value unless it
+//!   depends on a constructor parameter;
+//! - a serializable enum value may appear where its underlying type is expected (spec §8.3
+//!   implicit cast): its type stays the enum, its value carries the underlying bits;
+//! - struct/header/union [`Type`]s list their fields with resolved types (generic ones
+//!   substituted), `typedef`s are transparent, so offsets and widths follow from
+//!   [`Type::min_width_bits`] and [`MemberInfo::Field`] indices without any name lookup;
+//! - a call's [`CallInfo::args`] maps every parameter to an argument, a default value (the
+//!   parameter's declaration, whose AST node is found through `decl_by_span`) or an omitted
+//!   `@optional` parameter.
+//!
+//! [`check`] runs on a thread of its own with a large stack ([`Type`] uses `Arc`, so [`Checked`]
+//! is `Send`).
 
+mod annotations;
 mod arch;
 pub mod consteval;
 mod decls;
@@ -299,9 +313,34 @@ impl Checked {
     }
 }
 
+/// Stack of the checker's thread: enough for [`MAX_DEPTH`] nesting in an unoptimized build.
+const CHECK_STACK: usize = 256 << 20;
+
 /// Checks a parsed program. On success returns the side tables and the warnings; otherwise every
 /// error found (warnings are dropped).
+///
+/// Runs on a thread of its own with a large stack, so deep (but bounded) nesting cannot overflow
+/// the caller's stack; an internal panic is reported as an error instead of unwinding into the
+/// caller.
 pub fn check(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
+    std::thread::scope(|s| {
+        match std::thread::Builder::new()
+            .name("p4-check".into())
+            .stack_size(CHECK_STACK)
+            .spawn_scoped(s, || check_here(program))
+        {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(vec![Diagnostic::error_global(
+                    "internal error: the checker failed; please report this program",
+                )])
+            }),
+            Err(_) => check_here(program),
+        }
+    })
+}
+
+/// [`check`] on the current thread.
+fn check_here(program: &Program) -> Result<Checked, Vec<Diagnostic>> {
     let mut c = Checker::new(program);
     c.run();
     if c.errors.is_empty() {
@@ -375,6 +414,10 @@ pub(crate) struct Checker<'a> {
     pub call_args: HashMap<NodeId, Vec<NodeId>>,
     /// Set while checking the expression of a `switch` (where `action_run` is allowed).
     pub allow_action_run: bool,
+    /// `@name` annotations of declarations.
+    pub cp_names: HashMap<DeclId, String>,
+    /// Arguments written in table action lists, by the action reference's span.
+    pub list_args: HashMap<Span, Vec<ast::Expr>>,
 }
 
 impl<'a> Checker<'a> {
@@ -395,6 +438,8 @@ impl<'a> Checker<'a> {
             depth_reported: false,
             call_args: HashMap::new(),
             allow_action_run: false,
+            list_args: HashMap::new(),
+            cp_names: HashMap::new(),
         }
     }
 
@@ -403,6 +448,7 @@ impl<'a> Checker<'a> {
             self.top_decl(d);
         }
         self.check_main();
+        self.control_plane_names();
         self.arch_rules();
     }
 
@@ -459,10 +505,36 @@ impl<'a> Checker<'a> {
         let existing: Vec<DeclId> = self.scopes.in_current(&name).to_vec();
         for e in existing {
             let ek = self.decl(e).kind;
-            let overload = kind.overloadable() && ek.overloadable() && {
-                let a = self.decl(e).params.len();
-                let b = self.decl(id).params.len();
-                a != b || self.param_names(e) != self.param_names(id)
+            let blocks = |k: EntityKind| {
+                matches!(
+                    k,
+                    EntityKind::Parser | EntityKind::Control | EntityKind::PackageType
+                )
+            };
+            let functions =
+                |k: EntityKind| matches!(k, EntityKind::Function | EntityKind::ExternFunction);
+            let overload = if functions(kind) && functions(ek) {
+                // p4c accepts even identical signatures; calls resolve by arity/types.
+                true
+            } else if kind.overloadable() && ek.overloadable() {
+                let (a, b) = (self.decl(e), self.decl(id));
+                a.params.len() != b.params.len()
+                    || self.param_names(e) != self.param_names(id)
+                    || a.params
+                        .iter()
+                        .zip(&b.params)
+                        .any(|(x, y)| !types::same(&x.ty, &y.ty))
+            } else if blocks(kind) && kind == ek {
+                let (a, b) = (self.decl(e), self.decl(id));
+                let names = |d: &DeclInfo| {
+                    d.ctor_params
+                        .iter()
+                        .map(|p| p.name.clone())
+                        .collect::<Vec<_>>()
+                };
+                names(a) != names(b)
+            } else {
+                false
             };
             if !overload {
                 self.err(span, format!("{name}: duplicate declaration"));

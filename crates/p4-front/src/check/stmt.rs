@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 impl<'a> Checker<'a> {
     /// A block statement: a new scope.
     pub fn block(&mut self, b: &ast::Block) {
+        self.check_annotations(&b.annotations);
         self.scoped(|c| {
             for s in &b.stmts {
                 c.stmt(s);
@@ -158,6 +159,25 @@ impl<'a> Checker<'a> {
                     }
                 }
                 let parent = self.ctx.action.or(self.ctx.function).or(self.ctx.block);
+                if let Some(n) = d.name() {
+                    let decls = &self.out.decls;
+                    let shadowed = self.scopes.lookup(&n.name, false, |x| {
+                        decls[x.0 as usize].kind == EntityKind::Param
+                    });
+                    if let Some(&p) = shadowed.first() {
+                        if self.decl(p).parent == parent
+                            || Some(self.decl(p).parent) == Some(self.ctx.block)
+                        {
+                            self.err(
+                                n.span,
+                                format!(
+                                    "declaration of '{}' shadows a parameter '{}'",
+                                    n.name, n.name
+                                ),
+                            );
+                        }
+                    }
+                }
                 self.decl_any(d, parent);
             }
             StmtKind::For {
@@ -314,12 +334,8 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
-            match &c.body {
-                Some(b) => self.block(b),
-                None if i + 1 == cases.len() => {
-                    self.err(c.span, "the last switch label must have a statement block");
-                }
-                None => {}
+            if let Some(b) = &c.body {
+                self.block(b);
             }
         }
     }
@@ -410,6 +426,12 @@ impl<'a> Checker<'a> {
         let saved = std::mem::replace(&mut self.states, states);
         let mut edges: HashMap<String, Vec<String>> = HashMap::new();
         for st in &p.states {
+            self.check_annotations(&st.annotations);
+            if let Some(ast::Transition::Select { cases, .. }) = &st.transition {
+                for c in cases {
+                    self.check_annotations(&c.annotations);
+                }
+            }
             let ctx = Ctx {
                 in_state: true,
                 ..self.ctx.clone()
@@ -483,16 +505,19 @@ impl<'a> Checker<'a> {
             .iter()
             .map(|e| {
                 let t = self.check_expr(e, None);
-                let ok = matches!(
-                    t.strip_newtype().underlying_int(),
-                    Type::Bit(_)
-                        | Type::Signed(_)
-                        | Type::Bool
-                        | Type::Enum(_)
-                        | Type::ErrorT
-                        | Type::Error
-                        | Type::Varbit(_)
-                ) || matches!(t, Type::Agg(_) | Type::Tuple(_) | Type::ListExpr(_));
+                let scalar = |t: &Type| {
+                    matches!(
+                        t.strip_newtype().underlying_int(),
+                        Type::Bit(_)
+                            | Type::Signed(_)
+                            | Type::Bool
+                            | Type::Enum(_)
+                            | Type::ErrorT
+                            | Type::Error
+                    )
+                };
+                let ok = scalar(&t)
+                    || matches!(&t, Type::Tuple(ts) | Type::ListExpr(ts) if ts.iter().all(scalar));
                 if !ok {
                     if matches!(t, Type::Int) {
                         self.err(e.span, "select expression: could not infer a width");
@@ -519,10 +544,14 @@ impl<'a> Checker<'a> {
         match &ks.kind {
             ExprKind::Default | ExprKind::DontCare => self.set_type(ks.id, Type::DontCare),
             ExprKind::List { items, .. }
-                if keys.len() != 1
-                    || items.len() != 1
-                        && !matches!(keys.first(), Some(Type::Tuple(_) | Type::Agg(_))) =>
+                if keys.len() == 1 && items.len() == 1 && !is_composite(&keys[0]) =>
             {
+                // `(k)`: a parenthesized single keyset.
+                self.keyset_elem(&items[0], &keys[0]);
+                let t = self.type_of(items[0].id);
+                self.set_type(ks.id, t);
+            }
+            ExprKind::List { items, .. } if keys.len() != 1 => {
                 if items.len() != keys.len() {
                     for i in items {
                         self.check_expr(i, None);
@@ -562,6 +591,28 @@ impl<'a> Checker<'a> {
     fn keyset_elem(&mut self, e: &Expr, key: &Type) {
         match &e.kind {
             ExprKind::Default | ExprKind::DontCare => self.set_type(e.id, Type::DontCare),
+            ExprKind::List { items, .. } if is_composite(key) => {
+                let comps = components(key);
+                if comps.len() != items.len() {
+                    for i in items {
+                        self.check_expr(i, None);
+                    }
+                    self.err(
+                        e.span,
+                        format!(
+                            "keyset has {} components, but the key has {}",
+                            items.len(),
+                            comps.len()
+                        ),
+                    );
+                    self.set_type(e.id, Type::Error);
+                    return;
+                }
+                for (i, k) in items.iter().zip(&comps) {
+                    self.keyset_elem(i, k);
+                }
+                self.set_type(e.id, key.clone());
+            }
             ExprKind::Mask(v, m) | ExprKind::Range(v, m) => {
                 let is_mask = matches!(e.kind, ExprKind::Mask(..));
                 let k = if is_mask {
@@ -608,7 +659,12 @@ impl<'a> Checker<'a> {
                     Type::ValueSet(et) => {
                         if !key.is_error() && !self.assignable(et, key) && !same(et, key) {
                             let matches_tuple = match (et.as_ref(), key) {
-                                (Type::Agg(a), Type::Tuple(ts)) => a.fields.len() == ts.len(),
+                                (Type::Agg(a), Type::Tuple(ts) | Type::ListExpr(ts)) => {
+                                    a.fields.len() == ts.len()
+                                }
+                                (Type::Agg(a), k) => {
+                                    a.fields.len() == 1 && self.assignable(&a.fields[0].1, k)
+                                }
                                 _ => false,
                             };
                             if !matches_tuple {
@@ -622,8 +678,10 @@ impl<'a> Checker<'a> {
                         }
                     }
                     _ => {
-                        if self.coerce(e, &t, key, "keyset") && !self.is_ctk(e) {
-                            self.err(e.span, "keyset expression must be a compile-time constant");
+                        // p4c also accepts run-time select labels; only masks and ranges must be constant.
+                        self.coerce(e, &t, key, "keyset");
+                        if self.contains_user_call(e, 0) {
+                            self.err(e.span, "no function calls allowed in this context");
                         }
                     }
                 }
@@ -660,5 +718,19 @@ fn stmt_returns(s: &Stmt, depth: u32) -> bool {
                 })
         }
         _ => false,
+    }
+}
+
+/// Whether a key type has components a keyset can list (`select({a, b})`, struct keys).
+fn is_composite(t: &Type) -> bool {
+    matches!(t, Type::Tuple(_) | Type::ListExpr(_))
+        || matches!(t, Type::Agg(a) if a.kind == super::types::AggKind::Struct)
+}
+
+fn components(t: &Type) -> Vec<Type> {
+    match t {
+        Type::Tuple(ts) | Type::ListExpr(ts) => ts.clone(),
+        Type::Agg(a) => a.fields.iter().map(|f| f.1.clone()).collect(),
+        _ => vec![t.clone()],
     }
 }

@@ -232,6 +232,21 @@ fn table(s: &mut String, id: DeclId, checked: &Checked, ind: &str) {
     }
 }
 
+/// Text of an expression with structure-expression fields sorted by name (to compare arguments).
+pub fn canonical_text(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::StructInit { fields, .. } => {
+            let mut fs: Vec<String> = fields
+                .iter()
+                .map(|(n, x)| format!("{} = {}", n.name, canonical_text(x)))
+                .collect();
+            fs.sort();
+            format!("{{{}}}", fs.join(", "))
+        }
+        _ => expr_text(e),
+    }
+}
+
 /// Source-like text of an expression (used for key names and messages).
 pub fn expr_text(e: &Expr) -> String {
     let mut s = String::new();

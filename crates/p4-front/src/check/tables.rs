@@ -52,6 +52,7 @@ impl<'a> Checker<'a> {
         let mut has_key = false;
         // Pass 1: everything but default_action and entries (they refer to the others).
         for p in &t.properties {
+            self.check_annotations(&p.annotations);
             let pname = match &p.kind {
                 TablePropertyKind::Key(_) => "key".to_string(),
                 TablePropertyKind::Actions(_) => "actions".to_string(),
@@ -89,16 +90,32 @@ impl<'a> Checker<'a> {
                 format!("table {}: does not have an 'actions' property", t.name.name),
             );
         }
-        // Pass 2.
+        // Pass 2 (in source order: default_action must follow actions, entries must follow key).
         let mut has_default = false;
+        let mut seen_actions = false;
+        let mut seen_key = false;
         for p in &t.properties {
             match &p.kind {
+                TablePropertyKind::Actions(_) => seen_actions = true,
+                TablePropertyKind::Key(_) => seen_key = true,
                 TablePropertyKind::Other { name, value } if name.name == "default_action" => {
                     has_default = true;
+                    if !seen_actions && has_actions {
+                        self.err(
+                            p.span,
+                            format!(
+                                "{} has no action list before its default_action",
+                                t.name.name
+                            ),
+                        );
+                    }
                     self.default_action(value, p.is_const, p.span, ti);
                 }
+                TablePropertyKind::Entries(_) if !seen_key && has_key => {
+                    self.err(p.span, "entries list must be after table key");
+                }
                 TablePropertyKind::Entries(es) => {
-                    if !has_key || ti.keys.is_empty() {
+                    if (!has_key || ti.keys.is_empty()) && !es.is_empty() {
                         self.err(
                             p.span,
                             format!(
@@ -137,7 +154,26 @@ impl<'a> Checker<'a> {
     }
 
     fn table_key(&mut self, k: &ast::KeyElement, ti: &mut TableInfo) {
+        self.check_annotations(&k.annotations);
+        if let ExprKind::Path(p) = &k.expr.kind {
+            if p.name.name == self.decl(ti.decl).name {
+                self.err(
+                    k.expr.span,
+                    format!("{}: cannot refer to the containing table", p.name.name),
+                );
+            }
+        }
         let t = self.check_expr(&k.expr, None);
+        let has_name = k.annotations.iter().any(|a| a.name.name == "name");
+        if !has_name && !self.simple_key(&k.expr, 0) {
+            self.err(
+                k.expr.span,
+                format!(
+                    "{}: complex key expression requires a @name annotation",
+                    super::summary::expr_text(&k.expr)
+                ),
+            );
+        }
         let ok = matches!(
             t.strip_newtype().underlying_int(),
             Type::Bit(_)
@@ -199,6 +235,32 @@ impl<'a> Checker<'a> {
         });
     }
 
+    /// Key expressions that get a control-plane name automatically (p4c's rules).
+    fn simple_key(&self, e: &Expr, depth: u32) -> bool {
+        if depth > 64 {
+            return true;
+        }
+        if self.value_of(e.id).is_some() {
+            return true;
+        }
+        match &e.kind {
+            ExprKind::Path(_) => true,
+            ExprKind::Member(b, _)
+            | ExprKind::Index(b, _)
+            | ExprKind::Slice(b, _, _)
+            | ExprKind::PlusSlice(b, _, _) => self.simple_key(b, depth + 1),
+            ExprKind::Binary(ast::BinOp::BitAnd, a, b) => {
+                (self.simple_key(a, depth + 1) && self.value_of(b.id).is_some())
+                    || (self.simple_key(b, depth + 1) && self.value_of(a.id).is_some())
+            }
+            ExprKind::Call { callee, args, .. } => {
+                args.is_empty()
+                    && matches!(&callee.kind, ExprKind::Member(b, m) if m.name == "isValid" && self.simple_key(b, depth + 1))
+            }
+            _ => false,
+        }
+    }
+
     /// Resolves an action name (actions only).
     fn lookup_action(&mut self, p: &ast::Path) -> Option<DeclId> {
         let decls = &self.out.decls;
@@ -218,6 +280,7 @@ impl<'a> Checker<'a> {
     }
 
     fn table_action(&mut self, r: &ast::ActionRef, ti: &mut TableInfo) {
+        self.check_annotations(&r.annotations);
         let Some(a) = self.lookup_action(&r.name) else {
             if let Some(args) = &r.args {
                 for x in args {
@@ -233,6 +296,10 @@ impl<'a> Checker<'a> {
             );
         }
         let args = self.bind_action(a, r.args.as_deref(), Bind::List, r.span);
+        if let Some(xs) = &r.args {
+            self.list_args
+                .insert(r.span, xs.iter().map(|x| x.value.clone()).collect());
+        }
         let anns = Self::annotation_names(&r.annotations);
         let default_only = anns.iter().any(|n| n == "defaultonly");
         let table_only = anns.iter().any(|n| n == "tableonly");
@@ -344,6 +411,11 @@ impl<'a> Checker<'a> {
                 false,
             )
         });
+        for x in args {
+            if self.contains_table_apply(&x.value, 0) {
+                self.err(x.value.span, "table invocation in action argument");
+            }
+        }
         let (_, map) = r?;
         if mode == Bind::List {
             // Expand to all parameters; directionless ones come from the control plane.
@@ -380,7 +452,12 @@ impl<'a> Checker<'a> {
                     ),
                 },
                 None => {
-                    if !t.is_error() {
+                    let ctk_number = self.is_ctk(value)
+                        && matches!(
+                            t.underlying_int(),
+                            Type::Int | Type::Bit(_) | Type::Signed(_)
+                        );
+                    if !t.is_error() && !ctk_number {
                         self.err(value.span, "size must be a constant numeric expression");
                     }
                 }
@@ -407,10 +484,10 @@ impl<'a> Checker<'a> {
                 _ if t.is_error() => {}
                 _ => self.err(value.span, format!("{name} must be a boolean constant")),
             },
-            "priority_delta" => {
-                if !t.is_error() && v.as_ref().and_then(|v| v.as_int().cloned()).is_none() {
-                    self.err(value.span, "priority_delta must be a constant integer");
-                }
+            "priority_delta"
+                if !t.is_error() && v.as_ref().and_then(|v| v.as_int().cloned()).is_none() =>
+            {
+                self.err(value.span, "priority_delta must be a constant integer");
             }
             _ => {}
         }
@@ -467,6 +544,9 @@ impl<'a> Checker<'a> {
                 }
             }
             Some(args) => {
+                if let Some(x) = &listed {
+                    self.same_bound_args(a, x, args);
+                }
                 if let Some(map) = self.bind_action(a, Some(args), Bind::Full, value.span) {
                     let target = super::CallTarget::Action(a);
                     self.out.calls.insert(
@@ -488,7 +568,37 @@ impl<'a> Checker<'a> {
         });
     }
 
+    /// The directional arguments of a default action must be those of the actions list.
+    fn same_bound_args(&mut self, a: DeclId, listed: &TableAction, args: &[ast::Arg]) {
+        let Some(list_args) = self.list_args.get(&listed.span).cloned() else {
+            return;
+        };
+        let params = self.decl(a).params.clone();
+        for (i, p) in params.iter().enumerate() {
+            if p.dir == Direction::None {
+                continue;
+            }
+            let (Some(CallArg::Arg(li)), Some(arg)) = (listed.args.get(i), args.get(i)) else {
+                continue;
+            };
+            if let Some(l) = list_args.get(*li) {
+                let (x, y) = (
+                    super::summary::canonical_text(l),
+                    super::summary::canonical_text(&arg.value),
+                );
+                if x != y {
+                    self.err(
+                        arg.value.span,
+                        format!("{y}: argument does not match declaration in actions list: {x}"),
+                    );
+                }
+            }
+        }
+    }
+
     fn table_entry(&mut self, e: &ast::Entry, ti: &mut TableInfo) {
+        self.check_annotations(&e.annotations);
+        self.check_annotations(&e.action.annotations);
         let keys: Vec<(Type, String)> = ti
             .keys
             .iter()
@@ -510,6 +620,8 @@ impl<'a> Checker<'a> {
                         self.entry_key(i, kt, mk);
                         key_nodes.push(i.id);
                     }
+                    let ts = items.iter().map(|i| self.type_of(i.id)).collect();
+                    self.set_type(e.keyset.id, Type::Tuple(ts));
                 }
             }
             _ => {
@@ -560,6 +672,9 @@ impl<'a> Checker<'a> {
             Some(_) => {}
         }
         let args = e.action.args.as_deref().unwrap_or(&[]);
+        if let Some(x) = ti.actions.iter().find(|x| x.action == a).cloned() {
+            self.same_bound_args(a, &x, args);
+        }
         if self
             .bind_action(a, Some(args), Bind::Full, e.action.span)
             .is_some()
@@ -575,6 +690,30 @@ impl<'a> Checker<'a> {
     }
 
     fn entry_key(&mut self, k: &Expr, kt: &Type, mk: &str) {
+        if let (ExprKind::Mask(_, m), "lpm") = (&k.kind, mk) {
+            self.keyset_elem_pub(k, kt);
+            if let (Some(v), Some((w, _))) = (
+                self.value_of(m.id).and_then(|v| v.as_int().cloned()),
+                kt.int_width(),
+            ) {
+                // A prefix mask: ones followed by zeros.
+                let inv = (num_bigint::BigInt::from(1) << w) - 1u32 - &v;
+                let ok = v >= num_bigint::BigInt::from(0)
+                    && (&inv & (&inv + 1u32)) == num_bigint::BigInt::from(0);
+                if !ok {
+                    self.err(k.span, "invalid mask for LPM key");
+                }
+            }
+            return;
+        }
+        if let (ExprKind::Mask(..), "optional") = (&k.kind, mk) {
+            self.keyset_elem_pub(k, kt);
+            self.err(
+                k.span,
+                "invalid key expression for an optional match key: only a value or _ is allowed",
+            );
+            return;
+        }
         match (&k.kind, mk) {
             (ExprKind::Mask(..), "exact") => {
                 self.keyset_elem_pub(k, kt);
@@ -592,7 +731,8 @@ impl<'a> Checker<'a> {
         self.keyset(k, std::slice::from_ref(kt));
     }
 
-    /// Entry priorities are only meaningful with ternary / range / optional keys.
+    /// Entry priorities are only meaningful with ternary / range / optional keys; when some
+    /// entries give one, all must. Exact-only entries must not repeat a key.
     fn check_priorities(&mut self, es: &[ast::Entry], ti: &TableInfo) {
         let needs = ti
             .keys
@@ -604,6 +744,25 @@ impl<'a> Checker<'a> {
                     e.span,
                     "table key match type does not require priorities, but some are specified",
                 );
+            }
+        } else if es.first().is_some_and(|e| e.priority.is_none()) {
+            if let Some(e) = es.iter().find(|e| e.priority.is_some()) {
+                self.err(
+                    e.span,
+                    "entry has a priority, but the first entry of the table does not",
+                );
+            }
+        }
+        if ti.keys.iter().all(|k| k.match_kind == "exact") {
+            let mut seen: Vec<Vec<Value>> = Vec::new();
+            for e in &ti.entries {
+                let vals: Option<Vec<Value>> = e.keys.iter().map(|k| self.value_of(*k)).collect();
+                if let Some(v) = vals {
+                    if seen.contains(&v) {
+                        self.err(e.span, "duplicate entry keys");
+                    }
+                    seen.push(v);
+                }
             }
         }
     }

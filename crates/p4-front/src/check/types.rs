@@ -3,11 +3,11 @@
 //! A [`Type`] is fully resolved: typedef aliases are replaced by what they name, generic
 //! structs/headers carry their substituted field types, and every fixed-width type carries its
 //! width. Lowering can therefore compute the layout of any value from its [`Type`] alone
-//! (e.g. [`Type::width_bits`]) without looking any name up again.
+//! (e.g. [`Type::min_width_bits`]) without looking any name up again.
 
 use super::scope::DeclId;
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Kind of an aggregate type (spec §7.2.2–§7.2.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,20 +90,20 @@ pub enum Type {
     /// The `error` type.
     ErrorT,
     MatchKind,
-    Enum(Rc<EnumType>),
-    NewType(Rc<NewType>),
-    Agg(Rc<AggType>),
+    Enum(Arc<EnumType>),
+    NewType(Arc<NewType>),
+    Agg(Arc<AggType>),
     /// Header stack or array `T[n]`.
     Stack(Box<Type>, u32),
     Tuple(Vec<Type>),
     List(Box<Type>),
     /// A type variable (generic parameter), by its declaration.
-    Var(DeclId, Rc<str>),
-    Extern(Rc<ObjType>),
+    Var(DeclId, Arc<str>),
+    Extern(Arc<ObjType>),
     /// A parser: either a `parser` type prototype or a parser declaration.
-    Parser(Rc<ObjType>),
-    Control(Rc<ObjType>),
-    Package(Rc<ObjType>),
+    Parser(Arc<ObjType>),
+    Control(Arc<ObjType>),
+    Package(Arc<ObjType>),
     /// An action name used as a value (e.g. in a table's action list).
     Action(DeclId),
     Function(DeclId),
@@ -259,9 +259,9 @@ impl Type {
 pub fn same(a: &Type, b: &Type) -> bool {
     use Type::*;
     match (a, b) {
-        (Error, _) | (_, Error) => true,
+        (Error, _) | (_, Error) | (DontCare, _) | (_, DontCare) => true,
         (Void, Void) | (Bool, Bool) | (String, String) | (Int, Int) | (ErrorT, ErrorT) => true,
-        (MatchKind, MatchKind) | (State, State) | (Invalid, Invalid) | (DontCare, DontCare) => true,
+        (MatchKind, MatchKind) | (State, State) | (Invalid, Invalid) => true,
         (Bit(x), Bit(y)) | (Signed(x), Signed(y)) | (Varbit(x), Varbit(y)) => x == y,
         (Enum(x), Enum(y)) => x.decl == y.decl,
         (NewType(x), NewType(y)) => x.decl == y.decl,
@@ -302,7 +302,7 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
             Some((_, ty)) => ty.clone(),
             None => t.clone(),
         },
-        Type::Agg(a) => Type::Agg(Rc::new(AggType {
+        Type::Agg(a) => Type::Agg(Arc::new(AggType {
             decl: a.decl,
             kind: a.kind,
             name: a.name.clone(),
@@ -325,7 +325,7 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
                 .map(|(n, x)| (n.clone(), subst_rec(x, s)))
                 .collect(),
         ),
-        Type::NewType(n) => Type::NewType(Rc::new(NewType {
+        Type::NewType(n) => Type::NewType(Arc::new(NewType {
             decl: n.decl,
             name: n.name.clone(),
             underlying: subst_rec(&n.underlying, s),
@@ -338,8 +338,8 @@ fn subst_rec(t: &Type, s: &[(DeclId, Type)]) -> Type {
     }
 }
 
-fn subst_obj(o: &ObjType, s: &[(DeclId, Type)]) -> Rc<ObjType> {
-    Rc::new(ObjType {
+fn subst_obj(o: &ObjType, s: &[(DeclId, Type)]) -> Arc<ObjType> {
+    Arc::new(ObjType {
         decl: o.decl,
         name: o.name.clone(),
         args: o.args.iter().map(|x| subst_rec(x, s)).collect(),

@@ -55,7 +55,7 @@ impl Parser<'_> {
             }
             T::Keyword(Keyword::Error | Keyword::MatchKind) => {
                 let is_error = self.at_kw(Keyword::Error);
-                // Trailing commas: allowed for `match_kind` (spec §6.4.4); p4c also takes them for `error`.
+                // A trailing comma is allowed for `match_kind` only (spec "Optional trailing commas").
                 if !annos.is_empty() {
                     return Err(self.err_here("annotations are not allowed here"));
                 }
@@ -63,7 +63,7 @@ impl Parser<'_> {
                 self.expect(&T::LBrace)?;
                 let mut names = Vec::new();
                 loop {
-                    if !names.is_empty() && self.at(&T::RBrace) {
+                    if !is_error && !names.is_empty() && self.at(&T::RBrace) {
                         break;
                     }
                     names.push(self.name()?);
@@ -332,6 +332,11 @@ impl Parser<'_> {
             let proto =
                 if !is_abstract && self.is_name_at(0) && matches!(self.peek_at(1), T::LParen) {
                     // Constructor.
+                    if self.ident_at(0) != Some(name.name.as_str()) {
+                        return Err(
+                            self.err_here("expected a return type (only the constructor has none)")
+                        );
+                    }
                     let cname = self.name()?;
                     self.push_scope();
                     let params = self.params();
@@ -841,10 +846,13 @@ impl Parser<'_> {
         let is_new_type = self.at_kw(Keyword::Type);
         self.bump();
         let mut inner = None;
-        let ty = if matches!(
-            self.peek(),
-            T::Keyword(Keyword::Header | Keyword::HeaderUnion | Keyword::Struct | Keyword::Enum)
-        ) {
+        let ty = if !is_new_type
+            && matches!(
+                self.peek(),
+                T::Keyword(
+                    Keyword::Header | Keyword::HeaderUnion | Keyword::Struct | Keyword::Enum
+                )
+            ) {
             let ilo = self.lo();
             let kind = self.derived_type_decl(Vec::new())?;
             let d = Decl {

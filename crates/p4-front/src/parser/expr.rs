@@ -355,6 +355,13 @@ impl Parser<'_> {
             };
             return self.mk(ExprKind::Type(ty), span);
         }
+        if is_type && !matches!(self.peek(), T::Dot | T::LParen) {
+            // p4c: a type name in an expression is only `T.member` or `T(args)`.
+            return Err(self.err_here(format!(
+                "type `{}` cannot be used as a value; expected `.` or `(` after it",
+                path.name.name
+            )));
+        }
         let span = path.span;
         self.mk(ExprKind::Path(path), span)
     }

@@ -216,7 +216,7 @@ impl<'a> Parser<'a> {
         }
         let a = self.toks[self.pos - 1].span.hi as usize;
         let b = self.toks[self.pos].span.lo as usize;
-        self.text.get(a..b).map_or(true, |s| s.contains('\n'))
+        self.text.get(a..b).is_none_or(|s| s.contains('\n'))
     }
 
     fn describe(&self) -> String {

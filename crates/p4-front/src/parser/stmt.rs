@@ -196,6 +196,18 @@ impl Parser<'_> {
     /// `lhs = e`, `lhs op= e` or `call(args)`, without the `;`.
     fn assign_or_call(&mut self) -> PResult<StmtKind> {
         let lhs = self.expr_gt()?;
+        // p4c's `lvalue`: the target of an assignment, or the callee of a call statement.
+        let target = match &lhs.kind {
+            ExprKind::Call { callee, .. } if !self.at(&T::Assign) => callee,
+            _ => &lhs,
+        };
+        if !is_lvalue(target) {
+            // Point at the first token that cannot continue an l-value, as p4c does.
+            let at = first_non_lvalue(&lhs);
+            let i = self.toks.partition_point(|t| t.span.lo < at);
+            self.pos = i.min(self.end);
+            return Err(self.err_here("expected an assignment or a method call"));
+        }
         let op = match self.peek() {
             T::Assign => {
                 self.bump();
@@ -291,11 +303,10 @@ impl Parser<'_> {
         })?;
         if is_in {
             self.annotations()?;
-            let ty = if self.is_name_at(0) && matches!(self.peek_at(1), T::Keyword(Keyword::In)) {
-                None
-            } else {
-                Some(self.type_ref()?)
-            };
+            if self.is_name_at(0) && matches!(self.peek_at(1), T::Keyword(Keyword::In)) {
+                return Err(self.err_here("the loop variable needs a type: `for (T x in ...)`"));
+            }
+            let ty = Some(self.type_ref()?);
             let var = self.name()?;
             self.declare_object(&var);
             self.expect_kw(Keyword::In)?;
@@ -369,5 +380,40 @@ impl Parser<'_> {
             update,
             body,
         })
+    }
+}
+
+/// The byte offset of the first token of `e` that cannot be part of an l-value.
+fn first_non_lvalue(e: &Expr) -> u32 {
+    match &e.kind {
+        ExprKind::Binary(_, l, _)
+        | ExprKind::Ternary(l, ..)
+        | ExprKind::Mask(l, _)
+        | ExprKind::Range(l, _) => {
+            if is_lvalue(l) {
+                l.span.hi
+            } else {
+                first_non_lvalue(l)
+            }
+        }
+        ExprKind::Member(b, _)
+        | ExprKind::Index(b, _)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::PlusSlice(b, ..) => first_non_lvalue(b),
+        // After `lvalue(args)` only `;` may follow.
+        ExprKind::Call { callee, .. } if is_lvalue(callee) => e.span.hi,
+        ExprKind::Call { callee, .. } => first_non_lvalue(callee),
+        _ => e.span.lo,
+    }
+}
+
+/// p4c's `lvalue`: a name, `this`, or members, indexes and slices of one; also `T.m` for a
+/// type `T` (as in `T.apply`).
+fn is_lvalue(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Path(_) | ExprKind::This => true,
+        ExprKind::Member(b, _) => is_lvalue(b) || matches!(b.kind, ExprKind::Type(_)),
+        ExprKind::Index(b, _) | ExprKind::Slice(b, ..) | ExprKind::PlusSlice(b, ..) => is_lvalue(b),
+        _ => false,
     }
 }

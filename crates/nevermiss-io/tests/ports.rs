@@ -1,0 +1,275 @@
+//! Ports: spec parsing, pcap file ports, queue ports, generator ports, null ports.
+
+use std::path::PathBuf;
+
+use nevermiss_io::gen::{KeyKind, TwoPhaseKeys};
+use nevermiss_io::pcap::{read_file, write_file};
+use nevermiss_io::port::parse_port_specs;
+use nevermiss_io::{
+    Batch, Packet, Port, PortError, PortKind, PortSpec, QueuePort, StatsTable, TwoPhaseConfig,
+};
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nevermiss-io-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn spec_syntax() {
+    assert_eq!(
+        PortSpec::parse("0=pcap:in.pcap,out.pcap").unwrap(),
+        PortSpec {
+            id: 0,
+            kind: PortKind::Pcap {
+                input: Some("in.pcap".into()),
+                output: Some("out.pcap".into())
+            }
+        }
+    );
+    assert_eq!(
+        PortSpec::parse("3=pcap:dir/in.pcapng").unwrap().kind,
+        PortKind::Pcap {
+            input: Some("dir/in.pcapng".into()),
+            output: None
+        }
+    );
+    assert_eq!(
+        PortSpec::parse("4=pcap:,o.pcap").unwrap().kind,
+        PortKind::Pcap {
+            input: None,
+            output: Some("o.pcap".into())
+        }
+    );
+    assert_eq!(PortSpec::parse("7=null").unwrap().kind, PortKind::Null);
+    let g: PortSpec = "1=gen:two-phase,m=65536,r=100,count=1000000,field=ipv4.dst"
+        .parse()
+        .unwrap();
+    match g.kind {
+        PortKind::Gen(c) => {
+            assert_eq!((c.m, c.r, c.count, c.port), (65536, 100, 1_000_000, 1));
+            assert_eq!((c.field.offset, c.field.width), (30, 4));
+        }
+        other => panic!("{other:?}"),
+    }
+    for (s, col, msg) in [
+        ("pcap:x", 1, "expected N=pcap"),
+        ("x=null", 1, "not a number"),
+        ("0=tap:eth0", 3, "unknown port kind"),
+        ("0=pcap", 7, "expected `:`"),
+        ("0=pcap:", 8, "needs an input or an output"),
+        ("0=pcap:a,b,c", 8, "cannot contain `,`"),
+        ("0=pcap:a,", 10, "empty output"),
+        ("0=null:x", 7, "no arguments"),
+        ("12=gen:two-phase,m=0", 8, "m=0"),
+        ("12=gen:bogus", 8, "unknown generator"),
+    ] {
+        let e = PortSpec::parse(s).unwrap_err();
+        assert_eq!(e.col, col, "{s}: {e}");
+        assert!(e.message.contains(msg), "{s}: {e}");
+    }
+    let e = parse_port_specs(&["0=null", "1=null", "0=pcap:a"]).unwrap_err();
+    assert!(e.message.contains("port 0 is given twice"));
+    assert_eq!(parse_port_specs(&["0=null", "1=null"]).unwrap().len(), 2);
+}
+
+#[test]
+fn pcap_port_reads_and_writes() {
+    let d = tmpdir("pcapport");
+    let input: Vec<Packet> = (0..600u32)
+        .map(|i| Packet::from_bytes(&i.to_be_bytes().repeat(16), 0, u64::from(i) * 1000))
+        .collect();
+    write_file(d.join("in.pcap"), &input).unwrap();
+    let spec = PortSpec::parse(&format!(
+        "5=pcap:{},{}",
+        d.join("in.pcap").display(),
+        d.join("out.pcap").display()
+    ))
+    .unwrap();
+    let mut port = spec.open().unwrap();
+    assert_eq!(port.id(), 5);
+    assert!(port.describe().starts_with("5=pcap:"));
+    let mut batch = Batch::new();
+    let mut seen = 0;
+    let mut bursts = 0;
+    while !port.rx_done() {
+        batch.clear();
+        let n = port.rx_burst(&mut batch).unwrap();
+        assert_eq!(n, batch.len());
+        assert!(batch.iter().all(|p| p.port == 5));
+        for (k, p) in batch.iter().enumerate() {
+            assert_eq!(p.data(), input[seen + k].data());
+            assert_eq!(p.ts_ns, input[seen + k].ts_ns);
+        }
+        seen += n;
+        bursts += 1;
+        port.tx(batch.as_slice()).unwrap();
+    }
+    assert_eq!(seen, 600);
+    assert_eq!(bursts, 3); // 256 + 256 + 88 (the end is found within the third burst)
+    batch.clear();
+    assert_eq!(port.rx_burst(&mut batch).unwrap(), 0);
+    port.flush().unwrap();
+    let s = port.stats().snapshot();
+    assert_eq!(
+        (s.rx_packets, s.tx_packets, s.rx_bytes),
+        (600, 600, 600 * 64)
+    );
+    drop(port);
+    assert_eq!(read_file(d.join("out.pcap")).unwrap(), input);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn pcap_port_errors() {
+    let d = tmpdir("pcaperr");
+    let e = PortSpec::parse(&format!("0=pcap:{}", d.join("none.pcap").display()))
+        .unwrap()
+        .open()
+        .err()
+        .unwrap();
+    assert!(matches!(e, PortError::Pcap { .. }));
+    assert!(e.to_string().contains("cannot open"), "{e}");
+    // A truncated file: the packets before the damage arrive, then the error names the offset.
+    write_file(
+        d.join("t.pcap"),
+        &[
+            Packet::from_bytes(&[1; 10], 0, 0),
+            Packet::from_bytes(&[2; 10], 0, 0),
+        ],
+    )
+    .unwrap();
+    let bytes = std::fs::read(d.join("t.pcap")).unwrap();
+    std::fs::write(d.join("t.pcap"), &bytes[..bytes.len() - 3]).unwrap();
+    let mut p = PortSpec::parse(&format!("0=pcap:{}", d.join("t.pcap").display()))
+        .unwrap()
+        .open()
+        .unwrap();
+    let mut b = Batch::new();
+    let e = p.rx_burst(&mut b).unwrap_err();
+    assert_eq!(b.len(), 1);
+    assert!(e.to_string().contains("at byte offset 50"), "{e}");
+    assert!(p.rx_done());
+    // No output file: transmitted packets are dropped and counted.
+    assert_eq!(p.tx(b.as_slice()).unwrap(), 0);
+    assert_eq!(p.stats().snapshot().dropped, 1);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn queue_port() {
+    let (mut port, h) = QueuePort::new(2);
+    let mut b = Batch::with_capacity(4);
+    assert_eq!(port.rx_burst(&mut b).unwrap(), 0);
+    assert!(!port.rx_done());
+    for i in 0..6u8 {
+        h.push_bytes(&[i; 3]);
+    }
+    assert_eq!(port.rx_burst(&mut b).unwrap(), 4);
+    assert_eq!(h.rx_len(), 2);
+    assert!(b.iter().all(|p| p.port == 2));
+    port.tx(b.as_slice()).unwrap();
+    b.clear();
+    assert_eq!(port.rx_burst(&mut b).unwrap(), 2);
+    h.close_rx();
+    assert!(port.rx_done());
+    port.tx(b.as_slice()).unwrap();
+    let out = h.take_tx();
+    assert_eq!(out.len(), 6);
+    for (i, p) in out.iter().enumerate() {
+        assert_eq!(p.data(), &[i as u8; 3]);
+    }
+    // Transmit limit: extra packets are dropped and counted.
+    h.set_tx_limit(Some(1));
+    assert_eq!(port.tx(b.as_slice()).unwrap(), 1);
+    let mut into = Batch::new();
+    assert_eq!(h.take_tx_into(&mut into), 1);
+    assert_eq!(h.tx_len(), 0);
+    let s = h.stats().snapshot();
+    assert_eq!((s.rx_packets, s.tx_packets, s.dropped), (6, 7, 1));
+    let table = StatsTable::collect([&**h.stats()]).to_string();
+    assert!(table.contains("total"));
+
+    let (mut p2, _h2) = QueuePort::with_input(9, vec![Packet::from_bytes(&[7], 0, 33)]);
+    let mut b = Batch::new();
+    assert_eq!(p2.rx_burst(&mut b).unwrap(), 1);
+    assert_eq!((b[0].port, b[0].ts_ns), (9, 33));
+    assert!(p2.rx_done());
+    assert_eq!(p2.describe(), "9=queue");
+}
+
+#[test]
+fn queue_port_across_threads() {
+    let (mut port, h) = QueuePort::new(0);
+    let producer = {
+        let h = h.clone();
+        std::thread::spawn(move || {
+            for i in 0..10_000u32 {
+                h.push_bytes(&i.to_be_bytes());
+            }
+            h.close_rx();
+        })
+    };
+    let mut b = Batch::new();
+    let mut next = 0u32;
+    while !port.rx_done() {
+        b.clear();
+        port.rx_burst(&mut b).unwrap();
+        for p in &b {
+            assert_eq!(p.data(), &next.to_be_bytes());
+            next += 1;
+        }
+    }
+    producer.join().unwrap();
+    assert_eq!(next, 10_000);
+}
+
+#[test]
+fn gen_port_and_null_port() {
+    let mut p = PortSpec::parse("3=gen:two-phase,m=1000,r=10,count=5000,field=udp.dport,seed=7")
+        .unwrap()
+        .open()
+        .unwrap();
+    assert!(p
+        .describe()
+        .starts_with("3=gen:two-phase,m=1000,r=10,count=5000,field=36:2,seed=7"));
+    let cfg = TwoPhaseConfig {
+        m: 1000,
+        r: 10,
+        count: 5000,
+        field: nevermiss_io::KeyField::parse("udp.dport").unwrap(),
+        seed: 7,
+        port: 3,
+        ..TwoPhaseConfig::default()
+    };
+    let keys: Vec<_> = TwoPhaseKeys::new(&cfg).unwrap().collect();
+    assert_eq!(
+        keys.iter().filter(|k| k.kind == KeyKind::NewKey).count(),
+        400
+    );
+    let mut b = Batch::new();
+    let mut i = 0;
+    while !p.rx_done() {
+        b.clear();
+        p.rx_burst(&mut b).unwrap();
+        for pk in &b {
+            assert_eq!(pk.port, 3);
+            assert_eq!(pk.len(), 84);
+            assert_eq!(
+                u64::from(u16::from_be_bytes([pk.data()[36], pk.data()[37]])),
+                keys[i].key
+            );
+            i += 1;
+        }
+    }
+    assert_eq!(i, 5000);
+    assert_eq!(p.stats().snapshot().rx_bytes, 5000 * 84);
+
+    let mut n = PortSpec::parse("1=null").unwrap().open().unwrap();
+    assert!(n.rx_done());
+    assert_eq!(n.rx_burst(&mut b).unwrap(), 0);
+    let before = b.len();
+    assert_eq!(n.tx(b.as_slice()).unwrap(), before);
+    assert_eq!(n.stats().snapshot().tx_packets, before as u64);
+    assert_eq!(n.describe(), "1=null");
+}
