@@ -123,7 +123,8 @@ impl<'s> ControlPlane<'s> {
         let tkeys: Vec<&p4_ir::TableKey> = t.keys.iter().filter(|k| k.kind != MatchKind::Selector).collect();
         let mut given: Vec<Option<&KeyValue>> = vec![None; tkeys.len()];
         for km in keys {
-            let Some(i) = find_by_name(tkeys.iter().map(|k| k.name.as_str()), &km.name) else {
+            let want = stack_names(&km.name);
+            let Some(i) = find_by_name(tkeys.iter().map(|k| k.name.as_str()), &want) else {
                 return Err(format!("table `{}` has no key field `{}`", t.name, km.name));
             };
             given[i as usize] = Some(&km.value);
@@ -390,6 +391,25 @@ impl<'s> ControlPlane<'s> {
             other => Err(format!("unknown command `{other}`")),
         }
     }
+}
+
+/// BMv2 writes stack elements as `name$N`; P4 as `name[N]`.
+fn stack_names(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('[');
+            while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+                out.push(d);
+                chars.next();
+            }
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn bytes_len(w: u32) -> usize {

@@ -495,7 +495,11 @@ impl Exec {
                 let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
                 self.extract(sw, a, hdr.layout, vb)
             }
-            Stmt::ExtractNext { stack } => {
+            Stmt::ExtractNext {
+                stack,
+                member,
+                varbit_bits,
+            } => {
                 let Some(a) = self.addr(&stack.loc) else {
                     self.perr = STACK_OUT_OF_BOUNDS;
                     return Flow::Reject;
@@ -505,13 +509,28 @@ impl Exec {
                     self.perr = STACK_OUT_OF_BOUNDS;
                     return Flow::Reject;
                 }
-                let StackElem::Header(h) = stack.elem else {
-                    self.perr = STACK_OUT_OF_BOUNDS;
-                    return Flow::Reject;
-                };
                 let ea = a + 1 + next as usize * stack.elem_words as usize;
-                let f = self.extract(sw, ea, h, None);
+                let (ha, h) = match (&stack.elem, member) {
+                    (StackElem::Header(h), None) => (ea, *h),
+                    (StackElem::Union(ms), Some(m)) => match ms.get(*m as usize) {
+                        Some((o, h)) => (ea + *o as usize, *h),
+                        None => return Flow::Next,
+                    },
+                    _ => {
+                        self.perr = STACK_OUT_OF_BOUNDS;
+                        return Flow::Reject;
+                    }
+                };
+                let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
+                let f = self.extract(sw, ha, h, vb);
                 if f == Flow::Next {
+                    if let StackElem::Union(ms) = &stack.elem {
+                        for (k, (o, _)) in ms.iter().enumerate() {
+                            if Some(k as u32) != *member {
+                                self.st(ea + *o as usize, 0);
+                            }
+                        }
+                    }
                     self.st(a, next + 1);
                 }
                 f
@@ -687,6 +706,10 @@ impl Exec {
             (Some(n), Some(m)) => {
                 if n > u64::from(m) {
                     self.perr = HEADER_TOO_SHORT;
+                    return Flow::Reject;
+                }
+                if n % 8 != 0 {
+                    self.perr = PARSER_INVALID_ARGUMENT;
                     return Flow::Reject;
                 }
                 n

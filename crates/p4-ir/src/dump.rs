@@ -253,7 +253,7 @@ fn stmt(s: &mut String, st: &Stmt, ind: usize) {
                     .unwrap_or_default()
             );
         }
-        Stmt::ExtractNext { stack } => {
+        Stmt::ExtractNext { stack, .. } => {
             let _ = writeln!(s, "{pad}extract next of stack {}", loc(&stack.loc));
         }
         Stmt::Lookahead { dst, .. } => {

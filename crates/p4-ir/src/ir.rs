@@ -374,9 +374,12 @@ pub enum Stmt {
         hdr: HdrRef,
         varbit_bits: Option<Expr>,
     },
-    /// `pkt.extract(stack.next)`: fails with `StackOutOfBounds` when the stack is full.
+    /// `pkt.extract(stack.next)` (or `stack.next.member` for a stack of header unions, `member`
+    /// indexing the union's members): fails with `StackOutOfBounds` when the stack is full.
     ExtractNext {
         stack: StackRef,
+        member: Option<u32>,
+        varbit_bits: Option<Expr>,
     },
     /// `pkt.lookahead<T>()` into a region with this layout.
     Lookahead {

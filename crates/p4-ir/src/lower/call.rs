@@ -93,7 +93,7 @@ impl<'a> Lw<'a> {
     ) -> LResult<(Vec<Stmt>, Vec<Stmt>)> {
         enum B {
             In,
-            Out(Option<(Loc, Type)>, bool),
+            Out(Option<super::expr::LV>, bool),
         }
         let mut bound: Vec<B> = Vec::with_capacity(params.len());
         let mut vals: Vec<RV> = Vec::new();
@@ -120,9 +120,9 @@ impl<'a> Lw<'a> {
                         bound.push(B::Out(None, *dir == Direction::InOut));
                         continue;
                     }
-                    let (l, t) = self.place(a, pre)?;
-                    let l = self.freeze(l, pre, a.span)?;
-                    bound.push(B::Out(Some((l, t)), *dir == Direction::InOut));
+                    let mut lv = self.lvalue(a, pre)?;
+                    lv.loc = self.freeze(lv.loc, pre, a.span)?;
+                    bound.push(B::Out(Some(lv), *dir == Direction::InOut));
                 }
                 (Direction::Out | Direction::InOut, _) => bound.push(B::Out(None, false)),
             }
@@ -136,20 +136,15 @@ impl<'a> Lw<'a> {
                     let rv = vals.next().unwrap_or(RV::Zero);
                     self.assign(loc, pt, rv, &mut copy_in, span)?;
                 }
-                B::Out(Some((al, at)), inout) => {
+                B::Out(Some(lv), inout) => {
                     if inout {
-                        self.assign(
-                            loc,
-                            pt,
-                            RV::Place(al.clone(), at.clone()),
-                            &mut copy_in,
-                            span,
-                        )?;
+                        let cur = self.lv_read(&lv);
+                        self.assign(loc, pt, cur, &mut copy_in, span)?;
                     } else {
                         self.invalidate(loc, pt, &mut copy_in, span)?;
                     }
                     let rv = self.rv_at(loc.clone(), pt.clone());
-                    self.assign(&al, &at, rv, &mut copy_out, span)?;
+                    self.lv_write(&lv, rv, &mut copy_out, span)?;
                 }
                 B::Out(None, _) => self.invalidate(loc, pt, &mut copy_in, span)?,
             }
@@ -1136,15 +1131,49 @@ impl<'a> Lw<'a> {
         match method {
             "extract" => {
                 let Some(h) = a0 else { return Err(missing(e)) };
+                // `extract<T>(_)`: skip a T.
+                if matches!(h.kind, ExprKind::DontCare) {
+                    let t = match ci.type_args.first() {
+                        Some(t) => t.clone(),
+                        None => return err_at(h.span, "extract(_) needs a type argument"),
+                    };
+                    let bits = t.min_width_bits().unwrap_or(0);
+                    pre.push(Stmt::Advance(Expr::Const(bits, Ty::bits(32))));
+                    return Ok(None);
+                }
+                // `stack.next.member` of a stack of header unions.
+                if let ExprKind::Member(ub, _) = &h.kind {
+                    if let (Some(MemberInfo::Field(mi)), ExprKind::Member(sb, _)) =
+                        (self.ck.members.get(&h.id).cloned(), &ub.kind)
+                    {
+                        if matches!(self.ck.members.get(&ub.id), Some(MemberInfo::StackNext)) {
+                            let (sl, st) = self.place(sb, pre)?;
+                            let sl = self.freeze(sl, pre, sb.span)?;
+                            let stack = self.stack_ref(sl, &st, h.span)?;
+                            pre.push(Stmt::ExtractNext {
+                                stack,
+                                member: Some(mi as u32),
+                                varbit_bits: None,
+                            });
+                            return Ok(None);
+                        }
+                    }
+                }
                 // `stack.next`
                 if let ExprKind::Member(sb, _) = &h.kind {
-                    if matches!(self.ck.members.get(&h.id), Some(MemberInfo::StackNext))
-                        && a1.is_none()
-                    {
+                    if matches!(self.ck.members.get(&h.id), Some(MemberInfo::StackNext)) {
                         let (sl, st) = self.place(sb, pre)?;
                         let sl = self.freeze(sl, pre, sb.span)?;
                         let stack = self.stack_ref(sl, &st, h.span)?;
-                        pre.push(Stmt::ExtractNext { stack });
+                        let varbit_bits = match a1 {
+                            Some(b) => Some(self.scalar_expr(b, pre)?),
+                            None => None,
+                        };
+                        pre.push(Stmt::ExtractNext {
+                            stack,
+                            member: None,
+                            varbit_bits,
+                        });
                         return Ok(None);
                     }
                 }

@@ -917,6 +917,12 @@ impl<'a> Lw<'a> {
             let t = &mut self.p.tables[tid as usize];
             t.default_action = Some((ai, pack(&params, &vals)));
             t.default_const = da.is_const;
+        } else {
+            // No default_action: NoAction (P4_16 §14.2.1.3).
+            let t = &mut self.p.tables[tid as usize];
+            if let Some(i) = t.actions.iter().position(|a| a.name == "NoAction" && a.params.is_empty()) {
+                t.default_action = Some((i as u32, Vec::new()));
+            }
         }
         // Size and PNA properties.
         let size = info
@@ -1036,21 +1042,16 @@ impl<'a> Lw<'a> {
                     self.invalidate(loc, pt, copy_in, a.span)?;
                     return Ok(());
                 }
-                let (al, at) = self.place(a, copy_in)?;
-                let al = self.freeze(al, copy_in, a.span)?;
+                let mut lv = self.lvalue(a, copy_in)?;
+                lv.loc = self.freeze(lv.loc, copy_in, a.span)?;
                 if dir == Direction::InOut {
-                    self.assign(
-                        loc,
-                        pt,
-                        super::expr::RV::Place(al.clone(), at.clone()),
-                        copy_in,
-                        a.span,
-                    )?;
+                    let cur = self.lv_read(&lv);
+                    self.assign(loc, pt, cur, copy_in, a.span)?;
                 } else {
                     self.invalidate(loc, pt, copy_in, a.span)?;
                 }
                 let rv = self.rv_at(loc.clone(), pt.clone());
-                self.assign(&al, &at, rv, copy_out, a.span)
+                self.lv_write(&lv, rv, copy_out, a.span)
             }
         }
     }
@@ -1151,15 +1152,38 @@ impl<'a> Lw<'a> {
         let mut out = Vec::with_capacity(info.entries.len());
         let mut max_explicit = 0u64;
         let mut explicit: Vec<Option<u64>> = Vec::with_capacity(info.entries.len());
-        for te in &info.entries {
-            let p = te
-                .priority
-                .and_then(|p| self.ck.value_of(p).and_then(Value::as_u64));
+        // BMv2's `@priority(n)` annotation: the smallest value wins; entries without one get
+        // their position (1-based).
+        let annotated: Vec<Option<u64>> = ast_entries
+            .iter()
+            .map(|ae| {
+                ae.annotations.iter().find(|a| a.name.name == "priority").and_then(|a| match &a.body {
+                    ast::AnnotationBody::Expressions(es) => {
+                        es.first().and_then(|x| self.ck.value_of(x.id)).and_then(Value::as_u64).or_else(|| {
+                            es.first().and_then(|x| match &x.kind {
+                                ExprKind::Int { value, .. } => u64::try_from(value).ok(),
+                                _ => None,
+                            })
+                        })
+                    }
+                    ast::AnnotationBody::Unparsed(t) => t.trim().parse().ok(),
+                    _ => None,
+                })
+            })
+            .collect();
+        let use_annotation = annotated.iter().any(Option::is_some);
+        for (i, te) in info.entries.iter().enumerate() {
+            let p = if use_annotation {
+                Some(annotated[i].unwrap_or(i as u64 + 1))
+            } else {
+                te.priority.and_then(|p| self.ck.value_of(p).and_then(Value::as_u64))
+            };
             if let Some(p) = p {
                 max_explicit = max_explicit.max(p);
             }
             explicit.push(p);
         }
+        let largest_wins = largest_wins && !use_annotation;
         for (i, (te, ae)) in info.entries.iter().zip(ast_entries).enumerate() {
             let items: Vec<&ast::Expr> = match &ae.keyset.kind {
                 ExprKind::List { items, .. } if kinds.len() != 1 || items.len() == 1 => {

@@ -25,6 +25,15 @@ pub(crate) enum RV {
     Zero,
 }
 
+/// An l-value: a location, possibly a bit slice of the scalar stored there.
+#[derive(Clone, Debug)]
+pub(crate) struct LV {
+    pub loc: Loc,
+    pub ty: Type,
+    /// `(type of the whole scalar, hi, lo)` for `x[hi:lo]` (nested slices combined).
+    pub slice: Option<(Ty, u32, u32)>,
+}
+
 /// One item of data serialized for hashes, checksums, digests and `add_entry` parameters.
 pub(crate) type DataItems = Vec<Datum>;
 
@@ -585,6 +594,70 @@ impl<'a> Lw<'a> {
         }
     }
 
+    /// The l-value an expression denotes (P4_16 §6.7: variables, fields, stack elements and
+    /// bit slices of them); an error for anything else.
+    pub fn lvalue(&mut self, e: &ast::Expr, pre: &mut Vec<Stmt>) -> LResult<LV> {
+        let slice = match &e.kind {
+            ExprKind::Slice(b, hi, lo) => Some((b, self.const_u32(hi)?, self.const_u32(lo)?)),
+            ExprKind::PlusSlice(b, start, w) => {
+                let w = self.const_u32(w)?;
+                match self.ck.value_of(start.id).and_then(Value::as_u64) {
+                    Some(s) if w > 0 => Some((b, s as u32 + w - 1, s as u32)),
+                    _ => return err_at(e.span, "a slice l-value needs a constant start"),
+                }
+            }
+            _ => None,
+        };
+        if let Some((base, hi, lo)) = slice {
+            let inner = self.lvalue(base, pre)?;
+            let (bt, off) = match inner.slice {
+                Some((bt, _, l0)) => (bt, l0),
+                None => match self.scalar(&inner.ty) {
+                    Some(bt) => (bt, 0),
+                    None => return err_at(e.span, "slice of a non-scalar"),
+                },
+            };
+            let (h, l) = (off + hi, off + lo);
+            if hi < lo || h >= bt.width {
+                return err_at(e.span, format!("slice [{hi}:{lo}] out of range"));
+            }
+            return Ok(LV {
+                loc: inner.loc,
+                ty: Type::Bit(hi - lo + 1),
+                slice: Some((bt, h, l)),
+            });
+        }
+        if !self.is_place_expr(e) {
+            return err_at(e.span, "this expression cannot be assigned to");
+        }
+        let (loc, ty) = self.place(e, pre)?;
+        Ok(LV {
+            loc,
+            ty,
+            slice: None,
+        })
+    }
+
+    /// The value of an l-value.
+    pub fn lv_read(&self, lv: &LV) -> RV {
+        match lv.slice {
+            Some((bt, hi, lo)) => RV::Scalar(Expr::Slice(Box::new(Expr::load(&lv.loc, bt)), bt, hi, lo)),
+            None => self.rv_at(lv.loc.clone(), lv.ty.clone()),
+        }
+    }
+
+    /// Stores a value into an l-value.
+    pub fn lv_write(&mut self, lv: &LV, rv: RV, pre: &mut Vec<Stmt>, span: Span) -> LResult<()> {
+        match lv.slice {
+            Some((bt, hi, lo)) => {
+                let x = self.to_scalar(rv, span)?;
+                pre.push(Stmt::AssignSlice(lv.loc.clone(), bt, hi, lo, x));
+                Ok(())
+            }
+            None => self.assign(&lv.loc, &lv.ty, rv, pre, span),
+        }
+    }
+
     /// Replaces the run-time indices of a location by temporaries evaluated now.
     pub fn freeze(&mut self, loc: Loc, pre: &mut Vec<Stmt>, span: Span) -> LResult<Loc> {
         if loc.dyn_idx.is_empty() {
@@ -653,7 +726,7 @@ impl<'a> Lw<'a> {
         let mut ras = vec![ra];
         self.order_effects(&mut ras, pre, pb, e.span)?;
         let ra = ras.pop().unwrap_or(RV::Zero);
-        if matches!(op, AB::Eq | AB::Ne) && self.scalar(&ta).is_none() && !matches!(ta, Type::Int) {
+        if matches!(op, AB::Eq | AB::Ne) && self.scalar(&ta).is_none() && !matches!(ta, Type::Int | Type::Error) {
             let eq = self.agg_eq(ra, rb, &ta, e.span)?;
             return Ok(RV::Scalar(if op == AB::Eq {
                 eq
@@ -744,6 +817,20 @@ impl<'a> Lw<'a> {
                 other => self.to_scalar(other, span)?,
             };
             out.push((x, valid));
+            return Ok(());
+        }
+        if let Type::Varbit(w) = t {
+            // Length and value (bits past the length are zero).
+            match rv {
+                RV::Place(l, _) => {
+                    out.push((Expr::load(&l, Ty::bits(32)), valid.clone()));
+                    out.push((Expr::load(&l.plus(1), Ty::bits(*w)), valid));
+                }
+                _ => {
+                    out.push((Expr::Const(0, Ty::bits(32)), valid.clone()));
+                    out.push((Expr::constant(&Val::U(0), Ty::bits(*w)), valid));
+                }
+            }
             return Ok(());
         }
         let fields: Vec<(String, Type)> = match t {

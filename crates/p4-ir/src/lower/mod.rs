@@ -122,6 +122,8 @@ pub(crate) struct Lw<'a> {
     pub loop_depth: u32,
     /// Parameter slots of each lowered callable.
     pub sigs: HashMap<FnId, decl::FnSig>,
+    /// Word offset of each field of each header layout (fields of struct type included).
+    pub header_starts: HashMap<HeaderId, Vec<u32>>,
 }
 
 impl<'a> Lw<'a> {
@@ -165,6 +167,7 @@ impl<'a> Lw<'a> {
             error_codes: HashMap::new(),
             loop_depth: 0,
             sigs: HashMap::new(),
+            header_starts: HashMap::new(),
         };
         for (i, n) in errors::NAMES.iter().enumerate() {
             lw.error_codes.insert(n.to_string(), i as u64);
@@ -431,7 +434,9 @@ impl<'a> Lw<'a> {
         let mut fields = Vec::with_capacity(a.fields.len());
         let mut off = 1u32;
         let mut bits = 0u64;
+        let mut starts = Vec::with_capacity(a.fields.len());
         for (n, ft) in &a.fields {
+            starts.push(off);
             match ft {
                 Type::Varbit(w) => {
                     fields.push(FieldLayout {
@@ -442,19 +447,7 @@ impl<'a> Lw<'a> {
                     });
                     off += 1 + w.div_ceil(64).max(1);
                 }
-                _ => {
-                    let Some(s) = self.scalar(ft) else {
-                        return err_at(span, format!("header field {n} has unsupported type {ft}"));
-                    };
-                    fields.push(FieldLayout {
-                        name: n.clone(),
-                        off,
-                        ty: s,
-                        varbit: None,
-                    });
-                    off += s.words();
-                    bits += u64::from(s.width);
-                }
+                _ => self.header_scalars(n, ft, &mut fields, &mut off, &mut bits, span)?,
             }
         }
         let id = self.p.headers.len() as HeaderId;
@@ -465,7 +458,40 @@ impl<'a> Lw<'a> {
             fixed_bits: bits,
         });
         self.headers_by_key.insert(key, id);
+        self.header_starts.insert(id, starts);
         Ok(id)
+    }
+
+    /// The scalars of a header field (a struct-typed field contributes its scalars in order).
+    fn header_scalars(
+        &mut self,
+        n: &str,
+        ft: &Type,
+        fields: &mut Vec<FieldLayout>,
+        off: &mut u32,
+        bits: &mut u64,
+        span: Span,
+    ) -> LResult<()> {
+        if let Some(s) = self.scalar(ft) {
+            fields.push(FieldLayout {
+                name: n.to_string(),
+                off: *off,
+                ty: s,
+                varbit: None,
+            });
+            *off += s.words();
+            *bits += u64::from(s.width);
+            return Ok(());
+        }
+        match ft {
+            Type::Agg(a) if a.kind == AggKind::Struct => {
+                for (sn, st) in &a.fields {
+                    self.header_scalars(&format!("{n}.{sn}"), st, fields, off, bits, span)?;
+                }
+                Ok(())
+            }
+            _ => err_at(span, format!("header field {n} has unsupported type {ft}")),
+        }
     }
 
     /// Offset and type of field `i` of an aggregate type (struct, header, union, tuple).
@@ -482,8 +508,8 @@ impl<'a> Lw<'a> {
         if let Type::Agg(a) = t {
             if a.kind == AggKind::Header {
                 let h = self.header(t, span)?;
-                let f = &self.p.headers[h as usize].fields[i];
-                return Ok((f.off, ft));
+                let off = self.header_starts.get(&h).and_then(|v| v.get(i)).copied().unwrap_or(1);
+                return Ok((off, ft));
             }
         }
         let mut off = 0;
@@ -750,7 +776,15 @@ fn reloc_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut u32)) {
                 reloc_expr(e, f);
             }
         }
-        Stmt::ExtractNext { stack } | Stmt::Shift { stack, .. } => reloc_stack(stack, f),
+        Stmt::ExtractNext {
+            stack, varbit_bits, ..
+        } => {
+            reloc_stack(stack, f);
+            if let Some(e) = varbit_bits {
+                reloc_expr(e, f);
+            }
+        }
+        Stmt::Shift { stack, .. } => reloc_stack(stack, f),
         Stmt::Lookahead { dst, .. } => reloc_loc(dst, f),
         Stmt::Advance(e) => reloc_expr(e, f),
         Stmt::Verify(a, b) => {

@@ -4,7 +4,7 @@ use super::expr::RV;
 use super::{err_at, Bind, LResult, Lw};
 use crate::ir::*;
 use p4_front::ast::{self, ExprKind, StmtKind};
-use p4_front::check::{CallTarget, MemberInfo, Type, Value};
+use p4_front::check::{CallTarget, MemberInfo, Type};
 
 impl<'a> Lw<'a> {
     /// Lowers a block's statements, appending to `out`.
@@ -129,43 +129,25 @@ impl<'a> Lw<'a> {
         op: Option<ast::BinOp>,
         out: &mut Vec<Stmt>,
     ) -> LResult<()> {
-        // Slices as l-values: read-modify-write of the bits.
-        let slice = match &lhs.kind {
-            ExprKind::Slice(b, hi, lo) => Some((b, self.const_u32(hi)?, self.const_u32(lo)?)),
-            ExprKind::PlusSlice(b, start, w) => {
-                let w = self.const_u32(w)?;
-                match self.ck.value_of(start.id).and_then(Value::as_u64) {
-                    Some(s) if w > 0 => Some((b, s as u32 + w - 1, s as u32)),
-                    _ => return err_at(lhs.span, "slice assignment needs a constant start"),
-                }
-            }
-            _ => None,
-        };
-        if let Some((base, hi, lo)) = slice {
-            let (loc, bt) = self.place(base, out)?;
-            let Some(ty) = self.scalar(&bt) else {
-                return err_at(lhs.span, "slice of a non-scalar");
-            };
-            if hi < lo || hi >= ty.width {
-                return err_at(lhs.span, format!("slice [{hi}:{lo}] out of range"));
-            }
+        let lv = self.lvalue(lhs, out)?;
+        if let Some((bt, hi, lo)) = lv.slice {
             let mut p2 = Vec::new();
             let mut x = self.scalar_expr(rhs, &mut p2)?;
             let loc = if p2.is_empty() {
-                loc
+                lv.loc
             } else {
-                let l = self.freeze(loc, out, lhs.span)?;
+                let l = self.freeze(lv.loc, out, lhs.span)?;
                 out.extend(p2);
                 l
             };
             if let Some(op) = op {
-                let cur = Expr::Slice(Box::new(Expr::load(&loc, ty)), ty, hi, lo);
+                let cur = Expr::Slice(Box::new(Expr::load(&loc, bt)), bt, hi, lo);
                 x = self.bin_expr(op, Ty::bits(hi - lo + 1), cur, x, lhs.span)?;
             }
-            out.push(Stmt::AssignSlice(loc, ty, hi, lo, x));
+            out.push(Stmt::AssignSlice(loc, bt, hi, lo, x));
             return Ok(());
         }
-        let (loc, t) = self.place(lhs, out)?;
+        let (loc, t) = (lv.loc, lv.ty);
         let mut p2 = Vec::new();
         let rv = self.expr(rhs, &mut p2)?;
         let loc = if p2.is_empty() {
