@@ -1,0 +1,199 @@
+//! `nevermiss run` and `nevermiss stf` through the binary: exit codes, messages, pcap ports,
+//! the generator, and clear errors for bad entries and STF files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ex(name: &str) -> PathBuf {
+    root().join("examples").join(name)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nevermiss-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run nevermiss")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn stf_examples_pass() {
+    for (name, extra) in [
+        ("pna-add-on-miss", vec![]),
+        ("pna-forwarder", vec![]),
+        ("pna-tcp-conntrack", vec!["--host-port", "1"]),
+        ("v1model-l2-learning", vec![]),
+        ("v1model-router", vec![]),
+    ] {
+        let prog = ex(&format!("{name}.p4"));
+        let stf = ex(&format!("{name}.stf"));
+        let mut args = vec!["stf", p(&prog), p(&stf)];
+        args.extend(extra);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
+    }
+}
+
+#[test]
+fn stf_mismatch_exits_1_with_the_difference() {
+    let stf = tmp("bad.stf");
+    std::fs::write(
+        &stf,
+        "packet 0 020000000002 020000000001 0800 45000021 00000000 40110000 0a000001 0a000101 040012b7 000d0000 00000000 00\n\
+         expect 0 020000000002 020000000001 0800 45000021 00000000 40110000 0a000001 0a000101 040012b7 000d0000 00000000 07 $\n",
+    )
+    .unwrap();
+    let o = run(&["stf", p(&ex("pna-add-on-miss.p4")), p(&stf)]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    assert!(t.contains("first difference"), "{t}");
+    assert!(t.contains("expected:") && t.contains("got:"), "{t}");
+}
+
+#[test]
+fn stf_unknown_names_are_named() {
+    let cases = [
+        ("add NoSuchTable hdr.ipv4.dst_addr:1 forward(port:1, next_hop_mac:2)", "unknown table `NoSuchTable`"),
+        ("add ipv4_lpm hdr.ipv4.dst_addr:1/32 teleport(port:1)", "has no action `teleport`"),
+        ("add ipv4_lpm hdr.ipv4.nope:1/32 forward(port:1, next_hop_mac:2)", "has no key field `hdr.ipv4.nope`"),
+        ("add ipv4_lpm hdr.ipv4.dst_addr:1/32 forward(port:1, next_hop_mac:2, speed:9)", "has no parameter `speed`"),
+        ("add ipv4_lpm hdr.ipv4.dst_addr:1/32 forward(port:1)", "missing parameter `next_hop_mac`"),
+        ("setdefault ipv4_lpm forward(port:0x1ffffffff, next_hop_mac:2)", "does not fit parameter `port`"),
+    ];
+    for (i, (line, want)) in cases.iter().enumerate() {
+        let stf = tmp(&format!("names{i}.stf"));
+        std::fs::write(&stf, format!("{line}\n")).unwrap();
+        let o = run(&["stf", p(&ex("pna-forwarder.p4")), p(&stf)]);
+        assert_eq!(o.status.code(), Some(1), "{line}");
+        let t = text(&o);
+        assert!(t.contains(want) && t.contains("line 1"), "{line}: {t}");
+    }
+}
+
+#[test]
+fn stf_program_errors_exit_2() {
+    let o = run(&["stf", "/nonexistent.p4", p(&ex("pna-forwarder.stf"))]);
+    assert_eq!(o.status.code(), Some(2));
+    let bad = tmp("bad.p4");
+    std::fs::write(&bad, "control c() { apply { x = 1; } }").unwrap();
+    let o = run(&["stf", p(&bad), p(&ex("pna-forwarder.stf"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("error:"));
+}
+
+#[test]
+fn run_entries_with_unknown_names_is_a_clear_error() {
+    let entries = tmp("bad.entries");
+    std::fs::write(&entries, "# routes\nadd MainControlImpl.ipv4_lpm hdr.ipv4.dst_addr:0/0 fwd(port:0)\n").unwrap();
+    let o = run(&[
+        "run",
+        p(&ex("pna-forwarder.p4")),
+        "--entries",
+        p(&entries),
+        "--port",
+        "0=gen:two-phase,m=4,count=8",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let t = text(&o);
+    assert!(t.contains("bad.entries:2") && t.contains("has no action `fwd`"), "{t}");
+}
+
+#[test]
+fn run_add_on_miss_over_the_generator() {
+    let o = run(&[
+        "run",
+        p(&ex("pna-add-on-miss.p4")),
+        "--port",
+        "0=gen:two-phase,m=1000,r=10,count=5000",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    // 1000 keys in phase 1, 400 new ones in phase 2.
+    assert!(t.contains("1400 entries of 65536"), "{t}");
+    assert!(t.contains("hits 3600, misses 1400, inserts 1400, failed inserts 0"), "{t}");
+    assert!(t.contains("in 5000 pkts") && t.contains("out 5000 pkts"), "{t}");
+    assert!(t.contains("packets/s"), "{t}");
+}
+
+#[test]
+fn run_forwarder_pcap_in_and_out() {
+    use nevermiss_io::Packet;
+    let input = tmp("in.pcap");
+    let out1 = tmp("out1.pcap");
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len() / 2)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
+    };
+    let pkts = vec![
+        Packet::from_bytes(&hex("02aaaaaaaaaa0200000000010800450000540000400040116ee90a000001c0a80107"), 0, 1000),
+        Packet::from_bytes(&hex("02aaaaaaaaaa02000000000108060001"), 0, 2000),
+        Packet::from_bytes(&hex("02aaaaaaaaaa"), 0, 3000),
+    ];
+    nevermiss_io::pcap::write_file(&input, &pkts).unwrap();
+    let entries = tmp("fwd.entries");
+    std::fs::write(
+        &entries,
+        "add MainControlImpl.ipv4_lpm hdr.ipv4.dst_addr:0xc0a80100/24 forward(port:1, next_hop_mac:0x0000000001aa)\n",
+    )
+    .unwrap();
+    let spec0 = format!("0=pcap:{}", p(&input));
+    let spec1 = format!("1=pcap:,{}", p(&out1));
+    let o = run(&[
+        "run",
+        p(&ex("pna-forwarder.p4")),
+        "--port",
+        &spec0,
+        "--port",
+        &spec1,
+        "--entries",
+        p(&entries),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("port   0: in 3 pkts") && t.contains("dropped 2"), "{t}");
+    let got = nevermiss_io::pcap::read_file(&out1).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        got[0].data(),
+        &hex("0000000001aa02aaaaaaaaaa080045000054000040003f116fe90a000001c0a80107")[..]
+    );
+}
+
+#[test]
+fn run_dump_ir() {
+    let o = run(&["run", p(&ex("v1model-router.p4")), "--dump-ir"]);
+    assert_eq!(o.status.code(), Some(0));
+    let t = text(&o);
+    assert!(t.contains("table #0 IngressImpl.ipv4_lpm"), "{t}");
+    assert!(t.contains("parser #0 ParserImpl"), "{t}");
+}
+
+#[test]
+fn run_without_ports_is_usage_error() {
+    let o = run(&["run", p(&ex("pna-forwarder.p4"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("no ports"));
+}
