@@ -348,6 +348,7 @@ pub fn process_pna(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: 
         if run_control(ex, sw, pi.deparser) == Flow::Reject {
             return;
         }
+        ex.out.finish();
         let start = ex.cursor.div_ceil(8).min(ex.input.len());
         if !ex.ps.mirrors.is_empty() {
             let sessions = sw.sessions.read().unwrap_or_else(PoisonError::into_inner);
@@ -598,6 +599,7 @@ fn egress(
     let trunc = ex.ps.truncate;
     ex.out.clear();
     if run_control(ex, sw, vi.deparser) != Flow::Reject {
+        ex.out.finish();
         let start = ex.cursor.div_ceil(8).min(ex.input.len());
         if recirc.is_some() {
             let mut b = ex.out.bytes.clone();

@@ -10,6 +10,13 @@ pub fn read_bits(data: &[u8], off: usize, w: u32) -> u64 {
     }
     let start = off / 8;
     let shift = (off % 8) as u32;
+    if let Some(chunk) = data.get(start..start + 16) {
+        // Fast path: one 16-byte big-endian load (shift + w ≤ 71 bits).
+        let mut b = [0u8; 16];
+        b.copy_from_slice(chunk);
+        let x = u128::from_be_bytes(b);
+        return ((x << shift) >> (128 - w)) as u64;
+    }
     let nbytes = (shift + w).div_ceil(8) as usize;
     let mut acc: u128 = 0;
     for i in 0..nbytes {
@@ -39,12 +46,18 @@ pub fn read_wide(data: &[u8], off: usize, w: u32, out: &mut [u64]) {
     }
 }
 
-/// A growable big-endian bit string (the deparser's output).
+/// A growable big-endian bit string (the deparser's output, hash and checksum inputs).
+///
+/// Bits are gathered in a 128-bit accumulator and written out eight bytes at a time;
+/// [`BitWriter::finish`] writes what is pending. `bytes` holds the whole string only after
+/// `finish` (a last partial byte is padded with zeros).
 #[derive(Clone, Debug, Default)]
 pub struct BitWriter {
     pub bytes: Vec<u8>,
-    /// Bits written.
+    /// Bits written (pending ones included).
     pub bits: usize,
+    acc: u128,
+    n: u32,
 }
 
 impl BitWriter {
@@ -52,6 +65,8 @@ impl BitWriter {
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.bits = 0;
+        self.acc = 0;
+        self.n = 0;
     }
 
     /// Appends the low `w ≤ 64` bits of `v`, most significant first.
@@ -60,26 +75,15 @@ impl BitWriter {
         if w == 0 {
             return;
         }
-        if self.bits % 8 == 0 && w % 8 == 0 {
-            let n = (w / 8) as usize;
-            let be = v.to_be_bytes();
-            self.bytes.extend_from_slice(&be[8 - n..]);
-            self.bits += w as usize;
-            return;
-        }
-        let mut remaining = w;
-        while remaining > 0 {
-            let used = (self.bits % 8) as u32;
-            if used == 0 {
-                self.bytes.push(0);
-            }
-            let free = 8 - used;
-            let take = free.min(remaining);
-            let chunk = ((v >> (remaining - take)) & ((1u64 << take) - 1)) as u8;
-            let last = self.bytes.len() - 1;
-            self.bytes[last] |= chunk << (free - take);
-            remaining -= take;
-            self.bits += take as usize;
+        let v = if w >= 64 { v } else { v & ((1u64 << w) - 1) };
+        self.acc = (self.acc << w) | u128::from(v);
+        self.n += w;
+        self.bits += w as usize;
+        if self.n >= 64 {
+            self.n -= 64;
+            let word = (self.acc >> self.n) as u64;
+            self.bytes.extend_from_slice(&word.to_be_bytes());
+            self.acc &= (1u128 << self.n) - 1;
         }
     }
 
@@ -96,9 +100,25 @@ impl BitWriter {
         }
     }
 
+    /// Writes out the pending bits (a last partial byte padded with zeros).
+    pub fn finish(&mut self) {
+        while self.n >= 8 {
+            self.n -= 8;
+            self.bytes.push((self.acc >> self.n) as u8);
+        }
+        if self.n > 0 {
+            self.bytes.push((self.acc << (8 - self.n)) as u8);
+            // The padding is now part of `bytes`; later bits start a new byte.
+            self.bits = self.bits.div_ceil(8) * 8;
+        }
+        self.acc = 0;
+        self.n = 0;
+    }
+
     /// Appends whole bytes.
     pub fn put_bytes(&mut self, b: &[u8]) {
-        if self.bits % 8 == 0 {
+        if self.n % 8 == 0 {
+            self.finish();
             self.bytes.extend_from_slice(b);
             self.bits += 8 * b.len();
         } else {
@@ -153,13 +173,14 @@ mod tests {
             for (v, n) in &fields {
                 w.put(*v, *n);
             }
+            w.finish();
             let mut off = 0usize;
             for (v, n) in &fields {
                 let m = if *n == 64 { u64::MAX } else { (1u64 << n) - 1 };
                 prop_assert_eq!(read_bits(&w.bytes, off, *n), v & m);
                 off += *n as usize;
             }
-            prop_assert_eq!(w.bits, off);
+            prop_assert_eq!(w.bytes.len(), off.div_ceil(8));
         }
 
         #[test]
@@ -168,6 +189,7 @@ mod tests {
             let mut wr = BitWriter::default();
             wr.put(0, lead as u32);
             wr.put_wide(&limbs, w);
+            wr.finish();
             let mut out = [0u64; 2];
             read_wide(&wr.bytes, lead, w, &mut out);
             prop_assert_eq!(out, limbs);

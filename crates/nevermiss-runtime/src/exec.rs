@@ -1011,6 +1011,7 @@ impl Exec {
                 }
             }
         }
+        self.data.finish();
     }
 
     /// The data arguments' values, one per item (truncated to 64 bits).
