@@ -127,8 +127,12 @@ impl ArchInfo {
                 } else {
                     (bl.first(), None, bl.get(1), bl.get(2))
                 };
-                let (Some(parser), Some(control), Some(deparser)) = (parser_of(pb), control_of(cb), control_of(db)) else {
-                    return Err("the PNA_NIC package needs a parser, a control and a deparser".into());
+                let (Some(parser), Some(control), Some(deparser)) =
+                    (parser_of(pb), control_of(cb), control_of(db))
+                else {
+                    return Err(
+                        "the PNA_NIC package needs a parser, a control and a deparser".into(),
+                    );
                 };
                 let (pb, cb) = (pb.unwrap_or(&bl[0]), cb.unwrap_or(&bl[0]));
                 let (nth, htn) = p
@@ -177,10 +181,14 @@ impl ArchInfo {
                 if bl.len() < 6 {
                     return Err("the V1Switch package needs six blocks".into());
                 }
-                let (Some(parser), Some(ingress), Some(deparser)) =
-                    (parser_of(bl.first()), control_of(bl.get(2)), control_of(bl.get(5)))
-                else {
-                    return Err("the V1Switch package needs a parser, an ingress and a deparser".into());
+                let (Some(parser), Some(ingress), Some(deparser)) = (
+                    parser_of(bl.first()),
+                    control_of(bl.get(2)),
+                    control_of(bl.get(5)),
+                ) else {
+                    return Err(
+                        "the V1Switch package needs a parser, an ingress and a deparser".into(),
+                    );
                 };
                 let ig = &bl[2];
                 let Some(sm) = ig.params.get(2).and_then(|p| p.region) else {
@@ -219,7 +227,9 @@ impl ArchInfo {
                     }),
                 })
             }
-            Arch::Psa => Err("the PSA architecture is not supported by the runtime (PNA and v1model are)".into()),
+            Arch::Psa => Err(
+                "the PSA architecture is not supported by the runtime (PNA and v1model are)".into(),
+            ),
         }
     }
 }
@@ -300,7 +310,8 @@ fn set_rel(ex: &mut Exec, base: u32, rel: Option<u32>, v: u64) {
 
 #[inline]
 fn get_rel(ex: &Exec, base: u32, rel: Option<u32>) -> u64 {
-    rel.and_then(|o| ex.f.get((base + o) as usize).copied()).unwrap_or(0)
+    rel.and_then(|o| ex.f.get((base + o) as usize).copied())
+        .unwrap_or(0)
 }
 
 fn run_control(ex: &mut Exec, sw: &Switch, f: FnId) -> Flow {
@@ -308,7 +319,14 @@ fn run_control(ex: &mut Exec, sw: &Switch, f: FnId) -> Flow {
 }
 
 /// Runs one packet through a PNA program.
-pub fn process_pna(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u32, out: &mut Outputs) {
+pub fn process_pna(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PnaInfo,
+    data: &[u8],
+    port: u32,
+    out: &mut Outputs,
+) {
     let mut pass = 0u64;
     let mut buf: Vec<u8>;
     let mut cur: &[u8] = data;
@@ -406,7 +424,14 @@ struct EgressJob {
 }
 
 /// Runs one packet through a v1model program.
-pub fn process_v1(ex: &mut Exec, sw: &Switch, vi: &V1Info, data: &[u8], port: u32, out: &mut Outputs) {
+pub fn process_v1(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    data: &[u8],
+    port: u32,
+    out: &mut Outputs,
+) {
     let mut pending: Vec<IngressJob> = Vec::new();
     let mut owned: Vec<u8>;
     let mut cur: &[u8] = data;
@@ -419,7 +444,17 @@ pub fn process_v1(ex: &mut Exec, sw: &Switch, vi: &V1Info, data: &[u8], port: u3
             return;
         }
         let mut extra: Vec<EgressJob> = Vec::new();
-        if let Some(p) = ingress(ex, sw, vi, cur, it, in_port, meta.take(), &mut pending, &mut extra) {
+        if let Some(p) = ingress(
+            ex,
+            sw,
+            vi,
+            cur,
+            it,
+            in_port,
+            meta.take(),
+            &mut pending,
+            &mut extra,
+        ) {
             egress(ex, sw, vi, p, 0, it, None, &mut pending, out, 0);
         }
         for job in extra {
@@ -470,7 +505,11 @@ fn ingress(
             return None;
         }
     }
-    let post_parse = if vi.uses_copies { Some((ex.f.clone(), ex.cursor)) } else { None };
+    let post_parse = if vi.uses_copies {
+        Some((ex.f.clone(), ex.cursor))
+    } else {
+        None
+    };
     if run_control(ex, sw, vi.ingress) == Flow::Reject {
         return None;
     }

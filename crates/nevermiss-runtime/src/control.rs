@@ -53,8 +53,14 @@ impl<'s> ControlPlane<'s> {
                 }
                 Ok(())
             }
-            StfCommand::SetDefault { table, action } => self.set_default(table, &action.name, &action.args),
-            StfCommand::CheckCounter { name, target, check } => self.check_counter(name, target, check),
+            StfCommand::SetDefault { table, action } => {
+                self.set_default(table, &action.name, &action.args)
+            }
+            StfCommand::CheckCounter {
+                name,
+                target,
+                check,
+            } => self.check_counter(name, target, check),
             StfCommand::RemoveAll => {
                 for t in &self.sw.tables {
                     t.t.clear();
@@ -93,7 +99,10 @@ impl<'s> ControlPlane<'s> {
         let mut out = Vec::with_capacity(a.params_bytes());
         for p in &a.params {
             let Some((_, v)) = args.iter().find(|(n, _)| *n == p.name) else {
-                return Err(format!("missing parameter `{}` of action `{}`", p.name, a.name));
+                return Err(format!(
+                    "missing parameter `{}` of action `{}`",
+                    p.name, a.name
+                ));
             };
             out.extend(bytes_of(&v.value, p.ty.width).ok_or_else(|| {
                 format!(
@@ -117,10 +126,17 @@ impl<'s> ControlPlane<'s> {
         let (ti, t) = self.table(table)?;
         let (ai, a) = Self::action(t, action)?;
         if a.default_only {
-            return Err(format!("action `{}` of table `{}` is @defaultonly", a.name, t.name));
+            return Err(format!(
+                "action `{}` of table `{}` is @defaultonly",
+                a.name, t.name
+            ));
         }
         let params = Self::params(a, args)?;
-        let tkeys: Vec<&p4_ir::TableKey> = t.keys.iter().filter(|k| k.kind != MatchKind::Selector).collect();
+        let tkeys: Vec<&p4_ir::TableKey> = t
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .collect();
         let mut given: Vec<Option<&KeyValue>> = vec![None; tkeys.len()];
         for km in keys {
             let want = stack_names(&km.name);
@@ -133,11 +149,17 @@ impl<'s> ControlPlane<'s> {
         for (k, g) in tkeys.iter().zip(&given) {
             let w = k.expr.ty().width;
             let bad = |v: &dyn std::fmt::Display| {
-                format!("value {v} does not fit key field `{}` of table `{}` ({w} bits)", k.name, t.name)
+                format!(
+                    "value {v} does not fit key field `{}` of table `{}` ({w} bits)",
+                    k.name, t.name
+                )
             };
             let m = match (k.kind, g) {
                 (MatchKind::Exact | MatchKind::Selector, None) => {
-                    return Err(format!("missing key field `{}` of table `{}`", k.name, t.name))
+                    return Err(format!(
+                        "missing key field `{}` of table `{}`",
+                        k.name, t.name
+                    ))
                 }
                 (MatchKind::Exact | MatchKind::Selector, Some(v)) => {
                     FieldMatch::Exact(bytes_of(v.value(), w).ok_or_else(|| bad(v))?)
@@ -149,11 +171,16 @@ impl<'s> ControlPlane<'s> {
                     };
                     FieldMatch::Lpm(bytes_of(&val, w).ok_or_else(|| bad(v))?, len.min(w))
                 }
-                (MatchKind::Ternary, None) => FieldMatch::Ternary(vec![0; bytes_len(w)], vec![0; bytes_len(w)]),
+                (MatchKind::Ternary, None) => {
+                    FieldMatch::Ternary(vec![0; bytes_len(w)], vec![0; bytes_len(w)])
+                }
                 (MatchKind::Ternary, Some(v)) => {
                     let (val, m) = v.to_ternary(w);
                     let val = p4_ir::ops::mask_big(&val, w);
-                    FieldMatch::Ternary(bytes_of(&val, w).ok_or_else(|| bad(v))?, bytes_of(&m, w).ok_or_else(|| bad(v))?)
+                    FieldMatch::Ternary(
+                        bytes_of(&val, w).ok_or_else(|| bad(v))?,
+                        bytes_of(&m, w).ok_or_else(|| bad(v))?,
+                    )
                 }
                 (MatchKind::Range, None) => {
                     let max = (BigUint::from(1u8) << w) - 1u8;
@@ -165,7 +192,9 @@ impl<'s> ControlPlane<'s> {
                 }
                 (MatchKind::Optional, None) => FieldMatch::Optional(None),
                 (MatchKind::Optional, Some(v)) => match v {
-                    KeyValue::Ternary { mask, .. } if *mask == BigUint::default() => FieldMatch::Optional(None),
+                    KeyValue::Ternary { mask, .. } if *mask == BigUint::default() => {
+                        FieldMatch::Optional(None)
+                    }
                     _ => FieldMatch::Optional(Some(bytes_of(v.value(), w).ok_or_else(|| bad(v))?)),
                 },
             };
@@ -183,20 +212,27 @@ impl<'s> ControlPlane<'s> {
         } else {
             0
         };
-        let h = rt
-            .t
-            .insert(&ms, prio, ActionData::new(ai, params))
-            .map_err(|e| format!("table `{}`: {e}", t.name))?;
+        let h =
+            rt.t.insert(&ms, prio, ActionData::new(ai, params))
+                .map_err(|e| format!("table `{}`: {e}", t.name))?;
         self.sw.reset_direct(ti, h.slot());
         Ok((ti, h))
     }
 
     /// `setdefault TABLE ACTION(ARGS)`.
-    pub fn set_default(&mut self, table: &str, action: &str, args: &[(String, Number)]) -> Result<(), String> {
+    pub fn set_default(
+        &mut self,
+        table: &str,
+        action: &str,
+        args: &[(String, Number)],
+    ) -> Result<(), String> {
         let (ti, t) = self.table(table)?;
         let (ai, a) = Self::action(t, action)?;
         if a.table_only {
-            return Err(format!("action `{}` of table `{}` is @tableonly", a.name, t.name));
+            return Err(format!(
+                "action `{}` of table `{}` is @tableonly",
+                a.name, t.name
+            ));
         }
         if t.default_const {
             return Err(format!("table `{}` has a const default action", t.name));
@@ -220,7 +256,10 @@ impl<'s> ControlPlane<'s> {
         let (packets, bytes) = match (&self.sw.externs[xi as usize], target) {
             (RtExtern::Counter(cells), CounterRef::Index(n)) => {
                 let i = n.to_u64().unwrap_or(u64::MAX) as usize;
-                cells.get(i).map(|c| c.read()).ok_or_else(|| format!("counter `{name}`: index {} out of range", n.text))?
+                cells
+                    .get(i)
+                    .map(|c| c.read())
+                    .ok_or_else(|| format!("counter `{name}`: index {} out of range", n.text))?
             }
             (RtExtern::DirectCounter(cells), CounterRef::Id(id)) => {
                 let Some((_, h)) = self.ids.get(id.trim_start_matches('$')) else {
@@ -238,7 +277,11 @@ impl<'s> ControlPlane<'s> {
             Some((t, o, n)) => (*t, *o, n.to_u64().unwrap_or(u64::MAX)),
             None => (CountType::Packets, CmpOp::Eq, 0),
         };
-        let got = if ty == CountType::Packets { packets } else { bytes };
+        let got = if ty == CountType::Packets {
+            packets
+        } else {
+            bytes
+        };
         let ok = match op {
             CmpOp::Eq => got == want,
             CmpOp::Ne => got != want,
@@ -250,7 +293,9 @@ impl<'s> ControlPlane<'s> {
         if ok {
             Ok(())
         } else {
-            Err(format!("check_counter {name}: {got} {ty:?} does not satisfy {op:?} {want}"))
+            Err(format!(
+                "check_counter {name}: {got} {ty:?} does not satisfy {op:?} {want}"
+            ))
         }
     }
 
@@ -258,7 +303,9 @@ impl<'s> ControlPlane<'s> {
     fn cli(&mut self, command: &str, rest: &str) -> Result<(), String> {
         let words: Vec<&str> = rest.split_whitespace().collect();
         let num = |i: usize| -> Result<u64, String> {
-            let w = words.get(i).ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
+            let w = words
+                .get(i)
+                .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
             Number::parse(w, false)
                 .ok()
                 .and_then(|n| n.to_u64())
@@ -316,7 +363,11 @@ impl<'s> ControlPlane<'s> {
                 let Some((rid, ports)) = self.nodes.get(h).cloned() else {
                     return Err(format!("mc_node_associate: unknown node {h}"));
                 };
-                let mut groups = self.sw.mc_groups.write().unwrap_or_else(PoisonError::into_inner);
+                let mut groups = self
+                    .sw
+                    .mc_groups
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner);
                 let members = groups.entry(g).or_default();
                 for p in ports {
                     members.push((p, rid));
@@ -326,7 +377,12 @@ impl<'s> ControlPlane<'s> {
             "register_write" => {
                 let name = words.first().copied().unwrap_or("");
                 let (i, v) = (num(1)?, num(2)?);
-                match self.sw.prog.find_extern(name).map(|x| &self.sw.externs[x as usize]) {
+                match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
                     Some(RtExtern::Register(r)) => {
                         r.write(i, &[v]);
                         Ok(())
@@ -336,7 +392,12 @@ impl<'s> ControlPlane<'s> {
             }
             "register_reset" => {
                 let name = words.first().copied().unwrap_or("");
-                match self.sw.prog.find_extern(name).map(|x| &self.sw.externs[x as usize]) {
+                match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
                     Some(RtExtern::Register(r)) => {
                         r.reset();
                         Ok(())
@@ -347,7 +408,12 @@ impl<'s> ControlPlane<'s> {
             "counter_write" => {
                 let name = words.first().copied().unwrap_or("");
                 let (i, p, b) = (num(1)?, num(2)?, num(3)?);
-                match self.sw.prog.find_extern(name).map(|x| &self.sw.externs[x as usize]) {
+                match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
                     Some(RtExtern::Counter(cells)) => {
                         if let Some(c) = cells.get(i as usize) {
                             c.reset();
@@ -360,14 +426,22 @@ impl<'s> ControlPlane<'s> {
             }
             "meter_set_rates" | "meter_array_set_rates" => {
                 let name = words.first().copied().unwrap_or("");
-                let (index, rates_at) = if command == "meter_set_rates" { (Some(num(1)?), 2) } else { (None, 1) };
+                let (index, rates_at) = if command == "meter_set_rates" {
+                    (Some(num(1)?), 2)
+                } else {
+                    (None, 1)
+                };
                 let mut rates = Vec::new();
                 for w in words.iter().skip(rates_at) {
                     let Some((r, b)) = w.split_once(':') else {
                         return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
                     };
-                    let r: f64 = r.parse().map_err(|_| format!("{command}: bad rate `{r}`"))?;
-                    let b: u64 = b.parse().map_err(|_| format!("{command}: bad burst `{b}`"))?;
+                    let r: f64 = r
+                        .parse()
+                        .map_err(|_| format!("{command}: bad rate `{r}`"))?;
+                    let b: u64 = b
+                        .parse()
+                        .map_err(|_| format!("{command}: bad burst `{b}`"))?;
                     rates.push((r, b));
                 }
                 let (c, p) = match rates.as_slice() {
@@ -375,13 +449,20 @@ impl<'s> ControlPlane<'s> {
                     [c] => (*c, *c),
                     _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
                 };
-                let cells = match self.sw.prog.find_extern(name).map(|x| &self.sw.externs[x as usize]) {
+                let cells = match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
                     Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
                     _ => return Err(format!("unknown meter `{name}`")),
                 };
                 for (i, m) in cells.iter().enumerate() {
                     if index.is_none_or(|x| x as usize == i) {
-                        m.lock().unwrap_or_else(PoisonError::into_inner).configure(c.0, c.1, p.0, p.1);
+                        m.lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .configure(c.0, c.1, p.0, p.1);
                     }
                 }
                 let _ = GREEN;

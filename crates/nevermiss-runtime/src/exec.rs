@@ -97,7 +97,9 @@ impl Exec {
             pbuf: Vec::with_capacity(64),
             data: BitWriter::default(),
             tctx: TableCtx::default(),
-            rng: sw.config.seed ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2545_f491_4f6c_dd1d,
+            rng: sw.config.seed
+                ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                ^ 0x2545_f491_4f6c_dd1d,
             loops: 0,
         }
     }
@@ -447,28 +449,26 @@ impl Exec {
                     None => Flow::Next,
                 }
             }
-            Stmt::Loop { cond, body, update } => {
-                loop {
-                    if self.eval(cond) == 0 {
-                        return Flow::Next;
-                    }
-                    self.loops += 1;
-                    if self.loops > sw.config.loop_limit {
-                        sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
-                        self.perr = PARSER_TIMEOUT;
-                        return Flow::Reject;
-                    }
-                    match self.exec(sw, body) {
-                        Flow::Next | Flow::Continue => {}
-                        Flow::Break => return Flow::Next,
-                        f => return f,
-                    }
-                    match self.exec(sw, update) {
-                        Flow::Next => {}
-                        f => return f,
-                    }
+            Stmt::Loop { cond, body, update } => loop {
+                if self.eval(cond) == 0 {
+                    return Flow::Next;
                 }
-            }
+                self.loops += 1;
+                if self.loops > sw.config.loop_limit {
+                    sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
+                    self.perr = PARSER_TIMEOUT;
+                    return Flow::Reject;
+                }
+                match self.exec(sw, body) {
+                    Flow::Next | Flow::Continue => {}
+                    Flow::Break => return Flow::Next,
+                    f => return f,
+                }
+                match self.exec(sw, update) {
+                    Flow::Next => {}
+                    f => return f,
+                }
+            },
             Stmt::Break => Flow::Break,
             Stmt::Continue => Flow::Continue,
             Stmt::Return => Flow::Return,
@@ -861,8 +861,17 @@ impl Exec {
 
     // ------------------------------------------------------------------ tables
 
-    fn apply_table(&mut self, sw: &Switch, tid: TableId, hit_slot: Option<u32>, run_slot: Option<u32>) -> Flow {
-        let (Some(td), Some(rt)) = (sw.prog.tables.get(tid as usize), sw.tables.get(tid as usize)) else {
+    fn apply_table(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Flow {
+        let (Some(td), Some(rt)) = (
+            sw.prog.tables.get(tid as usize),
+            sw.tables.get(tid as usize),
+        ) else {
             return Flow::Next;
         };
         if !td.key_pre.is_empty() {
@@ -899,7 +908,14 @@ impl Exec {
             self.st(h as usize, u64::from(hit.is_some()));
         }
         if let Some(r) = run_slot {
-            self.st(r as usize, if action == ACTION_NONE { u64::MAX } else { u64::from(action) });
+            self.st(
+                r as usize,
+                if action == ACTION_NONE {
+                    u64::MAX
+                } else {
+                    u64::from(action)
+                },
+            );
         }
         let Some(a) = td.actions.get(action as usize) else {
             return Flow::Next;
@@ -933,7 +949,13 @@ impl Exec {
             active: true,
         };
         let flow = self.call(sw, a.func, &a.copy_in, &a.copy_out);
-        if let (Some(h), true) = (hit, rt.writes_back.get(action as usize).copied().unwrap_or(false)) {
+        if let (Some(h), true) = (
+            hit,
+            rt.writes_back
+                .get(action as usize)
+                .copied()
+                .unwrap_or(false),
+        ) {
             self.pbuf.clear();
             for p in &a.params {
                 if p.ty.is_wide() {
@@ -1027,7 +1049,10 @@ impl Exec {
     fn extern_call(&mut self, sw: &Switch, x: &ExternCall) -> Flow {
         let args = &x.args;
         let inst = x.inst.and_then(|i| sw.externs.get(i as usize));
-        let xk = x.inst.and_then(|i| sw.prog.externs.get(i as usize)).map(|e| &e.kind);
+        let xk = x
+            .inst
+            .and_then(|i| sw.prog.externs.get(i as usize))
+            .map(|e| &e.kind);
         match &x.op {
             XOp::CounterCount => {
                 if let Some(RtExtern::Counter(cells)) = inst {
@@ -1050,7 +1075,9 @@ impl Exec {
                 let mut c = externs::GREEN;
                 if let Some(RtExtern::Meter(cells)) = inst {
                     let i = self.xval(args.first()).unwrap_or(0);
-                    let cin = self.xval(args.get(1)).map_or(externs::GREEN, |v| color_index(colors, v));
+                    let cin = self
+                        .xval(args.get(1))
+                        .map_or(externs::GREEN, |v| color_index(colors, v));
                     let bytes = matches!(xk, Some(ExternKind::Meter { bytes: true, .. }));
                     let amount = if bytes {
                         self.xval(args.get(2)).unwrap_or(self.input.len() as u64)
@@ -1058,7 +1085,11 @@ impl Exec {
                         1
                     };
                     if let Some(m) = cells.get(i as usize) {
-                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(amount, self.now_ns, cin);
+                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
+                            amount,
+                            self.now_ns,
+                            cin,
+                        );
                     }
                 }
                 if let Some((l, t)) = &x.ret {
@@ -1068,7 +1099,9 @@ impl Exec {
             XOp::DirectMeterExecute { colors } | XOp::DirectMeterRead { colors } => {
                 let mut c = externs::GREEN;
                 if let (Some(RtExtern::DirectMeter(cells)), Some(h)) = (inst, self.tctx.hit) {
-                    let cin = self.xval(args.first()).map_or(externs::GREEN, |v| color_index(colors, v));
+                    let cin = self
+                        .xval(args.first())
+                        .map_or(externs::GREEN, |v| color_index(colors, v));
                     let bytes = matches!(xk, Some(ExternKind::DirectMeter { bytes: true }));
                     let amount = if bytes {
                         self.xval(args.get(1)).unwrap_or(self.input.len() as u64)
@@ -1076,7 +1109,11 @@ impl Exec {
                         1
                     };
                     if let Some(m) = cells.get(h.slot()) {
-                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(amount, self.now_ns, cin);
+                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
+                            amount,
+                            self.now_ns,
+                            cin,
+                        );
                     }
                 }
                 if let Some((l, t)) = &x.ret {
@@ -1084,7 +1121,8 @@ impl Exec {
                 }
             }
             XOp::RegisterRead => {
-                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1)) {
+                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
+                {
                     let i = self.xval(args.first()).unwrap_or(u64::MAX);
                     let w = lay.words(&sw.prog.headers) as usize;
                     if let Some(a) = self.addr(l) {
@@ -1095,7 +1133,8 @@ impl Exec {
                 }
             }
             XOp::RegisterWrite => {
-                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1)) {
+                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
+                {
                     let i = self.xval(args.first()).unwrap_or(u64::MAX);
                     let w = lay.words(&sw.prog.headers) as usize;
                     if let Some(a) = self.addr(l) {
@@ -1134,7 +1173,11 @@ impl Exec {
                 let h = externs::hash(*algo, &self.data.bytes, r);
                 let base = self.xval(args.get(1)).unwrap_or(0);
                 let max = self.xval(args.get(3)).unwrap_or(0);
-                let v = if max > 0 { base.wrapping_add(h % max) } else { base.wrapping_add(h) };
+                let v = if max > 0 {
+                    base.wrapping_add(h % max)
+                } else {
+                    base.wrapping_add(h)
+                };
                 if let Some(XArg::Out(l, t)) = args.first() {
                     self.xstore(l, *t, v);
                 }
@@ -1149,7 +1192,9 @@ impl Exec {
                 _ => {}
             },
             XOp::ChecksumUpdate => {
-                if let (Some(ExternKind::Checksum { algo, state }), Some(XArg::Data(items))) = (xk, args.first()) {
+                if let (Some(ExternKind::Checksum { algo, state }), Some(XArg::Data(items))) =
+                    (xk, args.first())
+                {
                     self.serialize(items);
                     let s = *state as usize;
                     match algo {
@@ -1170,7 +1215,11 @@ impl Exec {
                         }
                         _ => {
                             // CRCs: accumulate the bytes (kept in a running CRC-32 register).
-                            let mut c = if self.ld(s + 1) == 0 { 0xFFFF_FFFFu32 } else { self.ld(s) as u32 };
+                            let mut c = if self.ld(s + 1) == 0 {
+                                0xFFFF_FFFFu32
+                            } else {
+                                self.ld(s) as u32
+                            };
                             for b in &self.data.bytes {
                                 c = crc32_step(c, *b);
                             }
@@ -1179,7 +1228,9 @@ impl Exec {
                         }
                     }
                 }
-                if let (Some(ExternKind::InternetChecksum { .. }), Some(XArg::Data(_))) = (xk, args.first()) {
+                if let (Some(ExternKind::InternetChecksum { .. }), Some(XArg::Data(_))) =
+                    (xk, args.first())
+                {
                     // (InternetChecksum uses add/subtract.)
                 }
             }
@@ -1191,12 +1242,18 @@ impl Exec {
                             HashAlgo::Csum16 | HashAlgo::Identity => !self.ld(s) & 0xffff,
                             HashAlgo::Xor16 => self.ld(s) & 0xffff,
                             _ => {
-                                let c = if self.ld(s + 1) == 0 { 0xFFFF_FFFFu32 } else { self.ld(s) as u32 };
+                                let c = if self.ld(s + 1) == 0 {
+                                    0xFFFF_FFFFu32
+                                } else {
+                                    self.ld(s) as u32
+                                };
                                 u64::from(c ^ 0xFFFF_FFFF)
                             }
                         }
                     }
-                    Some(ExternKind::InternetChecksum { state }) => !self.ld(*state as usize) & 0xffff,
+                    Some(ExternKind::InternetChecksum { state }) => {
+                        !self.ld(*state as usize) & 0xffff
+                    }
                     _ => 0,
                 };
                 if let Some((l, t)) = &x.ret {
@@ -1204,7 +1261,9 @@ impl Exec {
                 }
             }
             XOp::CsumAdd | XOp::CsumSubtract => {
-                if let (Some(ExternKind::InternetChecksum { state }), Some(XArg::Data(items))) = (xk, args.first()) {
+                if let (Some(ExternKind::InternetChecksum { state }), Some(XArg::Data(items))) =
+                    (xk, args.first())
+                {
                     self.serialize(items);
                     let s = *state as usize;
                     let mut sum = u64::from(externs::ones_sum16(&self.data.bytes));
@@ -1232,7 +1291,11 @@ impl Exec {
                 if let (Some(ExternKind::Random { lo, hi, ty }), Some((l, t))) = (xk, &x.ret) {
                     let (lo, hi) = (*lo, *hi);
                     let r = self.next_rand();
-                    let v = if hi > lo { lo + r % (hi - lo + 1).max(1) } else { lo };
+                    let v = if hi > lo {
+                        lo + r % (hi - lo + 1).max(1)
+                    } else {
+                        lo
+                    };
                     let v = v & mask(ty.width);
                     self.xstore(l, *t, v);
                 }
@@ -1242,7 +1305,13 @@ impl Exec {
                 let hi = self.xval(args.get(2)).unwrap_or(u64::MAX);
                 let r = self.next_rand();
                 let span = hi.wrapping_sub(lo).wrapping_add(1);
-                let v = if hi < lo { lo } else if span == 0 { r } else { lo + r % span };
+                let v = if hi < lo {
+                    lo
+                } else if span == 0 {
+                    r
+                } else {
+                    lo + r % span
+                };
                 if let Some(XArg::Out(l, t)) = args.first() {
                     self.xstore(l, *t, v);
                 }
@@ -1255,7 +1324,10 @@ impl Exec {
                         .map_or_else(String::new, |e| e.name.clone());
                     (n, args.first())
                 } else {
-                    (format!("receiver {}", self.xval(args.first()).unwrap_or(0)), args.get(1))
+                    (
+                        format!("receiver {}", self.xval(args.first()).unwrap_or(0)),
+                        args.get(1),
+                    )
                 };
                 if let Some(XArg::Data(items)) = items {
                     self.serialize(items);
@@ -1279,7 +1351,8 @@ impl Exec {
                     }
                 }
             }
-            XOp::VerifyChecksum { algo, with_payload } | XOp::UpdateChecksum { algo, with_payload } => {
+            XOp::VerifyChecksum { algo, with_payload }
+            | XOp::UpdateChecksum { algo, with_payload } => {
                 let cond = self.xval(args.first()).unwrap_or(1);
                 if cond == 0 {
                     return Flow::Next;
@@ -1347,7 +1420,13 @@ impl Exec {
                 } else {
                     true
                 };
-                let ok = doit && self.add_entry(sw, *func, args.get(i), self.xval(args.get(i + 1)).unwrap_or(0));
+                let ok = doit
+                    && self.add_entry(
+                        sw,
+                        *func,
+                        args.get(i),
+                        self.xval(args.get(i + 1)).unwrap_or(0),
+                    );
                 if let Some((l, t)) = &x.ret {
                     let v = if ok { *success } else { 1 - success.min(&1) };
                     self.xstore(l, *t, v);
@@ -1355,7 +1434,10 @@ impl Exec {
             }
             XOp::SetEntryExpireTime { conditional } => {
                 let (cond, p) = if *conditional {
-                    (self.xval(args.first()).unwrap_or(0) != 0, self.xval(args.get(1)).unwrap_or(0))
+                    (
+                        self.xval(args.first()).unwrap_or(0) != 0,
+                        self.xval(args.get(1)).unwrap_or(0),
+                    )
                 } else {
                     (true, self.xval(args.first()).unwrap_or(0))
                 };
@@ -1420,7 +1502,10 @@ impl Exec {
         self.adata.action = ai;
         self.adata.params.set(&self.pbuf);
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
-        match rt.t.add_on_miss(&self.key, &self.adata, profile, self.now_ns) {
+        match rt
+            .t
+            .add_on_miss(&self.key, &self.adata, profile, self.now_ns)
+        {
             AddStatus::Added(h) => {
                 sw.reset_direct(tid, h.slot());
                 true
@@ -1440,7 +1525,8 @@ impl Exec {
         };
         match profile {
             Some(p) => {
-                let _ = rt.t.set_expire_profile(h, u8::try_from(p).unwrap_or(u8::MAX), self.now_ns);
+                let _ =
+                    rt.t.set_expire_profile(h, u8::try_from(p).unwrap_or(u8::MAX), self.now_ns);
             }
             None => {
                 let _ = rt.t.restart_timer(h, self.now_ns);
@@ -1450,14 +1536,21 @@ impl Exec {
 }
 
 fn color_index(colors: &[u64; 3], v: u64) -> usize {
-    colors.iter().position(|c| *c == v).unwrap_or(externs::GREEN)
+    colors
+        .iter()
+        .position(|c| *c == v)
+        .unwrap_or(externs::GREEN)
 }
 
 #[inline]
 fn crc32_step(c: u32, b: u8) -> u32 {
     let mut c = c ^ u32::from(b);
     for _ in 0..8 {
-        c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+        c = if c & 1 != 0 {
+            0xEDB8_8320 ^ (c >> 1)
+        } else {
+            c >> 1
+        };
     }
     c
 }

@@ -144,7 +144,10 @@ impl RegisterStore {
     /// Resets every cell to its initial value.
     pub fn reset(&self) {
         for (i, c) in self.cells.iter().enumerate() {
-            c.store(self.init.get(i % self.words as usize).copied().unwrap_or(0), Relaxed);
+            c.store(
+                self.init.get(i % self.words as usize).copied().unwrap_or(0),
+                Relaxed,
+            );
         }
     }
 }
@@ -159,7 +162,11 @@ const fn crc32_table() -> [u32; 256] {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[i] = c;
@@ -175,7 +182,11 @@ const fn crc16_table() -> [u16; 256] {
         let mut c = i as u16;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { 0xA001 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xA001 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[i] = c;

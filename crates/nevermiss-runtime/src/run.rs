@@ -139,11 +139,18 @@ pub fn table_reports(sw: &Switch) -> Vec<TableReport> {
 }
 
 /// Runs until every port's input is exhausted (or `max_packets` were received).
-pub fn run(sw: Arc<Switch>, mut ports: Vec<Box<dyn Port>>, opts: &RunOptions) -> Result<RunReport, String> {
+pub fn run(
+    sw: Arc<Switch>,
+    mut ports: Vec<Box<dyn Port>>,
+    opts: &RunOptions,
+) -> Result<RunReport, String> {
     let batch_size = opts.batch.clamp(1, nevermiss_io::BATCH_MAX);
     let mut worker = Worker::new(sw.clone(), 0);
     let mut rx = Batch::with_capacity(batch_size);
-    let mut tx: Vec<Batch> = ports.iter().map(|_| Batch::with_capacity(nevermiss_io::BATCH_MAX)).collect();
+    let mut tx: Vec<Batch> = ports
+        .iter()
+        .map(|_| Batch::with_capacity(nevermiss_io::BATCH_MAX))
+        .collect();
     let ids: Vec<u32> = ports.iter().map(|p| p.id()).collect();
     let start = Instant::now();
     let mut report = RunReport::default();

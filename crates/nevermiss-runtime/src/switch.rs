@@ -70,6 +70,9 @@ pub enum RtExtern {
     None,
 }
 
+/// The members of a parser value set: one (value, mask) per component each.
+pub type ValueSetMembers = Vec<Vec<(u64, u64)>>;
+
 /// A message produced by a `digest` (v1model) or `Digest.pack` (PNA).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DigestMsg {
@@ -102,8 +105,8 @@ pub struct Switch {
     pub arch: ArchInfo,
     pub tables: Vec<RtTable>,
     pub externs: Vec<RtExtern>,
-    /// Members of each value set: one (value, mask) per component.
-    pub value_sets: Vec<RwLock<Vec<Vec<(u64, u64)>>>>,
+    /// Members of each value set.
+    pub value_sets: Vec<RwLock<ValueSetMembers>>,
     pub digests: Mutex<Vec<DigestMsg>>,
     pub notifications: Mutex<Vec<Notification>>,
     /// Clone / mirror session → egress port.
@@ -151,7 +154,12 @@ impl Switch {
                     )
                 })
                 .collect();
-            let max_params = td.actions.iter().map(|a| a.params_bytes()).max().unwrap_or(0);
+            let max_params = td
+                .actions
+                .iter()
+                .map(|a| a.params_bytes())
+                .max()
+                .unwrap_or(0);
             let size = (td.size.max(1) as usize).min(MAX_TABLE_SIZE);
             let spec = TableSpec::new(td.name.clone(), keys, size)
                 .with_add_on_miss(td.add_on_miss)
@@ -193,10 +201,11 @@ impl Switch {
                     continue;
                 };
                 // Duplicates of earlier entries are shadowed by them (first wins).
-                match rt
-                    .t
-                    .insert(&ms, e.priority, ActionData::new(e.action, e.params.as_slice()))
-                {
+                match rt.t.insert(
+                    &ms,
+                    e.priority,
+                    ActionData::new(e.action, e.params.as_slice()),
+                ) {
                     Ok(_) | Err(TableError::Exists) => {}
                     Err(err) => {
                         return Err(BuildError(format!(
@@ -224,7 +233,9 @@ impl Switch {
             };
             externs.push(match &x.kind {
                 ExternKind::Counter { size, .. } => RtExtern::Counter(counters(*size as usize)),
-                ExternKind::DirectCounter { .. } => RtExtern::DirectCounter(counters(slots_of(true))),
+                ExternKind::DirectCounter { .. } => {
+                    RtExtern::DirectCounter(counters(slots_of(true)))
+                }
                 ExternKind::Meter { size, .. } => RtExtern::Meter(meters(*size as usize)),
                 ExternKind::DirectMeter { .. } => RtExtern::DirectMeter(meters(slots_of(false))),
                 ExternKind::Register { size, layout, init } => {
@@ -234,7 +245,11 @@ impl Switch {
                 _ => RtExtern::None,
             });
         }
-        let value_sets = prog.value_sets.iter().map(|_| RwLock::new(Vec::new())).collect();
+        let value_sets = prog
+            .value_sets
+            .iter()
+            .map(|_| RwLock::new(Vec::new()))
+            .collect();
         Ok(Switch {
             prog,
             config,
@@ -249,6 +264,37 @@ impl Switch {
             flow_ids: AtomicU32::new(1),
             stats: SwitchStats::default(),
         })
+    }
+
+    /// Adds a member to the parser value set `name` (full name or unique suffix): one
+    /// (value, mask) per component. Fails for an unknown set, a wrong number of components or
+    /// a full set.
+    pub fn add_value_set_member(&self, name: &str, member: &[(u64, u64)]) -> Result<(), String> {
+        let Some(i) =
+            p4_ir::find_by_name(self.prog.value_sets.iter().map(|v| v.name.as_str()), name)
+        else {
+            return Err(format!("unknown value set `{name}`"));
+        };
+        let def = &self.prog.value_sets[i as usize];
+        if member.len() != def.widths.len() {
+            return Err(format!(
+                "value set `{}` has {} components, {} given",
+                def.name,
+                def.widths.len(),
+                member.len()
+            ));
+        }
+        let mut m = self.value_sets[i as usize]
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if m.len() >= def.size as usize {
+            return Err(format!(
+                "value set `{}` is full ({} members)",
+                def.name, def.size
+            ));
+        }
+        m.push(member.to_vec());
+        Ok(())
     }
 
     /// Whether a port is a network port (PNA).
@@ -291,7 +337,10 @@ impl Switch {
                 })
                 .collect();
             if !notes.is_empty() {
-                let mut q = self.notifications.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut q = self
+                    .notifications
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 if q.len() < self.config.digest_queue {
                     q.extend(notes);
                 }
@@ -338,7 +387,9 @@ pub fn entry_matches(kinds: &[(MatchKind, Ty)], ms: &[EntryMatch]) -> Option<Vec
         let w = t.width;
         out.push(match (k, m) {
             (_, EntryMatch::Exact(v)) => FieldMatch::Exact(val_bytes(v, w)),
-            (MatchKind::Lpm, EntryMatch::Lpm(v, l)) => FieldMatch::Lpm(val_bytes(v, w), (*l).min(w)),
+            (MatchKind::Lpm, EntryMatch::Lpm(v, l)) => {
+                FieldMatch::Lpm(val_bytes(v, w), (*l).min(w))
+            }
             (MatchKind::Lpm, EntryMatch::Any) => FieldMatch::Lpm(val_bytes(&Val::U(0), w), 0),
             (MatchKind::Ternary, EntryMatch::Ternary(v, m)) => {
                 FieldMatch::Ternary(val_bytes(v, w), val_bytes(m, w))

@@ -18,7 +18,8 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn switch(name: &str, config: Config) -> Arc<Switch> {
-    build(&example(&format!("{name}.p4")), &Options::default(), config).unwrap_or_else(|e| panic!("{e}"))
+    build(&example(&format!("{name}.p4")), &Options::default(), config)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run_example(name: &str, config: Config) {
@@ -178,9 +179,14 @@ fn add_on_miss_full_table_fails_gracefully() {
 #[test]
 fn dataplane_update_semantics() {
     use p4_ir::{BinOp, Expr, Loc, Stmt, Ty};
-    let mut prog = nevermiss_runtime::load(&example("pna-add-on-miss.p4"), &Options::default()).unwrap();
+    let mut prog =
+        nevermiss_runtime::load(&example("pna-add-on-miss.p4"), &Options::default()).unwrap();
     let t = &mut prog.tables[0];
-    let hit = t.actions.iter_mut().find(|a| a.name.ends_with("flow_hit")).unwrap();
+    let hit = t
+        .actions
+        .iter_mut()
+        .find(|a| a.name.ends_with("flow_hit"))
+        .unwrap();
     hit.params[0].is_ref = true;
     let slot = hit.params[0].slot;
     let f = hit.func as usize;
@@ -238,13 +244,21 @@ fn conntrack_expiry_profiles() {
     assert_eq!(w.process(&synack_in, 0, 3 * ms).as_slice()[0].0, 1);
     // The SYN+ACK (an ACK) set the ESTABLISHED profile (50 ms) at 3 ms.
     sw.expire(20 * ms);
-    assert_eq!(t.len(), 1, "established connections survive the new-connection timeout");
+    assert_eq!(
+        t.len(),
+        1,
+        "established connections survive the new-connection timeout"
+    );
     assert_eq!(w.process(&ack_out, 1, 30 * ms).len(), 1);
     // Idle for longer than 50 ms: deleted.
     sw.expire(200 * ms);
     assert_eq!(t.len(), 0);
     assert!(t.stats().expirations >= 1);
-    assert_eq!(w.process(&synack_in, 0, 201 * ms).len(), 0, "expired: dropped");
+    assert_eq!(
+        w.process(&synack_in, 0, 201 * ms).len(),
+        0,
+        "expired: dropped"
+    );
     // A new connection that is never answered expires after 5 ms.
     assert_eq!(w.process(&syn_out, 1, 300 * ms).len(), 1);
     sw.expire(310 * ms);

@@ -301,7 +301,13 @@ fn includes_supported(file: &Path, seen: &mut BTreeSet<PathBuf>) -> bool {
     true
 }
 
-fn run_all(exe: &Path, files: &[PathBuf], expect: Expect, jobs: usize, timeout: Duration) -> Vec<Outcome> {
+fn run_all(
+    exe: &Path,
+    files: &[PathBuf],
+    expect: Expect,
+    jobs: usize,
+    timeout: Duration,
+) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
     std::thread::scope(|s| {

@@ -86,7 +86,11 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
         "s" => 1e9,
         "m" => 60e9,
         "h" => 3600e9,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (ns, us, ms, s, m, h)")),
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}` (ns, us, ms, s, m, h)"
+            ))
+        }
     };
     let ns = v * mul;
     if !(0.0..=1.8e19).contains(&ns) {
@@ -126,12 +130,15 @@ fn profiles(specs: &[String]) -> Result<Option<Vec<u64>>, String> {
 /// Applies the control-plane commands of an entries file.
 pub fn apply_entries(sw: &Switch, path: &std::path::Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let stmts = parse_stf(&text).map_err(|e| format!("{}:{}:{}: {}", path.display(), e.line, e.col, e.message))?;
+    let stmts = parse_stf(&text)
+        .map_err(|e| format!("{}:{}:{}: {}", path.display(), e.line, e.col, e.message))?;
     let mut cp = ControlPlane::new(sw);
     let mut n = 0;
     for st in &stmts {
         match &st.command {
-            StfCommand::Packet { .. } | StfCommand::Expect { .. } | StfCommand::CheckCounter { .. } => {
+            StfCommand::Packet { .. }
+            | StfCommand::Expect { .. }
+            | StfCommand::CheckCounter { .. } => {
                 return Err(format!(
                     "{}:{}: only control-plane commands are allowed in an entries file",
                     path.display(),
@@ -174,7 +181,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     }
     let specs = parse_port_specs(&args.ports).map_err(|e| e.to_string())?;
     if specs.is_empty() {
-        return Err("no ports: give at least one --port N=pcap:IN,OUT or N=gen:two-phase,...".into());
+        return Err(
+            "no ports: give at least one --port N=pcap:IN,OUT or N=gen:two-phase,...".into(),
+        );
     }
     let config = Config {
         host_ports: args.host_ports.clone(),
@@ -182,7 +191,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         tick_ns: parse_duration_ns(&args.tick)?.max(1),
         ..Config::default()
     };
-    let sw = Arc::new(Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?);
+    let sw = Arc::new(
+        Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?,
+    );
     for e in &args.entries {
         apply_entries(&sw, e)?;
     }
@@ -196,7 +207,10 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
             ClockArg::Wall => Clock::Wall,
             ClockArg::Packet => Clock::Packet,
         },
-        stats_every: args.stats_every.filter(|s| *s > 0.0).map(Duration::from_secs_f64),
+        stats_every: args
+            .stats_every
+            .filter(|s| *s > 0.0)
+            .map(Duration::from_secs_f64),
         max_packets: args.max_packets,
     };
     let report = run_loop(sw.clone(), ports, &ropts)?;

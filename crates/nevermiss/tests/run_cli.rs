@@ -75,12 +75,30 @@ fn stf_mismatch_exits_1_with_the_difference() {
 #[test]
 fn stf_unknown_names_are_named() {
     let cases = [
-        ("add NoSuchTable hdr.ipv4.dst_addr:1 forward(port:1, next_hop_mac:2)", "unknown table `NoSuchTable`"),
-        ("add ipv4_lpm hdr.ipv4.dst_addr:1/32 teleport(port:1)", "has no action `teleport`"),
-        ("add ipv4_lpm hdr.ipv4.nope:1/32 forward(port:1, next_hop_mac:2)", "has no key field `hdr.ipv4.nope`"),
-        ("add ipv4_lpm hdr.ipv4.dst_addr:1/32 forward(port:1, next_hop_mac:2, speed:9)", "has no parameter `speed`"),
-        ("add ipv4_lpm hdr.ipv4.dst_addr:1/32 forward(port:1)", "missing parameter `next_hop_mac`"),
-        ("setdefault ipv4_lpm forward(port:0x1ffffffff, next_hop_mac:2)", "does not fit parameter `port`"),
+        (
+            "add NoSuchTable hdr.ipv4.dst_addr:1 forward(port:1, next_hop_mac:2)",
+            "unknown table `NoSuchTable`",
+        ),
+        (
+            "add ipv4_lpm hdr.ipv4.dst_addr:1/32 teleport(port:1)",
+            "has no action `teleport`",
+        ),
+        (
+            "add ipv4_lpm hdr.ipv4.nope:1/32 forward(port:1, next_hop_mac:2)",
+            "has no key field `hdr.ipv4.nope`",
+        ),
+        (
+            "add ipv4_lpm hdr.ipv4.dst_addr:1/32 forward(port:1, next_hop_mac:2, speed:9)",
+            "has no parameter `speed`",
+        ),
+        (
+            "add ipv4_lpm hdr.ipv4.dst_addr:1/32 forward(port:1)",
+            "missing parameter `next_hop_mac`",
+        ),
+        (
+            "setdefault ipv4_lpm forward(port:0x1ffffffff, next_hop_mac:2)",
+            "does not fit parameter `port`",
+        ),
     ];
     for (i, (line, want)) in cases.iter().enumerate() {
         let stf = tmp(&format!("names{i}.stf"));
@@ -106,7 +124,11 @@ fn stf_program_errors_exit_2() {
 #[test]
 fn run_entries_with_unknown_names_is_a_clear_error() {
     let entries = tmp("bad.entries");
-    std::fs::write(&entries, "# routes\nadd MainControlImpl.ipv4_lpm hdr.ipv4.dst_addr:0/0 fwd(port:0)\n").unwrap();
+    std::fs::write(
+        &entries,
+        "# routes\nadd MainControlImpl.ipv4_lpm hdr.ipv4.dst_addr:0/0 fwd(port:0)\n",
+    )
+    .unwrap();
     let o = run(&[
         "run",
         p(&ex("pna-forwarder.p4")),
@@ -117,7 +139,10 @@ fn run_entries_with_unknown_names_is_a_clear_error() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
-    assert!(t.contains("bad.entries:2") && t.contains("has no action `fwd`"), "{t}");
+    assert!(
+        t.contains("bad.entries:2") && t.contains("has no action `fwd`"),
+        "{t}"
+    );
 }
 
 #[test]
@@ -132,8 +157,14 @@ fn run_add_on_miss_over_the_generator() {
     let t = text(&o);
     // 1000 keys in phase 1, 400 new ones in phase 2.
     assert!(t.contains("1400 entries of 65536"), "{t}");
-    assert!(t.contains("hits 3600, misses 1400, inserts 1400, failed inserts 0"), "{t}");
-    assert!(t.contains("in 5000 pkts") && t.contains("out 5000 pkts"), "{t}");
+    assert!(
+        t.contains("hits 3600, misses 1400, inserts 1400, failed inserts 0"),
+        "{t}"
+    );
+    assert!(
+        t.contains("in 5000 pkts") && t.contains("out 5000 pkts"),
+        "{t}"
+    );
     assert!(t.contains("packets/s"), "{t}");
 }
 
@@ -148,7 +179,11 @@ fn run_forwarder_pcap_in_and_out() {
             .collect()
     };
     let pkts = vec![
-        Packet::from_bytes(&hex("02aaaaaaaaaa0200000000010800450000540000400040116ee90a000001c0a80107"), 0, 1000),
+        Packet::from_bytes(
+            &hex("02aaaaaaaaaa0200000000010800450000540000400040116ee90a000001c0a80107"),
+            0,
+            1000,
+        ),
         Packet::from_bytes(&hex("02aaaaaaaaaa02000000000108060001"), 0, 2000),
         Packet::from_bytes(&hex("02aaaaaaaaaa"), 0, 3000),
     ];
@@ -173,7 +208,10 @@ fn run_forwarder_pcap_in_and_out() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("port   0: in 3 pkts") && t.contains("dropped 2"), "{t}");
+    assert!(
+        t.contains("port   0: in 3 pkts") && t.contains("dropped 2"),
+        "{t}"
+    );
     let got = nevermiss_io::pcap::read_file(&out1).unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(

@@ -724,13 +724,12 @@ impl<'a> Lw<'a> {
                 self.xcall(op, None, vec![a], None, e, pre)
             }
             "log_msg" => {
-                let msg = match nth(0).and_then(|x| match &x.kind {
-                    ExprKind::String(s) => Some(s.clone()),
-                    _ => None,
-                }) {
-                    Some(s) => s,
-                    None => String::new(),
-                };
+                let msg = nth(0)
+                    .and_then(|x| match &x.kind {
+                        ExprKind::String(s) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_default();
                 let data = self.data_arg(nth(1), pre)?;
                 self.xcall(XOp::Log, None, vec![XArg::Str(msg), data], None, e, pre)
             }
@@ -839,8 +838,8 @@ impl<'a> Lw<'a> {
                 let rb = self.expr(bx, pre)?;
                 match self.scalar(&t) {
                     Some(s) => {
-                        let xa = self.to_scalar(ra, ax.span)?;
-                        let xb = self.to_scalar(rb, bx.span)?;
+                        let xa = self.as_scalar(ra, ax.span)?;
+                        let xb = self.as_scalar(rb, bx.span)?;
                         Ok(Some(RV::Scalar(Expr::Mux(
                             Box::new(cond),
                             Box::new(xa),

@@ -773,10 +773,20 @@ impl<'a> Lw<'a> {
 
     /// A keyset / entry constant as bits of width `t`.
     pub fn kval(&mut self, e: &ast::Expr, t: Ty) -> LResult<Val> {
-        let Some(v) = self.ck.value_of(e.id).cloned() else {
-            return err_at(e.span, "expected a compile-time constant");
-        };
-        self.val_bits(&v, t, e.span)
+        if let Some(v) = self.ck.value_of(e.id).cloned() {
+            return self.val_bits(&v, t, e.span);
+        }
+        // A value known only in this instance (a constructor parameter).
+        let mut pre = Vec::new();
+        let rv = self.expr(e, &mut pre)?;
+        if pre.is_empty() {
+            if let super::expr::RV::Scalar(x) = rv {
+                if let Some(v) = x.as_const() {
+                    return Ok(Val::from_big(crate::ops::mask_big(&v.to_big(), t.width)));
+                }
+            }
+        }
+        err_at(e.span, "expected a compile-time constant")
     }
 
     pub fn val_bits(&mut self, v: &Value, t: Ty, span: Span) -> LResult<Val> {
@@ -920,7 +930,11 @@ impl<'a> Lw<'a> {
         } else {
             // No default_action: NoAction (P4_16 §14.2.1.3).
             let t = &mut self.p.tables[tid as usize];
-            if let Some(i) = t.actions.iter().position(|a| a.name == "NoAction" && a.params.is_empty()) {
+            if let Some(i) = t
+                .actions
+                .iter()
+                .position(|a| a.name == "NoAction" && a.params.is_empty())
+            {
                 t.default_action = Some((i as u32, Vec::new()));
             }
         }
@@ -1097,7 +1111,7 @@ impl<'a> Lw<'a> {
 
     /// The AST expression with this id among the table properties (default actions).
     fn find_expr(&self, id: p4_front::ast::NodeId) -> Option<&'a ast::Expr> {
-        fn walk<'b>(d: &'b ast::Decl, id: p4_front::ast::NodeId) -> Option<&'b ast::Expr> {
+        fn walk(d: &ast::Decl, id: p4_front::ast::NodeId) -> Option<&ast::Expr> {
             match &d.kind {
                 DeclKind::Table(t) => t.properties.iter().find_map(|p| match &p.kind {
                     ast::TablePropertyKind::Other { value, .. } if value.id == id => Some(value),
@@ -1157,18 +1171,23 @@ impl<'a> Lw<'a> {
         let annotated: Vec<Option<u64>> = ast_entries
             .iter()
             .map(|ae| {
-                ae.annotations.iter().find(|a| a.name.name == "priority").and_then(|a| match &a.body {
-                    ast::AnnotationBody::Expressions(es) => {
-                        es.first().and_then(|x| self.ck.value_of(x.id)).and_then(Value::as_u64).or_else(|| {
-                            es.first().and_then(|x| match &x.kind {
-                                ExprKind::Int { value, .. } => u64::try_from(value).ok(),
-                                _ => None,
-                            })
-                        })
-                    }
-                    ast::AnnotationBody::Unparsed(t) => t.trim().parse().ok(),
-                    _ => None,
-                })
+                ae.annotations
+                    .iter()
+                    .find(|a| a.name.name == "priority")
+                    .and_then(|a| match &a.body {
+                        ast::AnnotationBody::Expressions(es) => es
+                            .first()
+                            .and_then(|x| self.ck.value_of(x.id))
+                            .and_then(Value::as_u64)
+                            .or_else(|| {
+                                es.first().and_then(|x| match &x.kind {
+                                    ExprKind::Int { value, .. } => u64::try_from(value).ok(),
+                                    _ => None,
+                                })
+                            }),
+                        ast::AnnotationBody::Unparsed(t) => t.trim().parse().ok(),
+                        _ => None,
+                    })
             })
             .collect();
         let use_annotation = annotated.iter().any(Option::is_some);
@@ -1176,7 +1195,8 @@ impl<'a> Lw<'a> {
             let p = if use_annotation {
                 Some(annotated[i].unwrap_or(i as u64 + 1))
             } else {
-                te.priority.and_then(|p| self.ck.value_of(p).and_then(Value::as_u64))
+                te.priority
+                    .and_then(|p| self.ck.value_of(p).and_then(Value::as_u64))
             };
             if let Some(p) = p {
                 max_explicit = max_explicit.max(p);

@@ -56,11 +56,11 @@ impl<'a> Lw<'a> {
     /// Lowers an expression used as a scalar.
     pub fn scalar_expr(&mut self, e: &ast::Expr, pre: &mut Vec<Stmt>) -> LResult<Expr> {
         let rv = self.expr(e, pre)?;
-        self.to_scalar(rv, e.span)
+        self.as_scalar(rv, e.span)
     }
 
     /// A lowered value as a scalar expression.
-    pub fn to_scalar(&mut self, rv: RV, span: Span) -> LResult<Expr> {
+    pub fn as_scalar(&mut self, rv: RV, span: Span) -> LResult<Expr> {
         match rv {
             RV::Scalar(x) => Ok(x),
             RV::Place(l, t) => match self.scalar(&t) {
@@ -69,7 +69,7 @@ impl<'a> Lw<'a> {
             },
             RV::List(mut items) if items.len() == 1 => {
                 let one = items.pop().unwrap_or(RV::Zero);
-                self.to_scalar(one, span)
+                self.as_scalar(one, span)
             }
             RV::Zero => Ok(Expr::Const(0, Ty::bits(64))),
             _ => err_at(span, "expected a scalar value, found a list or structure"),
@@ -214,12 +214,10 @@ impl<'a> Lw<'a> {
                                 return Ok(RV::Scalar(Expr::Const(u64::from(n), Ty::bits(32))));
                             }
                         }
-                        Some(MemberInfo::Field(_)) => {
-                            // A field of a non-place value (a list / struct expression).
-                            if !self.is_place_expr(base) {
-                                let b = self.expr(base, pre)?;
-                                return self.field_of_rv(b, base, e, pre);
-                            }
+                        // A field of a non-place value (a list / struct expression).
+                        Some(MemberInfo::Field(_)) if !self.is_place_expr(base) => {
+                            let b = self.expr(base, pre)?;
+                            return self.field_of_rv(b, base, e, pre);
                         }
                         _ => {}
                     }
@@ -309,8 +307,8 @@ impl<'a> Lw<'a> {
                 let mut pb = Vec::new();
                 let rb = self.expr(b, &mut pb)?;
                 if let (Some(ty), true, true) = (self.scalar(&t), pa.is_empty(), pb.is_empty()) {
-                    let xa = self.to_scalar(ra, a.span)?;
-                    let xb = self.to_scalar(rb, b.span)?;
+                    let xa = self.as_scalar(ra, a.span)?;
+                    let xb = self.as_scalar(rb, b.span)?;
                     return Ok(RV::Scalar(Expr::Mux(
                         Box::new(cx),
                         Box::new(xa),
@@ -641,7 +639,9 @@ impl<'a> Lw<'a> {
     /// The value of an l-value.
     pub fn lv_read(&self, lv: &LV) -> RV {
         match lv.slice {
-            Some((bt, hi, lo)) => RV::Scalar(Expr::Slice(Box::new(Expr::load(&lv.loc, bt)), bt, hi, lo)),
+            Some((bt, hi, lo)) => {
+                RV::Scalar(Expr::Slice(Box::new(Expr::load(&lv.loc, bt)), bt, hi, lo))
+            }
             None => self.rv_at(lv.loc.clone(), lv.ty.clone()),
         }
     }
@@ -650,7 +650,7 @@ impl<'a> Lw<'a> {
     pub fn lv_write(&mut self, lv: &LV, rv: RV, pre: &mut Vec<Stmt>, span: Span) -> LResult<()> {
         match lv.slice {
             Some((bt, hi, lo)) => {
-                let x = self.to_scalar(rv, span)?;
+                let x = self.as_scalar(rv, span)?;
                 pre.push(Stmt::AssignSlice(lv.loc.clone(), bt, hi, lo, x));
                 Ok(())
             }
@@ -726,7 +726,10 @@ impl<'a> Lw<'a> {
         let mut ras = vec![ra];
         self.order_effects(&mut ras, pre, pb, e.span)?;
         let ra = ras.pop().unwrap_or(RV::Zero);
-        if matches!(op, AB::Eq | AB::Ne) && self.scalar(&ta).is_none() && !matches!(ta, Type::Int | Type::Error) {
+        if matches!(op, AB::Eq | AB::Ne)
+            && self.scalar(&ta).is_none()
+            && !matches!(ta, Type::Int | Type::Error)
+        {
             let eq = self.agg_eq(ra, rb, &ta, e.span)?;
             return Ok(RV::Scalar(if op == AB::Eq {
                 eq
@@ -734,8 +737,8 @@ impl<'a> Lw<'a> {
                 Expr::Un(UnOp::Not, Ty::BOOL, Box::new(eq))
             }));
         }
-        let xa = self.to_scalar(ra, a.span)?;
-        let xb = self.to_scalar(rb, b.span)?;
+        let xa = self.as_scalar(ra, a.span)?;
+        let xb = self.as_scalar(rb, b.span)?;
         let at = match self.scalar(&ta) {
             Some(s) => s,
             None => xa.ty(),
@@ -814,7 +817,7 @@ impl<'a> Lw<'a> {
         if let Some(s) = self.scalar(t) {
             let x = match rv {
                 RV::Zero | RV::Invalid => Expr::Const(0, s),
-                other => self.to_scalar(other, span)?,
+                other => self.as_scalar(other, span)?,
             };
             out.push((x, valid));
             return Ok(());
@@ -914,7 +917,7 @@ impl<'a> Lw<'a> {
         if let Some(s) = self.scalar(t) {
             let x = match rv {
                 RV::Zero => Expr::Const(0, s),
-                other => self.to_scalar(other, span)?,
+                other => self.as_scalar(other, span)?,
             };
             pre.push(Stmt::Assign(dst.clone(), s, x));
             return Ok(());
@@ -1111,7 +1114,7 @@ impl<'a> Lw<'a> {
         if let Some(s) = self.scalar(t) {
             let x = match rv {
                 RV::Zero => Expr::Const(0, s),
-                other => self.to_scalar(other, span)?,
+                other => self.as_scalar(other, span)?,
             };
             out.push(Datum::Bits(x));
             return Ok(());

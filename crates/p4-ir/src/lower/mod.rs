@@ -508,7 +508,12 @@ impl<'a> Lw<'a> {
         if let Type::Agg(a) = t {
             if a.kind == AggKind::Header {
                 let h = self.header(t, span)?;
-                let off = self.header_starts.get(&h).and_then(|v| v.get(i)).copied().unwrap_or(1);
+                let off = self
+                    .header_starts
+                    .get(&h)
+                    .and_then(|v| v.get(i))
+                    .copied()
+                    .unwrap_or(1);
                 return Ok((off, ft));
             }
         }
@@ -523,13 +528,13 @@ impl<'a> Lw<'a> {
     pub fn enum_code(&mut self, v: &Value) -> Option<u64> {
         match v {
             Value::Error(name) => Some(self.error_code(name)),
-            Value::Enum { repr: Some(r), .. } => r.as_int().and_then(|i| {
+            Value::Enum { repr: Some(r), .. } => r.as_int().map(|i| {
                 let (_, m) = i.to_u64_digits();
                 let lo = m.first().copied().unwrap_or(0);
                 if i.sign() == num_bigint::Sign::Minus {
-                    Some(lo.wrapping_neg())
+                    lo.wrapping_neg()
                 } else {
-                    Some(lo)
+                    lo
                 }
             }),
             Value::Enum {

@@ -163,7 +163,7 @@ impl<'a> Lw<'a> {
                 let Some(ty) = self.scalar(&t) else {
                     return err_at(lhs.span, "compound assignment to a non-scalar");
                 };
-                let y = self.to_scalar(rv, rhs.span)?;
+                let y = self.as_scalar(rv, rhs.span)?;
                 let x = self.bin_expr(op, ty, Expr::load(&loc, ty), y, lhs.span)?;
                 out.push(Stmt::Assign(loc, ty, x));
                 Ok(())
