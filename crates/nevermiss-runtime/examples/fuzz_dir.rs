@@ -17,8 +17,12 @@ fn main() {
     std::panic::set_hook(Box::new(|_| {}));
     let (mut ran, mut panics) = (0, 0);
     for f in files {
-        let Ok(prog) = nevermiss_runtime::load(&f, &Default::default()) else { continue };
-        let Ok(sw) = Switch::new(prog, Config::default()) else { continue };
+        let Ok(prog) = nevermiss_runtime::load(&f, &Default::default()) else {
+            continue;
+        };
+        let Ok(sw) = Switch::new(prog, Config::default()) else {
+            continue;
+        };
         let sw = Arc::new(sw);
         ran += 1;
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -33,7 +37,9 @@ fn main() {
                 buf.clear();
                 let mut y = x;
                 for _ in 0..len {
-                    y = y.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    y = y
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     buf.push((y >> 56) as u8);
                 }
                 // Often an Ethernet/IPv4 start so that parsers get further.

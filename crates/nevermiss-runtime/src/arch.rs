@@ -83,6 +83,7 @@ pub struct V1Info {
 pub struct ArchInfo {
     pub pna: Option<PnaInfo>,
     pub v1: Option<V1Info>,
+    pub psa: Option<PsaInfo>,
 }
 
 fn field_of(b: &Block, param: usize, name: &str) -> Field {
@@ -118,6 +119,7 @@ fn parser_of(b: Option<&Block>) -> Option<ParserId> {
 impl ArchInfo {
     /// Resolves the architecture's blocks and metadata fields of a program.
     pub fn new(p: &Program) -> Result<ArchInfo, String> {
+        let prog = p;
         let bl = &p.blocks;
         match p.arch {
             Arch::PnaV06 | Arch::PnaV07 => {
@@ -174,7 +176,7 @@ impl ArchInfo {
                 }
                 Ok(ArchInfo {
                     pna: Some(i),
-                    v1: None,
+                    ..ArchInfo::default()
                 })
             }
             Arch::V1Model => {
@@ -196,12 +198,13 @@ impl ArchInfo {
                 };
                 let f = |n: &str| rel_field(ig, 2, n);
                 let meta = ig.params.get(1).and_then(|p| {
-                    let w = p.layout.as_ref()?.words(&p_headers(p));
+                    let w = p.layout.as_ref()?.words(&prog.headers);
                     Some((p.region?, w))
                 });
                 let uses_copies = p.functions.iter().any(|fun| uses_copy_ops(&fun.body));
                 Ok(ArchInfo {
                     pna: None,
+                    psa: None,
                     v1: Some(V1Info {
                         parser,
                         verify: control_of(bl.get(1)),
@@ -227,15 +230,12 @@ impl ArchInfo {
                     }),
                 })
             }
-            Arch::Psa => Err(
-                "the PSA architecture is not supported by the runtime (PNA and v1model are)".into(),
-            ),
+            Arch::Psa => Ok(ArchInfo {
+                psa: Some(PsaInfo::new(p)?),
+                ..ArchInfo::default()
+            }),
         }
     }
-}
-
-fn p_headers(_p: &BlockParam) -> Vec<HeaderLayout> {
-    Vec::new()
 }
 
 fn uses_copy_ops(ss: &[Stmt]) -> bool {
@@ -659,5 +659,365 @@ fn egress(
     if let Some(j) = e2e {
         let (p, r, t) = (j.port, j.rid, j.itype);
         egress(ex, sw, vi, p, r, t, Some(j), pending, out, depth + 1);
+    }
+}
+
+/// A metadata region carried from one block's parameter to another's: (from, to, words).
+type Carry = Option<(u32, u32, u32)>;
+
+/// Resolved PSA blocks and metadata fields (PSA v1.2 §6; BMv2 `psa_switch`).
+#[derive(Clone, Debug, Default)]
+pub struct PsaInfo {
+    pub ip: ParserId,
+    pub ig: FnId,
+    pub id: FnId,
+    pub ep: ParserId,
+    pub eg: FnId,
+    pub ed: FnId,
+    pub ip_port: Field,
+    pub ip_path: Field,
+    pub ig_port: Field,
+    pub ig_path: Field,
+    pub ig_ts: Field,
+    pub ig_perr: Field,
+    pub io_clone: Field,
+    pub io_sess: Field,
+    pub io_drop: Field,
+    pub io_resubmit: Field,
+    pub io_mcast: Field,
+    pub io_port: Field,
+    pub io_cos: Field,
+    pub ep_port: Field,
+    pub ep_path: Field,
+    pub eg_port: Field,
+    pub eg_path: Field,
+    pub eg_instance: Field,
+    pub eg_ts: Field,
+    pub eg_perr: Field,
+    pub eg_cos: Field,
+    pub eo_clone: Field,
+    pub eo_sess: Field,
+    pub eo_drop: Field,
+    pub ed_port: Field,
+    /// Ingress deparser `resubmit_meta` → ingress parser `resubmit_meta`.
+    pub resub: Carry,
+    /// Ingress deparser `normal_meta` → egress parser `normal_meta`.
+    pub normal: Carry,
+    /// Ingress deparser `clone_i2e_meta` → egress parser `clone_i2e_meta`.
+    pub ci2e: Carry,
+    /// Egress deparser `clone_e2e_meta` → egress parser `clone_e2e_meta`.
+    pub ce2e: Carry,
+    /// Egress deparser `recirculate_meta` → ingress parser `recirculate_meta`.
+    pub recirc: Carry,
+    /// Codes of `PSA_PacketPath_t` members: NORMAL, NORMAL_UNICAST, NORMAL_MULTICAST,
+    /// CLONE_I2E, CLONE_E2E, RESUBMIT, RECIRCULATE.
+    pub paths: [u64; 7],
+}
+
+/// `PSA_PORT_RECIRCULATE`.
+pub const PSA_PORT_RECIRCULATE: u64 = 0xffff_fffa;
+
+impl PsaInfo {
+    fn new(p: &Program) -> Result<PsaInfo, String> {
+        let bl = &p.blocks;
+        if bl.len() < 6 {
+            return Err("the PSA_Switch package needs six parsers, controls and deparsers".into());
+        }
+        let (Some(ip), Some(ig), Some(id), Some(ep), Some(eg), Some(ed)) = (
+            parser_of(bl.first()),
+            control_of(bl.get(1)),
+            control_of(bl.get(2)),
+            parser_of(bl.get(3)),
+            control_of(bl.get(4)),
+            control_of(bl.get(5)),
+        ) else {
+            return Err("the PSA_Switch package's blocks are not in the expected order".into());
+        };
+        let carry = |from: (usize, usize), to: (usize, usize)| -> Carry {
+            let a = bl.get(from.0)?.params.get(from.1)?;
+            let b = bl.get(to.0)?.params.get(to.1)?;
+            let w = a.layout.as_ref()?.words(&p.headers);
+            Some((a.region?, b.region?, w))
+        };
+        let paths = p
+            .enums
+            .iter()
+            .find(|(n, _)| n == "PSA_PacketPath_t")
+            .map(|(_, ms)| {
+                let pos = |x: &str| ms.iter().position(|m| m == x).unwrap_or(0) as u64;
+                [
+                    pos("NORMAL"),
+                    pos("NORMAL_UNICAST"),
+                    pos("NORMAL_MULTICAST"),
+                    pos("CLONE_I2E"),
+                    pos("CLONE_E2E"),
+                    pos("RESUBMIT"),
+                    pos("RECIRCULATE"),
+                ]
+            })
+            .unwrap_or([0, 1, 2, 3, 4, 5, 6]);
+        Ok(PsaInfo {
+            ip,
+            ig,
+            id,
+            ep,
+            eg,
+            ed,
+            ip_port: field_of(&bl[0], 3, "ingress_port"),
+            ip_path: field_of(&bl[0], 3, "packet_path"),
+            ig_port: field_of(&bl[1], 2, "ingress_port"),
+            ig_path: field_of(&bl[1], 2, "packet_path"),
+            ig_ts: field_of(&bl[1], 2, "ingress_timestamp"),
+            ig_perr: field_of(&bl[1], 2, "parser_error"),
+            io_clone: field_of(&bl[1], 3, "clone"),
+            io_sess: field_of(&bl[1], 3, "clone_session_id"),
+            io_drop: field_of(&bl[1], 3, "drop"),
+            io_resubmit: field_of(&bl[1], 3, "resubmit"),
+            io_mcast: field_of(&bl[1], 3, "multicast_group"),
+            io_port: field_of(&bl[1], 3, "egress_port"),
+            io_cos: field_of(&bl[1], 3, "class_of_service"),
+            ep_port: field_of(&bl[3], 3, "egress_port"),
+            ep_path: field_of(&bl[3], 3, "packet_path"),
+            eg_port: field_of(&bl[4], 2, "egress_port"),
+            eg_path: field_of(&bl[4], 2, "packet_path"),
+            eg_instance: field_of(&bl[4], 2, "instance"),
+            eg_ts: field_of(&bl[4], 2, "egress_timestamp"),
+            eg_perr: field_of(&bl[4], 2, "parser_error"),
+            eg_cos: field_of(&bl[4], 2, "class_of_service"),
+            eo_clone: field_of(&bl[4], 3, "clone"),
+            eo_sess: field_of(&bl[4], 3, "clone_session_id"),
+            eo_drop: field_of(&bl[4], 3, "drop"),
+            ed_port: field_of(&bl[5], 6, "egress_port"),
+            resub: carry((2, 2), (0, 4)),
+            normal: carry((2, 3), (3, 4)),
+            ci2e: carry((2, 1), (3, 5)),
+            ce2e: carry((5, 1), (3, 6)),
+            recirc: carry((5, 2), (0, 5)),
+            paths,
+        })
+    }
+}
+
+fn get(ex: &Exec, f: Field) -> u64 {
+    f.and_then(|(o, _)| ex.f.get(o as usize).copied())
+        .unwrap_or(0)
+}
+
+/// The words of a carried region's source.
+fn take(ex: &Exec, c: Carry) -> Option<Vec<u64>> {
+    let (from, _, w) = c?;
+    ex.f.get(from as usize..(from + w) as usize)
+        .map(<[u64]>::to_vec)
+}
+
+/// Writes carried words into the region's destination.
+fn put(ex: &mut Exec, c: Carry, v: &Option<Vec<u64>>) {
+    if let (Some((_, to, w)), Some(v)) = (c, v) {
+        if let Some(ws) = ex.f.get_mut(to as usize..(to + w) as usize) {
+            let n = v.len().min(ws.len());
+            ws[..n].copy_from_slice(&v[..n]);
+        }
+    }
+}
+
+/// Destinations of a clone session: a port, or the ports of a multicast group.
+fn session_ports(sw: &Switch, sess: u64) -> Vec<(u32, u32)> {
+    if let Some(p) = session_port(sw, sess) {
+        return vec![(p, 0)];
+    }
+    let g = sw
+        .session_groups
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&(sess as u32))
+        .copied();
+    match g {
+        Some(g) => sw
+            .mc_groups
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&g)
+            .cloned()
+            .unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+/// A PSA packet waiting for the egress pipeline.
+struct PsaEgress {
+    data: Vec<u8>,
+    cos: u64,
+    port: u64,
+    instance: u64,
+    path: u64,
+    normal: Option<Vec<u64>>,
+    ci2e: Option<Vec<u64>>,
+    ce2e: Option<Vec<u64>>,
+}
+
+/// Runs one packet through a PSA program.
+pub fn process_psa(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PsaInfo,
+    data: &[u8],
+    port: u32,
+    out: &mut Outputs,
+) {
+    // Ingress passes: (packet, path, port, resubmit meta, recirculate meta).
+    let mut ingress_jobs: Vec<(Vec<u8>, u64, u64, Option<Vec<u64>>, Option<Vec<u64>>)> =
+        vec![(data.to_vec(), pi.paths[0], u64::from(port), None, None)];
+    let mut passes = 0u32;
+    while let Some((pkt, path, in_port, resub, recirc)) = ingress_jobs.pop() {
+        passes += 1;
+        if passes > sw.config.max_passes {
+            sw.stats.pass_limit_hits.fetch_add(1, Relaxed);
+            return;
+        }
+        let mut egress_jobs = Vec::new();
+        ex.reset(sw, &pkt);
+        put(ex, pi.resub, &resub);
+        put(ex, pi.recirc, &recirc);
+        set(ex, pi.ip_port, in_port);
+        set(ex, pi.ip_path, path);
+        let _ = ex.run_parser(sw, pi.ip);
+        let perr = ex.perr;
+        set(ex, pi.ig_port, in_port);
+        set(ex, pi.ig_path, path);
+        set(ex, pi.ig_ts, ex.now_ns);
+        set(ex, pi.ig_perr, perr);
+        set(ex, pi.io_drop, 1);
+        if run_control(ex, sw, pi.ig) == Flow::Reject {
+            continue;
+        }
+        ex.out.clear();
+        if run_control(ex, sw, pi.id) == Flow::Reject {
+            continue;
+        }
+        ex.out.finish();
+        let start = ex.cursor.div_ceil(8).min(ex.input.len());
+        let mut deparsed = ex.out.bytes.clone();
+        deparsed.extend_from_slice(&ex.input[start..]);
+        if get(ex, pi.io_clone) != 0 {
+            // An I2E clone is of the packet as it arrived.
+            for (p, rid) in session_ports(sw, get(ex, pi.io_sess)) {
+                egress_jobs.push(PsaEgress {
+                    data: pkt.clone(),
+                    cos: get(ex, pi.io_cos),
+                    port: u64::from(p),
+                    instance: u64::from(rid),
+                    path: pi.paths[3],
+                    normal: None,
+                    ci2e: take(ex, pi.ci2e),
+                    ce2e: None,
+                });
+            }
+        }
+        let normal = take(ex, pi.normal);
+        if get(ex, pi.io_drop) == 0 {
+            if get(ex, pi.io_resubmit) != 0 {
+                ingress_jobs.push((pkt.clone(), pi.paths[5], in_port, take(ex, pi.resub), None));
+            } else {
+                let grp = get(ex, pi.io_mcast);
+                if grp != 0 {
+                    let members = sw
+                        .mc_groups
+                        .read()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&(grp as u32))
+                        .cloned()
+                        .unwrap_or_default();
+                    for (p, rid) in members {
+                        egress_jobs.push(PsaEgress {
+                            data: deparsed.clone(),
+                            cos: get(ex, pi.io_cos),
+                            port: u64::from(p),
+                            instance: u64::from(rid),
+                            path: pi.paths[2],
+                            normal: normal.clone(),
+                            ci2e: None,
+                            ce2e: None,
+                        });
+                    }
+                } else {
+                    egress_jobs.push(PsaEgress {
+                        data: deparsed,
+                        cos: get(ex, pi.io_cos),
+                        port: get(ex, pi.io_port),
+                        instance: 0,
+                        path: pi.paths[1],
+                        normal,
+                        ci2e: None,
+                        ce2e: None,
+                    });
+                }
+            }
+        }
+        // Egress, in order (clones after the packet that made them).
+        let mut k = 0;
+        while k < egress_jobs.len() && k < 64 {
+            let j = std::mem::replace(
+                &mut egress_jobs[k],
+                PsaEgress {
+                    data: Vec::new(),
+                    cos: 0,
+                    port: 0,
+                    instance: 0,
+                    path: 0,
+                    normal: None,
+                    ci2e: None,
+                    ce2e: None,
+                },
+            );
+            k += 1;
+            ex.reset(sw, &j.data);
+            put(ex, pi.normal, &j.normal);
+            put(ex, pi.ci2e, &j.ci2e);
+            put(ex, pi.ce2e, &j.ce2e);
+            set(ex, pi.ep_port, j.port);
+            set(ex, pi.ep_path, j.path);
+            let _ = ex.run_parser(sw, pi.ep);
+            let perr = ex.perr;
+            set(ex, pi.eg_port, j.port);
+            set(ex, pi.eg_path, j.path);
+            set(ex, pi.eg_instance, j.instance);
+            set(ex, pi.eg_ts, ex.now_ns);
+            set(ex, pi.eg_perr, perr);
+            set(ex, pi.eg_cos, j.cos);
+            if run_control(ex, sw, pi.eg) == Flow::Reject {
+                continue;
+            }
+            set(ex, pi.ed_port, j.port);
+            ex.out.clear();
+            if run_control(ex, sw, pi.ed) == Flow::Reject {
+                continue;
+            }
+            ex.out.finish();
+            let start = ex.cursor.div_ceil(8).min(ex.input.len());
+            let mut bytes = ex.out.bytes.clone();
+            bytes.extend_from_slice(&ex.input[start..]);
+            if get(ex, pi.eo_clone) != 0 {
+                for (p, rid) in session_ports(sw, get(ex, pi.eo_sess)) {
+                    egress_jobs.push(PsaEgress {
+                        data: bytes.clone(),
+                        cos: j.cos,
+                        port: u64::from(p),
+                        instance: u64::from(rid),
+                        path: pi.paths[4],
+                        normal: None,
+                        ci2e: None,
+                        ce2e: take(ex, pi.ce2e),
+                    });
+                }
+            }
+            if get(ex, pi.eo_drop) != 0 {
+                continue;
+            }
+            if j.port == PSA_PORT_RECIRCULATE {
+                ingress_jobs.push((bytes, pi.paths[6], j.port, None, take(ex, pi.recirc)));
+                continue;
+            }
+            out.push(j.port as u32, &bytes, &[], None);
+        }
     }
 }

@@ -468,7 +468,15 @@ impl<'s> ControlPlane<'s> {
                 let _ = GREEN;
                 Ok(())
             }
-            "mirroring_add_mc" => Err("mirroring_add_mc is not supported".into()),
+            "mirroring_add_mc" => {
+                let (s, g) = (num(0)?, num(1)?);
+                self.sw
+                    .session_groups
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(s as u32, g as u32);
+                Ok(())
+            }
             other => Err(format!("unknown command `{other}`")),
         }
     }

@@ -1004,6 +1004,19 @@ impl Exec {
     /// Serializes data items into `self.data`.
     fn serialize(&mut self, items: &[Datum]) {
         self.data.clear();
+        // As BMv2, a bit string that is not a whole number of bytes is right-aligned: zero
+        // bits go in front.
+        let mut total = 0u64;
+        for it in items {
+            total += match it {
+                Datum::Bits(e) => u64::from(e.ty().width),
+                Datum::Varbit(l, max) => {
+                    self.addr(l).map_or(0, |a| self.ld(a).min(u64::from(*max)))
+                }
+            };
+        }
+        let pad = ((8 - total % 8) % 8) as u32;
+        self.data.put(0, pad);
         for it in items {
             match it {
                 Datum::Bits(e) => {

@@ -111,6 +111,8 @@ pub struct Switch {
     pub notifications: Mutex<Vec<Notification>>,
     /// Clone / mirror session → egress port.
     pub sessions: RwLock<HashMap<u32, u32>>,
+    /// Clone / mirror session → multicast group (`mirroring_add_mc`).
+    pub session_groups: RwLock<HashMap<u32, u32>>,
     /// Multicast group → (port, replication id) list.
     pub mc_groups: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
     pub flow_ids: AtomicU32,
@@ -260,6 +262,7 @@ impl Switch {
             digests: Mutex::new(Vec::new()),
             notifications: Mutex::new(Vec::new()),
             sessions: RwLock::new(HashMap::new()),
+            session_groups: RwLock::new(HashMap::new()),
             mc_groups: RwLock::new(HashMap::new()),
             flow_ids: AtomicU32::new(1),
             stats: SwitchStats::default(),

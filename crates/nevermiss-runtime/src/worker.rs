@@ -1,6 +1,6 @@
 //! A worker: one thread's interpreter, running packets to completion one after the other.
 
-use crate::arch::{process_pna, process_v1, Outputs};
+use crate::arch::{process_pna, process_psa, process_v1, Outputs};
 use crate::exec::Exec;
 use crate::switch::Switch;
 use std::sync::Arc;
@@ -34,6 +34,8 @@ impl Worker {
             process_pna(&mut self.ex, sw, pi, data, port, &mut self.out);
         } else if let Some(vi) = &sw.arch.v1 {
             process_v1(&mut self.ex, sw, vi, data, port, &mut self.out);
+        } else if let Some(pi) = &sw.arch.psa {
+            process_psa(&mut self.ex, sw, pi, data, port, &mut self.out);
         }
         &self.out
     }

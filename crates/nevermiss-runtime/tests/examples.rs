@@ -274,10 +274,11 @@ fn l2_learning_sends_digests() {
     w.process(&hex("00000000000a00000000000b08000102"), 2, 0);
     let d = sw.take_digests();
     assert_eq!(d.len(), 2);
-    // src_addr (48 bits) then port (9 bits): 57 bits, padded to 8 bytes.
-    assert_eq!(&d[0].data[..6], &[0, 0, 0, 0, 0, 0x0a]);
-    assert_eq!(d[0].data[6], 3 >> 1);
-    assert_eq!(d[0].data[7], (3 & 1) << 7);
+    // src_addr (48 bits) then port (9 bits): 57 bits, right-aligned in 8 bytes (as BMv2).
+    let v = u64::from_be_bytes(d[0].data[..8].try_into().unwrap());
+    assert_eq!(v, (0x0a << 9) | 3);
+    let v = u64::from_be_bytes(d[1].data[..8].try_into().unwrap());
+    assert_eq!(v, (0x0b << 9) | 2);
 }
 
 /// NOTIFY_CONTROL tables keep idle entries and notify the control plane.

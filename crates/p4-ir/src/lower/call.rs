@@ -859,6 +859,46 @@ impl<'a> Lw<'a> {
                     }
                 }
             }
+            // PSA deparser queries: fields of the output metadata.
+            "psa_clone_i2e" | "psa_clone_e2e" | "psa_resubmit" | "psa_normal"
+            | "psa_recirculate" => {
+                let Some(m) = nth(0) else {
+                    return Err(missing(e));
+                };
+                let f = |s: &mut Self, pre: &mut Vec<Stmt>, x: &ast::Expr, n: &str| {
+                    s.field_expr(x, n, pre)
+                };
+                let x = match name.as_str() {
+                    "psa_clone_i2e" | "psa_clone_e2e" => f(self, pre, m, "clone")?,
+                    "psa_resubmit" => f(self, pre, m, "resubmit")?,
+                    "psa_normal" => {
+                        let d = f(self, pre, m, "drop")?;
+                        let r = f(self, pre, m, "resubmit")?;
+                        Expr::And(
+                            Box::new(Expr::Un(UnOp::Not, Ty::BOOL, Box::new(d))),
+                            Box::new(Expr::Un(UnOp::Not, Ty::BOOL, Box::new(r))),
+                        )
+                    }
+                    _ => {
+                        let d = f(self, pre, m, "drop")?;
+                        let Some(ed) = nth(1) else {
+                            return Err(missing(e));
+                        };
+                        let p = f(self, pre, ed, "egress_port")?;
+                        let pt = p.ty();
+                        Expr::And(
+                            Box::new(Expr::Un(UnOp::Not, Ty::BOOL, Box::new(d))),
+                            Box::new(Expr::Cmp(
+                                CmpOp::Eq,
+                                pt,
+                                Box::new(p),
+                                Box::new(Expr::Const(0xffff_fffa & crate::ops::mask(pt.width), pt)),
+                            )),
+                        )
+                    }
+                };
+                Ok(Some(RV::Scalar(x)))
+            }
             "is_net_port" | "is_host_port" => {
                 let a = self.val_arg(nth(0), pre)?;
                 let op = if name == "is_net_port" {
@@ -876,6 +916,22 @@ impl<'a> Lw<'a> {
                 e.span,
                 format!("extern function {other} is not supported by the runtime"),
             ),
+        }
+    }
+
+    /// The scalar field `name` of the struct an expression denotes.
+    fn field_expr(&mut self, x: &ast::Expr, name: &str, pre: &mut Vec<Stmt>) -> LResult<Expr> {
+        let (loc, t) = self.place(x, pre)?;
+        let Type::Agg(a) = &t else {
+            return err_at(x.span, format!("expected a struct with a field {name}"));
+        };
+        let Some(i) = a.fields.iter().position(|f| f.0 == name) else {
+            return err_at(x.span, format!("{t} has no field {name}"));
+        };
+        let (off, ft) = self.field_of(&t, i, x.span)?;
+        match self.scalar(&ft) {
+            Some(s) => Ok(Expr::load(&loc.plus(off), s)),
+            None => err_at(x.span, format!("field {name} is not a scalar")),
         }
     }
 
