@@ -843,6 +843,10 @@ fn session_ports(sw: &Switch, sess: u64) -> Vec<(u32, u32)> {
     }
 }
 
+/// A PSA packet waiting for an ingress pass: packet, path, port, resubmit and recirculate
+/// metadata.
+type PsaIngress = (Vec<u8>, u64, u64, Option<Vec<u64>>, Option<Vec<u64>>);
+
 /// A PSA packet waiting for the egress pipeline.
 struct PsaEgress {
     data: Vec<u8>,
@@ -865,7 +869,7 @@ pub fn process_psa(
     out: &mut Outputs,
 ) {
     // Ingress passes: (packet, path, port, resubmit meta, recirculate meta).
-    let mut ingress_jobs: Vec<(Vec<u8>, u64, u64, Option<Vec<u64>>, Option<Vec<u64>>)> =
+    let mut ingress_jobs: Vec<PsaIngress> =
         vec![(data.to_vec(), pi.paths[0], u64::from(port), None, None)];
     let mut passes = 0u32;
     while let Some((pkt, path, in_port, resub, recirc)) = ingress_jobs.pop() {
