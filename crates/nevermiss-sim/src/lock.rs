@@ -1,0 +1,373 @@
+//! The locking scheme (opp-sim `OPPScheduler`, reference A.6; paper §5).
+//!
+//! Q FIFO queues of `qlen` slots each (the head-of-line slot counts; 0 = infinite) sit before a
+//! pipeline of N stages. A packet goes to queue `crc % Q` and carries the lock bucket
+//! `w = crc % 2^W`. Each cycle, in this order:
+//! 1. the packet admitted N cycles ago leaves the pipeline and its bucket is unlocked;
+//! 2. with no packet queued the cycle is idle (the round-robin pointer does not move);
+//! 3. otherwise the pointer advances by one — whether or not anything is served — and the
+//!    queues are scanned from it; the first head-of-line packet whose bucket is unlocked is
+//!    admitted, locks its bucket and records its queueing latency (cycle - arrival cycle);
+//! 4. if every head-of-line packet is locked the cycle is a stall.
+//!
+//! An arriving packet is queued (or dropped when its queue is full) before the cycle runs, so it
+//! may be admitted in its arrival cycle with latency 0. At each arrival the largest single-queue
+//! occupancy and the total backlog are sampled.
+//!
+//! Instead of a pipeline deque this implementation keeps, per bucket, the cycle at which its lock
+//! is released (`admitted + N`), and it jumps over runs of idle or stalled cycles, during which
+//! nothing but the round-robin pointer can change: results are identical to ticking every cycle
+//! (checked against [`reference`]).
+
+use crate::model::Schedule;
+use crate::stats::{IntSamples, Summary};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Parameters of the locking scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct LockConfig {
+    /// Pipeline stages between state read and write.
+    pub n: u32,
+    /// Number of queues.
+    pub queues: u32,
+    /// Queue length including the head-of-line slot; `None` = infinite.
+    pub qlen: Option<u32>,
+    /// Lock hash width in bits (the paper's W): 2^W buckets; 0 gives a single bucket.
+    pub w_bits: u8,
+}
+
+impl LockConfig {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.n == 0 {
+            return Err("the pipeline needs N >= 1 stages".into());
+        }
+        if self.queues == 0 {
+            return Err("the locking scheme needs Q >= 1 queues".into());
+        }
+        if self.qlen == Some(0) {
+            return Err("a queue length must be >= 1 (use inf for infinite)".into());
+        }
+        if self.w_bits > 16 {
+            return Err("W is at most 16 bits (the hash is CRC-16)".into());
+        }
+        Ok(())
+    }
+}
+
+/// Results of one batch (reference A.7).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LockBatch {
+    /// Packets offered (arrived) in the batch.
+    pub packets: u64,
+    pub cycles: u64,
+    /// Packets admitted into the pipeline during the batch's cycles (WORK cycles).
+    pub admitted: u64,
+    pub drops: u64,
+    pub stall_cycles: u64,
+    /// Idle cycles: nothing queued.
+    pub empty_cycles: u64,
+    /// Queueing latency of the packets admitted in the batch, in cycles.
+    pub latency: Option<Summary>,
+    /// Largest single-queue occupancy (head-of-line included), sampled at every arrival.
+    pub queue_max: Option<Summary>,
+    /// Total backlog, sampled at every arrival.
+    pub queue_sum: Option<Summary>,
+}
+
+impl LockBatch {
+    /// Admitted over offered (opp-sim `sched_thrpt`; may exceed 1 while a backlog drains).
+    pub fn throughput(&self) -> f64 {
+        self.admitted as f64 / self.packets as f64
+    }
+
+    /// Dropped over offered.
+    pub fn drop_fraction(&self) -> f64 {
+        self.drops as f64 / self.packets as f64
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    w: u32,
+    arrival: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    admitted: u64,
+    drops: u64,
+    stall: u64,
+    empty: u64,
+    latency: IntSamples,
+    qmax: IntSamples,
+    qsum: IntSamples,
+}
+
+struct Sched {
+    n: u64,
+    nq: usize,
+    cap: usize,
+    queues: Vec<VecDeque<Entry>>,
+    release: Vec<u64>,
+    rr: usize,
+    backlog: u64,
+    now: u64,
+}
+
+impl Sched {
+    /// Index of the first queue, from the round-robin pointer on, whose head is unlocked; with
+    /// `None` also the earliest release cycle among the locked heads.
+    #[inline]
+    fn find(&self) -> Result<usize, u64> {
+        let mut next = u64::MAX;
+        for i in (self.rr..self.nq).chain(0..self.rr) {
+            if let Some(h) = self.queues[i].front() {
+                let r = self.release[h.w as usize];
+                if r <= self.now {
+                    return Ok(i);
+                }
+                next = next.min(r);
+            }
+        }
+        Err(next)
+    }
+
+    /// Runs cycles `now..end` with no arrival.
+    #[inline]
+    fn run_until(&mut self, end: u64, c: &mut Counters) {
+        while self.now < end {
+            if self.backlog == 0 {
+                c.empty += end - self.now;
+                self.now = end;
+                return;
+            }
+            self.rr += 1;
+            if self.rr == self.nq {
+                self.rr = 0;
+            }
+            match self.find() {
+                Ok(q) => {
+                    let e = self.queues[q].pop_front().expect("head exists");
+                    self.release[e.w as usize] = self.now + self.n;
+                    self.backlog -= 1;
+                    c.admitted += 1;
+                    c.latency.push(self.now - e.arrival);
+                    self.now += 1;
+                }
+                Err(next) => {
+                    // Every cycle until a head unlocks (or the next arrival) is a stall in
+                    // which only the pointer moves.
+                    let stop = next.min(end);
+                    let k = stop - self.now;
+                    c.stall += k;
+                    self.rr = ((self.rr as u64 + (k - 1)) % self.nq as u64) as usize;
+                    self.now = stop;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn accept(&mut self, q: usize, w: u32, c: &mut Counters) {
+        let len = self.queues[q].len();
+        if len >= self.cap {
+            c.drops += 1;
+        } else {
+            self.queues[q].push_back(Entry {
+                w,
+                arrival: self.now,
+            });
+            self.backlog += 1;
+        }
+        let m = self.queues.iter().map(|x| x.len()).max().unwrap_or(0);
+        c.qmax.push(m as u64);
+        c.qsum.push(self.backlog);
+    }
+}
+
+/// Runs the locking scheme over the batches of `sched`. `crc` holds each packet's CRC-16 flow
+/// key digest (the same digest chooses the queue and the lock bucket, as in opp-sim where
+/// lookup and update keys are equal for every key of the paper).
+pub fn simulate(
+    crc: &[u16],
+    sched: &Schedule,
+    cfg: &LockConfig,
+    progress: &dyn Fn(u64),
+) -> Vec<LockBatch> {
+    let nq = cfg.queues.max(1) as usize;
+    let buckets = 1usize << cfg.w_bits.min(16);
+    let mask = (buckets - 1) as u32;
+    let qtab: Vec<u8> = (0..=u16::MAX as u32).map(|c| (c % nq as u32) as u8).collect();
+    let big_q = nq > 256;
+    let mut s = Sched {
+        n: u64::from(cfg.n.max(1)),
+        nq,
+        cap: cfg.qlen.map_or(usize::MAX, |l| l.max(1) as usize),
+        queues: (0..nq).map(|_| VecDeque::new()).collect(),
+        release: vec![0; buckets],
+        rr: 0,
+        backlog: 0,
+        now: 0,
+    };
+    let mut c = Counters::default();
+    let mut out = Vec::with_capacity(sched.batches.len());
+    for b in &sched.batches {
+        let (a0, d0, s0, e0) = (c.admitted, c.drops, c.stall, c.empty);
+        for i in b.start..b.end {
+            let arrival = s.now + u64::from(sched.deltas[i]) - 1;
+            s.run_until(arrival, &mut c);
+            let d = crc[i];
+            let q = if big_q {
+                d as usize % nq
+            } else {
+                qtab[d as usize] as usize
+            };
+            s.accept(q, u32::from(d) & mask, &mut c);
+            s.run_until(arrival + 1, &mut c);
+        }
+        out.push(LockBatch {
+            packets: (b.end - b.start) as u64,
+            cycles: b.cycles,
+            admitted: c.admitted - a0,
+            drops: c.drops - d0,
+            stall_cycles: c.stall - s0,
+            empty_cycles: c.empty - e0,
+            latency: c.latency.take_summary(),
+            queue_max: c.qmax.take_summary(),
+            queue_sum: c.qsum.take_summary(),
+        });
+        progress((b.end - b.start) as u64);
+    }
+    out
+}
+
+/// One batch of [`reference`]: admitted, drops, stall cycles and the sorted latencies.
+pub type RefBatch = (u64, u64, u64, Vec<u64>);
+
+/// A literal cycle-by-cycle transcription of opp-sim's `OPPScheduler` and of the simulator loop
+/// that drives it (pipeline deque, `locked_keys`, HOL slots, the SKIP shortcut that leaves the
+/// remaining read cycles unexecuted when nothing is queued or in flight), used to check
+/// [`simulate`].
+pub fn reference(crc: &[u16], sched: &Schedule, cfg: &LockConfig) -> Vec<RefBatch> {
+    let mut o = Opp {
+        nq: cfg.queues as usize,
+        wb: 1usize << cfg.w_bits,
+        quelen: cfg.qlen.unwrap_or(0) as usize,
+        queues: vec![VecDeque::new(); cfg.queues as usize],
+        hols: vec![None; cfg.queues as usize],
+        pipeline: (0..cfg.n).map(|_| None).collect(),
+        pipeline_count: 0,
+        locked: vec![false; 1usize << cfg.w_bits],
+        first: 0,
+        backlog: 0,
+        clock: 0,
+        lat: Vec::new(),
+        adm: 0,
+        stall: 0,
+    };
+    let mut out = Vec::new();
+    for b in &sched.batches {
+        let mut drops = 0;
+        for i in b.start..b.end {
+            for _ in 1..sched.deltas[i] {
+                if o.tick() == Tick::Skip {
+                    break;
+                }
+            }
+            if !o.accept(usize::from(crc[i])) {
+                drops += 1;
+            }
+            o.tick();
+        }
+        o.lat.sort_unstable();
+        out.push((o.adm, drops, o.stall, std::mem::take(&mut o.lat)));
+        o.adm = 0;
+        o.stall = 0;
+    }
+    out
+}
+
+#[derive(PartialEq, Eq)]
+enum Tick {
+    Work,
+    Stall,
+    Empty,
+    Skip,
+}
+
+struct Opp {
+    nq: usize,
+    wb: usize,
+    quelen: usize,
+    queues: Vec<VecDeque<(usize, u64)>>,
+    hols: Vec<Option<(usize, u64)>>,
+    pipeline: VecDeque<Option<usize>>,
+    pipeline_count: usize,
+    locked: Vec<bool>,
+    first: usize,
+    backlog: u64,
+    clock: u64,
+    lat: Vec<u64>,
+    adm: u64,
+    stall: u64,
+}
+
+impl Opp {
+    fn accept(&mut self, d: usize) -> bool {
+        let q = d % self.nq;
+        let p = (d % self.wb, self.clock);
+        if self.hols[q].is_none() {
+            self.hols[q] = Some(p);
+            self.backlog += 1;
+            true
+        } else if self.quelen == 0 || self.queues[q].len() < self.quelen - 1 {
+            self.queues[q].push_back(p);
+            self.backlog += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn tick(&mut self) -> Tick {
+        let r = self.tick_inner();
+        self.clock += 1;
+        r
+    }
+
+    fn tick_inner(&mut self) -> Tick {
+        if let Some(Some(w)) = self.pipeline.pop_back() {
+            self.locked[w] = false;
+            self.pipeline_count -= 1;
+        }
+        if self.backlog == 0 {
+            self.pipeline.push_front(None);
+            return if self.pipeline_count > 0 {
+                Tick::Empty
+            } else {
+                Tick::Skip
+            };
+        }
+        self.first = (self.first + 1) % self.nq;
+        for i in 0..self.nq {
+            let q = (i + self.first) % self.nq;
+            if let Some(p) = self.hols[q] {
+                if !self.locked[p.0] {
+                    self.hols[q] = self.queues[q].pop_front();
+                    self.pipeline.push_front(Some(p.0));
+                    self.locked[p.0] = true;
+                    self.backlog -= 1;
+                    self.pipeline_count += 1;
+                    self.lat.push(self.clock - p.1);
+                    self.adm += 1;
+                    return Tick::Work;
+                }
+            }
+        }
+        self.pipeline.push_front(None);
+        self.stall += 1;
+        Tick::Stall
+    }
+}
