@@ -115,7 +115,10 @@ impl<R: Read> CaptureReader<R> {
         let mut head = [0u8; 4];
         let got = read_full(&mut r, &mut head).map_err(|e| io_err(0, e))?;
         if got < 4 {
-            return err(0, format!("file too short for a capture header ({got} bytes)"));
+            return err(
+                0,
+                format!("file too short for a capture header ({got} bytes)"),
+            );
         }
         let le = u32::from_le_bytes(head);
         let mut me = CaptureReader {
@@ -153,10 +156,7 @@ impl<R: Read> CaptureReader<R> {
                 me.read_section_header(0)?;
             }
             _ => {
-                return err(
-                    0,
-                    format!("not a pcap or pcapng file (magic 0x{le:08x})"),
-                );
+                return err(0, format!("not a pcap or pcapng file (magic 0x{le:08x})"));
             }
         }
         Ok(me)
@@ -367,7 +367,10 @@ impl<R: Read> CaptureReader<R> {
                     let Some(ifc) = interfaces.get(ifid as usize).copied() else {
                         return err(
                             start + 8,
-                            format!("packet block names interface {ifid}, but only {} are described", interfaces.len()),
+                            format!(
+                                "packet block names interface {ifid}, but only {} are described",
+                                interfaces.len()
+                            ),
                         );
                     };
                     if cap > body_len - 20 {
@@ -392,7 +395,10 @@ impl<R: Read> CaptureReader<R> {
                         return err(start, "pcapng simple packet block too short");
                     }
                     let Some(ifc) = interfaces.first().copied() else {
-                        return err(start, "simple packet block before any interface description");
+                        return err(
+                            start,
+                            "simple packet block before any interface description",
+                        );
                     };
                     let orig = u32_at(&self.buf, 0, big) as usize;
                     let mut cap = orig.min(body_len - 4);
@@ -440,7 +446,12 @@ fn parse_if_options(
                 };
                 match units {
                     Some(u) if u > 0 => ifc.units = u,
-                    _ => return err(at, format!("unsupported pcapng timestamp resolution 0x{r:02x}")),
+                    _ => {
+                        return err(
+                            at,
+                            format!("unsupported pcapng timestamp resolution 0x{r:02x}"),
+                        )
+                    }
                 }
             }
             (14, 8) => {
@@ -632,10 +643,7 @@ mod tests {
         let v = all(&pcapng()).unwrap();
         assert_eq!(
             v,
-            vec![
-                ((1u64 << 32) + 5, 101, vec![7, 8, 9]),
-                (0, 101, vec![5, 6])
-            ]
+            vec![((1u64 << 32) + 5, 101, vec![7, 8, 9]), (0, 101, vec![5, 6])]
         );
     }
 
@@ -647,9 +655,12 @@ mod tests {
         let mut bad = b.clone();
         // corrupt the trailer of the interface block
         let shb_len = u32::from_le_bytes([b[4], b[5], b[6], b[7]]) as usize;
-        let idb_len =
-            u32::from_le_bytes([b[shb_len + 4], b[shb_len + 5], b[shb_len + 6], b[shb_len + 7]])
-                as usize;
+        let idb_len = u32::from_le_bytes([
+            b[shb_len + 4],
+            b[shb_len + 5],
+            b[shb_len + 6],
+            b[shb_len + 7],
+        ]) as usize;
         bad[shb_len + idb_len - 1] = 0x7f;
         let e = all(&bad).unwrap_err();
         assert_eq!(e.offset, (shb_len + idb_len - 4) as u64);

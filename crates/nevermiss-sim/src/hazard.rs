@@ -169,7 +169,9 @@ mod tests {
         let mut keys = Vec::new();
         let mut deltas = Vec::new();
         for _ in 0..3000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             keys.push(((x >> 33) % 7) as u32);
             deltas.push(((x >> 20) % 19 + 1) as u32);
         }

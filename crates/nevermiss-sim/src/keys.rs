@@ -37,8 +37,8 @@ pub struct ByteRange {
     pub end: u16,
 }
 
-/// A flow-key definition.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+/// A flow-key definition; serialised as its name (e.g. `5tuple`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KeySpec {
     /// One state for all packets: opp-sim's `key_const`, the constant string `"1"`.
     Global,
@@ -64,6 +64,12 @@ pub fn paper_keys() -> Vec<KeySpec> {
         KeySpec::IpDst16,
         KeySpec::IpSrcIpDst,
     ]
+}
+
+impl serde::Serialize for KeySpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
 }
 
 impl fmt::Display for KeySpec {
@@ -96,7 +102,7 @@ impl std::str::FromStr for KeySpec {
     type Err = String;
 
     /// Parses `global` (also `*`, `const`), `5tuple`, `ipdst`, `ipdst16` (also `ipdst/16`),
-    /// `ipsrc+ipdst` (also `ipsrc,ipdst`) or `bytes:ip[12..20]+l4[0..4]`.
+    /// `ipsrc+ipdst` (also `ipsrc_ipdst`) or `bytes:ip[12..20]+l4[0..4]`.
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim().to_ascii_lowercase();
         Ok(match t.as_str() {
@@ -104,7 +110,7 @@ impl std::str::FromStr for KeySpec {
             "5tuple" | "5-tuple" | "five-tuple" => KeySpec::FiveTuple,
             "ipdst" => KeySpec::IpDst,
             "ipdst16" | "ipdst/16" => KeySpec::IpDst16,
-            "ipsrc+ipdst" | "ipsrc,ipdst" | "ipsrc_ipdst" => KeySpec::IpSrcIpDst,
+            "ipsrc+ipdst" | "ipsrc_ipdst" => KeySpec::IpSrcIpDst,
             _ => {
                 if let Some(rest) = t.strip_prefix("bytes:") {
                     KeySpec::Bytes(parse_ranges(rest)?)

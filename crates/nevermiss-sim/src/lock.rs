@@ -105,11 +105,23 @@ struct Counters {
     qsum: IntSamples,
 }
 
+/// Marks an empty head-of-line slot.
+const EMPTY: u32 = u32::MAX;
+
 struct Sched {
     n: u64,
     nq: usize,
-    cap: usize,
-    queues: Vec<VecDeque<Entry>>,
+    /// `nq - 1` when `nq` is a power of two.
+    nq_mask: Option<u64>,
+    cap: u32,
+    /// Lock bucket of each queue's head-of-line packet, or [`EMPTY`].
+    hol: Vec<u32>,
+    hol_arrival: Vec<u64>,
+    /// The packets behind each head of line.
+    rest: Vec<VecDeque<Entry>>,
+    /// Occupancy of each queue, head of line included.
+    lens: Vec<u32>,
+    /// Per lock bucket, the cycle at which its lock is released (locked while `> now`).
     release: Vec<u64>,
     rr: usize,
     backlog: u64,
@@ -118,13 +130,14 @@ struct Sched {
 
 impl Sched {
     /// Index of the first queue, from the round-robin pointer on, whose head is unlocked; with
-    /// `None` also the earliest release cycle among the locked heads.
-    #[inline]
+    /// `Err` the earliest release cycle among the locked heads.
+    #[inline(always)]
     fn find(&self) -> Result<usize, u64> {
         let mut next = u64::MAX;
         for i in (self.rr..self.nq).chain(0..self.rr) {
-            if let Some(h) = self.queues[i].front() {
-                let r = self.release[h.w as usize];
+            let w = self.hol[i];
+            if w != EMPTY {
+                let r = self.release[w as usize];
                 if r <= self.now {
                     return Ok(i);
                 }
@@ -135,7 +148,7 @@ impl Sched {
     }
 
     /// Runs cycles `now..end` with no arrival.
-    #[inline]
+    #[inline(always)]
     fn run_until(&mut self, end: u64, c: &mut Counters) {
         while self.now < end {
             if self.backlog == 0 {
@@ -149,11 +162,20 @@ impl Sched {
             }
             match self.find() {
                 Ok(q) => {
-                    let e = self.queues[q].pop_front().expect("head exists");
-                    self.release[e.w as usize] = self.now + self.n;
+                    let w = self.hol[q];
+                    let arrival = self.hol_arrival[q];
+                    match self.rest[q].pop_front() {
+                        Some(e) => {
+                            self.hol[q] = e.w;
+                            self.hol_arrival[q] = e.arrival;
+                        }
+                        None => self.hol[q] = EMPTY,
+                    }
+                    self.lens[q] -= 1;
+                    self.release[w as usize] = self.now + self.n;
                     self.backlog -= 1;
                     c.admitted += 1;
-                    c.latency.push(self.now - e.arrival);
+                    c.latency.push(self.now - arrival);
                     self.now += 1;
                 }
                 Err(next) => {
@@ -162,27 +184,38 @@ impl Sched {
                     let stop = next.min(end);
                     let k = stop - self.now;
                     c.stall += k;
-                    self.rr = ((self.rr as u64 + (k - 1)) % self.nq as u64) as usize;
+                    if k > 1 {
+                        let adv = self.rr as u64 + (k - 1);
+                        self.rr = match self.nq_mask {
+                            Some(m) => (adv & m) as usize,
+                            None => (adv % self.nq as u64) as usize,
+                        };
+                    }
                     self.now = stop;
                 }
             }
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn accept(&mut self, q: usize, w: u32, c: &mut Counters) {
-        let len = self.queues[q].len();
-        if len >= self.cap {
+        if self.lens[q] >= self.cap {
             c.drops += 1;
         } else {
-            self.queues[q].push_back(Entry {
-                w,
-                arrival: self.now,
-            });
+            if self.hol[q] == EMPTY {
+                self.hol[q] = w;
+                self.hol_arrival[q] = self.now;
+            } else {
+                self.rest[q].push_back(Entry {
+                    w,
+                    arrival: self.now,
+                });
+            }
+            self.lens[q] += 1;
             self.backlog += 1;
         }
-        let m = self.queues.iter().map(|x| x.len()).max().unwrap_or(0);
-        c.qmax.push(m as u64);
+        let m = self.lens.iter().copied().max().unwrap_or(0);
+        c.qmax.push(u64::from(m));
         c.qsum.push(self.backlog);
     }
 }
@@ -199,13 +232,19 @@ pub fn simulate(
     let nq = cfg.queues.max(1) as usize;
     let buckets = 1usize << cfg.w_bits.min(16);
     let mask = (buckets - 1) as u32;
-    let qtab: Vec<u8> = (0..=u16::MAX as u32).map(|c| (c % nq as u32) as u8).collect();
+    let qtab: Vec<u8> = (0..=u16::MAX as u32)
+        .map(|c| (c % nq as u32) as u8)
+        .collect();
     let big_q = nq > 256;
     let mut s = Sched {
         n: u64::from(cfg.n.max(1)),
         nq,
-        cap: cfg.qlen.map_or(usize::MAX, |l| l.max(1) as usize),
-        queues: (0..nq).map(|_| VecDeque::new()).collect(),
+        nq_mask: nq.is_power_of_two().then_some(nq as u64 - 1),
+        cap: cfg.qlen.map_or(u32::MAX, |l| l.max(1)),
+        hol: vec![EMPTY; nq],
+        hol_arrival: vec![0; nq],
+        rest: (0..nq).map(|_| VecDeque::new()).collect(),
+        lens: vec![0; nq],
         release: vec![0; buckets],
         rr: 0,
         backlog: 0,
@@ -421,13 +460,23 @@ mod tests {
         let crc = [7u16; 8];
         let r = simulate(&crc, &s, &cfg(3, 1, None, 4), &|_| {});
         assert_eq!(
-            (r[0].admitted, r[0].drops, r[0].stall_cycles, r[0].empty_cycles),
+            (
+                r[0].admitted,
+                r[0].drops,
+                r[0].stall_cycles,
+                r[0].empty_cycles
+            ),
             (2, 0, 2, 0)
         );
         let l0 = r[0].latency.unwrap();
         assert_eq!((l0.count, l0.max, l0.avg), (2, 2.0, 1.0));
         assert_eq!(
-            (r[1].admitted, r[1].stall_cycles, r[1].empty_cycles, r[1].cycles),
+            (
+                r[1].admitted,
+                r[1].stall_cycles,
+                r[1].empty_cycles,
+                r[1].cycles
+            ),
             (6, 8, 6, 20)
         );
         assert_eq!(r[1].throughput(), 1.5);
@@ -477,7 +526,9 @@ mod tests {
     fn matches_cycle_by_cycle_transcription() {
         let mut x: u64 = 99;
         let mut rnd = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             x >> 33
         };
         for trial in 0..60 {

@@ -253,7 +253,15 @@ mod tests {
         m.batch.size = 3;
         let s = schedule(&t, &m);
         assert_eq!(s.batches.len(), 2);
-        assert_eq!(s.batches[1], Batch { start: 3, end: 6, cycles: 6, read_cycles: 6 });
+        assert_eq!(
+            s.batches[1],
+            Batch {
+                start: 3,
+                end: 6,
+                cycles: 6,
+                read_cycles: 6
+            }
+        );
         m.batch.keep_partial = true;
         let s = schedule(&t, &m);
         assert_eq!(s.batches.len(), 3);
@@ -261,7 +269,10 @@ mod tests {
         m.batch.skip = SkipPolicy::Packets(2);
         m.batch.keep_partial = false;
         let s = schedule(&t, &m);
-        assert_eq!(s.batches.iter().map(|b| b.start).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(
+            s.batches.iter().map(|b| b.start).collect::<Vec<_>>(),
+            vec![0]
+        );
         m.batch.max_batches = Some(1);
         m.batch.skip = SkipPolicy::None;
         assert_eq!(schedule(&t, &m).batches.len(), 1);

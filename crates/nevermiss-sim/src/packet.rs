@@ -288,7 +288,10 @@ mod tests {
             decode(linktype::RAW, 0, &ipv4(6)[..22]).unwrap_err(),
             Skip::Truncated
         );
-        assert_eq!(decode(linktype::RAW, 0, &[0x60]).unwrap_err(), Skip::NotIpv4);
+        assert_eq!(
+            decode(linktype::RAW, 0, &[0x60]).unwrap_err(),
+            Skip::NotIpv4
+        );
         assert_eq!(
             decode(linktype::RAW, 0, &[0x44, 0, 0]).unwrap_err(),
             Skip::Malformed

@@ -178,7 +178,9 @@ mod tests {
     #[test]
     fn int_samples_match_sorting() {
         let mut s = IntSamples::default();
-        let vals: Vec<u64> = (0..1000u64).map(|i| (i * 7919) % 10007 + (i % 3) * 2).collect();
+        let vals: Vec<u64> = (0..1000u64)
+            .map(|i| (i * 7919) % 10007 + (i % 3) * 2)
+            .collect();
         for &v in &vals {
             s.push(v);
         }

@@ -163,7 +163,9 @@ pub fn lock_row(key: &KeySpec, cfg: &LockConfig, batches: &[LockBatch]) -> LockR
 pub fn max_n_rows(rows: &[LockRow], tolerances: &[f64]) -> Vec<MaxNRow> {
     let mut groups: Vec<(String, u32, u32, u8)> = Vec::new();
     for r in rows {
-        let Ok(ql) = r.qlen.parse::<u32>() else { continue };
+        let Ok(ql) = r.qlen.parse::<u32>() else {
+            continue;
+        };
         let g = (r.key.clone(), r.q, ql, r.w_bits);
         if !groups.contains(&g) {
             groups.push(g);
@@ -308,7 +310,11 @@ impl SweepSpec {
     pub fn work(&self, traces: &[Prepared]) -> u64 {
         let per: u64 = traces.iter().map(|p| p.schedule.packets()).sum();
         let jobs = if self.hazards { self.keys.len() } else { 0 }
-            + if self.lock { self.lock_configs().len() } else { 0 };
+            + if self.lock {
+                self.lock_configs().len()
+            } else {
+                0
+            };
         per * jobs as u64
     }
 
@@ -328,7 +334,11 @@ impl SweepSpec {
             jobs.extend((0..self.keys.len()).map(Job::Hazard));
         }
         if self.lock {
-            jobs.extend(self.lock_configs().into_iter().map(|(k, c)| Job::Lock(k, c)));
+            jobs.extend(
+                self.lock_configs()
+                    .into_iter()
+                    .map(|(k, c)| Job::Lock(k, c)),
+            );
         }
         enum Out {
             H(usize, Vec<HazardBatch>),
@@ -390,4 +400,101 @@ pub fn write_csv<T: Serialize>(path: &std::path::Path, rows: &[T]) -> Result<(),
         w.serialize(r).map_err(|e| io(e.to_string()))?;
     }
     w.flush().map_err(|e| io(e.to_string()))
+}
+
+/// What a report says about one trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSummary {
+    pub name: String,
+    /// Packets kept (IPv4 TCP/UDP).
+    pub packets: usize,
+    /// Complete batches (plus a partial one with `keep_partial`).
+    pub batches: usize,
+    pub stats: crate::packet::ReadStats,
+    /// Mean of max(1, ceil(len/chunk)).
+    pub mean_read_cycles: f64,
+}
+
+impl TraceSummary {
+    /// Summarises a prepared trace.
+    pub fn of(p: &Prepared, chunk: u32) -> Self {
+        let n = p.trace.len();
+        let cyc: u64 = p
+            .trace
+            .lens
+            .iter()
+            .map(|&l| u64::from(crate::model::read_cycles(l, chunk)))
+            .sum();
+        TraceSummary {
+            name: p.trace.name.clone(),
+            packets: n,
+            batches: p.schedule.batches.len(),
+            stats: p.trace.stats.clone(),
+            mean_read_cycles: if n == 0 { 0.0 } else { cyc as f64 / n as f64 },
+        }
+    }
+}
+
+/// The JSON document a sweep writes.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    pub tool: &'static str,
+    pub version: &'static str,
+    pub model: &'a ModelConfig,
+    pub sweep: &'a SweepSpec,
+    pub traces: Vec<TraceSummary>,
+    #[serde(flatten)]
+    pub results: &'a SweepResults,
+}
+
+/// Writes any serialisable value as pretty JSON.
+pub fn write_json<T: Serialize>(path: &std::path::Path, v: &T) -> Result<(), crate::SimError> {
+    let io = |m: String| crate::SimError::Io {
+        path: path.display().to_string(),
+        message: m,
+    };
+    let f = std::fs::File::create(path).map_err(|e| io(e.to_string()))?;
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer_pretty(&mut w, v).map_err(|e| io(e.to_string()))?;
+    std::io::Write::flush(&mut w).map_err(|e| io(e.to_string()))
+}
+
+/// Runs `f` on a rayon pool of `threads` threads (all cores when `None`).
+pub fn with_threads<R: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> R + Send,
+) -> Result<R, String> {
+    match threads {
+        None => Ok(f()),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map(|p| p.install(f))
+            .map_err(|e| format!("cannot start {n} threads: {e}")),
+    }
+}
+
+/// Average number of distinct keys per window of `window` packets (the paper's "flows per 1 M
+/// packets", Table 1); over the whole trace when it is shorter. Needs exact ids.
+pub fn distinct_per_window(ids: &[u32], distinct: usize, window: usize) -> Option<f64> {
+    if ids.is_empty() || window == 0 {
+        return None;
+    }
+    let mut stamp = vec![u32::MAX; distinct.max(1)];
+    let mut counts = Vec::new();
+    for (w, chunk) in ids.chunks(window).enumerate() {
+        if chunk.len() < window && w > 0 {
+            break;
+        }
+        let mut c = 0u64;
+        for &k in chunk {
+            let s = &mut stamp[k as usize];
+            if *s != w as u32 {
+                *s = w as u32;
+                c += 1;
+            }
+        }
+        counts.push(c as f64);
+    }
+    mean(&counts)
 }

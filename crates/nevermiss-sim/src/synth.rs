@@ -78,9 +78,7 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
         _ => (t, 1.0),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a number"))?;
     let v = v * mult;
     if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 1e18) {
         return Err(format!("`{s}` is not a whole non-negative number"));
@@ -157,7 +155,9 @@ impl std::str::FromStr for SynthSpec {
             }
         }
         if !have_sizes {
-            return Err("synthetic trace: give a size distribution (dist=<file>) or size=<bytes>".into());
+            return Err(
+                "synthetic trace: give a size distribution (dist=<file>) or size=<bytes>".into(),
+            );
         }
         Ok(spec)
     }
@@ -237,7 +237,10 @@ impl SizePmf {
                 return Err(format!("line {}: size {a} is not an IP length", i + 1));
             }
             if !(p.is_finite() && p >= 0.0) {
-                return Err(format!("line {}: fraction {b} is negative or not finite", i + 1));
+                return Err(format!(
+                    "line {}: fraction {b} is negative or not finite",
+                    i + 1
+                ));
             }
             sizes.push(size as u16);
             probs.push(p);
@@ -298,12 +301,11 @@ impl Generator {
             SizeSource::Fixed(n) => Sizes::Fixed(*n),
             SizeSource::Dist(p) => {
                 let pmf = SizePmf::load(p)?;
-                let alias = WeightedAliasIndex::new(pmf.probs.clone()).map_err(|e| {
-                    SimError::Input {
+                let alias =
+                    WeightedAliasIndex::new(pmf.probs.clone()).map_err(|e| SimError::Input {
                         what: p.display().to_string(),
                         message: format!("unusable distribution: {e}"),
-                    }
-                })?;
+                    })?;
                 Sizes::Alias(pmf.sizes, alias)
             }
         };
@@ -340,7 +342,11 @@ impl Generator {
                 Some(p) => p[rng.random_range(0..p.len())],
                 None => addr(&mut rng, true),
             };
-            let proto = if rng.random::<f64>() < spec.tcp { 6 } else { 17 };
+            let proto = if rng.random::<f64>() < spec.tcp {
+                6
+            } else {
+                17
+            };
             let sport = rng.random_range(1024..=u16::MAX);
             let dport = rng.random();
             flows.push(Flow {
@@ -408,7 +414,12 @@ impl Generator {
 
 impl SynthSpec {
     /// Generates the trace in memory with the digests of `keys`.
-    pub fn generate(&self, name: &str, keys: &[KeySpec], hash: HashMode) -> Result<Trace, SimError> {
+    pub fn generate(
+        &self,
+        name: &str,
+        keys: &[KeySpec],
+        hash: HashMode,
+    ) -> Result<Trace, SimError> {
         let mut g = Generator::new(self)?;
         let mut b = TraceBuilder::new(name, keys, hash);
         let exact = hash == HashMode::Exact;
@@ -521,13 +532,21 @@ mod tests {
 
     #[test]
     fn deterministic_and_seeded() {
-        let spec: SynthSpec = "size=100,flows=50,zipf=1.2,packets=1000,seed=3".parse().unwrap();
-        let a = spec.generate("a", &[KeySpec::FiveTuple], HashMode::Crc16).unwrap();
-        let b = spec.generate("b", &[KeySpec::FiveTuple], HashMode::Crc16).unwrap();
+        let spec: SynthSpec = "size=100,flows=50,zipf=1.2,packets=1000,seed=3"
+            .parse()
+            .unwrap();
+        let a = spec
+            .generate("a", &[KeySpec::FiveTuple], HashMode::Crc16)
+            .unwrap();
+        let b = spec
+            .generate("b", &[KeySpec::FiveTuple], HashMode::Crc16)
+            .unwrap();
         assert_eq!(a.keys[0].crc, b.keys[0].crc);
         let mut other = spec.clone();
         other.seed = 4;
-        let c = other.generate("c", &[KeySpec::FiveTuple], HashMode::Crc16).unwrap();
+        let c = other
+            .generate("c", &[KeySpec::FiveTuple], HashMode::Crc16)
+            .unwrap();
         assert_ne!(a.keys[0].crc, c.keys[0].crc);
         assert_eq!(a.len(), 1000);
         // 100 B at 640 Gb/s is 1.25 ns apart
@@ -536,11 +555,16 @@ mod tests {
 
     #[test]
     fn zipf_is_skewed_and_pools_limit_keys() {
-        let spec: SynthSpec = "size=100,flows=1000,zipf=1.5,packets=20000,seed=1,dsts=20,prefixes=3"
-            .parse()
-            .unwrap();
+        let spec: SynthSpec =
+            "size=100,flows=1000,zipf=1.5,packets=20000,seed=1,dsts=20,prefixes=3"
+                .parse()
+                .unwrap();
         let t = spec
-            .generate("z", &[KeySpec::FiveTuple, KeySpec::IpDst, KeySpec::IpDst16], HashMode::Exact)
+            .generate(
+                "z",
+                &[KeySpec::FiveTuple, KeySpec::IpDst, KeySpec::IpDst16],
+                HashMode::Exact,
+            )
             .unwrap();
         let mut counts = vec![0u32; t.keys[0].distinct];
         for &id in t.keys[0].ids.as_ref().unwrap() {

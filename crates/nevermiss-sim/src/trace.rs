@@ -101,10 +101,7 @@ impl TraceBuilder {
                     .collect(),
                 stats: ReadStats::default(),
             },
-            interners: keys
-                .iter()
-                .map(|_| exact.then(Interner::default))
-                .collect(),
+            interners: keys.iter().map(|_| exact.then(Interner::default)).collect(),
         }
     }
 
@@ -289,7 +286,10 @@ fn merge(parts: Vec<Trace>, name: &str) -> Trace {
         .enumerate()
         .map(|(k, c)| KeyColumn {
             spec: c.spec.clone(),
-            crc: order.iter().map(|&(p, i)| parts[p].keys[k].crc[i]).collect(),
+            crc: order
+                .iter()
+                .map(|&(p, i)| parts[p].keys[k].crc[i])
+                .collect(),
             ids: None,
             distinct: 0,
         })

@@ -16,7 +16,9 @@ fn read_all(bytes: &[u8]) -> Result<usize, u64> {
             }
             Ok(None) => return Ok(n),
             Err(e) => {
-                assert!(e.to_string().starts_with(&format!("at byte {}: ", e.offset)));
+                assert!(e
+                    .to_string()
+                    .starts_with(&format!("at byte {}: ", e.offset)));
                 return Err(e.offset);
             }
         }

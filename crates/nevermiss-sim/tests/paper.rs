@@ -14,7 +14,9 @@ fn trace_stats() -> Option<PathBuf> {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     here.ancestors()
         .map(|a| a.join("shared/data/trace-stats"))
-        .chain(std::iter::once(PathBuf::from("/work/shared/data/trace-stats")))
+        .chain(std::iter::once(PathBuf::from(
+            "/work/shared/data/trace-stats",
+        )))
         .find(|p| p.is_dir())
 }
 
@@ -28,7 +30,10 @@ fn pmf_files() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "dat"))
         .collect();
     v.sort();
-    assert!(v.len() >= 6, "expected the paper's distributions, found {v:?}");
+    assert!(
+        v.len() >= 6,
+        "expected the paper's distributions, found {v:?}"
+    );
     v
 }
 
@@ -46,7 +51,9 @@ fn fdh_plateau_is_one_over_mean_read_cycles() {
             seed: 11,
             ..Default::default()
         };
-        let t = spec.generate("t", &[KeySpec::Global], HashMode::Crc16).unwrap();
+        let t = spec
+            .generate("t", &[KeySpec::Global], HashMode::Crc16)
+            .unwrap();
         let p = Prepared::new(t, &ModelConfig::default());
         assert_eq!(p.schedule.batches.len(), 5);
         let b = sweep::run_hazards(&[p], &KeySpec::Global, HashMode::Crc16, 30, &|_| {});
@@ -78,9 +85,12 @@ fn mix_file() -> PathBuf {
 fn infinite_queue_throughput_follows_mean_cycles_over_n() {
     let f = mix_file();
     let mean = SizePmf::load(&f).unwrap().mean_cycles(80);
-    let src: TraceSource = format!("synthetic:dist={},flows=500,packets=400000,seed=5", f.display())
-        .parse()
-        .unwrap();
+    let src: TraceSource = format!(
+        "synthetic:dist={},flows=500,packets=400000,seed=5",
+        f.display()
+    )
+    .parse()
+    .unwrap();
     let t = src.load(&[KeySpec::Global], HashMode::Crc16).unwrap();
     let p = [Prepared::new(t, &ModelConfig::default())];
     for n in 1..=30u32 {
@@ -95,7 +105,11 @@ fn infinite_queue_throughput_follows_mean_cycles_over_n() {
         let got = row.thrpt_min.unwrap();
         let expect = (mean / f64::from(n)).min(1.0);
         // Near the knee (N close to the mean read cycles) queueing noise lowers the minimum.
-        let tol = if (f64::from(n) - mean).abs() < 2.0 { 0.05 } else { 0.01 };
+        let tol = if (f64::from(n) - mean).abs() < 2.0 {
+            0.05
+        } else {
+            0.01
+        };
         assert!(
             (got - expect).abs() <= tol,
             "N={n}: throughput {got}, expected {expect}"
@@ -107,9 +121,12 @@ fn infinite_queue_throughput_follows_mean_cycles_over_n() {
 #[test]
 fn pcap_round_trip_gives_identical_results() {
     let f = mix_file();
-    let spec: SynthSpec = format!("dist={},flows=300,zipf=1.1,packets=20000,seed=9,dsts=50", f.display())
-        .parse()
-        .unwrap();
+    let spec: SynthSpec = format!(
+        "dist={},flows=300,zipf=1.1,packets=20000,seed=9,dsts=50",
+        f.display()
+    )
+    .parse()
+    .unwrap();
     let keys = nevermiss_sim::keys::paper_keys();
     let mem = spec.generate("m", &keys, HashMode::Exact).unwrap();
     let out = f.with_file_name("rt.pcap");
