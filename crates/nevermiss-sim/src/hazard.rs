@@ -106,14 +106,14 @@ pub fn detect_reference(digests: &[u32], sched: &Schedule, n: u32) -> Vec<u64> {
     let mut out = Vec::new();
     for b in &sched.batches {
         let mut hz = 0;
-        for i in b.start..b.end {
+        let range = b.start..b.end;
+        for (&k, &delta) in digests[range.clone()].iter().zip(&sched.deltas[range]) {
             // idle cycles before the arrival
-            for _ in 1..sched.deltas[i] {
+            for _ in 1..delta {
                 dq.pop_back();
                 dq.push_front(None);
             }
             dq.pop_back();
-            let k = digests[i];
             if dq.contains(&Some(k)) {
                 hz += 1;
             }

@@ -254,10 +254,10 @@ pub fn simulate(
     let mut out = Vec::with_capacity(sched.batches.len());
     for b in &sched.batches {
         let (a0, d0, s0, e0) = (c.admitted, c.drops, c.stall, c.empty);
-        for i in b.start..b.end {
-            let arrival = s.now + u64::from(sched.deltas[i]) - 1;
+        let range = b.start..b.end;
+        for (&d, &delta) in crc[range.clone()].iter().zip(&sched.deltas[range]) {
+            let arrival = s.now + u64::from(delta) - 1;
             s.run_until(arrival, &mut c);
-            let d = crc[i];
             let q = if big_q {
                 d as usize % nq
             } else {
@@ -309,13 +309,14 @@ pub fn reference(crc: &[u16], sched: &Schedule, cfg: &LockConfig) -> Vec<RefBatc
     let mut out = Vec::new();
     for b in &sched.batches {
         let mut drops = 0;
-        for i in b.start..b.end {
-            for _ in 1..sched.deltas[i] {
+        let range = b.start..b.end;
+        for (&d, &delta) in crc[range.clone()].iter().zip(&sched.deltas[range]) {
+            for _ in 1..delta {
                 if o.tick() == Tick::Skip {
                     break;
                 }
             }
-            if !o.accept(usize::from(crc[i])) {
+            if !o.accept(usize::from(d)) {
                 drops += 1;
             }
             o.tick();

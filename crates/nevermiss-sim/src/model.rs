@@ -167,7 +167,7 @@ pub fn schedule(trace: &Trace, m: &ModelConfig) -> Schedule {
         let mut read = 0u64;
         let mut clock = 0u64; // cycles executed since the batch began
         let start_ts = trace.ts_ns[i];
-        for j in i..end {
+        for (j, slot) in deltas.iter_mut().enumerate().take(end).skip(i) {
             let rc = u64::from(read_cycles(trace.lens[j], m.chunk));
             let mut d = rc;
             if let Timing::Timestamps {
@@ -187,7 +187,7 @@ pub fn schedule(trace: &Trace, m: &ModelConfig) -> Schedule {
             clock += d;
             cycles += d;
             read += rc;
-            deltas[j] = u32::try_from(d).unwrap_or(u32::MAX);
+            *slot = u32::try_from(d).unwrap_or(u32::MAX);
         }
         last_partial = end - i < size;
         batches.push(Batch {
@@ -282,9 +282,13 @@ mod tests {
     fn opp_sim_skip_rule() {
         // fewer than 10 M packets: one batch, then everything is skipped
         let t = trace(&[40; 10], &[0; 10]);
-        let mut m = ModelConfig::default();
-        m.batch = BatchConfig::opp_sim();
-        m.batch.size = 2;
+        let m = ModelConfig {
+            batch: BatchConfig {
+                size: 2,
+                ..BatchConfig::opp_sim()
+            },
+            ..Default::default()
+        };
         assert_eq!(schedule(&t, &m).batches.len(), 1);
     }
 

@@ -16,18 +16,19 @@ use nevermiss_sim::{
 };
 use std::path::{Path, PathBuf};
 
+/// Subcommands; arguments are boxed to keep the enum small.
 #[derive(Subcommand)]
 pub enum SimCommand {
     /// Generate a synthetic trace and write it as pcap (raw IP, nanosecond timestamps).
-    Gen(GenArgs),
+    Gen(Box<GenArgs>),
     /// Describe traces: packets kept and skipped, read cycles, distinct keys per 1M packets.
-    Info(InfoArgs),
+    Info(Box<InfoArgs>),
     /// Fraction of data hazards (FDH) for pipelines of N stages (the paper's Fig. 3).
-    Hazards(HazardArgs),
+    Hazards(Box<HazardArgs>),
     /// Run the locking scheme for one configuration (the paper's §5).
-    Lock(LockArgs),
+    Lock(Box<LockArgs>),
     /// Sweep N, Q, Q_len, W and keys in parallel; write CSV and JSON.
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
 }
 
 /// Failure of a subcommand: message and exit code.
@@ -41,11 +42,11 @@ impl<E: std::fmt::Display> From<E> for Fail {
 
 pub fn run(cmd: SimCommand) -> u8 {
     let r = match cmd {
-        SimCommand::Gen(a) => gen(a),
-        SimCommand::Info(a) => info(a),
-        SimCommand::Hazards(a) => hazards(a),
-        SimCommand::Lock(a) => lock(a),
-        SimCommand::Sweep(a) => sweep_cmd(a),
+        SimCommand::Gen(a) => gen(*a),
+        SimCommand::Info(a) => info(*a),
+        SimCommand::Hazards(a) => hazards(*a),
+        SimCommand::Lock(a) => lock(*a),
+        SimCommand::Sweep(a) => sweep_cmd(*a),
     };
     match r {
         Ok(()) => 0,
