@@ -141,7 +141,8 @@ impl<R: Read> CaptureReader<R> {
                 if major != 2 {
                     return err(4, format!("unsupported pcap version {major}"));
                 }
-                let linktype = u32_at(&rest, 16, big) & 0x0fff_ffff;
+                // The low 16 bits are the link type; the high bits may carry FCS information.
+                let linktype = u32_at(&rest, 16, big) & 0xffff;
                 me.format = Format::Pcap {
                     big,
                     nanos,
@@ -356,10 +357,10 @@ impl<R: Read> CaptureReader<R> {
                     if body_len < 20 {
                         return err(start, "pcapng packet block too short");
                     }
-                    let (ifid, _) = if btype == 6 {
-                        (u32_at(&self.buf, 0, big), 0)
+                    let ifid = if btype == 6 {
+                        u32_at(&self.buf, 0, big)
                     } else {
-                        (u32::from(u16_at(&self.buf, 0, big)), 0)
+                        u32::from(u16_at(&self.buf, 0, big))
                     };
                     let ts = (u64::from(u32_at(&self.buf, 4, big)) << 32)
                         | u64::from(u32_at(&self.buf, 8, big));

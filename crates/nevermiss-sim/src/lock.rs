@@ -121,6 +121,10 @@ struct Sched {
     rest: Vec<VecDeque<Entry>>,
     /// Occupancy of each queue, head of line included.
     lens: Vec<u32>,
+    /// `len_count[l]`: number of queues with occupancy `l`; with `max_len` it gives the largest
+    /// occupancy in O(1).
+    len_count: Vec<u32>,
+    max_len: u32,
     /// Per lock bucket, the cycle at which its lock is released (locked while `> now`).
     release: Vec<u64>,
     rr: usize,
@@ -171,7 +175,7 @@ impl Sched {
                         }
                         None => self.hol[q] = EMPTY,
                     }
-                    self.lens[q] -= 1;
+                    self.shrink(q);
                     self.release[w as usize] = self.now + self.n;
                     self.backlog -= 1;
                     c.admitted += 1;
@@ -198,6 +202,29 @@ impl Sched {
     }
 
     #[inline(always)]
+    fn grow(&mut self, q: usize) {
+        let l = self.lens[q];
+        self.len_count[l as usize] -= 1;
+        if self.len_count.len() <= l as usize + 1 {
+            self.len_count.push(0);
+        }
+        self.len_count[l as usize + 1] += 1;
+        self.lens[q] = l + 1;
+        self.max_len = self.max_len.max(l + 1);
+    }
+
+    #[inline(always)]
+    fn shrink(&mut self, q: usize) {
+        let l = self.lens[q];
+        self.len_count[l as usize] -= 1;
+        self.len_count[l as usize - 1] += 1;
+        self.lens[q] = l - 1;
+        if l == self.max_len && self.len_count[l as usize] == 0 {
+            self.max_len = l - 1;
+        }
+    }
+
+    #[inline(always)]
     fn accept(&mut self, q: usize, w: u32, c: &mut Counters) {
         if self.lens[q] >= self.cap {
             c.drops += 1;
@@ -211,11 +238,10 @@ impl Sched {
                     arrival: self.now,
                 });
             }
-            self.lens[q] += 1;
+            self.grow(q);
             self.backlog += 1;
         }
-        let m = self.lens.iter().copied().max().unwrap_or(0);
-        c.qmax.push(u64::from(m));
+        c.qmax.push(u64::from(self.max_len));
         c.qsum.push(self.backlog);
     }
 }
@@ -245,6 +271,8 @@ pub fn simulate(
         hol_arrival: vec![0; nq],
         rest: (0..nq).map(|_| VecDeque::new()).collect(),
         lens: vec![0; nq],
+        len_count: vec![nq as u32, 0],
+        max_len: 0,
         release: vec![0; buckets],
         rr: 0,
         backlog: 0,
@@ -282,8 +310,9 @@ pub fn simulate(
     out
 }
 
-/// One batch of [`reference`]: admitted, drops, stall cycles and the sorted latencies.
-pub type RefBatch = (u64, u64, u64, Vec<u64>);
+/// One batch of [`reference`]: admitted, drops, stall cycles, the sorted latencies and the
+/// sorted per-arrival largest queue occupancies.
+pub type RefBatch = (u64, u64, u64, Vec<u64>, Vec<u64>);
 
 /// A literal cycle-by-cycle transcription of opp-sim's `OPPScheduler` and of the simulator loop
 /// that drives it (pipeline deque, `locked_keys`, HOL slots, the SKIP shortcut that leaves the
@@ -303,6 +332,7 @@ pub fn reference(crc: &[u16], sched: &Schedule, cfg: &LockConfig) -> Vec<RefBatc
         backlog: 0,
         clock: 0,
         lat: Vec::new(),
+        qmax: Vec::new(),
         adm: 0,
         stall: 0,
     };
@@ -322,7 +352,14 @@ pub fn reference(crc: &[u16], sched: &Schedule, cfg: &LockConfig) -> Vec<RefBatc
             o.tick();
         }
         o.lat.sort_unstable();
-        out.push((o.adm, drops, o.stall, std::mem::take(&mut o.lat)));
+        o.qmax.sort_unstable();
+        out.push((
+            o.adm,
+            drops,
+            o.stall,
+            std::mem::take(&mut o.lat),
+            std::mem::take(&mut o.qmax),
+        ));
         o.adm = 0;
         o.stall = 0;
     }
@@ -350,6 +387,7 @@ struct Opp {
     backlog: u64,
     clock: u64,
     lat: Vec<u64>,
+    qmax: Vec<u64>,
     adm: u64,
     stall: u64,
 }
@@ -358,7 +396,7 @@ impl Opp {
     fn accept(&mut self, d: usize) -> bool {
         let q = d % self.nq;
         let p = (d % self.wb, self.clock);
-        if self.hols[q].is_none() {
+        let ok = if self.hols[q].is_none() {
             self.hols[q] = Some(p);
             self.backlog += 1;
             true
@@ -368,7 +406,19 @@ impl Opp {
             true
         } else {
             false
-        }
+        };
+        let m = (0..self.nq)
+            .map(|i| {
+                if self.hols[i].is_some() {
+                    self.queues[i].len() as u64 + 1
+                } else {
+                    0
+                }
+            })
+            .max()
+            .unwrap_or(0);
+        self.qmax.push(m);
+        ok
     }
 
     fn tick(&mut self) -> Tick {
@@ -550,7 +600,12 @@ mod tests {
             );
             let fast = simulate(&crc, &s, &c, &|_| {});
             let slow = reference(&crc, &s, &c);
-            for (f, (adm, drops, stall, lat)) in fast.iter().zip(&slow) {
+            for (f, (adm, drops, stall, lat, qmax)) in fast.iter().zip(&slow) {
+                let qmax: Vec<f64> = qmax.iter().map(|&v| v as f64).collect();
+                let q = f.queue_max;
+                assert_eq!(q.map(|s| s.p99), percentile_sorted(&qmax, 0.99), "{c:?}");
+                assert_eq!(q.map(|s| s.max), qmax.last().copied(), "{c:?}");
+                assert_eq!(q.map(|s| s.median), percentile_sorted(&qmax, 0.5), "{c:?}");
                 assert_eq!(
                     (f.admitted, f.drops, f.stall_cycles),
                     (*adm, *drops, *stall),
