@@ -160,5 +160,9 @@ fn arch_mismatch(choice: ArchChoice, found: &Arch) -> Option<Diagnostic> {
         Arch::Pna(PnaDialect::V07ThreeBlock) => "pna (PNA_NIC, three-block v0.7+ dialect)",
         Arch::Unknown => "not one nevermiss knows (or there is no `main`)",
     };
-    (!ok).then(|| Diagnostic::error_global(format!("--arch {asked}: the program's main package is {found}")))
+    (!ok).then(|| {
+        Diagnostic::error_global(format!(
+            "--arch {asked}: the program's main package is {found}"
+        ))
+    })
 }
