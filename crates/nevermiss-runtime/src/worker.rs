@@ -45,3 +45,18 @@ impl Worker {
         &self.out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The switch is shared by workers and the control plane; a worker moves to its thread.
+    #[test]
+    fn switch_is_sync_and_worker_is_send() {
+        fn sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        sync::<Switch>();
+        sync::<p4_ir::Program>();
+        send::<Worker>();
+    }
+}
