@@ -263,7 +263,7 @@ fn merge_order(parts: &[Vec<u64>]) -> Vec<(usize, usize)> {
     for _ in 0..total {
         let mut best: Option<usize> = None;
         for (i, p) in parts.iter().enumerate() {
-            if idx[i] < p.len() && best.map_or(true, |b| p[idx[i]] < parts[b][idx[b]]) {
+            if idx[i] < p.len() && best.is_none_or(|b| p[idx[i]] < parts[b][idx[b]]) {
                 best = Some(i);
             }
         }

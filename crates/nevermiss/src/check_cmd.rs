@@ -43,6 +43,8 @@ pub enum Dump {
     Ast,
     /// Tables, actions, externs, blocks and the main package.
     Summary,
+    /// The lowered program the runtime executes (every field at an offset and width).
+    Ir,
 }
 
 /// Splits `NAME=VAL` (or `NAME`, meaning `NAME=1`).
@@ -107,6 +109,13 @@ pub fn run(args: CheckArgs) -> u8 {
                     },
                     Dump::Ast => print!("{}", p4_front::printer::print_program(&c.program)),
                     Dump::Summary => print!("{}", p4_front::check::summary(&c.program, &c.checked)),
+                    Dump::Ir => match p4_ir::lower(&c) {
+                        Ok(ir) => print!("{}", p4_ir::dump::dump(&ir)),
+                        Err(e) => {
+                            eprint!("{}", p4_front::diag::render(&c.unit, &e));
+                            return 1;
+                        }
+                    },
                 }
             }
             0

@@ -2696,6 +2696,16 @@ impl<'a> Checker<'a> {
                             );
                             false
                         }
+                        // `@__ref` action data is written back into the table entry by the
+                        // data plane (nevermiss extension, docs/runtime.md; papers/000 §III).
+                        Direction::None
+                            if info.annotations.iter().any(|a| a == "__ref")
+                                && info
+                                    .parent
+                                    .is_some_and(|a| self.decl(a).kind == EntityKind::Action) =>
+                        {
+                            true
+                        }
                         Direction::None => {
                             self.err(
                                 e.span,
