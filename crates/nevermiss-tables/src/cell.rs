@@ -11,35 +11,53 @@
 //! The generation `gen` is odd while the slot holds a live entry and changes whenever the slot is
 //! freed or reused, so an [`crate::EntryHandle`] held across a delete is detected as stale.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering::*};
-
 use crate::action::ActionData;
+use crate::arena::Arena;
 use crate::error::TableError;
+use crate::sync::{fence, AtomicU64, Backoff, Ordering::*, Zeroed};
 
 /// Deadline / schedule value meaning "no timer".
 pub(crate) const NEVER: u64 = u64::MAX;
 
-// Word offsets inside an entry's cell. An entry occupies whole 64-byte lines: the header and up
-// to 16 bytes of parameters share one line, so a hit reads a single line of cell data.
+// Word offsets inside an entry's cell. A cell is: the header words below, the deadline (tables
+// with an idle timeout), the key (exact tables), the parameters, and the wheel's schedule word
+// (tables with an idle timeout), rounded up to whole 64-byte lines. An exact entry with a 16-byte
+// key and 16 bytes of parameters, without idle timeout, is one line: a hit reads one line of
+// cell data and the key compare touches no other memory.
 const SEQ: usize = 0;
 const VERSION: usize = 1;
 /// action id (low 32 bits) | parameter length (high 32 bits)
 const ACTION_LEN: usize = 2;
 /// generation (low 32 bits) | expire profile (high 32 bits)
 const GEN_PROFILE: usize = 3;
-const DEADLINE: usize = 4;
-const SCHED: usize = 5;
-const PARAMS: usize = 6;
+const HEADER: usize = 4;
 
 #[repr(C, align(64))]
-#[derive(Default)]
-struct Line([AtomicU64; 8]);
+pub(crate) struct Line([AtomicU64; 8]);
+
+// SAFETY: a line is eight atomics, valid when zeroed.
+unsafe impl Zeroed for Line {
+    fn zero() -> Self {
+        Line(std::array::from_fn(|_| AtomicU64::zero()))
+    }
+}
 
 pub(crate) struct Cells {
-    lines: Box<[Line]>,
+    lines: Arena<Line>,
     /// Words per entry, a multiple of 8.
     stride: usize,
     max_params: usize,
+    key_len: usize,
+    key_off: usize,
+    params_off: usize,
+    /// Offsets of the deadline and schedule words, or of `dummy` for tables without timers.
+    timed: bool,
+    deadline_off: usize,
+    sched_off: usize,
+    /// Lines to prefetch for a hit: up to the end of the parameters (at most 2).
+    hit_lines: usize,
+    /// Stand-ins for the timer words of tables without idle timeout.
+    dummy: [AtomicU64; 2],
 }
 
 /// The timer fields of one cell, readable and writable without the cell lock.
@@ -62,23 +80,6 @@ impl CellRef<'_> {
     }
 }
 
-/// Spin a little, then give the core away: on 2 cores a preempted writer must get to run.
-pub(crate) struct Backoff(u32);
-impl Backoff {
-    pub fn new() -> Self {
-        Backoff(0)
-    }
-    #[inline]
-    pub fn snooze(&mut self) {
-        if self.0 < 64 {
-            std::hint::spin_loop();
-            self.0 += 1;
-        } else {
-            std::thread::yield_now();
-        }
-    }
-}
-
 pub(crate) fn alloc_slice<T>(n: usize, f: impl FnMut() -> T) -> Result<Box<[T]>, TableError> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -87,19 +88,62 @@ pub(crate) fn alloc_slice<T>(n: usize, f: impl FnMut() -> T) -> Result<Box<[T]>,
     Ok(v.into_boxed_slice())
 }
 
+/// Little-endian word `j` of `key`, zero-padded past its end (the stored key form).
+#[inline(always)]
+fn key_word(key: &[u8], j: usize) -> u64 {
+    let c = &key[j * 8..];
+    if c.len() >= 8 {
+        u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+    } else {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    }
+}
+
 impl Cells {
-    /// `n` cells with room for `max_params` parameter bytes each.
-    pub fn new(n: usize, max_params: usize) -> Result<Cells, TableError> {
-        let stride = (PARAMS + max_params.div_ceil(8)).div_ceil(8) * 8;
+    /// `n` cells with room for `max_params` parameter bytes each, a stored key of `key_len`
+    /// bytes (0: keys are kept elsewhere) and, if `timed`, the deadline and wheel words.
+    pub fn new(
+        n: usize,
+        key_len: usize,
+        max_params: usize,
+        timed: bool,
+    ) -> Result<Cells, TableError> {
+        let mut off = HEADER;
+        let deadline_off = off;
+        if timed {
+            off += 1;
+        }
+        let key_off = off;
+        off += key_len.div_ceil(8);
+        let params_off = off;
+        off += max_params.div_ceil(8);
+        let sched_off = off;
+        if timed {
+            off += 1;
+        }
+        let stride = off.div_ceil(8) * 8;
         let nlines = n.checked_mul(stride / 8).ok_or(TableError::OutOfMemory)?;
+        let end = params_off + max_params.div_ceil(8);
         let cells = Cells {
-            lines: alloc_slice(nlines, Line::default)?,
+            lines: Arena::new(nlines)?,
             stride,
             max_params,
+            key_len,
+            key_off,
+            params_off,
+            timed,
+            deadline_off,
+            sched_off,
+            hit_lines: end.div_ceil(8).min(2),
+            dummy: [AtomicU64::new(NEVER), AtomicU64::new(NEVER)],
         };
-        for i in 0..n {
-            cells.w(i, DEADLINE).store(NEVER, Relaxed);
-            cells.w(i, SCHED).store(NEVER, Relaxed);
+        if timed {
+            for i in 0..n {
+                cells.w(i, deadline_off).store(NEVER, Relaxed);
+                cells.w(i, sched_off).store(NEVER, Relaxed);
+            }
         }
         Ok(cells)
     }
@@ -110,19 +154,83 @@ impl Cells {
         &self.lines[x >> 3].0[x & 7]
     }
 
+    /// Bytes of cell memory.
+    pub fn bytes(&self) -> usize {
+        self.lines.bytes()
+    }
+
+    /// Bytes one entry's cell takes.
+    pub fn stride_bytes(&self) -> usize {
+        self.stride * 8
+    }
+
     #[inline]
     pub fn cell(&self, i: usize) -> CellRef<'_> {
+        let (deadline, sched) = if self.timed {
+            (self.w(i, self.deadline_off), self.w(i, self.sched_off))
+        } else {
+            (&self.dummy[0], &self.dummy[1])
+        };
         CellRef {
             gen_profile: self.w(i, GEN_PROFILE),
-            deadline: self.w(i, DEADLINE),
-            sched: self.w(i, SCHED),
+            deadline,
+            sched,
         }
     }
 
-    /// Hint that cell `i` is about to be read.
+    /// Hint that cell `i` is about to be read by a lookup.
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        crate::index::prefetch(self.w(i, SEQ));
+        let x = i * self.stride;
+        crate::sync::prefetch(&self.lines[x >> 3]);
+        if self.hit_lines > 1 {
+            crate::sync::prefetch(&self.lines[(x >> 3) + 1]);
+        }
+    }
+
+    /// Whether cell `i` stores exactly `key` (exact tables). Reads the key words without the
+    /// cell lock: the caller validates the generation afterwards (see [`Cells::read_match`]).
+    #[inline(always)]
+    pub fn key_eq(&self, i: usize, key: &[u8]) -> bool {
+        let mut diff = 0;
+        for j in 0..self.key_len.div_ceil(8) {
+            diff |= self.w(i, self.key_off + j).load(Relaxed) ^ key_word(key, j);
+        }
+        diff == 0
+    }
+
+    /// The stored key of cell `i` (exact tables).
+    pub fn key(&self, i: usize) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.key_len.div_ceil(8) * 8);
+        for j in 0..self.key_len.div_ceil(8) {
+            k.extend_from_slice(&self.w(i, self.key_off + j).load(Relaxed).to_le_bytes());
+        }
+        k.truncate(self.key_len);
+        k
+    }
+
+    /// For an exact lookup that found slot `i` through a bucket word carrying generation bits
+    /// `g7`: if the cell holds `key` and is the live entry the word was published for, copies
+    /// its action data into `out` and returns (gen, version).
+    ///
+    /// Why this is enough without any lock: the key words of a cell change only when the slot is
+    /// reused, and a reuse gives the cell a new generation before its key is written; the
+    /// generation is read inside the seqlock after the key compare, so a key read from another
+    /// incarnation shows up as a generation that differs from the bucket word's (modulo 128
+    /// reuses of the slot during one lookup).
+    #[inline(always)]
+    pub fn read_match(
+        &self,
+        i: usize,
+        key: &[u8],
+        g7: u64,
+        out: &mut ActionData,
+    ) -> Option<(u32, u64)> {
+        if !self.key_eq(i, key) {
+            return None;
+        }
+        let (gen, version) = self.read(i, out);
+        (gen & 1 == 1 && gen7(gen) == g7).then_some((gen, version))
     }
 
     /// Consistent copy of cell `i`'s action data into `out`; returns (gen, version).
@@ -143,7 +251,7 @@ impl Cells {
             let len = ((al >> 32) as usize).min(self.max_params);
             let buf = out.params.resize(len);
             let mut chunks = buf.chunks_exact_mut(8);
-            let mut k = base + PARAMS;
+            let mut k = base + self.params_off;
             for chunk in &mut chunks {
                 chunk.copy_from_slice(&self.lines[k >> 3].0[k & 7].load(Relaxed).to_le_bytes());
                 k += 1;
@@ -188,6 +296,13 @@ impl Cells {
     }
 }
 
+/// The generation bits a bucket word carries: bits 1..8 of the generation (bit 0 is the
+/// live flag), so 128 reuses of a slot pass before the bits repeat.
+#[inline(always)]
+pub(crate) fn gen7(gen: u32) -> u64 {
+    ((gen >> 1) & 0x7f) as u64
+}
+
 /// Holder of a cell's write lock; releases it on drop.
 pub(crate) struct CellGuard<'a> {
     cells: &'a Cells,
@@ -227,7 +342,8 @@ impl CellGuard<'_> {
         for (j, chunk) in params.chunks(8).enumerate() {
             let mut b = [0u8; 8];
             b[..chunk.len()].copy_from_slice(chunk);
-            self.w(PARAMS + j).store(u64::from_le_bytes(b), Relaxed);
+            self.w(self.cells.params_off + j)
+                .store(u64::from_le_bytes(b), Relaxed);
         }
         let al = self.w(ACTION_LEN);
         al.store(
@@ -243,6 +359,15 @@ impl CellGuard<'_> {
             (al.load(Relaxed) & !0xffff_ffff) | data.action as u64,
             Relaxed,
         );
+    }
+
+    /// Stores the entry's key (exact tables; the slot is not yet published).
+    pub fn write_key(&self, key: &[u8]) {
+        debug_assert_eq!(key.len(), self.cells.key_len);
+        for j in 0..key.len().div_ceil(8) {
+            self.w(self.cells.key_off + j)
+                .store(key_word(key, j), Relaxed);
+        }
     }
 
     pub fn version(&self) -> u64 {

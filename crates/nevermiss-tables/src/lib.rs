@@ -7,12 +7,15 @@
 //! Design, guarantees and the path to a lock-free engine: `docs/tables.md`.
 
 mod action;
+mod arena;
 mod cell;
 mod error;
+mod exact;
 mod hash;
 mod index;
 pub mod spec;
 mod stats;
+mod sync;
 mod table;
 mod wheel;
 
