@@ -14,7 +14,8 @@
 use crate::action::ActionData;
 use crate::arena::Arena;
 use crate::error::TableError;
-use crate::sync::{fence, AtomicU64, Backoff, Ordering::*, Zeroed};
+use crate::hash::{Key, ProbeKey};
+use crate::sync::{fence, AtomicU64, Backoff, Ordering::*};
 
 /// Deadline / schedule value meaning "no timer".
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -31,24 +32,17 @@ const ACTION_LEN: usize = 2;
 /// generation (low 32 bits) | expire profile (high 32 bits)
 const GEN_PROFILE: usize = 3;
 const HEADER: usize = 4;
-
-#[repr(C, align(64))]
-pub(crate) struct Line([AtomicU64; 8]);
-
-// SAFETY: a line is eight atomics, valid when zeroed.
-unsafe impl Zeroed for Line {
-    fn zero() -> Self {
-        Line(std::array::from_fn(|_| AtomicU64::zero()))
-    }
-}
+/// Offset of the stored key (exact tables).
+const KEY: usize = HEADER;
 
 pub(crate) struct Cells {
-    lines: Arena<Line>,
+    /// All cells' words; the arena is 64-byte aligned and `stride` a multiple of 8, so every
+    /// cell starts a cache line.
+    words: Arena<AtomicU64>,
     /// Words per entry, a multiple of 8.
     stride: usize,
     max_params: usize,
     key_len: usize,
-    key_off: usize,
     params_off: usize,
     /// Offsets of the deadline and schedule words, or of `dummy` for tables without timers.
     timed: bool,
@@ -88,19 +82,6 @@ pub(crate) fn alloc_slice<T>(n: usize, f: impl FnMut() -> T) -> Result<Box<[T]>,
     Ok(v.into_boxed_slice())
 }
 
-/// Little-endian word `j` of `key`, zero-padded past its end (the stored key form).
-#[inline(always)]
-fn key_word(key: &[u8], j: usize) -> u64 {
-    let c = &key[j * 8..];
-    if c.len() >= 8 {
-        u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
-    } else {
-        let mut b = [0u8; 8];
-        b[..c.len()].copy_from_slice(c);
-        u64::from_le_bytes(b)
-    }
-}
-
 impl Cells {
     /// `n` cells with room for `max_params` parameter bytes each, a stored key of `key_len`
     /// bytes (0: keys are kept elsewhere) and, if `timed`, the deadline and wheel words.
@@ -110,28 +91,24 @@ impl Cells {
         max_params: usize,
         timed: bool,
     ) -> Result<Cells, TableError> {
-        let mut off = HEADER;
+        // header | key | parameters | deadline | schedule: the key sits at a fixed offset, and
+        // with small parameters the deadline an AUTO_DELETE lookup checks shares the first line.
+        let key_off = HEADER;
+        let params_off = key_off + key_len.div_ceil(8);
+        let mut off = params_off + max_params.div_ceil(8);
         let deadline_off = off;
+        let sched_off = off + 1;
         if timed {
-            off += 1;
-        }
-        let key_off = off;
-        off += key_len.div_ceil(8);
-        let params_off = off;
-        off += max_params.div_ceil(8);
-        let sched_off = off;
-        if timed {
-            off += 1;
+            off += 2;
         }
         let stride = off.div_ceil(8) * 8;
-        let nlines = n.checked_mul(stride / 8).ok_or(TableError::OutOfMemory)?;
+        let nwords = n.checked_mul(stride).ok_or(TableError::OutOfMemory)?;
         let end = params_off + max_params.div_ceil(8);
         let cells = Cells {
-            lines: Arena::new(nlines)?,
+            words: Arena::new(nwords)?,
             stride,
             max_params,
             key_len,
-            key_off,
             params_off,
             timed,
             deadline_off,
@@ -150,13 +127,19 @@ impl Cells {
 
     #[inline(always)]
     fn w(&self, i: usize, k: usize) -> &AtomicU64 {
-        let x = i * self.stride + k;
-        &self.lines[x >> 3].0[x & 7]
+        &self.words[i * self.stride + k]
+    }
+
+    /// The words of cell `i`.
+    #[inline(always)]
+    fn c(&self, i: usize) -> &[AtomicU64] {
+        let o = i * self.stride;
+        &self.words[o..o + self.stride]
     }
 
     /// Bytes of cell memory.
     pub fn bytes(&self) -> usize {
-        self.lines.bytes()
+        self.words.bytes()
     }
 
     /// Bytes one entry's cell takes.
@@ -181,29 +164,25 @@ impl Cells {
     /// Hint that cell `i` is about to be read by a lookup.
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        let x = i * self.stride;
-        crate::sync::prefetch(&self.lines[x >> 3]);
+        let c = self.c(i);
+        crate::sync::prefetch(&c[0]);
         if self.hit_lines > 1 {
-            crate::sync::prefetch(&self.lines[(x >> 3) + 1]);
+            crate::sync::prefetch(&c[8]);
         }
     }
 
     /// Whether cell `i` stores exactly `key` (exact tables). Reads the key words without the
     /// cell lock: the caller validates the generation afterwards (see [`Cells::read_match`]).
     #[inline(always)]
-    pub fn key_eq(&self, i: usize, key: &[u8]) -> bool {
-        let mut diff = 0;
-        for j in 0..self.key_len.div_ceil(8) {
-            diff |= self.w(i, self.key_off + j).load(Relaxed) ^ key_word(key, j);
-        }
-        diff == 0
+    pub fn key_eq(&self, i: usize, key: &impl ProbeKey) -> bool {
+        key.eq_words(&self.c(i)[KEY..])
     }
 
     /// The stored key of cell `i` (exact tables).
     pub fn key(&self, i: usize) -> Vec<u8> {
         let mut k = Vec::with_capacity(self.key_len.div_ceil(8) * 8);
         for j in 0..self.key_len.div_ceil(8) {
-            k.extend_from_slice(&self.w(i, self.key_off + j).load(Relaxed).to_le_bytes());
+            k.extend_from_slice(&self.w(i, KEY + j).load(Relaxed).to_le_bytes());
         }
         k.truncate(self.key_len);
         k
@@ -222,49 +201,45 @@ impl Cells {
     pub fn read_match(
         &self,
         i: usize,
-        key: &[u8],
+        key: &impl ProbeKey,
         g7: u64,
         out: &mut ActionData,
     ) -> Option<(u32, u64)> {
-        if !self.key_eq(i, key) {
+        let c = self.c(i);
+        if !key.eq_words(&c[KEY..]) {
             return None;
         }
-        let (gen, version) = self.read(i, out);
+        let (gen, version) = self.read_cell(c, out);
         (gen & 1 == 1 && gen7(gen) == g7).then_some((gen, version))
     }
 
     /// Consistent copy of cell `i`'s action data into `out`; returns (gen, version).
-    #[inline]
+    #[inline(always)]
     pub fn read(&self, i: usize, out: &mut ActionData) -> (u32, u64) {
-        let seq = self.w(i, SEQ);
-        let base = i * self.stride;
+        self.read_cell(self.c(i), out)
+    }
+
+    /// [`Cells::read`] of the cell whose words are `c`.
+    #[inline(always)]
+    fn read_cell(&self, c: &[AtomicU64], out: &mut ActionData) -> (u32, u64) {
+        let Some(h) = c.first_chunk::<HEADER>() else {
+            return (0, 0);
+        };
+        let p = &c[self.params_off..];
         let mut backoff = Backoff::new();
         loop {
-            let s1 = seq.load(Acquire);
+            let s1 = h[SEQ].load(Acquire);
             if s1 & 1 == 1 {
                 backoff.snooze();
                 continue;
             }
-            let al = self.w(i, ACTION_LEN).load(Relaxed);
-            let gen = self.w(i, GEN_PROFILE).load(Relaxed) as u32;
-            let version = self.w(i, VERSION).load(Relaxed);
+            let al = h[ACTION_LEN].load(Relaxed);
+            let gen = h[GEN_PROFILE].load(Relaxed) as u32;
+            let version = h[VERSION].load(Relaxed);
             let len = ((al >> 32) as usize).min(self.max_params);
-            let buf = out.params.resize(len);
-            let mut chunks = buf.chunks_exact_mut(8);
-            let mut k = base + self.params_off;
-            for chunk in &mut chunks {
-                chunk.copy_from_slice(&self.lines[k >> 3].0[k & 7].load(Relaxed).to_le_bytes());
-                k += 1;
-            }
-            let rest = chunks.into_remainder();
-            if !rest.is_empty() {
-                let b = self.lines[k >> 3].0[k & 7].load(Relaxed).to_le_bytes();
-                for (d, s) in rest.iter_mut().zip(b) {
-                    *d = s;
-                }
-            }
+            out.params.fill_words(len, |j| p[j].load(Relaxed));
             fence(Acquire);
-            if seq.load(Relaxed) == s1 {
+            if h[SEQ].load(Relaxed) == s1 {
                 out.action = al as u32;
                 return (gen, version);
             }
@@ -364,9 +339,9 @@ impl CellGuard<'_> {
     /// Stores the entry's key (exact tables; the slot is not yet published).
     pub fn write_key(&self, key: &[u8]) {
         debug_assert_eq!(key.len(), self.cells.key_len);
-        for j in 0..key.len().div_ceil(8) {
-            self.w(self.cells.key_off + j)
-                .store(key_word(key, j), Relaxed);
+        let k = Key::new(key);
+        for j in 0..k.words() {
+            self.w(KEY + j).store(k.word(j), Relaxed);
         }
     }
 

@@ -37,7 +37,7 @@ use crate::action::ActionData;
 use crate::arena::Arena;
 use crate::cell::{gen7, Cells};
 use crate::error::TableError;
-use crate::hash::hash;
+use crate::hash::ProbeKey;
 use crate::sync::{
     fence, lock, prefetch, AtomicU32, AtomicU64, Backoff, Mutex, Ordering::*, Zeroed,
 };
@@ -58,6 +58,8 @@ const CTR_MASK: u64 = 0xffff_fffe;
 const OVF_ONE: u64 = 1 << 32;
 
 const SEC: u64 = 1 << 39;
+/// Stage-2 result: look in the secondary bucket (never a valid way word: slot+1 is 0).
+pub(crate) const SECOND: u64 = 1 << 32;
 
 #[repr(C, align(64))]
 pub(crate) struct Bucket {
@@ -179,8 +181,8 @@ impl Exact {
     }
 
     #[inline(always)]
-    pub fn hash(&self, key: &[u8]) -> u64 {
-        hash(key, None, self.seed)
+    pub fn hash(&self, key: &impl ProbeKey) -> u64 {
+        key.hash(self.seed)
     }
 
     /// Primary bucket and tag of a hash.
@@ -212,7 +214,7 @@ impl Exact {
         &self,
         cells: &Cells,
         h: u64,
-        key: &[u8],
+        key: &impl ProbeKey,
         out: &mut ActionData,
     ) -> Option<(u32, u32, u64)> {
         let (b1, tag) = self.place(h);
@@ -245,37 +247,56 @@ impl Exact {
         Probe { b1: b1 as u32, tag }
     }
 
-    /// Batch stage 2: with the primary bucket at hand, prefetch the likely entry's cell, or the
-    /// secondary bucket when the key is not in the primary one and may be in the other.
-    /// Returns whether stage 3 should look at the secondary bucket.
+    /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
+    /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
+    /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
+    /// stage 3 should look at the secondary bucket.
     #[inline(always)]
-    pub fn stage2(&self, cells: &Cells, p: Probe) -> bool {
+    pub fn stage2(&self, cells: &Cells, p: Probe) -> u64 {
         let bk = &self.buckets[p.b1 as usize];
-        for w in &bk.way {
-            let e = w.load(Relaxed);
-            if tag_of(e) == p.tag && e as u32 != 0 {
-                cells.prefetch(slot_of(e) as usize);
-                return false;
-            }
+        if let Some(e) = first_match(bk, p.tag) {
+            cells.prefetch(slot_of(e) as usize);
+            return e;
         }
         if bk.hdr.load(Relaxed) >= OVF_ONE {
             prefetch(&self.buckets[self.alt(p.b1 as usize, p.tag)]);
-            return true;
+            return SECOND;
         }
-        false
+        0
     }
 
-    /// Batch stage 3: prefetch the likely entry's cell from the secondary bucket.
+    /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
+    /// bucket, its cell prefetched, or 0.
     #[inline(always)]
-    pub fn stage3(&self, cells: &Cells, p: Probe) {
+    pub fn stage3(&self, cells: &Cells, p: Probe) -> u64 {
         let bk = &self.buckets[self.alt(p.b1 as usize, p.tag)];
-        for w in &bk.way {
-            let e = w.load(Relaxed);
-            if tag_of(e) == p.tag && e as u32 != 0 {
+        match first_match(bk, p.tag) {
+            Some(e) => {
                 cells.prefetch(slot_of(e) as usize);
-                return;
+                e
+            }
+            None => 0,
+        }
+    }
+
+    /// Batch stage 4: the lookup proper, trying the candidate way word `e` found by stage 2 or 3
+    /// first (a hit needs no other validation than [`Cells::read_match`]'s).
+    #[inline(always)]
+    pub fn stage4(
+        &self,
+        cells: &Cells,
+        h: u64,
+        e: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        if e != 0 && e != SECOND {
+            let s = slot_of(e);
+            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
+                return Some((s, gen, version));
             }
         }
+        self.find(cells, h, key, out)
     }
 
     /// Hint that the next insert's slot is about to be written.
@@ -338,7 +359,7 @@ impl Exact {
         b1: usize,
         b2: usize,
         tag: u32,
-        key: &[u8],
+        key: &impl ProbeKey,
     ) -> Option<(usize, usize, u32, bool)> {
         for b in [b1, b2] {
             for (i, w) in self.buckets[b].way.iter().enumerate() {
@@ -380,7 +401,7 @@ impl Exact {
         &self,
         cells: &Cells,
         h: u64,
-        key: &[u8],
+        key: &impl ProbeKey,
         mut replace: impl FnMut(u32) -> bool,
         mut init: impl FnMut(u32) -> u32,
     ) -> (Ins, Option<u32>) {
@@ -427,7 +448,7 @@ impl Exact {
         &self,
         cells: &Cells,
         h: u64,
-        key: &[u8],
+        key: &impl ProbeKey,
         slot: Option<u32>,
         cond: impl FnOnce(u32) -> bool,
     ) -> Option<u32> {
@@ -589,13 +610,22 @@ impl Exact {
     }
 }
 
+/// The first occupied way of `bk` whose tag is `tag`.
+#[inline(always)]
+fn first_match(bk: &Bucket, tag: u32) -> Option<u64> {
+    bk.way
+        .iter()
+        .map(|w| w.load(Acquire))
+        .find(|&e| tag_of(e) == tag && e as u32 != 0)
+}
+
 /// Looks for `key` in bucket `bk`.
 #[inline(always)]
 fn scan(
     bk: &Bucket,
     tag: u32,
     cells: &Cells,
-    key: &[u8],
+    key: &impl ProbeKey,
     out: &mut ActionData,
 ) -> Option<(u32, u32, u64)> {
     for w in &bk.way {

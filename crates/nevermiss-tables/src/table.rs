@@ -21,8 +21,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, NEVER};
 use crate::error::TableError;
-use crate::exact::{Exact, Ins, Probe};
-use crate::hash::random_seed;
+use crate::exact::{Exact, Ins, Probe, SECOND};
+use crate::hash::{random_seed, Key, ProbeKey, Words};
 use crate::index::Index;
 use crate::spec::{
     compile, decompile, Compiled, EntryView, FieldMatch, IdleTimeout, Layout, TableSpec,
@@ -109,6 +109,44 @@ pub const MAX_PROFILES: usize = 256;
 /// Keys per group in [`Table::lookup_batch`]: all their buckets are requested before any is
 /// used, so about this many DRAM misses are in flight at once.
 const BATCH: usize = 32;
+
+/// Evaluates `$body` with `$k` bound to the fastest [`ProbeKey`] form of the key `$key`:
+/// register-held words for keys of up to 48 bytes, the byte slice otherwise.
+macro_rules! with_key {
+    ($key:expr, |$k:ident| $body:expr) => {{
+        let key: &[u8] = $key;
+        match key.len().div_ceil(8) {
+            1 => {
+                let $k = Words::<1>::new(key);
+                $body
+            }
+            2 => {
+                let $k = Words::<2>::new(key);
+                $body
+            }
+            3 => {
+                let $k = Words::<3>::new(key);
+                $body
+            }
+            4 => {
+                let $k = Words::<4>::new(key);
+                $body
+            }
+            5 => {
+                let $k = Words::<5>::new(key);
+                $body
+            }
+            6 => {
+                let $k = Words::<6>::new(key);
+                $body
+            }
+            _ => {
+                let $k = Key::new(key);
+                $body
+            }
+        }
+    }};
+}
 
 enum Engine {
     /// Lock-free cuckoo index (all fields exact).
@@ -268,10 +306,10 @@ impl Table {
             self.finish(None, now_ns, out)
         } else {
             match &self.engine {
-                Engine::Exact(x) => {
-                    let r = x.find(&self.cells, x.hash(key), key, &mut out.data);
+                Engine::Exact(x) => with_key!(key, |k| {
+                    let r = x.find(&self.cells, x.hash(&k), &k, &mut out.data);
                     self.finish_exact(r, now_ns, out)
-                }
+                }),
                 Engine::Tuple(ix) => {
                     let idx = read(ix);
                     self.finish(idx.lookup(key), now_ns, out)
@@ -342,16 +380,30 @@ impl Table {
         } else {
             match &self.engine {
                 Engine::Exact(x) if kl > 0 => {
-                    for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
-                        hits += self.exact_group(x, kc, kl, now_ns, oc);
+                    macro_rules! groups {
+                        ($mk:expr) => {
+                            for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
+                                hits += self.exact_group(x, kc, kl, now_ns, oc, $mk);
+                            }
+                        };
+                    }
+                    match kl.div_ceil(8) {
+                        1 => groups!(Words::<1>::new),
+                        2 => groups!(Words::<2>::new),
+                        3 => groups!(Words::<3>::new),
+                        4 => groups!(Words::<4>::new),
+                        5 => groups!(Words::<5>::new),
+                        6 => groups!(Words::<6>::new),
+                        _ => groups!(Key::new),
                     }
                     if self.spec.add_on_miss && hits < out.len() {
                         x.prefetch_alloc(&self.cells);
                     }
                 }
                 Engine::Exact(x) => {
+                    let k = Key::new(&[]);
                     for o in out.iter_mut() {
-                        let r = x.find(&self.cells, x.hash(&[]), &[], &mut o.data);
+                        let r = x.find(&self.cells, x.hash(&k), &k, &mut o.data);
                         hits += self.finish_exact(r, now_ns, o) as usize;
                     }
                 }
@@ -371,31 +423,39 @@ impl Table {
     /// One group of a batched exact lookup: hash all and prefetch their primary buckets; then
     /// prefetch each likely entry (or the secondary bucket); then the secondary buckets' likely
     /// entries; then probe.
-    #[inline]
-    fn exact_group(&self, x: &Exact, kc: &[u8], kl: usize, now: u64, oc: &mut [Lookup]) -> usize {
+    #[inline(always)]
+    fn exact_group<'k, K: ProbeKey>(
+        &self,
+        x: &Exact,
+        kc: &'k [u8],
+        kl: usize,
+        now: u64,
+        oc: &mut [Lookup],
+        mk: impl Fn(&'k [u8]) -> K,
+    ) -> usize {
         let n = oc.len();
         let mut hs = [0u64; BATCH];
         let mut ps = [Probe::default(); BATCH];
-        let mut second = [false; BATCH];
+        let mut cand = [0u64; BATCH];
         for (i, k) in kc.chunks_exact(kl).enumerate() {
-            hs[i] = x.hash(k);
+            hs[i] = x.hash(&mk(k));
             ps[i] = x.stage1(hs[i]);
         }
         let mut any_second = false;
         for i in 0..n {
-            second[i] = x.stage2(&self.cells, ps[i]);
-            any_second |= second[i];
+            cand[i] = x.stage2(&self.cells, ps[i]);
+            any_second |= cand[i] == SECOND;
         }
         if any_second {
             for i in 0..n {
-                if second[i] {
-                    x.stage3(&self.cells, ps[i]);
+                if cand[i] == SECOND {
+                    cand[i] = x.stage3(&self.cells, ps[i]);
                 }
             }
         }
         let mut hits = 0;
-        for ((k, o), &h) in kc.chunks_exact(kl).zip(oc.iter_mut()).zip(&hs) {
-            let r = x.find(&self.cells, h, k, &mut o.data);
+        for (((k, o), &h), &e) in kc.chunks_exact(kl).zip(oc.iter_mut()).zip(&hs).zip(&cand) {
+            let r = x.stage4(&self.cells, h, e, &mk(k), &mut o.data);
             hits += self.finish_exact(r, now, o) as usize;
         }
         hits
@@ -473,13 +533,14 @@ impl Table {
         now: u64,
         replace_expired: bool,
     ) -> Result<EntryHandle, TableError> {
-        let h = x.hash(key);
+        let k = Key::new(key);
+        let h = x.hash(&k);
         let mut reclaimed = false;
         loop {
             let (r, replaced) = x.insert(
                 &self.cells,
                 h,
-                key,
+                &k,
                 |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
                 |s| self.init_cell(s, Some(key), data, profile, deadline),
             );
@@ -683,9 +744,8 @@ impl Table {
             return false;
         }
         let key = self.cells.key(s as usize);
-        let removed = x.remove(&self.cells, x.hash(&key), &key, Some(s), |s| {
-            self.kill(s, cond)
-        });
+        let k = Key::new(&key);
+        let removed = x.remove(&self.cells, x.hash(&k), &k, Some(s), |s| self.kill(s, cond));
         if let Some(s) = removed {
             self.release(s);
         }
@@ -823,7 +883,8 @@ impl Table {
         match &self.engine {
             Engine::Exact(x) => {
                 let mut tmp = ActionData::default();
-                x.find(&self.cells, x.hash(&c.key), &c.key, &mut tmp)
+                let k = Key::new(&c.key);
+                x.find(&self.cells, x.hash(&k), &k, &mut tmp)
                     .map(|(s, gen, _)| (s, gen))
             }
             Engine::Tuple(ix) => {
@@ -874,8 +935,9 @@ impl Table {
         let (c, prio) = self.compile(matches, priority)?;
         match &self.engine {
             Engine::Exact(x) => {
+                let k = Key::new(&c.key);
                 let s = x
-                    .remove(&self.cells, x.hash(&c.key), &c.key, None, |s| {
+                    .remove(&self.cells, x.hash(&k), &k, None, |s| {
                         self.kill(s, |_| true)
                     })
                     .ok_or(TableError::NotFound)?;
