@@ -6,13 +6,16 @@
 //! (machine.md: DRAM latency 150–176 ns with huge pages, ~194 ns without). Where huge pages are
 //! unavailable the advice is simply ignored.
 
+#[cfg(not(loom))]
 use std::alloc::{alloc, dealloc, Layout};
 use std::ops::Deref;
+#[cfg(not(loom))]
 use std::ptr::NonNull;
 
 use crate::error::TableError;
 use crate::sync::Zeroed;
 
+#[cfg(not(loom))]
 const HUGE: usize = 2 << 20;
 
 /// A fixed-size, zero-initialized `[T]`.

@@ -157,7 +157,13 @@ impl Drop for Pair<'_> {
 impl Exact {
     /// An index for `size` entries (slots `0..size`).
     pub fn new(size: usize, seed: u64) -> Result<Exact, TableError> {
-        let nb = ((size as f64 / (WAYS as f64 * MAX_LOAD)).ceil() as usize).max(2);
+        let nb = (size as f64 / (WAYS as f64 * MAX_LOAD)).ceil() as usize;
+        Exact::with_buckets(size, nb, seed)
+    }
+
+    /// An index for `size` entries in `nb` buckets (at least 2).
+    pub fn with_buckets(size: usize, nb: usize, seed: u64) -> Result<Exact, TableError> {
+        let nb = nb.max(2);
         Ok(Exact {
             buckets: Arena::new(nb)?,
             nb: nb as u64,
@@ -563,6 +569,26 @@ impl Exact {
         }
         self.buckets[src].way[way].store(0, Release);
         true
+    }
+
+    /// Moves `key`'s entry to its other bucket if that one has a free way (tests and loom
+    /// models of [`Exact::move_entry`]).
+    #[cfg(any(test, loom))]
+    pub fn relocate(&self, cells: &Cells, h: u64, key: &impl ProbeKey) -> bool {
+        let (b1, tag) = self.place(h);
+        let b2 = self.alt(b1, tag);
+        if b1 == b2 {
+            return false;
+        }
+        for (b, other) in [(b1, b2), (b2, b1)] {
+            for (i, w) in self.buckets[b].way.iter().enumerate() {
+                let e = w.load(Acquire);
+                if e as u32 != 0 && tag_of(e) == tag && cells.key_eq(slot_of(e) as usize, key) {
+                    return self.move_entry(b, i, e, other);
+                }
+            }
+        }
+        false
     }
 
     // ------------------------------------------------------------------ slots

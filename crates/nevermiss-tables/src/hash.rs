@@ -262,7 +262,15 @@ impl<const N: usize> ProbeKey for Words<N> {
     }
 }
 
+/// A per-table seed, different for every table and process (fixed under loom, whose models
+/// must replay identically).
+#[cfg(loom)]
+pub(crate) fn random_seed() -> u64 {
+    0x5eed
+}
+
 /// A per-table seed, different for every table and process.
+#[cfg(not(loom))]
 pub(crate) fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
