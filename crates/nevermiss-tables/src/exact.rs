@@ -414,6 +414,35 @@ impl Exact {
         let (b1, tag) = self.place(h);
         let b2 = self.alt(b1, tag);
         let mut replaced = None;
+        // Fast path, one lock: with the primary bucket locked and no overflowed entries, the key
+        // can only be in the primary bucket (an entry gets into its secondary bucket, or leaves
+        // it, only under its primary's lock, which counts it), so the secondary bucket is not
+        // touched at all; after a lookup miss the primary bucket is in cache.
+        {
+            self.lock(b1);
+            let _g = Pair {
+                x: self,
+                a: b1,
+                b: b1,
+            };
+            if self.buckets[b1].hdr.load(Relaxed) < OVF_ONE {
+                if let Some((b, i, s, sec)) = self.find_locked(cells, b1, b1, tag, key) {
+                    if !replace(s) {
+                        return (Ins::Present(s), replaced);
+                    }
+                    self.clear_way(b, i, sec, b1);
+                    replaced = Some(s);
+                }
+                if let Some(i) = self.free_way(b1) {
+                    let Some(s) = self.alloc() else {
+                        return (Ins::Full, replaced);
+                    };
+                    let gen = init(s);
+                    self.buckets[b1].way[i].store(word(tag, false, gen, s), Release);
+                    return (Ins::Added(s, gen), replaced);
+                }
+            }
+        }
         for _ in 0..MAX_TRIES {
             {
                 let _g = self.lock_pair(b1, b2);

@@ -62,6 +62,24 @@ fn lookup_never_misses_an_entry_being_moved() {
     });
 }
 
+/// Adding a key while its entry is moved to its secondary bucket finds it there: no duplicate
+/// (the one-lock fast path of an insert trusts the primary bucket's overflow count).
+#[test]
+fn add_during_move_sees_the_moved_entry() {
+    check(|| {
+        let m = Arc::new(Model::new(4, 3));
+        assert_eq!(m.insert(5, 50), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || assert!(m2.relocate(5)));
+        let u = thread::spawn(move || assert_eq!(m3.insert(5, 51), Some(false)));
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get(5), Some(50));
+        assert!(m.remove(5));
+        assert_eq!(m.get(5), None);
+    });
+}
+
 /// A reader of key 1 while the writer deletes it and adds key 2, which reuses the slot at once:
 /// the reader sees key 1's value or nothing, never key 2's value.
 #[test]
