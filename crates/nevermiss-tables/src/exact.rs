@@ -722,6 +722,54 @@ mod tests {
         }
     }
 
+    /// Fills `nb` buckets with distinct random keys until the first failure; returns the fill
+    /// level of the ways then, and checks every key is still found.
+    fn fill_to_failure(nb: usize, seed: u64) -> f64 {
+        let ways = nb * WAYS;
+        let x = Exact::with_buckets(ways, nb, seed).unwrap();
+        let cells = Cells::new(ways, 8, 0, false).unwrap();
+        let mut n = 0u64;
+        loop {
+            let kb = (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed).to_le_bytes();
+            let k = crate::hash::Key::new(&kb);
+            let (r, _) = x.insert(
+                &cells,
+                x.hash(&k),
+                &k,
+                |_| false,
+                |s| {
+                    let g = cells.lock(s as usize);
+                    g.set_gen(1);
+                    g.write_key(&kb);
+                    1
+                },
+            );
+            match r {
+                Ins::Added(..) => n += 1,
+                Ins::Present(_) => panic!("distinct keys"),
+                Ins::Full => break,
+            }
+        }
+        for i in 0..n {
+            let kb = (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed).to_le_bytes();
+            let k = crate::hash::Key::new(&kb);
+            let mut out = ActionData::default();
+            assert!(
+                x.find(&cells, x.hash(&k), &k, &mut out).is_some(),
+                "lost key {i}"
+            );
+        }
+        n as f64 / ways as f64
+    }
+
+    #[test]
+    fn cuckoo_fills_past_95_percent_before_the_first_failure() {
+        for (nb, seed) in [(64, 1), (1000, 2), (1000, 3), (20_000, 4)] {
+            let fill = fill_to_failure(nb, seed);
+            assert!(fill >= 0.95, "{nb} buckets: first failure at {fill:.3}");
+        }
+    }
+
     #[test]
     fn free_list_is_lifo_then_fresh() {
         let x = Exact::new(3, 1).unwrap();
