@@ -207,20 +207,24 @@ struct Bed {
     r: Rng,
     added: usize,
     n: usize,
+    /// The keys of the initial half, for hits.
+    old: Vec<[u8; 13]>,
 }
 
 impl Bed {
     fn new(n: usize) -> Bed {
         let t = learner(n);
         let mut r = Rng(0x5eed + n as u64);
-        for i in 0..n / 2 {
-            t.add_on_miss(&flat_key(&mut r), &ActionData::new(1, params(i)), 0, 0);
+        let old: Vec<[u8; 13]> = (0..n / 2).map(|_| flat_key(&mut r)).collect();
+        for (i, k) in old.iter().enumerate() {
+            t.add_on_miss(k, &ActionData::new(1, params(i)), 0, 0);
         }
         Bed {
             t,
             r,
             added: n / 2,
             n,
+            old,
         }
     }
 
@@ -232,13 +236,31 @@ impl Bed {
         self.added += B;
         (0..B).flat_map(|_| flat_key(&mut self.r)).collect()
     }
+
+    /// `B - new` keys present in the table (random) followed by `new` fresh keys.
+    fn mixed(&mut self, new: usize) -> Vec<u8> {
+        if self.added + new > self.n * 95 / 100 {
+            *self = Bed::new(self.n);
+        }
+        self.added += new;
+        let mut v: Vec<u8> = (0..B - new)
+            .flat_map(|_| self.old[self.r.next() as usize % self.old.len()])
+            .collect();
+        v.extend((0..new).flat_map(|_| flat_key(&mut self.r)));
+        v
+    }
 }
 
-/// Timed `iters` runs of `f` on fresh keys from `bed`.
-fn timed(iters: u64, bed: &mut Bed, mut f: impl FnMut(&Table, &[u8])) -> Duration {
+/// Timed `iters` runs of `f` on keys from `bed`: `B` fresh ones if `new` is `B`, else `B - new`
+/// present ones followed by `new` fresh ones.
+fn timed(iters: u64, bed: &mut Bed, new: usize, mut f: impl FnMut(&Table, &[u8])) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
-        let keys = bed.fresh();
+        let keys = if new == B {
+            bed.fresh()
+        } else {
+            bed.mixed(new)
+        };
         let t0 = std::time::Instant::now();
         f(&bed.t, &keys);
         total += t0.elapsed();
@@ -254,7 +276,7 @@ fn inserts(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTim
     // Compare with exact_miss_batch32 (the same lookups without the inserts).
     g.bench_with_input(BenchmarkId::new("exact_miss_batch32_add", n), &n, |b, _| {
         b.iter_custom(|iters| {
-            timed(iters, &mut bed, |t, keys| {
+            timed(iters, &mut bed, B, |t, keys| {
                 t.lookup_batch(keys, 0, &mut out).unwrap();
                 for k in keys.chunks_exact(13) {
                     black_box(t.add_on_miss(k, &data, 0, 0));
@@ -264,7 +286,7 @@ fn inserts(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTim
     });
     g.bench_with_input(BenchmarkId::new("exact_miss_batch32", n), &n, |b, _| {
         b.iter_custom(|iters| {
-            timed(iters, &mut bed, |t, keys| {
+            timed(iters, &mut bed, B, |t, keys| {
                 black_box(t.lookup_batch(keys, 0, &mut out).unwrap());
             })
         })
@@ -272,10 +294,28 @@ fn inserts(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTim
     // add_on_miss without a preceding lookup (the key's buckets are not in cache).
     g.bench_with_input(BenchmarkId::new("exact_add_cold", n), &n, |b, _| {
         b.iter_custom(|iters| {
-            timed(iters, &mut bed, |t, keys| {
+            timed(iters, &mut bed, B, |t, keys| {
                 for k in keys.chunks_exact(13) {
                     black_box(t.add_on_miss(k, &data, 0, 0));
                 }
+            })
+        })
+    });
+    // Rare inserts: a batch of 31 hits and 1 new key, which is then added; compare with
+    // exact_hits_batch32 (32 hits on the same table): the difference is one insert whose
+    // free-list head and new entry are cold.
+    g.bench_with_input(BenchmarkId::new("exact_31hits_1add", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            timed(iters, &mut bed, 1, |t, keys| {
+                t.lookup_batch(keys, 0, &mut out).unwrap();
+                black_box(t.add_on_miss(&keys[(B - 1) * 13..], &data, 0, 0));
+            })
+        })
+    });
+    g.bench_with_input(BenchmarkId::new("exact_hits_batch32", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            timed(iters, &mut bed, 0, |t, keys| {
+                black_box(t.lookup_batch(keys, 0, &mut out).unwrap());
             })
         })
     });

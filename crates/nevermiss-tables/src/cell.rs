@@ -296,7 +296,7 @@ impl CellGuard<'_> {
 
     pub fn set_gen(&self, g: u32) {
         let gp = self.w(GEN_PROFILE);
-        gp.store((gp.load(Relaxed) & !0xffff_ffff) | g as u64, SeqCst)
+        gp.store((gp.load(Relaxed) & !0xffff_ffff) | g as u64, Release)
     }
 
     pub fn profile(&self) -> u32 {
@@ -307,18 +307,16 @@ impl CellGuard<'_> {
         let gp = self.w(GEN_PROFILE);
         gp.store(
             (gp.load(Relaxed) & 0xffff_ffff) | ((p as u64) << 32),
-            SeqCst,
+            Release,
         )
     }
 
     /// Stores parameters; the caller has checked `params.len() <= max_params`.
     pub fn write_params(&self, params: &[u8]) {
         debug_assert!(params.len() <= self.cells.max_params);
-        for (j, chunk) in params.chunks(8).enumerate() {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.w(self.cells.params_off + j)
-                .store(u64::from_le_bytes(b), Relaxed);
+        let k = Key::new(params);
+        for j in 0..k.words() {
+            self.w(self.cells.params_off + j).store(k.word(j), Relaxed);
         }
         let al = self.w(ACTION_LEN);
         al.store(

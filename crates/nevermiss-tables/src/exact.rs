@@ -367,15 +367,14 @@ impl Exact {
         tag: u32,
         key: &impl ProbeKey,
     ) -> Option<(usize, usize, u32, bool)> {
-        for b in [b1, b2] {
-            for (i, w) in self.buckets[b].way.iter().enumerate() {
-                let e = w.load(Relaxed);
-                if e as u32 != 0 && tag_of(e) == tag && cells.key_eq(slot_of(e) as usize, key) {
+        let n = if b1 == b2 { 1 } else { 2 };
+        for &b in &[b1, b2][..n] {
+            let ways = &self.buckets[b].way;
+            for i in 0..WAYS {
+                let e = ways[i].load(Relaxed);
+                if tag_of(e) == tag && e as u32 != 0 && cells.key_eq(slot_of(e) as usize, key) {
                     return Some((b, i, slot_of(e), e & SEC != 0));
                 }
-            }
-            if b1 == b2 {
-                break;
             }
         }
         None
