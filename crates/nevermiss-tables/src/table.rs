@@ -380,6 +380,10 @@ impl Table {
         } else {
             match &self.engine {
                 Engine::Exact(x) if kl > 0 => {
+                    if self.spec.add_on_miss {
+                        // A miss of this batch may be added next: fetch the slot it would take.
+                        x.prefetch_alloc(&self.cells);
+                    }
                     macro_rules! groups {
                         ($mk:expr) => {
                             for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
@@ -395,9 +399,6 @@ impl Table {
                         5 => groups!(Words::<5>::new),
                         6 => groups!(Words::<6>::new),
                         _ => groups!(Key::new),
-                    }
-                    if self.spec.add_on_miss && hits < out.len() {
-                        x.prefetch_alloc(&self.cells);
                     }
                 }
                 Engine::Exact(x) => {
@@ -550,6 +551,7 @@ impl Table {
             }
             match r {
                 Ins::Added(s, gen) => {
+                    x.prefetch_alloc(&self.cells);
                     self.stats.add(Counter::Live, 1);
                     self.link_timer(s, gen, deadline);
                     return Ok(EntryHandle { slot: s, gen });
