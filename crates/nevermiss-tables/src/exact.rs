@@ -181,11 +181,6 @@ impl Exact {
         self.buckets.bytes() + self.next.bytes()
     }
 
-    /// Number of buckets.
-    pub fn buckets(&self) -> usize {
-        self.nb as usize
-    }
-
     #[inline(always)]
     pub fn hash(&self, key: &impl ProbeKey) -> u64 {
         key.hash(self.seed)
@@ -372,9 +367,8 @@ impl Exact {
     ) -> Option<(usize, usize, u32, bool)> {
         let n = if b1 == b2 { 1 } else { 2 };
         for &b in &[b1, b2][..n] {
-            let ways = &self.buckets[b].way;
-            for i in 0..WAYS {
-                let e = ways[i].load(Relaxed);
+            for (i, w) in self.buckets[b].way.iter().enumerate() {
+                let e = w.load(Relaxed);
                 if tag_of(e) == tag && e as u32 != 0 && cells.key_eq(slot_of(e) as usize, key) {
                     return Some((b, i, slot_of(e), e & SEC != 0));
                 }
@@ -604,7 +598,7 @@ impl Exact {
 
     /// Moves `key`'s entry to its other bucket if that one has a free way (tests and loom
     /// models of [`Exact::move_entry`]).
-    #[cfg(any(test, loom))]
+    #[cfg(loom)]
     pub fn relocate(&self, cells: &Cells, h: u64, key: &impl ProbeKey) -> bool {
         let (b1, tag) = self.place(h);
         let b2 = self.alt(b1, tag);

@@ -255,8 +255,8 @@ impl<const N: usize> ProbeKey for Words<N> {
             return false;
         };
         let mut diff = 0;
-        for j in 0..N {
-            diff |= stored[j].load(Relaxed) ^ self.w[j];
+        for (s, w) in stored.iter().zip(self.w) {
+            diff |= s.load(Relaxed) ^ w;
         }
         diff == 0
     }
