@@ -53,4 +53,24 @@ fn main() {
         }
     }
     println!("{h}");
+    if mode == "thp" {
+        // Huge-page check: a 2^20-entry table, then the process's AnonHugePages.
+        let big = Table::new(
+            TableSpec::new("f", vec![KeySpec::new("k", 104, MatchKind::Exact)], 1 << 20)
+                .with_add_on_miss(true)
+                .with_max_params_bytes(8),
+        )
+        .expect("table");
+        for i in 0..(1u64 << 20) {
+            big.add_on_miss(&key(i), &data, 0, 0);
+        }
+        let smaps = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+        for l in smaps
+            .lines()
+            .filter(|l| l.starts_with("Rss") || l.starts_with("AnonHuge"))
+        {
+            println!("{l}");
+        }
+        println!("memory_bytes {}", big.memory_bytes());
+    }
 }

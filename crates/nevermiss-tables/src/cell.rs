@@ -250,7 +250,7 @@ impl Cells {
     /// Exclusive write access to cell `i` (readers retry while it is held).
     #[inline]
     pub fn lock(&self, i: usize) -> CellGuard<'_> {
-        let c = self.w(i, SEQ);
+        let c = &self.c(i)[SEQ];
         let mut backoff = Backoff::new();
         loop {
             let s = c.load(Relaxed);
@@ -258,7 +258,7 @@ impl Cells {
                 fence(Release);
                 return CellGuard {
                     cells: self,
-                    i,
+                    c: self.c(i),
                     seq: s,
                 };
             }
@@ -281,13 +281,34 @@ pub(crate) fn gen7(gen: u32) -> u64 {
 /// Holder of a cell's write lock; releases it on drop.
 pub(crate) struct CellGuard<'a> {
     cells: &'a Cells,
-    i: usize,
+    /// The cell's words.
+    c: &'a [AtomicU64],
     seq: u64,
+}
+
+/// Stores the words of `bytes` (zero-padded) into `dst`.
+#[inline(always)]
+fn store_words(dst: &[AtomicU64], bytes: &[u8]) {
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder();
+    let mut n = 0;
+    for (d, c) in dst.iter().zip(chunks) {
+        d.store(
+            u64::from_le_bytes(c.try_into().unwrap_or_default()),
+            Relaxed,
+        );
+        n += 1;
+    }
+    if !tail.is_empty() {
+        if let Some(d) = dst.get(n) {
+            d.store(Key::new(tail).word(0), Relaxed);
+        }
+    }
 }
 
 impl CellGuard<'_> {
     fn w(&self, k: usize) -> &AtomicU64 {
-        self.cells.w(self.i, k)
+        &self.c[k]
     }
 
     pub fn gen(&self) -> u32 {
@@ -311,13 +332,30 @@ impl CellGuard<'_> {
         )
     }
 
+    /// Makes the cell a fresh entry: new (odd) generation, `key` (exact tables), `data`,
+    /// version 0, expire profile `profile`. Returns the generation.
+    #[inline]
+    pub fn init(&self, key: Option<&[u8]>, data: &ActionData, profile: u32) -> u32 {
+        let gen = self.gen().wrapping_add(1) | 1;
+        self.w(GEN_PROFILE)
+            .store(gen as u64 | (profile as u64) << 32, Release);
+        if let Some(k) = key {
+            debug_assert_eq!(k.len(), self.cells.key_len);
+            store_words(&self.c[KEY..], k);
+        }
+        let p = &data.params;
+        debug_assert!(p.len() <= self.cells.max_params);
+        store_words(&self.c[self.cells.params_off..], p);
+        self.w(ACTION_LEN)
+            .store(data.action as u64 | (p.len() as u64) << 32, Relaxed);
+        self.w(VERSION).store(0, Relaxed);
+        gen
+    }
+
     /// Stores parameters; the caller has checked `params.len() <= max_params`.
     pub fn write_params(&self, params: &[u8]) {
         debug_assert!(params.len() <= self.cells.max_params);
-        let k = Key::new(params);
-        for j in 0..k.words() {
-            self.w(self.cells.params_off + j).store(k.word(j), Relaxed);
-        }
+        store_words(&self.c[self.cells.params_off..], params);
         let al = self.w(ACTION_LEN);
         al.store(
             (al.load(Relaxed) & 0xffff_ffff) | ((params.len() as u64) << 32),
@@ -326,21 +364,17 @@ impl CellGuard<'_> {
     }
 
     pub fn write(&self, data: &ActionData) {
-        self.write_params(&data.params);
-        let al = self.w(ACTION_LEN);
-        al.store(
-            (al.load(Relaxed) & !0xffff_ffff) | data.action as u64,
-            Relaxed,
-        );
+        let p = &data.params;
+        debug_assert!(p.len() <= self.cells.max_params);
+        store_words(&self.c[self.cells.params_off..], p);
+        self.w(ACTION_LEN)
+            .store(data.action as u64 | (p.len() as u64) << 32, Relaxed);
     }
 
     /// Stores the entry's key (exact tables; the slot is not yet published).
     pub fn write_key(&self, key: &[u8]) {
         debug_assert_eq!(key.len(), self.cells.key_len);
-        let k = Key::new(key);
-        for j in 0..k.words() {
-            self.w(KEY + j).store(k.word(j), Relaxed);
-        }
+        store_words(&self.c[KEY..], key);
     }
 
     pub fn version(&self) -> u64 {

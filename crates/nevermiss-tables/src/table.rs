@@ -534,14 +534,26 @@ impl Table {
         now: u64,
         replace_expired: bool,
     ) -> Result<EntryHandle, TableError> {
-        let k = Key::new(key);
-        let h = x.hash(&k);
+        let ins = (data, profile, deadline, now, replace_expired);
+        with_key!(key, |k| self.insert_exact_k(x, &k, key, ins))
+    }
+
+    /// [`Table::insert_exact`] with the key prepared as `k`.
+    #[inline(always)]
+    fn insert_exact_k(
+        &self,
+        x: &Exact,
+        k: &impl ProbeKey,
+        key: &[u8],
+        (data, profile, deadline, now, replace_expired): (&ActionData, u8, u64, u64, bool),
+    ) -> Result<EntryHandle, TableError> {
+        let h = x.hash(k);
         let mut reclaimed = false;
         loop {
             let (r, replaced) = x.insert(
                 &self.cells,
                 h,
-                &k,
+                k,
                 |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
                 |s| self.init_cell(s, Some(key), data, profile, deadline),
             );
@@ -686,14 +698,7 @@ impl Table {
         deadline: u64,
     ) -> u32 {
         let g = self.cells.lock(s as usize);
-        let gen = g.gen().wrapping_add(1) | 1;
-        g.set_gen(gen);
-        if let Some(k) = key {
-            g.write_key(k);
-        }
-        g.write(data);
-        g.set_version(0);
-        g.set_profile(profile as u32);
+        let gen = g.init(key, data, profile as u32);
         if self.timed() {
             self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
         }
