@@ -1,6 +1,8 @@
-//! Lookup cost per key at 10^3, 10^4 and 10^5 entries for each engine, plus data-plane inserts.
-//! Run: `cargo bench -p nevermiss-tables`. Criterion reports time per iteration and, via
-//! `Throughput::Elements`, lookups per second; per-lookup ns = 1e9 / throughput.
+//! The exact engine at 2^16 and 2^20 entries against hashbrown and papaya (lookups one by one and
+//! batched, in-place updates, add-on-miss inserts), then lpm and ternary lookups at 10^3..10^5.
+//! Run: `cargo bench -p nevermiss-tables` (one group: `cargo bench -p nevermiss-tables -- exact`).
+//! Criterion reports time per iteration and, via `Throughput::Elements`, operations per second;
+//! ns per operation = 1e9 / throughput (exact benchmarks: 32 operations per iteration).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -55,103 +57,323 @@ fn config(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measure
     g
 }
 
+/// Sizes of the exact-table comparison: in L2/L3 (2^16) and in DRAM (2^20).
+const EXACT_SIZES: [usize; 2] = [1 << 16, 1 << 20];
+/// Keys in the precomputed lookup stream (read sequentially, so the stream itself stays cheap).
+const STREAM: usize = 1 << 16;
+const B: usize = 32;
+
+fn flat_key(r: &mut Rng) -> [u8; 13] {
+    flow_key(r).try_into().unwrap()
+}
+
+type Hb = hashbrown::HashMap<[u8; 13], [u8; 8]>;
+type Pap = papaya::HashMap<[u8; 13], [u8; 8], hashbrown::DefaultHashBuilder>;
+
+fn learner(n: usize) -> Table {
+    Table::new(
+        TableSpec::new("flows", flow_spec(MatchKind::Exact), n)
+            .with_add_on_miss(true)
+            .with_max_params_bytes(8),
+    )
+    .unwrap()
+}
+
+fn params(i: usize) -> [u8; 8] {
+    (i as u64).to_le_bytes()
+}
+
+/// A full table of `n` random flows, its keys, and a stream of `STREAM` of those keys in random
+/// order, packed back to back.
+fn filled(n: usize, seed: u64) -> (Table, Vec<[u8; 13]>, Vec<u8>) {
+    let t = learner(n);
+    let mut r = Rng(seed);
+    let keys: Vec<[u8; 13]> = (0..n).map(|_| flat_key(&mut r)).collect();
+    for (i, k) in keys.iter().enumerate() {
+        assert!(t
+            .add_on_miss(k, &ActionData::new(1, params(i)), 0, 0)
+            .is_added());
+    }
+    let stream: Vec<u8> = (0..STREAM)
+        .flat_map(|_| keys[r.next() as usize % n])
+        .collect();
+    (t, keys, stream)
+}
+
+/// The exact engine against hashbrown (one thread) and papaya (concurrent): lookups one by one
+/// and in batches of 32, on a full table; every reference stores the same keys and values.
 fn exact(c: &mut Criterion) {
     let mut g = config(c);
-    for n in SIZES {
-        let t = Table::new(
-            TableSpec::new("flows", flow_spec(MatchKind::Exact), n)
-                .with_add_on_miss(true)
-                .with_max_params_bytes(8),
-        )
-        .unwrap();
-        let mut r = Rng(0x1234_5678);
-        let keys: Vec<Vec<u8>> = (0..n).map(|_| flow_key(&mut r)).collect();
+    for n in EXACT_SIZES {
+        let (t, keys, stream) = filled(n, 0x1234_5678 + n as u64);
+        eprintln!(
+            "exact n={n}: memory {} B = {:.1} B/entry (cell {} B); seed model {:.1} B/entry",
+            t.memory_bytes(),
+            t.memory_bytes() as f64 / n as f64,
+            t.cell_bytes(),
+            128.0 / n as f64 + (13 + 8 + 72) as f64,
+        );
+        let mut hb = Hb::with_capacity(n);
+        let pap = Pap::with_capacity_and_hasher(n, Default::default());
         for (i, k) in keys.iter().enumerate() {
-            let m: Vec<FieldMatch> = split(k)
-                .iter()
-                .map(|f| FieldMatch::Exact(f.to_vec()))
-                .collect();
-            t.insert(&m, 0, ActionData::new(1, (i as u32).to_le_bytes()))
-                .unwrap();
+            hb.insert(*k, params(i));
+            pap.pin().insert(*k, params(i));
         }
-        let order: Vec<usize> = (0..4096).map(|_| r.next() as usize % n).collect();
-        g.throughput(Throughput::Elements(1));
-        g.bench_with_input(BenchmarkId::new("exact_hit", n), &n, |b, _| {
-            let mut i = 0;
-            let mut out = Lookup::default();
-            b.iter(|| {
-                i = (i + 1) & 4095;
-                black_box(t.lookup_into(&keys[order[i]], 0, &mut out))
-            })
-        });
-        let misses: Vec<Vec<u8>> = (0..4096).map(|_| flow_key(&mut r)).collect();
-        g.bench_with_input(BenchmarkId::new("exact_miss", n), &n, |b, _| {
-            let mut i = 0;
-            let mut out = Lookup::default();
-            b.iter(|| {
-                i = (i + 1) & 4095;
-                black_box(t.lookup_into(&misses[i], 0, &mut out))
-            })
-        });
-        let batches: Vec<Vec<u8>> = (0..128)
-            .map(|j| {
-                (0..32)
-                    .flat_map(|i| keys[order[j * 32 + i]].clone())
-                    .collect()
-            })
-            .collect();
-        g.throughput(Throughput::Elements(32));
-        g.bench_with_input(BenchmarkId::new("exact_hit_batch32", n), &n, |b, _| {
+        g.throughput(Throughput::Elements(B as u64));
+        g.bench_with_input(BenchmarkId::new("exact_single", n), &n, |b, _| {
             let mut j = 0;
-            let mut out = vec![Lookup::default(); 32];
+            let mut out = Lookup::default();
             b.iter(|| {
-                j = (j + 1) & 127;
-                black_box(t.lookup_batch(&batches[j], 0, &mut out).unwrap())
+                j = (j + B * 13) % stream.len();
+                let mut h = 0;
+                for k in stream[j..j + B * 13].chunks_exact(13) {
+                    h += t.lookup_into(k, 0, &mut out) as usize;
+                }
+                black_box(h)
             })
         });
+        g.bench_with_input(BenchmarkId::new("exact_batch32", n), &n, |b, _| {
+            let mut j = 0;
+            let mut out = vec![Lookup::default(); B];
+            b.iter(|| {
+                j = (j + B * 13) % stream.len();
+                black_box(t.lookup_batch(&stream[j..j + B * 13], 0, &mut out).unwrap())
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("hashbrown_get", n), &n, |b, _| {
+            let mut j = 0;
+            b.iter(|| {
+                j = (j + B * 13) % stream.len();
+                let mut h = 0u64;
+                for k in stream[j..j + B * 13].chunks_exact(13) {
+                    let k: &[u8; 13] = k.try_into().unwrap();
+                    h += hb.get(k).map_or(0, |v| v[0] as u64);
+                }
+                black_box(h)
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("papaya_get", n), &n, |b, _| {
+            let mut j = 0;
+            b.iter(|| {
+                j = (j + B * 13) % stream.len();
+                let m = pap.pin();
+                let mut h = 0u64;
+                for k in stream[j..j + B * 13].chunks_exact(13) {
+                    let k: &[u8; 13] = k.try_into().unwrap();
+                    h += m.get(k).map_or(0, |v| v[0] as u64);
+                }
+                black_box(h)
+            })
+        });
+        // In-place data-plane update of every hit of a batch (PNA: an action writing back to its
+        // entry), after the batched lookup; compare with exact_batch32.
+        g.bench_with_input(BenchmarkId::new("exact_batch32_update", n), &n, |b, _| {
+            let mut j = 0;
+            let mut out = vec![Lookup::default(); B];
+            b.iter(|| {
+                j = (j + B * 13) % stream.len();
+                t.lookup_batch(&stream[j..j + B * 13], 0, &mut out).unwrap();
+                for l in &out {
+                    if let Some(h) = l.hit {
+                        t.update_params(h, &[l.data.params[0].wrapping_add(1); 8]);
+                    }
+                }
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("hashbrown_get_update", n), &n, |b, _| {
+            let mut j = 0;
+            b.iter(|| {
+                j = (j + B * 13) % stream.len();
+                for k in stream[j..j + B * 13].chunks_exact(13) {
+                    let k: &[u8; 13] = k.try_into().unwrap();
+                    if let Some(v) = hb.get_mut(k) {
+                        v[0] = v[0].wrapping_add(1);
+                    }
+                }
+            })
+        });
+        drop(t);
+        drop(pap);
+        drop(hb);
+        inserts(&mut g, n);
     }
     g.finish();
 }
 
-fn add_on_miss(c: &mut Criterion) {
-    let mut g = config(c);
-    g.throughput(Throughput::Elements(1));
-    for n in SIZES {
-        let t = Table::new(
-            TableSpec::new("flows", flow_spec(MatchKind::Exact), n)
-                .with_add_on_miss(true)
-                .with_max_params_bytes(8),
-        )
-        .unwrap();
-        let mut r = Rng(0x9999);
-        let keys: Vec<Vec<u8>> = (0..n).map(|_| flow_key(&mut r)).collect();
-        let data = ActionData::new(1, [0u8; 8]);
-        g.bench_with_input(
-            BenchmarkId::new("add_on_miss_then_delete", n),
-            &n,
-            |b, _| {
-                // Keep the table at ~half full: add a fresh key, delete an old one.
-                for k in &keys[..n / 2] {
-                    t.add_on_miss(k, &data, 0, 0);
-                }
-                let mut i = n / 2;
-                b.iter(|| {
-                    let k = &keys[i % n];
-                    let old = &keys[(i + n / 2) % n];
-                    i += 1;
-                    let s = t.add_on_miss(k, &data, 0, 0);
-                    let m: Vec<FieldMatch> = split(old)
-                        .iter()
-                        .map(|f| FieldMatch::Exact(f.to_vec()))
-                        .collect();
-                    let _ = t.delete(&m, 0);
-                    black_box(s)
-                });
-                t.clear();
-            },
-        );
+/// A learner table kept between 50 % and 95 % full: fresh keys are added until 95 %, then the
+/// table is rebuilt at 50 % outside the timed part.
+struct Bed {
+    t: Table,
+    r: Rng,
+    added: usize,
+    n: usize,
+    /// The keys of the initial half, for hits.
+    old: Vec<[u8; 13]>,
+}
+
+impl Bed {
+    fn new(n: usize) -> Bed {
+        let t = learner(n);
+        let mut r = Rng(0x5eed + n as u64);
+        let old: Vec<[u8; 13]> = (0..n / 2).map(|_| flat_key(&mut r)).collect();
+        for (i, k) in old.iter().enumerate() {
+            t.add_on_miss(k, &ActionData::new(1, params(i)), 0, 0);
+        }
+        Bed {
+            t,
+            r,
+            added: n / 2,
+            n,
+            old,
+        }
     }
-    g.finish();
+
+    /// `B` fresh keys, rebuilding the table first when it would pass 95 %.
+    fn fresh(&mut self) -> Vec<u8> {
+        if self.added + B > self.n * 95 / 100 {
+            *self = Bed::new(self.n);
+        }
+        self.added += B;
+        (0..B).flat_map(|_| flat_key(&mut self.r)).collect()
+    }
+
+    /// `B - new` keys present in the table (random) followed by `new` fresh keys.
+    fn mixed(&mut self, new: usize) -> Vec<u8> {
+        if self.added + new > self.n * 95 / 100 {
+            *self = Bed::new(self.n);
+        }
+        self.added += new;
+        let mut v: Vec<u8> = (0..B - new)
+            .flat_map(|_| self.old[self.r.next() as usize % self.old.len()])
+            .collect();
+        v.extend((0..new).flat_map(|_| flat_key(&mut self.r)));
+        v
+    }
+}
+
+/// Timed `iters` runs of `f` on keys from `bed`: `B` fresh ones if `new` is `B`, else `B - new`
+/// present ones followed by `new` fresh ones.
+fn timed(iters: u64, bed: &mut Bed, new: usize, mut f: impl FnMut(&Table, &[u8])) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let keys = if new == B {
+            bed.fresh()
+        } else {
+            bed.mixed(new)
+        };
+        let t0 = std::time::Instant::now();
+        f(&bed.t, &keys);
+        total += t0.elapsed();
+    }
+    total
+}
+
+fn inserts(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, n: usize) {
+    let data = ActionData::new(1, [7u8; 8]);
+    let mut bed = Bed::new(n);
+    let mut out = vec![Lookup::default(); B];
+    // The learner's path: a batched lookup of 32 new keys (all miss, not timed), then
+    // add_on_miss of each (timed): the cost of one insert whose bucket the lookup brought in.
+    g.bench_with_input(BenchmarkId::new("exact_add_after_miss", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let keys = bed.fresh();
+                bed.t.lookup_batch(&keys, 0, &mut out).unwrap();
+                let t0 = std::time::Instant::now();
+                for k in keys.chunks_exact(13) {
+                    black_box(bed.t.add_on_miss(k, &data, 0, 0));
+                }
+                total += t0.elapsed();
+            }
+            total
+        })
+    });
+    // Rare inserts: a batch of 31 hits and 1 new key (not timed), then the add of that key
+    // alone (timed, including ~20-40 ns of clock reads; see `clock_overhead`).
+    g.throughput(Throughput::Elements(1));
+    g.bench_with_input(BenchmarkId::new("exact_add_rare", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let keys = bed.mixed(1);
+                bed.t.lookup_batch(&keys, 0, &mut out).unwrap();
+                let t0 = std::time::Instant::now();
+                black_box(bed.t.add_on_miss(&keys[(B - 1) * 13..], &data, 0, 0));
+                total += t0.elapsed();
+            }
+            total
+        })
+    });
+    g.bench_with_input(BenchmarkId::new("clock_overhead", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let t0 = std::time::Instant::now();
+                total += black_box(t0).elapsed();
+            }
+            total
+        })
+    });
+    g.throughput(Throughput::Elements(B as u64));
+    // The batched lookup on the same table (32 present keys), the reference for the inserts.
+    g.bench_with_input(BenchmarkId::new("exact_hits_batch32", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            timed(iters, &mut bed, 0, |t, keys| {
+                black_box(t.lookup_batch(keys, 0, &mut out).unwrap());
+            })
+        })
+    });
+    // add_on_miss without a preceding lookup (the key's bucket is not in cache).
+    g.bench_with_input(BenchmarkId::new("exact_add_cold", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            timed(iters, &mut bed, B, |t, keys| {
+                for k in keys.chunks_exact(13) {
+                    black_box(t.add_on_miss(k, &data, 0, 0));
+                }
+            })
+        })
+    });
+    let mut hbed = (Hb::with_capacity(n), Rng(0xfeed), 0usize);
+    g.bench_with_input(BenchmarkId::new("hashbrown_insert", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                if hbed.2 + B > n * 95 / 100 {
+                    hbed = (Hb::with_capacity(n), Rng(0xfeed), 0);
+                }
+                let keys: Vec<[u8; 13]> = (0..B).map(|_| flat_key(&mut hbed.1)).collect();
+                hbed.2 += B;
+                let t0 = std::time::Instant::now();
+                for k in keys {
+                    hbed.0.insert(k, [7; 8]);
+                }
+                total += t0.elapsed();
+            }
+            total
+        })
+    });
+    let new_pap = || Pap::with_capacity_and_hasher(n, Default::default());
+    let mut pbed = (new_pap(), Rng(0xfeed), 0usize);
+    g.bench_with_input(BenchmarkId::new("papaya_insert", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                if pbed.2 + B > n * 95 / 100 {
+                    pbed = (new_pap(), Rng(0xfeed), 0);
+                }
+                let keys: Vec<[u8; 13]> = (0..B).map(|_| flat_key(&mut pbed.1)).collect();
+                pbed.2 += B;
+                let t0 = std::time::Instant::now();
+                let m = pbed.0.pin();
+                for k in keys {
+                    m.insert(k, [7; 8]);
+                }
+                total += t0.elapsed();
+            }
+            total
+        })
+    });
 }
 
 fn lpm(c: &mut Criterion) {
@@ -268,5 +490,5 @@ fn ternary(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, exact, add_on_miss, lpm, ternary);
+criterion_group!(benches, exact, lpm, ternary);
 criterion_main!(benches);

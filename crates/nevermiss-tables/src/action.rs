@@ -56,6 +56,28 @@ impl Params {
         }
     }
 
+    /// Sets the length to `len` and the contents to the little-endian bytes of `word(0)`,
+    /// `word(1)`, ... (the last word truncated): the copy of an entry's parameters.
+    #[inline(always)]
+    pub(crate) fn fill_words(&mut self, len: usize, mut word: impl FnMut(usize) -> u64) {
+        self.len = len as u32;
+        if len <= Self::INLINE {
+            for (j, d) in self
+                .inline
+                .chunks_exact_mut(8)
+                .take(len.div_ceil(8))
+                .enumerate()
+            {
+                d.copy_from_slice(&word(j).to_le_bytes());
+            }
+        } else {
+            self.heap.resize(len, 0);
+            for (j, d) in self.heap.chunks_mut(8).enumerate() {
+                d.copy_from_slice(&word(j).to_le_bytes()[..d.len()]);
+            }
+        }
+    }
+
     /// The bytes as a slice.
     pub fn as_slice(&self) -> &[u8] {
         let len = self.len as usize;

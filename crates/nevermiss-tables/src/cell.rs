@@ -11,35 +11,47 @@
 //! The generation `gen` is odd while the slot holds a live entry and changes whenever the slot is
 //! freed or reused, so an [`crate::EntryHandle`] held across a delete is detected as stale.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering::*};
-
 use crate::action::ActionData;
+use crate::arena::Arena;
 use crate::error::TableError;
+use crate::hash::{Key, ProbeKey};
+use crate::sync::{fence, AtomicU64, Backoff, Ordering::*};
 
 /// Deadline / schedule value meaning "no timer".
 pub(crate) const NEVER: u64 = u64::MAX;
 
-// Word offsets inside an entry's cell. An entry occupies whole 64-byte lines: the header and up
-// to 16 bytes of parameters share one line, so a hit reads a single line of cell data.
+// Word offsets inside an entry's cell. A cell is: the header words below, the deadline (tables
+// with an idle timeout), the key (exact tables), the parameters, and the wheel's schedule word
+// (tables with an idle timeout), rounded up to whole 64-byte lines. An exact entry with a 16-byte
+// key and 16 bytes of parameters, without idle timeout, is one line: a hit reads one line of
+// cell data and the key compare touches no other memory.
 const SEQ: usize = 0;
 const VERSION: usize = 1;
 /// action id (low 32 bits) | parameter length (high 32 bits)
 const ACTION_LEN: usize = 2;
 /// generation (low 32 bits) | expire profile (high 32 bits)
 const GEN_PROFILE: usize = 3;
-const DEADLINE: usize = 4;
-const SCHED: usize = 5;
-const PARAMS: usize = 6;
-
-#[repr(C, align(64))]
-#[derive(Default)]
-struct Line([AtomicU64; 8]);
+const HEADER: usize = 4;
+/// Offset of the stored key (exact tables).
+const KEY: usize = HEADER;
 
 pub(crate) struct Cells {
-    lines: Box<[Line]>,
+    /// All cells' words; the arena is 64-byte aligned and `stride` a multiple of 8, so every
+    /// cell starts a cache line.
+    words: Arena<AtomicU64>,
     /// Words per entry, a multiple of 8.
     stride: usize,
     max_params: usize,
+    key_len: usize,
+    params_off: usize,
+    /// Offsets of the deadline and schedule words, or of `dummy` for tables without timers.
+    timed: bool,
+    deadline_off: usize,
+    sched_off: usize,
+    /// Lines to prefetch for a hit: up to the end of the parameters (at most 2).
+    hit_lines: usize,
+    /// Stand-ins for the timer words of tables without idle timeout.
+    dummy: [AtomicU64; 2],
 }
 
 /// The timer fields of one cell, readable and writable without the cell lock.
@@ -62,23 +74,6 @@ impl CellRef<'_> {
     }
 }
 
-/// Spin a little, then give the core away: on 2 cores a preempted writer must get to run.
-pub(crate) struct Backoff(u32);
-impl Backoff {
-    pub fn new() -> Self {
-        Backoff(0)
-    }
-    #[inline]
-    pub fn snooze(&mut self) {
-        if self.0 < 64 {
-            std::hint::spin_loop();
-            self.0 += 1;
-        } else {
-            std::thread::yield_now();
-        }
-    }
-}
-
 pub(crate) fn alloc_slice<T>(n: usize, f: impl FnMut() -> T) -> Result<Box<[T]>, TableError> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -88,75 +83,163 @@ pub(crate) fn alloc_slice<T>(n: usize, f: impl FnMut() -> T) -> Result<Box<[T]>,
 }
 
 impl Cells {
-    /// `n` cells with room for `max_params` parameter bytes each.
-    pub fn new(n: usize, max_params: usize) -> Result<Cells, TableError> {
-        let stride = (PARAMS + max_params.div_ceil(8)).div_ceil(8) * 8;
-        let nlines = n.checked_mul(stride / 8).ok_or(TableError::OutOfMemory)?;
+    /// `n` cells with room for `max_params` parameter bytes each, a stored key of `key_len`
+    /// bytes (0: keys are kept elsewhere) and, if `timed`, the deadline and wheel words.
+    pub fn new(
+        n: usize,
+        key_len: usize,
+        max_params: usize,
+        timed: bool,
+    ) -> Result<Cells, TableError> {
+        // header | key | parameters | deadline | schedule: the key sits at a fixed offset, and
+        // with small parameters the deadline an AUTO_DELETE lookup checks shares the first line.
+        let key_off = HEADER;
+        let params_off = key_off + key_len.div_ceil(8);
+        let mut off = params_off + max_params.div_ceil(8);
+        let deadline_off = off;
+        let sched_off = off + 1;
+        if timed {
+            off += 2;
+        }
+        let stride = off.div_ceil(8) * 8;
+        let nwords = n.checked_mul(stride).ok_or(TableError::OutOfMemory)?;
+        let end = params_off + max_params.div_ceil(8);
         let cells = Cells {
-            lines: alloc_slice(nlines, Line::default)?,
+            words: Arena::new(nwords)?,
             stride,
             max_params,
+            key_len,
+            params_off,
+            timed,
+            deadline_off,
+            sched_off,
+            hit_lines: end.div_ceil(8).min(2),
+            dummy: [AtomicU64::new(NEVER), AtomicU64::new(NEVER)],
         };
-        for i in 0..n {
-            cells.w(i, DEADLINE).store(NEVER, Relaxed);
-            cells.w(i, SCHED).store(NEVER, Relaxed);
+        if timed {
+            for i in 0..n {
+                cells.w(i, deadline_off).store(NEVER, Relaxed);
+                cells.w(i, sched_off).store(NEVER, Relaxed);
+            }
         }
         Ok(cells)
     }
 
     #[inline(always)]
     fn w(&self, i: usize, k: usize) -> &AtomicU64 {
-        let x = i * self.stride + k;
-        &self.lines[x >> 3].0[x & 7]
+        &self.words[i * self.stride + k]
+    }
+
+    /// The words of cell `i`.
+    #[inline(always)]
+    fn c(&self, i: usize) -> &[AtomicU64] {
+        let o = i * self.stride;
+        &self.words[o..o + self.stride]
+    }
+
+    /// Bytes of cell memory.
+    pub fn bytes(&self) -> usize {
+        self.words.bytes()
+    }
+
+    /// Bytes one entry's cell takes.
+    pub fn stride_bytes(&self) -> usize {
+        self.stride * 8
     }
 
     #[inline]
     pub fn cell(&self, i: usize) -> CellRef<'_> {
+        let (deadline, sched) = if self.timed {
+            (self.w(i, self.deadline_off), self.w(i, self.sched_off))
+        } else {
+            (&self.dummy[0], &self.dummy[1])
+        };
         CellRef {
             gen_profile: self.w(i, GEN_PROFILE),
-            deadline: self.w(i, DEADLINE),
-            sched: self.w(i, SCHED),
+            deadline,
+            sched,
         }
     }
 
-    /// Hint that cell `i` is about to be read.
+    /// Hint that cell `i` is about to be read by a lookup.
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        crate::index::prefetch(self.w(i, SEQ));
+        let c = self.c(i);
+        crate::sync::prefetch(&c[0]);
+        if self.hit_lines > 1 {
+            crate::sync::prefetch(&c[8]);
+        }
+    }
+
+    /// Whether cell `i` stores exactly `key` (exact tables). Reads the key words without the
+    /// cell lock: the caller validates the generation afterwards (see [`Cells::read_match`]).
+    #[inline(always)]
+    pub fn key_eq(&self, i: usize, key: &impl ProbeKey) -> bool {
+        key.eq_words(&self.c(i)[KEY..])
+    }
+
+    /// The stored key of cell `i` (exact tables).
+    pub fn key(&self, i: usize) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.key_len.div_ceil(8) * 8);
+        for j in 0..self.key_len.div_ceil(8) {
+            k.extend_from_slice(&self.w(i, KEY + j).load(Relaxed).to_le_bytes());
+        }
+        k.truncate(self.key_len);
+        k
+    }
+
+    /// For an exact lookup that found slot `i` through a bucket word carrying generation bits
+    /// `g7`: if the cell holds `key` and is the live entry the word was published for, copies
+    /// its action data into `out` and returns (gen, version).
+    ///
+    /// Why this is enough without any lock: the key words of a cell change only when the slot is
+    /// reused, and a reuse gives the cell a new generation before its key is written; the
+    /// generation is read inside the seqlock after the key compare, so a key read from another
+    /// incarnation shows up as a generation that differs from the bucket word's (modulo 128
+    /// reuses of the slot during one lookup).
+    #[inline(always)]
+    pub fn read_match(
+        &self,
+        i: usize,
+        key: &impl ProbeKey,
+        g7: u64,
+        out: &mut ActionData,
+    ) -> Option<(u32, u64)> {
+        let c = self.c(i);
+        if !key.eq_words(&c[KEY..]) {
+            return None;
+        }
+        let (gen, version) = self.read_cell(c, out);
+        (gen & 1 == 1 && gen7(gen) == g7).then_some((gen, version))
     }
 
     /// Consistent copy of cell `i`'s action data into `out`; returns (gen, version).
-    #[inline]
+    #[inline(always)]
     pub fn read(&self, i: usize, out: &mut ActionData) -> (u32, u64) {
-        let seq = self.w(i, SEQ);
-        let base = i * self.stride;
+        self.read_cell(self.c(i), out)
+    }
+
+    /// [`Cells::read`] of the cell whose words are `c`.
+    #[inline(always)]
+    fn read_cell(&self, c: &[AtomicU64], out: &mut ActionData) -> (u32, u64) {
+        let Some(h) = c.first_chunk::<HEADER>() else {
+            return (0, 0);
+        };
+        let p = &c[self.params_off..];
         let mut backoff = Backoff::new();
         loop {
-            let s1 = seq.load(Acquire);
+            let s1 = h[SEQ].load(Acquire);
             if s1 & 1 == 1 {
                 backoff.snooze();
                 continue;
             }
-            let al = self.w(i, ACTION_LEN).load(Relaxed);
-            let gen = self.w(i, GEN_PROFILE).load(Relaxed) as u32;
-            let version = self.w(i, VERSION).load(Relaxed);
+            let al = h[ACTION_LEN].load(Relaxed);
+            let gen = h[GEN_PROFILE].load(Relaxed) as u32;
+            let version = h[VERSION].load(Relaxed);
             let len = ((al >> 32) as usize).min(self.max_params);
-            let buf = out.params.resize(len);
-            let mut chunks = buf.chunks_exact_mut(8);
-            let mut k = base + PARAMS;
-            for chunk in &mut chunks {
-                chunk.copy_from_slice(&self.lines[k >> 3].0[k & 7].load(Relaxed).to_le_bytes());
-                k += 1;
-            }
-            let rest = chunks.into_remainder();
-            if !rest.is_empty() {
-                let b = self.lines[k >> 3].0[k & 7].load(Relaxed).to_le_bytes();
-                for (d, s) in rest.iter_mut().zip(b) {
-                    *d = s;
-                }
-            }
+            out.params.fill_words(len, |j| p[j].load(Relaxed));
             fence(Acquire);
-            if seq.load(Relaxed) == s1 {
+            if h[SEQ].load(Relaxed) == s1 {
                 out.action = al as u32;
                 return (gen, version);
             }
@@ -167,7 +250,7 @@ impl Cells {
     /// Exclusive write access to cell `i` (readers retry while it is held).
     #[inline]
     pub fn lock(&self, i: usize) -> CellGuard<'_> {
-        let c = self.w(i, SEQ);
+        let c = &self.c(i)[SEQ];
         let mut backoff = Backoff::new();
         loop {
             let s = c.load(Relaxed);
@@ -175,7 +258,7 @@ impl Cells {
                 fence(Release);
                 return CellGuard {
                     cells: self,
-                    i,
+                    c: self.c(i),
                     seq: s,
                 };
             }
@@ -188,16 +271,44 @@ impl Cells {
     }
 }
 
+/// The generation bits a bucket word carries: bits 1..8 of the generation (bit 0 is the
+/// live flag), so 128 reuses of a slot pass before the bits repeat.
+#[inline(always)]
+pub(crate) fn gen7(gen: u32) -> u64 {
+    ((gen >> 1) & 0x7f) as u64
+}
+
 /// Holder of a cell's write lock; releases it on drop.
 pub(crate) struct CellGuard<'a> {
     cells: &'a Cells,
-    i: usize,
+    /// The cell's words.
+    c: &'a [AtomicU64],
     seq: u64,
+}
+
+/// Stores the words of `bytes` (zero-padded) into `dst`.
+#[inline(always)]
+fn store_words(dst: &[AtomicU64], bytes: &[u8]) {
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder();
+    let mut n = 0;
+    for (d, c) in dst.iter().zip(chunks) {
+        d.store(
+            u64::from_le_bytes(c.try_into().unwrap_or_default()),
+            Relaxed,
+        );
+        n += 1;
+    }
+    if !tail.is_empty() {
+        if let Some(d) = dst.get(n) {
+            d.store(Key::new(tail).word(0), Relaxed);
+        }
+    }
 }
 
 impl CellGuard<'_> {
     fn w(&self, k: usize) -> &AtomicU64 {
-        self.cells.w(self.i, k)
+        &self.c[k]
     }
 
     pub fn gen(&self) -> u32 {
@@ -206,7 +317,7 @@ impl CellGuard<'_> {
 
     pub fn set_gen(&self, g: u32) {
         let gp = self.w(GEN_PROFILE);
-        gp.store((gp.load(Relaxed) & !0xffff_ffff) | g as u64, SeqCst)
+        gp.store((gp.load(Relaxed) & !0xffff_ffff) | g as u64, Release)
     }
 
     pub fn profile(&self) -> u32 {
@@ -217,18 +328,34 @@ impl CellGuard<'_> {
         let gp = self.w(GEN_PROFILE);
         gp.store(
             (gp.load(Relaxed) & 0xffff_ffff) | ((p as u64) << 32),
-            SeqCst,
+            Release,
         )
+    }
+
+    /// Makes the cell a fresh entry: new (odd) generation, `key` (exact tables), `data`,
+    /// version 0, expire profile `profile`. Returns the generation.
+    #[inline]
+    pub fn init(&self, key: Option<&[u8]>, data: &ActionData, profile: u32) -> u32 {
+        let gen = self.gen().wrapping_add(1) | 1;
+        self.w(GEN_PROFILE)
+            .store(gen as u64 | (profile as u64) << 32, Release);
+        if let Some(k) = key {
+            debug_assert_eq!(k.len(), self.cells.key_len);
+            store_words(&self.c[KEY..], k);
+        }
+        let p = &data.params;
+        debug_assert!(p.len() <= self.cells.max_params);
+        store_words(&self.c[self.cells.params_off..], p);
+        self.w(ACTION_LEN)
+            .store(data.action as u64 | (p.len() as u64) << 32, Relaxed);
+        self.w(VERSION).store(0, Relaxed);
+        gen
     }
 
     /// Stores parameters; the caller has checked `params.len() <= max_params`.
     pub fn write_params(&self, params: &[u8]) {
         debug_assert!(params.len() <= self.cells.max_params);
-        for (j, chunk) in params.chunks(8).enumerate() {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.w(PARAMS + j).store(u64::from_le_bytes(b), Relaxed);
-        }
+        store_words(&self.c[self.cells.params_off..], params);
         let al = self.w(ACTION_LEN);
         al.store(
             (al.load(Relaxed) & 0xffff_ffff) | ((params.len() as u64) << 32),
@@ -237,12 +364,18 @@ impl CellGuard<'_> {
     }
 
     pub fn write(&self, data: &ActionData) {
-        self.write_params(&data.params);
-        let al = self.w(ACTION_LEN);
-        al.store(
-            (al.load(Relaxed) & !0xffff_ffff) | data.action as u64,
-            Relaxed,
-        );
+        let p = &data.params;
+        debug_assert!(p.len() <= self.cells.max_params);
+        store_words(&self.c[self.cells.params_off..], p);
+        self.w(ACTION_LEN)
+            .store(data.action as u64 | (p.len() as u64) << 32, Relaxed);
+    }
+
+    /// Stores the entry's key (exact tables; the slot is not yet published).
+    #[cfg(any(test, loom))]
+    pub fn write_key(&self, key: &[u8]) {
+        debug_assert_eq!(key.len(), self.cells.key_len);
+        store_words(&self.c[KEY..], key);
     }
 
     pub fn version(&self) -> u64 {

@@ -1,6 +1,8 @@
 //! Key hashing: a seeded folded-multiply hash over 8-byte words, with optional masking so a
 //! tuple's hash of `key & mask` needs no temporary buffer.
 
+use crate::sync::{AtomicU64, Ordering::Relaxed};
+
 const K0: u64 = 0x9e37_79b9_7f4a_7c15;
 const K1: u64 = 0xbf58_476d_1ce4_e5b9;
 
@@ -110,7 +112,165 @@ pub(crate) fn masked_eq(stored: &[u8], key: &[u8], mask: Option<&[u8]>) -> bool 
     }
 }
 
+/// An exact-match key prepared once per lookup: its bytes as little-endian words, the last one
+/// zero-padded (the form entry cells store keys in), so comparing against a stored key is a few
+/// word compares and hashing it needs no byte shuffling.
+#[derive(Clone, Copy)]
+pub(crate) struct Key<'a> {
+    /// The whole 8-byte words of the key.
+    body: &'a [u8],
+    /// The zero-padded last partial word (0 if the length is a multiple of 8).
+    tail: u64,
+    has_tail: bool,
+    len: usize,
+}
+
+impl<'a> Key<'a> {
+    #[inline(always)]
+    pub fn new(k: &'a [u8]) -> Key<'a> {
+        let len = k.len();
+        let nb = len & !7;
+        let t = len - nb;
+        let tail = if t == 0 {
+            0
+        } else if len >= 8 {
+            // The last 8 bytes, shifted so that only the partial word's bytes remain.
+            word8(&k[len - 8..]) >> (8 * (8 - t))
+        } else {
+            k.iter()
+                .enumerate()
+                .fold(0, |w, (i, &b)| w | (b as u64) << (8 * i))
+        };
+        Key {
+            body: &k[..nb],
+            tail,
+            has_tail: t != 0,
+            len,
+        }
+    }
+
+    /// Number of words.
+    #[inline(always)]
+    pub fn words(&self) -> usize {
+        self.len.div_ceil(8)
+    }
+
+    /// Word `j` (`j < words()`).
+    #[inline(always)]
+    pub fn word(&self, j: usize) -> u64 {
+        match self.body.get(j * 8..j * 8 + 8) {
+            Some(c) => word8(c),
+            None => self.tail,
+        }
+    }
+}
+
+/// A key as the exact engine probes it: its hash and a compare against the words a cell stores.
+pub(crate) trait ProbeKey {
+    /// Seeded hash; equal for equal key bytes whatever the representation.
+    fn hash(&self, seed: u64) -> u64;
+    /// Whether `stored` (the key words of a cell) equals this key.
+    fn eq_words(&self, stored: &[AtomicU64]) -> bool;
+}
+
+#[inline(always)]
+fn hash_start(len: usize, seed: u64) -> u64 {
+    seed ^ (len as u64).wrapping_mul(K1)
+}
+
+impl ProbeKey for Key<'_> {
+    #[inline(always)]
+    fn hash(&self, seed: u64) -> u64 {
+        let mut h = hash_start(self.len, seed);
+        for c in self.body.chunks_exact(8) {
+            h = fold(h ^ word8(c), K0);
+        }
+        if self.has_tail {
+            h = fold(h ^ self.tail, K0);
+        }
+        fold(h, K1)
+    }
+
+    #[inline(always)]
+    fn eq_words(&self, stored: &[AtomicU64]) -> bool {
+        if stored.len() < self.words() {
+            return false;
+        }
+        let mut diff = 0;
+        for (c, w) in self.body.chunks_exact(8).zip(stored) {
+            diff |= w.load(Relaxed) ^ word8(c);
+        }
+        if self.has_tail {
+            diff |= stored[self.body.len() / 8].load(Relaxed) ^ self.tail;
+        }
+        diff == 0
+    }
+}
+
+/// A key of `N` words (at most `8 * N` bytes) held in registers: the fast path for short keys.
+#[derive(Clone, Copy)]
+pub(crate) struct Words<const N: usize> {
+    w: [u64; N],
+    len: usize,
+}
+
+impl<const N: usize> Words<N> {
+    /// The words of `k` (zero-padded); meant for `k.len()` in `8 * (N - 1) + 1..=8 * N`.
+    #[inline(always)]
+    pub fn new(k: &[u8]) -> Words<N> {
+        let len = k.len();
+        let mut w = [0u64; N];
+        if len >= 8 && len <= 8 * N {
+            for (j, c) in k.chunks_exact(8).enumerate().take(N) {
+                w[j] = word8(c);
+            }
+            let t = len & 7;
+            if t != 0 {
+                // The last 8 bytes, shifted so that only the partial word's bytes remain.
+                w[N - 1] = word8(&k[len - 8..]) >> (8 * (8 - t));
+            }
+        } else {
+            let key = Key::new(k);
+            for (j, x) in w.iter_mut().enumerate().take(key.words()) {
+                *x = key.word(j);
+            }
+        }
+        Words { w, len }
+    }
+}
+
+impl<const N: usize> ProbeKey for Words<N> {
+    #[inline(always)]
+    fn hash(&self, seed: u64) -> u64 {
+        let mut h = hash_start(self.len, seed);
+        for w in self.w {
+            h = fold(h ^ w, K0);
+        }
+        fold(h, K1)
+    }
+
+    #[inline(always)]
+    fn eq_words(&self, stored: &[AtomicU64]) -> bool {
+        let Some(stored) = stored.first_chunk::<N>() else {
+            return false;
+        };
+        let mut diff = 0;
+        for (s, w) in stored.iter().zip(self.w) {
+            diff |= s.load(Relaxed) ^ w;
+        }
+        diff == 0
+    }
+}
+
+/// A per-table seed, different for every table and process (fixed under loom, whose models
+/// must replay identically).
+#[cfg(loom)]
+pub(crate) fn random_seed() -> u64 {
+    0x5eed
+}
+
 /// A per-table seed, different for every table and process.
+#[cfg(not(loom))]
 pub(crate) fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -133,6 +293,34 @@ mod tests {
         assert_ne!(hash(&key, None, 7), hash(&key, None, 8));
         assert!(masked_eq(&masked, &key, Some(&mask)));
         assert!(!masked_eq(&masked, &key, None));
+    }
+
+    #[test]
+    fn key_words_are_zero_padded_little_endian() {
+        for n in 0..20usize {
+            let k: Vec<u8> = (1..=n as u8).collect();
+            let key = Key::new(&k);
+            assert_eq!(key.words(), n.div_ceil(8));
+            for j in 0..key.words() {
+                let mut b = [0u8; 8];
+                let c = &k[j * 8..(j * 8 + 8).min(n)];
+                b[..c.len()].copy_from_slice(c);
+                assert_eq!(key.word(j), u64::from_le_bytes(b), "len {n} word {j}");
+            }
+            let mut other = k.clone();
+            if n > 0 {
+                other[n - 1] ^= 1;
+                assert_ne!(Key::new(&other).hash(3), key.hash(3));
+            }
+            macro_rules! same {
+                ($($n:literal),*) => {$(
+                    if n.div_ceil(8) == $n {
+                        assert_eq!(Words::<$n>::new(&k).hash(3), key.hash(3));
+                    }
+                )*};
+            }
+            same!(1, 2, 3);
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! entries sorted by (priority descending, insertion order ascending). A lookup visits tuples in
 //! order of their highest priority and stops as soon as no remaining tuple can beat the best match.
 //!
-//! - exact tables: one tuple, no masking, chains of length 1 (the hash engine proper);
+//! Exact tables do not use this index: they have the lock-free engine of [`crate::exact`].
+//!
 //! - lpm tables: one tuple per prefix length, priority = prefix length, so the first hit in
 //!   longest-first order wins and at most `width + 1` probes are made;
 //! - ternary/range/optional tables: one tuple per distinct mask, priority given by the user.
@@ -23,19 +24,6 @@ use crate::error::TableError;
 use crate::hash::{hash, hash_small, load_small, masked_eq};
 use crate::spec::{Compiled, Layout};
 use crate::wheel::NIL;
-
-#[inline(always)]
-pub(crate) fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults or changes memory.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            p as *const T as *const i8,
-        )
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 struct Tuple {
     mask: Box<[u8]>,
@@ -54,7 +42,6 @@ pub(crate) struct Index {
     range_len: usize,
     /// (key offset, bytes) of each range field.
     range_fields: Vec<(usize, usize)>,
-    exact: bool,
     seed: u64,
     keys: Box<[u8]>,
     used: Box<[bool]>,
@@ -77,10 +64,10 @@ pub(crate) struct Index {
 }
 
 impl Index {
-    pub fn new(size: usize, layout: &Layout, exact: bool, seed: u64) -> Result<Index, TableError> {
+    pub fn new(size: usize, layout: &Layout, seed: u64) -> Result<Index, TableError> {
         let key_len = layout.key_len;
         let nb = (size + size / 3 + 1).max(8).next_power_of_two();
-        let tsize = if exact { 0 } else { size };
+        let tsize = size;
         let mut free = Vec::new();
         free.try_reserve_exact(size)
             .map_err(|_| TableError::OutOfMemory)?;
@@ -93,7 +80,6 @@ impl Index {
                 .iter()
                 .map(|&i| (layout.fields[i].0, layout.fields[i].1))
                 .collect(),
-            exact,
             seed,
             keys: alloc_slice(
                 size.checked_mul(key_len).ok_or(TableError::OutOfMemory)?,
@@ -126,6 +112,22 @@ impl Index {
         self.len
     }
 
+    /// Bytes held by the index (arrays and tuple metadata, approximately for the maps).
+    pub fn bytes(&self) -> usize {
+        self.keys.len()
+            + self.used.len()
+            + self.ranges.len()
+            + 4 * (self.tuple_of.len() + self.prio.len() + self.next.len())
+            + 8 * (self.seq.len() + self.buckets.len())
+            + 4 * self.free.capacity()
+            + self
+                .tuples
+                .iter()
+                .flatten()
+                .map(|t| std::mem::size_of::<Tuple>() + 2 * t.mask.len() + 32 * t.prios.len())
+                .sum::<usize>()
+    }
+
     #[inline]
     pub fn key(&self, s: u32) -> &[u8] {
         let o = s as usize * self.key_len;
@@ -133,18 +135,12 @@ impl Index {
     }
 
     pub fn ranges(&self, s: u32) -> &[u8] {
-        if self.exact {
-            return &[];
-        }
         let o = s as usize * self.range_len;
         &self.ranges[o..o + self.range_len]
     }
 
     /// Mask of the entry's tuple; `None` for exact tables.
     pub fn mask(&self, s: u32) -> Option<&[u8]> {
-        if self.exact {
-            return None;
-        }
         self.tuples[self.tuple_of[s as usize] as usize]
             .as_ref()
             .map(|t| &*t.mask)
@@ -152,11 +148,7 @@ impl Index {
 
     /// Stored priority (prefix length for lpm tables, 0 for exact tables).
     pub fn prio(&self, s: u32) -> u32 {
-        if self.exact {
-            0
-        } else {
-            self.prio[s as usize]
-        }
+        self.prio[s as usize]
     }
 
     pub fn live_slots(&self) -> impl Iterator<Item = u32> + '_ {
@@ -233,61 +225,11 @@ impl Index {
         }
     }
 
-    // ----- exact -----
-
-    #[inline]
-    pub fn exact_hash(&self, key: &[u8]) -> u64 {
-        hash(key, None, self.seed)
-    }
-
-    #[inline]
-    pub fn prefetch_bucket(&self, h: u64) {
-        prefetch(&self.buckets[(h >> 32) as usize & self.bmask]);
-    }
-
-    #[inline]
-    pub fn probe_exact(&self, h: u64, key: &[u8]) -> Option<u32> {
-        self.probe(h, |s| masked_eq(self.key(s), key, None))
-            .map(|(_, s)| s)
-    }
-
-    /// [`Index::probe_exact`] calling `hint(slot)` on a tag match before the key compare, so the
-    /// caller can prefetch the entry's data while the key is being compared.
-    #[inline]
-    pub fn probe_exact_hinted(&self, h: u64, key: &[u8], hint: impl Fn(u32)) -> Option<u32> {
-        self.probe(h, |s| {
-            hint(s);
-            masked_eq(self.key(s), key, None)
-        })
-        .map(|(_, s)| s)
-    }
-
-    /// First slot whose tag matches `h` (a likely hit), without comparing keys.
-    #[inline]
-    pub fn candidate(&self, h: u64) -> Option<u32> {
-        self.probe(h, |_| true).map(|(_, s)| s)
-    }
-
-    /// Hint that the key of slot `s` is about to be compared.
-    #[inline]
-    pub fn prefetch_key(&self, s: u32) {
-        if let Some(b) = self.keys.get(s as usize * self.key_len) {
-            prefetch(b);
-        }
-    }
-
-    pub fn is_exact(&self) -> bool {
-        self.exact
-    }
-
     // ----- lookups -----
 
     /// Best-matching slot for a packed key of the right length.
     #[inline]
     pub fn lookup(&self, key: &[u8]) -> Option<u32> {
-        if self.exact {
-            return self.probe_exact(self.exact_hash(key), key);
-        }
         if (1..=8).contains(&self.key_len) {
             return self.lookup_small(key);
         }
@@ -379,9 +321,6 @@ impl Index {
 
     /// The slot holding exactly this match spec and priority.
     pub fn find_entry(&self, c: &Compiled, prio: u32) -> Option<u32> {
-        if self.exact {
-            return self.probe_exact(self.exact_hash(&c.key), &c.key);
-        }
         let tid = *self.by_mask.get(&c.mask[..])?;
         let t = self.tuples[tid as usize].as_ref()?;
         let h = hash(&c.key, None, t.seed);
@@ -412,20 +351,8 @@ impl Index {
         self.len += 1;
     }
 
-    /// Links allocated slot `s` for an exact key known to be absent.
-    pub fn insert_exact(&mut self, s: u32, key: &[u8]) {
-        debug_assert!(self.exact);
-        self.write_key(s, key);
-        let h = self.exact_hash(key);
-        self.bucket_insert(h, s);
-    }
-
     /// Links allocated slot `s` for a compiled match known to be absent (see `find_entry`).
     pub fn insert(&mut self, s: u32, c: &Compiled, prio: u32) {
-        if self.exact {
-            self.insert_exact(s, &c.key);
-            return;
-        }
         let tid = self.tuple_for(&c.mask);
         self.write_key(s, &c.key);
         let si = s as usize;
@@ -511,12 +438,7 @@ impl Index {
             return;
         }
         let si = s as usize;
-        if self.exact {
-            let h = self.exact_hash(self.key(s));
-            if let Some((pos, _)) = self.probe(h, |x| x == s) {
-                self.bucket_remove(pos);
-            }
-        } else {
+        {
             let tid = self.tuple_of[si];
             let seed = self.tuples[tid as usize].as_ref().map_or(0, |t| t.seed);
             let h = hash(self.key(s), None, seed);
@@ -578,10 +500,6 @@ impl Index {
 
     /// Number of tuples a lookup may visit.
     pub fn tuple_count(&self) -> usize {
-        if self.exact {
-            1
-        } else {
-            self.order.len()
-        }
+        self.order.len()
     }
 }

@@ -4,15 +4,23 @@
 //! timeout").
 //!
 //! One [`Table`] is shared by all worker threads and the control plane through `&self` methods.
-//! Design, guarantees and the path to a lock-free engine: `docs/tables.md`.
+//! Design, guarantees, memory and measurements: `docs/tables.md`.
+
+#![cfg_attr(loom, allow(dead_code))]
 
 mod action;
+mod arena;
 mod cell;
 mod error;
+mod exact;
 mod hash;
 mod index;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_api;
 pub mod spec;
 mod stats;
+mod sync;
 mod table;
 mod wheel;
 

@@ -14,8 +14,10 @@ pub(crate) enum Counter {
     Updates,
     Expirations,
     Notifications,
+    /// Live entries (+1 / -1 as wrapping adds); not part of [`TableStats`].
+    Live,
 }
-const N: usize = 7;
+const N: usize = 8;
 
 #[repr(align(128))]
 #[derive(Default)]
@@ -50,6 +52,19 @@ impl Stats {
             .iter()
             .map(|s| s.0[c as usize].load(Relaxed))
             .sum()
+    }
+
+    /// Current number of live entries (sum of the stripes' +1/-1).
+    pub fn live(&self) -> usize {
+        let sum = self.stripes.iter().fold(0u64, |a, s| {
+            a.wrapping_add(s.0[Counter::Live as usize].load(Relaxed))
+        });
+        (sum as i64).max(0) as usize
+    }
+
+    /// Bytes of the stripes.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.stripes)
     }
 
     pub fn snapshot(&self) -> TableStats {

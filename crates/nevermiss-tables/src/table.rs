@@ -1,17 +1,19 @@
 //! The shared table: `&self` methods for N data-plane workers and one control-plane thread.
 //!
-//! Concurrency scheme (issue 3; see docs/tables.md for the lock-free engine of issue 4):
-//! - the match index (keys, masks, hash buckets, priority chains) sits behind one `RwLock`:
-//!   lookups and batches take it shared, inserts and deletes (data plane or control plane) take it
-//!   exclusive, so two cores adding the same key are serialized: one `Added`, one `AlreadyPresent`;
+//! Concurrency scheme (docs/tables.md, "Concurrency"):
+//! - exact tables use the lock-free cuckoo index of [`crate::exact`]: lookups take no lock and
+//!   write no shared memory; inserts and deletes lock the two buckets of their key, so inserts
+//!   from every worker and the control plane run in parallel, and two cores adding the same key
+//!   are serialized: one `Added`, the other `AlreadyPresent`;
+//! - lpm/ternary/range/optional tables keep their tuple-space index behind one `RwLock`;
 //! - each entry's action data, version, generation and timer live in a sequence-locked cell
-//!   outside that lock ([`crate::cell`]): `modify`, `update_params`, `restart_timer` and
-//!   `set_expire_profile` never take the index lock exclusively, and readers see the old or the
-//!   new data, never a mix;
+//!   ([`crate::cell`]): `modify`, `update_params`, `restart_timer` and `set_expire_profile`
+//!   never take an index lock exclusively, and readers see the old or the new data, never a mix;
 //! - idle timers are a timer wheel behind its own mutex, touched by the data plane only when a
 //!   deadline moves earlier or a notified entry is re-armed.
 //!
-//! Lock order: index → cell → wheel; no thread waits for a lock while holding a cell lock.
+//! Lock order: index (RwLock or bucket locks) → cell → wheel; no thread waits for a lock while
+//! holding a cell lock, and no thread takes the wheel lock while holding bucket locks.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -19,7 +21,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, NEVER};
 use crate::error::TableError;
-use crate::hash::random_seed;
+use crate::exact::{Exact, Ins, Probe, SECOND};
+use crate::hash::{random_seed, Key, ProbeKey, Words};
 use crate::index::Index;
 use crate::spec::{
     compile, decompile, Compiled, EntryView, FieldMatch, IdleTimeout, Layout, TableSpec,
@@ -103,18 +106,63 @@ pub const DEFAULT_PROFILES_S: [u64; 8] = [10, 30, 60, 120, 300, 43200, 120, 120]
 /// Number of expire-time profile ids (`ExpireTimeProfileId_t` is `bit<8>`).
 pub const MAX_PROFILES: usize = 256;
 
-/// Keys per batch stage in [`Table::lookup_batch`].
-const BATCH: usize = 16;
+/// Keys per group in [`Table::lookup_batch`]: all their buckets are requested before any is
+/// used, so about this many DRAM misses are in flight at once.
+const BATCH: usize = 32;
+
+/// Evaluates `$body` with `$k` bound to the fastest [`ProbeKey`] form of the key `$key`:
+/// register-held words for keys of up to 48 bytes, the byte slice otherwise.
+macro_rules! with_key {
+    ($key:expr, |$k:ident| $body:expr) => {{
+        let key: &[u8] = $key;
+        match key.len().div_ceil(8) {
+            1 => {
+                let $k = Words::<1>::new(key);
+                $body
+            }
+            2 => {
+                let $k = Words::<2>::new(key);
+                $body
+            }
+            3 => {
+                let $k = Words::<3>::new(key);
+                $body
+            }
+            4 => {
+                let $k = Words::<4>::new(key);
+                $body
+            }
+            5 => {
+                let $k = Words::<5>::new(key);
+                $body
+            }
+            6 => {
+                let $k = Words::<6>::new(key);
+                $body
+            }
+            _ => {
+                let $k = Key::new(key);
+                $body
+            }
+        }
+    }};
+}
+
+enum Engine {
+    /// Lock-free cuckoo index (all fields exact).
+    Exact(Exact),
+    /// Tuple-space index behind a lock (lpm, ternary, range, optional).
+    Tuple(RwLock<Index>),
+}
 
 /// A match-action table shared by worker threads and the control plane (`Send + Sync`).
 pub struct Table {
     spec: TableSpec,
     layout: Layout,
-    exact: bool,
     has_priority: bool,
     auto_delete: bool,
     size: usize,
-    index: RwLock<Index>,
+    engine: Engine,
     cells: Cells,
     wheel: Option<Mutex<Wheel>>,
     profiles: Box<[AtomicU64]>,
@@ -132,15 +180,21 @@ impl Table {
     pub fn with_tick(spec: TableSpec, tick_ns: u64) -> Result<Table, TableError> {
         spec.validate()?;
         let layout = Layout::new(&spec);
-        let exact = spec.is_exact();
         let size = spec.size;
-        let index = Index::new(size, &layout, exact, random_seed())?;
-        let cells = Cells::new(size + 1, spec.max_params_bytes)?;
+        let timed = spec.idle_timeout != IdleTimeout::NoTimeout;
+        let seed = random_seed();
+        let engine = if spec.is_exact() {
+            Engine::Exact(Exact::new(size, seed)?)
+        } else {
+            Engine::Tuple(RwLock::new(Index::new(size, &layout, seed)?))
+        };
+        let key_in_cell = if spec.is_exact() { layout.key_len } else { 0 };
+        let cells = Cells::new(size + 1, key_in_cell, spec.max_params_bytes, timed)?;
         // The default action starts as ACTION_NONE, version 0.
         cells.lock(size).write(&ActionData::default());
-        let wheel = match spec.idle_timeout {
-            IdleTimeout::NoTimeout => None,
-            _ => Some(Mutex::new(Wheel::new(size, tick_ns)?)),
+        let wheel = match timed {
+            false => None,
+            true => Some(Mutex::new(Wheel::new(size, tick_ns)?)),
         };
         let profiles = alloc_slice(MAX_PROFILES, AtomicU64::default)?;
         for (p, s) in profiles.iter().zip(DEFAULT_PROFILES_S) {
@@ -149,10 +203,9 @@ impl Table {
         Ok(Table {
             has_priority: spec.has_priority(),
             auto_delete: spec.idle_timeout == IdleTimeout::AutoDelete,
-            exact,
             size,
             layout,
-            index: RwLock::new(index),
+            engine,
             cells,
             wheel,
             profiles,
@@ -178,8 +231,12 @@ impl Table {
     }
 
     /// Number of entries (including AUTO_DELETE entries past their deadline not yet reclaimed).
+    /// For exact tables a sum of per-thread counters: exact when no insert or delete runs.
     pub fn len(&self) -> usize {
-        self.read_index().len()
+        match &self.engine {
+            Engine::Exact(_) => self.stats.live(),
+            Engine::Tuple(ix) => read(ix).len(),
+        }
     }
 
     /// Whether the table has no entries.
@@ -194,23 +251,41 @@ impl Table {
 
     /// Number of tuples (distinct masks) a lookup may probe; 1 for exact tables.
     pub fn tuple_count(&self) -> usize {
-        self.read_index().tuple_count()
+        match &self.engine {
+            Engine::Exact(_) => 1,
+            Engine::Tuple(ix) => read(ix).tuple_count(),
+        }
     }
 
-    fn read_index(&self) -> RwLockReadGuard<'_, Index> {
-        self.index.read().unwrap_or_else(PoisonError::into_inner)
+    /// Bytes of memory the table holds (all of it allocated by [`Table::new`]: entry cells,
+    /// index, free list, timer wheel, profiles). Compare with the seed's model
+    /// `m = 128 B + e·(key + action + 72 B)` (papers/004 Eq. 5): see docs/tables.md, "Memory".
+    pub fn memory_bytes(&self) -> usize {
+        let index = match &self.engine {
+            Engine::Exact(x) => x.bytes(),
+            Engine::Tuple(ix) => read(ix).bytes(),
+        };
+        let wheel = self.wheel.as_ref().map_or(0, |w| lock(w).bytes());
+        std::mem::size_of::<Table>()
+            + index
+            + self.cells.bytes()
+            + wheel
+            + self.profiles.len() * 8
+            + self.stats.bytes()
     }
 
-    fn write_index(&self) -> RwLockWriteGuard<'_, Index> {
-        self.index.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn lock_wheel<'a>(&self, w: &'a Mutex<Wheel>) -> MutexGuard<'a, Wheel> {
-        w.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Bytes of one entry's cell (action data, version, generation, timer, and the key for exact
+    /// tables), a multiple of 64.
+    pub fn cell_bytes(&self) -> usize {
+        self.cells.stride_bytes()
     }
 
     fn default_slot(&self) -> usize {
         self.size
+    }
+
+    fn timed(&self) -> bool {
+        self.wheel.is_some()
     }
 
     // ------------------------------------------------------------------ data plane
@@ -225,27 +300,42 @@ impl Table {
     }
 
     /// [`Table::lookup`] into a caller-owned result (reuses its parameter buffer); returns hit.
+    /// Exact tables: lock-free, no shared memory written but this thread's statistics line.
     pub fn lookup_into(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
-        let slot = {
-            let idx = self.read_index();
-            let slot = if !self.key_ok(key) {
-                None
-            } else if idx.is_exact() {
-                idx.probe_exact_hinted(idx.exact_hash(key), key, |s| {
-                    self.cells.prefetch(s as usize)
-                })
-            } else {
-                idx.lookup(key)
-            };
-            self.finish(slot, now_ns, out)
+        let hit = if !self.key_ok(key) {
+            self.finish(None, now_ns, out)
+        } else {
+            match &self.engine {
+                Engine::Exact(x) => with_key!(key, |k| {
+                    let r = x.find(&self.cells, x.hash(&k), &k, &mut out.data);
+                    self.finish_exact(r, now_ns, out)
+                }),
+                Engine::Tuple(ix) => {
+                    let idx = read(ix);
+                    self.finish(idx.lookup(key), now_ns, out)
+                }
+            }
         };
         self.stats
-            .add(if slot { Counter::Hits } else { Counter::Misses }, 1);
-        slot
+            .add(if hit { Counter::Hits } else { Counter::Misses }, 1);
+        hit
     }
 
     fn key_ok(&self, key: &[u8]) -> bool {
         key.len() == self.layout.key_len && !self.spec.keys.is_empty()
+    }
+
+    /// Completes an exact lookup whose entry data (if any) `find` already copied into `out`.
+    #[inline(always)]
+    fn finish_exact(&self, r: Option<(u32, u32, u64)>, now: u64, out: &mut Lookup) -> bool {
+        if let Some((s, gen, version)) = r {
+            if !self.auto_delete || self.cells.cell(s as usize).deadline.load(Relaxed) > now {
+                out.hit = Some(EntryHandle { slot: s, gen });
+                out.version = version;
+                return true;
+            }
+        }
+        self.finish(None, now, out)
     }
 
     #[inline]
@@ -265,9 +355,10 @@ impl Table {
     }
 
     /// Looks up `out.len()` keys packed back to back in `keys` (each [`Table::key_len`] bytes),
-    /// writing result `i` to `out[i]`. Takes the index lock once per batch; for exact tables it
-    /// hashes a group of keys and prefetches their buckets before probing any of them. Returns
-    /// the number of hits.
+    /// writing result `i` to `out[i]`. Exact tables: lock-free, in groups of 32 keys whose
+    /// buckets, then likely entries, are prefetched before any is probed (group prefetching),
+    /// so a group's DRAM misses overlap. Other tables take the index lock once per batch.
+    /// Returns the number of hits.
     pub fn lookup_batch(
         &self,
         keys: &[u8],
@@ -282,33 +373,46 @@ impl Table {
             });
         }
         let mut hits = 0;
-        {
-            let idx = self.read_index();
-            if self.spec.keys.is_empty() || kl == 0 {
-                for o in out.iter_mut() {
-                    self.finish(None, now_ns, o);
+        if self.spec.keys.is_empty() {
+            for o in out.iter_mut() {
+                self.finish(None, now_ns, o);
+            }
+        } else {
+            match &self.engine {
+                Engine::Exact(x) if kl > 0 => {
+                    if self.spec.add_on_miss {
+                        // A miss of this batch may be added next: fetch the slot it would take.
+                        x.prefetch_alloc(&self.cells);
+                    }
+                    macro_rules! groups {
+                        ($mk:expr) => {
+                            for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
+                                hits += self.exact_group(x, kc, kl, now_ns, oc, $mk);
+                            }
+                        };
+                    }
+                    match kl.div_ceil(8) {
+                        1 => groups!(Words::<1>::new),
+                        2 => groups!(Words::<2>::new),
+                        3 => groups!(Words::<3>::new),
+                        4 => groups!(Words::<4>::new),
+                        5 => groups!(Words::<5>::new),
+                        6 => groups!(Words::<6>::new),
+                        _ => groups!(Key::new),
+                    }
                 }
-            } else if self.exact {
-                let mut hashes = [0u64; BATCH];
-                for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
-                    for (h, k) in hashes.iter_mut().zip(kc.chunks_exact(kl)) {
-                        *h = idx.exact_hash(k);
-                        idx.prefetch_bucket(*h);
-                    }
-                    // Second stage: the likely slot's key and cell, for the whole group.
-                    for h in hashes.iter().take(oc.len()) {
-                        if let Some(s) = idx.candidate(*h) {
-                            idx.prefetch_key(s);
-                            self.cells.prefetch(s as usize);
-                        }
-                    }
-                    for ((h, k), o) in hashes.iter().zip(kc.chunks_exact(kl)).zip(oc.iter_mut()) {
-                        hits += self.finish(idx.probe_exact(*h, k), now_ns, o) as usize;
+                Engine::Exact(x) => {
+                    let k = Key::new(&[]);
+                    for o in out.iter_mut() {
+                        let r = x.find(&self.cells, x.hash(&k), &k, &mut o.data);
+                        hits += self.finish_exact(r, now_ns, o) as usize;
                     }
                 }
-            } else {
-                for (k, o) in keys.chunks_exact(kl).zip(out.iter_mut()) {
-                    hits += self.finish(idx.lookup(k), now_ns, o) as usize;
+                Engine::Tuple(ix) => {
+                    let idx = read(ix);
+                    for (k, o) in keys.chunks_exact(kl).zip(out.iter_mut()) {
+                        hits += self.finish(idx.lookup(k), now_ns, o) as usize;
+                    }
                 }
             }
         }
@@ -317,11 +421,54 @@ impl Table {
         Ok(hits)
     }
 
+    /// One group of a batched exact lookup: hash all and prefetch their primary buckets; then
+    /// prefetch each likely entry (or the secondary bucket); then the secondary buckets' likely
+    /// entries; then probe.
+    #[inline(always)]
+    fn exact_group<'k, K: ProbeKey>(
+        &self,
+        x: &Exact,
+        kc: &'k [u8],
+        kl: usize,
+        now: u64,
+        oc: &mut [Lookup],
+        mk: impl Fn(&'k [u8]) -> K,
+    ) -> usize {
+        let n = oc.len();
+        let mut hs = [0u64; BATCH];
+        let mut ps = [Probe::default(); BATCH];
+        let mut cand = [0u64; BATCH];
+        for (i, k) in kc.chunks_exact(kl).enumerate() {
+            hs[i] = x.hash(&mk(k));
+            ps[i] = x.stage1(hs[i]);
+        }
+        let mut any_second = false;
+        for i in 0..n {
+            cand[i] = x.stage2(&self.cells, ps[i]);
+            any_second |= cand[i] == SECOND;
+        }
+        if any_second {
+            for i in 0..n {
+                if cand[i] == SECOND {
+                    cand[i] = x.stage3(&self.cells, ps[i]);
+                }
+            }
+        }
+        let mut hits = 0;
+        for (((k, o), &h), &e) in kc.chunks_exact(kl).zip(oc.iter_mut()).zip(&hs).zip(&cand) {
+            let r = x.stage4(&self.cells, h, e, &mk(k), &mut o.data);
+            hits += self.finish_exact(r, now, o) as usize;
+        }
+        hits
+    }
+
     /// PNA `add_entry` from a miss: adds an entry for exactly `key` with `data` and, for tables
     /// with an idle timeout, expire profile `expire_profile` armed at `now_ns`. Of several
-    /// threads adding the same key exactly one gets `Added`, the others `AlreadyPresent`. An
-    /// AUTO_DELETE entry past its deadline counts as absent and is replaced. When the table is
-    /// full, expired AUTO_DELETE entries are reclaimed before `Full` is reported.
+    /// threads adding the same key at the same time exactly one gets `Added`; every other one
+    /// gets `AlreadyPresent` (the entry exists once, with the data of the thread that added it).
+    /// An AUTO_DELETE entry past its deadline counts as absent and is replaced. When the table
+    /// is full, expired AUTO_DELETE entries are reclaimed before `Full` is reported. Exact
+    /// tables: locks only the key's two buckets, so adds on other keys proceed in parallel.
     pub fn add_on_miss(
         &self,
         key: &[u8],
@@ -348,24 +495,87 @@ impl Table {
                 None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
             },
         };
-        let mut idx = self.write_index();
-        let h = idx.exact_hash(key);
-        if let Some(s) = idx.probe_exact(h, key) {
-            // Replace an AUTO_DELETE entry past its deadline; the deadline is re-checked under
-            // the cell lock so a concurrent restart_timer either wins or sees a stale handle.
-            if !(self.auto_delete && self.free_slot(&mut idx, s, |_| self.expired(s, now_ns))) {
-                return AddStatus::AlreadyPresent;
-            }
-            self.stats.add(Counter::Expirations, 1);
-        }
-        let Some(s) = self.alloc(&mut idx, now_ns) else {
-            self.stats.add(Counter::InsertsFull, 1);
-            return AddStatus::Full;
+        let Engine::Exact(x) = &self.engine else {
+            // add_on_miss tables are exact (checked by TableSpec::validate).
+            return AddStatus::Rejected(TableError::NotAddOnMiss);
         };
-        idx.insert_exact(s, key);
-        let handle = self.init_cell(s, data, expire_profile, deadline);
-        self.stats.add(Counter::Inserts, 1);
-        AddStatus::Added(handle)
+        match self.insert_exact(
+            x,
+            key,
+            data,
+            expire_profile,
+            deadline,
+            now_ns,
+            self.auto_delete,
+        ) {
+            Ok(h) => {
+                self.stats.add(Counter::Inserts, 1);
+                AddStatus::Added(h)
+            }
+            Err(TableError::Exists) => AddStatus::AlreadyPresent,
+            Err(TableError::Full) => {
+                self.stats.add(Counter::InsertsFull, 1);
+                AddStatus::Full
+            }
+            Err(e) => AddStatus::Rejected(e),
+        }
+    }
+
+    /// Inserts into the exact index; `replace_expired`: an AUTO_DELETE entry of this key past
+    /// its deadline at `now` is replaced instead of reported as `Exists`.
+    #[allow(clippy::too_many_arguments)]
+    fn insert_exact(
+        &self,
+        x: &Exact,
+        key: &[u8],
+        data: &ActionData,
+        profile: u8,
+        deadline: u64,
+        now: u64,
+        replace_expired: bool,
+    ) -> Result<EntryHandle, TableError> {
+        let ins = (data, profile, deadline, now, replace_expired);
+        with_key!(key, |k| self.insert_exact_k(x, &k, key, ins))
+    }
+
+    /// [`Table::insert_exact`] with the key prepared as `k`.
+    #[inline(always)]
+    fn insert_exact_k(
+        &self,
+        x: &Exact,
+        k: &impl ProbeKey,
+        key: &[u8],
+        (data, profile, deadline, now, replace_expired): (&ActionData, u8, u64, u64, bool),
+    ) -> Result<EntryHandle, TableError> {
+        let h = x.hash(k);
+        let mut reclaimed = false;
+        loop {
+            let (r, replaced) = x.insert(
+                &self.cells,
+                h,
+                k,
+                |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
+                |s| self.init_cell(s, Some(key), data, profile, deadline),
+            );
+            if let Some(s) = replaced {
+                self.release(s);
+                self.stats.add(Counter::Expirations, 1);
+            }
+            match r {
+                Ins::Added(s, gen) => {
+                    x.prefetch_alloc(&self.cells);
+                    self.stats.add(Counter::Live, 1);
+                    self.link_timer(s, gen, deadline);
+                    return Ok(EntryHandle { slot: s, gen });
+                }
+                Ins::Present(_) => return Err(TableError::Exists),
+                Ins::Full if self.auto_delete && !reclaimed => {
+                    reclaimed = true;
+                    self.reclaim_expired(now);
+                }
+                Ins::Full => return Err(TableError::Full),
+            }
+        }
     }
 
     /// Replaces the parameters of the entry `handle` (PNA data-plane update of a hit entry),
@@ -424,7 +634,7 @@ impl Table {
         // Dekker pair with `expire`: it stores `sched` then loads `deadline`; we store
         // `deadline` then load `sched`, so one of us sees the other and re-links.
         if deadline < cell.sched.load(SeqCst) {
-            let mut w = self.lock_wheel(wheel);
+            let mut w = lock(wheel);
             if cell.gen() == h.gen {
                 w.link(h.slot, cell.deadline.load(SeqCst), cell.sched);
             }
@@ -432,7 +642,7 @@ impl Table {
         true
     }
 
-    // ------------------------------------------------------------------ control plane
+    // ------------------------------------------------------------------ entry life cycle
 
     fn check_params(&self, len: usize) -> Result<(), TableError> {
         if len > self.cells.max_params() {
@@ -465,70 +675,134 @@ impl Table {
         Ok((c, prio))
     }
 
-    fn alloc(&self, idx: &mut Index, now: u64) -> Option<u32> {
-        if let Some(s) = idx.alloc() {
-            return Some(s);
-        }
-        if self.auto_delete {
-            let expired: Vec<u32> = idx.live_slots().filter(|&s| self.expired(s, now)).collect();
-            for s in expired {
-                if self.free_slot(idx, s, |_| self.expired(s, now)) {
-                    self.stats.add(Counter::Expirations, 1);
-                }
-            }
-            return idx.alloc();
-        }
-        None
-    }
-
     /// Whether slot `s`'s timer has run out at `now`.
     fn expired(&self, s: u32, now: u64) -> bool {
         self.cells.cell(s as usize).deadline.load(SeqCst) <= now
     }
 
-    fn init_cell(&self, s: u32, data: &ActionData, profile: u8, deadline: u64) -> EntryHandle {
-        let cell = self.cells.cell(s as usize);
-        let gen = {
-            let g = self.cells.lock(s as usize);
-            let gen = g.gen().wrapping_add(1) | 1;
-            g.set_gen(gen);
-            g.write(data);
-            g.set_version(0);
-            g.set_profile(profile as u32);
-            cell.deadline.store(deadline, SeqCst);
-            gen
-        };
-        if let Some(w) = &self.wheel {
-            if deadline != NEVER {
-                self.lock_wheel(w).link(s, deadline, cell.sched);
-            }
+    /// Whether slot `s` holds a live entry.
+    fn is_live(&self, idx: Option<&Index>, s: u32) -> bool {
+        match idx {
+            Some(idx) => idx.is_used(s),
+            None => (s as usize) < self.size && self.cells.cell(s as usize).gen() & 1 == 1,
         }
-        EntryHandle { slot: s, gen }
     }
 
-    /// Frees live slot `s` if `cond` holds under its cell lock; returns whether it did.
-    fn free_slot(
+    /// Writes a fresh entry into slot `s` (not yet reachable) and returns its generation.
+    fn init_cell(
+        &self,
+        s: u32,
+        key: Option<&[u8]>,
+        data: &ActionData,
+        profile: u8,
+        deadline: u64,
+    ) -> u32 {
+        let g = self.cells.lock(s as usize);
+        let gen = g.init(key, data, profile as u32);
+        if self.timed() {
+            self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
+        }
+        gen
+    }
+
+    /// Puts a new entry's timer into the wheel, unless the entry is already gone again.
+    fn link_timer(&self, s: u32, gen: u32, deadline: u64) {
+        if let Some(w) = &self.wheel {
+            if deadline != NEVER {
+                let cell = self.cells.cell(s as usize);
+                let mut w = lock(w);
+                if cell.gen() == gen {
+                    w.link(s, cell.deadline.load(SeqCst), cell.sched);
+                }
+            }
+        }
+    }
+
+    /// Marks live slot `s` dead if `cond` holds under its cell lock; returns whether it did.
+    /// The caller then unlinks it from the index and calls [`Table::release`].
+    fn kill(&self, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool) -> bool {
+        let g = self.cells.lock(s as usize);
+        if g.gen() & 1 == 0 || !cond(&g) {
+            return false;
+        }
+        g.set_gen(g.gen().wrapping_add(1));
+        if self.timed() {
+            self.cells.cell(s as usize).deadline.store(NEVER, SeqCst);
+        }
+        true
+    }
+
+    /// Releases a killed slot that is no longer reachable from the index: timer and (exact
+    /// tables) free list.
+    fn release(&self, s: u32) {
+        if let Some(w) = &self.wheel {
+            lock(w).unlink(s);
+            self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
+        }
+        self.stats.add(Counter::Live, u64::MAX);
+        if let Engine::Exact(x) = &self.engine {
+            x.free(s);
+        }
+    }
+
+    /// Removes live slot `s` of the exact index if `cond` holds under its cell lock.
+    fn remove_exact(&self, x: &Exact, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool) -> bool {
+        if !self.is_live(None, s) {
+            return false;
+        }
+        let key = self.cells.key(s as usize);
+        let k = Key::new(&key);
+        let removed = x.remove(&self.cells, x.hash(&k), &k, Some(s), |s| self.kill(s, cond));
+        if let Some(s) = removed {
+            self.release(s);
+        }
+        removed.is_some()
+    }
+
+    /// Frees live slot `s` of the tuple index if `cond` holds under its cell lock.
+    fn remove_tuple(
         &self,
         idx: &mut Index,
         s: u32,
         cond: impl FnOnce(&CellGuard<'_>) -> bool,
     ) -> bool {
-        let cell = self.cells.cell(s as usize);
-        {
-            let g = self.cells.lock(s as usize);
-            if g.gen() & 1 == 0 || !cond(&g) {
-                return false;
-            }
-            g.set_gen(g.gen().wrapping_add(1));
-            cell.deadline.store(NEVER, SeqCst);
-        }
-        if let Some(w) = &self.wheel {
-            self.lock_wheel(w).unlink(s);
-            cell.sched.store(NEVER, SeqCst);
+        if !idx.is_used(s) || !self.kill(s, cond) {
+            return false;
         }
         idx.remove(s);
+        self.release(s);
         true
     }
+
+    /// Removes every AUTO_DELETE entry past its deadline (when an insert finds the table full).
+    fn reclaim_expired(&self, now: u64) {
+        let mut n = 0;
+        match &self.engine {
+            Engine::Exact(x) => {
+                for s in 0..x.high_water() as u32 {
+                    if self.is_live(None, s)
+                        && self.expired(s, now)
+                        && self.remove_exact(x, s, |_| self.expired(s, now))
+                    {
+                        n += 1;
+                    }
+                }
+            }
+            Engine::Tuple(ix) => {
+                let mut idx = write(ix);
+                let expired: Vec<u32> =
+                    idx.live_slots().filter(|&s| self.expired(s, now)).collect();
+                for s in expired {
+                    if self.remove_tuple(&mut idx, s, |_| self.expired(s, now)) {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        self.stats.add(Counter::Expirations, n);
+    }
+
+    // ------------------------------------------------------------------ control plane
 
     /// Control-plane insert (P4Runtime INSERT). `priority` must be non-zero for tables with
     /// ternary, range or optional fields (larger wins) and zero otherwise. Entries of tables with
@@ -573,19 +847,58 @@ impl Table {
                 (p, now.saturating_add(d), now)
             }
         };
-        let mut idx = self.write_index();
+        let ix = match &self.engine {
+            Engine::Exact(x) => {
+                let replace = self.auto_delete && timer.is_some();
+                return self.insert_exact(x, &c.key, data, profile, deadline, now, replace);
+            }
+            Engine::Tuple(ix) => ix,
+        };
+        let mut idx = write(ix);
         if let Some(s) = idx.find_entry(&c, prio) {
             let replaced = self.auto_delete
                 && timer.is_some()
-                && self.free_slot(&mut idx, s, |_| self.expired(s, now));
+                && self.remove_tuple(&mut idx, s, |_| self.expired(s, now));
             if !replaced {
                 return Err(TableError::Exists);
             }
             self.stats.add(Counter::Expirations, 1);
         }
-        let s = self.alloc(&mut idx, now).ok_or(TableError::Full)?;
+        let s = match idx.alloc() {
+            Some(s) => s,
+            None if self.auto_delete => {
+                drop(idx);
+                self.reclaim_expired(now);
+                idx = write(ix);
+                if idx.find_entry(&c, prio).is_some() {
+                    return Err(TableError::Exists);
+                }
+                idx.alloc().ok_or(TableError::Full)?
+            }
+            None => return Err(TableError::Full),
+        };
         idx.insert(s, &c, prio);
-        Ok(self.init_cell(s, data, profile, deadline))
+        let gen = self.init_cell(s, None, data, profile, deadline);
+        self.stats.add(Counter::Live, 1);
+        drop(idx);
+        self.link_timer(s, gen, deadline);
+        Ok(EntryHandle { slot: s, gen })
+    }
+
+    /// The slot and generation of the entry with this match spec and priority.
+    fn find_entry(&self, c: &Compiled, prio: u32) -> Option<(u32, u32)> {
+        match &self.engine {
+            Engine::Exact(x) => {
+                let mut tmp = ActionData::default();
+                let k = Key::new(&c.key);
+                x.find(&self.cells, x.hash(&k), &k, &mut tmp)
+                    .map(|(s, gen, _)| (s, gen))
+            }
+            Engine::Tuple(ix) => {
+                let s = read(ix).find_entry(c, prio)?;
+                Some((s, self.cells.cell(s as usize).gen()))
+            }
+        }
     }
 
     /// Control-plane modify (P4Runtime MODIFY): replaces the action data of the entry with this
@@ -599,23 +912,50 @@ impl Table {
     ) -> Result<EntryId, TableError> {
         let (c, prio) = self.compile(matches, priority)?;
         self.check_params(data.params.len())?;
-        let idx = self.read_index();
-        let s = idx.find_entry(&c, prio).ok_or(TableError::NotFound)?;
-        let g = self.cells.lock(s as usize);
-        g.write(&data);
-        g.set_version(g.version().wrapping_add(1));
-        Ok(EntryHandle {
-            slot: s,
-            gen: g.gen(),
-        })
+        loop {
+            // The tuple index is stable while its read lock is held; the exact index is
+            // lock-free, so a concurrent delete + re-add of the key shows up as a generation
+            // change under the cell lock, and we look the key up again.
+            let guard = match &self.engine {
+                Engine::Tuple(ix) => Some(read(ix)),
+                Engine::Exact(_) => None,
+            };
+            let (s, gen) = match &guard {
+                Some(idx) => {
+                    let s = idx.find_entry(&c, prio).ok_or(TableError::NotFound)?;
+                    (s, self.cells.cell(s as usize).gen())
+                }
+                None => self.find_entry(&c, prio).ok_or(TableError::NotFound)?,
+            };
+            let g = self.cells.lock(s as usize);
+            if g.gen() != gen {
+                continue;
+            }
+            g.write(&data);
+            g.set_version(g.version().wrapping_add(1));
+            return Ok(EntryHandle { slot: s, gen });
+        }
     }
 
     /// Control-plane delete (P4Runtime DELETE) by match spec and priority.
     pub fn delete(&self, matches: &[FieldMatch], priority: u32) -> Result<(), TableError> {
         let (c, prio) = self.compile(matches, priority)?;
-        let mut idx = self.write_index();
-        let s = idx.find_entry(&c, prio).ok_or(TableError::NotFound)?;
-        self.free_slot(&mut idx, s, |_| true);
+        match &self.engine {
+            Engine::Exact(x) => {
+                let k = Key::new(&c.key);
+                let s = x
+                    .remove(&self.cells, x.hash(&k), &k, None, |s| {
+                        self.kill(s, |_| true)
+                    })
+                    .ok_or(TableError::NotFound)?;
+                self.release(s);
+            }
+            Engine::Tuple(ix) => {
+                let mut idx = write(ix);
+                let s = idx.find_entry(&c, prio).ok_or(TableError::NotFound)?;
+                self.remove_tuple(&mut idx, s, |_| true);
+            }
+        }
         Ok(())
     }
 
@@ -624,8 +964,11 @@ impl Table {
         if id.slot as usize >= self.size {
             return Err(TableError::NotFound);
         }
-        let mut idx = self.write_index();
-        if idx.is_used(id.slot) && self.free_slot(&mut idx, id.slot, |g| g.gen() == id.gen) {
+        let done = match &self.engine {
+            Engine::Exact(x) => self.remove_exact(x, id.slot, |g| g.gen() == id.gen),
+            Engine::Tuple(ix) => self.remove_tuple(&mut write(ix), id.slot, |g| g.gen() == id.gen),
+        };
+        if done {
             Ok(())
         } else {
             Err(TableError::NotFound)
@@ -634,51 +977,106 @@ impl Table {
 
     /// Deletes every entry.
     pub fn clear(&self) {
-        let mut idx = self.write_index();
-        let live: Vec<u32> = idx.live_slots().collect();
-        for s in live {
-            self.free_slot(&mut idx, s, |_| true);
+        match &self.engine {
+            Engine::Exact(x) => {
+                for s in 0..x.high_water() as u32 {
+                    self.remove_exact(x, s, |_| true);
+                }
+            }
+            Engine::Tuple(ix) => {
+                let mut idx = write(ix);
+                let live: Vec<u32> = idx.live_slots().collect();
+                for s in live {
+                    self.remove_tuple(&mut idx, s, |_| true);
+                }
+            }
         }
     }
 
     /// The entry with this match spec and priority (P4Runtime READ of one entry).
     pub fn read(&self, matches: &[FieldMatch], priority: u32) -> Result<EntryView, TableError> {
         let (c, prio) = self.compile(matches, priority)?;
-        let idx = self.read_index();
-        let s = idx.find_entry(&c, prio).ok_or(TableError::NotFound)?;
-        Ok(self.view(&idx, s))
+        match &self.engine {
+            Engine::Exact(_) => {
+                let (s, gen) = self.find_entry(&c, prio).ok_or(TableError::NotFound)?;
+                let v = self.view(None, s);
+                if v.id.gen == gen {
+                    Ok(v)
+                } else {
+                    Err(TableError::NotFound)
+                }
+            }
+            Engine::Tuple(ix) => {
+                let idx = read(ix);
+                let s = idx.find_entry(&c, prio).ok_or(TableError::NotFound)?;
+                Ok(self.view(Some(&idx), s))
+            }
+        }
     }
 
     /// The entry `id`, if it still exists.
     pub fn get(&self, id: EntryId) -> Option<EntryView> {
-        let idx = self.read_index();
-        if !idx.is_used(id.slot) {
-            return None;
-        }
-        let v = self.view(&idx, id.slot);
+        let v = match &self.engine {
+            Engine::Exact(_) => {
+                if !self.is_live(None, id.slot) {
+                    return None;
+                }
+                self.view(None, id.slot)
+            }
+            Engine::Tuple(ix) => {
+                let idx = read(ix);
+                if !idx.is_used(id.slot) {
+                    return None;
+                }
+                self.view(Some(&idx), id.slot)
+            }
+        };
         (v.id == id).then_some(v)
     }
 
     /// Snapshot of all entries (entries added by the data plane included), in slot order. Each
-    /// entry is internally consistent; no entry is added or removed while the snapshot is taken.
+    /// entry is internally consistent. Tables with lpm/ternary/range/optional fields: no entry is
+    /// added or removed while the snapshot is taken. Exact tables (lock-free): every entry present
+    /// during the whole call is listed once; entries added or removed meanwhile may or may not be.
     pub fn iter(&self) -> Vec<EntryView> {
-        let idx = self.read_index();
-        idx.live_slots().map(|s| self.view(&idx, s)).collect()
+        match &self.engine {
+            Engine::Exact(x) => (0..x.high_water() as u32)
+                .filter(|&s| self.is_live(None, s))
+                .map(|s| self.view(None, s))
+                .filter(|v| v.id.gen & 1 == 1)
+                .collect(),
+            Engine::Tuple(ix) => {
+                let idx = read(ix);
+                idx.live_slots().map(|s| self.view(Some(&idx), s)).collect()
+            }
+        }
     }
 
-    fn view(&self, idx: &Index, s: u32) -> EntryView {
-        let key = idx.key(s).to_vec();
-        let matches = decompile(&self.spec, &self.layout, &key, idx.mask(s), idx.ranges(s));
+    /// The entry in slot `s`; `idx` is the tuple index (None for exact tables).
+    fn view(&self, idx: Option<&Index>, s: u32) -> EntryView {
+        let (key, matches, priority) = match idx {
+            Some(idx) => {
+                let key = idx.key(s).to_vec();
+                let m = decompile(&self.spec, &self.layout, &key, idx.mask(s), idx.ranges(s));
+                let prio = if self.has_priority { idx.prio(s) } else { 0 };
+                (key, m, prio)
+            }
+            None => {
+                let key = self.cells.key(s as usize);
+                let m = decompile(&self.spec, &self.layout, &key, None, &[]);
+                (key, m, 0)
+            }
+        };
         let mut data = ActionData::default();
         let (gen, version) = self.cells.read(s as usize, &mut data);
         let cell = self.cells.cell(s as usize);
-        let timed = self.wheel.is_some();
+        let timed = self.timed();
         let deadline = cell.deadline.load(SeqCst);
         EntryView {
             id: EntryHandle { slot: s, gen },
             key,
             matches,
-            priority: if self.has_priority { idx.prio(s) } else { 0 },
+            priority,
             data,
             version,
             expire_profile: timed.then(|| cell.profile() as u8),
@@ -741,8 +1139,12 @@ impl Table {
         let mut out = Vec::new();
         let mut victims = Vec::new();
         {
-            let idx = self.read_index();
-            let mut w = self.lock_wheel(wheel);
+            let guard = match &self.engine {
+                Engine::Tuple(ix) => Some(read(ix)),
+                Engine::Exact(_) => None,
+            };
+            let idx = guard.as_deref();
+            let mut w = lock(wheel);
             let now_tick = now_ns / w.tick_ns;
             if now_tick > w.last_tick {
                 let n = (now_tick - w.last_tick).min(Wheel::slots() as u64);
@@ -759,9 +1161,9 @@ impl Table {
                             w.link(cur, d, cell.sched);
                         } else if self.auto_delete {
                             victims.push((cur, cell.gen()));
-                        } else if idx.is_used(cur) {
+                        } else if self.is_live(idx, cur) {
                             out.push(Expired {
-                                entry: self.view(&idx, cur),
+                                entry: self.view(idx, cur),
                                 notify: true,
                             });
                         }
@@ -771,32 +1173,53 @@ impl Table {
             }
         }
         self.stats.add(Counter::Notifications, out.len() as u64);
-        if !victims.is_empty() {
-            let mut idx = self.write_index();
-            for (s, gen) in victims {
-                let cell = self.cells.cell(s as usize);
-                if !idx.is_used(s) || cell.gen() != gen {
-                    continue;
+        for (s, gen) in victims {
+            let cell = self.cells.cell(s as usize);
+            let cond = |g: &CellGuard<'_>| g.gen() == gen && cell.deadline.load(SeqCst) <= now_ns;
+            let view;
+            let freed = match &self.engine {
+                Engine::Exact(x) => {
+                    if !self.is_live(None, s) || cell.gen() != gen {
+                        continue;
+                    }
+                    view = self.view(None, s);
+                    self.remove_exact(x, s, cond)
                 }
-                let view = self.view(&idx, s);
-                let freed = self.free_slot(&mut idx, s, |g| {
-                    g.gen() == gen && cell.deadline.load(SeqCst) <= now_ns
+                Engine::Tuple(ix) => {
+                    let mut idx = write(ix);
+                    if !idx.is_used(s) || cell.gen() != gen {
+                        continue;
+                    }
+                    view = self.view(Some(&idx), s);
+                    self.remove_tuple(&mut idx, s, cond)
+                }
+            };
+            if freed {
+                self.stats.add(Counter::Expirations, 1);
+                out.push(Expired {
+                    entry: view,
+                    notify: false,
                 });
-                if freed {
-                    self.stats.add(Counter::Expirations, 1);
-                    out.push(Expired {
-                        entry: view,
-                        notify: false,
-                    });
-                } else if cell.gen() == gen {
-                    // Re-armed concurrently: put it back in the wheel.
-                    let mut w = self.lock_wheel(wheel);
-                    w.link(s, cell.deadline.load(SeqCst), cell.sched);
-                }
+            } else if cell.gen() == gen {
+                // Re-armed concurrently: put it back in the wheel.
+                let mut w = lock(wheel);
+                w.link(s, cell.deadline.load(SeqCst), cell.sched);
             }
         }
         out
     }
+}
+
+fn read(ix: &RwLock<Index>) -> RwLockReadGuard<'_, Index> {
+    ix.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write(ix: &RwLock<Index>) -> RwLockWriteGuard<'_, Index> {
+    ix.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn lock(w: &Mutex<Wheel>) -> MutexGuard<'_, Wheel> {
+    w.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

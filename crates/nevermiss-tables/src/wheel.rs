@@ -8,7 +8,7 @@
 
 use crate::cell::{alloc_slice, NEVER};
 use crate::error::TableError;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use crate::sync::{AtomicU64, Ordering::SeqCst};
 
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -38,6 +38,11 @@ impl Wheel {
             at: alloc_slice(entries, || NIL)?,
             last_tick: 0,
         })
+    }
+
+    /// Bytes of the wheel's arrays.
+    pub fn bytes(&self) -> usize {
+        4 * (self.heads.len() + self.next.len() + self.prev.len() + self.at.len())
     }
 
     pub fn slots() -> usize {

@@ -312,3 +312,117 @@ fn expiry_races_with_restarts_and_adds() {
     assert!(removed <= s.expirations);
     assert_eq!(s.inserts, added.load(Relaxed));
 }
+
+/// The exact engine under load: the table is filled to 100 % of its declared size (cuckoo
+/// displacements all the time) by two data-plane inserters with overlapping key sets, while a
+/// control thread modifies a stable set of entries and deletes and re-adds a churn set, and two
+/// readers look the stable set up in batches. Readers never miss a stable entry and never see a
+/// torn one; at the end the table holds exactly the expected keys, once each.
+#[test]
+fn full_table_churn_never_hides_or_duplicates_entries() {
+    const STABLE: u32 = 4_000;
+    const LEARN: u32 = 12_000;
+    const CHURN: u32 = 400;
+    const N: usize = (STABLE + LEARN + CHURN) as usize;
+    let t = learner(N);
+    // Stable keys 0.., learned keys 1_000_000.., churn keys 2_000_000..
+    for k in 0..STABLE {
+        assert!(t.add_on_miss(&key(k), &pattern(k as u8), 0, 0).is_added());
+    }
+    for k in 0..CHURN {
+        let m = [FieldMatch::Exact(key(2_000_000 + k).to_vec())];
+        t.insert(&m, 0, pattern(7)).unwrap();
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicU64::new(0));
+    let inserters: Vec<_> = (0..2u32)
+        .map(|w| {
+            let (t, reads) = (t.clone(), reads.clone());
+            thread::spawn(move || {
+                // Start once the readers run, so that they overlap with the displacements.
+                while reads.load(Relaxed) == 0 {
+                    thread::yield_now();
+                }
+                // Each thread adds 3/4 of the learned keys; the middle half is added by both.
+                for i in shuffled(LEARN * 3 / 4, w as u64 + 11) {
+                    let k = 1_000_000 + i + w * LEARN / 4;
+                    let s = t.add_on_miss(&key(k), &pattern(k as u8), 0, 0);
+                    assert!(
+                        matches!(s, AddStatus::Added(_) | AddStatus::AlreadyPresent),
+                        "key {k}: {s:?}"
+                    );
+                }
+            })
+        })
+        .collect();
+    let control = {
+        let (t, done) = (t.clone(), done.clone());
+        thread::spawn(move || {
+            let mut round = 0u32;
+            while !done.load(Acquire) || round < 2 {
+                for k in 0..CHURN {
+                    let m = [FieldMatch::Exact(key(2_000_000 + k).to_vec())];
+                    t.delete(&m, 0).unwrap();
+                    t.insert(&m, 0, pattern(round as u8)).unwrap();
+                }
+                for k in (round % 7..STABLE).step_by(7) {
+                    let m = [FieldMatch::Exact(key(k).to_vec())];
+                    t.modify(&m, 0, pattern((k + round) as u8)).unwrap();
+                }
+                round += 1;
+            }
+        })
+    };
+    let readers: Vec<_> = (0..2u64)
+        .map(|r| {
+            let (t, done, reads) = (t.clone(), done.clone(), reads.clone());
+            thread::spawn(move || {
+                let mut out = vec![Lookup::default(); 32];
+                let mut x = 0xabcd_0123u64 + r;
+                let mut single = Lookup::default();
+                while !done.load(Acquire) {
+                    let mut keys = Vec::with_capacity(32 * 4);
+                    for _ in 0..32 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        keys.extend_from_slice(&key((x % STABLE as u64) as u32));
+                    }
+                    assert_eq!(t.lookup_batch(&keys, 0, &mut out).unwrap(), 32, "miss");
+                    assert!(out.iter().all(|l| consistent(&l.data)), "torn read");
+                    let k = key((x >> 20) as u32 % STABLE);
+                    assert!(t.lookup_into(&k, 0, &mut single), "single lookup missed");
+                    assert!(consistent(&single.data));
+                    reads.fetch_add(33, Relaxed);
+                }
+            })
+        })
+        .collect();
+    for h in inserters {
+        h.join().unwrap();
+    }
+    done.store(true, Release);
+    control.join().unwrap();
+    for h in readers {
+        h.join().unwrap();
+    }
+    let entries = t.iter();
+    let keys: Vec<u32> = entries
+        .iter()
+        .map(|e| u32::from_be_bytes(e.key[..].try_into().unwrap()))
+        .collect();
+    let set: HashSet<u32> = keys.iter().copied().collect();
+    assert_eq!(set.len(), keys.len(), "duplicate entries");
+    let expected: HashSet<u32> = (0..STABLE)
+        .chain(1_000_000..1_000_000 + LEARN)
+        .chain(2_000_000..2_000_000 + CHURN)
+        .collect();
+    assert_eq!(set, expected);
+    assert_eq!(t.len(), N);
+    assert!(entries.iter().all(|e| consistent(&e.data)));
+    // Full at exactly the declared size.
+    assert_eq!(
+        t.add_on_miss(&key(3_000_000), &pattern(1), 0, 0),
+        AddStatus::Full
+    );
+}

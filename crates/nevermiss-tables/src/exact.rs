@@ -1,0 +1,780 @@
+//! The exact-match engine: a bucketized cuckoo hash table over the table's fixed arena of entry
+//! cells, read without locks by any number of workers and written concurrently by all of them.
+//!
+//! Structure (MemC3, Fan et al. NSDI'13; libcuckoo, Li et al. EuroSys'14; Cuckoo++, Le Scouarnec
+//! ANCS'18):
+//! - `nb` buckets of one 64-byte line each: a header word and [`WAYS`] way words. A way word is
+//!   `tag:24 | secondary:1 | gen:7 | slot+1:32` (0 = empty): the tag filters key compares, the
+//!   generation bits tie the word to one incarnation of the slot, and the whole word is published
+//!   with a single release store after the entry's cell (key and action data) is written.
+//! - Every key has two buckets, `b1` from its hash and `b2 = alt(b1, tag)`, where
+//!   `alt(b, t) = (c(t) - b) mod nb` is an involution, so an entry can be moved between its two
+//!   buckets knowing only its bucket and tag (partial-key cuckoo hashing).
+//! - The header word is `overflow:32 | counter:31 | lock:1`. `lock` is a per-bucket writer spin
+//!   lock (libcuckoo); `counter` is bumped whenever an entry whose primary bucket this is moves
+//!   between its two buckets (see [`Exact::move_entry`]); `overflow` counts the entries whose primary bucket this is but which live in their secondary bucket, so
+//!   a lookup whose key is not in `b1` reads `b2` only when that count is non-zero (Cuckoo++).
+//!
+//! Readers never lock and never wait for a writer of the index:
+//! - a hit is valid when the cell holds the key and is live with the word's generation bits
+//!   ([`Cells::read_match`]): the entry existed at that instant;
+//! - a miss is valid when the counter of the key's primary bucket did not change (no entry of
+//!   that bucket was moved meanwhile); otherwise the lookup retries, which happens only when a displacement
+//!   ran concurrently (lock-free: a retry means some writer made progress).
+//!
+//! Writers: an insert or delete of key `k` locks both buckets of `k` (in index order), so two
+//! threads adding the same key are serialized and the second one sees the first one's entry. A
+//! displacement (both buckets full) searches a short cuckoo path breadth-first and executes it
+//! from its free end, one move at a time under the two buckets' locks; each move first publishes
+//! the entry in the destination and then removes it from the source, so the entry is always
+//! reachable. Displacements are serialized by one mutex (inserts that find room do not take it).
+//!
+//! Slots come from a lock-free free list (a Treiber stack with an ABA counter, then a bump pointer
+//! over never-used slots) and are reused at once: the generation check above makes reuse safe
+//! without epochs or grace periods.
+
+use crate::action::ActionData;
+use crate::arena::Arena;
+use crate::cell::{gen7, Cells};
+use crate::error::TableError;
+use crate::hash::ProbeKey;
+use crate::sync::{
+    fence, lock, prefetch, AtomicU32, AtomicU64, Backoff, Mutex, Ordering::*, Zeroed,
+};
+
+/// Ways per bucket (7 words of 8 bytes after the header fill one line).
+pub(crate) const WAYS: usize = 7;
+/// Highest load of the ways the bucket array is sized for at the declared size (the arena has
+/// exactly `size` slots, so the table is full at 100 % of its size, not at a cuckoo failure).
+const MAX_LOAD: f64 = 0.85;
+/// Buckets visited by one breadth-first search for a cuckoo path (paths of up to 4 moves).
+const MAX_BFS: usize = 2 + 2 * WAYS + 2 * WAYS * WAYS + 2 * WAYS * WAYS * WAYS;
+/// Attempts to insert before reporting `Full` when displacements keep racing with others.
+const MAX_TRIES: usize = 8;
+
+const LOCK: u64 = 1;
+const CTR_ONE: u64 = 2;
+const CTR_MASK: u64 = 0xffff_fffe;
+const OVF_ONE: u64 = 1 << 32;
+
+const SEC: u64 = 1 << 39;
+/// Stage-2 result: look in the secondary bucket (never a valid way word: slot+1 is 0).
+pub(crate) const SECOND: u64 = 1 << 32;
+
+#[repr(C, align(64))]
+pub(crate) struct Bucket {
+    hdr: AtomicU64,
+    way: [AtomicU64; WAYS],
+}
+
+// SAFETY: a bucket is eight atomics, valid (empty, unlocked) when zeroed.
+unsafe impl Zeroed for Bucket {
+    fn zero() -> Self {
+        Bucket {
+            hdr: AtomicU64::zero(),
+            way: std::array::from_fn(|_| AtomicU64::zero()),
+        }
+    }
+}
+
+#[repr(align(128))]
+struct Padded<T>(T);
+
+/// A node of the breadth-first search for a cuckoo path: bucket `bucket`, reached by moving the
+/// entry `word` out of way `way` of node `parent`'s bucket.
+#[derive(Clone, Copy)]
+struct Node {
+    bucket: u32,
+    parent: u32,
+    way: u8,
+    word: u64,
+}
+
+const ROOT: u32 = u32::MAX;
+
+/// Result of [`Exact::insert`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Ins {
+    /// Added in slot with generation.
+    Added(u32, u32),
+    /// The key is present in this slot.
+    Present(u32),
+    /// No free slot, or no cuckoo path.
+    Full,
+}
+
+/// Candidate found by the second stage of a batched lookup.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Probe {
+    b1: u32,
+    tag: u32,
+}
+
+#[inline(always)]
+fn tag_of(e: u64) -> u32 {
+    (e >> 40) as u32
+}
+
+#[inline(always)]
+fn slot_of(e: u64) -> u32 {
+    (e as u32).wrapping_sub(1)
+}
+
+#[inline(always)]
+fn word(tag: u32, sec: bool, gen: u32, slot: u32) -> u64 {
+    ((tag as u64) << 40) | if sec { SEC } else { 0 } | (gen7(gen) << 32) | (slot as u64 + 1)
+}
+
+pub(crate) struct Exact {
+    buckets: Arena<Bucket>,
+    nb: u64,
+    seed: u64,
+    size: u32,
+    /// Free list: (ABA counter << 32) | (slot + 1), 0 = empty.
+    free_head: Padded<AtomicU64>,
+    /// Next never-used slot.
+    fresh: Padded<AtomicU64>,
+    next: Arena<AtomicU32>,
+    displace: Mutex<Vec<Node>>,
+}
+
+/// Holds the locks of one or two buckets; releases them on drop.
+struct Pair<'a> {
+    x: &'a Exact,
+    a: usize,
+    b: usize,
+}
+
+impl Drop for Pair<'_> {
+    fn drop(&mut self) {
+        self.x.unlock(self.b);
+        if self.a != self.b {
+            self.x.unlock(self.a);
+        }
+    }
+}
+
+impl Exact {
+    /// An index for `size` entries (slots `0..size`).
+    pub fn new(size: usize, seed: u64) -> Result<Exact, TableError> {
+        let nb = (size as f64 / (WAYS as f64 * MAX_LOAD)).ceil() as usize;
+        Exact::with_buckets(size, nb, seed)
+    }
+
+    /// An index for `size` entries in `nb` buckets (at least 2).
+    pub fn with_buckets(size: usize, nb: usize, seed: u64) -> Result<Exact, TableError> {
+        let nb = nb.max(2);
+        Ok(Exact {
+            buckets: Arena::new(nb)?,
+            nb: nb as u64,
+            seed,
+            size: size as u32,
+            free_head: Padded(AtomicU64::new(0)),
+            fresh: Padded(AtomicU64::new(0)),
+            next: Arena::new(size)?,
+            displace: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Bytes of the bucket array and the free list.
+    pub fn bytes(&self) -> usize {
+        self.buckets.bytes() + self.next.bytes()
+    }
+
+    #[inline(always)]
+    pub fn hash(&self, key: &impl ProbeKey) -> u64 {
+        key.hash(self.seed)
+    }
+
+    /// Primary bucket and tag of a hash.
+    #[inline(always)]
+    fn place(&self, h: u64) -> (usize, u32) {
+        (
+            ((h as u32 as u64 * self.nb) >> 32) as usize,
+            (h >> 40) as u32,
+        )
+    }
+
+    /// The other bucket of an entry with tag `tag` in bucket `b`.
+    #[inline(always)]
+    fn alt(&self, b: usize, tag: u32) -> usize {
+        let c = ((tag.wrapping_mul(0x9e37_79b1) as u64 * self.nb) >> 32) as usize;
+        if c >= b {
+            c - b
+        } else {
+            c + self.nb as usize - b
+        }
+    }
+
+    // ------------------------------------------------------------------ lookups
+
+    /// The live entry holding `key` (hash `h`): copies its action data into `out` and returns
+    /// (slot, gen, version). Lock-free; see the module documentation for why a result is valid.
+    #[inline]
+    pub fn find(
+        &self,
+        cells: &Cells,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        let (b1, tag) = self.place(h);
+        let bk1 = &self.buckets[b1];
+        loop {
+            let h1 = bk1.hdr.load(Acquire);
+            if let Some(r) = scan(bk1, tag, cells, key, out) {
+                return Some(r);
+            }
+            if h1 >= OVF_ONE {
+                let b2 = self.alt(b1, tag);
+                if b2 != b1 {
+                    if let Some(r) = scan(&self.buckets[b2], tag, cells, key, out) {
+                        return Some(r);
+                    }
+                }
+            }
+            fence(Acquire);
+            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
+                return None;
+            }
+        }
+    }
+
+    /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
+    #[inline(always)]
+    pub fn stage1(&self, h: u64) -> Probe {
+        let (b1, tag) = self.place(h);
+        prefetch(&self.buckets[b1]);
+        Probe { b1: b1 as u32, tag }
+    }
+
+    /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
+    /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
+    /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
+    /// stage 3 should look at the secondary bucket.
+    #[inline(always)]
+    pub fn stage2(&self, cells: &Cells, p: Probe) -> u64 {
+        let bk = &self.buckets[p.b1 as usize];
+        if let Some(e) = first_match(bk, p.tag) {
+            cells.prefetch(slot_of(e) as usize);
+            return e;
+        }
+        if bk.hdr.load(Relaxed) >= OVF_ONE {
+            prefetch(&self.buckets[self.alt(p.b1 as usize, p.tag)]);
+            return SECOND;
+        }
+        0
+    }
+
+    /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
+    /// bucket, its cell prefetched, or 0.
+    #[inline(always)]
+    pub fn stage3(&self, cells: &Cells, p: Probe) -> u64 {
+        let bk = &self.buckets[self.alt(p.b1 as usize, p.tag)];
+        match first_match(bk, p.tag) {
+            Some(e) => {
+                cells.prefetch(slot_of(e) as usize);
+                e
+            }
+            None => 0,
+        }
+    }
+
+    /// Batch stage 4: the lookup proper, trying the candidate way word `e` found by stage 2 or 3
+    /// first (a hit needs no other validation than [`Cells::read_match`]'s).
+    #[inline(always)]
+    pub fn stage4(
+        &self,
+        cells: &Cells,
+        h: u64,
+        e: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        if e != 0 && e != SECOND {
+            let s = slot_of(e);
+            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
+                return Some((s, gen, version));
+            }
+        }
+        self.find(cells, h, key, out)
+    }
+
+    /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
+    /// is fetched while the caller does other work, so an insert that comes rarely does not pay
+    /// a DRAM miss for it.
+    #[inline]
+    pub fn prefetch_alloc(&self, cells: &Cells) {
+        let top = self.free_head.0.load(Relaxed) as u32;
+        if top != 0 {
+            cells.prefetch(top as usize - 1);
+            prefetch(&self.next[top as usize - 1]);
+        } else {
+            let f = self.fresh.0.load(Relaxed);
+            if f < self.size as u64 {
+                cells.prefetch(f as usize);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ writer side
+
+    fn lock(&self, b: usize) {
+        let hdr = &self.buckets[b].hdr;
+        let mut backoff = Backoff::new();
+        loop {
+            let v = hdr.load(Relaxed);
+            if v & LOCK == 0
+                && hdr
+                    .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
+                    .is_ok()
+            {
+                return;
+            }
+            backoff.snooze();
+        }
+    }
+
+    fn unlock(&self, b: usize) {
+        let hdr = &self.buckets[b].hdr;
+        hdr.store(hdr.load(Relaxed) & !LOCK, Release);
+    }
+
+    /// Locks buckets `a` and `b` (in index order: no deadlock between writers).
+    fn lock_pair(&self, a: usize, b: usize) -> Pair<'_> {
+        let (a, b) = (a.min(b), a.max(b));
+        self.lock(a);
+        if b != a {
+            self.lock(b);
+        }
+        Pair { x: self, a, b }
+    }
+
+    /// Adds `v` (wrapping) to bucket `b`'s header; the caller holds its lock.
+    fn hdr_add(&self, b: usize, v: u64) {
+        let hdr = &self.buckets[b].hdr;
+        hdr.store(hdr.load(Relaxed).wrapping_add(v), Release);
+    }
+
+    /// (bucket, way, slot, secondary) of `key` in its buckets; the caller holds both locks.
+    fn find_locked(
+        &self,
+        cells: &Cells,
+        b1: usize,
+        b2: usize,
+        tag: u32,
+        key: &impl ProbeKey,
+    ) -> Option<(usize, usize, u32, bool)> {
+        let n = if b1 == b2 { 1 } else { 2 };
+        for &b in &[b1, b2][..n] {
+            for (i, w) in self.buckets[b].way.iter().enumerate() {
+                let e = w.load(Relaxed);
+                if tag_of(e) == tag && e as u32 != 0 && cells.key_eq(slot_of(e) as usize, key) {
+                    return Some((b, i, slot_of(e), e & SEC != 0));
+                }
+            }
+        }
+        None
+    }
+
+    fn free_way(&self, b: usize) -> Option<usize> {
+        self.buckets[b]
+            .way
+            .iter()
+            .position(|w| w.load(Relaxed) == 0)
+    }
+
+    /// Clears way `i` of bucket `b` (a delete); the caller holds the locks of the entry's two
+    /// buckets, `primary` is the entry's primary bucket.
+    fn clear_way(&self, b: usize, i: usize, sec: bool, primary: usize) {
+        self.buckets[b].way[i].store(0, Release);
+        if sec {
+            self.hdr_add(primary, OVF_ONE.wrapping_neg());
+        }
+    }
+
+    /// Adds `key` (hash `h`) unless present. Under the locks of the key's two buckets:
+    /// if the key is present, `replace(slot)` decides whether that entry is removed and replaced
+    /// (it must make the slot's generation even if it returns true; the slot is then reported
+    /// in the second result and must be released by the caller with [`Exact::free`]); otherwise
+    /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
+    /// generation, and the entry is published.
+    pub fn insert(
+        &self,
+        cells: &Cells,
+        h: u64,
+        key: &impl ProbeKey,
+        mut replace: impl FnMut(u32) -> bool,
+        mut init: impl FnMut(u32) -> u32,
+    ) -> (Ins, Option<u32>) {
+        let (b1, tag) = self.place(h);
+        let b2 = self.alt(b1, tag);
+        let mut replaced = None;
+        // Fast path, one lock: with the primary bucket locked and no overflowed entries, the key
+        // can only be in the primary bucket (an entry gets into its secondary bucket, or leaves
+        // it, only under its primary's lock, which counts it), so the secondary bucket is not
+        // touched at all; after a lookup miss the primary bucket is in cache.
+        {
+            self.lock(b1);
+            let _g = Pair {
+                x: self,
+                a: b1,
+                b: b1,
+            };
+            if self.buckets[b1].hdr.load(Relaxed) < OVF_ONE {
+                if let Some((b, i, s, sec)) = self.find_locked(cells, b1, b1, tag, key) {
+                    if !replace(s) {
+                        return (Ins::Present(s), replaced);
+                    }
+                    self.clear_way(b, i, sec, b1);
+                    replaced = Some(s);
+                }
+                if let Some(i) = self.free_way(b1) {
+                    let Some(s) = self.alloc() else {
+                        return (Ins::Full, replaced);
+                    };
+                    let gen = init(s);
+                    self.buckets[b1].way[i].store(word(tag, false, gen, s), Release);
+                    return (Ins::Added(s, gen), replaced);
+                }
+            }
+        }
+        for _ in 0..MAX_TRIES {
+            {
+                let _g = self.lock_pair(b1, b2);
+                if let Some((b, i, s, sec)) = self.find_locked(cells, b1, b2, tag, key) {
+                    if !replace(s) {
+                        return (Ins::Present(s), replaced);
+                    }
+                    self.clear_way(b, i, sec, b1);
+                    replaced = Some(s);
+                }
+                let free = match self.free_way(b1) {
+                    Some(i) => Some((b1, i, false)),
+                    None => self.free_way(b2).map(|i| (b2, i, b2 != b1)),
+                };
+                if let Some((b, i, sec)) = free {
+                    let Some(s) = self.alloc() else {
+                        return (Ins::Full, replaced);
+                    };
+                    let gen = init(s);
+                    if sec {
+                        self.hdr_add(b1, OVF_ONE);
+                    }
+                    self.buckets[b].way[i].store(word(tag, sec, gen, s), Release);
+                    return (Ins::Added(s, gen), replaced);
+                }
+            }
+            if !self.make_room(b1, b2) {
+                break;
+            }
+        }
+        (Ins::Full, replaced)
+    }
+
+    /// Removes the entry holding `key` (hash `h`), if `slot` is `None` or its slot, and if
+    /// `cond(slot)` — run under the buckets' locks — returns true (it must make the slot's
+    /// generation even). Returns the removed slot, to be released with [`Exact::free`].
+    pub fn remove(
+        &self,
+        cells: &Cells,
+        h: u64,
+        key: &impl ProbeKey,
+        slot: Option<u32>,
+        cond: impl FnOnce(u32) -> bool,
+    ) -> Option<u32> {
+        let (b1, tag) = self.place(h);
+        let b2 = self.alt(b1, tag);
+        let _g = self.lock_pair(b1, b2);
+        let (b, i, s, sec) = self.find_locked(cells, b1, b2, tag, key)?;
+        if slot.is_some_and(|x| x != s) || !cond(s) {
+            return None;
+        }
+        self.clear_way(b, i, sec, b1);
+        Some(s)
+    }
+
+    /// Makes a way free in bucket `b1` or `b2` by moving entries along a cuckoo path; false when
+    /// no path of up to 4 moves exists.
+    fn make_room(&self, b1: usize, b2: usize) -> bool {
+        let mut nodes = lock(&self.displace);
+        for _ in 0..MAX_TRIES {
+            if self.free_way(b1).is_some() || self.free_way(b2).is_some() {
+                return true;
+            }
+            let Some(end) = self.bfs(&mut nodes, b1, b2) else {
+                return false;
+            };
+            if self.execute(&nodes, end) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Breadth-first search from `b1` and `b2` for a bucket with a free way; returns its node.
+    fn bfs(&self, nodes: &mut Vec<Node>, b1: usize, b2: usize) -> Option<usize> {
+        nodes.clear();
+        for b in [b1, b2] {
+            nodes.push(Node {
+                bucket: b as u32,
+                parent: ROOT,
+                way: 0,
+                word: 0,
+            });
+        }
+        let mut i = 0;
+        while i < nodes.len() {
+            let b = nodes[i].bucket as usize;
+            if i >= 2 && self.free_way(b).is_some() {
+                return Some(i);
+            }
+            for (w, way) in self.buckets[b].way.iter().enumerate() {
+                if nodes.len() >= MAX_BFS {
+                    break;
+                }
+                let e = way.load(Relaxed);
+                if e as u32 == 0 {
+                    continue;
+                }
+                let a = self.alt(b, tag_of(e));
+                if a != b {
+                    nodes.push(Node {
+                        bucket: a as u32,
+                        parent: i as u32,
+                        way: w as u8,
+                        word: e,
+                    });
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Executes the path ending at node `end`, from its free end backwards; false if a bucket
+    /// changed since the search (the caller searches again).
+    fn execute(&self, nodes: &[Node], end: usize) -> bool {
+        let mut n = end;
+        while nodes[n].parent != ROOT {
+            let node = nodes[n];
+            let (src, dst) = (
+                nodes[node.parent as usize].bucket as usize,
+                node.bucket as usize,
+            );
+            if !self.move_entry(src, node.way as usize, node.word, dst) {
+                return false;
+            }
+            n = node.parent as usize;
+        }
+        true
+    }
+
+    /// Moves the entry `e` from way `way` of bucket `src` to a free way of its other bucket
+    /// `dst`: publish it in `dst`, bump the counter of its *primary* bucket (and adjust that
+    /// bucket's overflow count), then clear it in `src`. A reader of the entry's key scans the
+    /// primary first and the secondary second, and validates only the primary's counter on a
+    /// miss: if its scan of `src` saw the clear, its re-read of the counter sees the bump, and if
+    /// its first read of the header saw the bump, its scan of the primary sees the entry.
+    fn move_entry(&self, src: usize, way: usize, e: u64, dst: usize) -> bool {
+        let _g = self.lock_pair(src, dst);
+        if self.buckets[src].way[way].load(Relaxed) != e {
+            return false;
+        }
+        let Some(free) = self.free_way(dst) else {
+            return false;
+        };
+        self.buckets[dst].way[free].store(e ^ SEC, Release);
+        if e & SEC != 0 {
+            // Back to the primary `dst`: one overflowed entry less.
+            self.hdr_add(dst, CTR_ONE.wrapping_sub(OVF_ONE));
+        } else {
+            // Out of the primary `src`: one overflowed entry more.
+            self.hdr_add(src, CTR_ONE + OVF_ONE);
+        }
+        self.buckets[src].way[way].store(0, Release);
+        true
+    }
+
+    /// Moves `key`'s entry to its other bucket if that one has a free way (tests and loom
+    /// models of [`Exact::move_entry`]).
+    #[cfg(loom)]
+    pub fn relocate(&self, cells: &Cells, h: u64, key: &impl ProbeKey) -> bool {
+        let (b1, tag) = self.place(h);
+        let b2 = self.alt(b1, tag);
+        if b1 == b2 {
+            return false;
+        }
+        for (b, other) in [(b1, b2), (b2, b1)] {
+            for (i, w) in self.buckets[b].way.iter().enumerate() {
+                let e = w.load(Acquire);
+                if e as u32 != 0 && tag_of(e) == tag && cells.key_eq(slot_of(e) as usize, key) {
+                    return self.move_entry(b, i, e, other);
+                }
+            }
+        }
+        false
+    }
+
+    // ------------------------------------------------------------------ slots
+
+    /// A free slot, or `None` when all `size` slots are in use.
+    pub fn alloc(&self) -> Option<u32> {
+        let head = &self.free_head.0;
+        let mut h = head.load(Acquire);
+        loop {
+            let top = h as u32;
+            if top == 0 {
+                break;
+            }
+            let next = self.next[top as usize - 1].load(Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
+            match head.compare_exchange_weak(h, new, Acquire, Acquire) {
+                Ok(_) => return Some(top - 1),
+                Err(x) => h = x,
+            }
+        }
+        if self.fresh.0.load(Relaxed) >= self.size as u64 {
+            return None;
+        }
+        let f = self.fresh.0.fetch_add(1, Relaxed);
+        (f < self.size as u64).then_some(f as u32)
+    }
+
+    /// Returns slot `s` (removed from the index, generation even) to the free list.
+    pub fn free(&self, s: u32) {
+        let head = &self.free_head.0;
+        let mut h = head.load(Relaxed);
+        loop {
+            self.next[s as usize].store(h as u32, Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | (s as u64 + 1);
+            match head.compare_exchange_weak(h, new, Release, Relaxed) {
+                Ok(_) => return,
+                Err(x) => h = x,
+            }
+        }
+    }
+
+    /// Slots that have ever been handed out (all live slots are below this).
+    pub fn high_water(&self) -> usize {
+        (self.fresh.0.load(Acquire) as usize).min(self.size as usize)
+    }
+}
+
+/// The first occupied way of `bk` whose tag is `tag`.
+#[inline(always)]
+fn first_match(bk: &Bucket, tag: u32) -> Option<u64> {
+    bk.way
+        .iter()
+        .map(|w| w.load(Acquire))
+        .find(|&e| tag_of(e) == tag && e as u32 != 0)
+}
+
+/// Looks for `key` in bucket `bk`.
+#[inline(always)]
+fn scan(
+    bk: &Bucket,
+    tag: u32,
+    cells: &Cells,
+    key: &impl ProbeKey,
+    out: &mut ActionData,
+) -> Option<(u32, u32, u64)> {
+    for w in &bk.way {
+        let e = w.load(Acquire);
+        if tag_of(e) == tag && e as u32 != 0 {
+            let s = slot_of(e);
+            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
+                return Some((s, gen, version));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alt_is_an_involution() {
+        for nb in [2usize, 3, 7, 100, 1 << 18] {
+            let x = Exact {
+                buckets: Arena::new(0).unwrap(),
+                nb: nb as u64,
+                seed: 0,
+                size: 0,
+                free_head: Padded(AtomicU64::new(0)),
+                fresh: Padded(AtomicU64::new(0)),
+                next: Arena::new(0).unwrap(),
+                displace: Mutex::new(Vec::new()),
+            };
+            for b in [0, 1, nb / 2, nb - 1] {
+                for tag in [0u32, 1, 0xabcdef, 0xffffff] {
+                    let a = x.alt(b, tag);
+                    assert!(a < nb);
+                    assert_eq!(x.alt(a, tag), b);
+                }
+            }
+        }
+    }
+
+    /// Fills `nb` buckets with distinct random keys until the first failure; returns the fill
+    /// level of the ways then, and checks every key is still found.
+    fn fill_to_failure(nb: usize, seed: u64) -> f64 {
+        let ways = nb * WAYS;
+        let x = Exact::with_buckets(ways, nb, seed).unwrap();
+        let cells = Cells::new(ways, 8, 0, false).unwrap();
+        let mut n = 0u64;
+        loop {
+            let kb = (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed).to_le_bytes();
+            let k = crate::hash::Key::new(&kb);
+            let (r, _) = x.insert(
+                &cells,
+                x.hash(&k),
+                &k,
+                |_| false,
+                |s| {
+                    let g = cells.lock(s as usize);
+                    g.set_gen(1);
+                    g.write_key(&kb);
+                    1
+                },
+            );
+            match r {
+                Ins::Added(..) => n += 1,
+                Ins::Present(_) => panic!("distinct keys"),
+                Ins::Full => break,
+            }
+        }
+        for i in 0..n {
+            let kb = (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed).to_le_bytes();
+            let k = crate::hash::Key::new(&kb);
+            let mut out = ActionData::default();
+            assert!(
+                x.find(&cells, x.hash(&k), &k, &mut out).is_some(),
+                "lost key {i}"
+            );
+        }
+        n as f64 / ways as f64
+    }
+
+    #[test]
+    fn cuckoo_fills_past_95_percent_before_the_first_failure() {
+        for (nb, seed) in [(64, 1), (1000, 2), (1000, 3), (20_000, 4)] {
+            let fill = fill_to_failure(nb, seed);
+            assert!(fill >= 0.95, "{nb} buckets: first failure at {fill:.3}");
+        }
+    }
+
+    #[test]
+    fn free_list_is_lifo_then_fresh() {
+        let x = Exact::new(3, 1).unwrap();
+        assert_eq!((x.alloc(), x.alloc()), (Some(0), Some(1)));
+        x.free(0);
+        assert_eq!(x.alloc(), Some(0));
+        assert_eq!((x.alloc(), x.alloc()), (Some(2), None));
+        x.free(2);
+        x.free(1);
+        assert_eq!((x.alloc(), x.alloc(), x.alloc()), (Some(1), Some(2), None));
+    }
+}

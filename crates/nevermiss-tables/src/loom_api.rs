@@ -1,0 +1,119 @@
+//! A small handle on the exact engine's primitives for the loom models in `tests/loom.rs`
+//! (built only with `--cfg loom`): the bucket publish/move/validate protocol of
+//! [`crate::exact`], the sequence-locked cells of [`crate::cell`] and the free list, without the
+//! rest of the table.
+
+use crate::action::ActionData;
+use crate::cell::Cells;
+use crate::exact::{Exact, Ins};
+use crate::hash::Key;
+
+/// An exact index of 8-byte keys whose entries carry a 16-byte value (the same `u64` twice, so a
+/// torn read shows as two different halves).
+pub struct Model {
+    x: Exact,
+    cells: Cells,
+}
+
+fn data(v: u64) -> ActionData {
+    let mut p = [0u8; 16];
+    p[..8].copy_from_slice(&v.to_le_bytes());
+    p[8..].copy_from_slice(&v.to_le_bytes());
+    ActionData::new(1, p)
+}
+
+impl Model {
+    /// Room for `size` entries in `buckets` buckets.
+    pub fn new(size: usize, buckets: usize) -> Model {
+        Model {
+            x: Exact::with_buckets(size, buckets, 0x5eed).expect("index"),
+            cells: Cells::new(size, 8, 16, false).expect("cells"),
+        }
+    }
+
+    /// Adds `key` with value `v`: `Some(true)` added, `Some(false)` already present, `None` full.
+    pub fn insert(&self, key: u64, v: u64) -> Option<bool> {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        let (r, _) = self.x.insert(
+            &self.cells,
+            self.x.hash(&k),
+            &k,
+            |_| false,
+            |s| {
+                let g = self.cells.lock(s as usize);
+                let gen = g.gen().wrapping_add(1) | 1;
+                g.set_gen(gen);
+                g.write_key(&kb);
+                g.write(&data(v));
+                gen
+            },
+        );
+        match r {
+            Ins::Added(..) => Some(true),
+            Ins::Present(_) => Some(false),
+            Ins::Full => None,
+        }
+    }
+
+    /// The value of `key`. Panics on a torn value (the two halves differ).
+    pub fn get(&self, key: u64) -> Option<u64> {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        let mut out = ActionData::default();
+        let (_, gen, _) = self.x.find(&self.cells, self.x.hash(&k), &k, &mut out)?;
+        assert_eq!(gen & 1, 1, "dead entry returned");
+        let lo = u64::from_le_bytes(out.params[..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(out.params[8..].try_into().expect("8 bytes"));
+        assert_eq!(lo, hi, "torn value");
+        Some(lo)
+    }
+
+    /// Replaces the value of `key` in place; false if absent.
+    pub fn modify(&self, key: u64, v: u64) -> bool {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        let mut tmp = ActionData::default();
+        let Some((s, gen, _)) = self.x.find(&self.cells, self.x.hash(&k), &k, &mut tmp) else {
+            return false;
+        };
+        let g = self.cells.lock(s as usize);
+        if g.gen() != gen {
+            return false;
+        }
+        g.write(&data(v));
+        true
+    }
+
+    /// Deletes `key` and frees its slot at once; false if absent.
+    pub fn remove(&self, key: u64) -> bool {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        let removed = self.x.remove(&self.cells, self.x.hash(&k), &k, None, |s| {
+            let g = self.cells.lock(s as usize);
+            g.set_gen(g.gen().wrapping_add(1));
+            true
+        });
+        if let Some(s) = removed {
+            self.x.free(s);
+        }
+        removed.is_some()
+    }
+
+    /// Moves `key`'s entry to its other bucket (one cuckoo move); false if it cannot.
+    pub fn relocate(&self, key: u64) -> bool {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        self.x.relocate(&self.cells, self.x.hash(&k), &k)
+    }
+
+    /// A free slot (the free list alone).
+    pub fn alloc(&self) -> Option<u32> {
+        self.x.alloc()
+    }
+
+    /// Returns a slot to the free list.
+    pub fn free(&self, s: u32) {
+        self.x.free(s)
+    }
+}

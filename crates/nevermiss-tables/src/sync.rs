@@ -1,0 +1,92 @@
+//! The synchronization primitives the hand-made concurrent structures are built from: std's in a
+//! normal build, loom's under `--cfg loom` so that `tests/loom.rs` can model-check every
+//! interleaving of the bucket, cell and free-list protocols (see docs/tables.md, "Testing").
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64};
+#[cfg(loom)]
+pub(crate) use loom::sync::Mutex;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64};
+#[cfg(not(loom))]
+pub(crate) use std::sync::Mutex;
+
+pub(crate) use std::sync::atomic::Ordering;
+
+/// Locks `m`, ignoring poisoning (no critical section leaves its data inconsistent on panic).
+#[inline]
+pub(crate) fn lock<T>(m: &Mutex<T>) -> impl std::ops::DerefMut<Target = T> + '_ {
+    #[cfg(loom)]
+    {
+        m.lock().unwrap()
+    }
+    #[cfg(not(loom))]
+    {
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Spin a little, then give the core away: on 2 cores a preempted writer must get to run.
+pub(crate) struct Backoff(u32);
+
+impl Backoff {
+    pub fn new() -> Self {
+        Backoff(0)
+    }
+
+    #[inline]
+    pub fn snooze(&mut self) {
+        #[cfg(loom)]
+        {
+            loom::thread::yield_now();
+        }
+        #[cfg(not(loom))]
+        {
+            if self.0 < 64 {
+                std::hint::spin_loop();
+                self.0 += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// An atomic that is valid when all its bytes are zero, so arrays of it can come from zeroed
+/// memory ([`crate::arena::Arena`]).
+///
+/// # Safety
+/// Implementors must be valid (and mean "zero") when every byte is 0.
+pub(crate) unsafe trait Zeroed: Sized {
+    /// A zero value (used where memory cannot simply be zeroed: under loom).
+    #[cfg_attr(not(loom), allow(dead_code))]
+    fn zero() -> Self;
+}
+
+// SAFETY: atomic integers have the layout of the integer; all-zero bytes are the value 0 (under
+// loom the arena never uses zeroed memory, only `zero()`).
+unsafe impl Zeroed for AtomicU64 {
+    fn zero() -> Self {
+        AtomicU64::new(0)
+    }
+}
+// SAFETY: as above.
+unsafe impl Zeroed for AtomicU32 {
+    fn zero() -> Self {
+        AtomicU32::new(0)
+    }
+}
+
+/// Hint that `p` is about to be read.
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults or changes memory.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            p as *const T as *const i8,
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

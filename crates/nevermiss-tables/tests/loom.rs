@@ -1,0 +1,175 @@
+//! Model checks (loom) of the exact engine's hand-made concurrency primitives: every
+//! interleaving (up to a preemption bound) of a few threads on a tiny index.
+//!
+//! Run: `RUSTFLAGS="--cfg loom" cargo test -p nevermiss-tables --release --test loom`
+//! (a normal `cargo test` compiles this file to nothing).
+#![cfg(loom)]
+
+use loom::thread;
+use nevermiss_tables::loom_api::Model;
+use std::sync::Arc;
+
+/// Runs `f` under loom. Every concurrent actor of a model is a spawned thread (loom explores
+/// few interleavings of operations the main thread runs between spawn and join).
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(f);
+}
+
+/// Two threads add the same key at once: exactly one adds it, the other sees it; the entry
+/// exists once with the winner's value.
+#[test]
+fn same_key_added_once() {
+    check(|| {
+        let m = Arc::new(Model::new(4, 2));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.insert(7, 1));
+        let u = thread::spawn(move || m3.insert(7, 2));
+        let theirs = t.join().unwrap();
+        let mine = u.join().unwrap();
+        assert_eq!(
+            [mine, theirs].iter().filter(|r| **r == Some(true)).count(),
+            1
+        );
+        assert_eq!(
+            [mine, theirs].iter().filter(|r| **r == Some(false)).count(),
+            1
+        );
+        let v = m.get(7).unwrap();
+        assert_eq!(v, if mine == Some(true) { 2 } else { 1 });
+        assert!(m.remove(7));
+        assert_eq!(m.get(7), None);
+    });
+}
+
+/// A reader looks a key up while a writer moves its entry between its two buckets (there and
+/// back): the reader never misses it.
+#[test]
+fn lookup_never_misses_an_entry_being_moved() {
+    check(|| {
+        let m = Arc::new(Model::new(4, 3));
+        assert_eq!(m.insert(5, 50), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || {
+            assert!(m2.relocate(5));
+            assert!(m2.relocate(5));
+        });
+        let u = thread::spawn(move || assert_eq!(m3.get(5), Some(50)));
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get(5), Some(50));
+    });
+}
+
+/// Adding a key while its entry is moved to its secondary bucket finds it there: no duplicate
+/// (the one-lock fast path of an insert trusts the primary bucket's overflow count).
+#[test]
+fn add_during_move_sees_the_moved_entry() {
+    check(|| {
+        let m = Arc::new(Model::new(4, 3));
+        assert_eq!(m.insert(5, 50), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || assert!(m2.relocate(5)));
+        let u = thread::spawn(move || assert_eq!(m3.insert(5, 51), Some(false)));
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get(5), Some(50));
+        assert!(m.remove(5));
+        assert_eq!(m.get(5), None);
+    });
+}
+
+/// A reader of key 1 while the writer deletes it and adds key 2, which reuses the slot at once:
+/// the reader sees key 1's value or nothing, never key 2's value.
+#[test]
+fn slot_reuse_is_never_seen_through_a_stale_bucket_word() {
+    check(|| {
+        let m = Arc::new(Model::new(1, 2));
+        assert_eq!(m.insert(1, 10), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || {
+            assert!(m2.remove(1));
+            assert_eq!(m2.insert(2, 20), Some(true));
+        });
+        let u = thread::spawn(move || {
+            let v = m3.get(1);
+            assert!(v == Some(10) || v.is_none(), "{v:?}");
+        });
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get(1), None);
+        assert_eq!(m.get(2), Some(20));
+    });
+}
+
+/// A reader during an in-place modify sees the old or the new value, never a torn mix and
+/// never a miss.
+#[test]
+fn modify_is_atomic_for_readers() {
+    check(|| {
+        let m = Arc::new(Model::new(2, 2));
+        assert_eq!(m.insert(3, 1), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || assert!(m2.modify(3, 2)));
+        let u = thread::spawn(move || {
+            let v = m3.get(3);
+            assert!(v == Some(1) || v == Some(2), "{v:?}");
+        });
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get(3), Some(2));
+    });
+}
+
+/// The free list: concurrent allocations and a free never hand out one slot twice.
+#[test]
+fn free_list_hands_out_each_slot_once() {
+    check(|| {
+        let m = Arc::new(Model::new(2, 2));
+        let a = m.alloc().unwrap();
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.alloc());
+        let u = thread::spawn(move || {
+            m3.free(a);
+            m3.alloc()
+        });
+        let theirs = t.join().unwrap();
+        let mine = u.join().unwrap();
+        let got: Vec<u32> = [mine, theirs].into_iter().flatten().collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_ne!(got[0], got[1]);
+        assert_eq!(m.alloc(), None);
+    });
+}
+
+/// The free list's ABA case: while one thread pops, another pops both slots and pushes the
+/// first one back; the first thread's pop must not resurrect the second slot.
+#[test]
+fn free_list_survives_aba() {
+    check(|| {
+        let m = Arc::new(Model::new(2, 2));
+        let (a, b) = (m.alloc().unwrap(), m.alloc().unwrap());
+        m.free(b);
+        m.free(a);
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.alloc());
+        let u = thread::spawn(move || {
+            let x = m3.alloc();
+            let y = m3.alloc();
+            if let Some(x) = x {
+                m3.free(x);
+            }
+            y
+        });
+        let mut live: Vec<u32> = [t.join().unwrap(), u.join().unwrap()]
+            .into_iter()
+            .flatten()
+            .collect();
+        while let Some(s) = m.alloc() {
+            live.push(s);
+        }
+        live.sort();
+        assert_eq!(live, vec![0, 1], "a slot was handed out twice or lost");
+    });
+}
