@@ -127,29 +127,7 @@ pub fn detect_reference(digests: &[u32], sched: &Schedule, n: u32) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Batch, Schedule};
-
-    fn sched(deltas: Vec<u32>, batch: usize) -> Schedule {
-        let n = deltas.len();
-        let batches = (0..n)
-            .step_by(batch)
-            .map(|s| {
-                let e = (s + batch).min(n);
-                let c = deltas[s..e].iter().map(|&d| u64::from(d)).sum();
-                Batch {
-                    start: s,
-                    end: e,
-                    cycles: c,
-                    read_cycles: c,
-                }
-            })
-            .collect();
-        Schedule {
-            deltas,
-            batches,
-            last_partial: false,
-        }
-    }
+    use crate::model::test_schedule as sched;
 
     #[test]
     fn hand_computed() {

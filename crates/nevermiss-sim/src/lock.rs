@@ -465,30 +465,8 @@ impl Opp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Batch;
+    use crate::model::test_schedule as sched;
     use crate::stats::percentile_sorted;
-
-    fn sched(deltas: Vec<u32>, batch: usize) -> Schedule {
-        let n = deltas.len();
-        let batches = (0..n)
-            .step_by(batch)
-            .map(|s| {
-                let e = (s + batch).min(n);
-                let c = deltas[s..e].iter().map(|&d| u64::from(d)).sum();
-                Batch {
-                    start: s,
-                    end: e,
-                    cycles: c,
-                    read_cycles: c,
-                }
-            })
-            .collect();
-        Schedule {
-            deltas,
-            batches,
-            last_partial: false,
-        }
-    }
 
     fn cfg(n: u32, queues: u32, qlen: Option<u32>, w_bits: u8) -> LockConfig {
         LockConfig {

@@ -216,6 +216,31 @@ pub fn schedule(trace: &Trace, m: &ModelConfig) -> Schedule {
     }
 }
 
+/// A schedule of hand-written arrival deltas cut into batches of `batch` packets, every cycle a
+/// read cycle (for the hand-computed tests of the detector and the locking scheme).
+#[cfg(test)]
+pub(crate) fn test_schedule(deltas: Vec<u32>, batch: usize) -> Schedule {
+    let n = deltas.len();
+    let batches = (0..n)
+        .step_by(batch)
+        .map(|s| {
+            let e = (s + batch).min(n);
+            let c = deltas[s..e].iter().map(|&d| u64::from(d)).sum();
+            Batch {
+                start: s,
+                end: e,
+                cycles: c,
+                read_cycles: c,
+            }
+        })
+        .collect();
+    Schedule {
+        deltas,
+        batches,
+        last_partial: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
