@@ -23,6 +23,9 @@ pub struct CheckArgs {
     /// Print an intermediate form to stdout (may be repeated).
     #[arg(long, value_enum)]
     pub dump: Vec<Dump>,
+    /// Print the lowered IR (same as `--dump ir`).
+    #[arg(long)]
+    pub dump_ir: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -98,7 +101,8 @@ pub fn run(args: CheckArgs) -> u8 {
             for w in &c.checked.warnings {
                 eprint!("{}", p4_front::diag::render(&c.unit, w));
             }
-            for d in &args.dump {
+            let ir_flag = args.dump_ir.then_some(Dump::Ir);
+            for d in args.dump.iter().chain(ir_flag.iter()) {
                 match d {
                     Dump::Preprocessed => print!("{}", c.unit.text),
                     Dump::Tokens => match p4_front::lexer::lex(&c.unit.text) {
