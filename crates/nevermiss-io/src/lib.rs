@@ -9,6 +9,7 @@ pub mod gen;
 pub mod packet;
 pub mod pcap;
 pub mod port;
+pub mod rss;
 pub mod stats;
 pub mod stf;
 
@@ -20,5 +21,6 @@ pub use port::{
     GenPort, NullPort, PcapPort, Port, PortError, PortKind, PortSpec, QueueHandle, QueuePort,
     SpecError,
 };
+pub use rss::{Rss, RssError, RssField};
 pub use stats::{PortStats, StatsSnapshot, StatsTable};
 pub use stf::{parse_stf, ExpectPattern, KeyValue, Statement, StfCommand, StfError};

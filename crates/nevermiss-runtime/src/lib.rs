@@ -11,6 +11,7 @@ pub mod exec;
 pub mod externs;
 pub mod switch;
 pub mod worker;
+pub mod workers;
 
 pub use switch::{Config, Switch};
 pub use worker::Worker;

@@ -9,9 +9,11 @@
 use crate::check_cmd::{options, ArchArg};
 use clap::{Args, ValueEnum};
 use nevermiss_io::port::parse_port_specs;
+use nevermiss_io::Rss;
 use nevermiss_io::{parse_stf, StfCommand};
 use nevermiss_runtime::control::ControlPlane;
-use nevermiss_runtime::run::{run as run_loop, Clock, RunOptions};
+use nevermiss_runtime::run::{Clock, RunOptions};
+use nevermiss_runtime::workers::{available_cpus, run_parallel, ParallelOptions};
 use nevermiss_runtime::{load, Config, Switch};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,6 +57,18 @@ pub struct RunArgs {
     /// Stop after this many packets.
     #[arg(long)]
     pub max_packets: Option<u64>,
+    /// Worker threads, each pinned to its own CPU; packets are spread over them by `--rss`.
+    /// With more than one, the inputs are read into memory before the run.
+    #[arg(long, default_value_t = 1)]
+    pub cores: usize,
+    /// Header fields that spread packets over workers, like a NIC's RSS: `default` (IPv4/IPv6
+    /// addresses and L4 ports) or a list of eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst,
+    /// ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN.
+    #[arg(long, default_value = "default", value_name = "FIELDS")]
+    pub rss: String,
+    /// Do not pin workers to CPUs (allows more workers than CPUs).
+    #[arg(long)]
+    pub no_pin: bool,
     /// Print the program's IR and exit.
     #[arg(long)]
     pub dump_ir: bool,
@@ -179,6 +193,17 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         print!("{}", p4_ir::dump::dump(&prog));
         return Ok(());
     }
+    if args.cores == 0 {
+        return Err("--cores must be at least 1".into());
+    }
+    let cpus = available_cpus().len();
+    if !args.no_pin && args.cores > cpus {
+        return Err(format!(
+            "--cores {}: only {cpus} cpus available to pin workers to (--no-pin allows more)",
+            args.cores
+        ));
+    }
+    let rss = Rss::parse(&args.rss).map_err(|e| format!("--rss: {e}"))?;
     let specs = parse_port_specs(&args.ports).map_err(|e| e.to_string())?;
     if specs.is_empty() {
         return Err(
@@ -213,7 +238,13 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
             .map(Duration::from_secs_f64),
         max_packets: args.max_packets,
     };
-    let report = run_loop(sw.clone(), ports, &ropts)?;
+    let par = ParallelOptions {
+        cores: args.cores,
+        rss,
+        pin: !args.no_pin,
+        ..ParallelOptions::default()
+    };
+    let report = run_parallel(sw.clone(), ports, &ropts, &par)?;
     print!("{}", report.render());
     let notes = sw.notifications.lock().map(|n| n.len()).unwrap_or(0);
     if notes > 0 {

@@ -235,3 +235,82 @@ fn run_without_ports_is_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("no ports"));
 }
+
+#[test]
+fn run_on_two_cores() {
+    // Same workload as on one core: the same table in the end.
+    let o = run(&[
+        "run",
+        p(&ex("pna-add-on-miss.p4")),
+        "--cores",
+        "2",
+        "--no-pin",
+        "--port",
+        "0=gen:two-phase,m=1000,r=10,count=5000",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("1400 entries of 65536"), "{t}");
+    assert!(
+        t.contains("hits 3600, misses 1400, inserts 1400, failed inserts 0"),
+        "{t}"
+    );
+    assert!(
+        t.contains("in 5000 pkts") && t.contains("out 5000 pkts"),
+        "{t}"
+    );
+    // pcap in, pcap out: every packet comes out once, from whichever worker.
+    let input = tmp("cores-in.pcap");
+    let output = tmp("cores-out.pcap");
+    let pkts: Vec<nevermiss_io::Packet> = (0..200u32)
+        .map(|i| {
+            let mut f = vec![0u8; 60];
+            f[12] = 0x08;
+            f[14] = 0x45;
+            f[23] = 17;
+            f[30..34].copy_from_slice(&i.to_be_bytes());
+            f[38..40].copy_from_slice(&26u16.to_be_bytes());
+            nevermiss_io::Packet::from_bytes(&f, 0, u64::from(i))
+        })
+        .collect();
+    nevermiss_io::pcap::write_file(&input, &pkts).unwrap();
+    let spec = format!("0=pcap:{},{}", p(&input), p(&output));
+    let o = run(&[
+        "run",
+        p(&ex("pna-add-on-miss.p4")),
+        "--cores",
+        "2",
+        "--no-pin",
+        "--rss",
+        "ipv4.dst",
+        "--port",
+        &spec,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let got = nevermiss_io::pcap::read_file(&output).unwrap();
+    assert_eq!(got.len(), 200);
+    let mut dsts: Vec<u32> = got
+        .iter()
+        .map(|p| u32::from_be_bytes(p.data()[30..34].try_into().unwrap()))
+        .collect();
+    dsts.sort_unstable();
+    assert_eq!(dsts, (0..200).collect::<Vec<_>>());
+}
+
+#[test]
+fn run_bad_cores_and_rss_are_usage_errors() {
+    let prog = ex("pna-add-on-miss.p4");
+    for (args, msg) in [
+        (vec!["--cores", "0"], "--cores must be at least 1"),
+        (vec!["--cores", "4096"], "cpus available"),
+        (vec!["--rss", "ipv9.src"], "unknown rss field"),
+        (vec!["--rss", "@3"], "@OFFSET:LEN"),
+        (vec!["--cores", "two"], "invalid value"),
+    ] {
+        let mut a = vec!["run", p(&prog), "--port", "0=gen:two-phase,m=10,count=10"];
+        a.extend(args);
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", text(&o));
+        assert!(text(&o).contains(msg), "{a:?}: {}", text(&o));
+    }
+}

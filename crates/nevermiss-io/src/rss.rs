@@ -1,0 +1,441 @@
+//! Receive-side scaling in software: spreads packets over worker queues by a hash of header
+//! fields, the way a NIC's RSS does (Microsoft RSS specification: Toeplitz hash over the selected
+//! fields, low 7 bits of the hash index a 128-entry indirection table of queue numbers).
+//!
+//! Guarantees: the queue of a packet is a pure function of the selected fields' bytes, so all
+//! packets of a flow (same field values) reach the same worker, in their order of arrival; a
+//! packet without any of the selected fields (not IP, truncated, garbage) goes to queue 0. Frames
+//! are parsed as Ethernet with at most one 802.1Q/802.1ad tag, then IPv4 (options skipped) or
+//! IPv6 (no extension headers), then the TCP/UDP/SCTP ports of an unfragmented packet; raw byte
+//! ranges (`@OFFSET:LEN`) hash any header the program defines.
+
+use std::fmt;
+
+use crate::packet::Packet;
+
+/// The Toeplitz key most NICs ship as their default (the RSS specification's verification key).
+pub const DEFAULT_KEY: [u8; 40] = [
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+];
+
+/// Entries of the indirection table (as most NICs).
+pub const RETA_SIZE: usize = 128;
+
+/// Longest hash input: the key must cover it plus 4 bytes.
+pub const MAX_INPUT: usize = DEFAULT_KEY.len() - 4;
+
+/// A header field RSS can hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RssField {
+    EthDst,
+    EthSrc,
+    EthType,
+    Ipv4Src,
+    Ipv4Dst,
+    Ipv4Proto,
+    Ipv6Src,
+    Ipv6Dst,
+    L4Src,
+    L4Dst,
+    /// `len` bytes at `offset` from the start of the frame.
+    Bytes {
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl RssField {
+    fn parse(s: &str) -> Result<RssField, RssError> {
+        Ok(match s {
+            "eth.dst" => RssField::EthDst,
+            "eth.src" => RssField::EthSrc,
+            "eth.type" => RssField::EthType,
+            "ipv4.src" => RssField::Ipv4Src,
+            "ipv4.dst" => RssField::Ipv4Dst,
+            "ipv4.proto" => RssField::Ipv4Proto,
+            "ipv6.src" => RssField::Ipv6Src,
+            "ipv6.dst" => RssField::Ipv6Dst,
+            "l4.src" => RssField::L4Src,
+            "l4.dst" => RssField::L4Dst,
+            _ => {
+                if let Some(r) = s.strip_prefix('@') {
+                    let (o, l) = r
+                        .split_once(':')
+                        .ok_or_else(|| RssError(format!("`{s}`: a byte range is @OFFSET:LEN")))?;
+                    let offset: usize = o
+                        .parse()
+                        .map_err(|_| RssError(format!("`{s}`: `{o}` is not an offset")))?;
+                    let len: usize = l
+                        .parse()
+                        .map_err(|_| RssError(format!("`{s}`: `{l}` is not a length")))?;
+                    if len == 0 || len > MAX_INPUT || offset > 65_535 {
+                        return Err(RssError(format!(
+                            "`{s}`: length must be 1..={MAX_INPUT} and offset at most 65535"
+                        )));
+                    }
+                    RssField::Bytes { offset, len }
+                } else {
+                    return Err(RssError(format!(
+                        "unknown rss field `{s}` (eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst, \
+                         ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN)"
+                    )));
+                }
+            }
+        })
+    }
+
+    fn width(self) -> usize {
+        match self {
+            RssField::EthDst | RssField::EthSrc => 6,
+            RssField::EthType | RssField::L4Src | RssField::L4Dst => 2,
+            RssField::Ipv4Src | RssField::Ipv4Dst => 4,
+            RssField::Ipv4Proto => 1,
+            RssField::Ipv6Src | RssField::Ipv6Dst => 16,
+            RssField::Bytes { len, .. } => len,
+        }
+    }
+}
+
+/// A bad RSS configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RssError(pub String);
+
+impl fmt::Display for RssError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RssError {}
+
+/// Where the layers of a frame start (offsets into the frame).
+#[derive(Default)]
+struct Layers {
+    eth_type: Option<usize>,
+    ipv4: Option<usize>,
+    ipv6: Option<usize>,
+    l4: Option<usize>,
+}
+
+fn layers(f: &[u8]) -> Layers {
+    let mut l = Layers::default();
+    if f.len() < 14 {
+        return l;
+    }
+    let mut t_off = 12;
+    let mut ty = u16::from_be_bytes([f[12], f[13]]);
+    if (ty == 0x8100 || ty == 0x88a8) && f.len() >= 18 {
+        t_off = 16;
+        ty = u16::from_be_bytes([f[16], f[17]]);
+    }
+    l.eth_type = Some(t_off);
+    let ip = t_off + 2;
+    let proto = match ty {
+        0x0800 if f.len() >= ip + 20 && f[ip] >> 4 == 4 => {
+            l.ipv4 = Some(ip);
+            let ihl = usize::from(f[ip] & 0x0f) * 4;
+            let frag = u16::from_be_bytes([f[ip + 6], f[ip + 7]]) & 0x3fff;
+            if ihl < 20 || frag != 0 {
+                return l;
+            }
+            l.l4 = Some(ip + ihl);
+            f[ip + 9]
+        }
+        0x86dd if f.len() >= ip + 40 && f[ip] >> 4 == 6 => {
+            l.ipv6 = Some(ip);
+            l.l4 = Some(ip + 40);
+            f[ip + 6]
+        }
+        _ => return l,
+    };
+    if !matches!(proto, 6 | 17 | 132) {
+        l.l4 = None;
+    }
+    l
+}
+
+/// Software RSS: which of `n` workers a packet goes to.
+#[derive(Clone, Debug)]
+pub struct Rss {
+    fields: Vec<RssField>,
+    /// `table[i][b]`: the Toeplitz contribution of byte value `b` at input position `i`.
+    table: Vec<[u32; 256]>,
+}
+
+impl Default for Rss {
+    /// The usual NIC default for IP traffic: source and destination addresses and L4 ports.
+    fn default() -> Rss {
+        Rss::new(vec![
+            RssField::Ipv4Src,
+            RssField::Ipv4Dst,
+            RssField::Ipv6Src,
+            RssField::Ipv6Dst,
+            RssField::L4Src,
+            RssField::L4Dst,
+        ])
+        .expect("the default fields fit the key")
+    }
+}
+
+impl Rss {
+    /// RSS over `fields` (in this order) with [`DEFAULT_KEY`]. Fails when the fields a packet
+    /// could carry at once are longer than the key covers ([`MAX_INPUT`] bytes).
+    pub fn new(fields: Vec<RssField>) -> Result<Rss, RssError> {
+        if fields.is_empty() {
+            return Err(RssError("no rss fields given".into()));
+        }
+        // IPv4 and IPv6 fields never occur together: count the larger family.
+        let (mut v4, mut v6, mut other) = (0, 0, 0);
+        for f in &fields {
+            match f {
+                RssField::Ipv4Src | RssField::Ipv4Dst | RssField::Ipv4Proto => v4 += f.width(),
+                RssField::Ipv6Src | RssField::Ipv6Dst => v6 += f.width(),
+                _ => other += f.width(),
+            }
+        }
+        let max = other + v4.max(v6);
+        if max > MAX_INPUT {
+            return Err(RssError(format!(
+                "rss fields cover {max} bytes; the hash key covers at most {MAX_INPUT}"
+            )));
+        }
+        let key = DEFAULT_KEY;
+        let mut table = vec![[0u32; 256]; max];
+        for (i, row) in table.iter_mut().enumerate() {
+            // The 32-bit key window starting at each bit of input byte i.
+            let mut windows = [0u32; 8];
+            for (bit, w) in windows.iter_mut().enumerate() {
+                let start = i * 8 + bit;
+                let mut v = 0u32;
+                for k in 0..32 {
+                    let kb = start + k;
+                    let set = (key[kb / 8] >> (7 - kb % 8)) & 1;
+                    v = (v << 1) | u32::from(set);
+                }
+                *w = v;
+            }
+            for (b, out) in row.iter_mut().enumerate() {
+                let mut h = 0u32;
+                for (bit, w) in windows.iter().enumerate() {
+                    if b & (0x80 >> bit) != 0 {
+                        h ^= w;
+                    }
+                }
+                *out = h;
+            }
+        }
+        Ok(Rss { fields, table })
+    }
+
+    /// Parses a comma-separated field list (`ipv4.src,ipv4.dst,l4.src,l4.dst`, `@30:4`, ...);
+    /// `default` is [`Rss::default`].
+    pub fn parse(spec: &str) -> Result<Rss, RssError> {
+        let spec = spec.trim();
+        if spec == "default" {
+            return Ok(Rss::default());
+        }
+        let fields = spec
+            .split(',')
+            .map(|s| RssField::parse(s.trim()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Rss::new(fields)
+    }
+
+    /// The fields hashed, in order.
+    pub fn fields(&self) -> &[RssField] {
+        &self.fields
+    }
+
+    /// The Toeplitz hash of the selected fields of `frame` (fields the frame lacks are left
+    /// out), or `None` when it carries none of them.
+    pub fn hash(&self, frame: &[u8]) -> Option<u32> {
+        let l = layers(frame);
+        let mut h = 0u32;
+        let mut pos = 0usize;
+        let mut any = false;
+        for f in &self.fields {
+            let at = match *f {
+                RssField::EthDst => Some(0).filter(|_| l.eth_type.is_some()),
+                RssField::EthSrc => Some(6).filter(|_| l.eth_type.is_some()),
+                RssField::EthType => l.eth_type,
+                RssField::Ipv4Src => l.ipv4.map(|o| o + 12),
+                RssField::Ipv4Dst => l.ipv4.map(|o| o + 16),
+                RssField::Ipv4Proto => l.ipv4.map(|o| o + 9),
+                RssField::Ipv6Src => l.ipv6.map(|o| o + 8),
+                RssField::Ipv6Dst => l.ipv6.map(|o| o + 24),
+                RssField::L4Src => l.l4,
+                RssField::L4Dst => l.l4.map(|o| o + 2),
+                RssField::Bytes { offset, .. } => Some(offset),
+            };
+            let w = f.width();
+            let Some(bytes) = at.and_then(|a| frame.get(a..a + w)) else {
+                continue;
+            };
+            for &b in bytes {
+                h ^= self.table[pos][usize::from(b)];
+                pos += 1;
+            }
+            any = true;
+        }
+        any.then_some(h)
+    }
+
+    /// The worker (0..n) of `frame`: indirection table entry `hash mod 128`, filled round
+    /// robin with 0..n as NIC drivers do. `n == 0` is treated as 1.
+    pub fn queue(&self, frame: &[u8], n: usize) -> usize {
+        if n <= 1 {
+            return 0;
+        }
+        match self.hash(frame) {
+            Some(h) => (h as usize % RETA_SIZE) % n,
+            None => 0,
+        }
+    }
+}
+
+/// Spreads `pkts` over `n` per-worker queues by [`Rss::queue`], keeping their order within each.
+pub fn spread(pkts: Vec<Packet>, rss: &Rss, n: usize) -> Vec<Vec<Packet>> {
+    let n = n.max(1);
+    let mut out: Vec<Vec<Packet>> = (0..n)
+        .map(|_| Vec::with_capacity(pkts.len() / n + 1))
+        .collect();
+    for p in pkts {
+        let q = rss.queue(p.data(), n);
+        out[q].push(p);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ipv4_udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, proto: u8) -> Vec<u8> {
+        let mut f = vec![0u8; 14 + 20 + 8];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[14 + 9] = proto;
+        f[26..30].copy_from_slice(&src);
+        f[30..34].copy_from_slice(&dst);
+        f[34..36].copy_from_slice(&sport.to_be_bytes());
+        f[36..38].copy_from_slice(&dport.to_be_bytes());
+        f
+    }
+
+    /// The RSS specification's IPv4 verification values for the default key.
+    #[test]
+    fn toeplitz_verification_vectors() {
+        let both = Rss::parse("ipv4.src,ipv4.dst,l4.src,l4.dst").unwrap();
+        let ip = Rss::parse("ipv4.src,ipv4.dst").unwrap();
+        let cases = [
+            (
+                [66, 9, 149, 187],
+                [161, 142, 100, 80],
+                2794,
+                1766,
+                0x323e_8fc2,
+                0x51cc_c178,
+            ),
+            (
+                [199, 92, 111, 2],
+                [65, 69, 140, 83],
+                14230,
+                4739,
+                0xd718_262a,
+                0xc626_b0ea,
+            ),
+        ];
+        for (s, d, sp, dp, h_ip, h_l4) in cases {
+            let f = ipv4_udp(s, d, sp, dp, 6);
+            assert_eq!(ip.hash(&f), Some(h_ip));
+            assert_eq!(both.hash(&f), Some(h_l4));
+            // The default config hashes the same bytes for IPv4/TCP.
+            assert_eq!(Rss::default().hash(&f), Some(h_l4));
+        }
+    }
+
+    #[test]
+    fn flows_stay_together_and_spread_evenly() {
+        let rss = Rss::default();
+        let mut counts = [0usize; 2];
+        for i in 0..10_000u32 {
+            let f = ipv4_udp([10, 0, 0, 1], i.to_be_bytes(), 1000, 2000, 17);
+            let q = rss.queue(&f, 2);
+            assert_eq!(q, rss.queue(&f, 2));
+            counts[q] += 1;
+        }
+        assert!(counts[0] > 4_000 && counts[1] > 4_000, "{counts:?}");
+    }
+
+    #[test]
+    fn fragments_and_non_ip_and_garbage() {
+        let rss = Rss::default();
+        let mut frag = ipv4_udp([1, 2, 3, 4], [5, 6, 7, 8], 1, 2, 17);
+        frag[20] = 0x20; // more fragments
+        let ip_only = Rss::parse("ipv4.src,ipv4.dst").unwrap();
+        assert_eq!(rss.hash(&frag), ip_only.hash(&frag));
+        let arp = {
+            let mut f = vec![0u8; 60];
+            f[12] = 0x08;
+            f[13] = 0x06;
+            f
+        };
+        assert_eq!(rss.hash(&arp), None);
+        assert_eq!(rss.queue(&arp, 4), 0);
+        for len in 0..64 {
+            let junk: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            let q = rss.queue(&junk, 3);
+            assert!(q < 3);
+        }
+    }
+
+    #[test]
+    fn byte_ranges_and_vlan() {
+        let rss = Rss::parse("@30:4").unwrap();
+        let a = ipv4_udp([1, 1, 1, 1], [9, 9, 9, 9], 1, 2, 17);
+        let b = ipv4_udp([2, 2, 2, 2], [9, 9, 9, 9], 3, 4, 17);
+        assert_eq!(rss.hash(&a), rss.hash(&b));
+        assert_eq!(rss.hash(&a[..31]), None);
+        let mut tagged = a[..12].to_vec();
+        tagged.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+        tagged.extend_from_slice(&a[12..]);
+        assert_eq!(Rss::default().hash(&tagged), Rss::default().hash(&a));
+    }
+
+    #[test]
+    fn bad_specs() {
+        for s in [
+            "",
+            "ipv5.src",
+            "@1",
+            "@x:2",
+            "@1:0",
+            "@1:99",
+            "ipv6.src,ipv6.dst,eth.dst,eth.src",
+        ] {
+            assert!(Rss::parse(s).is_err(), "{s}");
+        }
+        assert!(Rss::parse(" default ").is_ok());
+    }
+
+    #[test]
+    fn spread_keeps_order() {
+        let rss = Rss::default();
+        let pkts: Vec<Packet> = (0..100u32)
+            .map(|i| {
+                Packet::from_bytes(
+                    &ipv4_udp([1, 0, 0, 1], [0, 0, 0, (i % 7) as u8], 5, 6, 17),
+                    0,
+                    u64::from(i),
+                )
+            })
+            .collect();
+        let qs = spread(pkts, &rss, 3);
+        assert_eq!(qs.iter().map(Vec::len).sum::<usize>(), 100);
+        for q in &qs {
+            assert!(q.windows(2).all(|w| w[0].ts_ns < w[1].ts_ns));
+        }
+    }
+}

@@ -1,0 +1,526 @@
+//! Several cores: N worker threads, each pinned to its own CPU, run their own in-memory packet
+//! queues through one shared [`Switch`] — one set of tables for all cores, so add-on-miss
+//! inserts, data-plane updates and lookups from every worker meet in the same table
+//! (papers/000 §VI: multi-core scaling).
+//!
+//! How packets reach a worker: the inputs are read completely into memory first and spread over
+//! the workers by [`nevermiss_io::rss`] (a Toeplitz hash of configurable header fields, as a NIC's
+//! RSS), so every packet of a flow is handled by one worker, in order, and no dispatcher thread
+//! competes with the workers for a CPU. Then all workers start together (a barrier) and each runs
+//! its queue in batches of `batch` packets (1 = latency-optimized, 32 = throughput-optimized,
+//! papers/000 §IV). Outputs go to the output ports under a per-port lock, flushed per batch: the
+//! order of packets within a worker is kept, across workers it is not (as on a multi-queue NIC).
+//!
+//! Idle-timer expiry runs on whichever worker first sees a tick boundary pass (one atomic
+//! compare-and-swap per batch, no per-packet cost).
+
+use crate::run::{table_reports, Clock, RunOptions, RunReport};
+use crate::switch::Switch;
+use crate::worker::Worker;
+use nevermiss_io::rss::{spread, Rss};
+use nevermiss_io::PortStats;
+use nevermiss_io::{Batch, Packet, Port};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How workers run.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Packets per batch (1..=256).
+    pub batch: usize,
+    /// Pin worker `i` to the `i`-th CPU this process may use.
+    pub pin: bool,
+    /// Where packet time comes from.
+    pub clock: Clock,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> WorkerOptions {
+        WorkerOptions {
+            batch: 32,
+            pin: true,
+            clock: Clock::Wall,
+        }
+    }
+}
+
+/// What one worker did.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerStat {
+    /// Packets it received.
+    pub packets: u64,
+    /// Packets it sent.
+    pub packets_out: u64,
+    /// Received packets that produced no output.
+    pub dropped: u64,
+    /// Outputs to ports that do not exist.
+    pub no_port: u64,
+    /// From the common start to this worker's last packet.
+    pub elapsed: Duration,
+    /// The CPU it was pinned to.
+    pub cpu: Option<usize>,
+}
+
+/// What a run of in-memory queues did.
+#[derive(Clone, Debug, Default)]
+pub struct InMemoryReport {
+    /// From the common start to the last worker's last packet.
+    pub elapsed: Duration,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub dropped: u64,
+    pub no_port: u64,
+    pub per_worker: Vec<WorkerStat>,
+}
+
+impl InMemoryReport {
+    /// Received packets per second over [`InMemoryReport::elapsed`].
+    pub fn pps(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.packets_in as f64 / s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The CPUs this process may run on, in increasing order (all CPUs `0..n` when the affinity
+/// mask cannot be read).
+pub fn available_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let r =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if r == 0 {
+            let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+                // SAFETY: i < CPU_SETSIZE.
+                .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
+                .collect();
+            if !cpus.is_empty() {
+                return cpus;
+            }
+        }
+    }
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..n).collect()
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(format!("cpu {cpu} is out of range"));
+        }
+        // SAFETY: cpu_set_t is plain data; cpu < CPU_SETSIZE.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if r != 0 {
+            return Err(format!(
+                "cannot pin to cpu {cpu}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        Ok(())
+    }
+}
+
+/// Output ports shared by the workers, each under its own lock.
+struct OutPorts {
+    ids: Vec<u32>,
+    ports: Vec<Mutex<Box<dyn Port>>>,
+    /// The ports' counters, reachable without the lock (input drops are counted there).
+    stats: Vec<Arc<PortStats>>,
+}
+
+/// Per-worker counters the main thread may read while the run goes on.
+#[repr(align(128))]
+#[derive(Default)]
+struct Progress {
+    packets: AtomicU64,
+}
+
+struct Shared<'a> {
+    sw: &'a Arc<Switch>,
+    opts: &'a WorkerOptions,
+    out: Option<&'a OutPorts>,
+    /// Workers ready to start; all start when it reaches the worker count.
+    ready: AtomicUsize,
+    workers: usize,
+    next_expire: AtomicU64,
+    progress: Vec<Progress>,
+    failed: AtomicBool,
+    finished: AtomicUsize,
+}
+
+/// Counts a worker as finished however it leaves.
+struct Finished<'a>(&'a AtomicUsize);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Runs `inputs[i]` on worker `i` (one thread each) through `sw`, all starting together;
+/// outputs are counted and discarded. Returns when every worker is done. Fails if a worker
+/// cannot be pinned (with `pin`) — never because of packet contents.
+pub fn run_in_memory(
+    sw: &Arc<Switch>,
+    inputs: Vec<Vec<Packet>>,
+    opts: &WorkerOptions,
+) -> Result<InMemoryReport, String> {
+    run_queues(sw, inputs, opts, None, |_| {})
+}
+
+fn run_queues(
+    sw: &Arc<Switch>,
+    inputs: Vec<Vec<Packet>>,
+    opts: &WorkerOptions,
+    out: Option<&OutPorts>,
+    mut while_running: impl FnMut(&dyn Fn() -> (u64, bool)),
+) -> Result<InMemoryReport, String> {
+    let n = inputs.len().max(1);
+    let cpus = available_cpus();
+    if opts.pin && n > cpus.len() {
+        return Err(format!(
+            "{n} workers but only {} cpus to pin them to",
+            cpus.len()
+        ));
+    }
+    let shared = Shared {
+        sw,
+        opts,
+        out,
+        ready: AtomicUsize::new(0),
+        workers: n,
+        next_expire: AtomicU64::new(sw.config.tick_ns.max(1)),
+        progress: (0..n).map(|_| Progress::default()).collect(),
+        failed: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+    };
+    let start_cell: Mutex<Option<Instant>> = Mutex::new(None);
+    let results: Vec<Result<WorkerStat, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let shared = &shared;
+                let cpu = opts.pin.then(|| cpus[i]);
+                let start_cell = &start_cell;
+                std::thread::Builder::new()
+                    .name(format!("nevermiss-worker-{i}"))
+                    .spawn_scoped(s, move || {
+                        let _done = Finished(&shared.finished);
+                        worker_main(shared, i, cpu, q, start_cell)
+                    })
+                    .map_err(|e| {
+                        // The others must not wait for this one.
+                        shared.failed.store(true, Ordering::Release);
+                        format!("cannot start worker {i}: {e}")
+                    })
+            })
+            .collect();
+        let read = || {
+            let done = shared.finished.load(Ordering::Acquire) >= n;
+            let packets = shared
+                .progress
+                .iter()
+                .map(|p| p.packets.load(Ordering::Relaxed))
+                .sum::<u64>();
+            (packets, done)
+        };
+        if handles.iter().all(Result::is_ok) {
+            while_running(&read);
+        }
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err("a worker thread panicked".into())),
+                Err(e) => Err(e),
+            })
+            .collect()
+    });
+    let mut rep = InMemoryReport::default();
+    for r in results {
+        let st = r?;
+        rep.packets_in += st.packets;
+        rep.packets_out += st.packets_out;
+        rep.dropped += st.dropped;
+        rep.no_port += st.no_port;
+        rep.elapsed = rep.elapsed.max(st.elapsed);
+        rep.per_worker.push(st);
+    }
+    Ok(rep)
+}
+
+fn worker_main(
+    sh: &Shared<'_>,
+    id: usize,
+    cpu: Option<usize>,
+    queue: Vec<Packet>,
+    start_cell: &Mutex<Option<Instant>>,
+) -> Result<WorkerStat, String> {
+    let pinned = cpu.map(pin_current_thread).transpose();
+    if pinned.is_err() {
+        sh.failed.store(true, Ordering::Release);
+    }
+    let mut worker = Worker::new(sh.sw.clone(), id as u64);
+    let mut tx: Vec<Batch> = match sh.out {
+        Some(o) => o
+            .ids
+            .iter()
+            .map(|_| Batch::with_capacity(nevermiss_io::BATCH_MAX))
+            .collect(),
+        None => Vec::new(),
+    };
+    let batch = sh.opts.batch.clamp(1, nevermiss_io::BATCH_MAX);
+    let tick = sh.sw.config.tick_ns.max(1);
+    let mut st = WorkerStat {
+        cpu,
+        ..WorkerStat::default()
+    };
+    // Everyone starts together, after all setup (pinning, allocation).
+    sh.ready.fetch_add(1, Ordering::AcqRel);
+    while sh.ready.load(Ordering::Acquire) < sh.workers && !sh.failed.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+    if sh.failed.load(Ordering::Acquire) {
+        pinned?;
+        return Err("another worker could not be pinned".into());
+    }
+    let start = {
+        let mut s = start_cell.lock().unwrap_or_else(PoisonError::into_inner);
+        *s.get_or_insert_with(Instant::now)
+    };
+    for chunk in queue.chunks(batch) {
+        let wall = start.elapsed().as_nanos() as u64;
+        let mut now = wall;
+        for pkt in chunk {
+            now = match sh.opts.clock {
+                Clock::Wall => wall,
+                Clock::Packet => pkt.ts_ns,
+            };
+            let outs = worker.process(pkt.data(), pkt.port, now);
+            if outs.is_empty() {
+                st.dropped += 1;
+                if let Some(o) = sh.out {
+                    if let Some(pi) = o.ids.iter().position(|i| *i == pkt.port) {
+                        o.stats[pi].add_dropped(1);
+                    }
+                }
+            }
+            match sh.out {
+                None => st.packets_out += outs.len() as u64,
+                Some(o) => {
+                    for (port, data) in outs.as_slice() {
+                        match o.ids.iter().position(|i| i == port) {
+                            Some(ti) => {
+                                if tx[ti].is_full() {
+                                    flush(&o.ports[ti], &mut tx[ti])?;
+                                }
+                                tx[ti].push(data, *port, now);
+                                st.packets_out += 1;
+                            }
+                            None => st.no_port += 1,
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(o) = sh.out {
+            for (ti, b) in tx.iter_mut().enumerate() {
+                if !b.is_empty() {
+                    flush(&o.ports[ti], b)?;
+                }
+            }
+        }
+        st.packets += chunk.len() as u64;
+        sh.progress[id].packets.store(st.packets, Ordering::Relaxed);
+        let due = sh.next_expire.load(Ordering::Relaxed);
+        if now >= due
+            && sh
+                .next_expire
+                .compare_exchange(
+                    due,
+                    now.saturating_add(tick),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+        {
+            sh.sw.expire(now);
+        }
+    }
+    st.elapsed = start.elapsed();
+    Ok(st)
+}
+
+fn flush(port: &Mutex<Box<dyn Port>>, b: &mut Batch) -> Result<(), String> {
+    let mut p = port.lock().unwrap_or_else(PoisonError::into_inner);
+    let taken = p.tx(b.as_slice()).map_err(|e| e.to_string())?;
+    if taken < b.len() {
+        p.stats().add_dropped((b.len() - taken) as u64);
+    }
+    b.clear();
+    Ok(())
+}
+
+/// Options of a multi-core run of ports.
+#[derive(Clone, Debug)]
+pub struct ParallelOptions {
+    /// Number of workers (≥ 1; 1 runs [`crate::run::run`] on the calling thread).
+    pub cores: usize,
+    /// How packets are spread over workers.
+    pub rss: Rss,
+    /// Pin each worker to its own CPU.
+    pub pin: bool,
+    /// Most bytes of packets read into memory before the run.
+    pub preload_limit: usize,
+}
+
+impl Default for ParallelOptions {
+    fn default() -> ParallelOptions {
+        ParallelOptions {
+            cores: 1,
+            rss: Rss::default(),
+            pin: true,
+            preload_limit: 4 << 30,
+        }
+    }
+}
+
+/// Runs `ports` on `par.cores` workers: reads every input port to its end (at most
+/// `opts.max_packets` packets, at most `par.preload_limit` bytes), spreads the packets with RSS,
+/// runs them (see the module documentation) and reports like [`crate::run::run`]. The reported
+/// time covers the processing only, not the reading.
+pub fn run_parallel(
+    sw: Arc<Switch>,
+    mut ports: Vec<Box<dyn Port>>,
+    opts: &RunOptions,
+    par: &ParallelOptions,
+) -> Result<RunReport, String> {
+    if par.cores <= 1 {
+        return crate::run::run(sw, ports, opts);
+    }
+    let limit = opts.max_packets.unwrap_or(u64::MAX);
+    let mut all: Vec<Packet> = Vec::new();
+    let mut bytes = 0usize;
+    let mut rx = Batch::with_capacity(nevermiss_io::BATCH_MAX);
+    let mut idle = 0u32;
+    'read: loop {
+        let mut any = false;
+        for p in ports.iter_mut() {
+            rx.clear();
+            let n = p.rx_burst(&mut rx).map_err(|e| e.to_string())?;
+            any |= n > 0;
+            for pkt in rx.iter() {
+                if all.len() as u64 >= limit {
+                    break 'read;
+                }
+                bytes += pkt.len() + std::mem::size_of::<Packet>() + nevermiss_io::DEFAULT_HEADROOM;
+                if bytes > par.preload_limit {
+                    return Err(format!(
+                        "with --cores {} the input is read into memory first, and it exceeds {} MiB; \
+                         use --max-packets or fewer packets",
+                        par.cores,
+                        par.preload_limit >> 20
+                    ));
+                }
+                all.push(Packet::from_bytes(pkt.data(), pkt.port, pkt.ts_ns));
+            }
+        }
+        if ports.iter().all(|p| p.rx_done()) {
+            break;
+        }
+        if any {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle > 10_000 {
+                return Err(
+                    "an input port neither delivers packets nor ends; with --cores > 1 \
+                            inputs must be finite"
+                        .into(),
+                );
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+    let queues = spread(all, &par.rss, par.cores);
+    let out = OutPorts {
+        ids: ports.iter().map(|p| p.id()).collect(),
+        stats: ports.iter().map(|p| p.stats().clone()).collect(),
+        ports: ports.into_iter().map(Mutex::new).collect(),
+    };
+    let wopts = WorkerOptions {
+        batch: opts.batch,
+        pin: par.pin,
+        clock: opts.clock,
+    };
+    let sw2 = sw.clone();
+    let rep = run_queues(&sw, queues, &wopts, Some(&out), |read| {
+        let Some(every) = opts.stats_every else {
+            return;
+        };
+        // Print progress until the workers finish (the scope joins them after this returns).
+        let mut last = 0;
+        let mut next = Instant::now() + every;
+        loop {
+            std::thread::sleep(Duration::from_millis(10));
+            let (now, done) = read();
+            if done {
+                break;
+            }
+            if Instant::now() >= next {
+                eprintln!(
+                    "{} packets processed, {:.0} packets/s in the last {:.1} s",
+                    now,
+                    (now - last) as f64 / every.as_secs_f64(),
+                    every.as_secs_f64()
+                );
+                for t in table_reports(&sw2) {
+                    eprintln!(
+                        "  {}: {} entries, inserts {}, failed inserts {}",
+                        t.name, t.entries, t.stats.inserts, t.stats.inserts_full
+                    );
+                }
+                last = now;
+                next += every;
+            }
+        }
+    });
+    let rep = rep?;
+    let mut ports: Vec<Box<dyn Port>> = out
+        .ports
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
+        .collect();
+    for p in ports.iter_mut() {
+        p.flush().map_err(|e| e.to_string())?;
+    }
+    let dropped_by_port = rep.dropped;
+    let digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    Ok(RunReport {
+        ports: ports.iter().map(|p| p.stats().snapshot()).collect(),
+        tables: table_reports(&sw),
+        packets_in: rep.packets_in,
+        packets_out: rep.packets_out,
+        dropped: dropped_by_port,
+        no_port: rep.no_port,
+        digests,
+        elapsed: rep.elapsed,
+    })
+}
