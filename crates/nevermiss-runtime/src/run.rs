@@ -74,12 +74,7 @@ pub struct RunReport {
 impl RunReport {
     /// Received packets per second of processing time.
     pub fn pps(&self) -> f64 {
-        let s = self.elapsed.as_secs_f64();
-        if s > 0.0 {
-            self.packets_in as f64 / s
-        } else {
-            0.0
-        }
+        per_second(self.packets_in, self.elapsed)
     }
 
     /// The report as text (ports, tables, totals).
@@ -120,6 +115,16 @@ impl RunReport {
             self.pps()
         );
         s
+    }
+}
+
+/// `n` per second of `d` (0 for an empty interval).
+pub fn per_second(n: u64, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
     }
 }
 

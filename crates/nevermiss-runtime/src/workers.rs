@@ -14,7 +14,7 @@
 //! Idle-timer expiry runs on whichever worker first sees a tick boundary pass (one atomic
 //! compare-and-swap per batch, no per-packet cost).
 
-use crate::run::{table_reports, Clock, RunOptions, RunReport};
+use crate::run::{per_second, table_reports, Clock, RunOptions, RunReport};
 use crate::switch::Switch;
 use crate::worker::Worker;
 use nevermiss_io::rss::{spread, Rss};
@@ -77,12 +77,7 @@ pub struct InMemoryReport {
 impl InMemoryReport {
     /// Received packets per second over [`InMemoryReport::elapsed`].
     pub fn pps(&self) -> f64 {
-        let s = self.elapsed.as_secs_f64();
-        if s > 0.0 {
-            self.packets_in as f64 / s
-        } else {
-            0.0
-        }
+        per_second(self.packets_in, self.elapsed)
     }
 }
 
