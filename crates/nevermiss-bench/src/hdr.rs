@@ -1,0 +1,118 @@
+//! HdrHistogram interval logs (V2 log format, compressed V2 histograms) of per-packet ticks,
+//! one file per scenario × class, for the lab to plot (docs/bench.md).
+
+use base64::Engine;
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One interval of a log: a run of one benchmark point.
+pub struct Interval<'a> {
+    /// `m<M>-r<R>-run<K>`; no spaces or commas.
+    pub tag: String,
+    /// When the run started, since the start of the bench.
+    pub start: Duration,
+    /// How long the run took.
+    pub duration: Duration,
+    pub hist: &'a Histogram<u64>,
+}
+
+/// The file name of a scenario × class log.
+pub fn file_name(scenario: &str, class: &str) -> String {
+    format!("{scenario}.{class}.hlog")
+}
+
+/// Writes one interval log to `path`, with `comments` as `#` lines first.
+pub fn write_log(
+    path: &Path,
+    comments: &[String],
+    intervals: &[Interval<'_>],
+) -> Result<(), String> {
+    let mut buf = Vec::new();
+    let mut ser = V2DeflateSerializer::new();
+    {
+        let mut b = IntervalLogWriterBuilder::new();
+        for c in comments {
+            b.add_comment(c);
+        }
+        let mut w = b
+            .with_max_value_divisor(1.0)
+            .begin_log_with(&mut buf, &mut ser)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        for iv in intervals {
+            let tag = Tag::new(&iv.tag).ok_or_else(|| format!("bad tag `{}`", iv.tag))?;
+            w.write_histogram(iv.hist, iv.start, iv.duration, Some(tag))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    std::fs::write(path, buf).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads an interval log back: each interval's tag and histogram.
+pub fn read_log(path: &Path) -> Result<Vec<(String, Histogram<u64>)>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    let mut de = Deserializer::new();
+    for e in IntervalLogIterator::new(&bytes) {
+        let e = e.map_err(|e| format!("{}: {e:?}", path.display()))?;
+        if let LogEntry::Interval(h) = e {
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let hist: Histogram<u64> = de
+                .deserialize(&mut &raw[..])
+                .map_err(|e| format!("{}: {e:?}", path.display()))?;
+            let tag = h.tag().map(|t| t.as_str().to_string()).unwrap_or_default();
+            out.push((tag, hist));
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that `dir` exists (creating it) and is writable.
+pub fn prepare_dir(dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let probe = dir.join(".nevermiss-bench-probe");
+    std::fs::write(&probe, b"").map_err(|e| format!("{}: not writable: {e}", dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(dir.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let dir = std::env::temp_dir().join(format!("nm-hdr-{}", std::process::id()));
+        prepare_dir(&dir).unwrap();
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for v in [100u64, 200, 300, 100_000] {
+            h.record(v).unwrap();
+        }
+        let p = dir.join(file_name("add-on-miss", "insert"));
+        let iv = [Interval {
+            tag: "m1024-r0-run0".into(),
+            start: Duration::from_millis(5),
+            duration: Duration::from_millis(7),
+            hist: &h,
+        }];
+        write_log(&p, &["ticks per packet".into()], &iv).unwrap();
+        let back = read_log(&p).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].0, "m1024-r0-run0");
+        assert_eq!(back[0].1.len(), 4);
+        assert_eq!(back[0].1.max(), h.max());
+        assert!(read_log(&dir.join("missing.hlog")).is_err());
+        let bad = Interval {
+            tag: "has space".into(),
+            ..iv[0]
+        };
+        assert!(write_log(&p, &[], &[bad]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,580 @@
+//! `nevermiss bench`: the methodology of papers/000 (§IV cost model, §V two-phase scenario,
+//! §VI evaluation) run on nevermiss's own switch and built-in generator, with no NIC.
+//!
+//! - [`latency`]: batch 1, one core, TSC ticks per packet classified by what it did to the
+//!   table (insert, hit, hit+update, forward only, …); Eq. 4 on class medians.
+//! - [`throughput`]: batches of 32 on 1..N cores; packets/s per phase; Eq. 3.
+//! - [`run`] sweeps insertion rates, table sizes and core counts, repeating every point, and
+//!   returns a [`report::BenchReport`] (text shaped like Table III, JSON, HdrHistogram logs).
+//!
+//! Documentation of the flags, the output and the JSON schema: docs/bench.md.
+
+pub mod hdr;
+pub mod latency;
+pub mod model;
+pub mod report;
+pub mod scenario;
+pub mod throughput;
+pub mod tsc;
+
+use hdrhistogram::Histogram;
+use model::{ticks_to_ns, Class, Spread};
+use nevermiss_io::TwoPhaseConfig;
+use report::*;
+use scenario::{build_switch, table_size_for, Scenario};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Smallest table size (phase-1 keys) accepted: 2^10.
+pub const MIN_M: u64 = 1 << 10;
+/// Largest table size accepted: 2^22.
+pub const MAX_M: u64 = 1 << 22;
+/// Largest phase-2 packet count of one run.
+pub const MAX_PHASE2: u64 = 1 << 27;
+
+/// What to measure.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchConfig {
+    /// Scenarios besides the baseline (which always runs).
+    pub scenarios: Vec<Scenario>,
+    /// Run the latency-optimized mode.
+    pub latency: bool,
+    /// Run the throughput-optimized mode.
+    pub throughput: bool,
+    /// Phase-1 keys (table entries) for Table IIIa and the rate sweep.
+    pub m: u64,
+    /// Insertion rates r of the sweep (every r-th phase-2 packet is a new key).
+    pub rates: Vec<u64>,
+    /// Table sizes m of the size sweep (powers of two).
+    pub sizes: Vec<u64>,
+    /// Core counts of the throughput sweep.
+    pub cores: Vec<usize>,
+    /// Phase-2 packets per run (at least; see `new_keys`).
+    pub count: u64,
+    /// Latency mode: at least this many new-key inserts per rate point (phase 2 grows to
+    /// `r * new_keys` packets, up to `max_phase2`).
+    pub new_keys: u64,
+    /// Cap on phase-2 packets of one run.
+    pub max_phase2: u64,
+    /// Repetitions of every point.
+    pub runs: usize,
+    /// Batch size of the throughput mode.
+    pub batch: usize,
+    /// Pin throughput workers to CPUs.
+    pub pin: bool,
+    /// Generator seed.
+    pub seed: u64,
+    /// Program of the add-on-miss scenario (default: examples/pna-add-on-miss.p4).
+    pub program: Option<PathBuf>,
+    /// Write HdrHistogram logs here.
+    pub hdr_dir: Option<PathBuf>,
+}
+
+impl Default for BenchConfig {
+    fn default() -> BenchConfig {
+        BenchConfig {
+            scenarios: vec![Scenario::AddOnMiss, Scenario::Update],
+            latency: true,
+            throughput: true,
+            m: 1 << 16,
+            rates: vec![1, 10, 100, 1000, 10_000, 100_000],
+            sizes: vec![1 << 10, 1 << 14, 1 << 18, 1 << 20],
+            cores: (1..=nevermiss_runtime::workers::available_cpus().len()).collect(),
+            count: 1 << 18,
+            new_keys: 50,
+            max_phase2: 1 << 23,
+            runs: 5,
+            batch: 32,
+            pin: true,
+            seed: 1,
+            program: None,
+            hdr_dir: None,
+        }
+    }
+}
+
+impl BenchConfig {
+    /// A configuration small enough for a smoke test (seconds).
+    pub fn quick() -> BenchConfig {
+        BenchConfig {
+            m: 1 << 10,
+            rates: vec![1, 10, 100],
+            sizes: vec![1 << 10, 1 << 12],
+            count: 4096,
+            new_keys: 10,
+            max_phase2: 1 << 14,
+            runs: 2,
+            ..BenchConfig::default()
+        }
+    }
+
+    /// Checks every figure; the message names the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        let check_m = |flag: &str, m: u64| {
+            if (MIN_M..=MAX_M).contains(&m) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{flag} {m}: table size m must be 2^10..2^22 ({MIN_M}..{MAX_M})"
+                ))
+            }
+        };
+        check_m("--m", self.m)?;
+        for &s in &self.sizes {
+            check_m("--sizes", s)?;
+            if !s.is_power_of_two() {
+                return Err(format!("--sizes {s}: sizes must be powers of two"));
+            }
+        }
+        if self.rates.is_empty() && self.sizes.is_empty() && self.scenarios.is_empty() {
+            return Err("nothing to measure".into());
+        }
+        for &r in &self.rates {
+            if r == 0 {
+                return Err("--rates: an insertion rate must be at least 1 (every r-th packet is a new key)".into());
+            }
+        }
+        if self.runs == 0 {
+            return Err("--runs must be at least 1".into());
+        }
+        if self.count == 0 || self.count > MAX_PHASE2 {
+            return Err(format!("--count {}: must be 1..={MAX_PHASE2}", self.count));
+        }
+        if self.max_phase2 == 0 || self.max_phase2 > MAX_PHASE2 {
+            return Err(format!(
+                "--max-phase2 {}: must be 1..={MAX_PHASE2}",
+                self.max_phase2
+            ));
+        }
+        if !(1..=nevermiss_io::BATCH_MAX).contains(&self.batch) {
+            return Err(format!(
+                "--batch {}: must be 1..={}",
+                self.batch,
+                nevermiss_io::BATCH_MAX
+            ));
+        }
+        let ncpu = nevermiss_runtime::workers::available_cpus().len();
+        if self.throughput && self.cores.is_empty() {
+            return Err("--cores: give at least one core count".into());
+        }
+        for &c in &self.cores {
+            if c == 0 {
+                return Err("--cores: a core count must be at least 1".into());
+            }
+            if c > ncpu {
+                return Err(format!(
+                    "--cores {c}: only {ncpu} cpus are available to this process"
+                ));
+            }
+        }
+        if !self.latency && !self.throughput {
+            return Err("neither latency nor throughput mode selected".into());
+        }
+        if let Some(p) = &self.program {
+            if !p.is_file() {
+                return Err(format!("--program {}: no such file", p.display()));
+            }
+        }
+        Ok(())
+    }
+
+    fn program(&self, s: Scenario) -> PathBuf {
+        match (s, &self.program) {
+            (Scenario::AddOnMiss, Some(p)) => p.clone(),
+            _ => s.default_program(),
+        }
+    }
+
+    fn gen(&self, m: u64, r: u64, phase2: u64) -> TwoPhaseConfig {
+        TwoPhaseConfig {
+            m,
+            r,
+            count: m + phase2,
+            seed: self.seed,
+            ..TwoPhaseConfig::default()
+        }
+    }
+
+    /// Phase-2 packets of a latency point at rate `r` (0: none new).
+    fn latency_phase2(&self, r: u64) -> u64 {
+        if r == 0 {
+            self.count
+        } else {
+            self.count
+                .max(r.saturating_mul(self.new_keys))
+                .min(self.max_phase2.max(self.count))
+        }
+    }
+}
+
+/// Per-run data kept until the end (for the HdrHistogram logs).
+struct RunHists {
+    scenario: Scenario,
+    tag: String,
+    start: Duration,
+    duration: Duration,
+    hists: Vec<Histogram<u64>>,
+}
+
+/// Machine facts.
+fn machine(tsc_hz: f64, overhead: u64) -> Machine {
+    Machine {
+        nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        available_cpus: nevermiss_runtime::workers::available_cpus(),
+        arch: std::env::consts::ARCH.into(),
+        os: std::env::consts::OS.into(),
+        tick_source: tsc::source().into(),
+        tsc_hz,
+        timer_overhead_ticks: overhead,
+    }
+}
+
+/// Runs the whole benchmark; `progress` gets a line per point (for stderr).
+pub fn run(
+    cfg: &BenchConfig,
+    mut progress: impl FnMut(&str) + Send,
+) -> Result<BenchReport, String> {
+    cfg.validate()?;
+    if let Some(d) = &cfg.hdr_dir {
+        hdr::prepare_dir(d)?;
+    }
+    let t_start = Instant::now();
+    let tsc_hz = tsc::calibrate(Duration::from_millis(90));
+    let overhead = tsc::overhead(10_000);
+    let mut rep = BenchReport {
+        schema: SCHEMA_VERSION,
+        config: cfg.clone(),
+        machine: machine(tsc_hz, overhead),
+        ..BenchReport::default()
+    };
+    let mut kept: Vec<RunHists> = Vec::new();
+    let wants = |s: Scenario| cfg.scenarios.contains(&s);
+
+    if cfg.latency {
+        // Points: (scenario, m, r, role).
+        let mut points: Vec<(Scenario, u64, u64, &'static str)> =
+            vec![(Scenario::Forward, cfg.m, 0, "baseline")];
+        if wants(Scenario::AddOnMiss) {
+            points.push((Scenario::AddOnMiss, cfg.m, 0, "operations"));
+        }
+        if wants(Scenario::Update) {
+            points.push((Scenario::Update, cfg.m, 0, "operations"));
+        }
+        if wants(Scenario::AddOnMiss) {
+            for &r in &cfg.rates {
+                points.push((Scenario::AddOnMiss, cfg.m, r, "rates"));
+            }
+            for &s in &cfg.sizes {
+                if s != cfg.m {
+                    points.push((Scenario::AddOnMiss, s, 0, "sizes"));
+                }
+            }
+        }
+        // A latency-mode thread pinned to the first available CPU.
+        let cpu0 = nevermiss_runtime::workers::available_cpus()
+            .first()
+            .copied()
+            .unwrap_or(0);
+        let pin = cfg.pin;
+        let results = std::thread::scope(|sc| {
+            sc.spawn(|| -> Result<Vec<(LatencyPoint, Vec<RunHists>)>, String> {
+                if pin {
+                    nevermiss_runtime::workers::pin_current_thread(cpu0)?;
+                }
+                let mut out = Vec::new();
+                for &(s, m, r, role) in &points {
+                    progress(&format!("latency   {:<11} m={m} r={r} ({role})", s.name()));
+                    out.push(latency_point(cfg, s, m, r, role, t_start)?);
+                }
+                Ok(out)
+            })
+            .join()
+            .map_err(|_| "the latency thread panicked".to_string())?
+        })?;
+        for (p, hs) in results {
+            rep.latency.push(p);
+            kept.extend(hs);
+        }
+        apply_eq4(&mut rep, tsc_hz);
+    }
+
+    if cfg.throughput {
+        let mut points: Vec<(Scenario, u64, u64, usize, &'static str)> = Vec::new();
+        for &c in &cfg.cores {
+            points.push((Scenario::Forward, cfg.m, 0, c, "baseline"));
+            if wants(Scenario::AddOnMiss) {
+                points.push((Scenario::AddOnMiss, cfg.m, 0, c, "operations"));
+            }
+            if wants(Scenario::Update) {
+                points.push((Scenario::Update, cfg.m, 0, c, "operations"));
+            }
+            if wants(Scenario::AddOnMiss) {
+                for &r in &cfg.rates {
+                    points.push((Scenario::AddOnMiss, cfg.m, r, c, "rates"));
+                }
+            }
+        }
+        if wants(Scenario::AddOnMiss) {
+            for &s in &cfg.sizes {
+                if s != cfg.m {
+                    points.push((Scenario::Forward, s, 0, 1, "baseline-sizes"));
+                    points.push((Scenario::AddOnMiss, s, 0, 1, "sizes"));
+                }
+            }
+        }
+        for (s, m, r, c, role) in points {
+            progress(&format!(
+                "throughput {:<11} m={m} r={r} cores={c} ({role})",
+                s.name()
+            ));
+            rep.throughput
+                .push(throughput_point(cfg, s, m, r, c, role)?);
+        }
+        apply_eq3(&mut rep, tsc_hz);
+    }
+
+    if let Some(dir) = &cfg.hdr_dir {
+        rep.hdr_logs = write_hdr_logs(dir, &kept, tsc_hz)?;
+    }
+    rep.wall_s = t_start.elapsed().as_secs_f64();
+    Ok(rep)
+}
+
+fn latency_point(
+    cfg: &BenchConfig,
+    s: Scenario,
+    m: u64,
+    r: u64,
+    role: &str,
+    t0: Instant,
+) -> Result<(LatencyPoint, Vec<RunHists>), String> {
+    let phase2 = cfg.latency_phase2(r);
+    let gen = cfg.gen(m, r, phase2);
+    let new_keys = gen.new_keys();
+    let size = table_size_for(m + new_keys);
+    let mut runs = Vec::with_capacity(cfg.runs);
+    let mut merged: Vec<Histogram<u64>> = Class::ALL.iter().map(|_| latency::new_hist()).collect();
+    let mut medians: Vec<Vec<f64>> = vec![Vec::new(); Class::ALL.len()];
+    let mut counts: Vec<Vec<u64>> = vec![Vec::new(); Class::ALL.len()];
+    let mut entries = Vec::new();
+    let mut full = Vec::new();
+    for k in 0..cfg.runs {
+        let sw = build_switch(&cfg.program(s), size)?;
+        let start = t0.elapsed();
+        let run = latency::run_once(&sw, s, &gen)?;
+        let duration = t0.elapsed() - start;
+        for c in Class::ALL {
+            let h = &run.hists[c.index()];
+            counts[c.index()].push(h.len());
+            if h.len() > 0 {
+                medians[c.index()].push(h.value_at_quantile(0.5) as f64);
+                merged[c.index()]
+                    .add(h)
+                    .map_err(|e| format!("histogram: {e:?}"))?;
+            }
+        }
+        entries.push(run.table_entries);
+        full.push(run.inserts_full);
+        runs.push(RunHists {
+            scenario: s,
+            tag: format!("m{m}-r{r}-run{k}"),
+            start,
+            duration,
+            hists: run.hists,
+        });
+    }
+    let mut classes = Vec::new();
+    for c in Class::ALL {
+        let h = &merged[c.index()];
+        if h.len() == 0 {
+            continue;
+        }
+        classes.push(ClassResult {
+            class: c,
+            count: h.len(),
+            count_per_run: counts[c.index()].clone(),
+            median_ticks: Spread::of(&medians[c.index()]).unwrap_or_default(),
+            merged: Percentiles::of(h),
+            eq4_ticks: None,
+            eq4_ns: None,
+        });
+    }
+    Ok((
+        LatencyPoint {
+            scenario: s,
+            role: role.into(),
+            m,
+            r,
+            phase1_packets: m,
+            phase2_packets: phase2,
+            new_keys,
+            table_size: size,
+            runs: cfg.runs,
+            table_entries_per_run: entries,
+            inserts_full_per_run: full,
+            classes,
+        },
+        runs,
+    ))
+}
+
+/// Eq. 4: every class median minus the baseline's median (ticks and ns).
+fn apply_eq4(rep: &mut BenchReport, f: f64) {
+    let Some(base) = rep
+        .latency
+        .iter()
+        .find(|p| p.scenario == Scenario::Forward)
+        .and_then(|p| p.classes.iter().find(|c| c.class == Class::Forward))
+        .map(|c| c.median_ticks.median)
+    else {
+        return;
+    };
+    rep.baseline_latency_ticks = Some(base);
+    for p in &mut rep.latency {
+        for c in &mut p.classes {
+            if c.class == Class::Forward {
+                continue;
+            }
+            let d = c.median_ticks.map(|t| model::eq4_ticks(t, base));
+            c.eq4_ticks = Some(d);
+            c.eq4_ns = Some(d.map(|t| ticks_to_ns(t, f)));
+        }
+    }
+}
+
+fn throughput_point(
+    cfg: &BenchConfig,
+    s: Scenario,
+    m: u64,
+    r: u64,
+    cores: usize,
+    role: &str,
+) -> Result<ThroughputPoint, String> {
+    let gen = cfg.gen(m, r, cfg.count);
+    let size = table_size_for(m + gen.new_keys());
+    let w = throughput::Workload::generate(&gen, cores)?;
+    let (n1, n2) = w.lens();
+    let mut p1 = Vec::new();
+    let mut p2 = Vec::new();
+    let mut tot = Vec::new();
+    let mut entries = Vec::new();
+    let mut full = Vec::new();
+    for _ in 0..cfg.runs {
+        let sw = build_switch(&cfg.program(s), size)?;
+        let run = throughput::run_once(&sw, &w, cfg.batch, cfg.pin)?;
+        p1.push(run.pps1());
+        p2.push(run.pps2());
+        tot.push(run.pps_total());
+        entries.push(run.table_entries);
+        full.push(run.inserts_full);
+    }
+    Ok(ThroughputPoint {
+        scenario: s,
+        role: role.into(),
+        m,
+        r,
+        cores,
+        batch: cfg.batch,
+        phase1_packets: n1,
+        phase2_packets: n2,
+        new_keys: gen.new_keys(),
+        table_size: size,
+        runs: cfg.runs,
+        pps_phase1: Spread::of(&p1).unwrap_or_default(),
+        pps_phase2: Spread::of(&p2).unwrap_or_default(),
+        pps_total: Spread::of(&tot).unwrap_or_default(),
+        pps_total_per_run: tot,
+        table_entries_per_run: entries,
+        inserts_full_per_run: full,
+        eq3: None,
+    })
+}
+
+/// Eq. 3 against the baseline with the same core count and table size.
+fn apply_eq3(rep: &mut BenchReport, f: f64) {
+    let bases: Vec<(u64, usize, [f64; 3])> = rep
+        .throughput
+        .iter()
+        .filter(|p| p.scenario == Scenario::Forward)
+        .map(|p| {
+            (
+                p.m,
+                p.cores,
+                [p.pps_phase1.median, p.pps_phase2.median, p.pps_total.median],
+            )
+        })
+        .collect();
+    for p in &mut rep.throughput {
+        if p.scenario == Scenario::Forward {
+            continue;
+        }
+        let Some((_, _, b)) = bases.iter().find(|(m, c, _)| *m == p.m && *c == p.cores) else {
+            continue;
+        };
+        let e = |s: Spread, base: f64| -> Option<Eq3> {
+            // Higher rate = lower cost: the range flips.
+            let med = model::eq3_ticks(f, s.median, base)?;
+            let lo = model::eq3_ticks(f, s.max, base)?;
+            let hi = model::eq3_ticks(f, s.min, base)?;
+            let ticks = Spread {
+                median: med,
+                min: lo,
+                max: hi,
+            };
+            Some(Eq3 {
+                baseline_pps: base,
+                ns: ticks.map(|t| ticks_to_ns(t, f)),
+                ticks,
+            })
+        };
+        p.eq3 = Some(Eq3Phases {
+            phase1: e(p.pps_phase1, b[0]),
+            phase2: e(p.pps_phase2, b[1]),
+            total: e(p.pps_total, b[2]),
+        });
+    }
+}
+
+fn write_hdr_logs(
+    dir: &std::path::Path,
+    kept: &[RunHists],
+    f: f64,
+) -> Result<Vec<HdrFile>, String> {
+    let mut files = Vec::new();
+    for s in Scenario::ALL {
+        for c in Class::ALL {
+            let ivs: Vec<hdr::Interval<'_>> = kept
+                .iter()
+                .filter(|k| k.scenario == s && k.hists[c.index()].len() > 0)
+                .map(|k| hdr::Interval {
+                    tag: k.tag.clone(),
+                    start: k.start,
+                    duration: k.duration,
+                    hist: &k.hists[c.index()],
+                })
+                .collect();
+            if ivs.is_empty() {
+                continue;
+            }
+            let name = hdr::file_name(s.name(), c.name());
+            let comments = vec![
+                format!(
+                    "nevermiss bench: {} / {}: ticks per packet (latency mode, batch 1)",
+                    s.name(),
+                    c.name()
+                ),
+                format!("tick source {}, {:.0} ticks per second", tsc::source(), f),
+                "interval tag: m<table keys>-r<insertion rate>-run<k>".to_string(),
+            ];
+            hdr::write_log(&dir.join(&name), &comments, &ivs)?;
+            files.push(HdrFile {
+                file: name,
+                scenario: s,
+                class: c,
+                intervals: ivs.len(),
+            });
+        }
+    }
+    Ok(files)
+}

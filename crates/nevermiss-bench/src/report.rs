@@ -1,0 +1,459 @@
+//! The results: JSON-serializable structs (schema in docs/bench.md) and the text report
+//! shaped like papers/000 Table III.
+
+use crate::model::{ticks_to_ns, Class, Spread};
+use crate::scenario::Scenario;
+use crate::BenchConfig;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Version of the JSON layout; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Facts about the machine and the clock.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Machine {
+    pub nproc: usize,
+    pub available_cpus: Vec<usize>,
+    pub arch: String,
+    pub os: String,
+    /// `rdtsc` or `instant-ns`.
+    pub tick_source: String,
+    /// Ticks per second (calibrated against the monotonic clock).
+    pub tsc_hz: f64,
+    /// Median ticks of an empty timed region (cancels out of Eq. 4).
+    pub timer_overhead_ticks: u64,
+}
+
+/// Percentiles of a merged histogram (all runs of a point), in ticks.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Percentiles {
+    pub min: u64,
+    pub median: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub mean: f64,
+}
+
+impl Percentiles {
+    /// Of `h`.
+    pub fn of(h: &Histogram<u64>) -> Percentiles {
+        Percentiles {
+            min: h.min(),
+            median: h.value_at_quantile(0.5),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            mean: h.mean(),
+        }
+    }
+}
+
+/// One packet class of a latency point.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassResult {
+    pub class: Class,
+    /// Packets over all runs.
+    pub count: u64,
+    pub count_per_run: Vec<u64>,
+    /// Median ticks: median, min and max over the runs' medians.
+    pub median_ticks: Spread,
+    /// Over all runs' packets together.
+    pub merged: Percentiles,
+    /// Eq. 4 (class median − baseline median), from the runs' medians.
+    pub eq4_ticks: Option<Spread>,
+    pub eq4_ns: Option<Spread>,
+}
+
+/// A latency-mode point.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyPoint {
+    pub scenario: Scenario,
+    /// `baseline`, `operations` (Table IIIa), `rates` (Table IIIb), `sizes`.
+    pub role: String,
+    pub m: u64,
+    pub r: u64,
+    pub phase1_packets: u64,
+    pub phase2_packets: u64,
+    /// New keys in phase 2 (per run).
+    pub new_keys: u64,
+    /// FLOW_TABLE_SIZE the program was compiled with.
+    pub table_size: u64,
+    pub runs: usize,
+    pub table_entries_per_run: Vec<u64>,
+    pub inserts_full_per_run: Vec<u64>,
+    pub classes: Vec<ClassResult>,
+}
+
+impl LatencyPoint {
+    /// The result of `c`, if any packet had it.
+    pub fn class(&self, c: Class) -> Option<&ClassResult> {
+        self.classes.iter().find(|x| x.class == c)
+    }
+}
+
+/// Eq. 3 against the baseline's median packet rate.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Eq3 {
+    pub baseline_pps: f64,
+    pub ticks: Spread,
+    pub ns: Spread,
+}
+
+/// Eq. 3 per phase and for both phases together.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Eq3Phases {
+    pub phase1: Option<Eq3>,
+    pub phase2: Option<Eq3>,
+    pub total: Option<Eq3>,
+}
+
+/// A throughput-mode point.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThroughputPoint {
+    pub scenario: Scenario,
+    /// `baseline`, `operations`, `rates`, `baseline-sizes`, `sizes`.
+    pub role: String,
+    pub m: u64,
+    pub r: u64,
+    pub cores: usize,
+    pub batch: usize,
+    pub phase1_packets: u64,
+    pub phase2_packets: u64,
+    pub new_keys: u64,
+    pub table_size: u64,
+    pub runs: usize,
+    /// Packets/s: median and range over runs.
+    pub pps_phase1: Spread,
+    pub pps_phase2: Spread,
+    pub pps_total: Spread,
+    pub pps_total_per_run: Vec<f64>,
+    pub table_entries_per_run: Vec<u64>,
+    pub inserts_full_per_run: Vec<u64>,
+    /// Eq. 3 (absent for the baseline).
+    pub eq3: Option<Eq3Phases>,
+}
+
+/// An HdrHistogram log written to `--hdr-dir`.
+#[derive(Clone, Debug, Serialize)]
+pub struct HdrFile {
+    pub file: String,
+    pub scenario: Scenario,
+    pub class: Class,
+    pub intervals: usize,
+}
+
+/// Everything `nevermiss bench` measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BenchReport {
+    pub schema: u32,
+    pub config: BenchConfig,
+    pub machine: Machine,
+    /// Median ticks per packet of the forwarder (Eq. 4's t_baseline).
+    pub baseline_latency_ticks: Option<f64>,
+    pub latency: Vec<LatencyPoint>,
+    pub throughput: Vec<ThroughputPoint>,
+    pub hdr_logs: Vec<HdrFile>,
+    /// Wall time of the whole bench, seconds.
+    pub wall_s: f64,
+}
+
+fn fmt_spread(s: &Spread, prec: usize) -> String {
+    format!("{:.p$} [{:.p$}..{:.p$}]", s.median, s.min, s.max, p = prec)
+}
+
+fn mpps(s: &Spread) -> String {
+    format!(
+        "{:.3} [{:.3}..{:.3}]",
+        s.median / 1e6,
+        s.min / 1e6,
+        s.max / 1e6
+    )
+}
+
+impl BenchReport {
+    fn lat(&self, s: Scenario, role: &str, m: u64, r: u64) -> Option<&LatencyPoint> {
+        self.latency
+            .iter()
+            .find(|p| p.scenario == s && p.role == role && p.m == m && p.r == r)
+    }
+
+    fn thr(&self, s: Scenario, m: u64, r: u64, cores: usize) -> Option<&ThroughputPoint> {
+        self.throughput
+            .iter()
+            .find(|p| p.scenario == s && p.m == m && p.r == r && p.cores == cores)
+    }
+
+    /// The text report.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let f = self.machine.tsc_hz;
+        let c = &self.config;
+        let _ = writeln!(
+            o,
+            "nevermiss bench: papers/000 cost model (Eq. 3, Eq. 4) on the built-in two-phase generator"
+        );
+        let _ = writeln!(
+            o,
+            "machine: {} cpus ({} available), {} {:.1} MHz (calibrated), empty timed region {} ticks",
+            self.machine.nproc,
+            self.machine.available_cpus.len(),
+            self.machine.tick_source,
+            f / 1e6,
+            self.machine.timer_overhead_ticks
+        );
+        let _ = writeln!(
+            o,
+            "config: m={} rates={:?} sizes={:?} cores={:?} phase-2 packets={} runs={} batch={}",
+            c.m, c.rates, c.sizes, c.cores, c.count, c.runs, c.batch
+        );
+        let _ = writeln!(
+            o,
+            "figures: median over runs [min..max over runs]; latencies in TSC ticks; ns = ticks / f"
+        );
+        if !self.latency.is_empty() {
+            self.render_latency(&mut o, f);
+        }
+        if !self.throughput.is_empty() {
+            self.render_throughput(&mut o);
+        }
+        let _ = writeln!(o, "\nwall time: {:.1} s", self.wall_s);
+        o
+    }
+
+    fn class_row(o: &mut String, label: &str, cr: &ClassResult, f: f64) {
+        let (dt, dn) = match (&cr.eq4_ticks, &cr.eq4_ns) {
+            (Some(t), Some(n)) => (fmt_spread(t, 0), fmt_spread(n, 1)),
+            _ => ("-".into(), "-".into()),
+        };
+        let p = &cr.merged;
+        let _ = writeln!(
+            o,
+            "  {:<22} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}  ({:.0} ns median)",
+            label,
+            cr.count,
+            dn,
+            dt,
+            p.median,
+            p.p99,
+            p.p999,
+            p.max,
+            ticks_to_ns(cr.median_ticks.median, f)
+        );
+    }
+
+    fn render_latency(&self, o: &mut String, f: f64) {
+        let c = &self.config;
+        let _ = writeln!(
+            o,
+            "\nlatency-optimized: batch 1, 1 core; Eq. 4: c_i = t_i(median) - t_baseline(median)"
+        );
+        if let Some(b) = self
+            .lat(Scenario::Forward, "baseline", c.m, 0)
+            .and_then(|p| p.class(Class::Forward))
+        {
+            let _ = writeln!(
+                o,
+                "baseline (examples/bench/forward.p4): median {} ticks ({:.0} ns), p99 {}, p99.9 {}, max {} ticks; {} packets",
+                fmt_spread(&b.median_ticks, 0),
+                ticks_to_ns(b.median_ticks.median, f),
+                b.merged.p99,
+                b.merged.p999,
+                b.merged.max,
+                b.count
+            );
+        }
+        let head = format!(
+            "  {:<22} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}",
+            "operation",
+            "packets",
+            "delta ns (Eq. 4)",
+            "delta ticks",
+            "median",
+            "p99",
+            "p99.9",
+            "max"
+        );
+        let _ = writeln!(
+            o,
+            "\nTable III (a) Operations (m={}, insertions only in phase 1; latency columns in ticks over all runs)",
+            c.m
+        );
+        let _ = writeln!(o, "{head}");
+        if let Some(p) = self.lat(Scenario::AddOnMiss, "operations", c.m, 0) {
+            if let Some(x) = p.class(Class::Insert) {
+                Self::class_row(o, "insertion (phase 1)", x, f);
+            }
+            if let Some(x) = p.class(Class::Hit) {
+                Self::class_row(o, "lookup (hit)", x, f);
+            }
+        }
+        if let Some(p) = self.lat(Scenario::Update, "operations", c.m, 0) {
+            if let Some(x) = p.class(Class::HitUpdate) {
+                Self::class_row(o, "update (hit + write)", x, f);
+            }
+            if let Some(x) = p.class(Class::Insert) {
+                Self::class_row(o, "insertion (update prog)", x, f);
+            }
+        }
+        for p in self.latency.iter().filter(|p| p.role == "operations") {
+            for x in &p.classes {
+                if matches!(x.class, Class::InsertFailed | Class::Other) {
+                    Self::class_row(
+                        o,
+                        &format!("{} ({})", x.class.name(), p.scenario.name()),
+                        x,
+                        f,
+                    );
+                }
+            }
+        }
+        let _ = writeln!(o, "  resolution: {:.2} ns per tick", ticks_to_ns(1.0, f));
+        let rates: Vec<&LatencyPoint> = self.latency.iter().filter(|p| p.role == "rates").collect();
+        if !rates.is_empty() {
+            let _ = writeln!(
+                o,
+                "\nTable III (b) Insertions with different rates r (every r-th phase-2 packet a new key; Eq. 4 on those inserts)"
+            );
+            let _ = writeln!(
+                o,
+                "  {:<22} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}",
+                "rate r",
+                "inserts",
+                "delta ns (Eq. 4)",
+                "delta ticks",
+                "median",
+                "p99",
+                "p99.9",
+                "max"
+            );
+            for p in &rates {
+                match p.class(Class::NewKeyInsert) {
+                    Some(x) => Self::class_row(o, &format!("r={}", p.r), x, f),
+                    None => {
+                        let _ = writeln!(o, "  r={:<20} no new keys (phase 2 too short)", p.r);
+                    }
+                }
+            }
+            let _ = writeln!(o, "  lookups at the same rates:");
+            for p in &rates {
+                if let Some(x) = p.class(Class::Hit) {
+                    Self::class_row(o, &format!("  hit, r={}", p.r), x, f);
+                }
+            }
+        }
+        let sizes: Vec<&LatencyPoint> = self
+            .latency
+            .iter()
+            .filter(|p| {
+                p.scenario == Scenario::AddOnMiss
+                    && p.r == 0
+                    && (p.role == "sizes" || p.role == "operations")
+                    && c.sizes.contains(&p.m)
+            })
+            .collect();
+        if !sizes.is_empty() {
+            let _ = writeln!(o, "\nTable size sweep (latency, r=0)");
+            let _ = writeln!(o, "{head}");
+            let mut sizes = sizes;
+            sizes.sort_by_key(|p| p.m);
+            for p in sizes {
+                if let Some(x) = p.class(Class::Insert) {
+                    Self::class_row(o, &format!("insert m=2^{}", p.m.trailing_zeros()), x, f);
+                }
+                if let Some(x) = p.class(Class::Hit) {
+                    Self::class_row(o, &format!("lookup m=2^{}", p.m.trailing_zeros()), x, f);
+                }
+            }
+        }
+    }
+
+    fn render_throughput(&self, o: &mut String) {
+        let c = &self.config;
+        let _ = writeln!(
+            o,
+            "\nthroughput-optimized: batch {}, packets generated in memory first; Mpps median [min..max]; Eq. 3: c_avg = f/r - f/r_baseline",
+            c.batch
+        );
+        let _ = writeln!(
+            o,
+            "  {:<12} {:>8} {:>5} {:>25} {:>25} {:>25} {:>22} {:>16}",
+            "scenario",
+            "r",
+            "cores",
+            "phase 1 Mpps",
+            "phase 2 Mpps",
+            "total Mpps",
+            "c_avg ns (Eq. 3)",
+            "c_avg ticks"
+        );
+        let mut rows: Vec<&ThroughputPoint> =
+            self.throughput.iter().filter(|p| p.m == c.m).collect();
+        rows.sort_by_key(|p| {
+            (
+                p.cores,
+                p.scenario != Scenario::Forward,
+                p.scenario.name(),
+                p.r,
+            )
+        });
+        for p in rows {
+            self.thr_row(o, p, &p.scenario.name().to_string());
+        }
+        let sizes: Vec<&ThroughputPoint> = self
+            .throughput
+            .iter()
+            .filter(|p| p.role == "sizes")
+            .collect();
+        if !sizes.is_empty() {
+            let _ = writeln!(o, "\nTable size sweep (throughput, 1 core, r=0: phase 1 inserts only, phase 2 lookups only)");
+            for p in sizes {
+                self.thr_row(o, p, &format!("m=2^{}", p.m.trailing_zeros()));
+            }
+        }
+        // Scaling: total Mpps at each core count relative to one core.
+        let one: Vec<&ThroughputPoint> = self
+            .throughput
+            .iter()
+            .filter(|p| p.cores == 1 && p.m == c.m)
+            .collect();
+        let multi: Vec<usize> = c.cores.iter().copied().filter(|&n| n > 1).collect();
+        if !multi.is_empty() && !one.is_empty() {
+            let _ = writeln!(o, "\nscaling (total Mpps at N cores / at 1 core, medians)");
+            for p1 in one {
+                let mut line = format!("  {:<12} r={:<7}", p1.scenario.name(), p1.r);
+                for &n in &multi {
+                    if let Some(pn) = self.thr(p1.scenario, p1.m, p1.r, n) {
+                        let _ = write!(
+                            line,
+                            " {n} cores: {:.2}x",
+                            pn.pps_total.median / p1.pps_total.median.max(1e-9)
+                        );
+                    }
+                }
+                let _ = writeln!(o, "{line}");
+            }
+        }
+    }
+
+    fn thr_row(&self, o: &mut String, p: &ThroughputPoint, label: &str) {
+        let (cn, ct) = match p.eq3.and_then(|e| e.total) {
+            Some(e) => (fmt_spread(&e.ns, 1), fmt_spread(&e.ticks, 0)),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<12} {:>8} {:>5} {:>25} {:>25} {:>25} {:>22} {:>16}",
+            label,
+            p.r,
+            p.cores,
+            mpps(&p.pps_phase1),
+            mpps(&p.pps_phase2),
+            mpps(&p.pps_total),
+            cn,
+            ct
+        );
+    }
+}
