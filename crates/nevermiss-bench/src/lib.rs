@@ -77,11 +77,11 @@ impl Default for BenchConfig {
             scenarios: vec![Scenario::AddOnMiss, Scenario::Update],
             latency: true,
             throughput: true,
-            m: 1 << 16,
+            m: 1 << 20,
             rates: vec![1, 10, 100, 1000, 10_000, 100_000],
             sizes: vec![1 << 10, 1 << 14, 1 << 18, 1 << 20],
             cores: (1..=nevermiss_runtime::workers::available_cpus().len()).collect(),
-            count: 1 << 18,
+            count: 1 << 20,
             new_keys: 50,
             max_phase2: 1 << 23,
             runs: 5,
@@ -218,7 +218,7 @@ struct RunHists {
 }
 
 /// Machine facts.
-fn machine(tsc_hz: f64, overhead: u64) -> Machine {
+fn machine(tsc_hz: f64, overhead: u64, resolution: u64) -> Machine {
     Machine {
         nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
         available_cpus: nevermiss_runtime::workers::available_cpus(),
@@ -227,6 +227,7 @@ fn machine(tsc_hz: f64, overhead: u64) -> Machine {
         tick_source: tsc::source().into(),
         tsc_hz,
         timer_overhead_ticks: overhead,
+        tick_resolution_ticks: resolution,
     }
 }
 
@@ -245,7 +246,7 @@ pub fn run(
     let mut rep = BenchReport {
         schema: SCHEMA_VERSION,
         config: cfg.clone(),
-        machine: machine(tsc_hz, overhead),
+        machine: machine(tsc_hz, overhead, tsc::resolution(100_000)),
         ..BenchReport::default()
     };
     let mut kept: Vec<RunHists> = Vec::new();

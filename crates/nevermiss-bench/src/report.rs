@@ -24,6 +24,8 @@ pub struct Machine {
     pub tsc_hz: f64,
     /// Median ticks of an empty timed region (cancels out of Eq. 4).
     pub timer_overhead_ticks: u64,
+    /// Most frequent step of the counter between consecutive reads, in ticks.
+    pub tick_resolution_ticks: u64,
 }
 
 /// Percentiles of a merged histogram (all runs of a point), in ticks.
@@ -197,11 +199,12 @@ impl BenchReport {
         );
         let _ = writeln!(
             o,
-            "machine: {} cpus ({} available), {} {:.1} MHz (calibrated), empty timed region {} ticks",
+            "machine: {} cpus ({} available), {} {:.1} MHz (calibrated), counter step {} ticks, empty timed region {} ticks",
             self.machine.nproc,
             self.machine.available_cpus.len(),
             self.machine.tick_source,
             f / 1e6,
+            self.machine.tick_resolution_ticks,
             self.machine.timer_overhead_ticks
         );
         let _ = writeln!(
@@ -402,11 +405,18 @@ impl BenchReport {
         for p in rows {
             self.thr_row(o, p, &p.scenario.name().to_string());
         }
-        let sizes: Vec<&ThroughputPoint> = self
+        let mut sizes: Vec<&ThroughputPoint> = self
             .throughput
             .iter()
-            .filter(|p| p.role == "sizes")
+            .filter(|p| {
+                p.scenario == Scenario::AddOnMiss
+                    && p.cores == 1
+                    && p.r == 0
+                    && (p.role == "sizes" || p.role == "operations")
+                    && c.sizes.contains(&p.m)
+            })
             .collect();
+        sizes.sort_by_key(|p| p.m);
         if !sizes.is_empty() {
             let _ = writeln!(o, "\nTable size sweep (throughput, 1 core, r=0: phase 1 inserts only, phase 2 lookups only)");
             for p in sizes {

@@ -99,6 +99,25 @@ pub fn overhead(n: usize) -> u64 {
     v[v.len() / 2]
 }
 
+/// The counter's granularity in ticks: the most frequent non-zero step between consecutive
+/// reads (a KVM guest's TSC may advance in steps of many ticks; this bounds what Eq. 4 can
+/// resolve, like the timestamper's 12.5 ns in papers/000 Table IIIa).
+pub fn resolution(reads: usize) -> u64 {
+    let mut steps = std::collections::BTreeMap::<u64, u64>::new();
+    let mut prev = start();
+    for _ in 0..reads.max(2) {
+        let t = start();
+        if t > prev {
+            *steps.entry(t - prev).or_default() += 1;
+            prev = t;
+        }
+    }
+    steps
+        .into_iter()
+        .max_by_key(|&(step, n)| (n, std::cmp::Reverse(step)))
+        .map_or(1, |(step, _)| step)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +133,7 @@ mod tests {
         assert!((1e8..1e10).contains(&hz), "{hz}");
         let o = overhead(100);
         assert!(o < 1_000_000);
+        let r = resolution(10_000);
+        assert!((1..1_000_000).contains(&r), "{r}");
     }
 }

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod bench_cmd;
 mod check_cmd;
 mod conformance_cmd;
 mod run_cmd;
@@ -22,6 +23,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Measure the cost of table operations (papers/000 Eq. 3, Eq. 4, Table III) on the
+    /// built-in generator.
+    Bench(bench_cmd::BenchArgs),
     /// Check a P4_16 program: preprocess, parse and type-check it.
     Check(check_cmd::CheckArgs),
     /// Run p4c's test suites (a local checkout) through the front end and count the outcomes.
@@ -38,6 +42,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
+        Command::Bench(args) => bench_cmd::run(args),
         Command::Check(args) => check_cmd::run(args),
         Command::Conformance(args) => conformance_cmd::run(args),
         Command::Sim(cmd) => sim_cmd::run(cmd),

@@ -1,0 +1,275 @@
+//! `nevermiss bench`: papers/000's cost model (Eq. 3, Eq. 4, Table III) measured on the
+//! built-in two-phase generator; see docs/bench.md. Flags → [`BenchConfig`] →
+//! [`nevermiss_bench::run`].
+//!
+//! Exit codes: 0 the bench completed; 2 bad flags, an unwritable output, a program that does
+//! not compile, or a run that could not start (e.g. pinning failed).
+
+use clap::{Args, ValueEnum};
+use nevermiss_bench::scenario::Scenario;
+use nevermiss_bench::BenchConfig;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Small sweep for a smoke test (m=2^10, r ∈ {1,10,100}, sizes 2^10 and 2^12, 2 runs);
+    /// other flags override it.
+    #[arg(long)]
+    pub quick: bool,
+    /// Which modes to run.
+    #[arg(long, value_enum, default_value_t = ModeArg::Both)]
+    pub mode: ModeArg,
+    /// Scenarios besides the baseline forwarder: add-on-miss, update (comma-separated) or all.
+    #[arg(long, value_name = "LIST")]
+    pub scenario: Option<String>,
+    /// Phase-1 keys m (= table entries) for Table III (a) and the rate sweep: 1024..4194304
+    /// or 2^10..2^22.
+    #[arg(long, value_name = "N")]
+    pub m: Option<String>,
+    /// Insertion rates r (every r-th phase-2 packet carries a new key), e.g. 1,10,100.
+    #[arg(long, value_name = "LIST")]
+    pub rates: Option<String>,
+    /// Table sizes of the size sweep, powers of two (e.g. 2^10,2^16,2^20 or 1024,65536).
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Core counts of the throughput sweep: a list (1,2) or a range (1..2).
+    #[arg(long, value_name = "LIST")]
+    pub cores: Option<String>,
+    /// Phase-2 packets per run.
+    #[arg(long, value_name = "N")]
+    pub count: Option<String>,
+    /// Phase-2 packets per run as a multiple of m (instead of --count).
+    #[arg(long, value_name = "K", conflicts_with = "count")]
+    pub count_m: Option<u64>,
+    /// Latency mode: at least this many new-key inserts per rate point (phase 2 grows to
+    /// r × this, up to --max-phase2).
+    #[arg(long, value_name = "K")]
+    pub new_keys: Option<u64>,
+    /// Cap on the phase-2 packets of one latency run.
+    #[arg(long, value_name = "N")]
+    pub max_phase2: Option<String>,
+    /// Repetitions of every point (medians and min–max are reported).
+    #[arg(long, value_name = "K")]
+    pub runs: Option<usize>,
+    /// Throughput-mode batch size (latency mode always uses 1).
+    #[arg(long, value_name = "N")]
+    pub batch: Option<usize>,
+    /// Do not pin threads to CPUs.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Generator seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The add-on-miss program (default examples/pna-add-on-miss.p4); must take
+    /// -D FLOW_TABLE_SIZE and key on ipv4.dst.
+    #[arg(long, value_name = "FILE")]
+    pub program: Option<PathBuf>,
+    /// Write every figure as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write HdrHistogram interval logs (ticks per packet, one per scenario × class) here.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Both,
+    Latency,
+    Throughput,
+}
+
+/// Parses `N` or `2^K`.
+fn parse_num(flag: &str, s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    if let Some(e) = s.strip_prefix("2^") {
+        let e: u32 = e
+            .parse()
+            .map_err(|_| format!("{flag} {s}: `{e}` is not an exponent"))?;
+        if e > 62 {
+            return Err(format!("{flag} {s}: exponent too large"));
+        }
+        return Ok(1 << e);
+    }
+    s.replace('_', "")
+        .parse()
+        .map_err(|_| format!("{flag} {s}: not a number (N or 2^K)"))
+}
+
+fn parse_list(flag: &str, s: &str) -> Result<Vec<u64>, String> {
+    let v = s
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| parse_num(flag, x))
+        .collect::<Result<Vec<_>, _>>()?;
+    if v.is_empty() {
+        return Err(format!("{flag}: empty list"));
+    }
+    Ok(v)
+}
+
+fn parse_cores(s: &str) -> Result<Vec<usize>, String> {
+    let v: Vec<u64> = match s.split_once("..") {
+        Some((a, b)) => {
+            let a = parse_num("--cores", a)?;
+            let b = parse_num("--cores", b.trim_start_matches('='))?;
+            if a > b {
+                return Err(format!("--cores {s}: empty range"));
+            }
+            if b - a > 4096 {
+                return Err(format!("--cores {s}: range too large"));
+            }
+            (a..=b).collect()
+        }
+        None => parse_list("--cores", s)?,
+    };
+    v.into_iter()
+        .map(|c| usize::try_from(c).map_err(|_| format!("--cores {c}: too large")))
+        .collect()
+}
+
+fn parse_scenarios(s: &str) -> Result<Vec<Scenario>, String> {
+    if s.trim() == "all" {
+        return Ok(vec![Scenario::AddOnMiss, Scenario::Update]);
+    }
+    let mut v = Vec::new();
+    for x in s.split(',') {
+        let sc = Scenario::parse(x)?;
+        if sc != Scenario::Forward && !v.contains(&sc) {
+            v.push(sc);
+        }
+    }
+    Ok(v)
+}
+
+/// The configuration the flags describe.
+pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
+    let mut c = if a.quick {
+        BenchConfig::quick()
+    } else {
+        BenchConfig::default()
+    };
+    (c.latency, c.throughput) = match a.mode {
+        ModeArg::Both => (true, true),
+        ModeArg::Latency => (true, false),
+        ModeArg::Throughput => (false, true),
+    };
+    if let Some(s) = &a.scenario {
+        c.scenarios = parse_scenarios(s)?;
+    }
+    if let Some(m) = &a.m {
+        c.m = parse_num("--m", m)?;
+    }
+    if let Some(r) = &a.rates {
+        c.rates = parse_list("--rates", r)?;
+    }
+    if let Some(s) = &a.sizes {
+        c.sizes = parse_list("--sizes", s)?;
+    }
+    if let Some(s) = &a.cores {
+        c.cores = parse_cores(s)?;
+    }
+    if let Some(n) = &a.count {
+        c.count = parse_num("--count", n)?;
+    }
+    if let Some(k) = a.count_m {
+        c.count = k
+            .checked_mul(c.m)
+            .ok_or_else(|| format!("--count-m {k}: too large"))?;
+    }
+    if let Some(k) = a.new_keys {
+        c.new_keys = k;
+    }
+    if let Some(n) = &a.max_phase2 {
+        c.max_phase2 = parse_num("--max-phase2", n)?;
+    }
+    if let Some(r) = a.runs {
+        c.runs = r;
+    }
+    if let Some(b) = a.batch {
+        c.batch = b;
+    }
+    if a.no_pin {
+        c.pin = false;
+    }
+    if let Some(s) = a.seed {
+        c.seed = s;
+    }
+    c.program = a.program.clone();
+    c.hdr_dir = a.hdr_dir.clone();
+    c.validate()?;
+    Ok(c)
+}
+
+pub fn run(args: BenchArgs) -> u8 {
+    match run_inner(args) {
+        Ok(()) => 0,
+        Err(e) => {
+            let e = e.trim_end();
+            if e.contains("error:") {
+                eprintln!("{e}");
+            } else {
+                eprintln!("error: {e}");
+            }
+            2
+        }
+    }
+}
+
+fn run_inner(args: BenchArgs) -> Result<(), String> {
+    let cfg = config(&args)?;
+    // Fail before measuring if the JSON cannot be written.
+    let json = match &args.json {
+        Some(p) => Some((
+            p.clone(),
+            std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let quiet = args.quiet;
+    let rep = nevermiss_bench::run(&cfg, |line| {
+        if !quiet {
+            eprintln!("bench: {line}");
+        }
+    })?;
+    print!("{}", rep.render());
+    if let Some((p, mut f)) = json {
+        let text = serde_json::to_string_pretty(&rep).map_err(|e| format!("json: {e}"))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.write_all(b"\n"))
+            .map_err(|e| format!("--json {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_lists() {
+        assert_eq!(parse_num("--m", "2^10"), Ok(1024));
+        assert_eq!(parse_num("--m", "65_536"), Ok(65536));
+        assert!(parse_num("--m", "2^x").is_err());
+        assert!(parse_num("--m", "2^99").is_err());
+        assert!(parse_num("--m", "-1").is_err());
+        assert_eq!(parse_list("--rates", "1,10, 100"), Ok(vec![1, 10, 100]));
+        assert!(parse_list("--rates", ",").is_err());
+        assert_eq!(parse_cores("1..3"), Ok(vec![1, 2, 3]));
+        assert_eq!(parse_cores("2"), Ok(vec![2]));
+        assert!(parse_cores("3..1").is_err());
+        assert_eq!(
+            parse_scenarios("all"),
+            Ok(vec![Scenario::AddOnMiss, Scenario::Update])
+        );
+        assert_eq!(
+            parse_scenarios("forward,update"),
+            Ok(vec![Scenario::Update])
+        );
+        assert!(parse_scenarios("x").is_err());
+    }
+}

@@ -1,0 +1,237 @@
+//! `nevermiss bench` through the binary with tiny parameters: the Table III sections are
+//! printed, the JSON parses and its packet counts add up to the two-phase workload, the
+//! HdrHistogram logs decode, and bad flags exit 2 with a message. No timing is asserted.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nevermiss-bench-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin()
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("run nevermiss")
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+fn per_run(p: &Value, class: &str) -> Vec<u64> {
+    p["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == class)
+        .map(|c| {
+            c["count_per_run"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(u)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn tiny_bench_report_json_and_logs() {
+    let json = tmp("bench.json");
+    let hdr = tmp("hdr");
+    let o = run(&[
+        "--quick",
+        "--m",
+        "2^10",
+        "--count",
+        "3000",
+        "--rates",
+        "10,100",
+        "--sizes",
+        "2^10,2^11",
+        "--cores",
+        "1",
+        "--runs",
+        "2",
+        "--no-pin",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+        "--hdr-dir",
+        hdr.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{out}\n{err}");
+    for s in [
+        "Table III (a) Operations",
+        "insertion (phase 1)",
+        "lookup (hit)",
+        "update (hit + write)",
+        "resolution",
+        "Table III (b) Insertions with different rates",
+        "r=10",
+        "r=100",
+        "throughput-optimized",
+        "Eq. 3",
+        "Eq. 4",
+        "Table size sweep",
+    ] {
+        assert!(out.contains(s), "missing `{s}` in:\n{out}");
+    }
+
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert!(v["machine"]["tsc_hz"].as_f64().unwrap() > 0.0);
+    assert!(u(&v["machine"]["nproc"]) >= 1);
+    let m = 1024u64;
+    let lat = v["latency"].as_array().unwrap();
+    // baseline, add-on-miss and update operations, two rates, one extra size.
+    assert_eq!(lat.len(), 6, "{lat:?}");
+    let base = v["baseline_latency_ticks"].as_f64().unwrap();
+    for p in lat {
+        let (scen, r) = (p["scenario"].as_str().unwrap(), u(&p["r"]));
+        let pm = u(&p["m"]);
+        let phase2 = u(&p["phase2_packets"]);
+        let new_keys = u(&p["new_keys"]);
+        assert_eq!(u(&p["runs"]), 2);
+        match scen {
+            "forward" => {
+                assert_eq!(per_run(p, "forward"), vec![pm + phase2; 2]);
+                assert_eq!(p["classes"].as_array().unwrap().len(), 1);
+            }
+            "add-on-miss" => {
+                // Phase 1: every packet an insert; phase 2: hits plus one new key every r-th.
+                assert_eq!(per_run(p, "insert"), vec![pm; 2], "{p}");
+                assert_eq!(new_keys, if r == 0 { 0 } else { phase2 / r });
+                let nk = per_run(p, "new-key-insert");
+                assert_eq!(nk, if r == 0 { vec![] } else { vec![new_keys; 2] });
+                assert_eq!(per_run(p, "hit"), vec![phase2 - new_keys; 2]);
+                let entries: Vec<u64> = p["table_entries_per_run"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(u)
+                    .collect();
+                assert_eq!(entries, vec![pm + new_keys; 2]);
+            }
+            "update" => {
+                assert_eq!(pm, m);
+                assert_eq!(per_run(p, "insert"), vec![m; 2]);
+                assert_eq!(per_run(p, "hit-update"), vec![phase2; 2]);
+                assert!(per_run(p, "hit").is_empty());
+            }
+            s => panic!("unexpected scenario {s}"),
+        }
+        for c in p["classes"].as_array().unwrap() {
+            assert_ne!(c["class"], "insert-failed");
+            assert_ne!(c["class"], "other");
+            let count = u(&c["count"]);
+            let sum: u64 = c["count_per_run"].as_array().unwrap().iter().map(u).sum();
+            assert_eq!(count, sum);
+            if scen != "forward" {
+                // Eq. 4: class median minus the baseline median.
+                let d = c["eq4_ticks"]["median"].as_f64().unwrap();
+                let med = c["median_ticks"]["median"].as_f64().unwrap();
+                assert!((d - (med - base)).abs() <= 1.0, "{c}");
+                assert!(c["eq4_ns"]["median"].is_number());
+            }
+            let pc = &c["merged"];
+            assert!(u(&pc["median"]) <= u(&pc["p99"]));
+            assert!(u(&pc["p99"]) <= u(&pc["p999"]));
+            assert!(u(&pc["p999"]) <= u(&pc["max"]));
+        }
+    }
+    let thr = v["throughput"].as_array().unwrap();
+    // cores=1: forward, add-on-miss, update, two rates; size 2^11: forward and add-on-miss.
+    assert_eq!(thr.len(), 7, "{thr:?}");
+    for p in thr {
+        let pm = u(&p["m"]);
+        assert_eq!(u(&p["phase1_packets"]), pm);
+        assert_eq!(u(&p["phase2_packets"]), 3000);
+        assert_eq!(u(&p["cores"]), 1);
+        assert!(p["pps_total"]["median"].as_f64().unwrap() > 0.0);
+        let entries: Vec<u64> = p["table_entries_per_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(u)
+            .collect();
+        if p["scenario"] == "forward" {
+            assert!(p["eq3"].is_null());
+            assert_eq!(entries, vec![0, 0]);
+        } else {
+            assert!(p["eq3"]["total"]["ticks"]["median"].is_number(), "{p}");
+            assert_eq!(entries, vec![pm + u(&p["new_keys"]); 2]);
+        }
+    }
+
+    // The logs: one per scenario × class, each interval a run, counts matching the JSON.
+    let logs = v["hdr_logs"].as_array().unwrap();
+    assert!(logs.len() >= 5, "{logs:?}");
+    for l in logs {
+        let f = hdr.join(l["file"].as_str().unwrap());
+        let ivs = nevermiss_bench::hdr::read_log(&f).unwrap();
+        assert_eq!(ivs.len() as u64, u(&l["intervals"]));
+        let (scen, class) = (
+            l["scenario"].as_str().unwrap(),
+            l["class"].as_str().unwrap(),
+        );
+        let want: u64 = lat
+            .iter()
+            .filter(|p| p["scenario"] == scen)
+            .map(|p| per_run(p, class).iter().sum::<u64>())
+            .sum();
+        let got: u64 = ivs.iter().map(|(_, h)| h.len()).sum();
+        assert_eq!(got, want, "{scen}.{class}");
+        assert!(ivs
+            .iter()
+            .all(|(t, _)| t.starts_with('m') && t.contains("-run")));
+    }
+    assert!(hdr.join("add-on-miss.insert.hlog").is_file());
+    assert!(hdr.join("add-on-miss.new-key-insert.hlog").is_file());
+    assert!(hdr.join("update.hit-update.hlog").is_file());
+}
+
+#[test]
+fn bad_flags_exit_2_with_a_message() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--rates", "0"], "rate"),
+        (&["--m", "100"], "2^10..2^22"),
+        (&["--m", "2^23"], "2^10..2^22"),
+        (&["--sizes", "3000"], "powers of two"),
+        (&["--cores", "0"], "at least 1"),
+        (&["--cores", "4096"], "cpus are available"),
+        (&["--runs", "0"], "--runs"),
+        (&["--batch", "0"], "--batch"),
+        (&["--scenario", "nope"], "unknown scenario"),
+        (&["--m", "lots"], "not a number"),
+        (&["--program", "/nonexistent/prog.p4"], "no such file"),
+        (&["--json", "/nonexistent-dir/x/out.json"], "--json"),
+        (
+            &["--hdr-dir", "/proc/nevermiss-bench"],
+            "/proc/nevermiss-bench",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["--quick", "--quiet", "--runs", "1", "--count", "100"];
+        a.extend_from_slice(args);
+        let o = run(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error"), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: want `{want}` in {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
