@@ -29,9 +29,18 @@ impl LatencyRun {
     }
 }
 
-/// A histogram of ticks: 3 significant digits, grows to any value.
+/// A histogram of ticks: 3 significant digits, grows to any value (see [`record`]).
 pub fn new_hist() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits is a valid precision")
+}
+
+/// Records `ticks`, growing the histogram as needed (`saturating_record` alone would clamp
+/// to the current range without growing it).
+#[inline]
+pub fn record(h: &mut Histogram<u64>, ticks: u64) {
+    if h.record(ticks).is_err() {
+        h.saturating_record(ticks);
+    }
 }
 
 /// Runs the two-phase workload `gen` through a new worker of `sw`, one packet at a time, and
@@ -57,7 +66,7 @@ pub fn run_once(
             w.process(data, p.port, p.ts_ns);
             let t1 = tsc::stop();
             let c = Class::of(w.last_ops(), idx < m, baseline);
-            hists[c.index()].saturating_record(t1.saturating_sub(t0));
+            record(&mut hists[c.index()], t1.saturating_sub(t0));
             idx += 1;
         }
     }
@@ -73,6 +82,23 @@ pub fn run_once(
 mod tests {
     use super::*;
     use crate::scenario::build_switch;
+
+    /// Values beyond the first bucket (2048) are kept, not clamped.
+    #[test]
+    fn large_values_are_recorded() {
+        let mut h = new_hist();
+        for v in [5u64, 3000, 1_000_000, 10_000_000_000] {
+            record(&mut h, v);
+        }
+        assert_eq!(h.len(), 4);
+        assert!(
+            h.value_at_quantile(0.5) >= 2990,
+            "{}",
+            h.value_at_quantile(0.5)
+        );
+        assert!(h.max() >= 9_990_000_000);
+        assert!(h.min() <= 5);
+    }
 
     #[test]
     fn classes_follow_the_two_phases() {

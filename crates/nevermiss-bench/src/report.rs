@@ -234,7 +234,7 @@ impl BenchReport {
         let p = &cr.merged;
         let _ = writeln!(
             o,
-            "  {:<22} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}  ({:.0} ns median)",
+            "  {:<26} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}  ({:.0} ns median)",
             label,
             cr.count,
             dn,
@@ -269,7 +269,7 @@ impl BenchReport {
             );
         }
         let head = format!(
-            "  {:<22} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}",
+            "  {:<26} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}",
             "operation",
             "packets",
             "delta ns (Eq. 4)",
@@ -298,7 +298,7 @@ impl BenchReport {
                 Self::class_row(o, "update (hit + write)", x, f);
             }
             if let Some(x) = p.class(Class::Insert) {
-                Self::class_row(o, "insertion (update prog)", x, f);
+                Self::class_row(o, "insert (update prog)", x, f);
             }
         }
         for p in self.latency.iter().filter(|p| p.role == "operations") {
@@ -313,7 +313,15 @@ impl BenchReport {
                 }
             }
         }
-        let _ = writeln!(o, "  resolution: {:.2} ns per tick", ticks_to_ns(1.0, f));
+        let res = self.machine.tick_resolution_ticks;
+        let _ = writeln!(
+            o,
+            "  {:<26} {:>9} {:>22} {:>24}",
+            "resolution (counter step)",
+            "",
+            format!("{:.1}", ticks_to_ns(res as f64, f)),
+            res
+        );
         let rates: Vec<&LatencyPoint> = self.latency.iter().filter(|p| p.role == "rates").collect();
         if !rates.is_empty() {
             let _ = writeln!(
@@ -322,7 +330,7 @@ impl BenchReport {
             );
             let _ = writeln!(
                 o,
-                "  {:<22} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}",
+                "  {:<26} {:>9} {:>22} {:>24} {:>7} {:>7} {:>7} {:>9}",
                 "rate r",
                 "inserts",
                 "delta ns (Eq. 4)",
@@ -336,7 +344,7 @@ impl BenchReport {
                 match p.class(Class::NewKeyInsert) {
                     Some(x) => Self::class_row(o, &format!("r={}", p.r), x, f),
                     None => {
-                        let _ = writeln!(o, "  r={:<20} no new keys (phase 2 too short)", p.r);
+                        let _ = writeln!(o, "  r={:<24} no new keys (phase 2 too short)", p.r);
                     }
                 }
             }

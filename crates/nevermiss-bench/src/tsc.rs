@@ -99,9 +99,10 @@ pub fn overhead(n: usize) -> u64 {
     v[v.len() / 2]
 }
 
-/// The counter's granularity in ticks: the most frequent non-zero step between consecutive
-/// reads (a KVM guest's TSC may advance in steps of many ticks; this bounds what Eq. 4 can
-/// resolve, like the timestamper's 12.5 ns in papers/000 Table IIIa).
+/// The counter's granularity in ticks: the smallest non-zero step between consecutive reads
+/// that makes up at least 5% of the steps (a KVM guest's TSC may advance in steps of many
+/// ticks, with rare odd steps; this bounds what Eq. 4 can resolve, like the timestamper's
+/// 12.5 ns in papers/000 Table IIIa).
 pub fn resolution(reads: usize) -> u64 {
     let mut steps = std::collections::BTreeMap::<u64, u64>::new();
     let mut prev = start();
@@ -112,10 +113,11 @@ pub fn resolution(reads: usize) -> u64 {
             prev = t;
         }
     }
+    let total: u64 = steps.values().sum();
     steps
-        .into_iter()
-        .max_by_key(|&(step, n)| (n, std::cmp::Reverse(step)))
-        .map_or(1, |(step, _)| step)
+        .iter()
+        .find(|&(_, &n)| n * 20 >= total)
+        .map_or(1, |(&step, _)| step)
 }
 
 #[cfg(test)]
