@@ -370,7 +370,7 @@ fn latency_point(
         for c in Class::ALL {
             let h = &run.hists[c.index()];
             counts[c.index()].push(h.len());
-            if h.len() > 0 {
+            if !h.is_empty() {
                 medians[c.index()].push(h.value_at_quantile(0.5) as f64);
                 merged[c.index()]
                     .add(h)
@@ -390,7 +390,7 @@ fn latency_point(
     let mut classes = Vec::new();
     for c in Class::ALL {
         let h = &merged[c.index()];
-        if h.len() == 0 {
+        if h.is_empty() {
             continue;
         }
         classes.push(ClassResult {
@@ -549,7 +549,7 @@ fn write_hdr_logs(
         for c in Class::ALL {
             let ivs: Vec<hdr::Interval<'_>> = kept
                 .iter()
-                .filter(|k| k.scenario == s && k.hists[c.index()].len() > 0)
+                .filter(|k| k.scenario == s && !k.hists[c.index()].is_empty())
                 .map(|k| hdr::Interval {
                     tag: k.tag.clone(),
                     start: k.start,

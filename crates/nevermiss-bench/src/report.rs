@@ -411,7 +411,7 @@ impl BenchReport {
             )
         });
         for p in rows {
-            self.thr_row(o, p, &p.scenario.name().to_string());
+            self.thr_row(o, p, p.scenario.name());
         }
         let mut sizes: Vec<&ThroughputPoint> = self
             .throughput

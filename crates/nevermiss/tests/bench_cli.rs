@@ -113,7 +113,7 @@ fn tiny_bench_report_json_and_logs() {
             "add-on-miss" => {
                 // Phase 1: every packet an insert; phase 2: hits plus one new key every r-th.
                 assert_eq!(per_run(p, "insert"), vec![pm; 2], "{p}");
-                assert_eq!(new_keys, if r == 0 { 0 } else { phase2 / r });
+                assert_eq!(new_keys, phase2.checked_div(r).unwrap_or(0));
                 let nk = per_run(p, "new-key-insert");
                 assert_eq!(nk, if r == 0 { vec![] } else { vec![new_keys; 2] });
                 assert_eq!(per_run(p, "hit"), vec![phase2 - new_keys; 2]);
