@@ -859,27 +859,8 @@ impl Exec {
         }
     }
 
-    // ------------------------------------------------------------------ tables
-
-    fn apply_table(
-        &mut self,
-        sw: &Switch,
-        tid: TableId,
-        hit_slot: Option<u32>,
-        run_slot: Option<u32>,
-    ) -> Flow {
-        let (Some(td), Some(rt)) = (
-            sw.prog.tables.get(tid as usize),
-            sw.tables.get(tid as usize),
-        ) else {
-            return Flow::Next;
-        };
-        if !td.key_pre.is_empty() {
-            let f = self.exec(sw, &td.key_pre);
-            if f != Flow::Next {
-                return f;
-            }
-        }
+    /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
+    fn build_key(&mut self, td: &p4_ir::ir::Table) {
         self.key.clear();
         for k in &td.keys {
             if k.kind == MatchKind::Selector {
@@ -901,6 +882,48 @@ impl Exec {
                 put_be(&mut self.key, v, t.width);
             }
         }
+    }
+
+    /// Speculative prefetch for a table the packet is about to apply (papers/000 §IV: batches
+    /// hide DRAM latency only if their lookups overlap): evaluates the key as it stands now and
+    /// starts fetching its bucket. A hint only: nothing is read or written, a key that changes
+    /// before the apply just wastes the fetch. Tables whose key needs calls (`key_pre`) are skipped.
+    pub fn prefetch_table(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+    ) -> Option<nevermiss_tables::Prefetch> {
+        let td = sw.prog.tables.get(tid as usize)?;
+        let rt = sw.tables.get(tid as usize)?;
+        if !td.key_pre.is_empty() {
+            return None;
+        }
+        self.build_key(td);
+        rt.t.prefetch(&self.key)
+    }
+
+    // ------------------------------------------------------------------ tables
+
+    fn apply_table(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Flow {
+        let (Some(td), Some(rt)) = (
+            sw.prog.tables.get(tid as usize),
+            sw.tables.get(tid as usize),
+        ) else {
+            return Flow::Next;
+        };
+        if !td.key_pre.is_empty() {
+            let f = self.exec(sw, &td.key_pre);
+            if f != Flow::Next {
+                return f;
+            }
+        }
+        self.build_key(td);
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         let action = self.lookup.data.action;

@@ -178,13 +178,16 @@ pub fn run(
             }
             any = true;
             let wall = start.elapsed().as_nanos() as u64;
-            for pkt in rx.iter() {
-                let now = match opts.clock {
-                    Clock::Wall => wall,
-                    Clock::Packet => pkt.ts_ns,
-                };
+            let clock = opts.clock;
+            let time = |p: &Packet| match clock {
+                Clock::Wall => wall,
+                Clock::Packet => p.ts_ns,
+            };
+            let mut failed = None;
+            let pkts = rx.as_slice();
+            worker.process_batch(pkts, time, |i, outs| {
+                let now = time(&pkts[i]);
                 report.packets_in += 1;
-                let outs = worker.process(pkt.data(), pkt.port, now);
                 if outs.is_empty() {
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
@@ -193,7 +196,9 @@ pub fn run(
                     match ids.iter().position(|i| i == port) {
                         Some(ti) => {
                             if tx[ti].is_full() {
-                                flush(&mut ports[ti], &mut tx[ti])?;
+                                if let Err(e) = flush(&mut ports[ti], &mut tx[ti]) {
+                                    failed.get_or_insert(e);
+                                }
                             }
                             tx[ti].push(data, *port, now);
                             report.packets_out += 1;
@@ -205,6 +210,9 @@ pub fn run(
                     sw.expire(now);
                     next_expire = now.saturating_add(tick);
                 }
+            });
+            if let Some(e) = failed {
+                return Err(e);
             }
             for ti in 0..ports.len() {
                 if !tx[ti].is_empty() {

@@ -302,17 +302,18 @@ fn worker_main(
     };
     for chunk in queue.chunks(batch) {
         let wall = start.elapsed().as_nanos() as u64;
-        let mut now = wall;
-        for pkt in chunk {
-            now = match sh.opts.clock {
-                Clock::Wall => wall,
-                Clock::Packet => pkt.ts_ns,
-            };
-            let outs = worker.process(pkt.data(), pkt.port, now);
+        let clock = sh.opts.clock;
+        let time = |p: &Packet| match clock {
+            Clock::Wall => wall,
+            Clock::Packet => p.ts_ns,
+        };
+        let now = chunk.last().map_or(wall, time);
+        let mut failed = None;
+        worker.process_batch(chunk, time, |i, outs| {
             if outs.is_empty() {
                 st.dropped += 1;
                 if let Some(o) = sh.out {
-                    if let Some(pi) = o.ids.iter().position(|i| *i == pkt.port) {
+                    if let Some(pi) = o.ids.iter().position(|id| *id == chunk[i].port) {
                         o.stats[pi].add_dropped(1);
                     }
                 }
@@ -321,12 +322,14 @@ fn worker_main(
                 None => st.packets_out += outs.len() as u64,
                 Some(o) => {
                     for (port, data) in outs.as_slice() {
-                        match o.ids.iter().position(|i| i == port) {
+                        match o.ids.iter().position(|id| id == port) {
                             Some(ti) => {
                                 if tx[ti].is_full() {
-                                    flush(&o.ports[ti], &mut tx[ti])?;
+                                    if let Err(e) = flush(&o.ports[ti], &mut tx[ti]) {
+                                        failed.get_or_insert(e);
+                                    }
                                 }
-                                tx[ti].push(data, *port, now);
+                                tx[ti].push(data, *port, time(&chunk[i]));
                                 st.packets_out += 1;
                             }
                             None => st.no_port += 1,
@@ -334,6 +337,9 @@ fn worker_main(
                     }
                 }
             }
+        });
+        if let Some(e) = failed {
+            return Err(e);
         }
         if let Some(o) = sh.out {
             for (ti, b) in tx.iter_mut().enumerate() {

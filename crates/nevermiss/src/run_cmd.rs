@@ -66,6 +66,9 @@ pub struct RunArgs {
     /// ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN.
     #[arg(long, default_value = "default", value_name = "FIELDS")]
     pub rss: String,
+    /// PNA: how many exact tables per packet a batch prefetches after parsing (0 = off).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub prefetch_tables: usize,
     /// Do not pin workers to CPUs (allows more workers than CPUs).
     #[arg(long)]
     pub no_pin: bool,
@@ -214,6 +217,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         host_ports: args.host_ports.clone(),
         expire_profiles_ns: profiles(&args.expire_profiles)?,
         tick_ns: parse_duration_ns(&args.tick)?.max(1),
+        prefetch_tables: args.prefetch_tables,
         ..Config::default()
     };
     let sw = Arc::new(
