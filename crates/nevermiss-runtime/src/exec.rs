@@ -36,6 +36,58 @@ struct TableCtx {
     active: bool,
 }
 
+/// What one packet did to tables: a set of bit flags, ORed in as the packet runs (one `u8` OR per
+/// table apply / insert / update) and cleared by [`crate::Worker::process`] before each packet.
+/// Empty means no table was applied. Read with [`crate::Worker::last_ops`]; `nevermiss bench`
+/// classifies per-packet latencies by it (papers/000 §VI: insert, lookup, update).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TableOps(pub u8);
+
+impl TableOps {
+    /// No table was applied.
+    pub const NONE: TableOps = TableOps(0);
+    /// A lookup matched an entry.
+    pub const HIT: TableOps = TableOps(1);
+    /// A lookup matched no entry.
+    pub const MISS: TableOps = TableOps(1 << 1);
+    /// An add-on-miss insert (`add_entry`) added an entry.
+    pub const INSERT: TableOps = TableOps(1 << 2);
+    /// An add-on-miss insert failed because the table was full.
+    pub const INSERT_FULL: TableOps = TableOps(1 << 3);
+    /// An add-on-miss insert found the key already present (another worker added it first) or
+    /// was rejected.
+    pub const INSERT_OTHER: TableOps = TableOps(1 << 4);
+    /// A hit action wrote its `@__ref` parameters back into the entry (in-place update).
+    pub const UPDATE: TableOps = TableOps(1 << 5);
+
+    /// Whether every flag of `other` is set.
+    #[inline]
+    pub fn contains(self, other: TableOps) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether no flag is set (no table was applied).
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl std::ops::BitOr for TableOps {
+    type Output = TableOps;
+    #[inline]
+    fn bitor(self, rhs: TableOps) -> TableOps {
+        TableOps(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for TableOps {
+    #[inline]
+    fn bitor_assign(&mut self, rhs: TableOps) {
+        self.0 |= rhs.0;
+    }
+}
+
 /// Per-packet decisions of the architecture-level externs.
 #[derive(Clone, Debug, Default)]
 pub struct PktState {
@@ -70,6 +122,8 @@ pub struct Exec {
     /// Time of the packet (ns), for tables with idle timeouts and meters.
     pub now_ns: u64,
     pub ps: PktState,
+    /// What the current packet did to tables (cleared per packet by the worker).
+    pub ops: TableOps,
     key: Vec<u8>,
     lookup: Lookup,
     adata: ActionData,
@@ -91,6 +145,7 @@ impl Exec {
             perr: 0,
             now_ns: 0,
             ps: PktState::default(),
+            ops: TableOps::NONE,
             key: Vec::with_capacity(64),
             lookup: Lookup::default(),
             adata: ActionData::default(),
@@ -927,6 +982,11 @@ impl Exec {
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         let action = self.lookup.data.action;
+        self.ops |= if hit.is_some() {
+            TableOps::HIT
+        } else {
+            TableOps::MISS
+        };
         if let Some(h) = hit_slot {
             self.st(h as usize, u64::from(hit.is_some()));
         }
@@ -994,8 +1054,8 @@ impl Exec {
                     put_be(&mut self.pbuf, v, p.ty.width);
                 }
             }
-            if self.pbuf[..] != self.lookup.data.params[..] {
-                rt.t.update_params(h, &self.pbuf);
+            if self.pbuf[..] != self.lookup.data.params[..] && rt.t.update_params(h, &self.pbuf) {
+                self.ops |= TableOps::UPDATE;
             }
         }
         self.tctx = saved;
@@ -1543,10 +1603,18 @@ impl Exec {
             .add_on_miss(&self.key, &self.adata, profile, self.now_ns)
         {
             AddStatus::Added(h) => {
+                self.ops |= TableOps::INSERT;
                 sw.reset_direct(tid, h.slot());
                 true
             }
-            _ => false,
+            AddStatus::Full => {
+                self.ops |= TableOps::INSERT_FULL;
+                false
+            }
+            _ => {
+                self.ops |= TableOps::INSERT_OTHER;
+                false
+            }
         }
     }
 

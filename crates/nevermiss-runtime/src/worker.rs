@@ -1,7 +1,7 @@
 //! A worker: one thread's interpreter, running packets to completion one after the other.
 
 use crate::arch::{pna_finish, pna_parse, process_pna, process_psa, process_v1, Outputs};
-use crate::exec::Exec;
+use crate::exec::{Exec, TableOps};
 use crate::switch::Switch;
 use nevermiss_io::Packet;
 use nevermiss_tables::Prefetch;
@@ -42,6 +42,7 @@ impl Worker {
     pub fn process(&mut self, data: &[u8], port: u32, now_ns: u64) -> &Outputs {
         self.out.clear();
         self.ex.now_ns = now_ns;
+        self.ex.ops = TableOps::NONE;
         let sw = &*self.sw;
         if let Some(pi) = &sw.arch.pna {
             process_pna(&mut self.ex, sw, pi, data, port, &mut self.out);
@@ -91,6 +92,7 @@ impl Worker {
             self.hints.clear();
             for (ex, p) in self.slots.iter_mut().zip(group) {
                 ex.now_ns = now_ns(p);
+                ex.ops = TableOps::NONE;
                 pna_parse(ex, &sw, pi, p.data(), p.port, 0);
                 for &t in &sw.prefetch {
                     self.hints.push(ex.prefetch_table(&sw, t));
@@ -107,6 +109,13 @@ impl Worker {
                 done(g * PREFETCH_GROUP + j, &self.out);
             }
         }
+    }
+
+    /// What the last [`Worker::process`] did to tables (hit, miss, insert, failed insert,
+    /// in-place update; empty if no table was applied), over all its passes.
+    #[inline]
+    pub fn last_ops(&self) -> TableOps {
+        self.ex.ops
     }
 
     /// The packets produced by the last [`Worker::process`].
@@ -127,5 +136,59 @@ mod tests {
         sync::<Switch>();
         sync::<p4_ir::Program>();
         send::<Worker>();
+    }
+
+    fn example(name: &str, size: u32) -> Arc<Switch> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples")
+            .join(name);
+        let opts = p4_front::driver::Options {
+            defines: vec![("FLOW_TABLE_SIZE".into(), size.to_string())],
+            ..Default::default()
+        };
+        crate::build(&path, &opts, crate::Config::default()).unwrap()
+    }
+
+    fn frame(key: u32) -> Vec<u8> {
+        let g = nevermiss_io::TwoPhaseGen::new(nevermiss_io::TwoPhaseConfig::default()).unwrap();
+        let mut f = g.template().to_vec();
+        f[30..34].copy_from_slice(&key.to_be_bytes());
+        f
+    }
+
+    /// Each packet's operation flags: miss+insert, then hit, then miss+full when the table
+    /// is full; flags do not leak from one packet to the next.
+    #[test]
+    fn last_ops_add_on_miss() {
+        let mut w = Worker::new(example("pna-add-on-miss.p4", 1), 0);
+        assert_eq!(w.last_ops(), TableOps::NONE);
+        w.process(&frame(7), 0, 0);
+        assert_eq!(w.last_ops(), TableOps::MISS | TableOps::INSERT);
+        w.process(&frame(7), 0, 0);
+        assert_eq!(w.last_ops(), TableOps::HIT);
+        // The table holds one entry: a second key cannot be inserted.
+        w.process(&frame(8), 0, 0);
+        assert_eq!(w.last_ops(), TableOps::MISS | TableOps::INSERT_FULL);
+        assert!(!w.last_ops().contains(TableOps::INSERT));
+        // A packet that applies no table (not UDP: the table is skipped).
+        let mut f = frame(7);
+        f[23] = 6;
+        w.process(&f, 0, 0);
+        assert!(w.last_ops().is_empty());
+        // Garbage bytes: no panic, no table.
+        w.process(&[1, 2, 3], 0, 0);
+        assert!(w.last_ops().is_empty());
+    }
+
+    /// The update variant: a hit writes its `@__ref` parameter back.
+    #[test]
+    fn last_ops_update() {
+        let mut w = Worker::new(example("pna-dataplane-update.p4", 16), 0);
+        w.process(&frame(1), 0, 0);
+        assert_eq!(w.last_ops(), TableOps::MISS | TableOps::INSERT);
+        w.process(&frame(1), 0, 0);
+        assert_eq!(w.last_ops(), TableOps::HIT | TableOps::UPDATE);
+        assert!(w.last_ops().contains(TableOps::HIT));
+        assert!(!w.last_ops().contains(TableOps::MISS));
     }
 }
