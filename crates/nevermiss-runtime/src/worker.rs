@@ -69,44 +69,51 @@ impl Worker {
         now_ns: impl Fn(&Packet) -> u64,
         mut done: impl FnMut(usize, &Outputs),
     ) {
-        let sw = self.sw.clone();
-        let pi = match &sw.arch.pna {
-            Some(pi) if !sw.prefetch.is_empty() && pkts.len() > 1 => pi,
-            _ => {
-                for (i, p) in pkts.iter().enumerate() {
-                    self.process(p.data(), p.port, now_ns(p));
-                    done(i, &self.out);
-                }
-                return;
+        if self.sw.arch.pna.is_none() || self.sw.prefetch.is_empty() || pkts.len() <= 1 {
+            for (i, p) in pkts.iter().enumerate() {
+                self.process(p.data(), p.port, now_ns(p));
+                done(i, &self.out);
             }
-        };
+            return;
+        }
+        // Borrow the fields apart: no reference-count traffic on the shared switch per batch.
+        let Worker {
+            sw,
+            out,
+            slots,
+            hints,
+            id,
+            ..
+        } = self;
+        let sw: &Switch = sw;
+        let Some(pi) = &sw.arch.pna else { return };
         let tables = sw.prefetch.len();
-        while self.slots.len() < PREFETCH_GROUP.min(pkts.len()) {
-            let n = self.slots.len() as u64;
-            self.slots.push(Exec::new(
-                &sw,
-                self.id.wrapping_mul(PREFETCH_GROUP as u64 + 1) + n + 1,
+        while slots.len() < PREFETCH_GROUP.min(pkts.len()) {
+            let n = slots.len() as u64;
+            slots.push(Exec::new(
+                sw,
+                id.wrapping_mul(PREFETCH_GROUP as u64 + 1) + n + 1,
             ));
         }
         for (g, group) in pkts.chunks(PREFETCH_GROUP).enumerate() {
-            self.hints.clear();
-            for (ex, p) in self.slots.iter_mut().zip(group) {
+            hints.clear();
+            for (ex, p) in slots.iter_mut().zip(group) {
                 ex.now_ns = now_ns(p);
                 ex.ops = TableOps::NONE;
-                pna_parse(ex, &sw, pi, p.data(), p.port, 0);
+                pna_parse(ex, sw, pi, p.data(), p.port, 0);
                 for &t in &sw.prefetch {
-                    self.hints.push(ex.prefetch_table(&sw, t));
+                    hints.push(ex.prefetch_table(sw, t));
                 }
             }
-            for (k, h) in self.hints.iter().enumerate() {
+            for (k, h) in hints.iter().enumerate() {
                 if let (Some(h), Some(rt)) = (h, sw.tables.get(sw.prefetch[k % tables] as usize)) {
                     rt.t.prefetch_entry(*h);
                 }
             }
-            for (j, (ex, p)) in self.slots.iter_mut().zip(group).enumerate() {
-                self.out.clear();
-                pna_finish(ex, &sw, pi, p.port, 0, &mut self.out);
-                done(g * PREFETCH_GROUP + j, &self.out);
+            for (j, (ex, p)) in slots.iter_mut().zip(group).enumerate() {
+                out.clear();
+                pna_finish(ex, sw, pi, p.port, 0, out);
+                done(g * PREFETCH_GROUP + j, out);
             }
         }
     }
