@@ -69,6 +69,8 @@ pub struct RunReport {
     pub no_port: u64,
     pub digests: usize,
     pub elapsed: Duration,
+    /// Per worker (runs with `--cores`): packets and CPU time.
+    pub workers: Vec<(u64, Duration)>,
 }
 
 impl RunReport {
@@ -97,6 +99,14 @@ impl RunReport {
                 s,
                 "  {}: {} entries of {}; hits {}, misses {}, inserts {}, failed inserts {}, updates {}, expirations {}, notifications {}",
                 t.name, t.entries, t.capacity, st.hits, st.misses, st.inserts, st.inserts_full, st.updates, st.expirations, st.notifications
+            );
+        }
+        for (i, (n, cpu)) in self.workers.iter().enumerate() {
+            let c = cpu.as_secs_f64();
+            let _ = writeln!(
+                s,
+                "  worker {i}: {n} packets, {c:.3} s cpu, {:.0} ns cpu per packet",
+                if *n > 0 { c * 1e9 / *n as f64 } else { 0.0 }
             );
         }
         let _ = writeln!(
@@ -269,6 +279,7 @@ fn snapshot(sw: &Switch, ports: &[Box<dyn Port>], r: &RunReport, elapsed: Durati
         no_port: r.no_port,
         digests: 0,
         elapsed,
+        workers: Vec::new(),
     }
 }
 

@@ -60,6 +60,9 @@ pub struct WorkerStat {
     pub elapsed: Duration,
     /// The CPU it was pinned to.
     pub cpu: Option<usize>,
+    /// CPU time the thread spent over the same interval (less than `elapsed` when other
+    /// processes took its CPU: compare CPU time per packet on a busy machine).
+    pub cpu_time: Duration,
 }
 
 /// What a run of in-memory queues did.
@@ -128,6 +131,22 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
         let _ = cpu;
         Ok(())
     }
+}
+
+/// CPU time of the calling thread (zero where it cannot be read).
+pub fn thread_cpu_time() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid timespec to write to.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
 }
 
 /// Output ports shared by the workers, each under its own lock.
@@ -300,6 +319,7 @@ fn worker_main(
         let mut s = start_cell.lock().unwrap_or_else(PoisonError::into_inner);
         *s.get_or_insert_with(Instant::now)
     };
+    let cpu0 = thread_cpu_time();
     for chunk in queue.chunks(batch) {
         let wall = start.elapsed().as_nanos() as u64;
         let clock = sh.opts.clock;
@@ -366,6 +386,7 @@ fn worker_main(
         }
     }
     st.elapsed = start.elapsed();
+    st.cpu_time = thread_cpu_time().saturating_sub(cpu0);
     Ok(st)
 }
 
@@ -382,7 +403,8 @@ fn flush(port: &Mutex<Box<dyn Port>>, b: &mut Batch) -> Result<(), String> {
 /// Options of a multi-core run of ports.
 #[derive(Clone, Debug)]
 pub struct ParallelOptions {
-    /// Number of workers (≥ 1; 1 runs [`crate::run::run`] on the calling thread).
+    /// Number of workers (≥ 1). Even one worker reads its input into memory first, so runs
+    /// with different numbers of workers measure the same thing.
     pub cores: usize,
     /// How packets are spread over workers.
     pub rss: Rss,
@@ -413,9 +435,6 @@ pub fn run_parallel(
     opts: &RunOptions,
     par: &ParallelOptions,
 ) -> Result<RunReport, String> {
-    if par.cores <= 1 {
-        return crate::run::run(sw, ports, opts);
-    }
     let limit = opts.max_packets.unwrap_or(u64::MAX);
     let mut all: Vec<Packet> = Vec::new();
     let mut bytes = 0usize;
@@ -452,7 +471,7 @@ pub fn run_parallel(
             idle += 1;
             if idle > 10_000 {
                 return Err(
-                    "an input port neither delivers packets nor ends; with --cores > 1 \
+                    "an input port neither delivers packets nor ends; with --cores \
                             inputs must be finite"
                         .into(),
                 );
@@ -460,7 +479,7 @@ pub fn run_parallel(
             std::thread::sleep(Duration::from_micros(100));
         }
     }
-    let queues = spread(all, &par.rss, par.cores);
+    let queues = spread(all, &par.rss, par.cores.max(1));
     let out = OutPorts {
         ids: ports.iter().map(|p| p.id()).collect(),
         stats: ports.iter().map(|p| p.stats().clone()).collect(),
@@ -523,5 +542,10 @@ pub fn run_parallel(
         no_port: rep.no_port,
         digests,
         elapsed: rep.elapsed,
+        workers: rep
+            .per_worker
+            .iter()
+            .map(|w| (w.packets, w.cpu_time))
+            .collect(),
     })
 }
