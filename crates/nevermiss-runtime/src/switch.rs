@@ -121,6 +121,9 @@ pub struct Switch {
     pub mc_groups: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
     pub flow_ids: AtomicU32,
     pub stats: SwitchStats,
+    /// Per header type: its compact layout when every field is fixed-width ≤ 64 bits and the
+    /// header is a whole number of bytes (`Exec::extract`/`emit` fast paths).
+    pub fast_headers: Vec<Option<FastHeader>>,
     /// Exact tables a batch prefetches for after parsing (PNA: the first two the main control
     /// applies whose key needs no calls); see `Worker::process_batch`.
     pub prefetch: Vec<TableId>,
@@ -259,6 +262,7 @@ impl Switch {
             .iter()
             .map(|_| RwLock::new(Vec::new()))
             .collect();
+        let fast_headers = prog.headers.iter().map(FastHeader::new).collect();
         let prefetch = match &arch.pna {
             Some(pi) => prefetch_tables(&prog, &tables, pi.control, config.prefetch_tables),
             None => Vec::new(),
@@ -277,6 +281,7 @@ impl Switch {
             mc_groups: RwLock::new(HashMap::new()),
             flow_ids: AtomicU32::new(1),
             stats: SwitchStats::default(),
+            fast_headers,
             prefetch,
         })
     }
@@ -490,4 +495,61 @@ fn prefetch_tables(prog: &Program, tables: &[RtTable], control: FnId, max: usize
         walk(prog, tables, &f.body, 0, max, &mut out);
     }
     out
+}
+
+/// A header type laid out for the extract/emit fast paths: one compact record per field.
+#[derive(Clone, Debug)]
+pub struct FastHeader {
+    /// Bytes on the wire.
+    pub bytes: usize,
+    /// Frame words, validity word included.
+    pub words: usize,
+    pub fields: Box<[FastField]>,
+}
+
+/// A field of a [`FastHeader`].
+#[derive(Clone, Copy, Debug)]
+pub struct FastField {
+    /// Word offset from the validity word.
+    pub off: u32,
+    /// Bit offset from the start of the header.
+    pub bit: u32,
+    /// Width in bits, 1..=64.
+    pub width: u32,
+}
+
+/// Largest header the fast paths take (their stack buffers).
+pub const FAST_HEADER_MAX_BYTES: usize = 128;
+
+impl FastHeader {
+    /// The fast layout of `h`, if it has one.
+    pub fn new(h: &p4_ir::ir::HeaderLayout) -> Option<FastHeader> {
+        if h.fixed_bits % 8 != 0 || h.fixed_bits as usize / 8 > FAST_HEADER_MAX_BYTES {
+            return None;
+        }
+        let mut bit = 0u32;
+        let mut fields = Vec::with_capacity(h.fields.len());
+        for f in &h.fields {
+            if f.varbit.is_some() || f.ty.width > 64 {
+                return None;
+            }
+            if f.ty.width > 0 {
+                fields.push(FastField {
+                    off: f.off,
+                    bit,
+                    width: f.ty.width,
+                });
+            }
+            bit += f.ty.width;
+        }
+        let words = h.words as usize;
+        if fields.iter().any(|f| f.off as usize >= words) {
+            return None;
+        }
+        Some(FastHeader {
+            bytes: h.fixed_bits as usize / 8,
+            words,
+            fields: fields.into_boxed_slice(),
+        })
+    }
 }
