@@ -327,35 +327,54 @@ pub fn process_pna(
     port: u32,
     out: &mut Outputs,
 ) {
-    let mut pass = 0u64;
-    let mut buf: Vec<u8>;
-    let mut cur: &[u8] = data;
+    pna_parse(ex, sw, pi, data, port, 0);
+    pna_finish(ex, sw, pi, port, 0, out);
+}
+
+/// The first part of a PNA pass: resets `ex` for `data`, runs the main parser and fills the
+/// main control's input metadata. [`pna_finish`] does the rest; between the two a batch can
+/// prefetch the tables the packets are about to look up.
+pub fn pna_parse(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u32, pass: u64) {
+    ex.reset(sw, data);
+    let net = sw.is_net_port(u64::from(port));
+    let dir = if net { pi.net_to_host } else { pi.host_to_net };
+    set(ex, pi.p_input_port, u64::from(port));
+    set(ex, pi.p_direction, dir);
+    set(ex, pi.p_pass, pass);
+    set(ex, pi.p_loopedback, 0);
+    set(ex, pi.p_recirculated, u64::from(pass > 0));
+    if !ex.run_parser(sw, pi.parser) && ex.perr == 0 {
+        ex.perr = errors::NO_MATCH.min(ex.perr);
+    }
+    let perr = ex.perr;
+    set(ex, pi.m_input_port, u64::from(port));
+    set(ex, pi.m_direction, dir);
+    set(ex, pi.m_pass, pass);
+    set(ex, pi.m_loopedback, 0);
+    set(ex, pi.m_recirculated, u64::from(pass > 0));
+    set(ex, pi.m_timestamp, ex.now_ns);
+    set(ex, pi.m_parser_error, perr);
+    if pi.pre.is_some() {
+        set(ex, pi.pre_input_port, u64::from(port));
+        set(ex, pi.pre_parser_error, perr);
+        set(ex, pi.pre_direction, dir);
+        set(ex, pi.pre_pass, pass);
+        set(ex, pi.pre_loopedback, 0);
+    }
+}
+
+/// The rest of a PNA packet after [`pna_parse`] of pass `pass`: pre-control, main control,
+/// deparser, mirror copies, and further passes while the packet recirculates.
+pub fn pna_finish(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PnaInfo,
+    port: u32,
+    mut pass: u64,
+    out: &mut Outputs,
+) {
     loop {
-        ex.reset(sw, cur);
-        let net = sw.is_net_port(u64::from(port));
-        let dir = if net { pi.net_to_host } else { pi.host_to_net };
-        set(ex, pi.p_input_port, u64::from(port));
-        set(ex, pi.p_direction, dir);
-        set(ex, pi.p_pass, pass);
-        set(ex, pi.p_loopedback, 0);
-        set(ex, pi.p_recirculated, u64::from(pass > 0));
-        if !ex.run_parser(sw, pi.parser) && ex.perr == 0 {
-            ex.perr = errors::NO_MATCH.min(ex.perr);
-        }
-        let perr = ex.perr;
-        set(ex, pi.m_input_port, u64::from(port));
-        set(ex, pi.m_direction, dir);
-        set(ex, pi.m_pass, pass);
-        set(ex, pi.m_loopedback, 0);
-        set(ex, pi.m_recirculated, u64::from(pass > 0));
-        set(ex, pi.m_timestamp, ex.now_ns);
-        set(ex, pi.m_parser_error, perr);
         if let Some(pre) = pi.pre {
-            set(ex, pi.pre_input_port, u64::from(port));
-            set(ex, pi.pre_parser_error, perr);
-            set(ex, pi.pre_direction, dir);
-            set(ex, pi.pre_pass, pass);
-            set(ex, pi.pre_loopedback, 0);
             if run_control(ex, sw, pre) == Flow::Reject {
                 return;
             }
@@ -384,8 +403,7 @@ pub fn process_pna(
             }
             let mut b = ex.out.bytes.clone();
             b.extend_from_slice(&ex.input[start..]);
-            buf = b;
-            cur = &buf;
+            pna_parse(ex, sw, pi, &b, port, pass);
             continue;
         }
         if let Some(p) = ex.ps.dest {

@@ -7,7 +7,7 @@
 
 use crate::bits::{put_be, read_bits, read_wide, BitWriter};
 use crate::externs::{self, RED};
-use crate::switch::{DigestMsg, RtExtern, Switch};
+use crate::switch::{DigestMsg, FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
 use nevermiss_tables::{ActionData, AddStatus, EntryHandle, Lookup, ACTION_NONE};
 use num_bigint::BigUint;
 use p4_ir::errors::*;
@@ -753,6 +753,11 @@ impl Exec {
 
     /// Extracts header `h` at frame offset `a` from the packet (P4_16 §12.8.2).
     fn extract(&mut self, sw: &Switch, a: usize, h: HeaderId, varbit: Option<u64>) -> Flow {
+        if let Some(Some(fh)) = sw.fast_headers.get(h as usize) {
+            if let Some(f) = self.extract_fast(fh, a) {
+                return f;
+            }
+        }
         let Some(hl) = sw.prog.headers.get(h as usize) else {
             return Flow::Next;
         };
@@ -806,6 +811,70 @@ impl Exec {
         Flow::Next
     }
 
+    /// `extract` of a header with a [`FastHeader`] layout at a byte-aligned cursor: each field
+    /// is one 8-byte (or, when it straddles, 16-byte) big-endian load and two shifts. `None`
+    /// when the slow path must decide (unaligned cursor, the header runs past the end of the
+    /// packet or too close to it for a whole window, or the frame is short).
+    #[inline]
+    fn extract_fast(&mut self, fh: &FastHeader, a: usize) -> Option<Flow> {
+        if self.cursor % 8 != 0 {
+            return None;
+        }
+        let start = self.cursor / 8;
+        let win = self.input.get(start..start + fh.bytes + 16)?;
+        let dst = self.f.get_mut(a..a + fh.words)?;
+        for fl in fh.fields.iter() {
+            let i = (fl.bit / 8) as usize;
+            let lsh = fl.bit % 8;
+            let v = if lsh + fl.width <= 64 {
+                let x = u64::from_be_bytes(win[i..i + 8].try_into().ok()?);
+                (x << lsh) >> (64 - fl.width)
+            } else {
+                let x = u128::from_be_bytes(win[i..i + 16].try_into().ok()?);
+                ((x << lsh) >> (128 - fl.width)) as u64
+            };
+            dst[fl.off as usize] = v;
+        }
+        dst[0] = 1;
+        self.cursor += fh.bytes * 8;
+        Some(Flow::Next)
+    }
+
+    /// `emit` of a header with a [`FastHeader`] layout: the fields are packed into a stack
+    /// buffer through a 128-bit accumulator and the header's bytes appended at once.
+    #[inline]
+    fn emit_fast(&mut self, fh: &FastHeader, a: usize) -> bool {
+        let Some(src) = self.f.get(a..a + fh.words) else {
+            return false;
+        };
+        let mut buf = [0u8; FAST_HEADER_MAX_BYTES + 8];
+        let mut acc: u128 = 0;
+        let mut n = 0u32;
+        let mut o = 0usize;
+        for fl in fh.fields.iter() {
+            let w = fl.width;
+            acc = (acc << w) | u128::from(src[fl.off as usize] & mask(w));
+            n += w;
+            if n >= 64 {
+                n -= 64;
+                let word = (acc >> n) as u64;
+                if let Some(d) = buf.get_mut(o..o + 8) {
+                    d.copy_from_slice(&word.to_be_bytes());
+                }
+                o += 8;
+                acc &= (1u128 << n) - 1;
+            }
+        }
+        if n > 0 {
+            let word = (acc << (64 - n)) as u64;
+            if let Some(d) = buf.get_mut(o..o + 8) {
+                d.copy_from_slice(&word.to_be_bytes());
+            }
+        }
+        self.out.put_bytes(&buf[..fh.bytes]);
+        true
+    }
+
     /// Reads a value of `layout` at bit `pos` of the packet into frame offset `a` (lookahead).
     fn read_layout(&mut self, sw: &Switch, a: usize, layout: &Layout, pos: &mut usize) {
         match layout {
@@ -843,6 +912,11 @@ impl Exec {
 
     /// Appends the fields of the (valid) header at `a` to the output.
     fn emit(&mut self, sw: &Switch, a: usize, h: HeaderId) {
+        if let Some(Some(fh)) = sw.fast_headers.get(h as usize) {
+            if self.emit_fast(fh, a) {
+                return;
+            }
+        }
         let Some(hl) = sw.prog.headers.get(h as usize) else {
             return;
         };
@@ -914,27 +988,8 @@ impl Exec {
         }
     }
 
-    // ------------------------------------------------------------------ tables
-
-    fn apply_table(
-        &mut self,
-        sw: &Switch,
-        tid: TableId,
-        hit_slot: Option<u32>,
-        run_slot: Option<u32>,
-    ) -> Flow {
-        let (Some(td), Some(rt)) = (
-            sw.prog.tables.get(tid as usize),
-            sw.tables.get(tid as usize),
-        ) else {
-            return Flow::Next;
-        };
-        if !td.key_pre.is_empty() {
-            let f = self.exec(sw, &td.key_pre);
-            if f != Flow::Next {
-                return f;
-            }
-        }
+    /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
+    fn build_key(&mut self, td: &p4_ir::ir::Table) {
         self.key.clear();
         for k in &td.keys {
             if k.kind == MatchKind::Selector {
@@ -956,6 +1011,48 @@ impl Exec {
                 put_be(&mut self.key, v, t.width);
             }
         }
+    }
+
+    /// Speculative prefetch for a table the packet is about to apply (papers/000 §IV: batches
+    /// hide DRAM latency only if their lookups overlap): evaluates the key as it stands now and
+    /// starts fetching its bucket. A hint only: nothing is read or written, a key that changes
+    /// before the apply just wastes the fetch. Tables whose key needs calls (`key_pre`) are skipped.
+    pub fn prefetch_table(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+    ) -> Option<nevermiss_tables::Prefetch> {
+        let td = sw.prog.tables.get(tid as usize)?;
+        let rt = sw.tables.get(tid as usize)?;
+        if !td.key_pre.is_empty() {
+            return None;
+        }
+        self.build_key(td);
+        rt.t.prefetch(&self.key)
+    }
+
+    // ------------------------------------------------------------------ tables
+
+    fn apply_table(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Flow {
+        let (Some(td), Some(rt)) = (
+            sw.prog.tables.get(tid as usize),
+            sw.tables.get(tid as usize),
+        ) else {
+            return Flow::Next;
+        };
+        if !td.key_pre.is_empty() {
+            let f = self.exec(sw, &td.key_pre);
+            if f != Flow::Next {
+                return f;
+            }
+        }
+        self.build_key(td);
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         let action = self.lookup.data.action;

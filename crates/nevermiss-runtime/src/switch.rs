@@ -8,6 +8,7 @@ use nevermiss_tables::{
     ActionData, FieldMatch, IdleTimeout as TIdle, KeySpec, MatchKind as TKind, Table, TableError,
     TableSpec, MAX_TABLE_SIZE,
 };
+use p4_ir::ir::{FnId, FnKind, Stmt, TableId};
 use p4_ir::{EntryMatch, ExternKind, IdleTimeout, MatchKind, Program, Ty, Val};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -34,6 +35,8 @@ pub struct Config {
     pub seed: u64,
     /// Most digests kept for the control plane (older ones are dropped and counted).
     pub digest_queue: usize,
+    /// Exact tables per packet whose buckets a batch prefetches after parsing (0 = none).
+    pub prefetch_tables: usize,
 }
 
 impl Default for Config {
@@ -47,6 +50,7 @@ impl Default for Config {
             loop_limit: 1_000_000,
             seed: 1,
             digest_queue: 1 << 16,
+            prefetch_tables: 2,
         }
     }
 }
@@ -117,6 +121,12 @@ pub struct Switch {
     pub mc_groups: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
     pub flow_ids: AtomicU32,
     pub stats: SwitchStats,
+    /// Per header type: its compact layout when every field is fixed-width ≤ 64 bits and the
+    /// header is a whole number of bytes (`Exec::extract`/`emit` fast paths).
+    pub fast_headers: Vec<Option<FastHeader>>,
+    /// Exact tables a batch prefetches for after parsing (PNA: the first two the main control
+    /// applies whose key needs no calls); see `Worker::process_batch`.
+    pub prefetch: Vec<TableId>,
 }
 
 /// Why a switch could not be built.
@@ -252,6 +262,11 @@ impl Switch {
             .iter()
             .map(|_| RwLock::new(Vec::new()))
             .collect();
+        let fast_headers = prog.headers.iter().map(FastHeader::new).collect();
+        let prefetch = match &arch.pna {
+            Some(pi) => prefetch_tables(&prog, &tables, pi.control, config.prefetch_tables),
+            None => Vec::new(),
+        };
         Ok(Switch {
             prog,
             config,
@@ -266,6 +281,8 @@ impl Switch {
             mc_groups: RwLock::new(HashMap::new()),
             flow_ids: AtomicU32::new(1),
             stats: SwitchStats::default(),
+            fast_headers,
+            prefetch,
         })
     }
 
@@ -423,4 +440,116 @@ pub fn entry_matches(kinds: &[(MatchKind, Ty)], ms: &[EntryMatch]) -> Option<Vec
         });
     }
     Some(out)
+}
+
+/// Up to `max` distinct exact tables, without key calls, in the order `control` applies them
+/// (through `if`/`switch` bodies and called controls, not actions).
+fn prefetch_tables(prog: &Program, tables: &[RtTable], control: FnId, max: usize) -> Vec<TableId> {
+    fn walk(
+        prog: &Program,
+        tables: &[RtTable],
+        body: &[Stmt],
+        depth: u32,
+        max: usize,
+        out: &mut Vec<TableId>,
+    ) {
+        for st in body {
+            if out.len() >= max || depth > 8 {
+                return;
+            }
+            match st {
+                Stmt::ApplyTable { table, .. } => {
+                    let ok = prog
+                        .tables
+                        .get(*table as usize)
+                        .is_some_and(|td| td.key_pre.is_empty())
+                        && tables
+                            .get(*table as usize)
+                            .is_some_and(|rt| rt.t.spec().is_exact());
+                    if ok && !out.contains(table) {
+                        out.push(*table);
+                    }
+                }
+                Stmt::If(_, a, b) => {
+                    walk(prog, tables, a, depth + 1, max, out);
+                    walk(prog, tables, b, depth + 1, max, out);
+                }
+                Stmt::Switch { bodies, .. } => {
+                    for b in bodies {
+                        walk(prog, tables, b, depth + 1, max, out);
+                    }
+                }
+                Stmt::Call { func, .. } => {
+                    if let Some(f) = prog.functions.get(*func as usize) {
+                        if f.kind == FnKind::Control {
+                            walk(prog, tables, &f.body, depth + 1, max, out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(f) = prog.functions.get(control as usize) {
+        walk(prog, tables, &f.body, 0, max, &mut out);
+    }
+    out
+}
+
+/// A header type laid out for the extract/emit fast paths: one compact record per field.
+#[derive(Clone, Debug)]
+pub struct FastHeader {
+    /// Bytes on the wire.
+    pub bytes: usize,
+    /// Frame words, validity word included.
+    pub words: usize,
+    pub fields: Box<[FastField]>,
+}
+
+/// A field of a [`FastHeader`].
+#[derive(Clone, Copy, Debug)]
+pub struct FastField {
+    /// Word offset from the validity word.
+    pub off: u32,
+    /// Bit offset from the start of the header.
+    pub bit: u32,
+    /// Width in bits, 1..=64.
+    pub width: u32,
+}
+
+/// Largest header the fast paths take (their stack buffers).
+pub const FAST_HEADER_MAX_BYTES: usize = 128;
+
+impl FastHeader {
+    /// The fast layout of `h`, if it has one.
+    pub fn new(h: &p4_ir::ir::HeaderLayout) -> Option<FastHeader> {
+        if h.fixed_bits % 8 != 0 || h.fixed_bits as usize / 8 > FAST_HEADER_MAX_BYTES {
+            return None;
+        }
+        let mut bit = 0u32;
+        let mut fields = Vec::with_capacity(h.fields.len());
+        for f in &h.fields {
+            if f.varbit.is_some() || f.ty.width > 64 {
+                return None;
+            }
+            if f.ty.width > 0 {
+                fields.push(FastField {
+                    off: f.off,
+                    bit,
+                    width: f.ty.width,
+                });
+            }
+            bit += f.ty.width;
+        }
+        let words = h.words as usize;
+        if fields.iter().any(|f| f.off as usize >= words) {
+            return None;
+        }
+        Some(FastHeader {
+            bytes: h.fixed_bits as usize / 8,
+            words,
+            fields: fields.into_boxed_slice(),
+        })
+    }
 }

@@ -1,9 +1,15 @@
 //! A worker: one thread's interpreter, running packets to completion one after the other.
 
-use crate::arch::{process_pna, process_psa, process_v1, Outputs};
+use crate::arch::{pna_finish, pna_parse, process_pna, process_psa, process_v1, Outputs};
 use crate::exec::{Exec, TableOps};
 use crate::switch::Switch;
+use nevermiss_io::Packet;
+use nevermiss_tables::Prefetch;
 use std::sync::Arc;
+
+/// Packets a batch parses before their tables are prefetched and they run on (the group size
+/// of the engine's own batched lookup).
+pub const PREFETCH_GROUP: usize = 32;
 
 /// One worker thread's state. The switch is shared (`Arc`), everything else is owned and
 /// reused from packet to packet.
@@ -11,6 +17,10 @@ pub struct Worker {
     pub sw: Arc<Switch>,
     pub ex: Exec,
     pub out: Outputs,
+    /// Interpreter states of the packets of a prefetching batch (created on first use).
+    slots: Vec<Exec>,
+    hints: Vec<Option<Prefetch>>,
+    id: u64,
 }
 
 impl Worker {
@@ -21,6 +31,9 @@ impl Worker {
             sw,
             ex,
             out: Outputs::default(),
+            slots: Vec::new(),
+            hints: Vec::new(),
+            id,
         }
     }
 
@@ -39,6 +52,70 @@ impl Worker {
             process_psa(&mut self.ex, sw, pi, data, port, &mut self.out);
         }
         &self.out
+    }
+
+    /// Runs a batch of packets, each at `now_ns(packet)`, calling `done(i, &outputs)` for packet
+    /// `i` in order. The outputs are those [`Worker::process`] would give packet by packet.
+    ///
+    /// PNA programs whose main control applies exact tables (`Switch::prefetch`) are run in
+    /// groups of [`PREFETCH_GROUP`]: every packet of a group is parsed, the buckets then entries
+    /// of its tables are prefetched from its key as parsed, and only then does each packet run
+    /// its controls — so the group's table misses overlap instead of costing one DRAM latency
+    /// after another (papers/000 §IV; docs/runtime.md). The prefetch is a hint: a key the control
+    /// changes before the apply is looked up as usual. Other programs run packet by packet.
+    pub fn process_batch(
+        &mut self,
+        pkts: &[Packet],
+        now_ns: impl Fn(&Packet) -> u64,
+        mut done: impl FnMut(usize, &Outputs),
+    ) {
+        if self.sw.arch.pna.is_none() || self.sw.prefetch.is_empty() || pkts.len() <= 1 {
+            for (i, p) in pkts.iter().enumerate() {
+                self.process(p.data(), p.port, now_ns(p));
+                done(i, &self.out);
+            }
+            return;
+        }
+        // Borrow the fields apart: no reference-count traffic on the shared switch per batch.
+        let Worker {
+            sw,
+            out,
+            slots,
+            hints,
+            id,
+            ..
+        } = self;
+        let sw: &Switch = sw;
+        let Some(pi) = &sw.arch.pna else { return };
+        let tables = sw.prefetch.len();
+        while slots.len() < PREFETCH_GROUP.min(pkts.len()) {
+            let n = slots.len() as u64;
+            slots.push(Exec::new(
+                sw,
+                id.wrapping_mul(PREFETCH_GROUP as u64 + 1) + n + 1,
+            ));
+        }
+        for (g, group) in pkts.chunks(PREFETCH_GROUP).enumerate() {
+            hints.clear();
+            for (ex, p) in slots.iter_mut().zip(group) {
+                ex.now_ns = now_ns(p);
+                ex.ops = TableOps::NONE;
+                pna_parse(ex, sw, pi, p.data(), p.port, 0);
+                for &t in &sw.prefetch {
+                    hints.push(ex.prefetch_table(sw, t));
+                }
+            }
+            for (k, h) in hints.iter().enumerate() {
+                if let (Some(h), Some(rt)) = (h, sw.tables.get(sw.prefetch[k % tables] as usize)) {
+                    rt.t.prefetch_entry(*h);
+                }
+            }
+            for (j, (ex, p)) in slots.iter_mut().zip(group).enumerate() {
+                out.clear();
+                pna_finish(ex, sw, pi, p.port, 0, out);
+                done(g * PREFETCH_GROUP + j, out);
+            }
+        }
     }
 
     /// What the last [`Worker::process`] did to tables (hit, miss, insert, failed insert,

@@ -60,6 +60,9 @@ pub struct WorkerStat {
     pub elapsed: Duration,
     /// The CPU it was pinned to.
     pub cpu: Option<usize>,
+    /// CPU time the thread spent over the same interval (less than `elapsed` when other
+    /// processes took its CPU: compare CPU time per packet on a busy machine).
+    pub cpu_time: Duration,
 }
 
 /// What a run of in-memory queues did.
@@ -128,6 +131,22 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
         let _ = cpu;
         Ok(())
     }
+}
+
+/// CPU time of the calling thread (zero where it cannot be read).
+pub fn thread_cpu_time() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid timespec to write to.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
 }
 
 /// Output ports shared by the workers, each under its own lock.
@@ -300,19 +319,21 @@ fn worker_main(
         let mut s = start_cell.lock().unwrap_or_else(PoisonError::into_inner);
         *s.get_or_insert_with(Instant::now)
     };
+    let cpu0 = thread_cpu_time();
     for chunk in queue.chunks(batch) {
         let wall = start.elapsed().as_nanos() as u64;
-        let mut now = wall;
-        for pkt in chunk {
-            now = match sh.opts.clock {
-                Clock::Wall => wall,
-                Clock::Packet => pkt.ts_ns,
-            };
-            let outs = worker.process(pkt.data(), pkt.port, now);
+        let clock = sh.opts.clock;
+        let time = |p: &Packet| match clock {
+            Clock::Wall => wall,
+            Clock::Packet => p.ts_ns,
+        };
+        let now = chunk.last().map_or(wall, time);
+        let mut failed = None;
+        worker.process_batch(chunk, time, |i, outs| {
             if outs.is_empty() {
                 st.dropped += 1;
                 if let Some(o) = sh.out {
-                    if let Some(pi) = o.ids.iter().position(|i| *i == pkt.port) {
+                    if let Some(pi) = o.ids.iter().position(|id| *id == chunk[i].port) {
                         o.stats[pi].add_dropped(1);
                     }
                 }
@@ -321,12 +342,14 @@ fn worker_main(
                 None => st.packets_out += outs.len() as u64,
                 Some(o) => {
                     for (port, data) in outs.as_slice() {
-                        match o.ids.iter().position(|i| i == port) {
+                        match o.ids.iter().position(|id| id == port) {
                             Some(ti) => {
                                 if tx[ti].is_full() {
-                                    flush(&o.ports[ti], &mut tx[ti])?;
+                                    if let Err(e) = flush(&o.ports[ti], &mut tx[ti]) {
+                                        failed.get_or_insert(e);
+                                    }
                                 }
-                                tx[ti].push(data, *port, now);
+                                tx[ti].push(data, *port, time(&chunk[i]));
                                 st.packets_out += 1;
                             }
                             None => st.no_port += 1,
@@ -334,6 +357,9 @@ fn worker_main(
                     }
                 }
             }
+        });
+        if let Some(e) = failed {
+            return Err(e);
         }
         if let Some(o) = sh.out {
             for (ti, b) in tx.iter_mut().enumerate() {
@@ -360,6 +386,7 @@ fn worker_main(
         }
     }
     st.elapsed = start.elapsed();
+    st.cpu_time = thread_cpu_time().saturating_sub(cpu0);
     Ok(st)
 }
 
@@ -376,7 +403,8 @@ fn flush(port: &Mutex<Box<dyn Port>>, b: &mut Batch) -> Result<(), String> {
 /// Options of a multi-core run of ports.
 #[derive(Clone, Debug)]
 pub struct ParallelOptions {
-    /// Number of workers (≥ 1; 1 runs [`crate::run::run`] on the calling thread).
+    /// Number of workers (≥ 1). Even one worker reads its input into memory first, so runs
+    /// with different numbers of workers measure the same thing.
     pub cores: usize,
     /// How packets are spread over workers.
     pub rss: Rss,
@@ -407,9 +435,6 @@ pub fn run_parallel(
     opts: &RunOptions,
     par: &ParallelOptions,
 ) -> Result<RunReport, String> {
-    if par.cores <= 1 {
-        return crate::run::run(sw, ports, opts);
-    }
     let limit = opts.max_packets.unwrap_or(u64::MAX);
     let mut all: Vec<Packet> = Vec::new();
     let mut bytes = 0usize;
@@ -446,7 +471,7 @@ pub fn run_parallel(
             idle += 1;
             if idle > 10_000 {
                 return Err(
-                    "an input port neither delivers packets nor ends; with --cores > 1 \
+                    "an input port neither delivers packets nor ends; with --cores \
                             inputs must be finite"
                         .into(),
                 );
@@ -454,7 +479,7 @@ pub fn run_parallel(
             std::thread::sleep(Duration::from_micros(100));
         }
     }
-    let queues = spread(all, &par.rss, par.cores);
+    let queues = spread(all, &par.rss, par.cores.max(1));
     let out = OutPorts {
         ids: ports.iter().map(|p| p.id()).collect(),
         stats: ports.iter().map(|p| p.stats().clone()).collect(),
@@ -517,5 +542,10 @@ pub fn run_parallel(
         no_port: rep.no_port,
         digests,
         elapsed: rep.elapsed,
+        workers: rep
+            .per_worker
+            .iter()
+            .map(|w| (w.packets, w.cpu_time))
+            .collect(),
     })
 }

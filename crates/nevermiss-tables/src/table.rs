@@ -421,6 +421,30 @@ impl Table {
         Ok(hits)
     }
 
+    /// Starts fetching the bucket `key` lives in (exact tables; `None` for other kinds or a
+    /// key of the wrong length). A hint for callers that batch packets but look keys up one at
+    /// a time: call this for every packet of a batch, then [`Table::prefetch_entry`] for each,
+    /// then look them up; the DRAM misses of the batch overlap. Reads nothing but the table's
+    /// geometry, writes nothing, never changes a lookup's result.
+    #[inline]
+    pub fn prefetch(&self, key: &[u8]) -> Option<Prefetch> {
+        match &self.engine {
+            Engine::Exact(x) if self.key_ok(key) => {
+                with_key!(key, |k| Some(Prefetch(x.stage1(x.hash(&k)))))
+            }
+            _ => None,
+        }
+    }
+
+    /// Second step of [`Table::prefetch`]: with the bucket (likely) at hand, starts fetching
+    /// the entry whose tag matches, or the key's other bucket. A hint, as `prefetch`.
+    #[inline]
+    pub fn prefetch_entry(&self, p: Prefetch) {
+        if let Engine::Exact(x) = &self.engine {
+            x.stage2(&self.cells, p.0);
+        }
+    }
+
     /// One group of a batched exact lookup: hash all and prefetch their primary buckets; then
     /// prefetch each likely entry (or the secondary bucket); then the secondary buckets' likely
     /// entries; then probe.
@@ -1232,3 +1256,7 @@ mod tests {
         check::<Table>();
     }
 }
+
+/// A key's place in an exact table, from [`Table::prefetch`].
+#[derive(Clone, Copy)]
+pub struct Prefetch(Probe);

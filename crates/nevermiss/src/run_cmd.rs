@@ -12,7 +12,7 @@ use nevermiss_io::port::parse_port_specs;
 use nevermiss_io::Rss;
 use nevermiss_io::{parse_stf, StfCommand};
 use nevermiss_runtime::control::ControlPlane;
-use nevermiss_runtime::run::{Clock, RunOptions};
+use nevermiss_runtime::run::{run as run_loop, Clock, RunOptions};
 use nevermiss_runtime::workers::{available_cpus, run_parallel, ParallelOptions};
 use nevermiss_runtime::{load, Config, Switch};
 use std::path::PathBuf;
@@ -58,14 +58,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub max_packets: Option<u64>,
     /// Worker threads, each pinned to its own CPU; packets are spread over them by `--rss`.
-    /// With more than one, the inputs are read into memory before the run.
-    #[arg(long, default_value_t = 1)]
-    pub cores: usize,
+    /// The inputs are read into memory first and the time covers processing only (without
+    /// --cores: one loop on this thread that reads while it runs).
+    #[arg(long, value_name = "N")]
+    pub cores: Option<usize>,
     /// Header fields that spread packets over workers, like a NIC's RSS: `default` (IPv4/IPv6
     /// addresses and L4 ports) or a list of eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst,
     /// ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN.
     #[arg(long, default_value = "default", value_name = "FIELDS")]
     pub rss: String,
+    /// PNA: how many exact tables per packet a batch prefetches after parsing (0 = off).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub prefetch_tables: usize,
     /// Do not pin workers to CPUs (allows more workers than CPUs).
     #[arg(long)]
     pub no_pin: bool,
@@ -193,14 +197,13 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         print!("{}", p4_ir::dump::dump(&prog));
         return Ok(());
     }
-    if args.cores == 0 {
+    if args.cores == Some(0) {
         return Err("--cores must be at least 1".into());
     }
     let cpus = available_cpus().len();
-    if !args.no_pin && args.cores > cpus {
+    if let Some(n) = args.cores.filter(|n| !args.no_pin && *n > cpus) {
         return Err(format!(
-            "--cores {}: only {cpus} cpus available to pin workers to (--no-pin allows more)",
-            args.cores
+            "--cores {n}: only {cpus} cpus available to pin workers to (--no-pin allows more)"
         ));
     }
     let rss = Rss::parse(&args.rss).map_err(|e| format!("--rss: {e}"))?;
@@ -214,6 +217,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         host_ports: args.host_ports.clone(),
         expire_profiles_ns: profiles(&args.expire_profiles)?,
         tick_ns: parse_duration_ns(&args.tick)?.max(1),
+        prefetch_tables: args.prefetch_tables,
         ..Config::default()
     };
     let sw = Arc::new(
@@ -238,13 +242,18 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
             .map(Duration::from_secs_f64),
         max_packets: args.max_packets,
     };
-    let par = ParallelOptions {
-        cores: args.cores,
-        rss,
-        pin: !args.no_pin,
-        ..ParallelOptions::default()
+    let report = match args.cores {
+        None => run_loop(sw.clone(), ports, &ropts)?,
+        Some(cores) => {
+            let par = ParallelOptions {
+                cores,
+                rss,
+                pin: !args.no_pin,
+                ..ParallelOptions::default()
+            };
+            run_parallel(sw.clone(), ports, &ropts, &par)?
+        }
     };
-    let report = run_parallel(sw.clone(), ports, &ropts, &par)?;
     print!("{}", report.render());
     let notes = sw.notifications.lock().map(|n| n.len()).unwrap_or(0);
     if notes > 0 {
