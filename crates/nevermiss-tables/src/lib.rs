@@ -29,6 +29,7 @@ pub use error::TableError;
 pub use spec::{EntryView, FieldMatch, IdleTimeout, KeySpec, MatchKind, TableSpec, MAX_TABLE_SIZE};
 pub use stats::TableStats;
 pub use table::{
-    AddStatus, EntryHandle, EntryId, Expired, Lookup, Prefetch, Table, DEFAULT_PROFILES_S, MAX_PROFILES,
+    AddStatus, EntryHandle, EntryId, Expired, Lookup, Prefetch, Table, DEFAULT_PROFILES_S,
+    MAX_PROFILES,
 };
 pub use wheel::DEFAULT_TICK_NS;
