@@ -142,6 +142,8 @@ struct Interface {
     snaplen: u32,
     /// Timestamp units per second.
     units_per_sec: u128,
+    /// Nanoseconds per unit when that is a whole number (µs, ns, ...), else 0.
+    ns_per_unit: u64,
     /// Seconds added to every timestamp.
     ts_offset: i64,
 }
@@ -241,7 +243,9 @@ impl<R: Read> PcapReader<R> {
                 big_endian: false,
                 interfaces: Vec::new(),
             };
-            rd.read_shb_rest(0)?;
+            let mut len = [0u8; 4];
+            rd.fill_required(&mut len, 0, "section header block")?;
+            rd.read_shb_rest(0, len)?;
             return Ok(rd);
         }
         let (nanos, big_endian) = match (le, be) {
@@ -295,6 +299,7 @@ impl<R: Read> PcapReader<R> {
 
     /// Reads exactly `buf.len()` bytes; `Eof` if the stream ended before the first byte.
     /// Errors are reported at `at`, the start of the enclosing structure.
+    #[inline]
     fn fill(&mut self, buf: &mut [u8], at: u64, what: &str) -> Result<Fill, PcapError> {
         let start = self.offset;
         let mut got = 0;
@@ -329,6 +334,7 @@ impl<R: Read> PcapReader<R> {
 
     /// Reads the next `n` bytes into `scratch[..n]`, growing the buffer only as bytes arrive
     /// (doubling, at least [`SCRATCH_STEP`]); the end of the file is an error reported at `at`.
+    #[inline]
     fn fill_scratch(&mut self, n: usize, at: u64, what: &str) -> Result<(), PcapError> {
         let start = self.offset;
         let mut got = 0;
@@ -447,10 +453,12 @@ impl<R: Read> PcapReader<R> {
         )))
     }
 
-    /// After the 4-byte block type of a section header block at `at`: reads the rest of it.
-    fn read_shb_rest(&mut self, at: u64) -> Result<(), PcapError> {
+    /// After the block type and the (still undecoded) length `len` of a section header block at
+    /// `at`: reads the rest of it.
+    fn read_shb_rest(&mut self, at: u64, len: [u8; 4]) -> Result<(), PcapError> {
         let mut lenbom = [0u8; 8];
-        self.fill_required(&mut lenbom, at, "section header block")?;
+        lenbom[..4].copy_from_slice(&len);
+        self.fill_required(&mut lenbom[4..], at, "section header block")?;
         let big_endian = match (
             u32::from_le_bytes([lenbom[4], lenbom[5], lenbom[6], lenbom[7]]),
             u32::from_be_bytes([lenbom[4], lenbom[5], lenbom[6], lenbom[7]]),
@@ -489,13 +497,16 @@ impl<R: Read> PcapReader<R> {
     fn next_pcapng(&mut self) -> Result<Option<NgPacket>, PcapError> {
         loop {
             let at = self.offset;
-            let mut ty = [0u8; 4];
-            if let Fill::Eof = self.fill(&mut ty, at, "block header")? {
+            // Block type and length in one read.
+            let mut h = [0u8; 8];
+            if let Fill::Eof = self.fill(&mut h, at, "block header")? {
                 return Ok(None);
             }
+            let ty = [h[0], h[1], h[2], h[3]];
+            let lb = [h[4], h[5], h[6], h[7]];
             // The section header's type reads the same in both byte orders.
             if u32::from_le_bytes(ty) == PCAPNG_SHB {
-                self.read_shb_rest(at)?;
+                self.read_shb_rest(at, lb)?;
                 continue;
             }
             let be = match &self.state {
@@ -505,8 +516,6 @@ impl<R: Read> PcapReader<R> {
                 }
             };
             let btype = u32_at(&ty, 0, be);
-            let mut lb = [0u8; 4];
-            self.fill_required(&mut lb, at, "block header")?;
             let total = u32_at(&lb, 0, be) as usize;
             check_block_len(at, total, 12)?;
             // Everything after the length, including the trailing length.
@@ -549,6 +558,7 @@ fn check_trailer(at: u64, total: usize, trail: u32) -> Result<(), PcapError> {
 
 /// Interprets one pcapng block at `at` (`body` = everything after its length field, including
 /// the trailing length). Returns the packet it holds, if any, as a range of `body`.
+#[inline]
 fn ng_block(
     interfaces: &mut Vec<Interface>,
     at: u64,
@@ -573,54 +583,7 @@ fn ng_block(
     };
     match btype {
         PCAPNG_IDB => {
-            need(8, "interface description block")?;
-            let mut ifc = Interface {
-                link_type: u32::from(u16_at(body, 0, be)),
-                snaplen: u32_at(body, 4, be),
-                units_per_sec: 1_000_000,
-                ts_offset: 0,
-            };
-            let mut i = 8;
-            while i + 4 <= body.len() {
-                let code = u16_at(body, i, be);
-                let len = usize::from(u16_at(body, i + 2, be));
-                if code == 0 {
-                    break;
-                }
-                let vstart = i + 4;
-                if vstart + len > body.len() {
-                    return Err(PcapError::new(
-                        pos(i),
-                        format!(
-                            "interface option {code} of length {len} runs past the end of its block"
-                        ),
-                    ));
-                }
-                let v = &body[vstart..vstart + len];
-                match code {
-                    9 if len >= 1 => {
-                        let r = v[0];
-                        let units = if r & 0x80 == 0 {
-                            10u128.checked_pow(u32::from(r))
-                        } else {
-                            1u128.checked_shl(u32::from(r & 0x7f))
-                        };
-                        ifc.units_per_sec = match units {
-                            Some(u) if u > 0 => u,
-                            _ => {
-                                return Err(PcapError::new(
-                                    pos(i),
-                                    format!("unsupported timestamp resolution {r:#04x}"),
-                                ))
-                            }
-                        };
-                    }
-                    14 if len >= 8 => ifc.ts_offset = i64_at(v, 0, be),
-                    _ => {}
-                }
-                i = vstart + len.div_ceil(4) * 4;
-            }
-            interfaces.push(ifc);
+            interfaces.push(parse_idb(at, body, be)?);
             Ok(None)
         }
         PCAPNG_EPB | PCAPNG_PB => {
@@ -697,9 +660,78 @@ fn ng_block(
     }
 }
 
+/// Parses an interface description block's body (without the trailing length) at `at`.
+#[inline(never)]
+fn parse_idb(at: u64, body: &[u8], be: bool) -> Result<Interface, PcapError> {
+    let pos = |i: usize| at + 8 + i as u64;
+    if body.len() < 8 {
+        return Err(PcapError::new(
+            at,
+            format!(
+                "interface description block too short: body has {} bytes, needs 8",
+                body.len()
+            ),
+        ));
+    }
+    let mut ifc = Interface {
+        link_type: u32::from(u16_at(body, 0, be)),
+        snaplen: u32_at(body, 4, be),
+        units_per_sec: 1_000_000,
+        ns_per_unit: 0,
+        ts_offset: 0,
+    };
+    let mut i = 8;
+    while i + 4 <= body.len() {
+        let code = u16_at(body, i, be);
+        let len = usize::from(u16_at(body, i + 2, be));
+        if code == 0 {
+            break;
+        }
+        let vstart = i + 4;
+        if vstart + len > body.len() {
+            return Err(PcapError::new(
+                pos(i),
+                format!("interface option {code} of length {len} runs past the end of its block"),
+            ));
+        }
+        let v = &body[vstart..vstart + len];
+        match code {
+            9 if len >= 1 => {
+                let r = v[0];
+                let units = if r & 0x80 == 0 {
+                    10u128.checked_pow(u32::from(r))
+                } else {
+                    1u128.checked_shl(u32::from(r & 0x7f))
+                };
+                ifc.units_per_sec = match units {
+                    Some(u) if u > 0 => u,
+                    _ => {
+                        return Err(PcapError::new(
+                            pos(i),
+                            format!("unsupported timestamp resolution {r:#04x}"),
+                        ))
+                    }
+                };
+            }
+            14 if len >= 8 => ifc.ts_offset = i64_at(v, 0, be),
+            _ => {}
+        }
+        i = vstart + len.div_ceil(4) * 4;
+    }
+    if 1_000_000_000 % ifc.units_per_sec == 0 {
+        ifc.ns_per_unit = (1_000_000_000 / ifc.units_per_sec) as u64;
+    }
+    Ok(ifc)
+}
+
 impl Interface {
     fn ts_to_ns(&self, ts: u64) -> u64 {
-        let ns = u128::from(ts) * 1_000_000_000 / self.units_per_sec;
+        // A multiplication for the usual resolutions, a 128-bit division for the others.
+        let ns = if self.ns_per_unit != 0 {
+            u128::from(ts) * u128::from(self.ns_per_unit)
+        } else {
+            u128::from(ts) * 1_000_000_000 / self.units_per_sec
+        };
         let off = i128::from(self.ts_offset) * 1_000_000_000;
         let total = ns as i128 + off;
         total.clamp(0, i128::from(u64::MAX)) as u64
