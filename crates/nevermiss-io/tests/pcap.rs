@@ -3,8 +3,8 @@
 use std::io::Cursor;
 
 use nevermiss_io::pcap::{
-    read_file, write_file, PcapFormat, PcapReader, PcapWriter, TsResolution, LINKTYPE_ETHERNET,
-    MAX_PACKET_LEN,
+    read_file, write_file, Frame, PacketInfo, PcapFormat, PcapReader, PcapWriter, TsResolution,
+    LINKTYPE_ETHERNET, MAX_PACKET_LEN,
 };
 use nevermiss_io::Packet;
 use proptest::prelude::*;
@@ -269,6 +269,7 @@ fn malformed_files_report_offsets() {
     write_file_to(&mut good);
     // Truncated header.
     let e = err_of(&good[..10]);
+    assert_eq!(e.offset, 0);
     assert!(e.message.contains("truncated pcap file header"), "{e}");
     // Truncated inside the second record's data (records at 24 and 24+16+6=46).
     let e = err_of(&good[..46 + 16 + 3]);
@@ -278,11 +279,11 @@ fn malformed_files_report_offsets() {
     let e = err_of(&good[..46 + 5]);
     assert_eq!(e.offset, 46);
     assert!(e.message.contains("truncated packet record header"), "{e}");
-    // Absurd length.
+    // Absurd length: the offset is that of the length field.
     let mut bad = good.clone();
     bad[46 + 8..46 + 12].copy_from_slice(&(MAX_PACKET_LEN as u32 + 1).to_le_bytes());
     let e = err_of(&bad);
-    assert_eq!(e.offset, 46);
+    assert_eq!(e.offset, 46 + 8);
     assert!(e.message.contains("exceeds the maximum"), "{e}");
     // Wrong version.
     let mut bad = good.clone();
@@ -296,29 +297,161 @@ fn malformed_files_report_offsets() {
     ng.epb(0, 0, &[1, 2, 3, 4], 4);
     let base = ng.out.clone();
     let epb_at = base.len() - 36;
+    // Trailing length differs: the offset is that of the trailing length.
     let mut bad = base.clone();
     let n = bad.len();
     bad[n - 4] ^= 4;
     let e = err_of(&bad);
-    assert_eq!(e.offset, epb_at as u64);
+    assert_eq!(e.offset, (n - 4) as u64);
     assert!(e.message.contains("does not match trailing length"), "{e}");
+    // The same in the interface description block (SHB 28 bytes, IDB 20).
+    let mut bad = base.clone();
+    bad[28 + 20 - 1] = 0x7f;
+    assert_eq!(err_of(&bad).offset, 28 + 20 - 4);
     let mut bad = base.clone();
     bad[epb_at + 8] = 1; // interface 1
-    assert!(err_of(&bad).message.contains("interface 1"));
+    let e = err_of(&bad);
+    assert!(e.message.contains("interface 1"), "{e}");
+    assert_eq!(e.offset, epb_at as u64 + 8);
     let mut bad = base.clone();
     bad[epb_at + 4] = 35;
-    assert!(err_of(&bad).message.contains("not a multiple of 4"));
+    let e = err_of(&bad);
+    assert!(e.message.contains("not a multiple of 4"), "{e}");
+    assert_eq!(e.offset, epb_at as u64 + 4);
     let mut bad = base.clone();
     bad[epb_at + 20] = 200; // captured length past the block
     let e = err_of(&bad);
     assert!(e.message.contains("runs past the end"), "{e}");
-    assert_eq!(e.offset, epb_at as u64);
+    assert_eq!(e.offset, epb_at as u64 + 20);
     let e = err_of(&base[..base.len() - 2]);
     assert_eq!(e.offset, epb_at as u64);
     assert!(e.message.contains("truncated block"), "{e}");
     let mut bad = base.clone();
     bad[8] = 0; // byte-order magic
-    assert!(err_of(&bad).message.contains("byte-order magic"));
+    let e = err_of(&bad);
+    assert!(e.message.contains("byte-order magic"), "{e}");
+    assert_eq!(e.offset, 8);
+    // A bad option: if_tsresol 2^-127 is fine, 10^-60 is not representable.
+    let mut ng = Ng::new(false);
+    ng.shb();
+    ng.idb(1, 0, &[(9, vec![60])]);
+    let e = err_of(&ng.out);
+    assert!(e.message.contains("timestamp resolution 0x3c"), "{e}");
+    assert_eq!(e.offset, 28 + 16);
+    // An option longer than its block.
+    let mut ng = Ng::new(true);
+    ng.shb();
+    ng.idb(1, 0, &[(2, vec![b'x'; 4])]);
+    let mut bytes = ng.out;
+    bytes[28 + 16 + 3] = 200; // option length (big-endian low byte)
+    let e = err_of(&bytes);
+    assert!(e.message.contains("runs past the end of its block"), "{e}");
+    assert_eq!(e.offset, 28 + 16);
+}
+
+#[test]
+fn writer_link_type_and_original_length() {
+    // A snapped raw-IP trace, as the hazard simulator writes it.
+    let mut w = PcapWriter::with_link_type(Vec::new(), 101, TsResolution::Nano, 65535).unwrap();
+    w.write_record(&[1, 2, 3], 1_500_000_123, 1500).unwrap();
+    w.write_record(&[4], 2, 0).unwrap(); // original length raised to the captured one
+    let bytes = w.into_inner().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101);
+    let mut r = PcapReader::new(Cursor::new(&bytes)).unwrap();
+    let f = r.next_frame().unwrap().unwrap();
+    assert_eq!(
+        f,
+        Frame {
+            info: PacketInfo {
+                ts_ns: 1_500_000_123,
+                orig_len: 1500,
+                link_type: 101,
+                offset: 24
+            },
+            data: &[1, 2, 3]
+        }
+    );
+    let f = r.next_frame().unwrap().unwrap();
+    assert_eq!((f.data, f.info.orig_len, f.info.ts_ns), (&[4u8][..], 1, 2));
+    assert!(r.next_frame().unwrap().is_none());
+    assert!(r.next_frame().unwrap().is_none());
+
+    // The snapshot length cuts the bytes, not the original length.
+    let mut w = PcapWriter::with_link_type(Vec::new(), 228, TsResolution::Micro, 2).unwrap();
+    w.write_record(&[1, 2, 3], 0, 100).unwrap();
+    let bytes = w.into_inner().unwrap();
+    let mut r = PcapReader::new(Cursor::new(&bytes)).unwrap();
+    let f = r.next_frame().unwrap().unwrap();
+    assert_eq!(
+        (f.data, f.info.orig_len, f.info.link_type),
+        (&[1u8, 2][..], 100, 228)
+    );
+}
+
+#[test]
+fn next_frame_reuses_one_buffer() {
+    // Largest frame first: every later frame is lent from the same allocation.
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    for n in [1500usize, 60, 0, 1499, 9] {
+        w.write_packet(&vec![n as u8; n], n as u64).unwrap();
+    }
+    let pcap = w.into_inner().unwrap();
+    let mut ng = Ng::new(true);
+    ng.shb();
+    ng.idb(1, 0, &[]);
+    for n in [1500usize, 60, 0, 1499, 9] {
+        ng.epb(0, n as u64, &vec![n as u8; n], n as u32);
+    }
+    for bytes in [pcap, ng.out] {
+        let mut r = PcapReader::new(Cursor::new(&bytes)).unwrap();
+        let first = r.next_frame().unwrap().unwrap().data.as_ptr();
+        let mut lens = vec![1500];
+        while let Some(f) = r.next_frame().unwrap() {
+            assert_eq!(f.data.as_ptr(), first);
+            assert!(f.data.iter().all(|&b| usize::from(b) == f.data.len() % 256));
+            lens.push(f.data.len());
+        }
+        assert_eq!(lens, vec![1500, 60, 0, 1499, 9]);
+    }
+}
+
+/// Every packet read, and the error (offset, message) that stopped the reading, if any.
+type Reading = (Vec<(PacketInfo, Vec<u8>)>, Option<(u64, String)>);
+
+/// Every packet and the error, if any, as `next_frame` sees them.
+fn frames_of(bytes: &[u8]) -> Reading {
+    let mut out = Vec::new();
+    let mut r = match PcapReader::new(Cursor::new(bytes)) {
+        Ok(r) => r,
+        Err(e) => return (out, Some((e.offset, e.message))),
+    };
+    loop {
+        match r.next_frame() {
+            Ok(Some(f)) => out.push((f.info, f.data.to_vec())),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some((e.offset, e.message))),
+        }
+    }
+}
+
+/// The same through `next_packet`.
+fn packets_of(bytes: &[u8]) -> Reading {
+    let mut out = Vec::new();
+    let mut r = match PcapReader::new(Cursor::new(bytes)) {
+        Ok(r) => r,
+        Err(e) => return (out, Some((e.offset, e.message))),
+    };
+    let mut p = Packet::new();
+    loop {
+        match r.next_packet(&mut p) {
+            Ok(Some(i)) => {
+                assert_eq!(p.ts_ns, i.ts_ns);
+                out.push((i, p.data().to_vec()));
+            }
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some((e.offset, e.message))),
+        }
+    }
 }
 
 fn write_file_to(out: &mut Vec<u8>) {
@@ -375,6 +508,41 @@ proptest! {
         let pos = pos % bytes.len();
         bytes[pos] = val;
         let _ = read_all(&bytes);
+    }
+
+    /// `next_frame` and `next_packet` agree on every packet and on the error, byte offset
+    /// included, whatever single byte of a pcap or pcapng file (either byte order) is changed
+    /// and wherever it is cut.
+    #[test]
+    fn frame_and_packet_readers_agree(pos in 0usize..400, val in any::<u8>(), cut in 0usize..400, kind in 0u8..3) {
+        let mut bytes = match kind {
+            0 => {
+                let mut v = Vec::new();
+                write_file_to(&mut v);
+                v
+            }
+            k => {
+                let mut n = Ng::new(k == 2);
+                n.shb();
+                n.idb(1, 4, &[(9, vec![9])]);
+                n.idb(101, 0, &[(9, vec![0x83])]);
+                n.epb(1, 5, &[1; 20], 40);
+                n.spb(&[2; 10]);
+                n.block(5, &[0; 8]);
+                n.epb(0, 7, &[3; 3], 3);
+                n.out
+            }
+        };
+        let len = bytes.len();
+        bytes[pos % len] = val;
+        bytes.truncate(cut.max(len / 2) % (len + 1));
+        let (frames, ferr) = frames_of(&bytes);
+        let (packets, perr) = packets_of(&bytes);
+        prop_assert_eq!(&frames, &packets);
+        prop_assert_eq!(&ferr, &perr);
+        if let Some((off, _)) = ferr {
+            prop_assert!(off <= bytes.len() as u64);
+        }
     }
 
     /// Whatever is written reads back identically.

@@ -4,14 +4,13 @@
 //! programmable data planes" (CCR 2018, papers/003), opp-sim, exactly as
 //! `shared/reference/hazard-sim.md` describes it (cited as "reference A.x" in this crate):
 //!
-//! * traces: pcap/pcapng files ([`capture`], [`packet`]) or synthetic ([`synth`]), loaded with one
-//!   digest column per flow key ([`keys`], [`trace`]);
+//! * traces: pcap/pcapng files (read and written by `nevermiss_io::pcap`, decoded by [`packet`])
+//!   or synthetic ([`synth`]), loaded with one digest column per flow key ([`keys`], [`trace`]);
 //! * the pipeline's arrival model and batches ([`model`]);
 //! * the hazard detector, FDH over clock cycles ([`hazard`]);
 //! * the locking scheme with queues and a round-robin scheduler ([`lock`]);
 //! * aggregation over batches as the paper does and parameter sweeps in parallel ([`sweep`]).
 
-pub mod capture;
 pub mod hazard;
 pub mod keys;
 pub mod lock;
@@ -37,7 +36,7 @@ pub enum SimError {
     /// A capture file is malformed or truncated.
     Capture {
         path: String,
-        error: capture::CaptureError,
+        error: nevermiss_io::PcapError,
     },
     /// Some other input (a distribution file, a parameter) is unusable.
     Input { what: String, message: String },

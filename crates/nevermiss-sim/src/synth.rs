@@ -4,17 +4,17 @@
 //! The size files have the format of opp-sim's `gp/pkt_size_cdf/*.dat` (reference A.9):
 //! `#` comment lines, then `<IP total length> <fraction of packets>` lines.
 
-use crate::capture::PcapWriter;
 use crate::keys::{crc16_arc, KeySpec};
 use crate::packet::{decode, linktype, render_header};
 use crate::trace::{HashMode, Trace, TraceBuilder};
 use crate::SimError;
+use nevermiss_io::pcap::{PcapWriter, TsResolution};
 use rand::{Rng, SeedableRng};
 use rand_distr::weighted::WeightedAliasIndex;
 use rand_distr::{Distribution, Zipf};
 use rand_pcg::Pcg64;
 use std::fmt;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 /// Where packet sizes come from.
@@ -484,16 +484,21 @@ impl SynthSpec {
         };
         let mut g = Generator::new(self)?;
         let f = std::fs::File::create(path).map_err(io)?;
-        let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, f), linktype::RAW, 65535)
-            .map_err(io)?;
+        let mut w = PcapWriter::with_link_type(
+            BufWriter::with_capacity(1 << 20, f),
+            linktype::RAW,
+            TsResolution::Nano,
+            65535,
+        )
+        .map_err(io)?;
         let mut hdr = [0u8; 40];
         let mut n_written = 0u64;
         while let Some((flow, len, ts)) = g.next_packet() {
             let n = g.header(flow, len, &mut hdr);
-            w.write(ts, &hdr[..n], u32::from(len)).map_err(io)?;
+            w.write_record(&hdr[..n], ts, u32::from(len)).map_err(io)?;
             n_written += 1;
         }
-        w.finish().map_err(io)?.flush().map_err(io)?;
+        w.into_inner().map_err(io)?;
         Ok(n_written)
     }
 }

@@ -1,10 +1,10 @@
 //! Traces in memory: per kept packet its IP length, timestamp and one digest column per flow key.
 
-use crate::capture::{CaptureError, CaptureReader};
 use crate::keys::{Interner, KeySpec};
 use crate::packet::{decode, PacketInfo, ReadStats};
 use crate::synth::SynthSpec;
 use crate::SimError;
+use nevermiss_io::pcap::{PcapError, PcapReader};
 use serde::Serialize;
 use std::fs::File;
 use std::io::BufReader;
@@ -215,15 +215,16 @@ impl TraceSource {
     }
 }
 
-fn open(path: &Path) -> Result<CaptureReader<BufReader<File>>, SimError> {
+/// Opens a capture with nevermiss-io's streaming reader (one reused frame buffer, 1 MiB reads).
+fn open(path: &Path) -> Result<PcapReader<BufReader<File>>, SimError> {
     let f = File::open(path).map_err(|e| SimError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    CaptureReader::new(BufReader::with_capacity(1 << 20, f)).map_err(|e| cap_err(path, e))
+    PcapReader::new(BufReader::with_capacity(1 << 20, f)).map_err(|e| cap_err(path, e))
 }
 
-fn cap_err(path: &Path, e: CaptureError) -> SimError {
+fn cap_err(path: &Path, e: PcapError) -> SimError {
     SimError::Capture {
         path: path.display().to_string(),
         error: e,
@@ -243,7 +244,7 @@ pub fn load_capture(
         let frame = r.next_frame().map_err(|e| cap_err(path, e))?;
         let Some(f) = frame else { break };
         b.stats_mut().frames += 1;
-        match decode(f.linktype, f.ts_ns, f.data) {
+        match decode(f.info.link_type, f.info.ts_ns, f.data) {
             Ok(p) => {
                 b.stats_mut().kept += 1;
                 b.push(&p);
@@ -326,7 +327,7 @@ fn load_merged_exact(paths: &[PathBuf], name: &str, keys: &[KeySpec]) -> Result<
             let frame = r.next_frame().map_err(|e| cap_err(path, e))?;
             let Some(f) = frame else { break };
             part.stats.frames += 1;
-            match decode(f.linktype, f.ts_ns, f.data) {
+            match decode(f.info.link_type, f.info.ts_ns, f.data) {
                 Ok(p) => {
                     part.stats.kept += 1;
                     part.lens.push(p.ip_len);

@@ -1,24 +1,25 @@
-//! Malformed or truncated capture files give an error with a byte offset, never a panic.
+//! Malformed or truncated capture files, read as the simulator reads them (nevermiss-io's
+//! `PcapReader::next_frame`, then `decode`), give an error with a byte offset, never a panic.
 
-use nevermiss_sim::capture::{CaptureReader, PcapWriter};
+use nevermiss_io::pcap::{PcapReader, PcapWriter, TsResolution};
 use nevermiss_sim::packet::decode;
 use proptest::prelude::*;
 
 /// Reads every frame and decodes it; returns the error offset, if any.
 fn read_all(bytes: &[u8]) -> Result<usize, u64> {
-    let mut r = CaptureReader::new(bytes).map_err(|e| e.offset)?;
+    let mut r = PcapReader::new(bytes).map_err(|e| e.offset)?;
     let mut n = 0;
     loop {
         match r.next_frame() {
             Ok(Some(f)) => {
-                let _ = decode(f.linktype, f.ts_ns, f.data);
+                let _ = decode(f.info.link_type, f.info.ts_ns, f.data);
                 n += 1;
             }
             Ok(None) => return Ok(n),
             Err(e) => {
                 assert!(e
                     .to_string()
-                    .starts_with(&format!("at byte {}: ", e.offset)));
+                    .ends_with(&format!(" at byte offset {}", e.offset)));
                 return Err(e.offset);
             }
         }
@@ -26,11 +27,11 @@ fn read_all(bytes: &[u8]) -> Result<usize, u64> {
 }
 
 fn valid_pcap(frames: &[Vec<u8>]) -> Vec<u8> {
-    let mut w = PcapWriter::new(Vec::new(), 1, 65535).unwrap();
+    let mut w = PcapWriter::with_link_type(Vec::new(), 1, TsResolution::Nano, 65535).unwrap();
     for (i, f) in frames.iter().enumerate() {
-        w.write(i as u64 * 1000, f, f.len() as u32).unwrap();
+        w.write_record(f, i as u64 * 1000, f.len() as u32).unwrap();
     }
-    w.finish().unwrap()
+    w.into_inner().unwrap()
 }
 
 fn pcapng_prefix() -> Vec<u8> {

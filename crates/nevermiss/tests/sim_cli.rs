@@ -266,6 +266,15 @@ fn malformed_pcap_reports_the_byte_offset() {
     let d = tmpdir("bad");
     let t = hand_trace(&d);
     let mut b = std::fs::read(&t).unwrap();
+    // The last record's offset: the one the error must name.
+    let mut last = 24;
+    loop {
+        let incl = u32::from_le_bytes(b[last + 8..last + 12].try_into().unwrap()) as usize;
+        if last + 16 + incl >= b.len() {
+            break;
+        }
+        last += 16 + incl;
+    }
     b.truncate(b.len() - 3);
     let bad = d.join("trunc.pcap");
     std::fs::write(&bad, &b).unwrap();
@@ -280,14 +289,19 @@ fn malformed_pcap_reports_the_byte_offset() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(
-        e.contains("at byte") && e.contains("truncated pcap record"),
+        e.contains("truncated packet record data")
+            && e.contains(&format!("at byte offset {last}\n")),
         "{e}"
     );
     let junk = d.join("junk.pcap");
     std::fs::write(&junk, b"this is not a capture").unwrap();
     let o = run(&["sim", "info", "-t", junk.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("at byte 0: not a pcap or pcapng file"));
+    let e = stderr(&o);
+    assert!(
+        e.contains("junk.pcap: not a pcap or pcapng file (magic 74686973) at byte offset 0"),
+        "{e}"
+    );
     let o = run(&[
         "sim",
         "info",
