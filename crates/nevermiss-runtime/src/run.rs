@@ -224,6 +224,7 @@ pub fn run(
             if let Some(e) = failed {
                 return Err(e);
             }
+            worker.maintain();
             for ti in 0..ports.len() {
                 if !tx[ti].is_empty() {
                     flush(&mut ports[ti], &mut tx[ti])?;

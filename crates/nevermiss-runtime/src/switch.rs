@@ -37,6 +37,11 @@ pub struct Config {
     pub digest_queue: usize,
     /// Exact tables per packet whose buckets a batch prefetches after parsing (0 = none).
     pub prefetch_tables: usize,
+    /// Keep the add-on-miss insert path warm: after this many packets without an insert, a
+    /// worker's `maintain` replays a recent packet through a private shadow switch (0 = off).
+    pub warm_insert_every: u32,
+    /// Largest size of any table (the shadow switch of `warm_insert_every` uses 64).
+    pub table_size_cap: Option<usize>,
 }
 
 impl Default for Config {
@@ -51,6 +56,8 @@ impl Default for Config {
             seed: 1,
             digest_queue: 1 << 16,
             prefetch_tables: 2,
+            warm_insert_every: 64,
+            table_size_cap: None,
         }
     }
 }
@@ -172,7 +179,9 @@ impl Switch {
                 .map(|a| a.params_bytes())
                 .max()
                 .unwrap_or(0);
-            let size = (td.size.max(1) as usize).min(MAX_TABLE_SIZE);
+            let size = (td.size.max(1) as usize)
+                .min(MAX_TABLE_SIZE)
+                .min(config.table_size_cap.unwrap_or(usize::MAX));
             let spec = TableSpec::new(td.name.clone(), keys, size)
                 .with_add_on_miss(td.add_on_miss)
                 .with_idle_timeout(match td.idle_timeout {

@@ -361,6 +361,7 @@ fn worker_main(
         if let Some(e) = failed {
             return Err(e);
         }
+        worker.maintain();
         if let Some(o) = sh.out {
             for (ti, b) in tx.iter_mut().enumerate() {
                 if !b.is_empty() {

@@ -124,3 +124,53 @@ fn batches_match_packet_by_packet() {
         }
     }
 }
+
+/// `maintain` warms the insert path only while inserts are rare, through a shadow switch: the
+/// real table is never touched.
+#[test]
+fn warming_leaves_the_real_switch_alone() {
+    let sw = switch("pna-add-on-miss");
+    let pkts = packets();
+    let mut w = Worker::new(sw.clone(), 0);
+    for p in &pkts[..600] {
+        w.process(p.data(), p.port, p.ts_ns);
+        w.maintain();
+    }
+    let before = entries(&sw);
+    let stats = sw.tables[0].t.stats();
+    let warmed = w.warmings();
+    // Only hits from now on: replay the packets that hit.
+    let mut hits = 0;
+    for p in pkts[..600].iter().cycle().take(5000) {
+        w.process(p.data(), p.port, p.ts_ns);
+        if w.last_ops()
+            .contains(nevermiss_runtime::exec::TableOps::HIT)
+        {
+            hits += 1;
+        }
+        w.maintain();
+    }
+    assert!(hits > 1000);
+    assert!(
+        w.warmings() > warmed + 10,
+        "rare inserts: warmed {}",
+        w.warmings()
+    );
+    assert_eq!(entries(&sw), before, "the real table is unchanged");
+    let after = sw.tables[0].t.stats();
+    assert_eq!(after.inserts, stats.inserts);
+    assert_eq!(after.misses, stats.misses, "every replayed packet hit");
+    // Switched off by the configuration.
+    let cfg = Config {
+        warm_insert_every: 0,
+        ..Config::default()
+    };
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/pna-add-on-miss.p4");
+    let off = build(&path, &Options::default(), cfg).unwrap();
+    let mut w = Worker::new(off, 0);
+    for p in pkts[..600].iter().cycle().take(3000) {
+        w.process(p.data(), p.port, p.ts_ns);
+        w.maintain();
+    }
+    assert_eq!(w.warmings(), 0);
+}
