@@ -301,7 +301,12 @@ fn store_words(dst: &[AtomicU64], bytes: &[u8]) {
     }
     if !tail.is_empty() {
         if let Some(d) = dst.get(n) {
-            d.store(Key::new(tail).word(0), Relaxed);
+            let w = match bytes.last_chunk::<8>() {
+                // The last 8 bytes, shifted so that only the partial word's bytes remain.
+                Some(l) => u64::from_le_bytes(*l) >> (8 * (8 - tail.len())),
+                None => Key::new(tail).word(0),
+            };
+            d.store(w, Relaxed);
         }
     }
 }
