@@ -35,7 +35,7 @@
 
 use crate::action::ActionData;
 use crate::arena::Arena;
-use crate::cell::{gen7, Cells};
+use crate::cell::{gen7, Cells, CellsHot};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
 use crate::stats::{stripe, STRIPES};
@@ -203,21 +203,21 @@ impl Exact {
     /// matches a tag compare ([`match_mask`]).
     #[inline(always)]
     fn place(&self, h: u64) -> (usize, u32) {
-        let t = (h >> 40) as u32;
-        (
-            ((h as u32 as u64 * self.nb) >> 32) as usize,
-            t | (t == 0) as u32,
-        )
+        place(self.nb, h)
     }
 
     /// The other bucket of an entry with tag `tag` in bucket `b`.
     #[inline(always)]
     fn alt(&self, b: usize, tag: u32) -> usize {
-        let c = ((tag.wrapping_mul(0x9e37_79b1) as u64 * self.nb) >> 32) as usize;
-        if c >= b {
-            c - b
-        } else {
-            c + self.nb as usize - b
+        alt(self.nb, b, tag)
+    }
+
+    /// The fields a batched lookup reads for every key, copied out once per group.
+    #[inline(always)]
+    pub fn hot(&self) -> Hot<'_> {
+        Hot {
+            buckets: &self.buckets,
+            nb: self.nb,
         }
     }
 
@@ -253,66 +253,6 @@ impl Exact {
                 return None;
             }
         }
-    }
-
-    /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
-    #[inline(always)]
-    pub fn stage1(&self, h: u64) -> Probe {
-        let (b1, tag) = self.place(h);
-        prefetch(&self.buckets[b1]);
-        Probe { b1: b1 as u32, tag }
-    }
-
-    /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
-    /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
-    /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
-    /// stage 3 should look at the secondary bucket.
-    #[inline(always)]
-    pub fn stage2(&self, cells: &Cells, p: Probe) -> u64 {
-        let bk = &self.buckets[p.b1 as usize];
-        if let Some(e) = first_match(bk, p.tag) {
-            cells.prefetch(slot_of(e) as usize);
-            return e;
-        }
-        if bk.hdr.load(Relaxed) >= OVF_ONE {
-            prefetch(&self.buckets[self.alt(p.b1 as usize, p.tag)]);
-            return SECOND;
-        }
-        0
-    }
-
-    /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
-    /// bucket, its cell prefetched, or 0.
-    #[inline(always)]
-    pub fn stage3(&self, cells: &Cells, p: Probe) -> u64 {
-        let bk = &self.buckets[self.alt(p.b1 as usize, p.tag)];
-        match first_match(bk, p.tag) {
-            Some(e) => {
-                cells.prefetch(slot_of(e) as usize);
-                e
-            }
-            None => 0,
-        }
-    }
-
-    /// Batch stage 4: the lookup proper, trying the candidate way word `e` found by stage 2 or 3
-    /// first (a hit needs no other validation than [`Cells::read_match`]'s).
-    #[inline(always)]
-    pub fn stage4(
-        &self,
-        cells: &Cells,
-        h: u64,
-        e: u64,
-        key: &impl ProbeKey,
-        out: &mut ActionData,
-    ) -> Option<(u32, u32, u64)> {
-        if e != 0 && e != SECOND {
-            let s = slot_of(e);
-            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
-                return Some((s, gen, version));
-            }
-        }
-        self.find(cells, h, key, out)
     }
 
     /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
@@ -746,6 +686,102 @@ impl Exact {
     /// Slots that have ever been handed out (all live slots are below this).
     pub fn high_water(&self) -> usize {
         (self.fresh.0.load(Acquire) as usize).min(self.size as usize)
+    }
+}
+
+/// Primary bucket (of `nb`) and tag of a hash. Tags are never 0, so an empty way (word 0) never
+/// matches a tag compare ([`match_mask`]).
+#[inline(always)]
+fn place(nb: u64, h: u64) -> (usize, u32) {
+    let t = (h >> 40) as u32;
+    (((h as u32 as u64 * nb) >> 32) as usize, t | (t == 0) as u32)
+}
+
+/// The other bucket (of `nb`) of an entry with tag `tag` in bucket `b`.
+#[inline(always)]
+fn alt(nb: u64, b: usize, tag: u32) -> usize {
+    let c = ((tag.wrapping_mul(0x9e37_79b1) as u64 * nb) >> 32) as usize;
+    if c >= b {
+        c - b
+    } else {
+        c + nb as usize - b
+    }
+}
+
+/// The bucket array and its size, copied out of [`Exact`] once per batch group: kept in
+/// registers, they are not re-read from the index after every atomic load of a lookup.
+#[derive(Clone, Copy)]
+pub(crate) struct Hot<'a> {
+    buckets: &'a [Bucket],
+    nb: u64,
+}
+
+impl Hot<'_> {
+    /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
+    #[inline(always)]
+    pub fn stage1(&self, h: u64) -> Probe {
+        let (b1, tag) = place(self.nb, h);
+        if let Some(bk) = self.buckets.get(b1) {
+            prefetch(bk);
+        }
+        Probe { b1: b1 as u32, tag }
+    }
+
+    /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
+    /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
+    /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
+    /// stage 3 should look at the secondary bucket.
+    #[inline(always)]
+    pub fn stage2(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+        let Some(bk) = self.buckets.get(p.b1 as usize) else {
+            return 0;
+        };
+        if let Some(e) = first_match(bk, p.tag) {
+            cells.prefetch(slot_of(e) as usize);
+            return e;
+        }
+        if bk.hdr.load(Relaxed) >= OVF_ONE {
+            if let Some(b2) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) {
+                prefetch(b2);
+            }
+            return SECOND;
+        }
+        0
+    }
+
+    /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
+    /// bucket, its cell prefetched, or 0.
+    #[inline(always)]
+    pub fn stage3(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+        let Some(bk) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) else {
+            return 0;
+        };
+        match first_match(bk, p.tag) {
+            Some(e) => {
+                cells.prefetch(slot_of(e) as usize);
+                e
+            }
+            None => 0,
+        }
+    }
+
+    /// Batch stage 4 for a candidate way word `e` of stage 2 or 3: the hit, if `e`'s entry holds
+    /// `key` (valid by [`Cells::read_match`]'s argument alone). `None` means: run
+    /// [`Exact::find`] (a miss, or a candidate that was not the key).
+    #[inline(always)]
+    pub fn stage4(
+        &self,
+        cells: &CellsHot<'_>,
+        e: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        if e == 0 || e == SECOND {
+            return None;
+        }
+        let s = slot_of(e);
+        let (gen, version) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out)?;
+        Some((s, gen, version))
     }
 }
 

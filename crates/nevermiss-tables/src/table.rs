@@ -458,7 +458,7 @@ impl Table {
     /// prefetch each likely entry (or the secondary bucket); then the secondary buckets' likely
     /// entries; then probe.
     #[inline(always)]
-    fn exact_group<'k, K: ProbeKey>(
+    fn exact_group<'k, K: ProbeKey + Copy>(
         &self,
         x: &Exact,
         kc: &'k [u8],
@@ -467,13 +467,19 @@ impl Table {
         oc: &mut [Lookup],
         mk: impl Fn(&'k [u8]) -> K,
     ) -> usize {
-        let n = oc.len();
+        let (xh, ch) = (x.hot(), self.cells.hot());
+        let n = oc.len().min(BATCH);
+        let Some(k0) = kc.get(..kl) else {
+            return 0;
+        };
+        let mut ks = [mk(k0); BATCH];
         let mut hs = [0u64; BATCH];
         let mut ps = [Probe::default(); BATCH];
         let mut cand = [0u64; BATCH];
-        for (i, k) in kc.chunks_exact(kl).enumerate() {
-            hs[i] = x.hash(&mk(k));
-            ps[i] = x.stage1(hs[i]);
+        for (i, k) in kc.chunks_exact(kl).take(n).enumerate() {
+            ks[i] = mk(k);
+            hs[i] = x.hash(&ks[i]);
+            ps[i] = xh.stage1(hs[i]);
         }
         // About one group in 32 (the first hash's low bits are random) re-warms the insert path.
         if self.spec.add_on_miss && hs[0] & 31 == 0 {
@@ -481,19 +487,29 @@ impl Table {
         }
         let mut any_second = false;
         for i in 0..n {
-            cand[i] = x.stage2(&self.cells, ps[i]);
+            cand[i] = xh.stage2(&ch, ps[i]);
             any_second |= cand[i] == SECOND;
         }
         if any_second {
             for i in 0..n {
                 if cand[i] == SECOND {
-                    cand[i] = x.stage3(&self.cells, ps[i]);
+                    cand[i] = xh.stage3(&ch, ps[i]);
                 }
             }
         }
+        let auto_delete = self.auto_delete;
         let mut hits = 0;
-        for (((k, o), &h), &e) in kc.chunks_exact(kl).zip(oc.iter_mut()).zip(&hs).zip(&cand) {
-            let r = x.stage4(&self.cells, h, e, &mk(k), &mut o.data);
+        for (i, o) in oc.iter_mut().enumerate().take(n) {
+            let r = match xh.stage4(&ch, cand[i], &ks[i], &mut o.data) {
+                Some((s, gen, version)) if !auto_delete => {
+                    o.hit = Some(EntryHandle { slot: s, gen });
+                    o.version = version;
+                    hits += 1;
+                    continue;
+                }
+                Some(r) => Some(r),
+                None => x.find(&self.cells, hs[i], &ks[i], &mut o.data),
+            };
             hits += self.finish_exact(r, now, o) as usize;
         }
         hits
