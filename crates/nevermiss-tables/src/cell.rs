@@ -397,12 +397,23 @@ impl CellGuard<'_> {
     /// version 0, expire profile `profile`. Returns the generation.
     #[inline]
     pub fn init(&self, key: Option<&[u8]>, data: &ActionData, profile: u32) -> u32 {
+        match key {
+            Some(k) => {
+                debug_assert_eq!(k.len(), self.cells.key_len);
+                self.init_k(Some(&Key::new(k)), data, profile)
+            }
+            None => self.init_k(None::<&Key<'_>>, data, profile),
+        }
+    }
+
+    /// [`CellGuard::init`] with the key given as prepared words.
+    #[inline(always)]
+    pub fn init_k(&self, key: Option<&impl ProbeKey>, data: &ActionData, profile: u32) -> u32 {
         let gen = self.gen().wrapping_add(1) | 1;
         self.w(GEN_PROFILE)
             .store(gen as u64 | (profile as u64) << 32, Release);
         if let Some(k) = key {
-            debug_assert_eq!(k.len(), self.cells.key_len);
-            store_words(&self.c[KEY..], k);
+            k.store_words(self.c.get(KEY..).unwrap_or_default());
         }
         let p = &data.params;
         debug_assert!(p.len() <= self.cells.max_params);

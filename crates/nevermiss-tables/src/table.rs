@@ -107,9 +107,9 @@ pub const DEFAULT_PROFILES_S: [u64; 8] = [10, 30, 60, 120, 300, 43200, 120, 120]
 pub const MAX_PROFILES: usize = 256;
 
 /// Cache lines of code prefetched from the start of each function of the insert path: about
-/// their sizes in a release build of x86-64 (add_on_miss, Exact::insert, init_cell, alloc). A
-/// wrong size only wastes or misses a few prefetches.
-const WARM_LINES: [usize; 4] = [128, 64, 24, 14];
+/// their sizes in a release build of x86-64 (add_on_miss, Exact::insert with the cell's
+/// initialization inlined, alloc). A wrong size only wastes or misses a few prefetches.
+const WARM_LINES: [usize; 3] = [128, 80, 14];
 
 /// Keys per group in [`Table::lookup_batch`]: all their buckets are requested before any is
 /// used, so about this many DRAM misses are in flight at once.
@@ -435,16 +435,13 @@ impl Table {
     #[inline(always)]
     fn warm_insert_path(&self, x: &Exact) {
         type Add = fn(&Table, &[u8], &ActionData, u8, u64) -> AddStatus;
-        type Init = fn(&Table, u32, Option<&[u8]>, &ActionData, u8, u64) -> u32;
         let add: Add = Table::add_on_miss;
-        let init: Init = Table::init_cell;
         let alloc: fn(&Exact) -> Option<u32> = Exact::alloc;
         let ins = x.insert_code.load(Relaxed);
         for (f, lines) in [
             (add as usize, WARM_LINES[0]),
             (ins, WARM_LINES[1]),
-            (init as usize, WARM_LINES[2]),
-            (alloc as usize, WARM_LINES[3]),
+            (alloc as usize, WARM_LINES[2]),
         ] {
             if f != 0 {
                 for l in 0..lines {
@@ -553,13 +550,7 @@ impl Table {
             return AddStatus::Rejected(TableError::NotAddOnMiss);
         };
         let ins = (data, expire_profile, deadline, now_ns, self.auto_delete);
-        match with_key!(key, |k| self.insert_exact_k(
-            x,
-            &k,
-            key,
-            ins,
-            Counter::Inserts
-        )) {
+        match with_key!(key, |k| self.insert_exact_k(x, &k, ins, Counter::Inserts)) {
             Ok(h) => AddStatus::Added(h),
             Err(TableError::Exists) => AddStatus::AlreadyPresent,
             Err(TableError::Full) => {
@@ -584,7 +575,7 @@ impl Table {
         replace_expired: bool,
     ) -> Result<EntryHandle, TableError> {
         let ins = (data, profile, deadline, now, replace_expired);
-        with_key!(key, |k| self.insert_exact_k(x, &k, key, ins, Counter::Live))
+        with_key!(key, |k| self.insert_exact_k(x, &k, ins, Counter::Live))
     }
 
     /// [`Table::insert_exact`] with the key prepared as `k`; an added entry is counted in
@@ -595,7 +586,6 @@ impl Table {
         &self,
         x: &Exact,
         k: &impl ProbeKey,
-        key: &[u8],
         (data, profile, deadline, now, replace_expired): (&ActionData, u8, u64, u64, bool),
         counter: Counter,
     ) -> Result<EntryHandle, TableError> {
@@ -607,7 +597,7 @@ impl Table {
                 h,
                 k,
                 |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
-                |s| self.init_cell(s, Some(key), data, profile, deadline),
+                |s| self.init_cell_k(s, Some(k), data, profile, deadline),
             );
             if let Some(s) = replaced {
                 self.release(s);
@@ -751,6 +741,24 @@ impl Table {
     ) -> u32 {
         let g = self.cells.lock(s as usize);
         let gen = g.init(key, data, profile as u32);
+        if self.timed() {
+            self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
+        }
+        gen
+    }
+
+    /// [`Table::init_cell`] with the key given as prepared words (the insert path).
+    #[inline(always)]
+    fn init_cell_k(
+        &self,
+        s: u32,
+        key: Option<&impl ProbeKey>,
+        data: &ActionData,
+        profile: u8,
+        deadline: u64,
+    ) -> u32 {
+        let g = self.cells.lock(s as usize);
+        let gen = g.init_k(key, data, profile as u32);
         if self.timed() {
             self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
         }
