@@ -766,7 +766,16 @@ impl Table {
     }
 
     /// Puts a new entry's timer into the wheel, unless the entry is already gone again.
+    /// Inlined test, out-of-line work: tables without timers pay one branch.
+    #[inline(always)]
     fn link_timer(&self, s: u32, gen: u32, deadline: u64) {
+        if self.wheel.is_some() && deadline != NEVER {
+            self.link_timer_slow(s, gen, deadline);
+        }
+    }
+
+    #[inline(never)]
+    fn link_timer_slow(&self, s: u32, gen: u32, deadline: u64) {
         if let Some(w) = &self.wheel {
             if deadline != NEVER {
                 let cell = self.cells.cell(s as usize);
