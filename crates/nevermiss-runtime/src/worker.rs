@@ -205,6 +205,10 @@ impl Worker {
                 }
             }
         }
+        // The real tables: their insert code and the slot the next insert takes (hints only).
+        for t in &self.sw.tables {
+            t.t.warm();
+        }
     }
 
     /// How many times [`Worker::maintain`] has warmed the insert path.

@@ -1,5 +1,6 @@
 //! The exact engine at 2^16 and 2^20 entries against hashbrown and papaya (lookups one by one and
-//! batched, in-place updates, add-on-miss inserts), then lpm and ternary lookups at 10^3..10^5.
+//! batched, in-place updates, add-on-miss inserts dense, rare and very rare), then lpm, ternary,
+//! range and optional lookups at 10^3..10^5 entries. Multi-core scaling: `benches/scaling.rs`.
 //! Run: `cargo bench -p nevermiss-tables` (one group: `cargo bench -p nevermiss-tables -- exact`).
 //! Criterion reports time per iteration and, via `Throughput::Elements`, operations per second;
 //! ns per operation = 1e9 / throughput (exact benchmarks: 32 operations per iteration).
@@ -49,11 +50,19 @@ fn split(k: &[u8]) -> [&[u8]; 5] {
     [&k[0..4], &k[4..8], &k[8..10], &k[10..12], &k[12..13]]
 }
 
+/// The benchmark group; `NEVERMISS_BENCH_QUICK=1` shortens it (10 samples, 0.2 s warm-up, 0.6 s
+/// measurement) so that `scripts/bench-tables.sh` can repeat the whole suite several times.
 fn config(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
     let mut g = c.benchmark_group("tables");
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+    if std::env::var_os("NEVERMISS_BENCH_QUICK").is_some() {
+        g.sample_size(10)
+            .warm_up_time(Duration::from_millis(200))
+            .measurement_time(Duration::from_millis(600));
+    } else {
+        g.sample_size(20)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
+    }
     g
 }
 
@@ -305,6 +314,26 @@ fn inserts(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTim
             total
         })
     });
+    // Very rare inserts (issue 4: insertion rate 100000): 100000 hits in batches of 32 (not
+    // timed, they evict the insert path's code and data from the caches), then a batch with one
+    // new key and the add of that key (timed, clock reads included as above).
+    g.bench_with_input(BenchmarkId::new("exact_add_rare100k", n), &n, |b, _| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                for _ in 0..100_000 / B {
+                    let keys = bed.mixed(0);
+                    black_box(bed.t.lookup_batch(&keys, 0, &mut out).unwrap());
+                }
+                let keys = bed.mixed(1);
+                bed.t.lookup_batch(&keys, 0, &mut out).unwrap();
+                let t0 = std::time::Instant::now();
+                black_box(bed.t.add_on_miss(&keys[(B - 1) * 13..], &data, 0, 0));
+                total += t0.elapsed();
+            }
+            total
+        })
+    });
     g.bench_with_input(BenchmarkId::new("clock_overhead", n), &n, |b, _| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -490,5 +519,119 @@ fn ternary(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, exact, lpm, ternary);
+/// Range table: a 32-bit address range (the space cut into `n` intervals at random points) and
+/// an exact protocol byte; random priorities. Lookups: addresses inside random stored intervals.
+fn range(c: &mut Criterion) {
+    let mut g = config(c);
+    g.throughput(Throughput::Elements(1));
+    for n in SIZES {
+        let t = Table::new(
+            TableSpec::new(
+                "ranges",
+                vec![
+                    KeySpec::new("dst", 32, MatchKind::Range),
+                    KeySpec::new("proto", 8, MatchKind::Exact),
+                ],
+                n,
+            )
+            .with_max_params_bytes(8),
+        )
+        .unwrap();
+        let mut r = Rng(0x7a7a);
+        let mut cuts: Vec<u32> = (0..n - 1).map(|_| r.next() as u32).collect();
+        cuts.push(0);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut stored = Vec::new();
+        for (i, &lo) in cuts.iter().enumerate() {
+            let hi = cuts.get(i + 1).map_or(u32::MAX, |&x| x - 1);
+            let proto = if r.next() & 1 == 0 { 6u8 } else { 17 };
+            let m = [
+                FieldMatch::Range(lo.to_be_bytes().to_vec(), hi.to_be_bytes().to_vec()),
+                FieldMatch::Exact(vec![proto]),
+            ];
+            let prio = 1 + (r.next() % 1000) as u32;
+            if t.insert(&m, prio, ActionData::bare(prio)).is_ok() {
+                stored.push((lo, hi, proto));
+            }
+        }
+        let keys: Vec<[u8; 5]> = (0..4096)
+            .map(|_| {
+                let (lo, hi, proto) = stored[r.next() as usize % stored.len()];
+                let a = lo + (r.next() % (hi as u64 - lo as u64 + 1)) as u32;
+                let mut k = [0u8; 5];
+                k[..4].copy_from_slice(&a.to_be_bytes());
+                k[4] = proto;
+                k
+            })
+            .collect();
+        let tuples = t.tuple_count();
+        g.bench_with_input(
+            BenchmarkId::new(format!("range_{tuples}_tuples"), n),
+            &n,
+            |b, _| {
+                let mut i = 0;
+                let mut out = Lookup::default();
+                b.iter(|| {
+                    i = (i + 1) & 4095;
+                    assert!(t.lookup_into(&keys[i], 0, &mut out));
+                    black_box(&out);
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+/// Optional table: the 5-tuple as optional fields, each entry with src and proto set and a
+/// random subset of dst, sport, dport (8 patterns); random priorities.
+fn optional(c: &mut Criterion) {
+    let mut g = config(c);
+    g.throughput(Throughput::Elements(1));
+    for n in SIZES {
+        let t = Table::new(
+            TableSpec::new("opt", flow_spec(MatchKind::Optional), n).with_max_params_bytes(8),
+        )
+        .unwrap();
+        let mut r = Rng(0x0b7);
+        let mut stored = Vec::new();
+        while stored.len() < n {
+            let k = flow_key(&mut r);
+            let x = r.next();
+            let f = split(&k);
+            let opt = |on: bool, v: &[u8]| FieldMatch::Optional(on.then(|| v.to_vec()));
+            let m = [
+                opt(true, f[0]),
+                opt(x & 1 == 1, f[1]),
+                opt(x & 2 == 2, f[2]),
+                opt(x & 4 == 4, f[3]),
+                opt(true, f[4]),
+            ];
+            let prio = 1 + (r.next() % 1000) as u32;
+            if t.insert(&m, prio, ActionData::bare(prio)).is_ok() {
+                stored.push(k);
+            }
+        }
+        let keys: Vec<Vec<u8>> = (0..4096)
+            .map(|_| stored[r.next() as usize % n].clone())
+            .collect();
+        let tuples = t.tuple_count();
+        g.bench_with_input(
+            BenchmarkId::new(format!("optional_{tuples}_masks"), n),
+            &n,
+            |b, _| {
+                let mut i = 0;
+                let mut out = Lookup::default();
+                b.iter(|| {
+                    i = (i + 1) & 4095;
+                    assert!(t.lookup_into(&keys[i], 0, &mut out));
+                    black_box(&out);
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, exact, lpm, ternary, range, optional);
 criterion_main!(benches);

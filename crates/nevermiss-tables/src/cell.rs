@@ -164,10 +164,18 @@ impl Cells {
     /// Hint that cell `i` is about to be read by a lookup.
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        let c = self.c(i);
-        crate::sync::prefetch(&c[0]);
-        if self.hit_lines > 1 {
-            crate::sync::prefetch(&c[8]);
+        self.hot().prefetch(i)
+    }
+
+    /// The fields a batched lookup reads for every key, copied out once per group.
+    #[inline(always)]
+    pub fn hot(&self) -> CellsHot<'_> {
+        CellsHot {
+            words: &self.words,
+            stride: self.stride,
+            params_off: self.params_off,
+            max_params: self.max_params,
+            two_lines: self.hit_lines > 1,
         }
     }
 
@@ -188,15 +196,7 @@ impl Cells {
         k
     }
 
-    /// For an exact lookup that found slot `i` through a bucket word carrying generation bits
-    /// `g7`: if the cell holds `key` and is the live entry the word was published for, copies
-    /// its action data into `out` and returns (gen, version).
-    ///
-    /// Why this is enough without any lock: the key words of a cell change only when the slot is
-    /// reused, and a reuse gives the cell a new generation before its key is written; the
-    /// generation is read inside the seqlock after the key compare, so a key read from another
-    /// incarnation shows up as a generation that differs from the bucket word's (modulo 128
-    /// reuses of the slot during one lookup).
+    /// See [`CellsHot::read_match`].
     #[inline(always)]
     pub fn read_match(
         &self,
@@ -205,46 +205,14 @@ impl Cells {
         g7: u64,
         out: &mut ActionData,
     ) -> Option<(u32, u64)> {
-        let c = self.c(i);
-        if !key.eq_words(&c[KEY..]) {
-            return None;
-        }
-        let (gen, version) = self.read_cell(c, out);
-        (gen & 1 == 1 && gen7(gen) == g7).then_some((gen, version))
+        self.hot().read_match(i, key, g7, out)
     }
 
     /// Consistent copy of cell `i`'s action data into `out`; returns (gen, version).
     #[inline(always)]
     pub fn read(&self, i: usize, out: &mut ActionData) -> (u32, u64) {
-        self.read_cell(self.c(i), out)
-    }
-
-    /// [`Cells::read`] of the cell whose words are `c`.
-    #[inline(always)]
-    fn read_cell(&self, c: &[AtomicU64], out: &mut ActionData) -> (u32, u64) {
-        let Some(h) = c.first_chunk::<HEADER>() else {
-            return (0, 0);
-        };
-        let p = &c[self.params_off..];
-        let mut backoff = Backoff::new();
-        loop {
-            let s1 = h[SEQ].load(Acquire);
-            if s1 & 1 == 1 {
-                backoff.snooze();
-                continue;
-            }
-            let al = h[ACTION_LEN].load(Relaxed);
-            let gen = h[GEN_PROFILE].load(Relaxed) as u32;
-            let version = h[VERSION].load(Relaxed);
-            let len = ((al >> 32) as usize).min(self.max_params);
-            out.params.fill_words(len, |j| p[j].load(Relaxed));
-            fence(Acquire);
-            if h[SEQ].load(Relaxed) == s1 {
-                out.action = al as u32;
-                return (gen, version);
-            }
-            backoff.snooze();
-        }
+        let h = self.hot();
+        h.read_cell(h.c(i), out)
     }
 
     /// Exclusive write access to cell `i` (readers retry while it is held).
@@ -268,6 +236,94 @@ impl Cells {
 
     pub fn max_params(&self) -> usize {
         self.max_params
+    }
+}
+
+/// The cell array and its layout, copied out of [`Cells`] once per batch group: kept in
+/// registers, they are not re-read after every atomic load of a lookup.
+#[derive(Clone, Copy)]
+pub(crate) struct CellsHot<'a> {
+    words: &'a [AtomicU64],
+    stride: usize,
+    params_off: usize,
+    max_params: usize,
+    two_lines: bool,
+}
+
+impl CellsHot<'_> {
+    /// The words of cell `i` (empty if `i` is out of range).
+    #[inline(always)]
+    fn c(&self, i: usize) -> &[AtomicU64] {
+        let o = i * self.stride;
+        self.words.get(o..o + self.stride).unwrap_or_default()
+    }
+
+    /// Hint that cell `i` is about to be read by a lookup.
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(w) = self.words.get(i * self.stride) {
+            crate::sync::prefetch(w);
+            if self.two_lines {
+                if let Some(w) = self.words.get(i * self.stride + 8) {
+                    crate::sync::prefetch(w);
+                }
+            }
+        }
+    }
+
+    /// For an exact lookup that found slot `i` through a bucket word carrying generation bits
+    /// `g7`: if the cell holds `key` and is the live entry the word was published for, copies
+    /// its action data into `out` and returns (gen, version).
+    ///
+    /// Why this is enough without any lock: the key words of a cell change only when the slot is
+    /// reused, and a reuse gives the cell a new generation before its key is written; the
+    /// generation is read inside the seqlock after the key compare, so a key read from another
+    /// incarnation shows up as a generation that differs from the bucket word's (modulo 128
+    /// reuses of the slot during one lookup).
+    #[inline(always)]
+    pub fn read_match(
+        &self,
+        i: usize,
+        key: &impl ProbeKey,
+        g7: u64,
+        out: &mut ActionData,
+    ) -> Option<(u32, u64)> {
+        let c = self.c(i);
+        if !key.eq_words(c.get(KEY..).unwrap_or_default()) {
+            return None;
+        }
+        let (gen, version) = self.read_cell(c, out);
+        (gen & 1 == 1 && gen7(gen) == g7).then_some((gen, version))
+    }
+
+    /// Consistent copy of the action data of the cell whose words are `c` into `out`; returns
+    /// (gen, version).
+    #[inline(always)]
+    fn read_cell(&self, c: &[AtomicU64], out: &mut ActionData) -> (u32, u64) {
+        let Some(h) = c.first_chunk::<HEADER>() else {
+            return (0, 0);
+        };
+        let p = c.get(self.params_off..).unwrap_or_default();
+        let mut backoff = Backoff::new();
+        loop {
+            let s1 = h[SEQ].load(Acquire);
+            if s1 & 1 == 1 {
+                backoff.snooze();
+                continue;
+            }
+            let al = h[ACTION_LEN].load(Relaxed);
+            let gen = h[GEN_PROFILE].load(Relaxed) as u32;
+            let version = h[VERSION].load(Relaxed);
+            let len = ((al >> 32) as usize).min(self.max_params);
+            out.params
+                .fill_words(len, |j| p.get(j).map_or(0, |w| w.load(Relaxed)));
+            fence(Acquire);
+            if h[SEQ].load(Relaxed) == s1 {
+                out.action = al as u32;
+                return (gen, version);
+            }
+            backoff.snooze();
+        }
     }
 }
 
@@ -301,7 +357,12 @@ fn store_words(dst: &[AtomicU64], bytes: &[u8]) {
     }
     if !tail.is_empty() {
         if let Some(d) = dst.get(n) {
-            d.store(Key::new(tail).word(0), Relaxed);
+            let w = match bytes.last_chunk::<8>() {
+                // The last 8 bytes, shifted so that only the partial word's bytes remain.
+                Some(l) => u64::from_le_bytes(*l) >> (8 * (8 - tail.len())),
+                None => Key::new(tail).word(0),
+            };
+            d.store(w, Relaxed);
         }
     }
 }
@@ -336,12 +397,23 @@ impl CellGuard<'_> {
     /// version 0, expire profile `profile`. Returns the generation.
     #[inline]
     pub fn init(&self, key: Option<&[u8]>, data: &ActionData, profile: u32) -> u32 {
+        match key {
+            Some(k) => {
+                debug_assert_eq!(k.len(), self.cells.key_len);
+                self.init_k(Some(&Key::new(k)), data, profile)
+            }
+            None => self.init_k(None::<&Key<'_>>, data, profile),
+        }
+    }
+
+    /// [`CellGuard::init`] with the key given as prepared words.
+    #[inline(always)]
+    pub fn init_k(&self, key: Option<&impl ProbeKey>, data: &ActionData, profile: u32) -> u32 {
         let gen = self.gen().wrapping_add(1) | 1;
         self.w(GEN_PROFILE)
             .store(gen as u64 | (profile as u64) << 32, Release);
         if let Some(k) = key {
-            debug_assert_eq!(k.len(), self.cells.key_len);
-            store_words(&self.c[KEY..], k);
+            k.store_words(self.c.get(KEY..).unwrap_or_default());
         }
         let p = &data.params;
         debug_assert!(p.len() <= self.cells.max_params);

@@ -35,12 +35,14 @@
 
 use crate::action::ActionData;
 use crate::arena::Arena;
-use crate::cell::{gen7, Cells};
+use crate::cell::{gen7, Cells, CellsHot};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
+use crate::stats::{stripe, STRIPES};
 use crate::sync::{
     fence, lock, prefetch, AtomicU32, AtomicU64, Backoff, Mutex, Ordering::*, Zeroed,
 };
+use std::sync::atomic::AtomicUsize;
 
 /// Ways per bucket (7 words of 8 bytes after the header fill one line).
 pub(crate) const WAYS: usize = 7;
@@ -51,6 +53,8 @@ const MAX_LOAD: f64 = 0.85;
 const MAX_BFS: usize = 2 + 2 * WAYS + 2 * WAYS * WAYS + 2 * WAYS * WAYS * WAYS;
 /// Attempts to insert before reporting `Full` when displacements keep racing with others.
 const MAX_TRIES: usize = 8;
+/// Never-used slots a free-list stripe takes at a time.
+const CHUNK: u64 = 64;
 
 const LOCK: u64 = 1;
 const CTR_ONE: u64 = 2;
@@ -130,12 +134,17 @@ pub(crate) struct Exact {
     nb: u64,
     seed: u64,
     size: u32,
-    /// Free list: (ABA counter << 32) | (slot + 1), 0 = empty.
-    free_head: Padded<AtomicU64>,
-    /// Next never-used slot.
+    /// Striped free lists, one per [`stripe`]: (ABA counter << 32) | (slot + 1), 0 = empty.
+    free_heads: Box<[Padded<AtomicU64>]>,
+    /// Next never-used slot; taken [`CHUNK`] slots at a time by a stripe.
     fresh: Padded<AtomicU64>,
     next: Arena<AtomicU32>,
-    displace: Mutex<Vec<Node>>,
+    /// Address of the code of the first instance of [`Exact::insert`] that ran (0 before), for
+    /// [`crate::Table`]'s warming of the insert path; written once.
+    pub insert_code: AtomicUsize,
+    /// Padded: it is written by displacements, while `buckets`, `nb` and `seed` beside it are read
+    /// by every lookup.
+    displace: Padded<Mutex<Vec<Node>>>,
 }
 
 /// Holds the locks of one or two buckets; releases them on drop.
@@ -169,16 +178,20 @@ impl Exact {
             nb: nb as u64,
             seed,
             size: size as u32,
-            free_head: Padded(AtomicU64::new(0)),
+            free_heads: (0..STRIPES).map(|_| Padded(AtomicU64::new(0))).collect(),
             fresh: Padded(AtomicU64::new(0)),
             next: Arena::new(size)?,
-            displace: Mutex::new(Vec::new()),
+            insert_code: AtomicUsize::new(0),
+            displace: Padded(Mutex::new(Vec::new())),
         })
     }
 
-    /// Bytes of the bucket array and the free list.
+    /// Bytes of the bucket array and the free lists.
     pub fn bytes(&self) -> usize {
-        self.buckets.bytes() + self.next.bytes()
+        self.buckets.bytes()
+            + self.next.bytes()
+            + std::mem::size_of_val(&*self.free_heads)
+            + std::mem::size_of_val(&self.displace)
     }
 
     #[inline(always)]
@@ -186,23 +199,25 @@ impl Exact {
         key.hash(self.seed)
     }
 
-    /// Primary bucket and tag of a hash.
+    /// Primary bucket and tag of a hash. Tags are never 0, so an empty way (word 0) never
+    /// matches a tag compare ([`match_mask`]).
     #[inline(always)]
     fn place(&self, h: u64) -> (usize, u32) {
-        (
-            ((h as u32 as u64 * self.nb) >> 32) as usize,
-            (h >> 40) as u32,
-        )
+        place(self.nb, h)
     }
 
     /// The other bucket of an entry with tag `tag` in bucket `b`.
     #[inline(always)]
     fn alt(&self, b: usize, tag: u32) -> usize {
-        let c = ((tag.wrapping_mul(0x9e37_79b1) as u64 * self.nb) >> 32) as usize;
-        if c >= b {
-            c - b
-        } else {
-            c + self.nb as usize - b
+        alt(self.nb, b, tag)
+    }
+
+    /// The fields a batched lookup reads for every key, copied out once per group.
+    #[inline(always)]
+    pub fn hot(&self) -> Hot<'_> {
+        Hot {
+            buckets: &self.buckets,
+            nb: self.nb,
         }
     }
 
@@ -240,80 +255,15 @@ impl Exact {
         }
     }
 
-    /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
-    #[inline(always)]
-    pub fn stage1(&self, h: u64) -> Probe {
-        let (b1, tag) = self.place(h);
-        prefetch(&self.buckets[b1]);
-        Probe { b1: b1 as u32, tag }
-    }
-
-    /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
-    /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
-    /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
-    /// stage 3 should look at the secondary bucket.
-    #[inline(always)]
-    pub fn stage2(&self, cells: &Cells, p: Probe) -> u64 {
-        let bk = &self.buckets[p.b1 as usize];
-        if let Some(e) = first_match(bk, p.tag) {
-            cells.prefetch(slot_of(e) as usize);
-            return e;
-        }
-        if bk.hdr.load(Relaxed) >= OVF_ONE {
-            prefetch(&self.buckets[self.alt(p.b1 as usize, p.tag)]);
-            return SECOND;
-        }
-        0
-    }
-
-    /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
-    /// bucket, its cell prefetched, or 0.
-    #[inline(always)]
-    pub fn stage3(&self, cells: &Cells, p: Probe) -> u64 {
-        let bk = &self.buckets[self.alt(p.b1 as usize, p.tag)];
-        match first_match(bk, p.tag) {
-            Some(e) => {
-                cells.prefetch(slot_of(e) as usize);
-                e
-            }
-            None => 0,
-        }
-    }
-
-    /// Batch stage 4: the lookup proper, trying the candidate way word `e` found by stage 2 or 3
-    /// first (a hit needs no other validation than [`Cells::read_match`]'s).
-    #[inline(always)]
-    pub fn stage4(
-        &self,
-        cells: &Cells,
-        h: u64,
-        e: u64,
-        key: &impl ProbeKey,
-        out: &mut ActionData,
-    ) -> Option<(u32, u32, u64)> {
-        if e != 0 && e != SECOND {
-            let s = slot_of(e);
-            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
-                return Some((s, gen, version));
-            }
-        }
-        self.find(cells, h, key, out)
-    }
-
     /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
     /// is fetched while the caller does other work, so an insert that comes rarely does not pay
     /// a DRAM miss for it.
     #[inline]
     pub fn prefetch_alloc(&self, cells: &Cells) {
-        let top = self.free_head.0.load(Relaxed) as u32;
-        if top != 0 {
+        let top = self.free_heads[stripe()].0.load(Relaxed) as u32;
+        if top != 0 && top <= self.size {
             cells.prefetch(top as usize - 1);
             prefetch(&self.next[top as usize - 1]);
-        } else {
-            let f = self.fresh.0.load(Relaxed);
-            if f < self.size as u64 {
-                cells.prefetch(f as usize);
-            }
         }
     }
 
@@ -367,8 +317,12 @@ impl Exact {
     ) -> Option<(usize, usize, u32, bool)> {
         let n = if b1 == b2 { 1 } else { 2 };
         for &b in &[b1, b2][..n] {
-            for (i, w) in self.buckets[b].way.iter().enumerate() {
-                let e = w.load(Relaxed);
+            let bk = &self.buckets[b];
+            let mut m = match_mask(bk, tag).0;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let e = bk.way[i].load(Relaxed);
                 if tag_of(e) == tag && e as u32 != 0 && cells.key_eq(slot_of(e) as usize, key) {
                     return Some((b, i, slot_of(e), e & SEC != 0));
                 }
@@ -377,11 +331,9 @@ impl Exact {
         None
     }
 
+    /// A free way of bucket `b` (the caller holds its lock, or only searches).
     fn free_way(&self, b: usize) -> Option<usize> {
-        self.buckets[b]
-            .way
-            .iter()
-            .position(|w| w.load(Relaxed) == 0)
+        free_in(&self.buckets[b])
     }
 
     /// Clears way `i` of bucket `b` (a delete); the caller holds the locks of the entry's two
@@ -399,14 +351,19 @@ impl Exact {
     /// in the second result and must be released by the caller with [`Exact::free`]); otherwise
     /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
     /// generation, and the entry is published.
-    pub fn insert(
+    pub fn insert<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
         &self,
         cells: &Cells,
         h: u64,
-        key: &impl ProbeKey,
-        mut replace: impl FnMut(u32) -> bool,
-        mut init: impl FnMut(u32) -> u32,
+        key: &K,
+        mut replace: R,
+        mut init: I,
     ) -> (Ins, Option<u32>) {
+        if self.insert_code.load(Relaxed) == 0 {
+            type F<K, R, I> = fn(&Exact, &Cells, u64, &K, R, I) -> (Ins, Option<u32>);
+            let f: F<K, R, I> = Exact::insert::<K, R, I>;
+            self.insert_code.store(f as usize, Relaxed);
+        }
         let (b1, tag) = self.place(h);
         let b2 = self.alt(b1, tag);
         let mut replaced = None;
@@ -421,15 +378,26 @@ impl Exact {
                 a: b1,
                 b: b1,
             };
-            if self.buckets[b1].hdr.load(Relaxed) < OVF_ONE {
-                if let Some((b, i, s, sec)) = self.find_locked(cells, b1, b1, tag, key) {
-                    if !replace(s) {
-                        return (Ins::Present(s), replaced);
+            let bk = &self.buckets[b1];
+            if bk.hdr.load(Relaxed) < OVF_ONE {
+                let (mut m, empty) = match_mask(bk, tag);
+                let mut free = empty;
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let e = bk.way[i].load(Relaxed);
+                    if tag_of(e) == tag && e as u32 != 0 && cells.key_eq(slot_of(e) as usize, key) {
+                        if !replace(slot_of(e)) {
+                            return (Ins::Present(slot_of(e)), replaced);
+                        }
+                        self.clear_way(b1, i, e & SEC != 0, b1);
+                        replaced = Some(slot_of(e));
+                        free |= 1 << i;
+                        break;
                     }
-                    self.clear_way(b, i, sec, b1);
-                    replaced = Some(s);
                 }
-                if let Some(i) = self.free_way(b1) {
+                if free != 0 {
+                    let i = free.trailing_zeros() as usize;
                     let Some(s) = self.alloc() else {
                         return (Ins::Full, replaced);
                     };
@@ -497,7 +465,7 @@ impl Exact {
     /// Makes a way free in bucket `b1` or `b2` by moving entries along a cuckoo path; false when
     /// no path of up to 4 moves exists.
     fn make_room(&self, b1: usize, b2: usize) -> bool {
-        let mut nodes = lock(&self.displace);
+        let mut nodes = lock(&self.displace.0);
         for _ in 0..MAX_TRIES {
             if self.free_way(b1).is_some() || self.free_way(b2).is_some() {
                 return true;
@@ -618,14 +586,45 @@ impl Exact {
 
     // ------------------------------------------------------------------ slots
 
-    /// A free slot, or `None` when all `size` slots are in use.
+    /// A free slot, or `None` when all `size` slots are in use; from this thread's stripe.
     pub fn alloc(&self) -> Option<u32> {
-        let head = &self.free_head.0;
+        self.alloc_in(stripe())
+    }
+
+    /// A free slot from free list `st` first: its own list, then a fresh chunk of never-used
+    /// slots (whose rest goes to list `st`), then the other stripes' lists (so no slot is ever
+    /// stranded in another stripe). `None` when every list was seen empty twice and no fresh
+    /// slot is left: with no concurrent frees that means all `size` slots are in use.
+    ///
+    /// The lists are Treiber stacks with an ABA counter in the head word; a thread touches
+    /// only its own stripe's head on the common path, so inserts on different cores share no
+    /// written cache line here.
+    pub fn alloc_in(&self, st: usize) -> Option<u32> {
+        let st = st % STRIPES;
+        if let Some(s) = self.pop(st) {
+            return Some(s);
+        }
+        if let Some(s) = self.refill(st) {
+            return Some(s);
+        }
+        for _ in 0..2 {
+            for i in 0..STRIPES {
+                if let Some(s) = self.pop((st + i) % STRIPES) {
+                    return Some(s);
+                }
+            }
+        }
+        None
+    }
+
+    /// Pops the top of free list `st`.
+    fn pop(&self, st: usize) -> Option<u32> {
+        let head = &self.free_heads[st].0;
         let mut h = head.load(Acquire);
         loop {
             let top = h as u32;
             if top == 0 {
-                break;
+                return None;
             }
             let next = self.next[top as usize - 1].load(Relaxed);
             let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
@@ -634,25 +633,54 @@ impl Exact {
                 Err(x) => h = x,
             }
         }
-        if self.fresh.0.load(Relaxed) >= self.size as u64 {
-            return None;
-        }
-        let f = self.fresh.0.fetch_add(1, Relaxed);
-        (f < self.size as u64).then_some(f as u32)
     }
 
-    /// Returns slot `s` (removed from the index, generation even) to the free list.
-    pub fn free(&self, s: u32) {
-        let head = &self.free_head.0;
+    /// Takes the next [`CHUNK`] never-used slots: returns the first, pushes the rest onto free
+    /// list `st` as one pre-linked chain (one CAS).
+    fn refill(&self, st: usize) -> Option<u32> {
+        let size = self.size as u64;
+        if self.fresh.0.load(Relaxed) >= size {
+            return None;
+        }
+        let f = self.fresh.0.fetch_add(CHUNK, Relaxed);
+        if f >= size {
+            return None;
+        }
+        let end = (f + CHUNK).min(size) as u32;
+        let f = f as u32;
+        if end > f + 1 {
+            for x in f + 1..end - 1 {
+                // slot x links to slot x + 1, stored as (x + 1) + 1
+                self.next[x as usize].store(x + 2, Relaxed);
+            }
+            self.push_chain(st, f + 1, end - 1);
+        }
+        Some(f)
+    }
+
+    /// Pushes the chain `first ..= last` (already linked through `next`, except `last`) onto
+    /// free list `st`.
+    fn push_chain(&self, st: usize, first: u32, last: u32) {
+        let head = &self.free_heads[st].0;
         let mut h = head.load(Relaxed);
         loop {
-            self.next[s as usize].store(h as u32, Relaxed);
-            let new = ((h >> 32).wrapping_add(1) << 32) | (s as u64 + 1);
+            self.next[last as usize].store(h as u32, Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | (first as u64 + 1);
             match head.compare_exchange_weak(h, new, Release, Relaxed) {
                 Ok(_) => return,
                 Err(x) => h = x,
             }
         }
+    }
+
+    /// Returns slot `s` (removed from the index, generation even) to this thread's free list.
+    pub fn free(&self, s: u32) {
+        self.free_in(stripe(), s)
+    }
+
+    /// Returns slot `s` to free list `st`.
+    pub fn free_in(&self, st: usize, s: u32) {
+        self.push_chain(st % STRIPES, s, s)
     }
 
     /// Slots that have ever been handed out (all live slots are below this).
@@ -661,13 +689,184 @@ impl Exact {
     }
 }
 
+/// Primary bucket (of `nb`) and tag of a hash. Tags are never 0, so an empty way (word 0) never
+/// matches a tag compare ([`match_mask`]).
+#[inline(always)]
+fn place(nb: u64, h: u64) -> (usize, u32) {
+    let t = (h >> 40) as u32;
+    (((h as u32 as u64 * nb) >> 32) as usize, t | (t == 0) as u32)
+}
+
+/// The other bucket (of `nb`) of an entry with tag `tag` in bucket `b`.
+#[inline(always)]
+fn alt(nb: u64, b: usize, tag: u32) -> usize {
+    let c = ((tag.wrapping_mul(0x9e37_79b1) as u64 * nb) >> 32) as usize;
+    if c >= b {
+        c - b
+    } else {
+        c + nb as usize - b
+    }
+}
+
+/// The bucket array and its size, copied out of [`Exact`] once per batch group: kept in
+/// registers, they are not re-read from the index after every atomic load of a lookup.
+#[derive(Clone, Copy)]
+pub(crate) struct Hot<'a> {
+    buckets: &'a [Bucket],
+    nb: u64,
+}
+
+impl Hot<'_> {
+    /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
+    #[inline(always)]
+    pub fn stage1(&self, h: u64) -> Probe {
+        let (b1, tag) = place(self.nb, h);
+        if let Some(bk) = self.buckets.get(b1) {
+            prefetch(bk);
+        }
+        Probe { b1: b1 as u32, tag }
+    }
+
+    /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
+    /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
+    /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
+    /// stage 3 should look at the secondary bucket.
+    #[inline(always)]
+    pub fn stage2(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+        let Some(bk) = self.buckets.get(p.b1 as usize) else {
+            return 0;
+        };
+        if let Some(e) = first_match(bk, p.tag) {
+            cells.prefetch(slot_of(e) as usize);
+            return e;
+        }
+        if bk.hdr.load(Relaxed) >= OVF_ONE {
+            if let Some(b2) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) {
+                prefetch(b2);
+            }
+            return SECOND;
+        }
+        0
+    }
+
+    /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
+    /// bucket, its cell prefetched, or 0.
+    #[inline(always)]
+    pub fn stage3(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+        let Some(bk) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) else {
+            return 0;
+        };
+        match first_match(bk, p.tag) {
+            Some(e) => {
+                cells.prefetch(slot_of(e) as usize);
+                e
+            }
+            None => 0,
+        }
+    }
+
+    /// Batch stage 4 for a candidate way word `e` of stage 2 or 3: the hit, if `e`'s entry holds
+    /// `key` (valid by [`Cells::read_match`]'s argument alone). `None` means: run
+    /// [`Exact::find`] (a miss, or a candidate that was not the key).
+    #[inline(always)]
+    pub fn stage4(
+        &self,
+        cells: &CellsHot<'_>,
+        e: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        if e == 0 || e == SECOND {
+            return None;
+        }
+        let s = slot_of(e);
+        let (gen, version) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out)?;
+        Some((s, gen, version))
+    }
+}
+
+/// (ways of `bk` whose tag is `tag`, empty ways) as bit masks (bit i = way i), from one read of
+/// the bucket's line. `tag` must not be 0. Only a filter: every candidate way is re-read with an
+/// atomic load and checked again before it is used, so a way that changes meanwhile is seen in
+/// its newer state, exactly as a scalar scan that reached it later would.
+///
+/// x86-64: the line is read by four 16-byte SSE2 loads in inline assembly (each of its aligned
+/// 8-byte words is read atomically, in program order with the atomics around it on x86-TSO;
+/// assembly keeps the racing read out of the Rust memory model), then the high halves of the
+/// words — tag:24 | secondary:1 | gen:7 — are compared four at a time.
+#[cfg(all(target_arch = "x86_64", not(loom)))]
+#[inline(always)]
+fn match_mask(bk: &Bucket, tag: u32) -> (u32, u32) {
+    use core::arch::x86_64::*;
+    let p = bk as *const Bucket;
+    let (a, b, c, d): (__m128i, __m128i, __m128i, __m128i);
+    // SAFETY: `p` points to a live, 64-byte aligned bucket of 64 bytes; the loads only read it.
+    // SSE2 is part of the x86-64 baseline.
+    unsafe {
+        core::arch::asm!(
+            "movdqa {a}, [{p}]",
+            "movdqa {b}, [{p} + 16]",
+            "movdqa {c}, [{p} + 32]",
+            "movdqa {d}, [{p} + 48]",
+            p = in(reg) p,
+            a = out(xmm_reg) a,
+            b = out(xmm_reg) b,
+            c = out(xmm_reg) c,
+            d = out(xmm_reg) d,
+            options(nostack, readonly, preserves_flags),
+        );
+        // High dwords: [hdr, w0, w1, w2] and [w3, w4, w5, w6].
+        let hi = |x: __m128i, y: __m128i| {
+            _mm_castps_si128(_mm_shuffle_ps::<0b11_01_11_01>(
+                _mm_castsi128_ps(x),
+                _mm_castsi128_ps(y),
+            ))
+        };
+        let (h0, h1) = (hi(a, b), hi(c, d));
+        let m = _mm_set1_epi32(0xffff_ff00u32 as i32);
+        let t = _mm_set1_epi32((tag << 8) as i32);
+        let z = _mm_setzero_si128();
+        let bits = |v: __m128i| _mm_movemask_ps(_mm_castsi128_ps(v)) as u32;
+        let tags = bits(_mm_cmpeq_epi32(_mm_and_si128(h0, m), t))
+            | bits(_mm_cmpeq_epi32(_mm_and_si128(h1, m), t)) << 4;
+        // A live way's high half is never 0 (its tag is not); an empty way is all 0.
+        let empty = bits(_mm_cmpeq_epi32(h0, z)) | bits(_mm_cmpeq_epi32(h1, z)) << 4;
+        (tags >> 1, (empty >> 1) & 0x7f)
+    }
+}
+
+/// [`match_mask`] with one atomic load per way (loom models, other architectures).
+#[cfg(not(all(target_arch = "x86_64", not(loom))))]
+#[inline(always)]
+fn match_mask(bk: &Bucket, tag: u32) -> (u32, u32) {
+    let (mut tags, mut empty) = (0, 0);
+    for (i, w) in bk.way.iter().enumerate() {
+        let e = w.load(Acquire);
+        tags |= ((tag_of(e) == tag && e as u32 != 0) as u32) << i;
+        empty |= ((e == 0) as u32) << i;
+    }
+    (tags, empty)
+}
+
+/// The first empty way of `bk`.
+#[inline(always)]
+fn free_in(bk: &Bucket) -> Option<usize> {
+    let (_, empty) = match_mask(bk, u32::MAX);
+    (empty != 0).then(|| empty.trailing_zeros() as usize)
+}
+
 /// The first occupied way of `bk` whose tag is `tag`.
 #[inline(always)]
 fn first_match(bk: &Bucket, tag: u32) -> Option<u64> {
-    bk.way
-        .iter()
-        .map(|w| w.load(Acquire))
-        .find(|&e| tag_of(e) == tag && e as u32 != 0)
+    let mut m = match_mask(bk, tag).0;
+    while m != 0 {
+        let e = bk.way[m.trailing_zeros() as usize].load(Acquire);
+        if tag_of(e) == tag && e as u32 != 0 {
+            return Some(e);
+        }
+        m &= m - 1;
+    }
+    None
 }
 
 /// Looks for `key` in bucket `bk`.
@@ -679,8 +878,10 @@ fn scan(
     key: &impl ProbeKey,
     out: &mut ActionData,
 ) -> Option<(u32, u32, u64)> {
-    for w in &bk.way {
-        let e = w.load(Acquire);
+    let mut m = match_mask(bk, tag).0;
+    while m != 0 {
+        let e = bk.way[m.trailing_zeros() as usize].load(Acquire);
+        m &= m - 1;
         if tag_of(e) == tag && e as u32 != 0 {
             let s = slot_of(e);
             if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
@@ -703,10 +904,11 @@ mod tests {
                 nb: nb as u64,
                 seed: 0,
                 size: 0,
-                free_head: Padded(AtomicU64::new(0)),
+                free_heads: (0..STRIPES).map(|_| Padded(AtomicU64::new(0))).collect(),
                 fresh: Padded(AtomicU64::new(0)),
                 next: Arena::new(0).unwrap(),
-                displace: Mutex::new(Vec::new()),
+                insert_code: AtomicUsize::new(0),
+                displace: Padded(Mutex::new(Vec::new())),
             };
             for b in [0, 1, nb / 2, nb - 1] {
                 for tag in [0u32, 1, 0xabcdef, 0xffffff] {
@@ -769,12 +971,32 @@ mod tests {
     #[test]
     fn free_list_is_lifo_then_fresh() {
         let x = Exact::new(3, 1).unwrap();
-        assert_eq!((x.alloc(), x.alloc()), (Some(0), Some(1)));
-        x.free(0);
-        assert_eq!(x.alloc(), Some(0));
-        assert_eq!((x.alloc(), x.alloc()), (Some(2), None));
-        x.free(2);
-        x.free(1);
-        assert_eq!((x.alloc(), x.alloc(), x.alloc()), (Some(1), Some(2), None));
+        assert_eq!((x.alloc_in(0), x.alloc_in(0)), (Some(0), Some(1)));
+        x.free_in(0, 0);
+        assert_eq!(x.alloc_in(0), Some(0));
+        assert_eq!((x.alloc_in(0), x.alloc_in(0)), (Some(2), None));
+        x.free_in(0, 2);
+        x.free_in(0, 1);
+        assert_eq!(
+            (x.alloc_in(0), x.alloc_in(0), x.alloc_in(0)),
+            (Some(1), Some(2), None)
+        );
+    }
+
+    #[test]
+    fn slots_freed_on_one_stripe_are_found_from_every_other() {
+        let n = 3 * CHUNK as usize + 5;
+        let x = Exact::new(n, 1).unwrap();
+        let mut got: Vec<u32> = (0..n).map(|i| x.alloc_in(i % 3).unwrap()).collect();
+        assert_eq!(x.alloc_in(5), None);
+        got.sort_unstable();
+        assert_eq!(got, (0..n as u32).collect::<Vec<_>>(), "each slot once");
+        for s in 0..n as u32 {
+            x.free_in(s as usize % 7, s);
+        }
+        let mut again: Vec<u32> = (0..n).map(|_| x.alloc_in(11).unwrap()).collect();
+        assert_eq!(x.alloc_in(0), None);
+        again.sort_unstable();
+        assert_eq!(again, got);
     }
 }

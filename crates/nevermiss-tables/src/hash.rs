@@ -171,6 +171,8 @@ pub(crate) trait ProbeKey {
     fn hash(&self, seed: u64) -> u64;
     /// Whether `stored` (the key words of a cell) equals this key.
     fn eq_words(&self, stored: &[AtomicU64]) -> bool;
+    /// Stores the key's words (the last one zero-padded) into `dst` (a cell's key words).
+    fn store_words(&self, dst: &[AtomicU64]);
 }
 
 #[inline(always)]
@@ -204,6 +206,13 @@ impl ProbeKey for Key<'_> {
             diff |= stored[self.body.len() / 8].load(Relaxed) ^ self.tail;
         }
         diff == 0
+    }
+
+    #[inline(always)]
+    fn store_words(&self, dst: &[AtomicU64]) {
+        for (j, d) in dst.iter().take(self.words()).enumerate() {
+            d.store(self.word(j), Relaxed);
+        }
     }
 }
 
@@ -259,6 +268,15 @@ impl<const N: usize> ProbeKey for Words<N> {
             diff |= s.load(Relaxed) ^ w;
         }
         diff == 0
+    }
+
+    #[inline(always)]
+    fn store_words(&self, dst: &[AtomicU64]) {
+        if let Some(dst) = dst.first_chunk::<N>() {
+            for (d, w) in dst.iter().zip(self.w) {
+                d.store(w, Relaxed);
+            }
+        }
     }
 }
 

@@ -107,13 +107,23 @@ impl Model {
         self.x.relocate(&self.cells, self.x.hash(&k), &k)
     }
 
-    /// A free slot (the free list alone).
+    /// A free slot (the free lists alone), from stripe 0.
     pub fn alloc(&self) -> Option<u32> {
-        self.x.alloc()
+        self.x.alloc_in(0)
     }
 
-    /// Returns a slot to the free list.
+    /// Returns a slot to free list 0.
     pub fn free(&self, s: u32) {
-        self.x.free(s)
+        self.x.free_in(0, s)
+    }
+
+    /// A free slot, taken as a thread of stripe `st` takes it (own list, fresh chunk, others).
+    pub fn alloc_in(&self, st: usize) -> Option<u32> {
+        self.x.alloc_in(st)
+    }
+
+    /// Returns a slot to free list `st`.
+    pub fn free_in(&self, st: usize, s: u32) {
+        self.x.free_in(st, s)
     }
 }

@@ -234,9 +234,10 @@ impl Layout {
 /// A match spec in the table's internal form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Compiled {
-    /// Masked value bytes (range fields zero).
+    /// Masked value bytes (range fields: the leading bits both bounds share).
     pub key: Vec<u8>,
-    /// Mask bytes (range fields zero); all ones for exact fields.
+    /// Mask bytes (range fields: a prefix mask of the bits both bounds share); all ones for
+    /// exact fields.
     pub mask: Vec<u8>,
     /// lo, hi per range field, in field order.
     pub ranges: Vec<u8>,
@@ -273,6 +274,24 @@ pub(crate) fn prefix_mask(width: u32, n: usize, plen: u32) -> Vec<u8> {
         m[(bit / 8) as usize] |= 0x80 >> (bit % 8);
     }
     m
+}
+
+/// Number of leading bits (of a `width`-bit field stored right-aligned in `lo.len()` bytes) that
+/// `lo` and `hi` share. Every value between them shares these bits too, so a range entry is
+/// indexed under the prefix of its bounds (its tuple's mask on the field is that prefix): a lookup
+/// meets only the ranges inside the key's prefix block, not all ranges of the table.
+fn common_prefix(width: u32, lo: &[u8], hi: &[u8]) -> u32 {
+    let pad = lo.len() as u32 * 8 - width;
+    let mut bits = 0;
+    for (a, b) in lo.iter().zip(hi) {
+        let x = a ^ b;
+        if x != 0 {
+            bits += x.leading_zeros();
+            return bits.saturating_sub(pad);
+        }
+        bits += 8;
+    }
+    width
 }
 
 /// Full mask of a field.
@@ -328,13 +347,14 @@ pub(crate) fn compile(
                 }
                 c.ranges.extend_from_slice(&lo);
                 c.ranges.extend_from_slice(&hi);
-                (vec![0; n], vec![0; n])
+                let mask = prefix_mask(ks.width_bits, n, common_prefix(ks.width_bits, &lo, &hi));
+                (lo, mask)
             }
             (MatchKind::Range, FieldMatch::Exact(v)) => {
                 let v = field_value(f, i, v)?;
                 c.ranges.extend_from_slice(&v);
                 c.ranges.extend_from_slice(&v);
-                (vec![0; n], vec![0; n])
+                (v, full_mask(n, top))
             }
             (MatchKind::Lpm, FieldMatch::Lpm(v, plen)) => {
                 if *plen > ks.width_bits {
@@ -407,7 +427,8 @@ pub(crate) fn decompile(
 pub struct EntryView {
     /// Id of the entry (valid until it is deleted).
     pub id: crate::EntryHandle,
-    /// Stored key bytes (values masked; range fields zero).
+    /// Stored key bytes (values masked; range fields: the leading bits both bounds share, the
+    /// rest zero).
     pub key: Vec<u8>,
     /// Match spec, in canonical form.
     pub matches: Vec<FieldMatch>,
@@ -471,6 +492,17 @@ mod tests {
             ],
         );
         assert_eq!(c2.unwrap().key, c.key);
+    }
+
+    #[test]
+    fn range_bounds_share_a_prefix() {
+        assert_eq!(common_prefix(16, &[0x12, 0x34], &[0x12, 0x34]), 16);
+        assert_eq!(common_prefix(16, &[0x12, 0x00], &[0x12, 0xff]), 8);
+        assert_eq!(common_prefix(16, &[0x00, 0x00], &[0xff, 0xff]), 0);
+        assert_eq!(common_prefix(12, &[0x01, 0x00], &[0x01, 0x0f]), 8);
+        assert_eq!(common_prefix(12, &[0x00, 0x00], &[0x08, 0x00]), 0);
+        assert_eq!(common_prefix(12, &[0x00, 0x00], &[0x04, 0x00]), 1);
+        assert_eq!(common_prefix(32, &[10, 0, 0, 0], &[10, 0, 1, 0]), 23);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-const STRIPES: usize = 16;
+/// Stripes of the statistics counters and of the exact engine's free lists.
+pub(crate) const STRIPES: usize = 16;
 
 #[derive(Clone, Copy)]
 pub(crate) enum Counter {
@@ -14,7 +15,9 @@ pub(crate) enum Counter {
     Updates,
     Expirations,
     Notifications,
-    /// Live entries (+1 / -1 as wrapping adds); not part of [`TableStats`].
+    /// Live entries other than data-plane inserts (control-plane inserts +1, removals -1, as
+    /// wrapping adds); not part of [`TableStats`]. Live entries = `Live` + `Inserts`, so a
+    /// data-plane insert costs one counter update, not two.
     Live,
 }
 const N: usize = 8;
@@ -32,6 +35,12 @@ thread_local! {
     static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Relaxed) % STRIPES;
 }
 
+/// This thread's stripe (threads get stripes round-robin).
+#[inline(always)]
+pub(crate) fn stripe() -> usize {
+    STRIPE.with(|s| *s)
+}
+
 impl Stats {
     pub fn new() -> Stats {
         Stats {
@@ -42,7 +51,7 @@ impl Stats {
     #[inline]
     pub fn add(&self, c: Counter, n: u64) {
         if n != 0 {
-            let s = STRIPE.with(|s| *s);
+            let s = stripe();
             self.stripes[s].0[c as usize].fetch_add(n, Relaxed);
         }
     }
@@ -54,10 +63,11 @@ impl Stats {
             .sum()
     }
 
-    /// Current number of live entries (sum of the stripes' +1/-1).
+    /// Current number of live entries (sum of the stripes' `Live` and `Inserts`).
     pub fn live(&self) -> usize {
         let sum = self.stripes.iter().fold(0u64, |a, s| {
             a.wrapping_add(s.0[Counter::Live as usize].load(Relaxed))
+                .wrapping_add(s.0[Counter::Inserts as usize].load(Relaxed))
         });
         (sum as i64).max(0) as usize
     }

@@ -90,3 +90,16 @@ pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// Hint that the bytes at `p` (code or data) will be needed soon: fetch them into the
+/// second-level cache. Never faults, whatever `p` is.
+#[inline(always)]
+pub(crate) fn prefetch_l2(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults or changes memory, for any address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T1 }>(p as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

@@ -173,3 +173,28 @@ fn free_list_survives_aba() {
         assert_eq!(live, vec![0, 1], "a slot was handed out twice or lost");
     });
 }
+
+/// Striped free lists: a thread of stripe 0 takes the fresh chunk (its rest goes to list 0)
+/// while a thread of stripe 1 takes, frees and retakes a slot (it must steal from list 0 or get
+/// the chunk first): no slot is handed out twice or stranded.
+#[test]
+fn striped_free_lists_hand_out_each_slot_once() {
+    check(|| {
+        let m = Arc::new(Model::new(3, 2));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || [m2.alloc_in(0), m2.alloc_in(0)]);
+        let u = thread::spawn(move || {
+            if let Some(a) = m3.alloc_in(1) {
+                m3.free_in(1, a);
+            }
+            m3.alloc_in(1)
+        });
+        let mut live: Vec<u32> = t.join().unwrap().into_iter().flatten().collect();
+        live.extend(u.join().unwrap());
+        while let Some(s) = m.alloc_in(2) {
+            live.push(s);
+        }
+        live.sort();
+        assert_eq!(live, vec![0, 1, 2], "a slot was handed out twice or lost");
+    });
+}
