@@ -128,6 +128,7 @@ pub struct Exec {
     lookup: Lookup,
     adata: ActionData,
     pbuf: Vec<u8>,
+    vals: Vec<(u64, u32)>,
     data: BitWriter,
     tctx: TableCtx,
     rng: u64,
@@ -150,6 +151,7 @@ impl Exec {
             lookup: Lookup::default(),
             adata: ActionData::default(),
             pbuf: Vec::with_capacity(64),
+            vals: Vec::with_capacity(8),
             data: BitWriter::default(),
             tctx: TableCtx::default(),
             rng: sw.config.seed
@@ -1661,7 +1663,9 @@ impl Exec {
         };
         let a = &td.actions[ai as usize];
         self.pbuf.clear();
-        let mut vals = Vec::new();
+        // The parameters' values, evaluated in order (no allocation: `vals` is reused).
+        let mut vals = std::mem::take(&mut self.vals);
+        vals.clear();
         if let Some(XArg::Data(items)) = params {
             self.item_values(items, &mut vals);
         }
@@ -1669,6 +1673,7 @@ impl Exec {
             let v = vals.get(k).map_or(0, |x| x.0);
             put_be(&mut self.pbuf, v & mask(p.ty.width.min(64)), p.ty.width);
         }
+        self.vals = vals;
         self.adata.action = ai;
         self.adata.params.set(&self.pbuf);
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
