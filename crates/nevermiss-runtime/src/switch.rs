@@ -12,7 +12,7 @@ use p4_ir::ir::{FnId, FnKind, Stmt, TableId};
 use p4_ir::{EntryMatch, ExternKind, IdleTimeout, MatchKind, Program, Ty, Val};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// Run-time configuration of a switch.
 #[derive(Clone, Debug)]
@@ -111,7 +111,8 @@ pub struct SwitchStats {
 
 /// The shared state of a running program.
 pub struct Switch {
-    pub prog: Program,
+    /// The program (shared with the shadow switch of `Worker::maintain`).
+    pub prog: Arc<Program>,
     pub config: Config,
     pub arch: ArchInfo,
     pub tables: Vec<RtTable>,
@@ -152,6 +153,11 @@ impl Switch {
     /// Builds the tables (with their default actions and constant entries) and extern state of
     /// a program.
     pub fn new(prog: Program, config: Config) -> Result<Switch, BuildError> {
+        Switch::with_program(Arc::new(prog), config)
+    }
+
+    /// [`Switch::new`] over a program shared with other switches.
+    pub fn with_program(prog: Arc<Program>, config: Config) -> Result<Switch, BuildError> {
         let arch = ArchInfo::new(&prog).map_err(BuildError)?;
         let mut tables = Vec::with_capacity(prog.tables.len());
         for td in &prog.tables {

@@ -166,9 +166,10 @@ impl Worker {
     /// (measured: ~14 µs instead of ~0.3 µs; papers/000 Table IIIb's "insertion cost grows as
     /// insertions get rarer"). After `Config::warm_insert_every` packets without an insert, a recent
     /// packet that hit an add-on-miss table is replayed through a private shadow switch — the same
-    /// program with tables of 64 entries and none of the control plane's — where it misses and
-    /// inserts, running the same code; the shadow's tables are then cleared. Nothing of the real
-    /// switch is read or written. Costs one packet's processing per `warm_insert_every` packets at
+    /// program (shared: the same IR in memory, so its lines are warmed too) with tables of 64
+    /// entries and none of the control plane's — where it misses and inserts, running the same
+    /// code; the shadow's tables are then cleared, and [`nevermiss_tables::Table::warm`] fetches
+    /// the real tables' insert lines. Nothing of the real switch is written. Costs one packet's processing per `warm_insert_every` packets at
     /// most, and nothing while inserts are frequent.
     pub fn maintain(&mut self) {
         let every = self.sw.config.warm_insert_every;
@@ -188,7 +189,7 @@ impl Worker {
                 table_size_cap: Some(64),
                 ..sw.config.clone()
             };
-            match Switch::new(sw.prog.clone(), config) {
+            match Switch::with_program(Arc::clone(&sw.prog), config) {
                 Ok(s) => self.warm.shadow = Some(Box::new(Worker::new(Arc::new(s), self.id))),
                 Err(_) => {
                     self.warm.off = true;

@@ -451,13 +451,16 @@ impl Table {
     }
 
     /// For callers that look up one key at a time (the interpreter) between rare inserts: the
-    /// insert path's code and the slot the next insert takes are fetched into the caches (see
+    /// insert path's code, the slot the next insert takes and the default action's cell (read
+    /// by the miss before the insert) are fetched into the caches (see
     /// `warm_insert_path`). A hint: reads nothing a lookup or insert depends on, writes nothing.
     /// Does nothing for tables without add-on-miss.
     pub fn warm(&self) {
         if let (Engine::Exact(x), true) = (&self.engine, self.spec.add_on_miss) {
             self.warm_insert_path(x);
             x.prefetch_alloc(&self.cells);
+            // A miss reads the default action's cell.
+            self.cells.prefetch(self.default_slot());
         }
     }
 
