@@ -206,18 +206,7 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
 }
 
 pub fn run(args: BenchArgs) -> u8 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            let e = e.trim_end();
-            if e.contains("error:") {
-                eprintln!("{e}");
-            } else {
-                eprintln!("error: {e}");
-            }
-            2
-        }
-    }
+    crate::usage_result(run_inner(args))
 }
 
 fn run_inner(args: BenchArgs) -> Result<(), String> {

@@ -10,6 +10,23 @@ mod run_cmd;
 mod sim_cmd;
 mod stf_cmd;
 
+/// Exit code of a command that either completes or fails with a message: 0, or the message on
+/// stderr (prefixed `error: ` unless it already carries diagnostics) and 2.
+pub(crate) fn usage_result(r: Result<(), String>) -> u8 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            let e = e.trim_end();
+            if e.contains("error:") {
+                eprintln!("{e}");
+            } else {
+                eprintln!("error: {e}");
+            }
+            2
+        }
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "nevermiss",

@@ -173,18 +173,7 @@ pub fn apply_entries(sw: &Switch, path: &std::path::Path) -> Result<usize, Strin
 }
 
 pub fn run(args: RunArgs) -> u8 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            let e = e.trim_end();
-            if e.contains("error:") {
-                eprintln!("{e}");
-            } else {
-                eprintln!("error: {e}");
-            }
-            2
-        }
-    }
+    crate::usage_result(run_inner(args))
 }
 
 fn run_inner(args: RunArgs) -> Result<(), String> {
