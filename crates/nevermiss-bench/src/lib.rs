@@ -461,6 +461,7 @@ fn throughput_point(
     let mut p1 = Vec::new();
     let mut p2 = Vec::new();
     let mut tot = Vec::new();
+    let mut cpu = Vec::new();
     let mut entries = Vec::new();
     let mut full = Vec::new();
     for _ in 0..cfg.runs {
@@ -469,6 +470,7 @@ fn throughput_point(
         p1.push(run.pps1());
         p2.push(run.pps2());
         tot.push(run.pps_total());
+        cpu.push(run.cpu_ns_per_packet());
         entries.push(run.table_entries);
         full.push(run.inserts_full);
     }
@@ -488,6 +490,7 @@ fn throughput_point(
         pps_phase2: Spread::of(&p2).unwrap_or_default(),
         pps_total: Spread::of(&tot).unwrap_or_default(),
         pps_total_per_run: tot,
+        cpu_ns_per_packet: Spread::of(&cpu).unwrap_or_default(),
         table_entries_per_run: entries,
         inserts_full_per_run: full,
         eq3: None,

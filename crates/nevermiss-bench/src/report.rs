@@ -132,6 +132,9 @@ pub struct ThroughputPoint {
     pub pps_phase2: Spread,
     pub pps_total: Spread,
     pub pps_total_per_run: Vec<f64>,
+    /// Worker CPU time per packet (ns), both phases: not inflated when another process of this
+    /// machine takes a worker's CPU (the host's steal and cache contention still show).
+    pub cpu_ns_per_packet: Spread,
     pub table_entries_per_run: Vec<u64>,
     pub inserts_full_per_run: Vec<u64>,
     /// Eq. 3 (absent for the baseline).
@@ -448,6 +451,35 @@ impl BenchReport {
                             line,
                             " {n} cores: {:.2}x",
                             pn.pps_total.median / p1.pps_total.median.max(1e-9)
+                        );
+                    }
+                }
+                let _ = writeln!(o, "{line}");
+            }
+            let _ = writeln!(
+                o,
+                "scaling by CPU time (N x cpu ns/packet at 1 core / cpu ns/packet at N cores: the \
+                 speedup were every worker's CPU its own)"
+            );
+            for p1 in self
+                .throughput
+                .iter()
+                .filter(|p| p.cores == 1 && p.m == c.m)
+            {
+                let mut line = format!(
+                    "  {:<12} r={:<7} 1 core: {:.0} ns cpu/packet",
+                    p1.scenario.name(),
+                    p1.r,
+                    p1.cpu_ns_per_packet.median
+                );
+                for &n in &multi {
+                    if let Some(pn) = self.thr(p1.scenario, p1.m, p1.r, n) {
+                        let _ = write!(
+                            line,
+                            "; {n} cores: {:.0} ns, {:.2}x",
+                            pn.cpu_ns_per_packet.median,
+                            n as f64 * p1.cpu_ns_per_packet.median
+                                / pn.cpu_ns_per_packet.median.max(1e-9)
                         );
                     }
                 }

@@ -55,18 +55,13 @@ pub struct ThroughputRun {
     pub phase2: Duration,
     pub packets1: u64,
     pub packets2: u64,
+    /// CPU time of all workers over both phases (thread CPU time).
+    pub cpu: Duration,
     pub table_entries: u64,
     pub inserts_full: u64,
 }
 
-fn pps(n: u64, d: Duration) -> f64 {
-    let s = d.as_secs_f64();
-    if s > 0.0 {
-        n as f64 / s
-    } else {
-        0.0
-    }
-}
+use nevermiss_runtime::run::per_second as pps;
 
 impl ThroughputRun {
     /// Packets/s of phase 1.
@@ -80,6 +75,16 @@ impl ThroughputRun {
     /// Packets/s of both phases together.
     pub fn pps_total(&self) -> f64 {
         pps(self.packets1 + self.packets2, self.phase1 + self.phase2)
+    }
+    /// Worker CPU time per packet (ns): unlike packets/s, not inflated when another process of
+    /// this machine takes a worker's CPU for a while (the host's contention still shows).
+    pub fn cpu_ns_per_packet(&self) -> f64 {
+        let n = self.packets1 + self.packets2;
+        if n == 0 {
+            0.0
+        } else {
+            self.cpu.as_secs_f64() * 1e9 / n as f64
+        }
     }
 }
 
@@ -112,6 +117,12 @@ pub fn run_once(
         phase2: r2.elapsed,
         packets1: r1.packets_in,
         packets2: r2.packets_in,
+        cpu: r1
+            .per_worker
+            .iter()
+            .chain(&r2.per_worker)
+            .map(|w| w.cpu_time)
+            .sum(),
         table_entries: reps.iter().map(|t| t.entries as u64).sum(),
         inserts_full: reps.iter().map(|t| t.stats.inserts_full).sum(),
     })
@@ -139,5 +150,6 @@ mod tests {
         assert_eq!(r.table_entries, 128 + 30);
         assert_eq!(r.inserts_full, 0);
         assert!(r.pps_total() > 0.0);
+        assert!(r.cpu_ns_per_packet() > 0.0);
     }
 }
