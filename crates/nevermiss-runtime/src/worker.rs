@@ -24,6 +24,22 @@ pub struct Worker {
     warm: Warm,
 }
 
+/// State of the insert-path warming (see [`Worker::maintain`]).
+#[derive(Default)]
+struct Warm {
+    /// Packets since the last insert (or the last warming).
+    since: u32,
+    /// A recent packet that hit an add-on-miss table, and its port.
+    pkt: Vec<u8>,
+    port: u32,
+    /// The shadow worker (created on first use; `None` inside a shadow).
+    shadow: Option<Box<Worker>>,
+    /// This program has no add-on-miss table, or warming is off.
+    off: bool,
+    /// Packets replayed through the shadow so far.
+    count: u64,
+}
+
 impl Warm {
     /// Notes what a packet just processed did, for [`Worker::maintain`].
     #[inline]
@@ -44,26 +60,13 @@ impl Warm {
     }
 }
 
-/// State of the insert-path warming (see [`Worker::maintain`]).
-#[derive(Default)]
-struct Warm {
-    /// Packets since the last insert (or the last warming).
-    since: u32,
-    /// A recent packet that hit an add-on-miss table, and its port.
-    pkt: Vec<u8>,
-    port: u32,
-    /// The shadow worker (created on first use; `None` inside a shadow).
-    shadow: Option<Box<Worker>>,
-    /// This program has no add-on-miss table, or warming is off.
-    off: bool,
-    /// Packets replayed through the shadow so far.
-    count: u64,
-}
-
 impl Worker {
     /// A worker for `sw`; `id` seeds its random generator.
     pub fn new(sw: Arc<Switch>, id: u64) -> Worker {
         let ex = Exec::new(&sw, id);
+        // Nothing to warm: no add-on-miss table, or warming switched off.
+        let warm_off =
+            sw.config.warm_insert_every == 0 || !sw.tables.iter().any(|t| t.t.spec().add_on_miss);
         Worker {
             sw,
             ex,
@@ -71,7 +74,10 @@ impl Worker {
             slots: Vec::new(),
             hints: Vec::new(),
             id,
-            warm: Warm::default(),
+            warm: Warm {
+                off: warm_off,
+                ..Warm::default()
+            },
         }
     }
 
@@ -179,10 +185,6 @@ impl Worker {
         self.warm.since = 0;
         if self.warm.shadow.is_none() {
             let sw = &self.sw;
-            if !sw.tables.iter().any(|t| t.t.spec().add_on_miss) {
-                self.warm.off = true;
-                return;
-            }
             let config = crate::Config {
                 warm_insert_every: 0,
                 prefetch_tables: 0,
