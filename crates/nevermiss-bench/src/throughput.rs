@@ -5,7 +5,7 @@
 
 use nevermiss_io::rss::{spread, Rss};
 use nevermiss_io::{Batch, Packet, TwoPhaseConfig, TwoPhaseGen};
-use nevermiss_runtime::run::{table_reports, Clock};
+use nevermiss_runtime::run::{per_second as pps, table_reports, Clock};
 use nevermiss_runtime::workers::{run_in_memory, WorkerOptions};
 use nevermiss_runtime::Switch;
 use std::sync::Arc;
@@ -60,8 +60,6 @@ pub struct ThroughputRun {
     pub table_entries: u64,
     pub inserts_full: u64,
 }
-
-use nevermiss_runtime::run::per_second as pps;
 
 impl ThroughputRun {
     /// Packets/s of phase 1.

@@ -393,20 +393,9 @@ impl CellGuard<'_> {
         )
     }
 
-    /// Makes the cell a fresh entry: new (odd) generation, `key` (exact tables), `data`,
-    /// version 0, expire profile `profile`. Returns the generation.
-    #[inline]
-    pub fn init(&self, key: Option<&[u8]>, data: &ActionData, profile: u32) -> u32 {
-        match key {
-            Some(k) => {
-                debug_assert_eq!(k.len(), self.cells.key_len);
-                self.init_k(Some(&Key::new(k)), data, profile)
-            }
-            None => self.init_k(None::<&Key<'_>>, data, profile),
-        }
-    }
-
-    /// [`CellGuard::init`] with the key given as prepared words.
+    /// Makes the cell a fresh entry: new (odd) generation, `key` as prepared words (exact
+    /// tables; `None` for none), `data`, version 0, expire profile `profile`. Returns the
+    /// generation.
     #[inline(always)]
     pub fn init_k(&self, key: Option<&impl ProbeKey>, data: &ActionData, profile: u32) -> u32 {
         let gen = self.gen().wrapping_add(1) | 1;

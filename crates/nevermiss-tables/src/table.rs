@@ -768,24 +768,8 @@ impl Table {
         }
     }
 
-    /// Writes a fresh entry into slot `s` (not yet reachable) and returns its generation.
-    fn init_cell(
-        &self,
-        s: u32,
-        key: Option<&[u8]>,
-        data: &ActionData,
-        profile: u8,
-        deadline: u64,
-    ) -> u32 {
-        let g = self.cells.lock(s as usize);
-        let gen = g.init(key, data, profile as u32);
-        if self.timed() {
-            self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
-        }
-        gen
-    }
-
-    /// [`Table::init_cell`] with the key given as prepared words (the insert path).
+    /// Writes a fresh entry into slot `s` (not yet reachable; the key given as prepared words,
+    /// `None` for an empty key) and returns its generation.
     #[inline(always)]
     fn init_cell_k(
         &self,
@@ -985,7 +969,7 @@ impl Table {
             None => return Err(TableError::Full),
         };
         idx.insert(s, &c, prio);
-        let gen = self.init_cell(s, None, data, profile, deadline);
+        let gen = self.init_cell_k(s, None::<&Key<'_>>, data, profile, deadline);
         self.stats.add(Counter::Live, 1);
         drop(idx);
         self.link_timer(s, gen, deadline);
