@@ -6,6 +6,7 @@
 //! the run (one reading per batch); with [`Clock::Packet`] with their own timestamps (pcap
 //! capture times, generator times). Idle timers advance every `Config::tick_ns` of that time.
 
+use crate::arch::Outputs;
 use crate::switch::Switch;
 use crate::worker::Worker;
 use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
@@ -202,18 +203,16 @@ pub fn run(
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
                 }
-                for (port, data) in outs.as_slice() {
-                    match ids.iter().position(|i| i == port) {
-                        Some(ti) => {
-                            if tx[ti].is_full() {
-                                if let Err(e) = flush(&mut ports[ti], &mut tx[ti]) {
-                                    failed.get_or_insert(e);
-                                }
-                            }
-                            tx[ti].push(data, *port, now);
-                            report.packets_out += 1;
-                        }
-                        None => report.no_port += 1,
+                let q = queue_outputs(outs, &ids, &mut tx, now, |ti, b| {
+                    flush(ports[ti].as_mut(), b)
+                });
+                match q {
+                    Ok((out, no_port)) => {
+                        report.packets_out += out;
+                        report.no_port += no_port;
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(e);
                     }
                 }
                 if now >= next_expire {
@@ -227,7 +226,7 @@ pub fn run(
             worker.maintain();
             for ti in 0..ports.len() {
                 if !tx[ti].is_empty() {
-                    flush(&mut ports[ti], &mut tx[ti])?;
+                    flush(ports[ti].as_mut(), &mut tx[ti])?;
                 }
             }
         }
@@ -261,7 +260,34 @@ pub fn run(
     Ok(r)
 }
 
-fn flush(port: &mut Box<dyn Port>, b: &mut Batch) -> Result<(), String> {
+/// Appends one packet's outputs to the per-port transmit batches (`tx[i]` for port `ids[i]`),
+/// first flushing a full batch with `flush(i, batch)`. Returns (packets queued, packets for
+/// ports that do not exist).
+pub(crate) fn queue_outputs(
+    outs: &Outputs,
+    ids: &[u32],
+    tx: &mut [Batch],
+    now: u64,
+    mut flush: impl FnMut(usize, &mut Batch) -> Result<(), String>,
+) -> Result<(u64, u64), String> {
+    let (mut queued, mut no_port) = (0, 0);
+    for (port, data) in outs.as_slice() {
+        match ids.iter().position(|i| i == port) {
+            Some(ti) => {
+                if tx[ti].is_full() {
+                    flush(ti, &mut tx[ti])?;
+                }
+                tx[ti].push(data, *port, now);
+                queued += 1;
+            }
+            None => no_port += 1,
+        }
+    }
+    Ok((queued, no_port))
+}
+
+/// Transmits `b` on `port` (packets the port does not take count as dropped) and empties it.
+pub(crate) fn flush(port: &mut dyn Port, b: &mut Batch) -> Result<(), String> {
     let taken = port.tx(b.as_slice()).map_err(|e| e.to_string())?;
     if taken < b.len() {
         port.stats().add_dropped((b.len() - taken) as u64);

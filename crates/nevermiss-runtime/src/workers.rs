@@ -14,7 +14,7 @@
 //! Idle-timer expiry runs on whichever worker first sees a tick boundary pass (one atomic
 //! compare-and-swap per batch, no per-packet cost).
 
-use crate::run::{per_second, table_reports, Clock, RunOptions, RunReport};
+use crate::run::{self, per_second, queue_outputs, table_reports, Clock, RunOptions, RunReport};
 use crate::switch::Switch;
 use crate::worker::Worker;
 use nevermiss_io::rss::{spread, Rss};
@@ -341,18 +341,16 @@ fn worker_main(
             match sh.out {
                 None => st.packets_out += outs.len() as u64,
                 Some(o) => {
-                    for (port, data) in outs.as_slice() {
-                        match o.ids.iter().position(|id| id == port) {
-                            Some(ti) => {
-                                if tx[ti].is_full() {
-                                    if let Err(e) = flush(&o.ports[ti], &mut tx[ti]) {
-                                        failed.get_or_insert(e);
-                                    }
-                                }
-                                tx[ti].push(data, *port, time(&chunk[i]));
-                                st.packets_out += 1;
-                            }
-                            None => st.no_port += 1,
+                    let q = queue_outputs(outs, &o.ids, &mut tx, time(&chunk[i]), |ti, b| {
+                        flush(&o.ports[ti], b)
+                    });
+                    match q {
+                        Ok((out, no_port)) => {
+                            st.packets_out += out;
+                            st.no_port += no_port;
+                        }
+                        Err(e) => {
+                            failed.get_or_insert(e);
                         }
                     }
                 }
@@ -393,12 +391,7 @@ fn worker_main(
 
 fn flush(port: &Mutex<Box<dyn Port>>, b: &mut Batch) -> Result<(), String> {
     let mut p = port.lock().unwrap_or_else(PoisonError::into_inner);
-    let taken = p.tx(b.as_slice()).map_err(|e| e.to_string())?;
-    if taken < b.len() {
-        p.stats().add_dropped((b.len() - taken) as u64);
-    }
-    b.clear();
-    Ok(())
+    run::flush(p.as_mut(), b)
 }
 
 /// Options of a multi-core run of ports.
