@@ -225,7 +225,7 @@ fn run_inner(args: BenchArgs) -> Result<(), String> {
             eprintln!("bench: {line}");
         }
     })?;
-    print!("{}", rep.render());
+    out!("{}", rep.render());
     if let Some((p, mut f)) = json {
         let text = serde_json::to_string_pretty(&rep).map_err(|e| format!("json: {e}"))?;
         f.write_all(text.as_bytes())

@@ -104,17 +104,17 @@ pub fn run(args: CheckArgs) -> u8 {
             let ir_flag = args.dump_ir.then_some(Dump::Ir);
             for d in args.dump.iter().chain(ir_flag.iter()) {
                 match d {
-                    Dump::Preprocessed => print!("{}", c.unit.text),
+                    Dump::Preprocessed => out!("{}", c.unit.text),
                     Dump::Tokens => match p4_front::lexer::lex(&c.unit.text) {
                         Ok(tokens) => {
-                            print!("{}", p4_front::parser::dump_tokens(&tokens, &c.unit.text))
+                            out!("{}", p4_front::parser::dump_tokens(&tokens, &c.unit.text))
                         }
                         Err(e) => eprint!("{}", p4_front::diag::render(&c.unit, &e)),
                     },
-                    Dump::Ast => print!("{}", p4_front::printer::print_program(&c.program)),
-                    Dump::Summary => print!("{}", p4_front::check::summary(&c.program, &c.checked)),
+                    Dump::Ast => out!("{}", p4_front::printer::print_program(&c.program)),
+                    Dump::Summary => out!("{}", p4_front::check::summary(&c.program, &c.checked)),
                     Dump::Ir => match p4_ir::lower(&c) {
-                        Ok(ir) => print!("{}", p4_ir::dump::dump(&ir)),
+                        Ok(ir) => out!("{}", p4_ir::dump::dump(&ir)),
                         Err(e) => {
                             eprint!("{}", p4_front::diag::render(&c.unit, &e));
                             return 1;

@@ -103,7 +103,7 @@ pub fn run(args: ConformanceArgs) -> u8 {
     for suite in &suites {
         let outcomes = run_all(&exe, &suite.files, suite.expect, jobs, timeout);
         let (mut acc, mut rej, mut crash) = (0, 0, 0);
-        println!(
+        outln!(
             "== {} ({} files, expected: {})",
             suite.name,
             suite.files.len(),
@@ -117,22 +117,22 @@ pub fn run(args: ConformanceArgs) -> u8 {
                 Outcome::Accepted => {
                     acc += 1;
                     if suite.expect == Expect::Reject {
-                        println!("  FAIL accepted: {name}");
+                        outln!("  FAIL accepted: {name}");
                     } else if args.verbose {
-                        println!("  ok   accepted: {name}");
+                        outln!("  ok   accepted: {name}");
                     }
                 }
                 Outcome::Rejected(why) => {
                     rej += 1;
                     if suite.expect != Expect::Reject {
-                        println!("  FAIL rejected: {name}: {why}");
+                        outln!("  FAIL rejected: {name}: {why}");
                     } else if args.verbose {
-                        println!("  ok   rejected: {name}: {why}");
+                        outln!("  ok   rejected: {name}: {why}");
                     }
                 }
                 Outcome::Crashed(why) => {
                     crash += 1;
-                    println!("  CRASH {name}: {why}");
+                    outln!("  CRASH {name}: {why}");
                 }
             }
         }
@@ -156,12 +156,12 @@ pub fn run(args: ConformanceArgs) -> u8 {
             crash,
             100.0 * good as f64 / total as f64
         );
-        println!("{line}");
+        outln!("{line}");
         summary.push(line);
     }
-    println!("== summary");
+    outln!("== summary");
     for line in &summary {
-        println!("{line}");
+        outln!("{line}");
     }
     if any_crash {
         1

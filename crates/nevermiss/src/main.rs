@@ -3,6 +3,9 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+#[macro_use]
+mod out;
+
 mod bench_cmd;
 mod check_cmd;
 mod conformance_cmd;
@@ -66,5 +69,5 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Stf(args) => stf_cmd::run(args),
     };
-    ExitCode::from(code)
+    ExitCode::from(out::exit_code(code))
 }

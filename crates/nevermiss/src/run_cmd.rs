@@ -183,7 +183,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     }
     let prog = load(&args.program, &opts)?;
     if args.dump_ir {
-        print!("{}", p4_ir::dump::dump(&prog));
+        out!("{}", p4_ir::dump::dump(&prog));
         return Ok(());
     }
     if args.cores == Some(0) {
@@ -243,10 +243,10 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
             run_parallel(sw.clone(), ports, &ropts, &par)?
         }
     };
-    print!("{}", report.render());
+    out!("{}", report.render());
     let notes = sw.notifications.lock().map(|n| n.len()).unwrap_or(0);
     if notes > 0 {
-        println!("idle-timeout notifications for the control plane: {notes}");
+        outln!("idle-timeout notifications for the control plane: {notes}");
     }
     Ok(())
 }

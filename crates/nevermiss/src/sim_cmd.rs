@@ -314,7 +314,7 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
 fn print_trace_header(traces: &[Prepared], chunk: u32) {
     for p in traces {
         let s = TraceSummary::of(p, chunk);
-        println!(
+        outln!(
             "trace {}: {} packets ({} skipped), {} batches, mean read cycles {:.4}",
             s.name,
             s.packets,
@@ -396,7 +396,7 @@ fn gen(a: GenArgs) -> Result<(), Fail> {
         rate: a.rate,
     };
     let n = spec.write_pcap(&a.out)?;
-    println!(
+    outln!(
         "wrote {n} packets to {} (synthetic:{spec})",
         a.out.display()
     );
@@ -422,8 +422,8 @@ fn info(a: InfoArgs) -> Result<(), Fail> {
     for src in &a.trace.traces {
         let t = src.load(&keys, HashMode::Exact)?;
         let s = &t.stats;
-        println!("trace {}", t.name);
-        println!(
+        outln!("trace {}", t.name);
+        outln!(
             "  frames {}  kept {}  skipped: not-ipv4 {} not-tcp/udp {} fragments {} truncated {} malformed {} unsupported-link {}",
             s.frames, s.kept, s.not_ipv4, s.not_tcp_udp, s.fragments, s.truncated, s.malformed, s.unsupported_link_type
         );
@@ -437,17 +437,17 @@ fn info(a: InfoArgs) -> Result<(), Fail> {
             .sum();
         let mean = cyc as f64 / t.len() as f64;
         let bytes: u64 = t.lens.iter().map(|&l| u64::from(l)).sum();
-        println!(
+        outln!(
             "  mean IP length {:.1} B  mean read cycles {:.4}  global-key FDH plateau 1/mean {:.4}",
             bytes as f64 / t.len() as f64,
             mean,
             1.0 / mean
         );
         let window = 1_000_000.min(t.len());
-        println!("  distinct keys per {window} packets:");
+        outln!("  distinct keys per {window} packets:");
         for c in &t.keys {
             let ids = c.ids.as_deref().unwrap_or(&[]);
-            println!(
+            outln!(
                 "    {:<28} {}  (whole trace {})",
                 c.spec.to_string(),
                 fmt_opt(distinct_per_window(ids, c.distinct, window), 1),
@@ -501,12 +501,12 @@ fn hazards(a: HazardArgs) -> Result<(), Fail> {
     };
     let res = spec.run(&traces, a.json.is_some(), &|_| {})?;
     print_trace_header(&traces, model.chunk);
-    println!(
+    outln!(
         "{:<16} {:>4} {:>10} {:>10} {:>10} {:>12}",
         "key", "N", "FDH p99", "FDH mean", "FDH max", "pkt-FDH p99"
     );
     for r in &res.hazards {
-        println!(
+        outln!(
             "{:<16} {:>4} {:>10} {:>10} {:>10} {:>12}",
             r.key,
             r.n,
@@ -607,12 +607,12 @@ fn lock(a: LockArgs) -> Result<(), Fail> {
     let res = spec.run(&traces, true, &|_| {})?;
     print_trace_header(&traces, model.chunk);
     let r = &res.lock[0];
-    println!(
+    outln!(
         "key {}  N {}  Q {}  Q_len {}  W {} bits",
         r.key, r.n, r.q, r.qlen, r.w_bits
     );
     if a.batches {
-        println!(
+        outln!(
             "{:>5} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
             "batch",
             "thrpt",
@@ -625,7 +625,7 @@ fn lock(a: LockArgs) -> Result<(), Fail> {
             "qsum p99"
         );
         for (i, b) in res.lock_batches[0].batches.iter().enumerate() {
-            println!(
+            outln!(
                 "{:>5} {:>8.5} {:>8.5} {:>7.4} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 i,
                 b.throughput(),
@@ -639,12 +639,12 @@ fn lock(a: LockArgs) -> Result<(), Fail> {
             );
         }
     }
-    println!("batches                    {}", r.batches);
-    println!("throughput min             {}", fmt_opt(r.thrpt_min, 6));
-    println!("throughput overall         {}", fmt_opt(r.thrpt_overall, 6));
-    println!("drop fraction p99          {}", fmt_opt(r.drop_p99, 6));
-    println!("drop fraction max          {}", fmt_opt(r.drop_max, 6));
-    println!(
+    outln!("batches                    {}", r.batches);
+    outln!("throughput min             {}", fmt_opt(r.thrpt_min, 6));
+    outln!("throughput overall         {}", fmt_opt(r.thrpt_overall, 6));
+    outln!("drop fraction p99          {}", fmt_opt(r.drop_p99, 6));
+    outln!("drop fraction max          {}", fmt_opt(r.drop_max, 6));
+    outln!(
         "latency p99 max (cycles)   {}{}",
         fmt_opt(r.latency_p99_max, 1),
         if r.latency_valid {
@@ -653,16 +653,16 @@ fn lock(a: LockArgs) -> Result<(), Fail> {
             "  (3+ batches below 99% throughput: the paper does not plot it)"
         }
     );
-    println!("latency max (cycles)       {}", fmt_opt(r.latency_max, 0));
-    println!(
+    outln!("latency max (cycles)       {}", fmt_opt(r.latency_max, 0));
+    outln!(
         "queue max p99 max          {}",
         fmt_opt(r.queue_max_p99_max, 1)
     );
-    println!(
+    outln!(
         "queue sum p99 max          {}",
         fmt_opt(r.queue_sum_p99_max, 1)
     );
-    println!(
+    outln!(
         "stall fraction mean        {}",
         fmt_opt(r.stall_fraction_mean, 5)
     );
@@ -795,7 +795,7 @@ fn sweep_cmd(a: SweepArgs) -> Result<(), Fail> {
     if !a.quiet {
         print_max_n(&res);
     }
-    println!(
+    outln!(
         "wrote {} hazard rows, {} lock rows, {} max-N rows to {} in {:.2} s",
         res.hazards.len(),
         res.lock.len(),
@@ -810,12 +810,12 @@ fn print_max_n(res: &SweepResults) {
     if res.max_n.is_empty() {
         return;
     }
-    println!(
+    outln!(
         "{:<16} {:>3} {:>6} {:>3} {:>8} {:>6} {:>12}",
         "key", "Q", "Q_len", "W", "thrpt", "max N", "lat p99 max"
     );
     for r in &res.max_n {
-        println!(
+        outln!(
             "{:<16} {:>3} {:>6} {:>3} {:>7.1}% {:>6} {:>12}",
             r.key,
             r.q,

@@ -65,7 +65,7 @@ pub fn run(args: StfArgs) -> u8 {
     match run_stf(sw, &text) {
         Ok(r) => {
             if args.verbose {
-                println!(
+                outln!(
                     "pass: {} packets in, {} out, {} expectations",
                     r.packets_in, r.packets_out, r.expectations
                 );
@@ -73,7 +73,7 @@ pub fn run(args: StfArgs) -> u8 {
             0
         }
         Err(e) => {
-            println!("FAIL {}: {e}", args.test.display());
+            outln!("FAIL {}: {e}", args.test.display());
             1
         }
     }
