@@ -174,8 +174,24 @@ impl BenchConfig {
             return Err("neither latency nor throughput mode selected".into());
         }
         if let Some(p) = &self.program {
+            if !self.scenarios.contains(&Scenario::AddOnMiss) {
+                return Err(format!(
+                    "--program {}: it replaces the add-on-miss scenario's program, which this run does not measure",
+                    p.display()
+                ));
+            }
             if !p.is_file() {
                 return Err(format!("--program {}: no such file", p.display()));
+            }
+            // The add-on-miss scenario measures inserts and hits: a program without an
+            // add-on-miss table would print figures that mean nothing.
+            let sw = build_switch(p, 1024).map_err(|e| format!("--program: {e}"))?;
+            if !sw.tables.iter().any(|t| t.t.spec().add_on_miss) {
+                return Err(format!(
+                    "--program {}: the program has no add-on-miss table (`add_on_miss = true`), \
+                     so the add-on-miss scenario would measure no insert",
+                    p.display()
+                ));
             }
         }
         Ok(())
@@ -367,6 +383,13 @@ fn latency_point(
         let start = t0.elapsed();
         let run = latency::run_once(&sw, s, &gen)?;
         let duration = t0.elapsed() - start;
+        if s == Scenario::AddOnMiss && run.table_entries == 0 {
+            return Err(format!(
+                "{}: the run inserted no entry: the add-on-miss table must be keyed on ipv4.dst, \
+                 the field the generator varies",
+                cfg.program(s).display()
+            ));
+        }
         for c in Class::ALL {
             let h = &run.hists[c.index()];
             counts[c.index()].push(h.len());

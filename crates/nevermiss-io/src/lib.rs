@@ -12,6 +12,7 @@ pub mod port;
 pub mod rss;
 pub mod stats;
 pub mod stf;
+pub mod units;
 
 pub use expect::{Expectation, Expectations, Mismatch};
 pub use gen::{KeyCycle, KeyEvent, KeyField, KeyKind, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
@@ -23,4 +24,5 @@ pub use port::{
 };
 pub use rss::{Rss, RssError, RssField};
 pub use stats::{PortStats, StatsSnapshot, StatsTable};
-pub use stf::{parse_stf, ExpectPattern, KeyValue, Statement, StfCommand, StfError};
+pub use units::parse_duration_ns;
+pub use stf::{parse_stf, stf_header_options, ExpectPattern, KeyValue, Statement, StfCommand, StfError};

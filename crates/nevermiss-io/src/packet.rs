@@ -223,6 +223,12 @@ impl Batch {
         self.cap
     }
 
+    /// Changes how many packets the batch holds (clamped to `len()..=BATCH_MAX`, at least 1), so
+    /// a burst receives no more than a run still wants (`--max-packets`).
+    pub fn set_capacity(&mut self, cap: usize) {
+        self.cap = cap.clamp(self.len.max(1), BATCH_MAX);
+    }
+
     /// Number of packets in the batch.
     #[inline]
     pub fn len(&self) -> usize {

@@ -52,6 +52,9 @@ pub struct PcapError {
     pub message: String,
     /// The underlying I/O error, if any.
     pub source: Option<io::Error>,
+    /// The error concerns the file as a whole (it cannot be opened), not a byte of it: its
+    /// message names no offset.
+    pub whole_file: bool,
 }
 
 impl PcapError {
@@ -60,6 +63,7 @@ impl PcapError {
             offset,
             message: message.into(),
             source: None,
+            whole_file: false,
         }
     }
 
@@ -68,6 +72,7 @@ impl PcapError {
             offset,
             message: format!("i/o error: {e}"),
             source: Some(e),
+            whole_file: false,
         }
     }
 
@@ -87,7 +92,11 @@ impl PcapError {
 
 impl fmt::Display for PcapError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte offset {}", self.message, self.offset)
+        if self.whole_file {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{} at byte offset {}", self.message, self.offset)
+        }
     }
 }
 
@@ -181,8 +190,9 @@ impl PcapReader<BufReader<File>> {
         let path = path.as_ref();
         let f = File::open(path).map_err(|e| PcapError {
             offset: 0,
-            message: format!("cannot open {}: {e}", path.display()),
+            message: format!("cannot open: {e}"),
             source: Some(e),
+            whole_file: true,
         })?;
         PcapReader::new(BufReader::with_capacity(1 << 16, f))
     }

@@ -74,6 +74,10 @@ pub trait Port: Send {
 
     /// Appends up to `batch.free()` received packets to `batch`, each with `port` set to
     /// [`Port::id`]; returns how many. 0 means nothing is available now (see [`Port::rx_done`]).
+    ///
+    /// An input error (a truncated or corrupt capture) never takes the packets read before it
+    /// with it: a burst that meets the error returns those complete packets, and the error comes
+    /// from the next call; after it the port is done.
     fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError>;
 
     /// True when the input is exhausted and will never yield another packet.
@@ -104,6 +108,8 @@ pub struct PcapPort {
     input: Option<(PathBuf, PcapReader<BufReader<File>>)>,
     output: Option<(PathBuf, PcapWriter<BufWriter<File>>)>,
     done: bool,
+    /// An input error met after the packets of the last burst, returned by the next burst.
+    pending: Option<PortError>,
     stats: Arc<PortStats>,
 }
 
@@ -139,6 +145,7 @@ impl PcapPort {
             done: input.is_none(),
             input,
             output,
+            pending: None,
             stats: PortStats::new(id),
         })
     }
@@ -150,6 +157,9 @@ impl Port for PcapPort {
     }
 
     fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         let Some((path, r)) = self.input.as_mut() else {
             return Ok(0);
         };
@@ -159,49 +169,47 @@ impl Port for PcapPort {
         let mut n = 0;
         let mut bytes = 0u64;
         while let Some(p) = batch.push_slot_raw() {
-            match r.next_packet(p) {
-                Ok(Some(info)) => {
-                    if info.link_type != LINKTYPE_ETHERNET {
-                        batch.pop();
-                        self.done = true;
-                        return Err(PortError::Pcap {
-                            path: path.clone(),
-                            error: PcapError {
-                                offset: info.offset,
-                                message: format!(
-                                    "unsupported link type {} (only Ethernet, link type 1, is supported)",
-                                    info.link_type
-                                ),
-                                source: None,
-                            },
-                        });
-                    }
+            let error = match r.next_packet(p) {
+                Ok(Some(info)) if info.link_type == LINKTYPE_ETHERNET => {
                     p.port = self.id;
                     bytes += p.len() as u64;
                     n += 1;
+                    continue;
                 }
+                Ok(Some(info)) => PcapError {
+                    offset: info.offset,
+                    message: format!(
+                        "unsupported link type {} (only Ethernet, link type 1, is supported)",
+                        info.link_type
+                    ),
+                    source: None,
+                    whole_file: false,
+                },
                 Ok(None) => {
                     batch.pop();
                     self.done = true;
                     break;
                 }
-                Err(error) => {
-                    batch.pop();
-                    self.done = true;
-                    self.stats.add_rx(n as u64, bytes);
-                    return Err(PortError::Pcap {
-                        path: path.clone(),
-                        error,
-                    });
-                }
+                Err(error) => error,
+            };
+            batch.pop();
+            self.done = true;
+            let e = PortError::Pcap {
+                path: path.clone(),
+                error,
+            };
+            if n == 0 {
+                return Err(e);
             }
+            self.pending = Some(e);
+            break;
         }
         self.stats.add_rx(n as u64, bytes);
         Ok(n)
     }
 
     fn rx_done(&self) -> bool {
-        self.done
+        self.done && self.pending.is_none()
     }
 
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {

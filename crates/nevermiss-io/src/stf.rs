@@ -485,6 +485,25 @@ pub struct Statement {
     pub command: StfCommand,
 }
 
+/// The marker of a header line that carries the options a test needs (docs/runtime.md).
+pub const HEADER_MARKER: &str = "# nevermiss-options:";
+
+/// The options an STF file asks for: the whitespace-separated words after
+/// [`HEADER_MARKER`] on every such line before the first command (p4c's runners see them
+/// as comments).
+pub fn stf_header_options(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix(HEADER_MARKER) {
+            out.extend(rest.split_whitespace().map(str::to_string));
+        } else if !t.is_empty() && !t.starts_with('#') {
+            break;
+        }
+    }
+    out
+}
+
 /// Parses a whole STF file; stops at the first error.
 pub fn parse_stf(text: &str) -> Result<Vec<Statement>, StfError> {
     let mut out = Vec::new();

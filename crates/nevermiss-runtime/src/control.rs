@@ -169,14 +169,37 @@ impl<'s> ControlPlane<'s> {
                     let Some((val, len)) = v.to_lpm(w) else {
                         return Err(format!("`{v}` is not a prefix for key field `{}`", k.name));
                     };
-                    FieldMatch::Lpm(bytes_of(&val, w).ok_or_else(|| bad(v))?, len.min(w))
+                    if len > w {
+                        return Err(format!(
+                            "prefix length {len} of `{v}` is longer than key field `{}` of table `{}` ({w} bits)",
+                            k.name, t.name
+                        ));
+                    }
+                    FieldMatch::Lpm(bytes_of(&val, w).ok_or_else(|| bad(v))?, len)
                 }
                 (MatchKind::Ternary, None) => {
                     FieldMatch::Ternary(vec![0; bytes_len(w)], vec![0; bytes_len(w)])
                 }
                 (MatchKind::Ternary, Some(v)) => {
+                    match v {
+                        KeyValue::Lpm { prefix_len, .. } if *prefix_len > w => {
+                            return Err(format!(
+                                "prefix length {prefix_len} of `{v}` is longer than key field `{}` of table `{}` ({w} bits)",
+                                k.name, t.name
+                            ));
+                        }
+                        KeyValue::Ternary { mask, .. } if bytes_of(mask, w).is_none() => {
+                            return Err(format!(
+                                "mask of `{v}` does not fit key field `{}` of table `{}` ({w} bits)",
+                                k.name, t.name
+                            ));
+                        }
+                        _ => {}
+                    }
                     let (val, m) = v.to_ternary(w);
-                    let val = p4_ir::ops::mask_big(&val, w);
+                    if bytes_of(&val, w).is_none() {
+                        return Err(bad(v));
+                    }
                     FieldMatch::Ternary(
                         bytes_of(&val, w).ok_or_else(|| bad(v))?,
                         bytes_of(&m, w).ok_or_else(|| bad(v))?,

@@ -66,12 +66,49 @@ pub struct RunReport {
     pub packets_out: u64,
     /// Input packets that produced no output.
     pub dropped: u64,
-    /// Outputs to ports that do not exist.
-    pub no_port: u64,
+    /// Outputs to ports that do not exist, as (port, packets), by port.
+    pub unknown_ports: UnknownPorts,
     pub digests: usize,
     pub elapsed: Duration,
     /// Per worker (runs with `--cores`): packets and CPU time.
     pub workers: Vec<(u64, Duration)>,
+    /// The input error that ended the run early. Every complete packet before it was
+    /// processed and its outputs written; the caller reports it after the statistics.
+    pub error: Option<String>,
+}
+
+/// Packets sent to ports the run does not have, counted per port number.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnknownPorts(Vec<(u32, u64)>);
+
+impl UnknownPorts {
+    /// Counts one packet to `port`.
+    pub fn add(&mut self, port: u32, n: u64) {
+        match self.0.iter_mut().find(|(p, _)| *p == port) {
+            Some((_, c)) => *c += n,
+            None => {
+                self.0.push((port, n));
+                self.0.sort_unstable();
+            }
+        }
+    }
+
+    /// Adds every count of `other`.
+    pub fn merge(&mut self, other: &UnknownPorts) {
+        for &(p, n) in &other.0 {
+            self.add(p, n);
+        }
+    }
+
+    /// Packets to unknown ports in all.
+    pub fn total(&self) -> u64 {
+        self.0.iter().map(|(_, n)| n).sum()
+    }
+
+    /// (port, packets), by port.
+    pub fn as_slice(&self) -> &[(u32, u64)] {
+        &self.0
+    }
 }
 
 impl RunReport {
@@ -89,6 +126,12 @@ impl RunReport {
                 s,
                 "  port {:>3}: in {} pkts ({} B), out {} pkts ({} B), dropped {}",
                 p.port, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.dropped
+            );
+        }
+        for (port, n) in self.unknown_ports.as_slice() {
+            let _ = writeln!(
+                s,
+                "  port {port:>3}: not configured (no --port {port}=...); {n} packets sent to it were dropped"
             );
         }
         if !self.tables.is_empty() {
@@ -116,8 +159,8 @@ impl RunReport {
             self.packets_in,
             self.packets_out,
             self.dropped,
-            if self.no_port > 0 {
-                format!(", {} to unknown ports", self.no_port)
+            if self.unknown_ports.total() > 0 {
+                format!(", {} to unconfigured ports", self.unknown_ports.total())
             } else {
                 String::new()
             },
@@ -160,7 +203,14 @@ pub fn run(
     mut ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
 ) -> Result<RunReport, String> {
-    let batch_size = opts.batch.clamp(1, nevermiss_io::BATCH_MAX);
+    if !(1..=nevermiss_io::BATCH_MAX).contains(&opts.batch) {
+        return Err(format!(
+            "batch size {} is not in 1..={}",
+            opts.batch,
+            nevermiss_io::BATCH_MAX
+        ));
+    }
+    let batch_size = opts.batch;
     let mut worker = Worker::new(sw.clone(), 0);
     let mut rx = Batch::with_capacity(batch_size);
     let mut tx: Vec<Batch> = ports
@@ -174,16 +224,24 @@ pub fn run(
     let mut next_expire = tick;
     let mut next_stats = opts.stats_every.map(|d| start + d);
     let mut idle_rounds = 0u32;
-    loop {
+    'run: loop {
         let mut any = false;
         for pi in 0..ports.len() {
-            if let Some(m) = opts.max_packets {
-                if report.packets_in >= m {
-                    break;
-                }
+            let want = opts
+                .max_packets
+                .map_or(batch_size as u64, |m| m.saturating_sub(report.packets_in));
+            if want == 0 {
+                break;
             }
             rx.clear();
-            let n = ports[pi].rx_burst(&mut rx).map_err(|e| e.to_string())?;
+            rx.set_capacity(want.min(batch_size as u64) as usize);
+            let n = match ports[pi].rx_burst(&mut rx) {
+                Ok(n) => n,
+                Err(e) => {
+                    report.error = Some(e.to_string());
+                    break 'run;
+                }
+            };
             if n == 0 {
                 continue;
             }
@@ -203,14 +261,11 @@ pub fn run(
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
                 }
-                let q = queue_outputs(outs, &ids, &mut tx, now, |ti, b| {
+                let q = queue_outputs(outs, &ids, &mut tx, now, &mut report.unknown_ports, |ti, b| {
                     flush(ports[ti].as_mut(), b)
                 });
                 match q {
-                    Ok((out, no_port)) => {
-                        report.packets_out += out;
-                        report.no_port += no_port;
-                    }
+                    Ok(out) => report.packets_out += out,
                     Err(e) => {
                         failed.get_or_insert(e);
                     }
@@ -252,25 +307,32 @@ pub fn run(
         }
     }
     let elapsed = start.elapsed();
+    for ti in 0..ports.len() {
+        if !tx[ti].is_empty() {
+            flush(ports[ti].as_mut(), &mut tx[ti])?;
+        }
+    }
     for p in ports.iter_mut() {
         p.flush().map_err(|e| e.to_string())?;
     }
     let mut r = snapshot(&sw, &ports, &report, elapsed);
     r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    r.error = report.error;
     Ok(r)
 }
 
 /// Appends one packet's outputs to the per-port transmit batches (`tx[i]` for port `ids[i]`),
-/// first flushing a full batch with `flush(i, batch)`. Returns (packets queued, packets for
-/// ports that do not exist).
+/// first flushing a full batch with `flush(i, batch)`; outputs to ports not in `ids` are
+/// counted in `unknown`. Returns the packets queued.
 pub(crate) fn queue_outputs(
     outs: &Outputs,
     ids: &[u32],
     tx: &mut [Batch],
     now: u64,
+    unknown: &mut UnknownPorts,
     mut flush: impl FnMut(usize, &mut Batch) -> Result<(), String>,
-) -> Result<(u64, u64), String> {
-    let (mut queued, mut no_port) = (0, 0);
+) -> Result<u64, String> {
+    let mut queued = 0;
     for (port, data) in outs.as_slice() {
         match ids.iter().position(|i| i == port) {
             Some(ti) => {
@@ -280,10 +342,10 @@ pub(crate) fn queue_outputs(
                 tx[ti].push(data, *port, now);
                 queued += 1;
             }
-            None => no_port += 1,
+            None => unknown.add(*port, 1),
         }
     }
-    Ok((queued, no_port))
+    Ok(queued)
 }
 
 /// Transmits `b` on `port` (packets the port does not take count as dropped) and empties it.
@@ -303,10 +365,11 @@ fn snapshot(sw: &Switch, ports: &[Box<dyn Port>], r: &RunReport, elapsed: Durati
         packets_in: r.packets_in,
         packets_out: r.packets_out,
         dropped: r.dropped,
-        no_port: r.no_port,
+        unknown_ports: r.unknown_ports.clone(),
         digests: 0,
         elapsed,
         workers: Vec::new(),
+        error: None,
     }
 }
 

@@ -14,7 +14,9 @@
 //! Idle-timer expiry runs on whichever worker first sees a tick boundary pass (one atomic
 //! compare-and-swap per batch, no per-packet cost).
 
-use crate::run::{self, per_second, queue_outputs, table_reports, Clock, RunOptions, RunReport};
+use crate::run::{
+    self, per_second, queue_outputs, table_reports, Clock, RunOptions, RunReport, UnknownPorts,
+};
 use crate::switch::Switch;
 use crate::worker::Worker;
 use nevermiss_io::rss::{spread, Rss};
@@ -55,7 +57,7 @@ pub struct WorkerStat {
     /// Received packets that produced no output.
     pub dropped: u64,
     /// Outputs to ports that do not exist.
-    pub no_port: u64,
+    pub unknown_ports: UnknownPorts,
     /// From the common start to this worker's last packet.
     pub elapsed: Duration,
     /// The CPU it was pinned to.
@@ -73,7 +75,7 @@ pub struct InMemoryReport {
     pub packets_in: u64,
     pub packets_out: u64,
     pub dropped: u64,
-    pub no_port: u64,
+    pub unknown_ports: UnknownPorts,
     pub per_worker: Vec<WorkerStat>,
 }
 
@@ -204,6 +206,13 @@ fn run_queues(
     out: Option<&OutPorts>,
     mut while_running: impl FnMut(&dyn Fn() -> (u64, bool)),
 ) -> Result<InMemoryReport, String> {
+    if !(1..=nevermiss_io::BATCH_MAX).contains(&opts.batch) {
+        return Err(format!(
+            "batch size {} is not in 1..={}",
+            opts.batch,
+            nevermiss_io::BATCH_MAX
+        ));
+    }
     let n = inputs.len().max(1);
     let cpus = available_cpus();
     if opts.pin && n > cpus.len() {
@@ -273,7 +282,7 @@ fn run_queues(
         rep.packets_in += st.packets;
         rep.packets_out += st.packets_out;
         rep.dropped += st.dropped;
-        rep.no_port += st.no_port;
+        rep.unknown_ports.merge(&st.unknown_ports);
         rep.elapsed = rep.elapsed.max(st.elapsed);
         rep.per_worker.push(st);
     }
@@ -300,7 +309,7 @@ fn worker_main(
             .collect(),
         None => Vec::new(),
     };
-    let batch = sh.opts.batch.clamp(1, nevermiss_io::BATCH_MAX);
+    let batch = sh.opts.batch;
     let tick = sh.sw.config.tick_ns.max(1);
     let mut st = WorkerStat {
         cpu,
@@ -341,14 +350,16 @@ fn worker_main(
             match sh.out {
                 None => st.packets_out += outs.len() as u64,
                 Some(o) => {
-                    let q = queue_outputs(outs, &o.ids, &mut tx, time(&chunk[i]), |ti, b| {
-                        flush(&o.ports[ti], b)
-                    });
+                    let q = queue_outputs(
+                        outs,
+                        &o.ids,
+                        &mut tx,
+                        time(&chunk[i]),
+                        &mut st.unknown_ports,
+                        |ti, b| flush(&o.ports[ti], b),
+                    );
                     match q {
-                        Ok((out, no_port)) => {
-                            st.packets_out += out;
-                            st.no_port += no_port;
-                        }
+                        Ok(out) => st.packets_out += out,
                         Err(e) => {
                             failed.get_or_insert(e);
                         }
@@ -434,16 +445,26 @@ pub fn run_parallel(
     let mut bytes = 0usize;
     let mut rx = Batch::with_capacity(nevermiss_io::BATCH_MAX);
     let mut idle = 0u32;
+    // An input error ends the reading; the packets read before it still run.
+    let mut error = None;
     'read: loop {
         let mut any = false;
         for p in ports.iter_mut() {
+            let want = limit.saturating_sub(all.len() as u64);
+            if want == 0 {
+                break 'read;
+            }
             rx.clear();
-            let n = p.rx_burst(&mut rx).map_err(|e| e.to_string())?;
-            any |= n > 0;
-            for pkt in rx.iter() {
-                if all.len() as u64 >= limit {
+            rx.set_capacity(want.min(nevermiss_io::BATCH_MAX as u64) as usize);
+            let n = match p.rx_burst(&mut rx) {
+                Ok(n) => n,
+                Err(e) => {
+                    error = Some(e.to_string());
                     break 'read;
                 }
+            };
+            any |= n > 0;
+            for pkt in rx.iter() {
                 bytes += pkt.len() + std::mem::size_of::<Packet>() + nevermiss_io::DEFAULT_HEADROOM;
                 if bytes > par.preload_limit {
                     return Err(format!(
@@ -533,7 +554,7 @@ pub fn run_parallel(
         packets_in: rep.packets_in,
         packets_out: rep.packets_out,
         dropped: dropped_by_port,
-        no_port: rep.no_port,
+        unknown_ports: rep.unknown_ports,
         digests,
         elapsed: rep.elapsed,
         workers: rep
@@ -541,5 +562,6 @@ pub fn run_parallel(
             .iter()
             .map(|w| (w.packets, w.cpu_time))
             .collect(),
+        error,
     })
 }

@@ -9,6 +9,7 @@ mod out;
 mod bench_cmd;
 mod check_cmd;
 mod conformance_cmd;
+mod flags;
 mod run_cmd;
 mod sim_cmd;
 mod stf_cmd;

@@ -120,13 +120,15 @@ fn parse_queue_list(s: &str) -> Result<List<u32>, String> {
     Ok(List(v))
 }
 
+/// A queue length: at least 1 (the head-of-line slot), or `inf`.
 fn parse_qlen(s: &str) -> Result<Option<u32>, String> {
     match s.trim() {
-        "inf" | "infinite" | "0" => Ok(None),
-        t => t
-            .parse::<u32>()
-            .map(Some)
-            .map_err(|_| format!("`{t}` is not a queue length (a number or inf)")),
+        "inf" | "infinite" => Ok(None),
+        t => match t.parse::<u32>() {
+            Ok(0) => Err("a queue length is at least 1 (the head-of-line slot), or inf".into()),
+            Ok(n) => Ok(Some(n)),
+            Err(_) => Err(format!("`{t}` is not a queue length (a number or inf)")),
+        },
     }
 }
 

@@ -1,13 +1,17 @@
 //! `nevermiss stf prog.p4 test.stf`: runs a p4c STF test against the program.
 //!
+//! The test file may carry the options it needs in `# nevermiss-options: FLAGS` header lines
+//! (docs/runtime.md); flags on the command line come after them.
+//!
 //! Exit codes: 0 the test passed; 1 it failed (the first mismatch, or the command that could
 //! not be applied, is printed); 2 bad usage, an unreadable file, or a program that does not
 //! compile or cannot run.
 
-use crate::check_cmd::{options, ArchArg};
+use crate::flags::{SourceArgs, StfHeader, SwitchArgs};
 use clap::Args;
-use nevermiss_runtime::{build, stf::run_stf, Config};
+use nevermiss_runtime::{stf::run_stf, Switch};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Args)]
 pub struct StfArgs {
@@ -15,66 +19,48 @@ pub struct StfArgs {
     pub program: PathBuf,
     /// The STF test.
     pub test: PathBuf,
-    /// Add a directory to the include path.
-    #[arg(short = 'I', value_name = "DIR")]
-    pub include: Vec<PathBuf>,
-    /// Define a preprocessor macro: NAME or NAME=VALUE.
-    #[arg(short = 'D', value_name = "NAME[=VAL]")]
-    pub define: Vec<String>,
-    /// PNA: a host-side port (repeatable); all other ports are network ports.
-    #[arg(long = "host-port", value_name = "PORT")]
-    pub host_ports: Vec<u32>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
     /// Print what the test did when it passes.
     #[arg(long)]
     pub verbose: bool,
 }
 
 pub fn run(args: StfArgs) -> u8 {
-    let opts = match options(&args.include, &args.define, ArchArg::Auto) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 2;
-        }
-    };
-    let text = match std::fs::read_to_string(&args.test) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.test.display());
-            return 2;
-        }
-    };
-    if !args.program.is_file() {
-        eprintln!("error: {}: no such file", args.program.display());
-        return 2;
+    match run_inner(&args) {
+        Ok(code) => code,
+        Err(e) => crate::usage_result(Err(e)),
     }
-    let config = Config {
-        host_ports: args.host_ports.clone(),
-        ..Config::default()
+}
+
+fn run_inner(args: &StfArgs) -> Result<u8, String> {
+    let text = std::fs::read_to_string(&args.test)
+        .map_err(|e| format!("{}: {e}", args.test.display()))?;
+    let header = StfHeader::of(&text, &args.test)?;
+    let source = SourceArgs {
+        include: [&header.source.include[..], &args.source.include[..]].concat(),
+        define: [&header.source.define[..], &args.source.define[..]].concat(),
     };
-    let sw = match build(&args.program, &opts, config) {
-        Ok(s) => s,
-        Err(e) => {
-            eprint!("{e}");
-            if !e.ends_with('\n') {
-                eprintln!();
-            }
-            return 2;
-        }
-    };
-    match run_stf(sw, &text) {
+    let prog = source.load(&args.program)?;
+    let config = header.switch.then(&args.switch).config(&prog, &args.program)?;
+    let sw = Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?;
+    match run_stf(Arc::new(sw), &text) {
         Ok(r) => {
             if args.verbose {
                 outln!(
                     "pass: {} packets in, {} out, {} expectations",
-                    r.packets_in, r.packets_out, r.expectations
+                    r.packets_in,
+                    r.packets_out,
+                    r.expectations
                 );
             }
-            0
+            Ok(0)
         }
         Err(e) => {
             outln!("FAIL {}: {e}", args.test.display());
-            1
+            Ok(1)
         }
     }
 }

@@ -1,0 +1,234 @@
+//! Flags shared by several subcommands, parsed and checked in one place, so `run`, `stf`,
+//! `bench`, `sim` (and every subcommand added later) take the same values with the same
+//! messages.
+//!
+//! Guarantees: a value outside a flag's domain is a clap error that names the flag (exit 2)
+//! before anything runs; a flag that does not apply to the program's architecture is an error
+//! that says so ([`SwitchArgs::config`]), never silently ignored.
+
+use crate::check_cmd::{options, ArchArg};
+use clap::Args;
+use nevermiss_runtime::Config;
+use p4_ir::{Arch, Program};
+use std::path::{Path, PathBuf};
+
+/// `--batch`: packets per batch, 1 to [`nevermiss_io::BATCH_MAX`].
+pub fn batch(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if !(1..=nevermiss_io::BATCH_MAX).contains(&n) {
+        return Err(format!("must be 1 to {}", nevermiss_io::BATCH_MAX));
+    }
+    Ok(n)
+}
+
+/// A count of at least 1: `N`, `1_000_000` or `2^K` (`--max-packets`, `--cores`, ...).
+pub fn count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let n = match t.strip_prefix("2^") {
+        Some(e) => {
+            let e: u32 = e
+                .parse()
+                .map_err(|_| format!("`{e}` is not an exponent"))?;
+            if e > 62 {
+                return Err("exponent too large (at most 2^62)".into());
+            }
+            1u64 << e
+        }
+        None => t
+            .replace('_', "")
+            .parse()
+            .map_err(|_| format!("`{s}` is not a count (N or 2^K)"))?,
+    };
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// [`count`] as a `usize` (worker counts).
+pub fn count_usize(s: &str) -> Result<usize, String> {
+    usize::try_from(count(s)?).map_err(|_| "too large".into())
+}
+
+/// A duration longer than zero: `10s`, `500ms`, `20us`, `100ns`, `2m`, `1h` or plain seconds.
+pub fn duration_ns(s: &str) -> Result<u64, String> {
+    let ns = nevermiss_io::parse_duration_ns(s)?;
+    if ns == 0 {
+        return Err("must be longer than 0".into());
+    }
+    Ok(ns)
+}
+
+/// The program and how it is preprocessed.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SourceArgs {
+    /// Add a directory to the include path.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a preprocessor macro: NAME or NAME=VALUE.
+    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    pub define: Vec<String>,
+}
+
+impl SourceArgs {
+    /// Loads and lowers `program`, with file:line:col diagnostics on failure.
+    pub fn load(&self, program: &Path) -> Result<Program, String> {
+        let opts = options(&self.include, &self.define, ArchArg::Auto)?;
+        if !program.is_file() {
+            return Err(format!("{}: no such file", program.display()));
+        }
+        nevermiss_runtime::load(program, &opts)
+    }
+}
+
+/// How a switch is configured, shared by `run`, `stf` (and the header of an STF file) and
+/// every later command that runs a program.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SwitchArgs {
+    /// PNA: a host-side port (repeatable); all other ports are network ports.
+    #[arg(long = "host-port", value_name = "PORT")]
+    pub host_ports: Vec<u32>,
+    /// PNA: expire-time profile ID=DURATION (e.g. 1=30s, 2=500ms); repeatable.
+    #[arg(long = "expire-profile", value_name = "ID=DURATION", value_parser = expire_profile)]
+    pub expire_profiles: Vec<(usize, u64)>,
+    /// Resolution of idle timers [default: 1ms].
+    #[arg(long, value_name = "DURATION", value_parser = duration_ns)]
+    pub tick: Option<u64>,
+}
+
+/// `--expire-profile ID=DURATION`.
+fn expire_profile(s: &str) -> Result<(usize, u64), String> {
+    let Some((id, d)) = s.split_once('=') else {
+        return Err("expected ID=DURATION (e.g. 1=30s)".into());
+    };
+    let id: usize = id
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{id}` is not a profile id"))?;
+    if id >= nevermiss_tables::MAX_PROFILES {
+        return Err(format!(
+            "profile ids are 0 to {}",
+            nevermiss_tables::MAX_PROFILES - 1
+        ));
+    }
+    Ok((id, duration_ns(d)?))
+}
+
+impl SwitchArgs {
+    /// These flags and then `later`'s (the command line after an STF file's header): lists
+    /// are joined, a single value of `later` wins.
+    pub fn then(&self, later: &SwitchArgs) -> SwitchArgs {
+        SwitchArgs {
+            host_ports: [&self.host_ports[..], &later.host_ports[..]].concat(),
+            expire_profiles: [&self.expire_profiles[..], &later.expire_profiles[..]].concat(),
+            tick: later.tick.or(self.tick),
+        }
+    }
+
+    /// The switch configuration for `prog` (loaded from `path`). A PNA-only flag on a program
+    /// of another architecture is an error naming the flag and the architecture.
+    pub fn config(&self, prog: &Program, path: &Path) -> Result<Config, String> {
+        let pna = matches!(prog.arch, Arch::PnaV06 | Arch::PnaV07);
+        let arch = match prog.arch {
+            Arch::V1Model => "v1model",
+            Arch::Psa => "PSA",
+            Arch::PnaV06 | Arch::PnaV07 => "PNA",
+        };
+        for (flag, given) in [
+            ("--host-port", !self.host_ports.is_empty()),
+            ("--expire-profile", !self.expire_profiles.is_empty()),
+        ] {
+            if given && !pna {
+                return Err(format!(
+                    "{flag} applies to PNA programs only; {} is a {arch} program",
+                    path.display()
+                ));
+            }
+        }
+        let expire_profiles_ns = (!self.expire_profiles.is_empty()).then(|| {
+            let mut p: Vec<u64> = nevermiss_tables::DEFAULT_PROFILES_S
+                .iter()
+                .map(|s| s * 1_000_000_000)
+                .collect();
+            for &(id, ns) in &self.expire_profiles {
+                if p.len() <= id {
+                    p.resize(id + 1, 0);
+                }
+                p[id] = ns;
+            }
+            p
+        });
+        Ok(Config {
+            host_ports: self.host_ports.clone(),
+            expire_profiles_ns,
+            tick_ns: self.tick.unwrap_or(Config::default().tick_ns),
+            ..Config::default()
+        })
+    }
+}
+
+/// The options an STF file asks for in its `# nevermiss-options:` header lines
+/// (docs/runtime.md): the [`SourceArgs`] and [`SwitchArgs`] flags, parsed exactly as on the
+/// command line.
+#[derive(clap::Parser, Debug, Default)]
+#[command(name = "nevermiss-options", no_binary_name = true)]
+pub struct StfHeader {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
+}
+
+impl StfHeader {
+    /// The header of `text` (the STF file at `path`).
+    pub fn of(text: &str, path: &Path) -> Result<StfHeader, String> {
+        use clap::Parser;
+        let tokens = nevermiss_io::stf_header_options(text);
+        StfHeader::try_parse_from(&tokens).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("").trim_start_matches("error: ");
+            format!("{}: # nevermiss-options: {first}", path.display())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domains() {
+        assert_eq!(batch("256"), Ok(256));
+        assert!(batch("0").is_err() && batch("257").is_err() && batch("x").is_err());
+        assert_eq!(count("2^10"), Ok(1024));
+        assert_eq!(count("1_000"), Ok(1000));
+        assert!(count("0").is_err() && count("-1").is_err() && count("2^63").is_err());
+        assert_eq!(duration_ns("500ms"), Ok(500_000_000));
+        assert!(duration_ns("0s").is_err());
+        assert_eq!(expire_profile("1=1ms"), Ok((1, 1_000_000)));
+        assert!(expire_profile("300=1s").is_err() && expire_profile("1").is_err());
+    }
+
+    #[test]
+    fn header_then_command_line() {
+        let h = StfHeader::of(
+            "# comment\n# nevermiss-options: --host-port 1 --tick 2ms\npacket 0 00\n",
+            Path::new("t.stf"),
+        )
+        .unwrap();
+        assert_eq!(h.switch.host_ports, vec![1]);
+        let cli = SwitchArgs {
+            host_ports: vec![2],
+            tick: Some(5),
+            ..SwitchArgs::default()
+        };
+        let m = h.switch.then(&cli);
+        assert_eq!((m.host_ports, m.tick), (vec![1, 2], Some(5)));
+        let e = StfHeader::of("# nevermiss-options: --host-port x\n", Path::new("t.stf"))
+            .unwrap_err();
+        assert!(e.starts_with("t.stf: # nevermiss-options:") && e.contains("--host-port"), "{e}");
+    }
+}
