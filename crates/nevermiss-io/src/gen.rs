@@ -633,29 +633,41 @@ impl TwoPhaseGen {
 /// (name or `OFFSET:WIDTH`), `seed`, `size` (frame bytes), `flows`, `ipg_ns`.
 /// Unset keys take [`TwoPhaseConfig::default`] values, except that `count` defaults to `2*m`.
 pub fn parse_gen_spec(spec: &str, port: u32) -> Result<TwoPhaseConfig, GenError> {
-    let mut parts = spec.split(',');
-    let kind = parts.next().unwrap_or("").trim();
+    parse_gen_spec_at(spec, port).map_err(|(_, e)| e)
+}
+
+/// [`parse_gen_spec`], with the 0-based character offset in `spec` of the option an error is
+/// about (0 for errors about the whole configuration), for messages that point at it.
+pub fn parse_gen_spec_at(spec: &str, port: u32) -> Result<TwoPhaseConfig, (usize, GenError)> {
+    // (character offset, text) of each comma-separated part.
+    let mut parts = Vec::new();
+    let mut at = 0;
+    for p in spec.split(',') {
+        let lead = p.chars().take_while(|c| c.is_whitespace()).count();
+        parts.push((at + lead, p.trim()));
+        at += p.chars().count() + 1;
+    }
+    let (kind_at, kind) = parts[0];
     if kind != "two-phase" {
-        return Err(GenError(format!(
-            "unknown generator `{kind}`: expected `two-phase`"
-        )));
+        return Err((
+            kind_at,
+            GenError(format!("unknown generator `{kind}`: expected `two-phase`")),
+        ));
     }
     let mut cfg = TwoPhaseConfig {
         port,
         ..TwoPhaseConfig::default()
     };
     let mut count = None;
-    for part in parts {
-        let part = part.trim();
+    for &(at, part) in &parts[1..] {
         if part.is_empty() {
             continue;
         }
+        let fail = |m: String| (at, GenError(m));
         let Some((k, v)) = part.split_once('=') else {
-            return Err(GenError(format!(
-                "generator option `{part}` is not KEY=VALUE"
-            )));
+            return Err(fail(format!("generator option `{part}` is not KEY=VALUE")));
         };
-        let num = || parse_u64(v).map_err(|e| GenError(format!("generator option `{k}`: {e}")));
+        let num = || parse_u64(v).map_err(|e| fail(format!("generator option `{k}`: {e}")));
         match k {
             "m" => cfg.m = num()?,
             "r" => cfg.r = num()?,
@@ -664,19 +676,19 @@ pub fn parse_gen_spec(spec: &str, port: u32) -> Result<TwoPhaseConfig, GenError>
             "ipg_ns" => cfg.ipg_ns = num()?,
             "size" => cfg.frame_len = usize::try_from(num()?).unwrap_or(usize::MAX),
             "flows" => {
-                cfg.flows = u32::try_from(num()?)
-                    .map_err(|_| GenError(format!("flows={v} is too large")))?
+                cfg.flows =
+                    u32::try_from(num()?).map_err(|_| fail(format!("flows={v} is too large")))?
             }
-            "field" => cfg.field = KeyField::parse(v)?,
+            "field" => cfg.field = KeyField::parse(v).map_err(|e| (at, e))?,
             _ => {
-                return Err(GenError(format!(
+                return Err(fail(format!(
                 "unknown generator option `{k}`: expected m, r, count, field, seed, size, flows or ipg_ns"
             )))
             }
         }
     }
     cfg.count = count.unwrap_or_else(|| cfg.m.saturating_mul(2));
-    cfg.validate()?;
+    cfg.validate().map_err(|e| (0, e))?;
     Ok(cfg)
 }
 

@@ -17,7 +17,7 @@ use std::io::{self, BufReader, BufWriter};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::gen::{parse_gen_spec, GenError, TwoPhaseConfig, TwoPhaseGen};
+use crate::gen::{parse_gen_spec_at, GenError, TwoPhaseConfig, TwoPhaseGen};
 use crate::packet::{Batch, Packet};
 use crate::pcap::{PcapError, PcapReader, PcapWriter, LINKTYPE_ETHERNET};
 use crate::stats::PortStats;
@@ -655,7 +655,7 @@ impl PortSpec {
                 PortKind::Pcap { input, output }
             }
             ("gen", Some(a)) => {
-                PortKind::Gen(parse_gen_spec(a, id).map_err(|e| err(args_col, e.0))?)
+                PortKind::Gen(parse_gen_spec_at(a, id).map_err(|(at, e)| err(args_col + at, e.0))?)
             }
             ("pcap" | "gen", None) => {
                 return Err(err(

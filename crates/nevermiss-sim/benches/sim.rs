@@ -10,30 +10,17 @@ use nevermiss_sim::model::{schedule, ModelConfig};
 use nevermiss_sim::synth::SynthSpec;
 use nevermiss_sim::{HashMode, KeySpec};
 use std::hint::black_box;
-use std::path::PathBuf;
 
 const PACKETS: u64 = 2_000_000;
 
 fn spec() -> SynthSpec {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dist = here
-        .ancestors()
-        .map(|a| a.join("shared/data/trace-stats/chi-15_pkt_size_pmf.dat"))
-        .chain(std::iter::once(PathBuf::from(
-            "/work/shared/data/trace-stats/chi-15_pkt_size_pmf.dat",
-        )))
-        .find(|p| p.is_file());
-    let sizes = match dist {
-        Some(p) => format!("dist={}", p.display()),
-        None => {
-            let p = std::env::temp_dir().join("nevermiss-bench-mix.dat");
-            std::fs::write(&p, "64 0.4\n1500 0.6\n").unwrap();
-            format!("dist={}", p.display())
-        }
-    };
-    format!("{sizes},flows=100000,zipf=1.0,packets={PACKETS},seed=1")
+    let dist = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/trace-stats/chi-15_pkt_size_pmf.dat"
+    );
+    format!("dist={dist},flows=100000,zipf=1.0,packets={PACKETS},seed=1")
         .parse()
-        .unwrap()
+        .expect("the bench's trace spec")
 }
 
 fn benches(c: &mut Criterion) {

@@ -9,7 +9,6 @@ use nevermiss_sim::model::{schedule, ModelConfig};
 use nevermiss_sim::synth::SynthSpec;
 use nevermiss_sim::{HashMode, KeySpec};
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Instant;
 
 const PACKETS: u64 = 2_000_000;
@@ -21,25 +20,13 @@ fn cpu_ns() -> Option<u64> {
 }
 
 fn spec() -> SynthSpec {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dist = here
-        .ancestors()
-        .map(|a| a.join("shared/data/trace-stats/chi-15_pkt_size_pmf.dat"))
-        .chain(std::iter::once(PathBuf::from(
-            "/work/shared/data/trace-stats/chi-15_pkt_size_pmf.dat",
-        )))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            let p = std::env::temp_dir().join("nevermiss-bench-mix.dat");
-            std::fs::write(&p, "64 0.4\n1500 0.6\n").unwrap();
-            p
-        });
-    format!(
-        "dist={},flows=100000,zipf=1.0,packets={PACKETS},seed=1",
-        dist.display()
-    )
-    .parse()
-    .unwrap()
+    let dist = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/trace-stats/chi-15_pkt_size_pmf.dat"
+    );
+    format!("dist={dist},flows=100000,zipf=1.0,packets={PACKETS},seed=1")
+        .parse()
+        .expect("the bench's trace spec")
 }
 
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {

@@ -6,25 +6,13 @@ use nevermiss_sim::synth::{SizePmf, SynthSpec};
 use nevermiss_sim::{HashMode, KeySpec, LockConfig, TraceSource};
 use std::path::PathBuf;
 
-/// `shared/data/trace-stats`, found beside the repository (or an ancestor of it).
-fn trace_stats() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("NEVERMISS_TRACE_STATS") {
-        return Some(PathBuf::from(p));
-    }
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    here.ancestors()
-        .map(|a| a.join("shared/data/trace-stats"))
-        .chain(std::iter::once(PathBuf::from(
-            "/work/shared/data/trace-stats",
-        )))
-        .find(|p| p.is_dir())
+/// The packet-size distributions shipped in the repository (`data/trace-stats`).
+fn trace_stats() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/trace-stats")
 }
 
 fn pmf_files() -> Vec<PathBuf> {
-    let Some(dir) = trace_stats() else {
-        panic!("shared/data/trace-stats not found; set NEVERMISS_TRACE_STATS");
-    };
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut v: Vec<PathBuf> = std::fs::read_dir(trace_stats())
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "dat"))
