@@ -24,5 +24,7 @@ pub use port::{
 };
 pub use rss::{Rss, RssError, RssField};
 pub use stats::{PortStats, StatsSnapshot, StatsTable};
+pub use stf::{
+    parse_stf, stf_header_options, ExpectPattern, KeyValue, Statement, StfCommand, StfError,
+};
 pub use units::parse_duration_ns;
-pub use stf::{parse_stf, stf_header_options, ExpectPattern, KeyValue, Statement, StfCommand, StfError};

@@ -261,9 +261,14 @@ pub fn run(
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
                 }
-                let q = queue_outputs(outs, &ids, &mut tx, now, &mut report.unknown_ports, |ti, b| {
-                    flush(ports[ti].as_mut(), b)
-                });
+                let q = queue_outputs(
+                    outs,
+                    &ids,
+                    &mut tx,
+                    now,
+                    &mut report.unknown_ports,
+                    |ti, b| flush(ports[ti].as_mut(), b),
+                );
                 match q {
                     Ok(out) => report.packets_out += out,
                     Err(e) => {

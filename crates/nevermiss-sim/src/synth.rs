@@ -26,6 +26,9 @@ pub enum SizeSource {
     Fixed(u16),
 }
 
+/// The shortest IP packet a trace can hold: an IPv4 header without options.
+pub const MIN_IP_LEN: u16 = 20;
+
 /// Parameters of a synthetic trace; written `key=value` pairs separated by commas.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SynthSpec {
@@ -109,6 +112,9 @@ impl std::str::FromStr for SynthSpec {
                 "size" => {
                     let n = parse_count(v).map_err(|e| bad(&e))?;
                     let n = u16::try_from(n).map_err(|_| bad("an IP length is at most 65535"))?;
+                    if n < MIN_IP_LEN {
+                        return Err(bad("an IP length is at least 20 (the IPv4 header)"));
+                    }
                     spec.sizes = SizeSource::Fixed(n);
                     have_sizes = true;
                 }
@@ -233,8 +239,11 @@ impl SizePmf {
             let p: f64 = b
                 .parse()
                 .map_err(|_| format!("line {}: `{b}` is not a fraction", i + 1))?;
-            if !(size.fract() == 0.0 && (0.0..=65535.0).contains(&size)) {
-                return Err(format!("line {}: size {a} is not an IP length", i + 1));
+            if !(size.fract() == 0.0 && (f64::from(MIN_IP_LEN)..=65535.0).contains(&size)) {
+                return Err(format!(
+                    "line {}: size {a} is not an IP length ({MIN_IP_LEN} to 65535)",
+                    i + 1
+                ));
             }
             if !(p.is_finite() && p >= 0.0) {
                 return Err(format!(
@@ -518,6 +527,7 @@ mod tests {
         assert_eq!(s.to_string().parse::<SynthSpec>().unwrap(), s);
         assert!("flows=10".parse::<SynthSpec>().is_err());
         assert!("size=70000".parse::<SynthSpec>().is_err());
+        assert!("size=19".parse::<SynthSpec>().is_err());
         assert!("size=100,zipf=-1".parse::<SynthSpec>().is_err());
         assert!("size=100,flows=0".parse::<SynthSpec>().is_err());
         assert!("size=100,nonsense".parse::<SynthSpec>().is_err());
@@ -530,6 +540,7 @@ mod tests {
         assert_eq!(p.probs, vec![0.25, 0.75]);
         assert_eq!(p.mean_cycles(80), 0.25 + 0.75 * 19.0);
         assert!(SizePmf::parse("40\n").is_err());
+        assert!(SizePmf::parse("19 1\n").is_err());
         assert!(SizePmf::parse("40 -1\n").is_err());
         assert!(SizePmf::parse("40.5 1\n").is_err());
         assert!(SizePmf::parse("# only comments\n").is_err());

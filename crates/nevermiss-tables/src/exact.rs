@@ -977,12 +977,18 @@ mod tests {
                 for n in 0..size as u64 {
                     let kb = (n ^ (seed << 20)).to_le_bytes();
                     let k = crate::hash::Key::new(&kb);
-                    let (r, _) = x.insert(&cells, x.hash(&k), &k, |_| false, |s| {
-                        let g = cells.lock(s as usize);
-                        g.set_gen(1);
-                        g.write_key(&kb);
-                        1
-                    });
+                    let (r, _) = x.insert(
+                        &cells,
+                        x.hash(&k),
+                        &k,
+                        |_| false,
+                        |s| {
+                            let g = cells.lock(s as usize);
+                            g.set_gen(1);
+                            g.write_key(&kb);
+                            1
+                        },
+                    );
                     if r == Ins::Full {
                         failures.push((size, seed, n));
                         break;
@@ -990,7 +996,12 @@ mod tests {
                 }
             }
         }
-        assert!(failures.is_empty(), "{} failures, first {:?}", failures.len(), &failures[..failures.len().min(5)]);
+        assert!(
+            failures.is_empty(),
+            "{} failures, first {:?}",
+            failures.len(),
+            &failures[..failures.len().min(5)]
+        );
     }
 
     #[test]

@@ -29,9 +29,7 @@ pub fn count(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let n = match t.strip_prefix("2^") {
         Some(e) => {
-            let e: u32 = e
-                .parse()
-                .map_err(|_| format!("`{e}` is not an exponent"))?;
+            let e: u32 = e.parse().map_err(|_| format!("`{e}` is not an exponent"))?;
             if e > 62 {
                 return Err("exponent too large (at most 2^62)".into());
             }
@@ -189,7 +187,11 @@ impl StfHeader {
         let tokens = nevermiss_io::stf_header_options(text);
         StfHeader::try_parse_from(&tokens).map_err(|e| {
             let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("").trim_start_matches("error: ");
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
             format!("{}: # nevermiss-options: {first}", path.display())
         })
     }
@@ -227,8 +229,11 @@ mod tests {
         };
         let m = h.switch.then(&cli);
         assert_eq!((m.host_ports, m.tick), (vec![1, 2], Some(5)));
-        let e = StfHeader::of("# nevermiss-options: --host-port x\n", Path::new("t.stf"))
-            .unwrap_err();
-        assert!(e.starts_with("t.stf: # nevermiss-options:") && e.contains("--host-port"), "{e}");
+        let e =
+            StfHeader::of("# nevermiss-options: --host-port x\n", Path::new("t.stf")).unwrap_err();
+        assert!(
+            e.starts_with("t.stf: # nevermiss-options:") && e.contains("--host-port"),
+            "{e}"
+        );
     }
 }

@@ -338,8 +338,8 @@ pub struct GenArgs {
     /// Packet-size distribution file (`<IP length> <fraction>` lines, `#` comments).
     #[arg(long, conflicts_with = "size")]
     dist: Option<PathBuf>,
-    /// Give every packet this IP length instead of drawing from a distribution.
-    #[arg(long)]
+    /// Give every packet this IP length (20 to 65535) instead of drawing from a distribution.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(i64::from(nevermiss_sim::synth::MIN_IP_LEN)..))]
     size: Option<u16>,
     /// Number of flows (distinct 5-tuples).
     #[arg(long, default_value = "100000", value_parser = parse_positive_count)]
@@ -505,7 +505,12 @@ fn hazards(a: HazardArgs) -> Result<(), Fail> {
     print_trace_header(&traces, model.chunk);
     outln!(
         "{:<16} {:>4} {:>10} {:>10} {:>10} {:>12}",
-        "key", "N", "FDH p99", "FDH mean", "FDH max", "pkt-FDH p99"
+        "key",
+        "N",
+        "FDH p99",
+        "FDH mean",
+        "FDH max",
+        "pkt-FDH p99"
     );
     for r in &res.hazards {
         outln!(
@@ -611,7 +616,11 @@ fn lock(a: LockArgs) -> Result<(), Fail> {
     let r = &res.lock[0];
     outln!(
         "key {}  N {}  Q {}  Q_len {}  W {} bits",
-        r.key, r.n, r.q, r.qlen, r.w_bits
+        r.key,
+        r.n,
+        r.q,
+        r.qlen,
+        r.w_bits
     );
     if a.batches {
         outln!(
@@ -814,7 +823,13 @@ fn print_max_n(res: &SweepResults) {
     }
     outln!(
         "{:<16} {:>3} {:>6} {:>3} {:>8} {:>6} {:>12}",
-        "key", "Q", "Q_len", "W", "thrpt", "max N", "lat p99 max"
+        "key",
+        "Q",
+        "Q_len",
+        "W",
+        "thrpt",
+        "max N",
+        "lat p99 max"
     );
     for r in &res.max_n {
         outln!(

@@ -36,15 +36,18 @@ pub fn run(args: StfArgs) -> u8 {
 }
 
 fn run_inner(args: &StfArgs) -> Result<u8, String> {
-    let text = std::fs::read_to_string(&args.test)
-        .map_err(|e| format!("{}: {e}", args.test.display()))?;
+    let text =
+        std::fs::read_to_string(&args.test).map_err(|e| format!("{}: {e}", args.test.display()))?;
     let header = StfHeader::of(&text, &args.test)?;
     let source = SourceArgs {
         include: [&header.source.include[..], &args.source.include[..]].concat(),
         define: [&header.source.define[..], &args.source.define[..]].concat(),
     };
     let prog = source.load(&args.program)?;
-    let config = header.switch.then(&args.switch).config(&prog, &args.program)?;
+    let config = header
+        .switch
+        .then(&args.switch)
+        .config(&prog, &args.program)?;
     let sw = Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?;
     match run_stf(Arc::new(sw), &text) {
         Ok(r) => {

@@ -1,0 +1,1 @@
+../../examples/pna-forwarder.p4
