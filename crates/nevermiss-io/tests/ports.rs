@@ -146,10 +146,14 @@ fn pcap_port_errors() {
         .open()
         .unwrap();
     let mut b = Batch::new();
+    assert_eq!(p.rx_burst(&mut b).unwrap(), 1, "the complete packet comes first");
+    assert_eq!(b.len(), 1);
+    assert!(!p.rx_done(), "the error is still to come");
     let e = p.rx_burst(&mut b).unwrap_err();
     assert_eq!(b.len(), 1);
     assert!(e.to_string().contains("at byte offset 50"), "{e}");
     assert!(p.rx_done());
+    assert_eq!(p.rx_burst(&mut b).unwrap(), 0);
     // No output file: transmitted packets are dropped and counted.
     assert_eq!(p.tx(b.as_slice()).unwrap(), 0);
     assert_eq!(p.stats().snapshot().dropped, 1);

@@ -1,6 +1,6 @@
 //! The `nevermiss` command. Exit codes: 0 success, 1 the check/test failed, 2 bad usage or I/O error.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[macro_use]
@@ -60,8 +60,28 @@ enum Command {
     Sim(sim_cmd::SimCommand),
 }
 
+/// The command line as clap sees it: the word after a flag that takes a value is its value even
+/// when it starts with `-` (`--zipf -1`, `--stats-every -1s`), so a bad value is an error about
+/// that flag, not about an unknown argument — in every subcommand.
+fn command() -> clap::Command {
+    fn hyphen_values(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            if !a.is_positional() && a.get_action().takes_values() {
+                a.allow_hyphen_values(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(hyphen_values)
+    }
+    hyphen_values(Cli::command())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     let code = match cli.command {
         Command::Bench(args) => bench_cmd::run(args),
         Command::Check(args) => check_cmd::run(args),
