@@ -25,10 +25,10 @@ pub struct ConformanceArgs {
     #[arg(long)]
     pub suite: Option<String>,
     /// Seconds before a check counts as hung.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value = "20", value_parser = crate::flags::count)]
     pub timeout: u64,
     /// Parallel child processes (default: number of cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::flags::count_usize)]
     pub jobs: Option<usize>,
     /// Print every file's outcome, not only the failures.
     #[arg(long)]
@@ -86,6 +86,10 @@ pub fn run(args: ConformanceArgs) -> u8 {
     };
     if let Some(filter) = &args.suite {
         suites.retain(|s| s.name.contains(filter.as_str()));
+        if suites.is_empty() {
+            eprintln!("error: --suite {filter}: no suite's name contains it");
+            return 2;
+        }
     }
     let exe = match std::env::current_exe() {
         Ok(e) => e,
