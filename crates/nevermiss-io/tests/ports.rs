@@ -146,7 +146,11 @@ fn pcap_port_errors() {
         .open()
         .unwrap();
     let mut b = Batch::new();
-    assert_eq!(p.rx_burst(&mut b).unwrap(), 1, "the complete packet comes first");
+    assert_eq!(
+        p.rx_burst(&mut b).unwrap(),
+        1,
+        "the complete packet comes first"
+    );
     assert_eq!(b.len(), 1);
     assert!(!p.rx_done(), "the error is still to come");
     let e = p.rx_burst(&mut b).unwrap_err();

@@ -40,20 +40,20 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     pub count: Option<String>,
     /// Phase-2 packets per run as a multiple of m (instead of --count).
-    #[arg(long, value_name = "K", conflicts_with = "count")]
+    #[arg(long, value_name = "K", conflicts_with = "count", value_parser = crate::flags::count)]
     pub count_m: Option<u64>,
     /// Latency mode: at least this many new-key inserts per rate point (phase 2 grows to
     /// r × this, up to --max-phase2).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::flags::count)]
     pub new_keys: Option<u64>,
     /// Cap on the phase-2 packets of one latency run.
     #[arg(long, value_name = "N")]
     pub max_phase2: Option<String>,
     /// Repetitions of every point (medians and min–max are reported).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::flags::count_usize)]
     pub runs: Option<usize>,
-    /// Throughput-mode batch size (latency mode always uses 1).
-    #[arg(long, value_name = "N")]
+    /// Throughput-mode batch size, 1 to 256 (latency mode always uses 1).
+    #[arg(long, value_name = "N", value_parser = crate::flags::batch)]
     pub batch: Option<usize>,
     /// Do not pin threads to CPUs.
     #[arg(long)]
@@ -158,6 +158,29 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
         ModeArg::Latency => (true, false),
         ModeArg::Throughput => (false, true),
     };
+    // A flag of the mode that does not run is an error, never silently ignored.
+    for (flag, given, latency_only) in [
+        ("--batch", a.batch.is_some(), false),
+        ("--cores", a.cores.is_some(), false),
+        ("--new-keys", a.new_keys.is_some(), true),
+        ("--max-phase2", a.max_phase2.is_some(), true),
+    ] {
+        let runs = if latency_only {
+            c.latency
+        } else {
+            c.throughput
+        };
+        if given && !runs {
+            let mode = if latency_only {
+                "latency"
+            } else {
+                "throughput"
+            };
+            return Err(format!(
+                "{flag} applies to the {mode} mode, which --mode does not run"
+            ));
+        }
+    }
     if let Some(s) = &a.scenario {
         c.scenarios = parse_scenarios(s)?;
     }
