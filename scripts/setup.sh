@@ -25,4 +25,20 @@ for comp in rustfmt clippy; do
     fi
 done
 apt_install pkg-config
+
+# The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
+# PyPI packages that carry them, pinned; never .proto files in the repository.
+protos() {
+    local venv=.venv/protos want="p4runtime==1.5.0 protobuf==3.20.3 googleapis-common-protos==1.56.4"
+    if [ ! -f "$venv/p4runtime.fds" ] || [ "$(cat "$venv/pins" 2>/dev/null)" != "$want" ]; then
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        # shellcheck disable=SC2086
+        "$venv/bin/pip" install -q --disable-pip-version-check --no-deps $want
+        "$venv/bin/python" scripts/p4runtime-fds.py "$venv/p4runtime.fds" >/dev/null
+        echo "$want" > "$venv/pins"
+    fi
+}
+protos
+
 cargo build --release --locked -q -p nevermiss

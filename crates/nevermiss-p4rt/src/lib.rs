@@ -1,0 +1,6 @@
+//! nevermiss's P4Runtime (spec v1.5, github p4lang/p4runtime docs/v1): the generated protocol
+//! types ([`pb`]), and — built on the runtime's control API — the P4Info of a program, the
+//! device config of `SetForwardingPipelineConfig`, and the gRPC server. This crate only
+//! translates between protobuf and the runtime; the runtime never sees protobuf types.
+
+pub mod pb;
