@@ -10,6 +10,7 @@ mod bench_cmd;
 mod check_cmd;
 mod conformance_cmd;
 mod flags;
+mod p4info_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod stf_cmd;
@@ -51,6 +52,8 @@ enum Command {
     Check(check_cmd::CheckArgs),
     /// Run p4c's test suites (a local checkout) through the front end and count the outcomes.
     Conformance(conformance_cmd::ConformanceArgs),
+    /// Write the P4Info of a program (as p4c would) and its P4Runtime device config.
+    P4info(p4info_cmd::P4InfoArgs),
     /// Run a program over packet ports (pcap files, the built-in generator) and print statistics.
     Run(run_cmd::RunArgs),
     /// Run a p4c STF test against a program; exit 0 only if it passes.
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(args),
         Command::Conformance(args) => conformance_cmd::run(args),
         Command::Sim(cmd) => sim_cmd::run(cmd),
+        Command::P4info(args) => p4info_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Stf(args) => stf_cmd::run(args),
     };

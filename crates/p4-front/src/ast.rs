@@ -520,6 +520,9 @@ pub enum ExprKind {
     Int {
         value: BigInt,
         width: Option<(u32, bool)>,
+        /// The base it was written in (2, 8, 10 or 16): p4c's control-plane names print
+        /// constants in it.
+        radix: u32,
     },
     String(String),
     /// A name: variable, constant, parameter, action, table, instance, type (as in `T.minSizeInBits()`).
@@ -652,4 +655,21 @@ pub struct Arg {
     pub name: Option<Ident>,
     pub value: Expr,
     pub span: Span,
+}
+
+/// An integer literal's value in the base it was written in, as p4c prints constants: `0x`, `0o`
+/// or `0b` before lowercase digits, `-` first for a negative value, no width.
+pub fn int_text(v: &BigInt, radix: u32) -> String {
+    let (prefix, radix) = match radix {
+        16 => ("0x", 16),
+        8 => ("0o", 8),
+        2 => ("0b", 2),
+        _ => ("", 10),
+    };
+    let sign = if v.sign() == num_bigint::Sign::Minus {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{prefix}{}", v.magnitude().to_str_radix(radix))
 }

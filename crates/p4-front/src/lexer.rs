@@ -156,10 +156,12 @@ pub enum TokenKind {
     /// An identifier (also a type identifier: the parser decides).
     Ident(String),
     Keyword(Keyword),
-    /// An integer literal; `width` is `Some((w, signed))` for `8w5` / `4s3` (spec §6.4.3.2).
+    /// An integer literal; `width` is `Some((w, signed))` for `8w5` / `4s3` (spec §6.4.3.2);
+    /// `radix` is the base it was written in (2, 8, 10 or 16).
     Int {
         value: BigInt,
         width: Option<(u32, bool)>,
+        radix: u32,
     },
     /// A string literal with its escapes decoded (`\"`, `\\`, `\n`, `\t`, `\r`; any other
     /// `\c` is kept as the two characters).
@@ -255,10 +257,13 @@ impl fmt::Display for TokenKind {
         let s = match self {
             TokenKind::Ident(s) => return write!(f, "{s}"),
             TokenKind::Keyword(k) => k.as_str(),
-            TokenKind::Int { value, width: None } => return write!(f, "{value}"),
+            TokenKind::Int {
+                value, width: None, ..
+            } => return write!(f, "{value}"),
             TokenKind::Int {
                 value,
                 width: Some((w, signed)),
+                ..
             } => return write!(f, "{w}{}{value}", if *signed { 's' } else { 'w' }),
             TokenKind::Str(s) => return write!(f, "{s:?}"),
             TokenKind::Unexpected(c) => return write!(f, "{c}"),
@@ -645,7 +650,14 @@ impl<'a> Lexer<'a> {
         }
         let value = BigInt::parse_bytes(digits.as_bytes(), radix)
             .ok_or_else(|| self.err(lo, j, "malformed integer literal"))?;
-        self.push(TokenKind::Int { value, width }, lo);
+        self.push(
+            TokenKind::Int {
+                value,
+                width,
+                radix,
+            },
+            lo,
+        );
         Ok(())
     }
 }
@@ -659,9 +671,14 @@ mod tests {
     }
 
     fn int(v: i64, width: Option<(u32, bool)>) -> TokenKind {
+        int_r(v, width, 10)
+    }
+
+    fn int_r(v: i64, width: Option<(u32, bool)>, radix: u32) -> TokenKind {
         TokenKind::Int {
             value: BigInt::from(v),
             width,
+            radix,
         }
     }
 
@@ -679,13 +696,13 @@ mod tests {
     fn integers() {
         assert_eq!(kinds("8w5")[0], int(5, Some((8, false))));
         assert_eq!(kinds("4s3")[0], int(3, Some((4, true))));
-        assert_eq!(kinds("0x1F")[0], int(31, None));
-        assert_eq!(kinds("16w0xFF_FF")[0], int(65535, Some((16, false))));
-        assert_eq!(kinds("0b1010")[0], int(10, None));
-        assert_eq!(kinds("0o17")[0], int(15, None));
+        assert_eq!(kinds("0x1F")[0], int_r(31, None, 16));
+        assert_eq!(kinds("16w0xFF_FF")[0], int_r(65535, Some((16, false)), 16));
+        assert_eq!(kinds("0b1010")[0], int_r(10, None, 2));
+        assert_eq!(kinds("0o17")[0], int_r(15, None, 8));
         assert_eq!(kinds("0d99")[0], int(99, None));
         assert_eq!(kinds("1_000")[0], int(1000, None));
-        assert_eq!(kinds("8w0b11")[0], int(3, Some((8, false))));
+        assert_eq!(kinds("8w0b11")[0], int_r(3, Some((8, false)), 2));
         assert!(lex("99999999999w1").is_err());
     }
 

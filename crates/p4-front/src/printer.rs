@@ -268,10 +268,16 @@ impl Printer {
     fn expr_inner(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Bool(b) => self.s(if *b { "true" } else { "false" }),
-            ExprKind::Int { value, width } => {
+            ExprKind::Int {
+                value,
+                width,
+                radix,
+            } => {
+                // In the base it was written in, so printing and parsing again gives the same tree.
+                let v = crate::ast::int_text(value, *radix);
                 let s = match width {
-                    None => value.to_string(),
-                    Some((w, signed)) => format!("{w}{}{value}", if *signed { 's' } else { 'w' }),
+                    None => v,
+                    Some((w, signed)) => format!("{w}{}{v}", if *signed { 's' } else { 'w' }),
                 };
                 self.s(&s);
             }

@@ -143,8 +143,8 @@ fn shift_right_is_two_adjacent_gt() {
 fn literals() {
     assert_eq!(ex("8w255"), "8w255");
     assert_eq!(ex("4s3"), "4s3");
-    assert_eq!(ex("0xFF_FF"), "65535");
-    assert_eq!(ex("16w0b1010"), "16w10");
+    assert_eq!(ex("0xFF_FF"), "0xffff");
+    assert_eq!(ex("16w0b1010"), "16w0b1010");
     assert_eq!(ex("\"a\\\"b\""), "\"a\\\"b\"");
     assert_eq!(ex("true"), "true");
 }

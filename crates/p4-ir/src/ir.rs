@@ -934,6 +934,34 @@ pub struct Block {
     pub params: Vec<BlockParam>,
 }
 
+/// Where the IR's control-plane objects come from in the checked program (raw
+/// `p4_front::check::DeclId`s and expression `NodeId`s), so that the P4Info can read their
+/// annotations and types (crates/nevermiss-p4rt). Nothing at run time looks at them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Origins {
+    /// The table declaration of each table, by [`TableId`].
+    pub tables: Vec<u32>,
+    /// The action declaration of each function that is an action, by [`FnId`].
+    pub functions: Vec<Option<u32>>,
+    /// Each extern instance, by [`ExternId`].
+    pub externs: Vec<ExternOrigin>,
+    /// The value set declaration of each value set, by [`ValueSetId`].
+    pub value_sets: Vec<u32>,
+    /// The data argument (expression id) of every v1model `digest(receiver, data)` call.
+    pub v1_digests: Vec<u32>,
+}
+
+/// Where an extern instance was declared.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExternOrigin {
+    /// A named instantiation (its declaration).
+    Instance(u32),
+    /// Constructed in place in a table property (`implementation = action_profile(128)`).
+    TableProperty { table: u32, property: String },
+    /// Constructed in place as a constructor argument of a parser or control.
+    Argument,
+}
+
 /// A lowered program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
@@ -954,6 +982,8 @@ pub struct Program {
     pub errors: Vec<String>,
     /// Enum member names by (enum name, code), for messages and the control plane.
     pub enums: Vec<(String, Vec<String>)>,
+    /// Where control-plane objects come from (for the P4Info).
+    pub origins: Origins,
 }
 
 /// Standard error codes (P4_16 core library order, as BMv2 numbers them).

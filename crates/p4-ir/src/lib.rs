@@ -15,5 +15,6 @@ pub mod ir;
 pub mod lower;
 pub mod ops;
 
+pub mod names;
 pub use ir::*;
 pub use lower::{lower, lower_program};

@@ -272,7 +272,7 @@ impl<'a> Checker<'a> {
                 self.set_value(e.id, Value::Bool(*b));
                 Type::Bool
             }
-            ExprKind::Int { value, width } => {
+            ExprKind::Int { value, width, .. } => {
                 match width {
                     Some((w, s)) => {
                         let too_wide = u64::from(*w) > super::decls::MAX_WIDTH;

@@ -264,7 +264,7 @@ fn write_expr(s: &mut String, e: &Expr, depth: u32) {
         ExprKind::Bool(b) => {
             let _ = write!(s, "{b}");
         }
-        ExprKind::Int { value, width } => match width {
+        ExprKind::Int { value, width, .. } => match width {
             Some((w, sg)) => {
                 let _ = write!(s, "{w}{}{value}", if *sg { "s" } else { "w" });
             }

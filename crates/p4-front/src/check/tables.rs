@@ -225,6 +225,7 @@ impl<'a> Checker<'a> {
                 }),
                 _ => None,
             })
+            .or_else(|| self.key_name(&k.expr, 0))
             .unwrap_or_else(|| super::summary::expr_text(&k.expr));
         ti.keys.push(TableKey {
             expr: k.expr.id,
@@ -233,6 +234,58 @@ impl<'a> Checker<'a> {
             name,
             span: k.span,
         });
+    }
+
+    /// The control-plane name p4c gives a key without `@name` (its front end's
+    /// `KeyNameGenerator`; P4Runtime spec §"Match fields"): paths as written (a leading `.`
+    /// kept), `a.b`, `a[i]`, `a[h:l]`, `a & b`, constants in the base they were written in
+    /// without their width, and `h.isValid()` of a header or header union as `h.$valid$`.
+    /// `None` for anything else (such keys need a `@name`).
+    pub(crate) fn key_name(&self, e: &Expr, depth: u32) -> Option<String> {
+        if depth > 64 {
+            return None;
+        }
+        let d = depth + 1;
+        match &e.kind {
+            ExprKind::Path(p) => Some(if p.global {
+                format!(".{}", p.name.name)
+            } else {
+                p.name.name.clone()
+            }),
+            ExprKind::Int { value, radix, .. } => Some(ast::int_text(value, *radix)),
+            ExprKind::Member(b, m) => {
+                let base_ty = self.out.type_of(b.id);
+                let fname = if m.name == "isValid"
+                    && base_ty.is_some_and(|t| t.is_header() || t.is_union())
+                {
+                    "$valid$".to_string()
+                } else {
+                    m.name.clone()
+                };
+                Some(format!("{}.{fname}", self.key_name(b, d)?))
+            }
+            ExprKind::Index(b, i) => Some(format!(
+                "{}[{}]",
+                self.key_name(b, d)?,
+                self.key_name(i, d)?
+            )),
+            ExprKind::Slice(b, h, l) => Some(format!(
+                "{}[{}:{}]",
+                self.key_name(b, d)?,
+                self.key_name(h, d)?,
+                self.key_name(l, d)?
+            )),
+            ExprKind::Binary(ast::BinOp::BitAnd, a, b) => Some(format!(
+                "{} & {}",
+                self.key_name(a, d)?,
+                self.key_name(b, d)?
+            )),
+            ExprKind::Call { callee, args, .. } if args.is_empty() => {
+                let m = self.key_name(callee, d)?;
+                m.ends_with("$valid$").then_some(m)
+            }
+            _ => None,
+        }
     }
 
     /// Key expressions that get a control-plane name automatically (p4c's rules).

@@ -267,11 +267,16 @@ impl Parser<'_> {
         let lo = self.lo();
         let span = self.span();
         let kind = match self.peek() {
-            T::Int { value, width } => {
+            T::Int {
+                value,
+                width,
+                radix,
+            } => {
                 self.bump();
                 ExprKind::Int {
                     value: value.clone(),
                     width: *width,
+                    radix: *radix,
                 }
             }
             T::Str(s) => {
@@ -592,6 +597,7 @@ impl Parser<'_> {
                         ExprKind::Int {
                             value: BigInt::from(1),
                             width: None,
+                            radix: 10,
                         },
                         span,
                     )?;

@@ -710,6 +710,9 @@ impl<'a> Lw<'a> {
                 self.xcall(XOp::Truncate, None, vec![a], None, e, pre)
             }
             "digest" => {
+                if let Some(d) = arg(self, "data") {
+                    self.p.origins.v1_digests.push(d.id.0);
+                }
                 let r = self.val_arg(arg(self, "receiver"), pre)?;
                 let data = self.data_arg(arg(self, "data"), pre)?;
                 self.xcall(XOp::V1Digest, None, vec![r, data], None, e, pre)

@@ -225,7 +225,8 @@ impl<'a> Lw<'a> {
                         let cparams = self.decl(c).params.clone();
                         let vals = self.ctor_values(&cparams, &ci.args, args)?;
                         let name = self.qualify(&p.name);
-                        let id = self.make_extern(o, &vals, name, e.span)?;
+                        let id =
+                            self.make_extern(o, &vals, name, ExternOrigin::Argument, e.span)?;
                         Ok(Bind::Extern(id))
                     }
                     _ => err_at(e.span, "unsupported constructor argument"),
@@ -455,7 +456,8 @@ impl<'a> Lw<'a> {
                         };
                         let vals = self.ctor_values(&params, &map, &inst.args)?;
                         let name = self.cp_name(&inst.name.name, &inst.annotations);
-                        let x = self.make_extern(o, &vals, name, d.span)?;
+                        let x =
+                            self.make_extern(o, &vals, name, ExternOrigin::Instance(id.0), d.span)?;
                         self.bind(id, Bind::Extern(x));
                     }
                     Type::Control(o) | Type::Parser(o) => {
@@ -494,6 +496,7 @@ impl<'a> Lw<'a> {
                     other => self.flat_widths(other, d.span)?,
                 };
                 let vid = self.p.value_sets.len() as ValueSetId;
+                self.p.origins.value_sets.push(id.0);
                 let name = self.cp_name(&v.name.name, &v.annotations);
                 self.p.value_sets.push(ValueSet { name, size, widths });
                 self.bind(id, Bind::ValueSet(vid));
@@ -580,6 +583,9 @@ impl<'a> Lw<'a> {
             kind,
             body: Vec::new(),
         });
+        let origins = &mut self.p.origins.functions;
+        origins.resize(fid as usize + 1, None);
+        origins[fid as usize] = (kind == FnKind::Action).then_some(d.0);
         self.fn_cache.insert(key, fid);
         self.scopes.push(HashMap::new());
         let r = self.callable_body(d, ad, &subst, fid, span);
@@ -811,6 +817,7 @@ impl<'a> Lw<'a> {
         };
         let name = self.cp_name(&td.name.name, &td.annotations);
         let tid = self.p.tables.len() as TableId;
+        self.p.origins.tables.push(id.0);
         self.p.tables.push(Table {
             name: name.clone(),
             key_pre: Vec::new(),
@@ -985,7 +992,11 @@ impl<'a> Lw<'a> {
                             };
                             let vals = self.ctor_values(&params, &ci.args, args)?;
                             let n = format!("{name}.{pname}");
-                            Some(self.make_extern(&o, &vals, n, value.span)?)
+                            let origin = ExternOrigin::TableProperty {
+                                table: self.p.origins.tables[tid as usize],
+                                property: pname.clone(),
+                            };
+                            Some(self.make_extern(&o, &vals, n, origin, value.span)?)
                         }
                         _ => None,
                     }
@@ -1291,6 +1302,7 @@ impl<'a> Lw<'a> {
         o: &ObjType,
         vals: &[(String, Option<Value>)],
         name: String,
+        origin: ExternOrigin,
         span: Span,
     ) -> LResult<ExternId> {
         let get = |n: &str| vals.iter().find(|v| v.0 == n).and_then(|v| v.1.clone());
@@ -1395,6 +1407,7 @@ impl<'a> Lw<'a> {
         };
         let id = self.p.externs.len() as ExternId;
         self.p.externs.push(ExternInst { name, kind });
+        self.p.origins.externs.push(origin);
         Ok(id)
     }
 }

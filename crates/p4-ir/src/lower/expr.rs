@@ -177,7 +177,7 @@ impl<'a> Lw<'a> {
         }
         match &e.kind {
             ExprKind::Bool(b) => Ok(RV::Scalar(Expr::bool(*b))),
-            ExprKind::Int { value, width } => {
+            ExprKind::Int { value, width, .. } => {
                 let ty = match (self.scalar(&t), width) {
                     (Some(s), _) => s,
                     (None, Some((w, s))) => Ty {

@@ -152,6 +152,7 @@ impl<'a> Lw<'a> {
                 value_sets: Vec::new(),
                 errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
                 enums: Vec::new(),
+                origins: Origins::default(),
             },
             state_words: 0,
             temp_words: 0,

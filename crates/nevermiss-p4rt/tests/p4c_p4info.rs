@@ -1,0 +1,193 @@
+//! `nevermiss p4info` against p4c's P4Info of its own test programs (env-gated: needs a local
+//! copy of p4c, `P4C_DIR`, as the conformance suites; nothing of p4c is in this repository).
+//!
+//! For every `testdata/p4_16_samples_outputs/X.p4.p4info.txtpb` whose program nevermiss
+//! compiles, both P4Infos are normalised (repeated fields sorted by id, `annotations` dropped
+//! unless `NEVERMISS_P4INFO_ANNOTATIONS=1`) and compared line by line. The report counts equal,
+//! different (with the first difference) and unsupported programs; the test fails when a
+//! program crashes the builder or when fewer programs are equal than `MIN_EQUAL_PERCENT`.
+
+use nevermiss_p4rt::format::{p4info_text, parse_p4info_text};
+use nevermiss_p4rt::p4info;
+use nevermiss_p4rt::pb::p4::config::v1::P4Info;
+use std::path::PathBuf;
+
+/// Regression floor for the share of comparable programs whose P4Info equals p4c's.
+const MIN_EQUAL_PERCENT: f64 = 90.0;
+
+fn normalise(p: &mut P4Info, annotations: bool) {
+    fn pre(p: &mut Option<nevermiss_p4rt::pb::p4::config::v1::Preamble>, a: bool) {
+        if let Some(p) = p {
+            if !a {
+                p.annotations.clear();
+                p.structured_annotations.clear();
+            }
+        }
+    }
+    macro_rules! sort_by_id {
+        ($v:expr) => {
+            $v.sort_by_key(|x| x.preamble.as_ref().map_or(0, |p| p.id));
+            for x in $v.iter_mut() {
+                pre(&mut x.preamble, annotations);
+            }
+        };
+    }
+    sort_by_id!(p.tables);
+    sort_by_id!(p.actions);
+    sort_by_id!(p.action_profiles);
+    sort_by_id!(p.counters);
+    sort_by_id!(p.direct_counters);
+    sort_by_id!(p.meters);
+    sort_by_id!(p.direct_meters);
+    sort_by_id!(p.controller_packet_metadata);
+    sort_by_id!(p.value_sets);
+    sort_by_id!(p.registers);
+    sort_by_id!(p.digests);
+    for t in &mut p.tables {
+        t.match_fields.sort_by_key(|m| m.id);
+        t.action_refs.sort_by_key(|a| a.id);
+        t.direct_resource_ids.sort_unstable();
+        if !annotations {
+            for m in &mut t.match_fields {
+                m.annotations.clear();
+                m.structured_annotations.clear();
+            }
+            for a in &mut t.action_refs {
+                a.annotations.clear();
+                a.structured_annotations.clear();
+            }
+        }
+    }
+    for a in &mut p.actions {
+        a.params.sort_by_key(|x| x.id);
+        if !annotations {
+            for x in &mut a.params {
+                x.annotations.clear();
+                x.structured_annotations.clear();
+            }
+        }
+    }
+    for ap in &mut p.action_profiles {
+        ap.table_ids.sort_unstable();
+    }
+    if let Some(pk) = &mut p.pkg_info {
+        if !annotations {
+            pk.annotations.clear();
+            pk.structured_annotations.clear();
+        }
+    }
+    // An empty type_info is p4c's way of saying it looked at a type; it means nothing.
+    if p.type_info
+        .as_ref()
+        .is_some_and(|t| *t == Default::default())
+    {
+        p.type_info = None;
+    }
+    if !annotations {
+        if let Some(ti) = &mut p.type_info {
+            for v in ti.new_types.values_mut() {
+                v.annotations.clear();
+                v.structured_annotations.clear();
+            }
+        }
+    }
+}
+
+#[test]
+fn p4info_equals_p4cs_where_p4c_has_one() {
+    let Some(root) = std::env::var_os("P4C_DIR").map(PathBuf::from) else {
+        eprintln!("P4C_DIR not set: skipping the comparison with p4c's P4Info files");
+        return;
+    };
+    let annotations = std::env::var_os("NEVERMISS_P4INFO_ANNOTATIONS").is_some();
+    let outs = root.join("testdata/p4_16_samples_outputs");
+    let samples = root.join("testdata/p4_16_samples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&outs)
+        .expect("P4C_DIR/testdata/p4_16_samples_outputs")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".p4.p4info.txtpb"))
+        .collect();
+    files.sort();
+    let (mut equal, mut differ, mut unsupported) = (0, Vec::new(), Vec::new());
+    for f in &files {
+        let name = f
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace(".p4info.txtpb", "");
+        let src = samples.join(&name);
+        let opts = p4_front::driver::Options {
+            include_dirs: vec![samples.clone()],
+            ..Default::default()
+        };
+        let compiled = match p4_front::driver::compile_file(&src, &opts) {
+            Ok(c) => c,
+            Err(_) => {
+                unsupported.push(format!("{name}: front end"));
+                continue;
+            }
+        };
+        if matches!(compiled.checked.arch, p4_front::check::Arch::Unknown) {
+            unsupported.push(format!("{name}: architecture"));
+            continue;
+        }
+        let prog = match p4_ir::lower(&compiled) {
+            Ok(p) => p,
+            Err(d) => {
+                unsupported.push(format!("{name}: lowering: {}", d.message));
+                continue;
+            }
+        };
+        let mut ours = match std::panic::catch_unwind(|| p4info::build(&compiled, &prog)) {
+            Ok(Ok(b)) => b.p4info,
+            Ok(Err(e)) => {
+                unsupported.push(format!("{name}: {e}"));
+                continue;
+            }
+            Err(_) => panic!("{name}: the P4Info builder panicked"),
+        };
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut theirs = match parse_p4info_text(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                unsupported.push(format!("{name}: p4c's file does not parse: {e}"));
+                continue;
+            }
+        };
+        normalise(&mut ours, annotations);
+        normalise(&mut theirs, annotations);
+        let (a, b) = (p4info_text(&ours), p4info_text(&theirs));
+        if a == b {
+            equal += 1;
+        } else {
+            let first = a
+                .lines()
+                .zip(b.lines())
+                .enumerate()
+                .find(|(_, (x, y))| x != y)
+                .map(|(i, (x, y))| {
+                    format!("line {}: ours `{}`, p4c `{}`", i + 1, x.trim(), y.trim())
+                })
+                .unwrap_or_else(|| "lengths differ".into());
+            differ.push(format!("{name}: {first}"));
+        }
+    }
+    let compared = equal + differ.len();
+    let pct = 100.0 * equal as f64 / compared.max(1) as f64;
+    for d in &differ {
+        eprintln!("DIFF {d}");
+    }
+    for u in &unsupported {
+        eprintln!("UNSUPPORTED {u}");
+    }
+    eprintln!(
+        "p4info vs p4c: {} files, {equal} equal, {} differ, {} unsupported; {pct:.1}% of compared equal",
+        files.len(),
+        differ.len(),
+        unsupported.len()
+    );
+    assert!(
+        pct >= MIN_EQUAL_PERCENT,
+        "only {pct:.1}% of the P4Infos equal p4c's (floor {MIN_EQUAL_PERCENT}%)"
+    );
+}
