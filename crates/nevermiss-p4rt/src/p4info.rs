@@ -394,7 +394,7 @@ impl<'a> Builder<'a> {
         for &node in &prog.origins.v1_digests {
             if let Some(t) = self.ck.type_of(ast::NodeId(node)) {
                 v1_digests
-                    .entry(type_name_of(t))
+                    .entry(type_name_of(t, &self.ast))
                     .or_insert_with(|| t.clone());
             }
         }
@@ -478,7 +478,14 @@ impl<'a> Builder<'a> {
             if name == NO_ACTION {
                 ids.no_action = Some(id);
             }
-            out.actions.push(self.action(ad, decl, id, name, &alloc));
+            // p4c's front end turns the directionless parameters of an action that no table
+            // lists into locals (its calls bind them all): such an action has no parameters.
+            let in_table = prog
+                .tables
+                .iter()
+                .any(|t| t.actions.iter().any(|a| a.name == *name));
+            out.actions
+                .push(self.action(ad, decl, id, name, &alloc, in_table));
         }
         // Externs.
         for (xi, kind, name, anns) in &externs {
@@ -601,7 +608,7 @@ impl<'a> Builder<'a> {
                     let mut m = pi::controller_packet_metadata::Metadata {
                         id,
                         name: fname.clone(),
-                        bitwidth: width_of(ty),
+                        bitwidth: width_of(ty, &self.ast),
                         type_name: self.types.type_name(ty, &self.ast),
                         ..Default::default()
                     };
@@ -695,7 +702,7 @@ impl<'a> Builder<'a> {
             let mut f = pi::MatchField {
                 id: kid,
                 name: k.name.trim_start_matches('.').to_string(),
-                bitwidth: width_of(&k.ty),
+                bitwidth: width_of(&k.ty, &self.ast),
                 type_name: self.types.type_name(&k.ty, &self.ast),
                 doc: doc(&ak.annotations),
                 ..Default::default()
@@ -839,6 +846,7 @@ impl<'a> Builder<'a> {
         id: u32,
         name: &str,
         alloc: &Allocation,
+        with_params: bool,
     ) -> pi::Action {
         let info = self
             .ck
@@ -849,7 +857,7 @@ impl<'a> Builder<'a> {
         let params: Vec<(&ast::Param, Option<Type>)> = ad
             .params
             .iter()
-            .filter(|p| p.direction == ast::Direction::None)
+            .filter(|p| with_params && p.direction == ast::Direction::None)
             .map(|p| {
                 let t = info
                     .and_then(|i| i.params.iter().find(|q| q.name == p.name.name))
@@ -878,7 +886,7 @@ impl<'a> Builder<'a> {
                 bitwidth: if matches!(t, Type::Enum(ref e) if e.underlying.is_none()) {
                     0
                 } else {
-                    width_of(&t)
+                    width_of(&t, &self.ast)
                 },
                 type_name: self.types.type_name(&t, &self.ast),
                 doc: doc(&p.annotations),
@@ -950,7 +958,7 @@ impl<'a> Builder<'a> {
             let mut mf = pi::MatchField {
                 id: fid,
                 name: n.clone(),
-                bitwidth: width_of(t),
+                bitwidth: width_of(t, &self.ast),
                 type_name: self.types.type_name(t, &self.ast),
                 ..Default::default()
             };
@@ -1017,13 +1025,14 @@ impl<'a> Builder<'a> {
                 .map(|n| n.trim_start_matches('.').to_string())
                 .unwrap_or_else(|| s.name.name.clone());
             let Type::Agg(a) = &info.ty else { continue };
-            let fields = a
-                .fields
-                .iter()
-                .zip(&s.fields)
-                .filter(|(_, f)| !has(&f.annotations, "hidden"))
-                .map(|((n, t), f)| (n.clone(), t.clone(), &f.annotations))
-                .collect();
+            // Struct-typed fields are flattened to `s.f` (p4c's FlattenHeader).
+            let mut fields = Vec::new();
+            for ((n, t), f) in a.fields.iter().zip(&s.fields) {
+                if has(&f.annotations, "hidden") {
+                    continue;
+                }
+                flatten_fields(n, t, &f.annotations, &mut fields);
+            }
             out.push((name, &s.annotations, fields));
         }
         out
@@ -1071,21 +1080,79 @@ fn meter_spec(bytes: bool) -> pi::MeterSpec {
     }
 }
 
-/// Width in bits of a scalar type as P4Info states it (`bool` is 1, an `error` 0).
-fn width_of(t: &Type) -> i32 {
+/// Width in bits of a scalar type as P4Info states it (`bool` is 1, an `error` 0; a `type` with
+/// `@p4runtime_translation` has its controller type's width, 0 for a string).
+fn width_of(t: &Type, ast: &Ast<'_>) -> i32 {
     match t {
         Type::Bit(w) | Type::Signed(w) | Type::Varbit(w) => *w as i32,
         Type::Bool => 1,
-        Type::NewType(n) => width_of(&n.underlying),
-        Type::Enum(e) => e.underlying.as_ref().map_or(32, width_of),
+        Type::NewType(n) => match translation(n, ast) {
+            Some((_, w)) => w,
+            None => width_of(&n.underlying, ast),
+        },
+        Type::Enum(e) => e.underlying.as_ref().map_or(32, |u| width_of(u, ast)),
         _ => 0,
     }
 }
 
-/// The name of a type for a v1model digest (its declared name).
-fn type_name_of(t: &Type) -> String {
+/// A new type's `@p4runtime_translation(URI, W)` (`W` a number, `bit<W>` or `string`): the URI
+/// and the controller's width (0 for a string).
+fn translation(n: &p4_front::check::types::NewType, ast: &Ast<'_>) -> Option<(String, i32)> {
+    let d = ast.decl(n.decl.0)?;
+    let a = find(annotations_of(d), "p4runtime_translation")?;
+    let (uri, second) = match &a.body {
+        AnnotationBody::Expressions(es) => {
+            let uri = match es.first().map(|e| &e.kind) {
+                Some(ExprKind::String(s)) => s.clone(),
+                _ => String::new(),
+            };
+            let w = match es.get(1).map(|e| &e.kind) {
+                Some(ExprKind::Int { value, .. }) => i32::try_from(value).unwrap_or(0),
+                _ => 0,
+            };
+            return Some((uri, w));
+        }
+        AnnotationBody::Unparsed(t) => {
+            let (u, rest) = t.split_once(',').unwrap_or((t, ""));
+            (
+                u.trim().trim_matches('"').to_string(),
+                rest.trim().to_string(),
+            )
+        }
+        _ => return None,
+    };
+    let w = if let Some(x) = second
+        .strip_prefix("bit<")
+        .and_then(|x| x.strip_suffix('>'))
+    {
+        x.trim().parse().unwrap_or(0)
+    } else {
+        second.parse().unwrap_or(0)
+    };
+    Some((uri, w))
+}
+
+/// A field, or the members of a struct-typed field as `f.m` (recursively).
+fn flatten_fields<'a>(
+    name: &str,
+    t: &Type,
+    anns: &'a Annotations,
+    out: &mut Vec<(String, Type, &'a Annotations)>,
+) {
     match t {
-        Type::Agg(a) => a.name.clone(),
+        Type::Agg(a) if a.kind == AggKind::Struct => {
+            for (n, ft) in &a.fields {
+                flatten_fields(&format!("{name}.{n}"), ft, anns, out);
+            }
+        }
+        _ => out.push((name.to_string(), t.clone(), anns)),
+    }
+}
+
+/// The name of a type for a v1model digest (its control-plane name).
+fn type_name_of(t: &Type, ast: &Ast<'_>) -> String {
+    match t {
+        Type::Agg(a) => agg_name(a, ast),
         other => other.to_string(),
     }
 }
@@ -1261,7 +1328,7 @@ impl TypeInfo {
                 }
             },
             Type::Agg(a) => {
-                let name = agg_name(a);
+                let name = agg_name(a, ast);
                 match a.kind {
                     AggKind::Struct => {
                         if !self.structs.contains_key(&name) {
@@ -1307,7 +1374,7 @@ impl TypeInfo {
                                     let hname = match t {
                                         Type::Agg(h) => {
                                             self.spec(t, ast);
-                                            agg_name(h)
+                                            agg_name(h, ast)
                                         }
                                         _ => String::new(),
                                     };
@@ -1333,14 +1400,18 @@ impl TypeInfo {
                 Type::Agg(h) if h.kind == AggKind::HeaderUnion => {
                     self.spec(e, ast);
                     S::HeaderUnionStack(pi::P4HeaderUnionStackTypeSpec {
-                        header_union: Some(pi::P4NamedType { name: agg_name(h) }),
+                        header_union: Some(pi::P4NamedType {
+                            name: agg_name(h, ast),
+                        }),
                         size: *n as i32,
                     })
                 }
                 Type::Agg(h) => {
                     self.spec(e, ast);
                     S::HeaderStack(pi::P4HeaderStackTypeSpec {
-                        header: Some(pi::P4NamedType { name: agg_name(h) }),
+                        header: Some(pi::P4NamedType {
+                            name: agg_name(h, ast),
+                        }),
                         size: *n as i32,
                     })
                 }
@@ -1354,9 +1425,20 @@ impl TypeInfo {
     }
 }
 
+/// A type declaration's `@name`, if it has one.
+fn declared_name(d: DeclId, ast: &Ast<'_>) -> Option<String> {
+    let decl = ast.decl(d.0)?;
+    find(annotations_of(decl), "name")
+        .and_then(string_arg)
+        .map(|n| n.trim_start_matches('.').to_string())
+}
+
 /// The name of a struct-like type; a specialized generic one is named as p4c names it
 /// (`s2_t<bit<32>>` → `s2_t_bit32`).
-fn agg_name(a: &p4_front::check::types::AggType) -> String {
+fn agg_name(a: &p4_front::check::types::AggType, ast: &Ast<'_>) -> String {
+    if let Some(n) = declared_name(a.decl, ast) {
+        return n;
+    }
     if a.args.is_empty() {
         return a.name.clone();
     }
@@ -1367,7 +1449,7 @@ fn agg_name(a: &p4_front::check::types::AggType) -> String {
             Type::Bit(w) => format!("bit{w}"),
             Type::Signed(w) => format!("int{w}"),
             Type::Bool => "bool".to_string(),
-            Type::Agg(x) => agg_name(x),
+            Type::Agg(x) => agg_name(x, ast),
             other => other.to_string(),
         });
     }
@@ -1420,9 +1502,10 @@ fn flatten_header(
                 name,
                 type_spec: Some(bits(false, 1)),
             }),
-            other => out.push(pi::p4_header_type_spec::Member {
+            _ => out.push(pi::p4_header_type_spec::Member {
                 name,
-                type_spec: Some(bits(false, width_of(other) as u32)),
+                type_spec: Some(bits(false, 0)),
+                // (only bit<W>, int<W>, varbit, bool and structs of them occur in headers)
             }),
         }
     }

@@ -5,7 +5,7 @@ use super::consteval::Value;
 use super::scope::{DeclId, DeclInfo, EntityKind, ParamInfo};
 use super::types::Type;
 use super::{CallArg, Checker, Ctx, DefaultAction, TableAction, TableEntry, TableInfo, TableKey};
-use crate::ast::{self, Direction, Expr, ExprKind, TablePropertyKind};
+use crate::ast::{self, DeclKind, Direction, Expr, ExprKind, TablePropertyKind};
 use crate::source::Span;
 use std::collections::HashSet;
 
@@ -260,7 +260,12 @@ impl<'a> Checker<'a> {
                 {
                     "$valid$".to_string()
                 } else {
-                    m.name.clone()
+                    // A field with `@name` is called by it; a global one (`.x`) drops the base.
+                    match base_ty.and_then(|t| self.field_name_annotation(t, &m.name)) {
+                        Some(n) if n.starts_with('.') => return Some(n[1..].to_string()),
+                        Some(n) => n,
+                        None => m.name.clone(),
+                    }
                 };
                 Some(format!("{}.{fname}", self.key_name(b, d)?))
             }
@@ -286,6 +291,28 @@ impl<'a> Checker<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The `@name` of field `field` of a struct-like type, if it has one.
+    fn field_name_annotation(&self, t: &Type, field: &str) -> Option<String> {
+        let Type::Agg(a) = t else { return None };
+        let span = self.out.decls.get(a.decl.0 as usize)?.span;
+        let decl = self.prog.decls.iter().find(|d| d.span == span)?;
+        let (DeclKind::Struct(sd) | DeclKind::Header(sd) | DeclKind::HeaderUnion(sd)) = &decl.kind
+        else {
+            return None;
+        };
+        let f = sd.fields.iter().find(|f| f.name.name == field)?;
+        f.annotations
+            .iter()
+            .find(|a| a.name.name == "name")
+            .and_then(|a| match &a.body {
+                ast::AnnotationBody::Expressions(es) => es.first().and_then(|e| match &e.kind {
+                    ExprKind::String(s) => Some(s.clone()),
+                    _ => None,
+                }),
+                _ => None,
+            })
     }
 
     /// Key expressions that get a control-plane name automatically (p4c's rules).
