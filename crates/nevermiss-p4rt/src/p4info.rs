@@ -6,10 +6,10 @@
 //! which declaration each IR object comes from). [`ControlPlaneIds`] maps P4Info ids to the IR's
 //! tables, actions and externs, for the server.
 //!
-//! What nevermiss emits for PNA tables (reference §1.12, no P4Info field exists): an
-//! `add_on_miss` table is an ordinary table; `pna_idle_timeout = NOTIFY_CONTROL` and
-//! `AUTO_DELETE` both give `idle_timeout_behavior: NOTIFY_CONTROL` (entries expire), as p4c's
-//! PNA handler does for NOTIFY_CONTROL.
+//! What nevermiss emits for PNA tables (reference §1.12, no P4Info field exists), as p4c's PNA
+//! handler does: an `add_on_miss` table is an ordinary table; `pna_idle_timeout =
+//! NOTIFY_CONTROL` gives `idle_timeout_behavior: NOTIFY_CONTROL`; `AUTO_DELETE` gives none (the
+//! data plane removes expired entries without telling the controller).
 
 use crate::pb::p4::config::v1 as pi;
 use p4_front::ast::{self, AnnotationBody, Annotations, DeclKind, ExprKind};
@@ -139,6 +139,31 @@ fn int_arg(a: &ast::Annotation) -> Option<u64> {
         },
         AnnotationBody::Unparsed(s) => s.trim().parse().ok(),
         _ => None,
+    }
+}
+
+/// `k = v` pairs of an annotation written `@a(k1 = v1, k2 = v2)` or `@a[k1 = v1]`; string
+/// values unquoted.
+fn key_values(a: &ast::Annotation) -> Vec<(String, String)> {
+    match &a.body {
+        AnnotationBody::KeyValues(kvs) => kvs
+            .iter()
+            .map(|(k, v)| {
+                let v = match &v.kind {
+                    ExprKind::String(s) => s.clone(),
+                    _ => p4_front::printer::print_expr(v),
+                };
+                (k.name.clone(), v)
+            })
+            .collect(),
+        AnnotationBody::Unparsed(t) => t
+            .split(',')
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.trim().to_string(), v.trim().trim_matches('"').to_string()))
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -330,14 +355,24 @@ impl<'a> Builder<'a> {
             self.table_decl(ti as TableId)
                 .is_some_and(|d| matches!(&d.kind, DeclKind::Table(td) if !has_default_action(td)))
         });
-        // Every action the program uses (tables' actions and actions called directly), one per
-        // control-plane name.
-        for (fi, f) in prog.functions.iter().enumerate() {
-            if f.kind == p4_ir::FnKind::Action {
-                used_actions
-                    .entry(f.name.clone())
-                    .or_default()
-                    .push(fi as FnId);
+        // The actions of the P4Info, one per control-plane name: those tables list and those a
+        // control's apply block calls (p4c's front end inlines actions called by actions).
+        let mut listed: Vec<FnId> = prog
+            .tables
+            .iter()
+            .flat_map(|t| t.actions.iter().map(|a| a.func))
+            .collect();
+        for f in &prog.functions {
+            if f.kind == p4_ir::FnKind::Control {
+                direct_action_calls(prog, &f.body, &mut listed);
+            }
+        }
+        for fi in listed {
+            if let Some(f) = prog.functions.get(fi as usize) {
+                let fns = used_actions.entry(f.name.clone()).or_default();
+                if !fns.contains(&fi) {
+                    fns.push(fi);
+                }
             }
         }
         let no_action_decl = self.global_no_action();
@@ -631,29 +666,39 @@ impl<'a> Builder<'a> {
             arch: arch_name(self.prog.arch).to_string(),
             ..Default::default()
         };
-        // `@pkginfo(name = "...", version = "...", ...)` on `main`.
+        // `@pkginfo(name = "...", version = "...", ...)` and `@platform_property(k = N, ...)`
+        // on `main`.
         if let Some(m) = self.ck.main.and_then(|d| self.ast.decl(d.0)) {
             let anns = annotations_of(m);
-            if let Some(a) = find(anns, "pkginfo") {
-                if let AnnotationBody::KeyValues(kvs) = &a.body {
-                    for (k, v) in kvs {
-                        let s = match &v.kind {
-                            ExprKind::String(s) => s.clone(),
-                            _ => continue,
-                        };
-                        match k.name.as_str() {
-                            "name" => p.name = s,
-                            "version" => p.version = s,
-                            "organization" => p.organization = s,
-                            "contact" => p.contact = s,
-                            "url" => p.url = s,
-                            "arch" => p.arch = s,
-                            _ => {}
-                        }
-                    }
+            for (k, v) in find(anns, "pkginfo").map(key_values).unwrap_or_default() {
+                match k.as_str() {
+                    "name" => p.name = v,
+                    "version" => p.version = v,
+                    "organization" => p.organization = v,
+                    "contact" => p.contact = v,
+                    "url" => p.url = v,
+                    "arch" => p.arch = v,
+                    _ => {}
                 }
             }
-            add_annotations(&mut p.annotations, anns, &["pkginfo"]);
+            if let Some(a) = find(anns, "platform_property") {
+                let mut pp = pi::PlatformProperties::default();
+                for (k, v) in key_values(a) {
+                    let n: i32 = v.parse().unwrap_or(0);
+                    match k.as_str() {
+                        "multicast_group_table_size" => pp.multicast_group_table_size = n,
+                        "multicast_group_table_total_replicas" => {
+                            pp.multicast_group_table_total_replicas = n
+                        }
+                        "multicast_group_table_max_replicas_per_entry" => {
+                            pp.multicast_group_table_max_replicas_per_entry = n
+                        }
+                        _ => {}
+                    }
+                }
+                p.platform_properties = Some(pp);
+            }
+            add_annotations(&mut p.annotations, anns, &["pkginfo", "platform_property"]);
             p.doc = doc(anns);
         }
         p
@@ -831,7 +876,7 @@ impl<'a> Builder<'a> {
         let idle = info.idle_timeout.as_deref();
         let notify = match prog.arch {
             Arch::V1Model => idle == Some("true"),
-            _ => matches!(idle, Some("NOTIFY_CONTROL") | Some("AUTO_DELETE")),
+            _ => idle == Some("NOTIFY_CONTROL"),
         };
         if notify {
             table.idle_timeout_behavior = pi::table::IdleTimeoutBehavior::NotifyControl as i32;
@@ -1132,6 +1177,37 @@ fn translation(n: &p4_front::check::types::NewType, ast: &Ast<'_>) -> Option<(St
     Some((uri, w))
 }
 
+/// Actions a control body calls directly (not through other functions).
+fn direct_action_calls(prog: &Program, body: &[p4_ir::Stmt], out: &mut Vec<FnId>) {
+    use p4_ir::Stmt;
+    for st in body {
+        match st {
+            Stmt::Call { func, .. }
+                if prog
+                    .functions
+                    .get(*func as usize)
+                    .is_some_and(|f| f.kind == p4_ir::FnKind::Action) =>
+            {
+                out.push(*func);
+            }
+            Stmt::If(_, a, b) => {
+                direct_action_calls(prog, a, out);
+                direct_action_calls(prog, b, out);
+            }
+            Stmt::Switch { bodies, .. } => {
+                for b in bodies {
+                    direct_action_calls(prog, b, out);
+                }
+            }
+            Stmt::Loop { body, update, .. } => {
+                direct_action_calls(prog, body, out);
+                direct_action_calls(prog, update, out);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// A field, or the members of a struct-typed field as `f.m` (recursively).
 fn flatten_fields<'a>(
     name: &str,
@@ -1189,6 +1265,11 @@ impl TypeInfo {
                 Some(pi::P4NamedType {
                     name: n.name.clone(),
                 })
+            }
+            // A serializable enum is registered in type_info but named by no type_name.
+            Type::Enum(e) if e.underlying.is_some() => {
+                self.spec(t, ast);
+                None
             }
             Type::Enum(e) => {
                 self.spec(t, ast);

@@ -93,6 +93,82 @@ fn normalise(p: &mut P4Info, annotations: bool) {
     }
 }
 
+/// The repository's examples against p4c's P4Info of them, made by p4c's `p4test` (env-gated:
+/// `P4TEST=<p4test binary>`). PNA examples compile with nevermiss's own `pna.p4` (new dialect);
+/// an example p4test rejects (nevermiss extensions such as `@__ref` write-back) is reported
+/// and skipped.
+#[test]
+fn examples_p4info_equals_p4test() {
+    let Some(p4test) = std::env::var_os("P4TEST").map(PathBuf::from) else {
+        eprintln!("P4TEST not set: skipping the comparison of the examples with p4test's P4Info");
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::temp_dir().join(format!("nevermiss-p4test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut compared = 0;
+    let mut differ = Vec::new();
+    for e in std::fs::read_dir(root.join("examples")).unwrap() {
+        let src = e.unwrap().path();
+        if src.extension().is_none_or(|x| x != "p4") {
+            continue;
+        }
+        let name = src.file_stem().unwrap().to_string_lossy().to_string();
+        let compiled = p4_front::driver::compile_file(&src, &Default::default())
+            .unwrap_or_else(|f| panic!("{}", f.render()));
+        let prog = p4_ir::lower(&compiled).unwrap();
+        let mut ours = p4info::build(&compiled, &prog).unwrap().p4info;
+        let arch = ours
+            .pkg_info
+            .as_ref()
+            .map(|p| p.arch.clone())
+            .unwrap_or_default();
+        let out = dir.join(format!("{name}.txtpb"));
+        let mut cmd = std::process::Command::new(&p4test);
+        cmd.arg("--arch")
+            .arg(&arch)
+            .arg("--p4runtime-files")
+            .arg(&out);
+        if arch == "pna" {
+            let d = match compiled.pna_dialect {
+                p4_front::pna_dialect::PnaDialect::V07ThreeBlock => 3,
+                p4_front::pna_dialect::PnaDialect::V06FourBlock => 4,
+            };
+            cmd.arg("-I")
+                .arg(root.join("p4include"))
+                .arg(format!("-DNEVERMISS_PNA_DIALECT={d}"));
+        }
+        let st = cmd.arg(&src).output().unwrap();
+        if !st.status.success() {
+            eprintln!(
+                "SKIP {name}: p4test rejects it: {}",
+                String::from_utf8_lossy(&st.stderr)
+                    .lines()
+                    .find(|l| l.contains("rror"))
+                    .unwrap_or("")
+            );
+            continue;
+        }
+        let mut theirs = parse_p4info_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        normalise(&mut ours, false);
+        normalise(&mut theirs, false);
+        compared += 1;
+        if p4info_text(&ours) != p4info_text(&theirs) {
+            differ.push(name);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "examples vs p4test: {compared} compared, {} differ {differ:?}",
+        differ.len()
+    );
+    assert!(compared >= 5, "only {compared} examples compared");
+    assert!(
+        differ.is_empty(),
+        "P4Info differs from p4test's for {differ:?}"
+    );
+}
+
 #[test]
 fn p4info_equals_p4cs_where_p4c_has_one() {
     let Some(root) = std::env::var_os("P4C_DIR").map(PathBuf::from) else {
