@@ -396,6 +396,37 @@ fn run_line(dir: &Path, cmd: &str, timeout: u64) -> (Option<i32>, String, bool) 
     (code, text, timed_out)
 }
 
+/// The files of the folders a sandbox links to (the repository's own, `crates/` aside), to
+/// catch a documented command that writes into them.
+fn repo_files(root: &Path) -> std::collections::BTreeSet<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeSet<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                walk(root, &p, out);
+            } else {
+                out.insert(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for d in [
+        "examples",
+        "data",
+        "scripts",
+        "tests",
+        "p4include",
+        "docs",
+        "lab",
+    ] {
+        walk(root, &root.join(d), &mut out);
+    }
+    out
+}
+
 fn pages() -> Vec<PathBuf> {
     let root = root();
     let mut v = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
@@ -464,8 +495,19 @@ fn every_command_in_the_docs_runs_as_shown() {
                     ));
                     continue;
                 }
+                let before = repo_files(&root);
                 let (code, out, timed_out) = run_line(&dir, &line, d.timeout);
                 ran += 1;
+                let written: Vec<String> = repo_files(&root).difference(&before).cloned().collect();
+                if !written.is_empty() {
+                    failures.push(format!(
+                        "{rel}:{n}: `{line}` wrote into the repository (the sandbox links to it): \
+                         {written:?}; name outputs in the sandbox's top directory"
+                    ));
+                    for w in &written {
+                        let _ = std::fs::remove_file(root.join(w));
+                    }
+                }
                 let panicked = out.contains("panicked at") || code == Some(101);
                 if timed_out || panicked || code != Some(d.exit) {
                     let why = if timed_out {
