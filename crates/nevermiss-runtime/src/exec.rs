@@ -539,10 +539,15 @@ impl Exec {
                 if f != Flow::Next {
                     return f;
                 }
-                if !self.run_parser(sw, *parser) {
+                // A rejecting sub-parser still copies out: what it extracted stays valid in
+                // the caller, as in BMv2 (p4c inlines sub-parsers, so their writes land in the
+                // caller's headers directly; issue1470-bmv2).
+                let accepted = self.run_parser(sw, *parser);
+                let f = self.exec(sw, copy_out);
+                if !accepted {
                     return Flow::Reject;
                 }
-                self.exec(sw, copy_out)
+                f
             }
             Stmt::Extract { hdr, varbit_bits } => {
                 let Some(a) = self.addr(&hdr.loc) else {

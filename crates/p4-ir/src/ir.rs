@@ -353,7 +353,8 @@ pub enum Stmt {
         copy_in: Vec<Stmt>,
         copy_out: Vec<Stmt>,
     },
-    /// Runs a sub-parser to completion; its reject rejects the caller with the same error.
+    /// Runs a sub-parser to completion, then `copy_out` (also when it rejects, as BMv2 does);
+    /// its reject rejects the caller with the same error.
     CallParser {
         parser: ParserId,
         copy_in: Vec<Stmt>,
