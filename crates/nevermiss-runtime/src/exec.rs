@@ -913,7 +913,18 @@ impl Exec {
                     self.read_layout(sw, a + *o as usize, l, pos);
                 }
             }
-            _ => {}
+            Layout::Stack {
+                elem,
+                size,
+                elem_words,
+            } => {
+                // Every element is read (a header element made valid); `nextIndex` is 0.
+                self.st(a, 0);
+                for i in 0..*size as usize {
+                    self.read_layout(sw, a + 1 + i * *elem_words as usize, elem, pos);
+                }
+            }
+            Layout::Varbit(_) | Layout::Union(_) => {}
         }
     }
 
