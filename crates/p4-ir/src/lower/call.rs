@@ -276,17 +276,30 @@ impl<'a> Lw<'a> {
         let inst = if direct {
             let name = self.decl(decl).name.clone();
             let path = self.qualify(&name);
-            self.instantiate(decl, Vec::new(), path, None, e.span)?
+            let externs = self.extern_args(decl, ci, args, e.span)?;
+            self.instantiate(decl, Vec::new(), path, None, &externs, e.span)?
         } else {
             let ExprKind::Member(base, _) = &callee.kind else {
                 return err_at(e.span, "expected an instance");
             };
             let d = self.ck.resolved.get(&base.id).copied();
             match d.and_then(|d| self.lookup(d).cloned()) {
-                Some(Bind::Block(i)) => i,
+                Some(Bind::Block(i)) => {
+                    let bdecl = self.insts[i as usize].decl;
+                    let externs = self.extern_args(bdecl, ci, args, e.span)?;
+                    if externs != self.insts[i as usize].externs {
+                        return err_at(
+                            e.span,
+                            "applying an instance with other extern arguments than its first \
+                             apply is not supported",
+                        );
+                    }
+                    i
+                }
                 Some(Bind::PendingBlock(bd, bc, name)) => {
                     let path = self.qualify(&name);
-                    let i = self.instantiate(bd, bc, path, None, e.span)?;
+                    let externs = self.extern_args(bd, ci, args, e.span)?;
+                    let i = self.instantiate(bd, bc, path, None, &externs, e.span)?;
                     if let Some(d) = d {
                         self.bind(d, Bind::Block(i));
                     }
@@ -321,6 +334,41 @@ impl<'a> Lw<'a> {
             },
         });
         Ok(())
+    }
+
+    /// The extern instances given for the apply parameters of extern type of `callee`
+    /// (parameter index, instance).
+    fn extern_args(
+        &self,
+        callee: DeclId,
+        ci: &CallInfo,
+        args: &[ast::Arg],
+        span: Span,
+    ) -> LResult<Vec<(usize, ExternId)>> {
+        let params = &self.decl(callee).params;
+        let mut out = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            if !matches!(p.ty, Type::Extern(_)) || super::decl::is_packet_type(&p.ty) {
+                continue;
+            }
+            let arg = match ci.args.get(i) {
+                Some(CallArg::Arg(j)) => args.get(*j).map(|a| &a.value),
+                _ => None,
+            };
+            let bound = arg
+                .and_then(|a| self.ck.resolved.get(&a.id))
+                .and_then(|d| self.lookup(*d));
+            match bound {
+                Some(Bind::Extern(x)) => out.push((i, *x)),
+                _ => {
+                    return err_at(
+                        arg.map_or(span, |a| a.span),
+                        format!("{}: expected an extern instance", p.name),
+                    )
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The header stack at a location.

@@ -74,7 +74,7 @@ impl<'a> Lw<'a> {
                 *k += 1;
             }
             let name = dinfo.name.clone();
-            let inst = self.instantiate(decl, ctor, name.clone(), Some(fixed), span)?;
+            let inst = self.instantiate(decl, ctor, name.clone(), Some(fixed), &[], span)?;
             let bi = self.insts[inst as usize].clone();
             let mut bparams = Vec::new();
             for (p, r) in dinfo.params.iter().zip(&bi.params) {
@@ -279,17 +279,19 @@ impl<'a> Lw<'a> {
         Ok(out)
     }
 
-    /// Instantiates a parser or control declaration.
+    /// Instantiates a parser or control declaration; `externs` binds its apply parameters of
+    /// extern type (parameter index, instance).
     pub fn instantiate(
         &mut self,
         decl: DeclId,
         ctor: Vec<Bind>,
         path: String,
         fixed: Option<Vec<Option<Loc>>>,
+        externs: &[(usize, ExternId)],
         span: Span,
     ) -> LResult<u32> {
         self.enter(span)?;
-        let r = self.instantiate_inner(decl, ctor, path, fixed, span);
+        let r = self.instantiate_inner(decl, ctor, path, fixed, externs, span);
         self.leave();
         r
     }
@@ -300,6 +302,7 @@ impl<'a> Lw<'a> {
         ctor: Vec<Bind>,
         path: String,
         fixed: Option<Vec<Option<Loc>>>,
+        externs: &[(usize, ExternId)],
         span: Span,
     ) -> LResult<u32> {
         let info = self.decl(decl);
@@ -311,7 +314,7 @@ impl<'a> Lw<'a> {
         let saved_fctx = std::mem::take(&mut self.fctx);
         let saved_loop = std::mem::replace(&mut self.loop_depth, 0);
         self.scopes.push(HashMap::new());
-        let r = self.instance_body(decl, d, ctor, fixed, span);
+        let r = self.instance_body(decl, d, ctor, fixed, externs, span);
         let scope = self.scopes.pop().unwrap_or_default();
         self.path = saved_path;
         self.cur_inst = saved_inst;
@@ -329,15 +332,17 @@ impl<'a> Lw<'a> {
         d: &'a ast::Decl,
         ctor: Vec<Bind>,
         fixed: Option<Vec<Option<Loc>>>,
+        externs: &[(usize, ExternId)],
         span: Span,
     ) -> LResult<u32> {
         let info = self.decl(decl);
-        // Constructor parameters; blocks given as arguments are instantiated now.
+        // Constructor parameters; blocks given as arguments are instantiated now, except those
+        // with extern apply parameters: they wait for their first apply.
         for (p, b) in info.ctor_params.iter().zip(ctor) {
             let b = match b {
-                Bind::PendingBlock(bd, bc, name) => {
+                Bind::PendingBlock(bd, bc, name) if !self.has_extern_params(bd) => {
                     let path = self.qualify(&name);
-                    Bind::Block(self.instantiate(bd, bc, path, None, span)?)
+                    Bind::Block(self.instantiate(bd, bc, path, None, &[], span)?)
                 }
                 other => other,
             };
@@ -347,6 +352,22 @@ impl<'a> Lw<'a> {
         for (i, p) in info.params.iter().enumerate() {
             if is_packet_type(&p.ty) {
                 self.bind(p.decl, Bind::Packet);
+                regions.push(None);
+                continue;
+            }
+            if matches!(p.ty, Type::Extern(_)) {
+                // An extern passed by the caller (P4_16 §7.2.12: parsers and controls may take
+                // extern instances as apply parameters): calls go to the caller's instance.
+                let Some((_, x)) = externs.iter().find(|(j, _)| *j == i) else {
+                    return err_at(
+                        p.span,
+                        format!(
+                            "{}: an extern parameter needs an extern instance as its argument",
+                            p.name
+                        ),
+                    );
+                };
+                self.bind(p.decl, Bind::Extern(*x));
                 regions.push(None);
                 continue;
             }
@@ -385,6 +406,7 @@ impl<'a> Lw<'a> {
             body,
             params: regions,
             scope: 0,
+            externs: externs.to_vec(),
         });
         self.cur_inst = Some(idx);
         match (&d.kind, body) {
@@ -463,15 +485,18 @@ impl<'a> Lw<'a> {
                     Type::Control(o) | Type::Parser(o) => {
                         let dparams = self.decl(o.decl).ctor_params.clone();
                         let cargs = self.ctor_args(&dparams, &map, &inst.args)?;
-                        if self.cur_inst.is_none() && self.path.is_empty() {
-                            // Top level: instantiated when `main` uses it.
+                        if (self.cur_inst.is_none() && self.path.is_empty())
+                            || self.has_extern_params(o.decl)
+                        {
+                            // Top level: instantiated when `main` uses it. With extern apply
+                            // parameters: instantiated by its first apply, which names them.
                             self.bind(
                                 id,
                                 Bind::PendingBlock(o.decl, cargs, inst.name.name.clone()),
                             );
                         } else {
                             let path = self.qualify(&inst.name.name);
-                            let b = self.instantiate(o.decl, cargs, path, None, d.span)?;
+                            let b = self.instantiate(o.decl, cargs, path, None, &[], d.span)?;
                             self.bind(id, Bind::Block(b));
                         }
                     }
@@ -1431,6 +1456,17 @@ pub(crate) fn pack(params: &[ActionParam], vals: &[Val]) -> Vec<u8> {
 }
 
 /// Whether a type is `packet_in` / `packet_out`.
+impl Lw<'_> {
+    /// Whether a parser or control declaration has apply parameters of extern type (other than
+    /// `packet_in`/`packet_out`).
+    pub(crate) fn has_extern_params(&self, decl: DeclId) -> bool {
+        self.decl(decl)
+            .params
+            .iter()
+            .any(|p| matches!(p.ty, Type::Extern(_)) && !is_packet_type(&p.ty))
+    }
+}
+
 pub(crate) fn is_packet_type(t: &Type) -> bool {
     matches!(t, Type::Extern(o) if o.name == "packet_in" || o.name == "packet_out")
 }

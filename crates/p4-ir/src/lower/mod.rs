@@ -85,6 +85,9 @@ pub(crate) struct BlockInst {
     pub params: Vec<Option<Loc>>,
     /// Scope index (into `Lw::inst_scopes`) holding the instance's bindings.
     pub scope: u32,
+    /// The extern instances bound to apply parameters of extern type (parameter index,
+    /// instance), fixed by the instance's first apply.
+    pub externs: Vec<(usize, ExternId)>,
 }
 
 /// The function being lowered (for `return`).
