@@ -33,6 +33,8 @@ pub struct ConformanceArgs {
     /// Print every file's outcome, not only the failures.
     #[arg(long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub testgen: crate::testgen::TestgenArgs,
 }
 
 /// What a suite expects of its programs.
@@ -84,12 +86,22 @@ pub fn run(args: ConformanceArgs) -> u8 {
             return 2;
         }
     };
+    // The p4testgen suites run when a p4testgen binary is given.
+    let mut testgen_suites: Vec<&str> = crate::testgen::SUITES.to_vec();
     if let Some(filter) = &args.suite {
         suites.retain(|s| s.name.contains(filter.as_str()));
-        if suites.is_empty() {
+        testgen_suites.retain(|s| s.contains(filter.as_str()));
+        if suites.is_empty() && testgen_suites.is_empty() {
             eprintln!("error: --suite {filter}: no suite's name contains it");
             return 2;
         }
+        if suites.is_empty() && args.testgen.p4testgen.is_none() {
+            eprintln!("error: --suite {filter}: the p4testgen suites need --p4testgen (or P4TESTGEN)");
+            return 2;
+        }
+    }
+    if args.testgen.p4testgen.is_none() {
+        testgen_suites.clear();
     }
     let exe = match std::env::current_exe() {
         Ok(e) => e,
@@ -162,6 +174,26 @@ pub fn run(args: ConformanceArgs) -> u8 {
         );
         outln!("{line}");
         summary.push(line);
+    }
+    let testgen_run = crate::testgen::Run {
+        exe: &exe,
+        p4c: &args.p4c,
+        args: &args.testgen,
+        jobs,
+        timeout,
+        verbose: args.verbose,
+    };
+    for suite in testgen_suites {
+        match crate::testgen::run_suite(&testgen_run, suite) {
+            Ok((line, crashed)) => {
+                any_crash |= crashed;
+                summary.push(line);
+            }
+            Err(e) => {
+                eprintln!("error: {suite}: {e}");
+                return 2;
+            }
+        }
     }
     outln!("== summary");
     for line in &summary {
@@ -312,26 +344,82 @@ fn run_all(
     jobs: usize,
     timeout: Duration,
 ) -> Vec<Outcome> {
+    par_map(files, jobs, |file| check_one(exe, file, expect, timeout))
+}
+
+/// `f` over every item on `jobs` threads; results in the items' order.
+pub(crate) fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(file) = files.get(i) else { break };
-                let outcome = check_one(exe, file, expect, timeout);
-                if let Ok(mut r) = results.lock() {
-                    r[i] = Some(outcome);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                if let Ok(mut rs) = results.lock() {
+                    rs[i] = Some(r);
                 }
             });
         }
     });
     results
         .into_inner()
-        .unwrap_or_default()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .into_iter()
-        .map(|o| o.unwrap_or_else(|| Outcome::Crashed("not run".into())))
+        .map(|r| r.expect("every item ran"))
         .collect()
+}
+
+/// What a child process did: its exit status (`None`: killed at the time limit) and output.
+pub(crate) struct ChildRun {
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs a child process to completion or until `timeout` (then kills it); stdout and stderr
+/// are drained while it runs, so a chatty child cannot block on a full pipe.
+pub(crate) fn run_child(cmd: &mut Command, timeout: Duration) -> Result<ChildRun, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start: {e}"))?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let err_reader = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let out_reader = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => break None,
+        }
+    };
+    Ok(ChildRun {
+        status,
+        stderr: err_reader.join().unwrap_or_default(),
+        stdout: out_reader.join().unwrap_or_default(),
+    })
 }
 
 fn check_one(exe: &Path, file: &Path, expect: Expect, timeout: Duration) -> Outcome {
@@ -352,48 +440,12 @@ fn check_one(exe: &Path, file: &Path, expect: Expect, timeout: Duration) -> Outc
             cmd.arg("check").arg(file);
         }
     }
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => return Outcome::Crashed(format!("cannot start: {e}")),
+    let run = match run_child(&mut cmd, timeout) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Crashed(e),
     };
-    // Drain stderr on a thread so a chatty child cannot block on a full pipe.
-    let mut stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(s) = stderr.as_mut() {
-            let _ = s.read_to_end(&mut buf);
-        }
-        String::from_utf8_lossy(&buf).into_owned()
-    });
-    let mut stdout = child.stdout.take();
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(s) = stdout.as_mut() {
-            let _ = s.read_to_end(&mut buf);
-        }
-        String::from_utf8_lossy(&buf).into_owned()
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() > timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(_) => break None,
-        }
-    };
-    let err = reader.join().unwrap_or_default();
-    let out = out_reader.join().unwrap_or_default();
-    let Some(status) = status else {
+    let (err, out) = (run.stderr, run.stdout);
+    let Some(status) = run.status else {
         return Outcome::Crashed(format!("timeout after {} s", timeout.as_secs()));
     };
     if matches!(expect, Expect::StfPass | Expect::RunOk) {

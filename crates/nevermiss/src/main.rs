@@ -14,6 +14,7 @@ mod p4info_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod stf_cmd;
+mod testgen;
 
 /// Exit code of a command that either completes or fails with a message: 0, or the message on
 /// stderr (prefixed `error: ` unless it already carries diagnostics) and 2.
