@@ -176,3 +176,26 @@ fn p4runtime_shell_programs_the_router() {
         "final statistics:\n{stats}"
     );
 }
+
+#[test]
+fn finsy_programs_the_router() {
+    let Some(py) = client_python("finsy") else {
+        return;
+    };
+    let dir = tempdir("finsy-router");
+    let (p4info, cfg) = p4info_and_config("examples/v1model-router.p4", &dir);
+    let server = Server::start(&[]);
+    let (ok, text) = run_script(
+        &py,
+        "finsy_router.py",
+        &[
+            &server.addr,
+            p4info.to_str().unwrap(),
+            cfg.to_str().unwrap(),
+        ],
+    );
+    let stats = server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(ok, "finsy script failed:\n{text}");
+    assert!(stats.contains("3 failed"), "final statistics:\n{stats}");
+}
