@@ -96,7 +96,9 @@ impl Arbitration {
         }
         if let Some(e) = election_id {
             if self.clients.iter().any(|(id, o)| {
-                *id != stream && o.role.as_deref() == Some(name.as_str()) && o.election_id == Some(e)
+                *id != stream
+                    && o.role.as_deref() == Some(name.as_str())
+                    && o.election_id == Some(e)
             }) {
                 return Err(Status::invalid_argument("Election id already exists"));
             }
@@ -128,9 +130,13 @@ impl Arbitration {
 
     /// Removes a stream; if it was the primary, every other client of its role is told.
     pub fn close(&mut self, stream: u64) {
-        let Some(c) = self.clients.get(&stream) else { return };
+        let Some(c) = self.clients.get(&stream) else {
+            return;
+        };
         let role = c.role.clone();
-        let was_primary = role.as_deref().is_some_and(|r| self.primary_of(r) == Some(stream));
+        let was_primary = role
+            .as_deref()
+            .is_some_and(|r| self.primary_of(r) == Some(stream));
         self.clients.remove(&stream);
         if let (true, Some(r)) = (was_primary, role) {
             self.notify_all(&r);

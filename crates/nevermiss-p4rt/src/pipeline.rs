@@ -94,13 +94,9 @@ fn all_ones(v: &[u8], width: u32) -> bool {
     let n = (width as usize).div_ceil(8);
     let pad = n as u32 * 8 - width;
     v.len() == n
-        && v.iter().enumerate().all(|(i, &b)| {
-            if i == 0 {
-                b == 0xff >> pad
-            } else {
-                b == 0xff
-            }
-        })
+        && v.iter()
+            .enumerate()
+            .all(|(i, &b)| if i == 0 { b == 0xff >> pad } else { b == 0xff })
 }
 
 /// Big-endian value of bits `[off, off+width)` of `data` as `ceil(width/8)` bytes.
@@ -229,11 +225,10 @@ impl Pipeline {
 
     /// Whether the P4Info has a `packet_out` controller header.
     pub fn has_packet_out(&self) -> bool {
-        self.p4info.controller_packet_metadata.iter().any(|c| {
-            c.preamble
-                .as_ref()
-                .is_some_and(|p| p.name == "packet_out")
-        })
+        self.p4info
+            .controller_packet_metadata
+            .iter()
+            .any(|c| c.preamble.as_ref().is_some_and(|p| p.name == "packet_out"))
     }
 
     fn table(&self, id: u32) -> ControlResult<&TableInfo> {
@@ -452,11 +447,7 @@ impl Pipeline {
             )));
         };
         let fns = self.ids.actions.get(&a.action_id);
-        let Some(index) = fns
-            .into_iter()
-            .flatten()
-            .find_map(|f| td.action_of(*f))
-        else {
+        let Some(index) = fns.into_iter().flatten().find_map(|f| td.action_of(*f)) else {
             return Err(invalid(format!(
                 "action id {} is not an action of table {}",
                 a.action_id, td.name
@@ -585,7 +576,11 @@ impl Pipeline {
     }
 
     /// The default action of a write (`None`: back to the program's initial default).
-    pub fn default_call(&self, e: &p4::TableEntry, t: TableId) -> ControlResult<Option<ActionCall>> {
+    pub fn default_call(
+        &self,
+        e: &p4::TableEntry,
+        t: TableId,
+    ) -> ControlResult<Option<ActionCall>> {
         if !e.r#match.is_empty() || e.priority != 0 {
             return Err(invalid("a default entry has no match and priority 0"));
         }
@@ -619,7 +614,13 @@ impl Pipeline {
     }
 
     /// The P4Runtime form of an entry as read.
-    pub fn entry_of(&self, t: TableId, s: &EntryState, want_elapsed: bool, want_counter: bool) -> p4::TableEntry {
+    pub fn entry_of(
+        &self,
+        t: TableId,
+        s: &EntryState,
+        want_elapsed: bool,
+        want_counter: bool,
+    ) -> p4::TableEntry {
         use p4::table_action::Type as A;
         let action = match &s.action {
             EntryAction::Call(c) => A::Action(self.action_of(t, c)),

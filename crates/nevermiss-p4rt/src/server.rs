@@ -152,7 +152,10 @@ impl Device {
     /// Makes `p` the current pipeline (forwarding state starts empty) and drops digest
     /// configurations.
     pub fn commit(&self, p: Arc<Pipeline>) {
-        *self.pipeline.write().unwrap_or_else(PoisonError::into_inner) = Some(p);
+        *self
+            .pipeline
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(p);
         lock(&self.digests).clear();
     }
 
@@ -192,7 +195,9 @@ impl Device {
         let outs: Vec<(u32, Vec<u8>)> = {
             let mut w = lock(&p.worker);
             let now = p.sw.now_ns();
-            w.process(&bytes, self.opts.cpu_port, now).as_slice().to_vec()
+            w.process(&bytes, self.opts.cpu_port, now)
+                .as_slice()
+                .to_vec()
         };
         lock(&self.stats).packet_outs += 1;
         self.deliver(&p, outs);
@@ -229,12 +234,14 @@ impl Device {
                 })
                 .collect();
             let n = entries.len() as u64;
-            let sent = self.to_primary(p4::stream_message_response::Update::IdleTimeoutNotification(
-                p4::IdleTimeoutNotification {
-                    table_entry: entries,
-                    timestamp: unix_ns(),
-                },
-            ));
+            let sent = self.to_primary(
+                p4::stream_message_response::Update::IdleTimeoutNotification(
+                    p4::IdleTimeoutNotification {
+                        table_entry: entries,
+                        timestamp: unix_ns(),
+                    },
+                ),
+            );
             if sent {
                 lock(&self.stats).idle_notifications += n;
             }
@@ -260,8 +267,8 @@ impl Device {
             if st.pending.is_empty() {
                 continue;
             }
-            let full = st.config.max_list_size > 0
-                && st.pending.len() >= st.config.max_list_size as usize;
+            let full =
+                st.config.max_list_size > 0 && st.pending.len() >= st.config.max_list_size as usize;
             let due = now.saturating_sub(st.first_ns) >= st.config.max_timeout_ns.max(0) as u64;
             if full || due || st.config.max_list_size == 1 {
                 lists.push((*id, std::mem::take(&mut st.pending)));
@@ -274,12 +281,14 @@ impl Device {
                 *n += 1;
                 *n
             };
-            if self.to_primary(p4::stream_message_response::Update::Digest(p4::DigestList {
-                digest_id: id,
-                list_id,
-                data,
-                timestamp: unix_ns(),
-            })) {
+            if self.to_primary(p4::stream_message_response::Update::Digest(
+                p4::DigestList {
+                    digest_id: id,
+                    list_id,
+                    data,
+                    timestamp: unix_ns(),
+                },
+            )) {
                 lock(&self.stats).digest_lists += 1;
             }
         }
@@ -296,7 +305,11 @@ impl Device {
                 return req
                     .updates
                     .iter()
-                    .map(|_| Err(ControlError::InvalidArgument(format!("unknown atomicity {a}"))))
+                    .map(|_| {
+                        Err(ControlError::InvalidArgument(format!(
+                            "unknown atomicity {a}"
+                        )))
+                    })
                     .collect()
             }
         };
@@ -313,13 +326,17 @@ impl Device {
                     1 => Op::Insert,
                     2 => Op::Modify,
                     3 => Op::Delete,
-                    _ => return Err(ControlError::InvalidArgument("update type unspecified".into())),
+                    _ => {
+                        return Err(ControlError::InvalidArgument(
+                            "update type unspecified".into(),
+                        ))
+                    }
                 };
                 let Some(ent) = u.entity.as_ref().and_then(|e| e.entity.as_ref()) else {
                     return Err(ControlError::InvalidArgument("entity unset".into()));
                 };
                 match ent {
-                    p4::entity::Entity::DigestEntry(d) => Ok(Item::Digest(op, d.clone())),
+                    p4::entity::Entity::DigestEntry(d) => Ok(Item::Digest(op, *d)),
                     other => translate(p, op, other).map(Item::Change),
                 }
             })
@@ -424,7 +441,11 @@ impl Device {
 
     // ------------------------------------------------------------------ Read
 
-    fn read_entity(&self, p: &Pipeline, e: &p4::entity::Entity) -> Result<Vec<p4::Entity>, ControlError> {
+    fn read_entity(
+        &self,
+        p: &Pipeline,
+        e: &p4::entity::Entity,
+    ) -> Result<Vec<p4::Entity>, ControlError> {
         use p4::entity::Entity as E;
         let wrap = |x: E| p4::Entity { entity: Some(x) };
         match e {
@@ -518,7 +539,9 @@ impl Device {
                         let d = p.sw.read_counter(x, i)?;
                         out.push(wrap(E::CounterEntry(p4::CounterEntry {
                             counter_id: id,
-                            index: Some(p4::Index { index: i64::from(i) }),
+                            index: Some(p4::Index {
+                                index: i64::from(i),
+                            }),
                             data: Some(counter_data(d)),
                         })));
                     }
@@ -561,13 +584,21 @@ impl Device {
                             .read_multicast_groups(id)
                             .into_iter()
                             .map(|g| {
-                                wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
-                                    r#type: Some(T::MulticastGroupEntry(p4::MulticastGroupEntry {
-                                        multicast_group_id: g.id,
-                                        replicas: g.replicas.iter().map(replica_of).collect(),
-                                        metadata: g.metadata,
-                                    })),
-                                }))
+                                wrap(E::PacketReplicationEngineEntry(
+                                    p4::PacketReplicationEngineEntry {
+                                        r#type: Some(T::MulticastGroupEntry(
+                                            p4::MulticastGroupEntry {
+                                                multicast_group_id: g.id,
+                                                replicas: g
+                                                    .replicas
+                                                    .iter()
+                                                    .map(replica_of)
+                                                    .collect(),
+                                                metadata: g.metadata,
+                                            },
+                                        )),
+                                    },
+                                ))
                             })
                             .collect())
                     }
@@ -577,18 +608,22 @@ impl Device {
                             .read_clone_sessions(id)
                             .into_iter()
                             .map(|s| {
-                                wrap(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
-                                    r#type: Some(T::CloneSessionEntry(p4::CloneSessionEntry {
-                                        session_id: s.id,
-                                        replicas: s.replicas.iter().map(replica_of).collect(),
-                                        class_of_service: s.class_of_service,
-                                        packet_length_bytes: s.packet_length_bytes,
-                                    })),
-                                }))
+                                wrap(E::PacketReplicationEngineEntry(
+                                    p4::PacketReplicationEngineEntry {
+                                        r#type: Some(T::CloneSessionEntry(p4::CloneSessionEntry {
+                                            session_id: s.id,
+                                            replicas: s.replicas.iter().map(replica_of).collect(),
+                                            class_of_service: s.class_of_service,
+                                            packet_length_bytes: s.packet_length_bytes,
+                                        })),
+                                    },
+                                ))
                             })
                             .collect())
                     }
-                    None => Err(ControlError::InvalidArgument("replication entry unset".into())),
+                    None => Err(ControlError::InvalidArgument(
+                        "replication entry unset".into(),
+                    )),
                 }
             }
             E::DigestEntry(d) => {
@@ -759,7 +794,9 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 }
                 Some(T::CloneSessionEntry(s)) => {
                     if s.session_id == 0 {
-                        return Err(ControlError::InvalidArgument("session_id must be set".into()));
+                        return Err(ControlError::InvalidArgument(
+                            "session_id must be set".into(),
+                        ));
                     }
                     Ok(Change::Clone(
                         op,
@@ -771,7 +808,9 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                         },
                     ))
                 }
-                None => Err(ControlError::InvalidArgument("replication entry unset".into())),
+                None => Err(ControlError::InvalidArgument(
+                    "replication entry unset".into(),
+                )),
             }
         }
         _ => Err(ControlError::Unimplemented(
@@ -861,7 +900,10 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     let message = if results.len() == 1 {
         first
     } else {
-        format!("{failed} of {} updates failed; first: {first}", results.len())
+        format!(
+            "{failed} of {} updates failed; first: {first}",
+            results.len()
+        )
     };
     let st = rpc::Status {
         code: Code::Unknown as i32,
@@ -885,7 +927,10 @@ type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'stati
 
 #[tonic::async_trait]
 impl P4Runtime for Service {
-    async fn write(&self, request: Request<p4::WriteRequest>) -> Result<Response<p4::WriteResponse>, Status> {
+    async fn write(
+        &self,
+        request: Request<p4::WriteRequest>,
+    ) -> Result<Response<p4::WriteResponse>, Status> {
         let req = request.into_inner();
         let dev = &self.dev;
         dev.check_device(req.device_id)?;
@@ -907,7 +952,10 @@ impl P4Runtime for Service {
 
     type ReadStream = BoxStream<p4::ReadResponse>;
 
-    async fn read(&self, request: Request<p4::ReadRequest>) -> Result<Response<Self::ReadStream>, Status> {
+    async fn read(
+        &self,
+        request: Request<p4::ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
         let req = request.into_inner();
         let dev = &self.dev;
         dev.check_device(req.device_id)?;
@@ -979,7 +1027,9 @@ impl P4Runtime for Service {
                 dev.commit(p);
             }
             A::ReconcileAndCommit => {
-                return Err(Status::unimplemented("RECONCILE_AND_COMMIT is not supported"))
+                return Err(Status::unimplemented(
+                    "RECONCILE_AND_COMMIT is not supported",
+                ))
             }
             A::Unspecified => return Err(Status::invalid_argument("action unspecified")),
         }
@@ -995,7 +1045,9 @@ impl P4Runtime for Service {
         self.dev.check_device(req.device_id)?;
         let p = self.dev.current()?;
         let rt = R::try_from(req.response_type).unwrap_or(R::All);
-        let cookie = p.cookie.map(|c| p4::forwarding_pipeline_config::Cookie { cookie: c });
+        let cookie = p
+            .cookie
+            .map(|c| p4::forwarding_pipeline_config::Cookie { cookie: c });
         let config = match rt {
             R::All => p4::ForwardingPipelineConfig {
                 p4info: Some(p.p4info.clone()),
@@ -1048,7 +1100,12 @@ impl P4Runtime for Service {
                             let _ = tx.send(Err(st)).await;
                             break;
                         }
-                        let r = lock(&dev.arbitration).arbitrate(stream, a.device_id, a.role.clone(), a.election_id.as_ref().map(u128_of));
+                        let r = lock(&dev.arbitration).arbitrate(
+                            stream,
+                            a.device_id,
+                            a.role.clone(),
+                            a.election_id.as_ref().map(u128_of),
+                        );
                         if let Err(st) = r {
                             let _ = tx.send(Err(st)).await;
                             break;
@@ -1062,15 +1119,19 @@ impl P4Runtime for Service {
                         if let Err(e) = dev.packet_out(&po) {
                             let _ = tx
                                 .send(Ok(p4::StreamMessageResponse {
-                                    update: Some(p4::stream_message_response::Update::Error(p4::StreamError {
-                                        canonical_code: e.code(),
-                                        message: e.message().to_string(),
-                                        space: "nevermiss".into(),
-                                        code: 0,
-                                        details: Some(p4::stream_error::Details::PacketOut(
-                                            p4::PacketOutError { packet_out: Some(po) },
-                                        )),
-                                    })),
+                                    update: Some(p4::stream_message_response::Update::Error(
+                                        p4::StreamError {
+                                            canonical_code: e.code(),
+                                            message: e.message().to_string(),
+                                            space: "nevermiss".into(),
+                                            code: 0,
+                                            details: Some(p4::stream_error::Details::PacketOut(
+                                                p4::PacketOutError {
+                                                    packet_out: Some(po),
+                                                },
+                                            )),
+                                        },
+                                    )),
                                 }))
                                 .await;
                         }

@@ -91,7 +91,8 @@ impl Stream {
 
     async fn arbitration(&mut self) -> p4::MasterArbitrationUpdate {
         loop {
-            if let p4::stream_message_response::Update::Arbitration(a) = self.next().await.unwrap() {
+            if let p4::stream_message_response::Update::Arbitration(a) = self.next().await.unwrap()
+            {
                 return a;
             }
         }
@@ -149,7 +150,13 @@ fn details(s: &Status) -> Vec<p4::Error> {
         .collect()
 }
 
-fn lpm_entry(p: &pi::P4Info, dst: [u8; 4], len: i32, next_hop: &[u8], port: &[u8]) -> p4::TableEntry {
+fn lpm_entry(
+    p: &pi::P4Info,
+    dst: [u8; 4],
+    len: i32,
+    next_hop: &[u8],
+    port: &[u8],
+) -> p4::TableEntry {
     p4::TableEntry {
         table_id: id(p, "ipv4_lpm"),
         r#match: vec![p4::FieldMatch {
@@ -178,7 +185,10 @@ fn lpm_entry(p: &pi::P4Info, dst: [u8; 4], len: i32, next_hop: &[u8], port: &[u8
     }
 }
 
-async fn read(c: &mut P4RuntimeClient<Channel>, e: p4::entity::Entity) -> Result<Vec<p4::Entity>, Status> {
+async fn read(
+    c: &mut P4RuntimeClient<Channel>,
+    e: p4::entity::Entity,
+) -> Result<Vec<p4::Entity>, Status> {
     let mut s = c
         .read(p4::ReadRequest {
             device_id: 1,
@@ -267,7 +277,10 @@ async fn a_controller_programs_the_v1model_router() {
         }),
         ..Default::default()
     };
-    let e = c.set_forwarding_pipeline_config(set(5, 1)).await.unwrap_err();
+    let e = c
+        .set_forwarding_pipeline_config(set(5, 1))
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), Code::PermissionDenied);
     c.set_forwarding_pipeline_config(set(10, 0xc00c1e))
         .await
@@ -298,14 +311,17 @@ async fn a_controller_programs_the_v1model_router() {
         .unwrap()
         .p4info
         .unwrap();
-    use p4::update::Type::{Delete, Insert, Modify};
     use p4::entity::Entity as E;
+    use p4::update::Type::{Delete, Insert, Modify};
 
     // Insert with padded bytestrings; read back canonical.
     let e1 = lpm_entry(&p4info, [10, 0, 1, 0], 24, &[0, 0, 0, 7], &[0, 2]);
-    c.write(write_req(vec![update(Insert, E::TableEntry(e1.clone()))], 10))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(e1.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
     let got = table_entries(
         read(
             &mut c,
@@ -321,7 +337,10 @@ async fn a_controller_programs_the_v1model_router() {
 
     // A backup's write is refused before any update is tried.
     let e = c
-        .write(write_req(vec![update(Insert, E::TableEntry(e1.clone()))], 5))
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(e1.clone()))],
+            5,
+        ))
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::PermissionDenied);
@@ -359,9 +378,12 @@ async fn a_controller_programs_the_v1model_router() {
     );
     // Modify, then read by key.
     let m = lpm_entry(&p4info, [10, 0, 4, 0], 24, &[9], &[3]);
-    c.write(write_req(vec![update(Modify, E::TableEntry(m.clone()))], 10))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(m.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
     let got = table_entries(read(&mut c, E::TableEntry(good.clone())).await.unwrap());
     assert_eq!(got, vec![m.clone()]);
 
@@ -370,7 +392,10 @@ async fn a_controller_programs_the_v1model_router() {
     let mut req = write_req(
         vec![
             update(Insert, E::TableEntry(fresh.clone())),
-            update(Delete, E::TableEntry(lpm_entry(&p4info, [10, 9, 9, 0], 24, &[1], &[1]))),
+            update(
+                Delete,
+                E::TableEntry(lpm_entry(&p4info, [10, 9, 9, 0], 24, &[1], &[1])),
+            ),
         ],
         10,
     );
@@ -396,20 +421,34 @@ async fn a_controller_programs_the_v1model_router() {
         }),
         ..Default::default()
     };
-    c.write(write_req(vec![update(Modify, E::TableEntry(set_default.clone()))], 10))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(set_default.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
     let default_read = p4::TableEntry {
         table_id: t,
         is_default_action: true,
         ..Default::default()
     };
-    let got = table_entries(read(&mut c, E::TableEntry(default_read.clone())).await.unwrap());
+    let got = table_entries(
+        read(&mut c, E::TableEntry(default_read.clone()))
+            .await
+            .unwrap(),
+    );
     assert_eq!(got, vec![set_default]);
-    c.write(write_req(vec![update(Modify, E::TableEntry(default_read.clone()))], 10))
-        .await
-        .unwrap();
-    let got = table_entries(read(&mut c, E::TableEntry(default_read.clone())).await.unwrap());
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(default_read.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(
+        read(&mut c, E::TableEntry(default_read.clone()))
+            .await
+            .unwrap(),
+    );
     let drop_id = id(&p4info, "IngressImpl.drop");
     match &got[0].action.as_ref().unwrap().r#type {
         Some(p4::table_action::Type::Action(a)) => assert_eq!(a.action_id, drop_id),
@@ -417,7 +456,10 @@ async fn a_controller_programs_the_v1model_router() {
     }
     // INSERT of a default entry is invalid.
     let e = c
-        .write(write_req(vec![update(Insert, E::TableEntry(default_read))], 10))
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(default_read))],
+            10,
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
@@ -444,24 +486,40 @@ async fn a_controller_programs_the_v1model_router() {
         ..Default::default()
     };
     let e = c
-        .write(write_req(vec![update(Insert, E::TableEntry(acl.clone()))], 10))
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(acl.clone()))],
+            10,
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
-    let acl = p4::TableEntry { priority: 10, ..acl };
-    c.write(write_req(vec![update(Insert, E::TableEntry(acl.clone()))], 10))
-        .await
-        .unwrap();
-    let all = table_entries(read(&mut c, E::TableEntry(p4::TableEntry::default())).await.unwrap());
+    let acl = p4::TableEntry {
+        priority: 10,
+        ..acl
+    };
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(acl.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let all = table_entries(
+        read(&mut c, E::TableEntry(p4::TableEntry::default()))
+            .await
+            .unwrap(),
+    );
     assert_eq!(all.len(), 3, "{all:?}");
     assert!(all.contains(&acl));
 
     // Delete ignores the action; deleting twice is NOT_FOUND.
     let mut del = m.clone();
     del.action = None;
-    c.write(write_req(vec![update(Delete, E::TableEntry(del.clone()))], 10))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Delete, E::TableEntry(del.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
     let e = c
         .write(write_req(vec![update(Delete, E::TableEntry(del))], 10))
         .await
@@ -470,27 +528,32 @@ async fn a_controller_programs_the_v1model_router() {
 
     // Multicast groups: insert, read back, delete.
     let mc = p4::PacketReplicationEngineEntry {
-        r#type: Some(p4::packet_replication_engine_entry::Type::MulticastGroupEntry(
-            p4::MulticastGroupEntry {
-                multicast_group_id: 3,
-                replicas: vec![p4::Replica {
-                    instance: 1,
-                    backup_replicas: vec![],
-                    port_kind: Some(p4::replica::PortKind::Port(vec![0, 4])),
-                }],
-                metadata: vec![],
-            },
-        )),
+        r#type: Some(
+            p4::packet_replication_engine_entry::Type::MulticastGroupEntry(
+                p4::MulticastGroupEntry {
+                    multicast_group_id: 3,
+                    replicas: vec![p4::Replica {
+                        instance: 1,
+                        backup_replicas: vec![],
+                        port_kind: Some(p4::replica::PortKind::Port(vec![0, 4])),
+                    }],
+                    metadata: vec![],
+                },
+            ),
+        ),
     };
-    c.write(write_req(vec![update(Insert, E::PacketReplicationEngineEntry(mc.clone()))], 10))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Insert, E::PacketReplicationEngineEntry(mc.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
     let got = read(
         &mut c,
         E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
-            r#type: Some(p4::packet_replication_engine_entry::Type::MulticastGroupEntry(
-                Default::default(),
-            )),
+            r#type: Some(
+                p4::packet_replication_engine_entry::Type::MulticastGroupEntry(Default::default()),
+            ),
         }),
     )
     .await

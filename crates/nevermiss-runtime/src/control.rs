@@ -166,7 +166,7 @@ fn invalid(m: impl Into<String>) -> ControlError {
 /// `Optional(None)`) and the priority (≥ 1, larger wins, for tables with ternary, range or
 /// optional fields; 0 otherwise). Values are big-endian, of any length as long as they fit the
 /// field (P4Runtime §8.3 "Bytestrings").
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EntryKey {
     pub matches: Vec<FieldMatch>,
     pub priority: u32,
@@ -222,14 +222,6 @@ pub struct TableEntry {
     pub meter: Option<MeterConfig>,
 }
 
-impl Default for EntryKey {
-    fn default() -> EntryKey {
-        EntryKey {
-            matches: Vec::new(),
-            priority: 0,
-        }
-    }
-}
 
 /// An entry as read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -443,7 +435,6 @@ fn sized(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<Vec<u
     Ok(out)
 }
 
-
 /// Mask of the first `plen` bits of a `width`-bit field in `ceil(width/8)` bytes.
 fn prefix_mask(width: u32, plen: u32) -> Vec<u8> {
     let n = (width as usize).div_ceil(8);
@@ -457,7 +448,10 @@ fn prefix_mask(width: u32, plen: u32) -> Vec<u8> {
 
 impl Switch {
     fn rt(&self, t: TableId) -> ControlResult<(&p4_ir::Table, &RtTable)> {
-        match (self.prog.tables.get(t as usize), self.tables.get(t as usize)) {
+        match (
+            self.prog.tables.get(t as usize),
+            self.tables.get(t as usize),
+        ) {
             (Some(td), Some(rt)) => Ok((td, rt)),
             _ => Err(ControlError::NotFound(format!("unknown table {t}"))),
         }
@@ -575,7 +569,12 @@ impl Switch {
 
     /// Packs an action call's parameters for table `td`; `in_entry` says whether it is for an
     /// entry (rather than the default action), for the action's scope.
-    fn pack_call(&self, td: &p4_ir::Table, call: &ActionCall, in_entry: bool) -> ControlResult<ActionData> {
+    fn pack_call(
+        &self,
+        td: &p4_ir::Table,
+        call: &ActionCall,
+        in_entry: bool,
+    ) -> ControlResult<ActionData> {
         let Some(a) = td.actions.get(call.action as usize) else {
             return Err(invalid(format!(
                 "table {} has no action {}",
@@ -668,7 +667,12 @@ impl Switch {
     }
 
     /// The action data of an entry's action for table `t` (checks references exist).
-    fn entry_data(&self, td: &p4_ir::Table, rt: &RtTable, a: &EntryAction) -> ControlResult<ActionData> {
+    fn entry_data(
+        &self,
+        td: &p4_ir::Table,
+        rt: &RtTable,
+        a: &EntryAction,
+    ) -> ControlResult<ActionData> {
         match (a, rt.indirect) {
             (EntryAction::Call(c), None) => self.pack_call(td, c, true),
             (EntryAction::Member(m), Some(x)) => {
@@ -816,7 +820,11 @@ impl Switch {
             )));
         }
         self.check_resources(td, e)?;
-        let undo = Change::Entry(Op::Modify, t, self.entry_state(t, td, rt, &old).into_entry());
+        let undo = Change::Entry(
+            Op::Modify,
+            t,
+            self.entry_state(t, td, rt, &old).into_entry(),
+        );
         let new_data = match &e.action {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
@@ -830,10 +838,9 @@ impl Switch {
         let (h, version) = match &new_data {
             Some(d) => {
                 let matches = self.check_key(td, &e.key)?;
-                let r = rt
-                    .t
-                    .modify_versioned(&matches, e.key.priority, d)
-                    .map_err(|err| ControlError::from(err).context(&td.name))?;
+                let r =
+                    rt.t.modify_versioned(&matches, e.key.priority, d)
+                        .map_err(|err| ControlError::from(err).context(&td.name))?;
                 self.count_ref(rt, d, 1);
                 self.count_ref(rt, &old.data, -1);
                 r
@@ -912,7 +919,13 @@ impl Switch {
     }
 
     /// The typed state of a table's entry.
-    fn entry_state(&self, t: TableId, td: &p4_ir::Table, rt: &RtTable, v: &EntryView) -> EntryState {
+    fn entry_state(
+        &self,
+        t: TableId,
+        td: &p4_ir::Table,
+        rt: &RtTable,
+        v: &EntryView,
+    ) -> EntryState {
         let meta = lock(&rt.meta.entries)
             .get(&(v.id.slot() as u32))
             .filter(|m| m.gen == v.id.generation())
@@ -1004,7 +1017,11 @@ impl Switch {
         }))
     }
 
-    fn set_default(&self, t: TableId, call: Option<&ActionCall>) -> ControlResult<(Applied, Change)> {
+    fn set_default(
+        &self,
+        t: TableId,
+        call: Option<&ActionCall>,
+    ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.default_const {
             return Err(ControlError::PermissionDenied(format!(
@@ -1070,7 +1087,9 @@ impl Switch {
     fn counter_cells(&self, x: ExternId) -> ControlResult<&[crate::externs::CounterCell]> {
         match self.externs.get(x as usize) {
             Some(RtExtern::Counter(c)) => Ok(c),
-            _ => Err(ControlError::NotFound(format!("{x} is not an indexed counter"))),
+            _ => Err(ControlError::NotFound(format!(
+                "{x} is not an indexed counter"
+            ))),
         }
     }
 
@@ -1083,7 +1102,10 @@ impl Switch {
     pub fn read_counter(&self, x: ExternId, index: u32) -> ControlResult<CounterData> {
         let cells = self.counter_cells(x)?;
         let c = cells.get(index as usize).ok_or_else(|| {
-            ControlError::OutOfRange(format!("counter index {index} is past its size {}", cells.len()))
+            ControlError::OutOfRange(format!(
+                "counter index {index} is past its size {}",
+                cells.len()
+            ))
         })?;
         let (packets, bytes) = c.read();
         Ok(CounterData { packets, bytes })
@@ -1100,7 +1122,12 @@ impl Switch {
         Ok(self.direct_counter_of(td, v.id).unwrap_or_default())
     }
 
-    fn write_counter(&self, x: ExternId, index: u32, d: CounterData) -> ControlResult<(Applied, Change)> {
+    fn write_counter(
+        &self,
+        x: ExternId,
+        index: u32,
+        d: CounterData,
+    ) -> ControlResult<(Applied, Change)> {
         let old = self.read_counter(x, index)?;
         let cells = self.counter_cells(x)?;
         if let Some(c) = cells.get(index as usize) {
@@ -1127,7 +1154,9 @@ impl Switch {
     fn meter_cells(&self, x: ExternId) -> ControlResult<&[Mutex<Meter>]> {
         match self.externs.get(x as usize) {
             Some(RtExtern::Meter(c)) => Ok(c),
-            _ => Err(ControlError::NotFound(format!("{x} is not an indexed meter"))),
+            _ => Err(ControlError::NotFound(format!(
+                "{x} is not an indexed meter"
+            ))),
         }
     }
 
@@ -1140,12 +1169,23 @@ impl Switch {
     pub fn read_meter(&self, x: ExternId, index: u32) -> ControlResult<Option<MeterConfig>> {
         let cells = self.meter_cells(x)?;
         let m = cells.get(index as usize).ok_or_else(|| {
-            ControlError::OutOfRange(format!("meter index {index} is past its size {}", cells.len()))
+            ControlError::OutOfRange(format!(
+                "meter index {index} is past its size {}",
+                cells.len()
+            ))
         })?;
-        Ok(m.lock().unwrap_or_else(PoisonError::into_inner).config.map(from_units))
+        Ok(m.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .config
+            .map(from_units))
     }
 
-    fn write_meter(&self, x: ExternId, index: u32, c: Option<MeterConfig>) -> ControlResult<(Applied, Change)> {
+    fn write_meter(
+        &self,
+        x: ExternId,
+        index: u32,
+        c: Option<MeterConfig>,
+    ) -> ControlResult<(Applied, Change)> {
         let old = self.read_meter(x, index)?;
         if let Some(m) = self.meter_cells(x)?.get(index as usize) {
             configure_meter(&mut m.lock().unwrap_or_else(PoisonError::into_inner), c);
@@ -1161,7 +1201,11 @@ impl Switch {
     }
 
     /// The direct meter configuration of table `t`'s entry with this key.
-    pub fn read_direct_meter(&self, t: TableId, key: &EntryKey) -> ControlResult<Option<MeterConfig>> {
+    pub fn read_direct_meter(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+    ) -> ControlResult<Option<MeterConfig>> {
         let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
         let (td, rt) = self.rt(t)?;
         if td.direct_meter.is_none() {
@@ -1171,7 +1215,12 @@ impl Switch {
         Ok(self.meta_of(rt, &v).meter)
     }
 
-    fn write_direct_meter(&self, t: TableId, key: &EntryKey, c: Option<MeterConfig>) -> ControlResult<(Applied, Change)> {
+    fn write_direct_meter(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+        c: Option<MeterConfig>,
+    ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.direct_meter.is_none() {
             return Err(invalid(format!("table {} has no direct meter", td.name)));
@@ -1193,7 +1242,12 @@ impl Switch {
         ))
     }
 
-    fn write_direct_counter(&self, t: TableId, key: &EntryKey, d: CounterData) -> ControlResult<(Applied, Change)> {
+    fn write_direct_counter(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+        d: CounterData,
+    ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.direct_counter.is_none() {
             return Err(invalid(format!("table {} has no direct counter", td.name)));
@@ -1214,7 +1268,10 @@ impl Switch {
     // ------------------------------------------------------------------ registers
 
     fn register(&self, x: ExternId) -> ControlResult<(&crate::externs::RegisterStore, &Layout)> {
-        match (self.externs.get(x as usize), self.prog.externs.get(x as usize)) {
+        match (
+            self.externs.get(x as usize),
+            self.prog.externs.get(x as usize),
+        ) {
             (Some(RtExtern::Register(r)), Some(def)) => match &def.kind {
                 ExternKind::Register { layout, .. } => Ok((r, layout)),
                 _ => Err(ControlError::NotFound(format!("{x} is not a register"))),
@@ -1255,7 +1312,12 @@ impl Switch {
             .collect())
     }
 
-    fn write_register(&self, x: ExternId, index: u32, value: &[Vec<u8>]) -> ControlResult<(Applied, Change)> {
+    fn write_register(
+        &self,
+        x: ExternId,
+        index: u32,
+        value: &[Vec<u8>],
+    ) -> ControlResult<(Applied, Change)> {
         let old = self.read_register(x, index)?;
         let (r, _) = self.register(x)?;
         let fields = self.register_fields(x)?;
@@ -1329,7 +1391,9 @@ impl Switch {
                     action: ActionCall {
                         action: a.unwrap_or(ACTION_NONE),
                         params: a
-                            .and_then(|a| td.map(|td| unpack_params(&td.actions[a as usize], &m.params)))
+                            .and_then(|a| {
+                                td.map(|td| unpack_params(&td.actions[a as usize], &m.params))
+                            })
                             .unwrap_or_default(),
                     },
                 }
@@ -1356,7 +1420,12 @@ impl Switch {
         Ok(out)
     }
 
-    fn write_member(&self, op: Op, x: ExternId, m: &ProfileMember) -> ControlResult<(Applied, Change)> {
+    fn write_member(
+        &self,
+        op: Op,
+        x: ExternId,
+        m: &ProfileMember,
+    ) -> ControlResult<(Applied, Change)> {
         let p = self.profile(x)?;
         let mut st = p.write();
         let old = st.members.get(&m.id).cloned();
@@ -1377,10 +1446,16 @@ impl Switch {
         };
         let undo = match (op, &old) {
             (Op::Insert, Some(_)) => {
-                return Err(ControlError::AlreadyExists(format!("member {} exists", m.id)))
+                return Err(ControlError::AlreadyExists(format!(
+                    "member {} exists",
+                    m.id
+                )))
             }
             (Op::Modify | Op::Delete, None) => {
-                return Err(ControlError::NotFound(format!("member {} does not exist", m.id)))
+                return Err(ControlError::NotFound(format!(
+                    "member {} does not exist",
+                    m.id
+                )))
             }
             (Op::Delete, Some(o)) if o.refs > 0 => {
                 return Err(ControlError::FailedPrecondition(format!(
@@ -1420,7 +1495,12 @@ impl Switch {
         Ok((self.applied(), undo))
     }
 
-    fn write_group(&self, op: Op, x: ExternId, g: &ProfileGroup) -> ControlResult<(Applied, Change)> {
+    fn write_group(
+        &self,
+        op: Op,
+        x: ExternId,
+        g: &ProfileGroup,
+    ) -> ControlResult<(Applied, Change)> {
         let p = self.profile(x)?;
         if !p.selector {
             return Err(invalid(format!(
@@ -1431,10 +1511,16 @@ impl Switch {
         let old = st.groups.get(&g.id).cloned();
         let undo = match (op, &old) {
             (Op::Insert, Some(_)) => {
-                return Err(ControlError::AlreadyExists(format!("group {} exists", g.id)))
+                return Err(ControlError::AlreadyExists(format!(
+                    "group {} exists",
+                    g.id
+                )))
             }
             (Op::Modify | Op::Delete, None) => {
-                return Err(ControlError::NotFound(format!("group {} does not exist", g.id)))
+                return Err(ControlError::NotFound(format!(
+                    "group {} does not exist",
+                    g.id
+                )))
             }
             (Op::Delete, Some(o)) if o.refs > 0 => {
                 return Err(ControlError::FailedPrecondition(format!(
@@ -1444,7 +1530,11 @@ impl Switch {
             }
             (Op::Insert, None) => Change::Group(Op::Delete, x, g.clone()),
             (_, Some(o)) => Change::Group(
-                if op == Op::Delete { Op::Insert } else { Op::Modify },
+                if op == Op::Delete {
+                    Op::Insert
+                } else {
+                    Op::Modify
+                },
                 x,
                 ProfileGroup {
                     id: g.id,
@@ -1553,13 +1643,19 @@ impl Switch {
         if op != Op::Delete {
             check_replicas(&g.replicas)?;
         }
-        let mut dp = self.mc_groups.write().unwrap_or_else(PoisonError::into_inner);
+        let mut dp = self
+            .mc_groups
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         if op == Op::Delete {
             pre.groups.remove(&g.id);
             dp.remove(&g.id);
         } else {
             pre.groups.insert(g.id, g.clone());
-            dp.insert(g.id, g.replicas.iter().map(|r| (r.port, r.instance)).collect());
+            dp.insert(
+                g.id,
+                g.replicas.iter().map(|r| (r.port, r.instance)).collect(),
+            );
         }
         Ok((self.applied(), undo))
     }
@@ -1593,7 +1689,10 @@ impl Switch {
                 return Err(invalid("packet_length_bytes must not be negative"));
             }
         }
-        let mut ports = self.sessions.write().unwrap_or_else(PoisonError::into_inner);
+        let mut ports = self
+            .sessions
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let mut reps = self
             .clone_replicas
             .write()
@@ -1608,7 +1707,10 @@ impl Switch {
                 ports.insert(s.id, r.port);
             }
             if s.replicas.len() > 1 {
-                reps.insert(s.id, s.replicas.iter().map(|r| (r.port, r.instance)).collect());
+                reps.insert(
+                    s.id,
+                    s.replicas.iter().map(|r| (r.port, r.instance)).collect(),
+                );
             }
         }
         Ok((self.applied(), undo))
@@ -1636,14 +1738,27 @@ impl Switch {
             .collect())
     }
 
-    fn value_set(&self, vs: ValueSetId) -> ControlResult<(&p4_ir::ir::ValueSet, &RwLock<crate::switch::ValueSetMembers>)> {
-        match (self.prog.value_sets.get(vs as usize), self.value_sets.get(vs as usize)) {
+    fn value_set(
+        &self,
+        vs: ValueSetId,
+    ) -> ControlResult<(
+        &p4_ir::ir::ValueSet,
+        &RwLock<crate::switch::ValueSetMembers>,
+    )> {
+        match (
+            self.prog.value_sets.get(vs as usize),
+            self.value_sets.get(vs as usize),
+        ) {
             (Some(d), Some(s)) => Ok((d, s)),
             _ => Err(ControlError::NotFound(format!("unknown value set {vs}"))),
         }
     }
 
-    fn write_value_set(&self, vs: ValueSetId, members: &[Vec<FieldMatch>]) -> ControlResult<(Applied, Change)> {
+    fn write_value_set(
+        &self,
+        vs: ValueSetId,
+        members: &[Vec<FieldMatch>],
+    ) -> ControlResult<(Applied, Change)> {
         let old = self.read_value_set(vs)?;
         let (def, set) = self.value_set(vs)?;
         if members.len() > def.size as usize {
@@ -1678,7 +1793,8 @@ impl Switch {
                             def.name
                         )));
                     }
-                    Ok(v.iter().fold(0u64, |a, b| a.wrapping_shl(8) | u64::from(*b)))
+                    Ok(v.iter()
+                        .fold(0u64, |a, b| a.wrapping_shl(8) | u64::from(*b)))
                 };
                 comps.push(match f {
                     FieldMatch::Exact(v) => (val(v)?, full),
@@ -1831,7 +1947,9 @@ fn unpack_params(a: &p4_ir::TableAction, packed: &[u8]) -> Vec<Vec<u8>> {
         .iter()
         .map(|p| {
             let n = p.ty.bytes();
-            let v = packed.get(off..off + n).map_or_else(|| vec![0; n], <[u8]>::to_vec);
+            let v = packed
+                .get(off..off + n)
+                .map_or_else(|| vec![0; n], <[u8]>::to_vec);
             off += n;
             v
         })
@@ -1902,7 +2020,10 @@ mod tests {
     #[test]
     fn register_words_round_trip() {
         let mut w = vec![0u64; 2];
-        bytes_to_words(&[0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09], &mut w);
+        bytes_to_words(
+            &[0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09],
+            &mut w,
+        );
         assert_eq!(w, vec![0x0203_0405_0607_0809, 0x01]);
         assert_eq!(words_to_bytes(&w, 72), vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(words_to_bytes(&[0x1ff], 9), vec![1, 0xff]);

@@ -79,8 +79,17 @@ impl Watch {
 
     /// Arms the probe on entry `h` at `version`, visible since `visible_ns`; returns the probe
     /// it retires, if one was armed.
-    pub(crate) fn arm(&self, id: u64, h: EntryHandle, version: u64, visible_ns: u64) -> Option<Probe> {
-        let _g = self.ctl.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    pub(crate) fn arm(
+        &self,
+        id: u64,
+        h: EntryHandle,
+        version: u64,
+        visible_ns: u64,
+    ) -> Option<Probe> {
+        let _g = self
+            .ctl
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let old = self.retire_locked();
         self.version.store(version, Release);
         self.id.store(id, Relaxed);
@@ -93,7 +102,10 @@ impl Watch {
 
     /// Retires the armed probe if a packet has used it (or always, with `force`).
     pub(crate) fn harvest(&self, force: bool) -> Option<Probe> {
-        let _g = self.ctl.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _g = self
+            .ctl
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if self.armed.load(Relaxed) == 0 || (!force && self.seen_ns.load(Acquire) == 0) {
             return None;
         }
@@ -132,10 +144,18 @@ mod tests {
             4,
         ))
         .unwrap();
-        t.insert(&[FieldMatch::Exact(vec![1])], 0, ActionData::new(0, &[1u8][..]))
-            .unwrap();
-        t.insert(&[FieldMatch::Exact(vec![2])], 0, ActionData::new(0, &[1u8][..]))
-            .unwrap();
+        t.insert(
+            &[FieldMatch::Exact(vec![1])],
+            0,
+            ActionData::new(0, &[1u8][..]),
+        )
+        .unwrap();
+        t.insert(
+            &[FieldMatch::Exact(vec![2])],
+            0,
+            ActionData::new(0, &[1u8][..]),
+        )
+        .unwrap();
         let (h1, h2) = (handle(&t, 1), handle(&t, 2));
         let w = Watch::default();
         w.on_hit(h1, 0, || panic!("nothing armed"));

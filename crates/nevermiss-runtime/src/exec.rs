@@ -1080,7 +1080,10 @@ impl Exec {
             if rt.restart_on_hit {
                 let _ = rt.t.restart_timer(h, self.now_ns);
             }
-            if let Some(p) = rt.indirect.and_then(|x| sw.profiles.get(x as usize)?.as_ref()) {
+            if let Some(p) = rt
+                .indirect
+                .and_then(|x| sw.profiles.get(x as usize)?.as_ref())
+            {
                 let mut data = std::mem::take(&mut self.lookup.data);
                 p.resolve(td, &mut data, || self.selector_hash(td));
                 self.lookup.data = data;

@@ -154,15 +154,19 @@ fn a_dataplane_atomic_batch_is_seen_whole_or_not_at_all() {
                         .collect();
                     round += 1;
                     let (mut hit, mut miss) = (0, 0);
-                    wk.process_batch(&pkts, |_| 0, |_, out| {
-                        for (port, _) in out.as_slice() {
-                            if *port == 3 {
-                                miss += 1;
-                            } else {
-                                hit += 1;
+                    wk.process_batch(
+                        &pkts,
+                        |_| 0,
+                        |_, out| {
+                            for (port, _) in out.as_slice() {
+                                if *port == 3 {
+                                    miss += 1;
+                                } else {
+                                    hit += 1;
+                                }
                             }
-                        }
-                    });
+                        },
+                    );
                     batches += 1;
                     if hit > 0 && miss > 0 {
                         mixed += 1;
@@ -208,7 +212,10 @@ fn a_dataplane_atomic_batch_is_seen_whole_or_not_at_all() {
         batches += b;
         whole += h;
     }
-    assert!(whole > 0 && whole < batches, "{whole} of {batches} batches saw every insert");
+    assert!(
+        whole > 0 && whole < batches,
+        "{whole} of {batches} batches saw every insert"
+    );
     assert_eq!(
         mixed, 0,
         "{mixed} of {batches} packet batches saw part of a dataplane-atomic write"

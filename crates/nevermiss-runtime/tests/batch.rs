@@ -118,7 +118,10 @@ fn batches_match_packet_by_packet() {
             );
         }
         if name == "pna-add-on-miss" || name == "pna-dataplane-update" {
-            assert!(!one.prefetched_tables().is_empty(), "{name} prefetches its flow table");
+            assert!(
+                !one.prefetched_tables().is_empty(),
+                "{name} prefetches its flow table"
+            );
             assert!(!entries(&one).is_empty());
         }
     }

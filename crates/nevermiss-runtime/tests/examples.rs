@@ -292,7 +292,11 @@ fn notify_control_notifies() {
     let mut w = Worker::new(sw.clone(), 0);
     w.process(&aom_frame(1, 2), 0, 0);
     sw.expire(10_000_000);
-    assert_eq!(sw.table(0).unwrap().len(), 1, "NOTIFY_CONTROL keeps the entry");
+    assert_eq!(
+        sw.table(0).unwrap().len(),
+        1,
+        "NOTIFY_CONTROL keeps the entry"
+    );
     let n = sw.take_notifications();
     assert_eq!(n.len(), 1);
     assert_eq!(n[0].entry.key, 2u32.to_be_bytes());

@@ -87,8 +87,7 @@ impl Gate {
     /// A slot for one worker: its own if one is free, else the shared slot 0.
     pub fn register(&self) -> Ticket {
         for (i, s) in self.slots.iter().enumerate().skip(1) {
-            if s.owned.load(Relaxed) == 0
-                && s.owned.compare_exchange(0, 1, AcqRel, Relaxed).is_ok()
+            if s.owned.load(Relaxed) == 0 && s.owned.compare_exchange(0, 1, AcqRel, Relaxed).is_ok()
             {
                 return Ticket(i);
             }
@@ -191,13 +190,12 @@ mod tests {
         let g = Gate::new(2);
         let t = g.register();
         g.enter(&t);
-        assert_eq!(
-            g.close(Duration::from_millis(20)).err(),
-            Some(GateTimeout)
-        );
+        assert_eq!(g.close(Duration::from_millis(20)).err(), Some(GateTimeout));
         assert!(!g.is_closed());
         g.leave(&t);
-        let c = g.close(Duration::from_millis(20)).expect("closes when idle");
+        let c = g
+            .close(Duration::from_millis(20))
+            .expect("closes when idle");
         assert!(g.is_closed());
         drop(c);
         assert!(!g.is_closed());

@@ -1005,7 +1005,8 @@ impl Table {
         priority: u32,
         data: ActionData,
     ) -> Result<EntryId, TableError> {
-        self.modify_versioned(matches, priority, &data).map(|(id, _)| id)
+        self.modify_versioned(matches, priority, &data)
+            .map(|(id, _)| id)
     }
 
     /// [`Table::modify`], also returning the entry's new version (what a lookup that sees the

@@ -588,11 +588,14 @@ fn versioned_modify_and_single_profiles() {
     assert_eq!((l.hit, l.version, l.data), (Some(id), v, ad(2, &[2])));
     assert_eq!(v, 1);
     assert_eq!(t.profile_duration(200), None);
-    assert!(t.insert_with_timeout(&[ex(&[0, 2])], 0, ad(1, &[1]), 200, 0).is_err());
+    assert!(t
+        .insert_with_timeout(&[ex(&[0, 2])], 0, ad(1, &[1]), 200, 0)
+        .is_err());
     t.set_profile(200, 5 * MS);
     assert_eq!(t.profile_duration(200), Some(5 * MS));
     assert_eq!(t.profiles().len(), DEFAULT_PROFILES_S.len());
-    t.insert_with_timeout(&[ex(&[0, 2])], 0, ad(1, &[1]), 200, 0).unwrap();
+    t.insert_with_timeout(&[ex(&[0, 2])], 0, ad(1, &[1]), 200, 0)
+        .unwrap();
     let ex_ = t.expire(6 * MS);
     assert_eq!(ex_.len(), 1);
     assert!(ex_[0].notify);

@@ -91,12 +91,12 @@ fn client_python(client: &str) -> Option<PathBuf> {
         return Some(py);
     }
     if std::env::var_os("NEVERMISS_REQUIRE_CLIENTS").is_some() {
-        panic!(
-            "{} is missing: scripts/setup.sh makes it",
-            py.display()
-        );
+        panic!("{} is missing: scripts/setup.sh makes it", py.display());
     }
-    eprintln!("skipped: {} is missing (scripts/setup.sh makes it)", py.display());
+    eprintln!(
+        "skipped: {} is missing (scripts/setup.sh makes it)",
+        py.display()
+    );
     None
 }
 

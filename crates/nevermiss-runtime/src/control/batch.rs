@@ -28,11 +28,7 @@ impl Switch {
     /// result per change, in order. Under `RollbackOnError` and `DataplaneAtomic`, a failed
     /// batch changes nothing: the failing change reports its own error, every other one
     /// `Aborted`.
-    pub fn write(
-        &self,
-        changes: &[Change],
-        atomicity: Atomicity,
-    ) -> Vec<ControlResult<Applied>> {
+    pub fn write(&self, changes: &[Change], atomicity: Atomicity) -> Vec<ControlResult<Applied>> {
         let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
         match atomicity {
             Atomicity::ContinueOnError => changes
