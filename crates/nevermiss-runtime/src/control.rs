@@ -222,7 +222,6 @@ pub struct TableEntry {
     pub meter: Option<MeterConfig>,
 }
 
-
 /// An entry as read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryState {
