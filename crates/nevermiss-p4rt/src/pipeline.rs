@@ -758,24 +758,17 @@ impl Pipeline {
         })?;
         let id = digest.preamble.as_ref()?.id;
         let widths = self.type_widths(digest.type_spec.as_ref()?)?;
+        // The data plane packs the fields back to back, right-aligned in whole bytes (zero
+        // bits in front), as BMv2 does.
         let total: u32 = widths.iter().sum();
-        let bytewise: usize = widths.iter().map(|w| (*w as usize).div_ceil(8)).sum();
-        let mut members = Vec::new();
-        if data.len() == (total as usize).div_ceil(8) {
-            let mut off = 0usize;
-            for w in &widths {
-                members.push(get_bits(data, off, *w));
-                off += *w as usize;
-            }
-        } else if data.len() == bytewise {
-            let mut off = 0usize;
-            for w in &widths {
-                let n = (*w as usize).div_ceil(8);
-                members.push(data[off..off + n].to_vec());
-                off += n;
-            }
-        } else {
+        if data.len() != (total as usize).div_ceil(8) {
             return None;
+        }
+        let mut off = data.len() * 8 - total as usize;
+        let mut members = Vec::new();
+        for w in &widths {
+            members.push(get_bits(data, off, *w));
+            off += *w as usize;
         }
         let data = if widths.len() == 1
             && matches!(

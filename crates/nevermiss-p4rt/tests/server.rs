@@ -569,3 +569,193 @@ async fn a_controller_programs_the_v1model_router() {
     let a = s3.arbitration().await;
     assert_eq!(a.status.unwrap().code, Code::Ok as i32);
 }
+
+fn l2_cpu_config() -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/l2-cpu.p4");
+    let Ok(c) = p4_front::driver::compile_file(&path, &Default::default()) else {
+        panic!("l2-cpu.p4 does not compile")
+    };
+    nevermiss_p4rt::device_config::encode(&c, "l2-cpu.p4")
+}
+
+fn frame(dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend(src);
+    f.extend([0x08, 0x00]);
+    f.extend([0xab; 20]);
+    f
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packets_digests_and_idle_timeouts_reach_the_primary() {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    assert_eq!(s.arbitration().await.status.unwrap().code, 0);
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: l2_cpu_config(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let smac = id(&p4info, "smac");
+    let digest = id(&p4info, "learn_t");
+    use p4::entity::Entity as E;
+    use p4::update::Type::Insert;
+
+    // Digests are off until configured.
+    c.write(write_req(
+        vec![update(
+            Insert,
+            E::DigestEntry(p4::DigestEntry {
+                digest_id: digest,
+                config: Some(p4::digest_entry::Config {
+                    max_timeout_ns: 0,
+                    max_list_size: 1,
+                    ack_timeout_ns: 1_000_000_000,
+                }),
+            }),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+
+    // A PacketOut through the tables: the unknown source is learnt (digest), the unknown
+    // destination goes to the CPU (PacketIn with the ingress port as metadata).
+    let src = [2, 0, 0, 0, 0, 9];
+    let f = frame([2, 0, 0, 0, 0, 1], src);
+    let po = |egress: u8, f: &[u8]| p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+            payload: f.to_vec(),
+            metadata: vec![
+                p4::PacketMetadata {
+                    metadata_id: 1,
+                    value: vec![egress],
+                },
+                p4::PacketMetadata {
+                    metadata_id: 2,
+                    value: vec![0],
+                },
+            ],
+        })),
+    };
+    s.tx.send(po(0, &f)).await.unwrap();
+    let (mut pin, mut dl) = (None, None);
+    while pin.is_none() || dl.is_none() {
+        match s.next().await.unwrap() {
+            p4::stream_message_response::Update::Packet(p) => pin = Some(p),
+            p4::stream_message_response::Update::Digest(d) => dl = Some(d),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let pin = pin.unwrap();
+    assert_eq!(pin.payload, f);
+    assert_eq!(
+        pin.metadata,
+        vec![
+            p4::PacketMetadata {
+                metadata_id: 1,
+                value: vec![0x01, 0xfe]
+            },
+            p4::PacketMetadata {
+                metadata_id: 2,
+                value: vec![0]
+            }
+        ]
+    );
+    let dl = dl.unwrap();
+    assert_eq!(dl.digest_id, digest);
+    assert_eq!(
+        dl.data,
+        vec![p4::P4Data {
+            data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
+                members: vec![
+                    p4::P4Data {
+                        data: Some(p4::p4_data::Data::Bitstring(src.to_vec()))
+                    },
+                    p4::P4Data {
+                        data: Some(p4::p4_data::Data::Bitstring(vec![0x01, 0xfe]))
+                    },
+                ]
+            }))
+        }]
+    );
+
+    // The controller learns the address with an idle timeout of 50 ms; nothing hits it, so a
+    // notification comes, carrying the key and the timeout.
+    let learnt = p4::TableEntry {
+        table_id: smac,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: src.to_vec() },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: id(&p4info, "known"),
+                params: vec![],
+            })),
+        }),
+        idle_timeout_ns: 50_000_000,
+        ..Default::default()
+    };
+    c.write(write_req(vec![update(Insert, E::TableEntry(learnt.clone()))], 1))
+        .await
+        .unwrap();
+    let got = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: smac,
+                time_since_last_hit: Some(p4::table_entry::IdleTimeout { elapsed_ns: 0 }),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].idle_timeout_ns, 50_000_000);
+    assert!(got[0].time_since_last_hit.is_some());
+    let note = loop {
+        match s.next().await.unwrap() {
+            p4::stream_message_response::Update::IdleTimeoutNotification(n) => break n,
+            _ => continue,
+        }
+    };
+    assert_eq!(note.table_entry.len(), 1);
+    assert_eq!(note.table_entry[0].table_id, smac);
+    assert_eq!(note.table_entry[0].r#match, learnt.r#match);
+    assert_eq!(note.table_entry[0].idle_timeout_ns, 50_000_000);
+
+    // A PacketOut with an egress port leaves there (no port attached: counted, not a PacketIn).
+    s.tx.send(po(3, &f)).await.unwrap();
+    // A table without an idle timeout rejects an entry's timeout.
+    let mut bad = learnt.clone();
+    bad.table_id = id(&p4info, "dmac");
+    bad.action = Some(p4::TableAction {
+        r#type: Some(p4::table_action::Type::Action(p4::Action {
+            action_id: id(&p4info, "to_cpu"),
+            params: vec![],
+        })),
+    });
+    let e = c
+        .write(write_req(vec![update(Insert, E::TableEntry(bad))], 1))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let st = dev.stats.lock().unwrap();
+    assert_eq!(st.packet_outs, 2);
+    assert_eq!(st.unsent, 1);
+}
