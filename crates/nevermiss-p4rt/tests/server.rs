@@ -697,7 +697,9 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
         r#match: vec![p4::FieldMatch {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-                p4::field_match::Exact { value: src.to_vec() },
+                p4::field_match::Exact {
+                    value: src.to_vec(),
+                },
             )),
         }],
         action: Some(p4::TableAction {
@@ -709,9 +711,12 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
         idle_timeout_ns: 50_000_000,
         ..Default::default()
     };
-    c.write(write_req(vec![update(Insert, E::TableEntry(learnt.clone()))], 1))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(learnt.clone()))],
+        1,
+    ))
+    .await
+    .unwrap();
     let got = table_entries(
         read(
             &mut c,

@@ -151,17 +151,16 @@ fn tempdir(tag: &str) -> PathBuf {
     d
 }
 
-#[test]
-fn p4runtime_shell_programs_the_router() {
-    let Some(py) = client_python("p4runtime-shell") else {
-        return;
-    };
-    let dir = tempdir("shell-router");
-    let (p4info, cfg) = p4info_and_config("examples/v1model-router.p4", &dir);
-    let server = Server::start(&["--device-id", "0"]);
+/// Runs a client's script against a fresh server running nothing until the client loads
+/// `program`; returns the server's final statistics.
+fn drive(client: &str, script: &str, program: &str, device_id: &str) -> Option<String> {
+    let py = client_python(client)?;
+    let dir = tempdir(&format!("{client}-{script}"));
+    let (p4info, cfg) = p4info_and_config(program, &dir);
+    let server = Server::start(&["--device-id", device_id]);
     let (ok, text) = run_script(
         &py,
-        "p4runtime_shell_router.py",
+        script,
         &[
             &server.addr,
             p4info.to_str().unwrap(),
@@ -170,7 +169,20 @@ fn p4runtime_shell_programs_the_router() {
     );
     let stats = server.stop();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(ok, "p4runtime-shell script failed:\n{text}");
+    assert!(ok, "{client} script {script} failed:\n{text}");
+    Some(stats)
+}
+
+#[test]
+fn p4runtime_shell_programs_the_router() {
+    let Some(stats) = drive(
+        "p4runtime-shell",
+        "p4runtime_shell_router.py",
+        "examples/v1model-router.p4",
+        "0",
+    ) else {
+        return;
+    };
     assert!(
         stats.contains("IngressImpl.ipv4_lpm: 0 entries"),
         "final statistics:\n{stats}"
@@ -179,23 +191,40 @@ fn p4runtime_shell_programs_the_router() {
 
 #[test]
 fn finsy_programs_the_router() {
-    let Some(py) = client_python("finsy") else {
+    let Some(stats) = drive(
+        "finsy",
+        "finsy_router.py",
+        "examples/v1model-router.p4",
+        "1",
+    ) else {
         return;
     };
-    let dir = tempdir("finsy-router");
-    let (p4info, cfg) = p4info_and_config("examples/v1model-router.p4", &dir);
-    let server = Server::start(&[]);
-    let (ok, text) = run_script(
-        &py,
-        "finsy_router.py",
-        &[
-            &server.addr,
-            p4info.to_str().unwrap(),
-            cfg.to_str().unwrap(),
-        ],
-    );
-    let stats = server.stop();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(ok, "finsy script failed:\n{text}");
     assert!(stats.contains("3 failed"), "final statistics:\n{stats}");
+}
+
+#[test]
+fn p4runtime_shell_packets_digests_and_idle_timeouts() {
+    let Some(stats) = drive(
+        "p4runtime-shell",
+        "p4runtime_shell_stream.py",
+        "tests/clients/l2-cpu.p4",
+        "1",
+    ) else {
+        return;
+    };
+    assert!(
+        stats.contains("1 packet-outs, 1 packet-ins, 1 digest lists"),
+        "final statistics:\n{stats}"
+    );
+}
+
+#[test]
+fn finsy_packets_digests_and_idle_timeouts() {
+    let Some(stats) = drive("finsy", "finsy_stream.py", "tests/clients/l2-cpu.p4", "1") else {
+        return;
+    };
+    assert!(
+        stats.contains("1 packet-outs, 1 packet-ins, 1 digest lists"),
+        "final statistics:\n{stats}"
+    );
 }
