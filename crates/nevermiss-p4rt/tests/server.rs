@@ -764,3 +764,119 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
     assert_eq!(st.packet_outs, 2);
     assert_eq!(st.unsent, 1);
 }
+
+/// An eth/IPv4/UDP frame of the add-on-miss example with a 5-byte result header.
+fn aom_frame(src: u32, dst: u32) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend([0x45, 0, 0, 33, 0, 0, 0, 0, 64, 17, 0, 0]);
+    f.extend(src.to_be_bytes());
+    f.extend(dst.to_be_bytes());
+    f.extend([0x04, 0xd2, 0x16, 0x2e, 0, 13, 0, 0]);
+    f.extend([0, 0, 0, 0, 0]);
+    f
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
+    let config = nevermiss_runtime::Config {
+        expire_profiles_ns: Some(vec![100_000_000]),
+        ..Default::default()
+    };
+    let dev = Device::new(ServeOptions {
+        config,
+        ..ServeOptions::default()
+    });
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    assert_eq!(s.arbitration().await.status.unwrap().code, 0);
+    let opts = p4_front::driver::Options {
+        defines: vec![("FLOW_IDLE_NOTIFY".into(), "1".into())],
+        ..Default::default()
+    };
+    let Ok(compiled) = p4_front::driver::compile_file(&example("pna-add-on-miss.p4"), &opts) else {
+        panic!("pna-add-on-miss.p4 does not compile")
+    };
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "aom"),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let flows = id(&p4info, "flows");
+    let hit = id(&p4info, "flow_hit");
+    use p4::entity::Entity as E;
+
+    // A packet misses and the data plane adds its key with add_entry.
+    s.tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+            payload: aom_frame(0x0a00_0001, 0x0a00_0063),
+            metadata: vec![],
+        })),
+    })
+    .await
+    .unwrap();
+    let flows_read = E::TableEntry(p4::TableEntry {
+        table_id: flows,
+        ..Default::default()
+    });
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
+        if !got.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(got.len(), 1, "the data-plane entry is read");
+    let e = &got[0];
+    assert_eq!(e.idle_timeout_ns, 100_000_000, "its expire profile's time");
+    let param = |e: &p4::TableEntry| match &e.action.as_ref().unwrap().r#type {
+        Some(p4::table_action::Type::Action(a)) => (a.action_id, a.params[0].value.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(param(e), (hit, vec![0x0a, 0, 0, 1]));
+
+    // The controller modifies it.
+    let mut m = e.clone();
+    m.action = Some(p4::TableAction {
+        r#type: Some(p4::table_action::Type::Action(p4::Action {
+            action_id: hit,
+            params: vec![p4::action::Param {
+                param_id: 1,
+                value: vec![7],
+            }],
+        })),
+    });
+    m.idle_timeout_ns = 0;
+    c.write(write_req(vec![update(p4::update::Type::Modify, E::TableEntry(m))], 1))
+        .await
+        .unwrap();
+    let got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
+    assert_eq!(param(&got[0]), (hit, vec![7]));
+
+    // Idle for its profile's time: the controller is told.
+    let note = loop {
+        match s.next().await.unwrap() {
+            p4::stream_message_response::Update::IdleTimeoutNotification(n) => break n,
+            _ => continue,
+        }
+    };
+    assert_eq!(note.table_entry[0].table_id, flows);
+    assert_eq!(note.table_entry[0].r#match, e.r#match);
+
+    // And deletes it.
+    let mut d = e.clone();
+    d.action = None;
+    c.write(write_req(vec![update(p4::update::Type::Delete, E::TableEntry(d))], 1))
+        .await
+        .unwrap();
+    assert!(table_entries(read(&mut c, flows_read).await.unwrap()).is_empty());
+}
