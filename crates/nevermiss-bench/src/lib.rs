@@ -12,6 +12,7 @@
 pub mod hdr;
 pub mod latency;
 pub mod model;
+pub mod p4rt;
 pub mod report;
 pub mod scenario;
 pub mod throughput;

@@ -64,6 +64,41 @@ struct DigestState {
     first_ns: u64,
 }
 
+/// The delays of one applied update (papers/002 §IV): d_control from the Write's arrival to the
+/// change being visible to the data plane, d_data from then to the first packet that used the
+/// new or modified entry (entry inserts and modifies only; `None` until a packet has).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateDelay {
+    /// When the Write arrived (ns on the switch's clock).
+    pub received_ns: u64,
+    pub d_control_ns: u64,
+    pub d_data_ns: Option<u64>,
+}
+
+impl UpdateDelay {
+    /// d_all = d_control + d_data.
+    pub fn d_all_ns(&self) -> Option<u64> {
+        self.d_data_ns.map(|d| d + self.d_control_ns)
+    }
+}
+
+/// p50, p99, p99.99 and max of `v` (sorted in place); `None` when empty.
+pub fn percentiles(v: &mut [u64]) -> Option<[u64; 4]> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1];
+    Some([at(0.5), at(0.99), at(0.9999), v[v.len() - 1]])
+}
+
+#[derive(Default)]
+struct Delays {
+    rows: Vec<UpdateDelay>,
+    /// Probe id → row.
+    pending: HashMap<u64, usize>,
+}
+
 /// Counters of what the server did.
 #[derive(Debug, Default)]
 pub struct ServerStats {
@@ -88,6 +123,7 @@ pub struct Device {
     digests: Mutex<BTreeMap<u32, DigestState>>,
     next_list: Mutex<u64>,
     pub stats: Mutex<ServerStats>,
+    delays: Mutex<Delays>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -108,6 +144,7 @@ impl Device {
             digests: Mutex::new(BTreeMap::new()),
             next_list: Mutex::new(0),
             stats: Mutex::new(ServerStats::default()),
+            delays: Mutex::new(Delays::default()),
         })
     }
 
@@ -138,7 +175,11 @@ impl Device {
             }
             None => built.p4info,
         };
-        let sw = Switch::new(loaded.program, self.opts.config.clone())
+        let config = Config {
+            track_updates: true,
+            ..self.opts.config.clone()
+        };
+        let sw = Switch::new(loaded.program, config)
             .map_err(|e| Status::invalid_argument(format!("cannot build the switch: {e}")))?;
         Ok(Arc::new(Pipeline::new(
             Arc::new(sw),
@@ -246,6 +287,7 @@ impl Device {
                 lock(&self.stats).idle_notifications += n;
             }
         }
+        self.harvest_probes(&p, false);
         let msgs = p.sw.take_digests();
         let mut digests = lock(&self.digests);
         for m in msgs {
@@ -294,9 +336,59 @@ impl Device {
         }
     }
 
+    fn harvest_probes(&self, p: &Pipeline, all: bool) {
+        let probes = p.sw.take_update_probes(all);
+        if probes.is_empty() {
+            return;
+        }
+        let mut d = lock(&self.delays);
+        for pr in probes {
+            if let Some(i) = d.pending.remove(&pr.id) {
+                if let Some(row) = d.rows.get_mut(i) {
+                    row.d_data_ns = pr.d_data_ns();
+                }
+            }
+        }
+    }
+
+    /// The delays of every update applied so far (packets' first uses up to now included).
+    pub fn update_delays(&self) -> Vec<UpdateDelay> {
+        if let Some(p) = self.pipeline() {
+            self.harvest_probes(&p, false);
+        }
+        lock(&self.delays).rows.clone()
+    }
+
+    /// Forgets the recorded delays.
+    pub fn clear_update_delays(&self) {
+        let mut d = lock(&self.delays);
+        d.rows.clear();
+        d.pending.clear();
+    }
+
+    fn record(&self, received_ns: u64, applied: &[Option<nevermiss_runtime::control::Applied>]) {
+        let mut d = lock(&self.delays);
+        for a in applied.iter().flatten() {
+            let i = d.rows.len();
+            d.rows.push(UpdateDelay {
+                received_ns,
+                d_control_ns: a.visible_ns.saturating_sub(received_ns),
+                d_data_ns: None,
+            });
+            if let Some(pr) = a.probe {
+                d.pending.insert(pr, i);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ Write
 
-    fn write_updates(&self, p: &Pipeline, req: &p4::WriteRequest) -> Vec<Result<(), ControlError>> {
+    fn write_updates(
+        &self,
+        p: &Pipeline,
+        req: &p4::WriteRequest,
+        received_ns: u64,
+    ) -> Vec<Result<(), ControlError>> {
         let atomicity = match req.atomicity {
             0 => Atomicity::ContinueOnError,
             1 => Atomicity::RollbackOnError,
@@ -363,7 +455,11 @@ impl Device {
                 _ => None,
             })
             .collect();
-        let mut applied = p.sw.write(&changes, atomicity).into_iter();
+        let results = p.sw.write(&changes, atomicity);
+        let ok: Vec<Option<nevermiss_runtime::control::Applied>> =
+            results.iter().map(|r| r.as_ref().ok().copied()).collect();
+        self.record(received_ns, &ok);
+        let mut applied = results.into_iter();
         let mut out = Vec::with_capacity(items.len());
         let mut failed = false;
         for r in items {
@@ -936,10 +1032,11 @@ impl P4Runtime for Service {
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let p = dev.current()?;
-        let dev2 = dev.clone();
-        let results = tokio::task::spawn_blocking(move || dev2.write_updates(&p, &req))
-            .await
-            .map_err(|e| Status::internal(format!("write task: {e}")))?;
+        let received = p.sw.now_ns();
+        // Writes take microseconds (a dataplane-atomic one may wait for the workers' quiescent
+        // point): run them on this thread, telling the runtime it blocks, rather than paying a
+        // hop to the blocking pool in every update's d_control.
+        let results = tokio::task::block_in_place(|| dev.write_updates(&p, &req, received));
         {
             let mut s = lock(&dev.stats);
             s.writes += 1;
@@ -1165,6 +1262,17 @@ pub fn grpc_service(dev: Arc<Device>) -> P4RuntimeServer<Service> {
     P4RuntimeServer::new(Service { dev })
         .max_decoding_message_size(256 << 20)
         .max_encoding_message_size(256 << 20)
+}
+
+/// A listening socket for the server on `addr` (port 0: any free port) with Nagle's algorithm
+/// off (a small Write reply must not wait for the peer's delayed ACK: ~40 ms otherwise), and
+/// the address it took. Call inside the async runtime.
+pub fn listen(
+    addr: std::net::SocketAddr,
+) -> std::io::Result<(tonic::transport::server::TcpIncoming, std::net::SocketAddr)> {
+    let inc = tonic::transport::server::TcpIncoming::bind(addr)?.with_nodelay(Some(true));
+    let local = inc.local_addr()?;
+    Ok((inc, local))
 }
 
 /// Runs the device's housekeeping (expiry, notifications, digests) until `stop` resolves.

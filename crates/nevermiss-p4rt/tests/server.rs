@@ -31,9 +31,7 @@ fn device_config(name: &str) -> Vec<u8> {
 }
 
 async fn start(dev: Arc<Device>) -> P4RuntimeClient<Channel> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).unwrap();
     tokio::spawn(server::housekeeping(dev.clone()));
     tokio::spawn(
         tonic::transport::Server::builder()
@@ -856,9 +854,12 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
         })),
     });
     m.idle_timeout_ns = 0;
-    c.write(write_req(vec![update(p4::update::Type::Modify, E::TableEntry(m))], 1))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(p4::update::Type::Modify, E::TableEntry(m))],
+        1,
+    ))
+    .await
+    .unwrap();
     let got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
     assert_eq!(param(&got[0]), (hit, vec![7]));
 
@@ -875,8 +876,11 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
     // And deletes it.
     let mut d = e.clone();
     d.action = None;
-    c.write(write_req(vec![update(p4::update::Type::Delete, E::TableEntry(d))], 1))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(p4::update::Type::Delete, E::TableEntry(d))],
+        1,
+    ))
+    .await
+    .unwrap();
     assert!(table_entries(read(&mut c, flows_read).await.unwrap()).is_empty());
 }

@@ -24,6 +24,11 @@ pub struct ServeArgs {
     /// The port PacketOuts enter on and packets sent to become PacketIns.
     #[arg(long, default_value = "510", value_parser = clap::value_parser!(u32))]
     pub cpu_port: u32,
+    /// At the end, write every update's delays here as CSV (received_ns, d_control_ns,
+    /// d_data_ns, d_all_ns), and HdrHistogram logs of them beside it (FILE.d_control.hlog,
+    /// FILE.d_data.hlog, FILE.d_all.hlog).
+    #[arg(long, value_name = "FILE")]
+    pub update_log: Option<PathBuf>,
     /// Stop after this long (e.g. 30s) instead of at SIGINT/SIGTERM.
     #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration_ns)]
     pub duration: Option<u64>,
@@ -38,6 +43,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .grpc_addr
         .parse()
         .map_err(|_| format!("--grpc-addr {}: expected ADDR:PORT", args.grpc_addr))?;
+    if let Some(p) = &args.update_log {
+        std::fs::write(p, "").map_err(|e| format!("--update-log {}: {e}", p.display()))?;
+    }
     let mut config = args.switch.config_any();
     let mut preload = None;
     if let Some(path) = &args.program {
@@ -78,12 +86,8 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     let dev2 = dev.clone();
     let duration = args.duration;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("--grpc-addr {addr}: {e}"))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| format!("--grpc-addr {addr}: {e}"))?;
+        let (incoming, local) =
+            server::listen(addr).map_err(|e| format!("--grpc-addr {addr}: {e}"))?;
         outln!(
             "nevermiss serve: P4Runtime {} on {local} (device id {}, cpu port {}){}",
             server::API_VERSION,
@@ -96,7 +100,6 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         );
         crate::out::flush();
         let hk = tokio::spawn(server::housekeeping(dev2.clone()));
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
         let stop = async move {
             stop_signal(duration).await;
         };
@@ -108,6 +111,85 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         r.map_err(|e| format!("gRPC server: {e}"))
     })?;
     print_stats(&dev);
+    let delays = dev.update_delays();
+    print_delays(&delays);
+    if let Some(path) = &args.update_log {
+        write_update_log(path, &delays)?;
+    }
+    Ok(())
+}
+
+fn print_delays(delays: &[server::UpdateDelay]) {
+    if delays.is_empty() {
+        return;
+    }
+    let us = |v: [u64; 4]| {
+        format!(
+            "p50 {:.1}, p99 {:.1}, p99.99 {:.1}, max {:.1}",
+            v[0] as f64 / 1e3,
+            v[1] as f64 / 1e3,
+            v[2] as f64 / 1e3,
+            v[3] as f64 / 1e3
+        )
+    };
+    let mut c: Vec<u64> = delays.iter().map(|d| d.d_control_ns).collect();
+    let mut d: Vec<u64> = delays.iter().filter_map(|d| d.d_data_ns).collect();
+    let mut a: Vec<u64> = delays.iter().filter_map(|d| d.d_all_ns()).collect();
+    outln!("update delays (µs) over {} updates:", delays.len());
+    if let Some(v) = server::percentiles(&mut c) {
+        outln!("  d_control: {}", us(v));
+    }
+    match server::percentiles(&mut d) {
+        Some(v) => outln!("  d_data ({} updates a packet used): {}", d.len(), us(v)),
+        None => outln!("  d_data: no packet used an updated entry"),
+    }
+    if let Some(v) = server::percentiles(&mut a) {
+        outln!("  d_all: {}", us(v));
+    }
+}
+
+/// The CSV and HdrHistogram logs of `--update-log`.
+fn write_update_log(path: &std::path::Path, delays: &[server::UpdateDelay]) -> Result<(), String> {
+    let mut csv = String::from("received_ns,d_control_ns,d_data_ns,d_all_ns\n");
+    for d in delays {
+        let opt = |v: Option<u64>| v.map_or_else(String::new, |v| v.to_string());
+        csv.push_str(&format!(
+            "{},{},{},{}\n",
+            d.received_ns,
+            d.d_control_ns,
+            opt(d.d_data_ns),
+            opt(d.d_all_ns())
+        ));
+    }
+    std::fs::write(path, csv).map_err(|e| format!("--update-log {}: {e}", path.display()))?;
+    let series: [(&str, Vec<u64>); 3] = [
+        ("d_control", delays.iter().map(|d| d.d_control_ns).collect()),
+        (
+            "d_data",
+            delays.iter().filter_map(|d| d.d_data_ns).collect(),
+        ),
+        (
+            "d_all",
+            delays.iter().filter_map(|d| d.d_all_ns()).collect(),
+        ),
+    ];
+    for (name, values) in series {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+        for v in values {
+            h.record(v.max(1)).map_err(|e| e.to_string())?;
+        }
+        let file = PathBuf::from(format!("{}.{name}.hlog", path.display()));
+        nevermiss_bench::hdr::write_log(
+            &file,
+            &[format!("nevermiss serve: {name} per update, ns")],
+            &[nevermiss_bench::hdr::Interval {
+                tag: name.to_string(),
+                start: std::time::Duration::ZERO,
+                duration: std::time::Duration::ZERO,
+                hist: &h,
+            }],
+        )?;
+    }
     Ok(())
 }
 
