@@ -119,6 +119,11 @@ control MainControlImpl(inout headers_t hdr, inout meta_t meta,
         add_on_miss = true;
         const default_action = flow_miss;
         size = FLOW_TABLE_SIZE;
+#ifdef FLOW_IDLE_NOTIFY
+        // Entries idle for their expire profile's time are reported to the controller
+        // (P4Runtime IdleTimeoutNotification); without this they never expire.
+        pna_idle_timeout = PNA_IdleTimeout_t.NOTIFY_CONTROL;
+#endif
     }
 
     apply {

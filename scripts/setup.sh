@@ -41,4 +41,18 @@ protos() {
 }
 protos
 
+# The P4Runtime clients the tests drive `nevermiss serve` with, each in its own virtualenv (their
+# protobuf versions conflict), pinned in scripts/clients/*.txt.
+client_venv() {
+    local name=$1 venv=.venv/$1 req=scripts/clients/$1.txt
+    if [ ! -x "$venv/bin/python" ] || ! cmp -s "$req" "$venv/pins"; then
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+        cp "$req" "$venv/pins"
+    fi
+}
+client_venv p4runtime-shell
+client_venv finsy
+
 cargo build --release --locked -q -p nevermiss

@@ -11,7 +11,7 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --locked --workspace --all-targets -q -- -D warnings
 echo "== cargo test"
-cargo test --locked --workspace -q
+NEVERMISS_REQUIRE_CLIENTS=1 cargo test --locked --workspace -q
 if [ -n "${P4C_DIR:-}" ]; then
     echo "== p4c conformance ($P4C_DIR)"
     ./target/release/nevermiss conformance --p4c "$P4C_DIR"

@@ -12,6 +12,7 @@
 pub mod hdr;
 pub mod latency;
 pub mod model;
+pub mod p4rt;
 pub mod report;
 pub mod scenario;
 pub mod throughput;
@@ -186,7 +187,7 @@ impl BenchConfig {
             // The add-on-miss scenario measures inserts and hits: a program without an
             // add-on-miss table would print figures that mean nothing.
             let sw = build_switch(p, 1024).map_err(|e| format!("--program: {e}"))?;
-            if !sw.tables.iter().any(|t| t.t.spec().add_on_miss) {
+            if !sw.tables().any(|t| t.spec().add_on_miss) {
                 return Err(format!(
                     "--program {}: the program has no add-on-miss table (`add_on_miss = true`), \
                      so the add-on-miss scenario would measure no insert",

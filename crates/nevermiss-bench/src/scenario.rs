@@ -83,7 +83,7 @@ mod tests {
         for s in Scenario::ALL {
             assert_eq!(Scenario::parse(s.name()), Ok(s));
             let sw = build_switch(&s.default_program(), 1024).unwrap();
-            assert_eq!(sw.tables.len(), usize::from(!s.is_baseline()));
+            assert_eq!(sw.tables().len(), usize::from(!s.is_baseline()));
         }
         assert!(Scenario::parse("nope").is_err());
         assert!(build_switch(Path::new("/nonexistent.p4"), 8).is_err());

@@ -3,7 +3,10 @@
 //! device config of `SetForwardingPipelineConfig`, and the gRPC server. This crate only
 //! translates between protobuf and the runtime; the runtime never sees protobuf types.
 
+pub mod arbitration;
 pub mod device_config;
 pub mod format;
 pub mod p4info;
 pub mod pb;
+pub mod pipeline;
+pub mod server;

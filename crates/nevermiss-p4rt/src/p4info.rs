@@ -875,7 +875,7 @@ impl<'a> Builder<'a> {
         }
         let idle = info.idle_timeout.as_deref();
         let notify = match prog.arch {
-            Arch::V1Model => idle == Some("true"),
+            Arch::V1Model => idle == Some("support_timeout"),
             _ => idle == Some("NOTIFY_CONTROL"),
         };
         if notify {

@@ -1,542 +1,2030 @@
-//! Control-plane operations in p4c's STF syntax (`add`, `setdefault`, `check_counter` and the
-//! BMv2 CLI commands STF tests use: mirroring sessions, multicast groups, registers, meters).
+//! The control plane's typed API: everything a controller can change or read in a running
+//! switch, keyed by the runtime's own indices (a table is an index into `Program::tables`, an
+//! action an index into that table's `actions`, a counter, meter, register or action profile an
+//! index into `Program::externs`, a value set an index into `Program::value_sets`). Names and
+//! P4Info ids are the business of the layers above (the STF adapter in [`stf`], the P4Runtime
+//! server in `nevermiss-p4rt`); protobuf never comes down here.
 //!
-//! Names are matched as p4c's runners match them: the full control-plane name, or else a
-//! unique suffix after a `.` (`ipv4_lpm` for `MyIngress.ipv4_lpm`). Every unknown name is an
-//! error naming it; nothing here panics on bad input.
+//! Semantics follow the P4Runtime specification (v1.5, §9 "P4 Entity Messages", §12 "Write"),
+//! so that the server only translates: every error is a [`ControlError`] whose variant is the
+//! gRPC status code the specification asks for. Guarantees:
+//! - writes are serialized and a read sees all or none of any write ([`Switch::write`] holds a
+//!   write lock, reads a read lock);
+//! - a rejected change changes nothing;
+//! - a modify of an entry is atomic for packets (the table's sequence-locked cell: a packet sees
+//!   the old or the new action, never a miss, never a mix; docs/tables.md);
+//! - [`Atomicity::DataplaneAtomic`]: packets see the whole batch or none of it (the workers'
+//!   quiescence gate, `nevermiss_tables::Gate`), and a failed batch is rolled back before any
+//!   packet runs; [`Atomicity::RollbackOnError`]: a failed batch is rolled back (packets may see
+//!   the intermediate states);
+//! - entries the data plane added (PNA `add_entry`) are read, modified and deleted like any
+//!   other.
 
-use crate::externs::GREEN;
-use crate::switch::{RtExtern, Switch};
-use nevermiss_io::stf::{CmpOp, CountType, CounterRef, KeyValue, Number, StfCommand};
-use nevermiss_tables::{ActionData, EntryHandle, FieldMatch};
-use num_bigint::BigUint;
-use p4_ir::{find_by_name, MatchKind, Table, TableAction};
+mod batch;
+pub mod stf;
+
+pub use batch::Atomicity;
+pub use stf::ControlPlane;
+
+use crate::delay::Probe;
+use crate::externs::{Meter, RED};
+use crate::profiles::{expand, reference, Group, Member, ACTION_GROUP, ACTION_MEMBER};
+use crate::switch::{RtExtern, RtTable, Switch};
+use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, TableError, ACTION_NONE};
+use p4_ir::ir::{ExternId, TableId, ValueSetId};
+use p4_ir::{ExternKind, Layout, MatchKind, Ty};
 use std::collections::HashMap;
-use std::sync::PoisonError;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 
-/// Control-plane state of one session (entry ids named by `add ... = ID`, multicast nodes).
-pub struct ControlPlane<'s> {
-    pub sw: &'s Switch,
-    ids: HashMap<String, (usize, EntryHandle)>,
-    nodes: Vec<(u32, Vec<u32>)>,
-    /// Entries added without an explicit priority get decreasing priorities (first wins).
-    next_prio: u32,
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/// Why a control-plane operation was refused. One variant per gRPC status code the P4Runtime
+/// specification uses for the case (the server maps them one to one); the message is short,
+/// lowercase and names the offending object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ControlError {
+    /// `INVALID_ARGUMENT` (3): malformed request (bad match, wrong parameters, ...).
+    InvalidArgument(String),
+    /// `NOT_FOUND` (5): unknown object or absent entry.
+    NotFound(String),
+    /// `ALREADY_EXISTS` (6): insert of an existing entry.
+    AlreadyExists(String),
+    /// `PERMISSION_DENIED` (7): const tables and default actions, action scope.
+    PermissionDenied(String),
+    /// `RESOURCE_EXHAUSTED` (8): a full table, profile, value set.
+    ResourceExhausted(String),
+    /// `FAILED_PRECONDITION` (9): e.g. deleting a member a group still uses.
+    FailedPrecondition(String),
+    /// `ABORTED` (10): an update of a batch that was rolled back or not attempted.
+    Aborted(String),
+    /// `OUT_OF_RANGE` (11): a value wider than its field, an index past the end.
+    OutOfRange(String),
+    /// `UNIMPLEMENTED` (12).
+    Unimplemented(String),
+    /// `INTERNAL` (13).
+    Internal(String),
+    /// `UNAVAILABLE` (14): the data plane did not reach a quiescent point in time.
+    Unavailable(String),
 }
 
-/// The result of a `check_counter`: `Err` with a message on a failed check.
-pub type CheckResult = Result<(), String>;
+/// A control-plane result.
+pub type ControlResult<T> = Result<T, ControlError>;
 
-impl<'s> ControlPlane<'s> {
-    pub fn new(sw: &'s Switch) -> ControlPlane<'s> {
-        ControlPlane {
-            sw,
-            ids: HashMap::new(),
-            nodes: Vec::new(),
-            next_prio: 1 << 30,
+impl ControlError {
+    /// The gRPC status code (`google.rpc.Code`).
+    pub fn code(&self) -> i32 {
+        match self {
+            ControlError::InvalidArgument(_) => 3,
+            ControlError::NotFound(_) => 5,
+            ControlError::AlreadyExists(_) => 6,
+            ControlError::PermissionDenied(_) => 7,
+            ControlError::ResourceExhausted(_) => 8,
+            ControlError::FailedPrecondition(_) => 9,
+            ControlError::Aborted(_) => 10,
+            ControlError::OutOfRange(_) => 11,
+            ControlError::Unimplemented(_) => 12,
+            ControlError::Internal(_) => 13,
+            ControlError::Unavailable(_) => 14,
         }
     }
 
-    /// Applies one control-plane command. Packet and expectation commands are not handled
-    /// here (an error).
-    pub fn apply(&mut self, cmd: &StfCommand) -> Result<(), String> {
-        match cmd {
-            StfCommand::Add {
-                table,
-                priority,
-                keys,
-                action,
-                id,
-            } => {
-                let (ti, h) = self.add(table, *priority, keys, &action.name, &action.args)?;
-                if let Some(id) = id {
-                    self.ids.insert(id.clone(), (ti, h));
-                }
-                Ok(())
-            }
-            StfCommand::SetDefault { table, action } => {
-                self.set_default(table, &action.name, &action.args)
-            }
-            StfCommand::CheckCounter {
-                name,
-                target,
-                check,
-            } => self.check_counter(name, target, check),
-            StfCommand::RemoveAll => {
-                for t in &self.sw.tables {
-                    t.t.clear();
-                }
-                Ok(())
-            }
-            StfCommand::Wait | StfCommand::NoPacket => Ok(()),
-            StfCommand::Other { command, rest } => self.cli(command, rest),
-            StfCommand::Packet { .. } | StfCommand::Expect { .. } => {
-                Err("packet and expect are not control-plane commands".into())
-            }
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            ControlError::InvalidArgument(m)
+            | ControlError::NotFound(m)
+            | ControlError::AlreadyExists(m)
+            | ControlError::PermissionDenied(m)
+            | ControlError::ResourceExhausted(m)
+            | ControlError::FailedPrecondition(m)
+            | ControlError::Aborted(m)
+            | ControlError::OutOfRange(m)
+            | ControlError::Unimplemented(m)
+            | ControlError::Internal(m)
+            | ControlError::Unavailable(m) => m,
         }
     }
 
-    fn table(&self, name: &str) -> Result<(usize, &'s Table), String> {
-        match self.sw.prog.find_table(name) {
-            Some(i) => Ok((i as usize, &self.sw.prog.tables[i as usize])),
-            None => Err(format!("unknown table `{name}`")),
+    /// The same error with `prefix: ` before its message.
+    pub fn context(self, prefix: impl fmt::Display) -> ControlError {
+        let f = |m: String| format!("{prefix}: {m}");
+        match self {
+            ControlError::InvalidArgument(m) => ControlError::InvalidArgument(f(m)),
+            ControlError::NotFound(m) => ControlError::NotFound(f(m)),
+            ControlError::AlreadyExists(m) => ControlError::AlreadyExists(f(m)),
+            ControlError::PermissionDenied(m) => ControlError::PermissionDenied(f(m)),
+            ControlError::ResourceExhausted(m) => ControlError::ResourceExhausted(f(m)),
+            ControlError::FailedPrecondition(m) => ControlError::FailedPrecondition(f(m)),
+            ControlError::Aborted(m) => ControlError::Aborted(f(m)),
+            ControlError::OutOfRange(m) => ControlError::OutOfRange(f(m)),
+            ControlError::Unimplemented(m) => ControlError::Unimplemented(f(m)),
+            ControlError::Internal(m) => ControlError::Internal(f(m)),
+            ControlError::Unavailable(m) => ControlError::Unavailable(f(m)),
+        }
+    }
+}
+
+impl fmt::Display for ControlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for ControlError {}
+
+impl From<TableError> for ControlError {
+    fn from(e: TableError) -> ControlError {
+        let m = e.to_string();
+        match e {
+            TableError::Exists => ControlError::AlreadyExists(m),
+            TableError::NotFound => ControlError::NotFound(m),
+            TableError::Full => ControlError::ResourceExhausted(m),
+            TableError::OutOfMemory => ControlError::ResourceExhausted(m),
+            TableError::BadKey { .. }
+            | TableError::BadPriority
+            | TableError::ParamsTooLong { .. }
+            | TableError::BadProfile(_)
+            | TableError::NoIdleTimeout
+            | TableError::NotAddOnMiss
+            | TableError::BadSpec(_) => ControlError::InvalidArgument(m),
+        }
+    }
+}
+
+fn invalid(m: impl Into<String>) -> ControlError {
+    ControlError::InvalidArgument(m.into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types
+
+/// The key of a table entry: one match per key field (in key order, `selector` fields excluded;
+/// a don't-care field is given as its wildcard: ternary mask 0, lpm length 0, the full range,
+/// `Optional(None)`) and the priority (≥ 1, larger wins, for tables with ternary, range or
+/// optional fields; 0 otherwise). Values are big-endian, of any length as long as they fit the
+/// field (P4Runtime §8.3 "Bytestrings").
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EntryKey {
+    pub matches: Vec<FieldMatch>,
+    pub priority: u32,
+}
+
+/// An action with its parameter values (one per parameter, in order, big-endian).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionCall {
+    /// Index into the table's `actions`.
+    pub action: u32,
+    pub params: Vec<Vec<u8>>,
+}
+
+/// What an entry runs: an action (direct tables) or a member or group of the table's action
+/// profile (indirect tables).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryAction {
+    Call(ActionCall),
+    Member(u32),
+    Group(u32),
+}
+
+/// Packets and bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CounterData {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// A two-rate three-color meter's configuration in P4Runtime units: rates per second and
+/// bursts, in packets or bytes as the meter counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeterConfig {
+    pub cir: u64,
+    pub cburst: u64,
+    pub pir: u64,
+    pub pburst: u64,
+}
+
+/// A table entry as written (P4Runtime `TableEntry`). `action` may be `None` only in a modify
+/// (keep the action). `counter` and `meter` are the entry's direct counter and meter, if the
+/// table has them (`None`: zero / all green on insert, unchanged counter and default meter on
+/// modify, as P4Runtime §9.1.1 says).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableEntry {
+    pub key: EntryKey,
+    pub action: Option<EntryAction>,
+    pub controller_metadata: u64,
+    pub metadata: Vec<u8>,
+    /// Idle timeout in ns; 0 = none. Tables with an idle timeout only.
+    pub idle_timeout_ns: u64,
+    pub counter: Option<CounterData>,
+    pub meter: Option<MeterConfig>,
+}
+
+/// An entry as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryState {
+    pub key: EntryKey,
+    pub action: EntryAction,
+    pub controller_metadata: u64,
+    pub metadata: Vec<u8>,
+    /// As written; for entries the data plane added, the duration of their expire profile.
+    pub idle_timeout_ns: u64,
+    /// Time since the entry was last hit (v1model/PSA) or its timer last restarted (PNA);
+    /// tables with an idle timeout only.
+    pub elapsed_ns: Option<u64>,
+    /// The direct counter (tables that have one).
+    pub counter: Option<CounterData>,
+    /// The direct meter's configuration, if one was set.
+    pub meter: Option<MeterConfig>,
+    /// An entry of a `const entries` table.
+    pub is_const: bool,
+    /// Added by the data plane (PNA `add_entry`) rather than by a controller or the program.
+    pub from_data_plane: bool,
+    /// The entry's current handle (valid until it is deleted).
+    pub handle: EntryHandle,
+}
+
+/// A replica of a multicast group or clone session (P4Runtime `Replica`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Replica {
+    pub port: u32,
+    /// `instance` (v1model `egress_rid`, PSA `instance`).
+    pub instance: u32,
+}
+
+/// A multicast group (P4Runtime `MulticastGroupEntry`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MulticastGroup {
+    pub id: u32,
+    pub replicas: Vec<Replica>,
+    pub metadata: Vec<u8>,
+}
+
+/// A clone session (P4Runtime `CloneSessionEntry`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CloneSession {
+    pub id: u32,
+    pub replicas: Vec<Replica>,
+    pub class_of_service: u32,
+    /// Truncation length (0 = whole packet). Stored and read back; not applied to clones.
+    pub packet_length_bytes: i32,
+}
+
+/// A member of an action profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileMember {
+    pub id: u32,
+    /// The action, as an index into the actions of the profile's first table
+    /// ([`Switch::profile_tables`]).
+    pub action: ActionCall,
+}
+
+/// A group of an action selector: members with weights.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileGroup {
+    pub id: u32,
+    pub members: Vec<(u32, u32)>,
+    /// Most members (0 = the profile's size).
+    pub max_size: u32,
+}
+
+/// Kind of change of an insert/modify/delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Insert,
+    Modify,
+    Delete,
+}
+
+/// One change of a [`Switch::write`] batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Insert, modify or delete (the key alone counts) an entry.
+    Entry(Op, TableId, TableEntry),
+    /// Set the default action (`None`: back to the program's initial default).
+    Default(TableId, Option<ActionCall>),
+    Counter {
+        counter: ExternId,
+        index: u32,
+        data: CounterData,
+    },
+    DirectCounter {
+        table: TableId,
+        key: EntryKey,
+        data: CounterData,
+    },
+    /// `None`: back to the default (unconfigured: every packet green).
+    Meter {
+        meter: ExternId,
+        index: u32,
+        config: Option<MeterConfig>,
+    },
+    DirectMeter {
+        table: TableId,
+        key: EntryKey,
+        config: Option<MeterConfig>,
+    },
+    /// One value per field of the register's cell type ([`Switch::register_fields`]).
+    Register {
+        register: ExternId,
+        index: u32,
+        value: Vec<Vec<u8>>,
+    },
+    Member(Op, ExternId, ProfileMember),
+    Group(Op, ExternId, ProfileGroup),
+    Multicast(Op, MulticastGroup),
+    Clone(Op, CloneSession),
+    /// Replaces every member of a parser value set; each member has one match per component
+    /// (`Exact` or `Ternary`).
+    ValueSet {
+        set: ValueSetId,
+        members: Vec<Vec<FieldMatch>>,
+    },
+}
+
+/// What a successful change did, for the update-delay instrumentation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// When the change became visible to the data plane (`Switch::now_ns`).
+    pub visible_ns: u64,
+    /// The probe armed for it (`Config::track_updates`, entry inserts and modifies).
+    pub probe: Option<u64>,
+}
+
+/// An idle-timeout notification: the entry whose idle time ran out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleNotification {
+    pub table: TableId,
+    pub entry: EntryState,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control-plane state kept beside the tables
+
+/// Control-plane state of one entry (what the table itself does not store).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EntryMeta {
+    gen: u32,
+    controller_metadata: u64,
+    metadata: Vec<u8>,
+    idle_timeout_ns: u64,
+    meter: Option<MeterConfig>,
+}
+
+/// Per table: entry metadata by slot (checked against the slot's generation) and the expire
+/// profiles allocated to control-plane idle timeouts.
+#[derive(Default)]
+pub(crate) struct TableMeta {
+    entries: Mutex<HashMap<u32, EntryMeta>>,
+    ttl_profiles: Mutex<HashMap<u64, u8>>,
+}
+
+/// The switch-wide control-plane state.
+#[derive(Default)]
+pub(crate) struct ControlState {
+    /// Writes exclusive, reads shared.
+    rw: RwLock<()>,
+    /// The replication engine as the controller wrote it.
+    pre: Mutex<Pre>,
+    next_probe: AtomicU64,
+    probes: Mutex<Vec<Probe>>,
+}
+
+#[derive(Default, Clone)]
+struct Pre {
+    groups: HashMap<u32, MulticastGroup>,
+    sessions: HashMap<u32, CloneSession>,
+}
+
+/// The idle timeout given to control-plane entries with `idle_timeout_ns == 0` in tables that
+/// have idle timeouts: long enough never to run out (146 years), and it keeps the entry's
+/// timer running so that `elapsed_ns` can be reported.
+const NEVER_NS: u64 = 1 << 62;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/// Whether big-endian `v` fits `width` bits (leading zero bytes allowed).
+fn fits(v: &[u8], width: u32) -> bool {
+    let Some(first) = v.iter().position(|&b| b != 0) else {
+        return true;
+    };
+    let bits = (v.len() - first) as u32 * 8 - v[first].leading_zeros();
+    bits <= width
+}
+
+/// `v` as exactly `ceil(width/8)` bytes; `OutOfRange` if it does not fit.
+fn sized(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<Vec<u8>> {
+    if !fits(v, width) {
+        return Err(ControlError::OutOfRange(format!(
+            "{} does not fit {width} bits",
+            what()
+        )));
+    }
+    let n = (width as usize).div_ceil(8);
+    let mut out = vec![0u8; n];
+    let v = &v[v.len().saturating_sub(n)..];
+    out[n - v.len()..].copy_from_slice(v);
+    Ok(out)
+}
+
+/// Mask of the first `plen` bits of a `width`-bit field in `ceil(width/8)` bytes.
+fn prefix_mask(width: u32, plen: u32) -> Vec<u8> {
+    let n = (width as usize).div_ceil(8);
+    let pad = n as u32 * 8 - width;
+    let mut m = vec![0u8; n];
+    for bit in pad..pad + plen.min(width) {
+        m[(bit / 8) as usize] |= 0x80 >> (bit % 8);
+    }
+    m
+}
+
+impl Switch {
+    fn rt(&self, t: TableId) -> ControlResult<(&p4_ir::Table, &RtTable)> {
+        match (
+            self.prog.tables.get(t as usize),
+            self.tables.get(t as usize),
+        ) {
+            (Some(td), Some(rt)) => Ok((td, rt)),
+            _ => Err(ControlError::NotFound(format!("unknown table {t}"))),
         }
     }
 
-    fn action<'t>(t: &'t Table, name: &str) -> Result<(u32, &'t TableAction), String> {
-        match find_by_name(t.actions.iter().map(|a| a.name.as_str()), name) {
-            Some(i) => Ok((i, &t.actions[i as usize])),
-            None => Err(format!("table `{}` has no action `{name}`", t.name)),
-        }
-    }
-
-    /// Packs an action's arguments (by name) into its parameter block.
-    fn params(a: &TableAction, args: &[(String, Number)]) -> Result<Vec<u8>, String> {
-        for (n, _) in args {
-            if !a.params.iter().any(|p| &p.name == n) {
-                return Err(format!("action `{}` has no parameter `{n}`", a.name));
-            }
-        }
-        let mut out = Vec::with_capacity(a.params_bytes());
-        for p in &a.params {
-            let Some((_, v)) = args.iter().find(|(n, _)| *n == p.name) else {
-                return Err(format!(
-                    "missing parameter `{}` of action `{}`",
-                    p.name, a.name
-                ));
-            };
-            out.extend(bytes_of(&v.value, p.ty.width).ok_or_else(|| {
-                format!(
-                    "value {} does not fit parameter `{}` of action `{}` ({} bits)",
-                    v.text, p.name, a.name, p.ty.width
-                )
-            })?);
-        }
-        Ok(out)
-    }
-
-    /// `add TABLE [PRIORITY] KEY:VALUE... ACTION(ARGS)`.
-    pub fn add(
-        &mut self,
-        table: &str,
-        priority: Option<u64>,
-        keys: &[nevermiss_io::stf::KeyMatch],
-        action: &str,
-        args: &[(String, Number)],
-    ) -> Result<(usize, EntryHandle), String> {
-        let (ti, t) = self.table(table)?;
-        let (ai, a) = Self::action(t, action)?;
-        if a.default_only {
-            return Err(format!(
-                "action `{}` of table `{}` is @defaultonly",
-                a.name, t.name
-            ));
-        }
-        let params = Self::params(a, args)?;
-        let tkeys: Vec<&p4_ir::TableKey> = t
+    /// Checks an entry key against the table (P4Runtime §9.1 "TableEntry"): one match per key
+    /// field of the field's kind, values that fit, no bits outside an lpm prefix or a ternary
+    /// mask, low ≤ high, a priority iff the table needs one. Returns the matches sized to the
+    /// fields.
+    fn check_key(&self, td: &p4_ir::Table, key: &EntryKey) -> ControlResult<Vec<FieldMatch>> {
+        let fields: Vec<&p4_ir::TableKey> = td
             .keys
             .iter()
             .filter(|k| k.kind != MatchKind::Selector)
             .collect();
-        let mut given: Vec<Option<&KeyValue>> = vec![None; tkeys.len()];
-        for km in keys {
-            let want = stack_names(&km.name);
-            let Some(i) = find_by_name(tkeys.iter().map(|k| k.name.as_str()), &want) else {
-                return Err(format!("table `{}` has no key field `{}`", t.name, km.name));
-            };
-            given[i as usize] = Some(&km.value);
+        if fields.is_empty() {
+            return Err(invalid(format!("table {} has no key", td.name)));
         }
-        let mut ms = Vec::with_capacity(tkeys.len());
-        for (k, g) in tkeys.iter().zip(&given) {
+        if key.matches.len() != fields.len() {
+            return Err(invalid(format!(
+                "table {} has {} key fields, {} matches given",
+                td.name,
+                fields.len(),
+                key.matches.len()
+            )));
+        }
+        let needs_priority = fields.iter().any(|k| {
+            matches!(
+                k.kind,
+                MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+            )
+        });
+        if needs_priority && key.priority == 0 {
+            return Err(invalid(format!(
+                "table {} needs a priority (it has ternary, range or optional fields)",
+                td.name
+            )));
+        }
+        if !needs_priority && key.priority != 0 {
+            return Err(invalid(format!(
+                "table {} takes no priority (only exact and lpm fields)",
+                td.name
+            )));
+        }
+        let mut out = Vec::with_capacity(fields.len());
+        for (k, m) in fields.iter().zip(&key.matches) {
             let w = k.expr.ty().width;
-            let bad = |v: &dyn std::fmt::Display| {
-                format!(
-                    "value {v} does not fit key field `{}` of table `{}` ({w} bits)",
-                    k.name, t.name
-                )
+            let name = || format!("field {}", k.name);
+            let m = match (k.kind, m) {
+                (MatchKind::Exact, FieldMatch::Exact(v)) => FieldMatch::Exact(sized(v, w, &name)?),
+                (MatchKind::Lpm, FieldMatch::Lpm(v, plen)) => {
+                    if *plen > w {
+                        return Err(invalid(format!(
+                            "field {}: prefix length {plen} exceeds its width {w}",
+                            k.name
+                        )));
+                    }
+                    let v = sized(v, w, &name)?;
+                    let m = prefix_mask(w, *plen);
+                    if v.iter().zip(&m).any(|(a, b)| a & !b != 0) {
+                        return Err(invalid(format!(
+                            "field {}: bits beyond the prefix length must be 0",
+                            k.name
+                        )));
+                    }
+                    FieldMatch::Lpm(v, *plen)
+                }
+                (MatchKind::Lpm, FieldMatch::Exact(v)) => FieldMatch::Lpm(sized(v, w, &name)?, w),
+                (MatchKind::Ternary, FieldMatch::Ternary(v, m)) => {
+                    let v = sized(v, w, &name)?;
+                    let m = sized(m, w, &name)?;
+                    if v.iter().zip(&m).any(|(a, b)| a & !b != 0) {
+                        return Err(invalid(format!(
+                            "field {}: value has bits outside the mask",
+                            k.name
+                        )));
+                    }
+                    FieldMatch::Ternary(v, m)
+                }
+                (MatchKind::Ternary, FieldMatch::Exact(v)) => {
+                    FieldMatch::Ternary(sized(v, w, &name)?, prefix_mask(w, w))
+                }
+                (MatchKind::Range, FieldMatch::Range(lo, hi)) => {
+                    let (lo, hi) = (sized(lo, w, &name)?, sized(hi, w, &name)?);
+                    if lo > hi {
+                        return Err(invalid(format!(
+                            "field {}: range low bound above the high bound",
+                            k.name
+                        )));
+                    }
+                    FieldMatch::Range(lo, hi)
+                }
+                (MatchKind::Range, FieldMatch::Exact(v)) => {
+                    let v = sized(v, w, &name)?;
+                    FieldMatch::Range(v.clone(), v)
+                }
+                (MatchKind::Optional, FieldMatch::Optional(v)) => FieldMatch::Optional(match v {
+                    Some(v) => Some(sized(v, w, &name)?),
+                    None => None,
+                }),
+                (MatchKind::Optional, FieldMatch::Exact(v)) => {
+                    FieldMatch::Optional(Some(sized(v, w, &name)?))
+                }
+                _ => {
+                    return Err(invalid(format!(
+                        "field {}: match kind differs from the field's ({:?})",
+                        k.name, k.kind
+                    )))
+                }
             };
-            let m = match (k.kind, g) {
-                (MatchKind::Exact | MatchKind::Selector, None) => {
-                    return Err(format!(
-                        "missing key field `{}` of table `{}`",
-                        k.name, t.name
-                    ))
-                }
-                (MatchKind::Exact | MatchKind::Selector, Some(v)) => {
-                    FieldMatch::Exact(bytes_of(v.value(), w).ok_or_else(|| bad(v))?)
-                }
-                (MatchKind::Lpm, None) => FieldMatch::Lpm(vec![0; bytes_len(w)], 0),
-                (MatchKind::Lpm, Some(v)) => {
-                    let Some((val, len)) = v.to_lpm(w) else {
-                        return Err(format!("`{v}` is not a prefix for key field `{}`", k.name));
-                    };
-                    if len > w {
-                        return Err(format!(
-                            "prefix length {len} of `{v}` is longer than key field `{}` of table `{}` ({w} bits)",
-                            k.name, t.name
-                        ));
-                    }
-                    FieldMatch::Lpm(bytes_of(&val, w).ok_or_else(|| bad(v))?, len)
-                }
-                (MatchKind::Ternary, None) => {
-                    FieldMatch::Ternary(vec![0; bytes_len(w)], vec![0; bytes_len(w)])
-                }
-                (MatchKind::Ternary, Some(v)) => {
-                    match v {
-                        KeyValue::Lpm { prefix_len, .. } if *prefix_len > w => {
-                            return Err(format!(
-                                "prefix length {prefix_len} of `{v}` is longer than key field `{}` of table `{}` ({w} bits)",
-                                k.name, t.name
-                            ));
-                        }
-                        KeyValue::Ternary { mask, .. } if bytes_of(mask, w).is_none() => {
-                            return Err(format!(
-                                "mask of `{v}` does not fit key field `{}` of table `{}` ({w} bits)",
-                                k.name, t.name
-                            ));
-                        }
-                        _ => {}
-                    }
-                    let (val, m) = v.to_ternary(w);
-                    if bytes_of(&val, w).is_none() {
-                        return Err(bad(v));
-                    }
-                    FieldMatch::Ternary(
-                        bytes_of(&val, w).ok_or_else(|| bad(v))?,
-                        bytes_of(&m, w).ok_or_else(|| bad(v))?,
-                    )
-                }
-                (MatchKind::Range, None) => {
-                    let max = (BigUint::from(1u8) << w) - 1u8;
-                    FieldMatch::Range(vec![0; bytes_len(w)], bytes_of(&max, w).unwrap_or_default())
-                }
-                (MatchKind::Range, Some(v)) => {
-                    let b = bytes_of(v.value(), w).ok_or_else(|| bad(v))?;
-                    FieldMatch::Range(b.clone(), b)
-                }
-                (MatchKind::Optional, None) => FieldMatch::Optional(None),
-                (MatchKind::Optional, Some(v)) => match v {
-                    KeyValue::Ternary { mask, .. } if *mask == BigUint::default() => {
-                        FieldMatch::Optional(None)
-                    }
-                    _ => FieldMatch::Optional(Some(bytes_of(v.value(), w).ok_or_else(|| bad(v))?)),
-                },
-            };
-            ms.push(m);
+            out.push(m);
         }
-        let rt = &self.sw.tables[ti];
-        let prio = if rt.t.spec().has_priority() {
-            match priority {
-                Some(p) => u32::try_from(p.min(u64::from(u32::MAX - 1)) + 1).unwrap_or(u32::MAX),
-                None => {
-                    self.next_prio = self.next_prio.saturating_sub(1).max(1);
-                    self.next_prio
-                }
-            }
-        } else {
-            0
-        };
-        let h =
-            rt.t.insert(&ms, prio, ActionData::new(ai, params))
-                .map_err(|e| format!("table `{}`: {e}", t.name))?;
-        self.sw.reset_direct(ti, h.slot());
-        Ok((ti, h))
+        Ok(out)
     }
 
-    /// `setdefault TABLE ACTION(ARGS)`.
-    pub fn set_default(
-        &mut self,
-        table: &str,
-        action: &str,
-        args: &[(String, Number)],
-    ) -> Result<(), String> {
-        let (ti, t) = self.table(table)?;
-        let (ai, a) = Self::action(t, action)?;
-        if a.table_only {
-            return Err(format!(
-                "action `{}` of table `{}` is @tableonly",
-                a.name, t.name
-            ));
-        }
-        if t.default_const {
-            return Err(format!("table `{}` has a const default action", t.name));
-        }
-        let params = Self::params(a, args)?;
-        self.sw.tables[ti]
-            .t
-            .set_default(ActionData::new(ai, params))
-            .map_err(|e| format!("table `{}`: {e}", t.name))
-    }
-
-    fn check_counter(
+    /// Packs an action call's parameters for table `td`; `in_entry` says whether it is for an
+    /// entry (rather than the default action), for the action's scope.
+    fn pack_call(
         &self,
-        name: &str,
-        target: &CounterRef,
-        check: &Option<(CountType, CmpOp, Number)>,
-    ) -> CheckResult {
-        let Some(xi) = self.sw.prog.find_extern(name) else {
-            return Err(format!("unknown counter `{name}`"));
+        td: &p4_ir::Table,
+        call: &ActionCall,
+        in_entry: bool,
+    ) -> ControlResult<ActionData> {
+        let Some(a) = td.actions.get(call.action as usize) else {
+            return Err(invalid(format!(
+                "table {} has no action {}",
+                td.name, call.action
+            )));
         };
-        let (packets, bytes) = match (&self.sw.externs[xi as usize], target) {
-            (RtExtern::Counter(cells), CounterRef::Index(n)) => {
-                let i = n.to_u64().unwrap_or(u64::MAX) as usize;
-                cells
-                    .get(i)
-                    .map(|c| c.read())
-                    .ok_or_else(|| format!("counter `{name}`: index {} out of range", n.text))?
+        if in_entry && a.default_only {
+            return Err(ControlError::PermissionDenied(format!(
+                "action {} is @defaultonly in table {}",
+                a.name, td.name
+            )));
+        }
+        if !in_entry && a.table_only {
+            return Err(ControlError::PermissionDenied(format!(
+                "action {} is @tableonly in table {}",
+                a.name, td.name
+            )));
+        }
+        Ok(ActionData::new(call.action, pack_params(a, &call.params)?))
+    }
+
+    fn probe_id(&self) -> u64 {
+        self.ctl.next_probe.fetch_add(1, Relaxed) + 1
+    }
+
+    /// Arms table `t`'s update-delay probe (with `Config::track_updates`).
+    fn arm_probe(&self, rt: &RtTable, h: EntryHandle, version: u64, visible: u64) -> Option<u64> {
+        if !self.config.track_updates {
+            return None;
+        }
+        let id = self.probe_id();
+        if let Some(old) = rt.watch.arm(id, h, version, visible) {
+            lock(&self.ctl.probes).push(old);
+        }
+        Some(id)
+    }
+
+    /// The probes of updates that packets have used (and, with `all`, every armed one), each
+    /// reported once: d_data is `seen_ns - visible_ns` (see [`crate::delay`]).
+    pub fn take_update_probes(&self, all: bool) -> Vec<Probe> {
+        for rt in &self.tables {
+            if let Some(p) = rt.watch.harvest(all) {
+                lock(&self.ctl.probes).push(p);
             }
-            (RtExtern::DirectCounter(cells), CounterRef::Id(id)) => {
-                let Some((_, h)) = self.ids.get(id.trim_start_matches('$')) else {
-                    return Err(format!("unknown entry id `{id}`"));
-                };
-                cells.get(h.slot()).map(|c| c.read()).unwrap_or((0, 0))
+        }
+        std::mem::take(&mut *lock(&self.ctl.probes))
+    }
+
+    // ------------------------------------------------------------------ entries
+
+    /// The expire profile of a control-plane idle timeout in table `rt` (allocated from 255
+    /// down, after the profiles the program's `add_entry` calls use).
+    fn ttl_profile(&self, td: &p4_ir::Table, rt: &RtTable, ttl: u64) -> ControlResult<u8> {
+        let ttl = if ttl == 0 { NEVER_NS } else { ttl };
+        let mut m = lock(&rt.meta.ttl_profiles);
+        if let Some(&p) = m.get(&ttl) {
+            return Ok(p);
+        }
+        let used = rt.t.profiles().len();
+        let taken: Vec<u8> = m.values().copied().collect();
+        let Some(p) = (used..256)
+            .rev()
+            .map(|p| p as u8)
+            .find(|p| !taken.contains(p))
+        else {
+            return Err(ControlError::ResourceExhausted(format!(
+                "table {}: too many distinct idle timeouts",
+                td.name
+            )));
+        };
+        rt.t.set_profile(p, ttl);
+        m.insert(ttl, p);
+        Ok(p)
+    }
+
+    fn check_resources(&self, td: &p4_ir::Table, e: &TableEntry) -> ControlResult<()> {
+        if e.idle_timeout_ns > 0 && td.idle_timeout == p4_ir::IdleTimeout::None {
+            return Err(invalid(format!(
+                "table {} has no idle timeout; idle_timeout_ns must be 0",
+                td.name
+            )));
+        }
+        if e.counter.is_some() && td.direct_counter.is_none() {
+            return Err(invalid(format!("table {} has no direct counter", td.name)));
+        }
+        if e.meter.is_some() && td.direct_meter.is_none() {
+            return Err(invalid(format!("table {} has no direct meter", td.name)));
+        }
+        Ok(())
+    }
+
+    /// The action data of an entry's action for table `t` (checks references exist).
+    fn entry_data(
+        &self,
+        td: &p4_ir::Table,
+        rt: &RtTable,
+        a: &EntryAction,
+    ) -> ControlResult<ActionData> {
+        match (a, rt.indirect) {
+            (EntryAction::Call(c), None) => self.pack_call(td, c, true),
+            (EntryAction::Member(m), Some(x)) => {
+                let p = self.profile(x)?;
+                if !p.read().members.contains_key(m) {
+                    return Err(ControlError::NotFound(format!("member {m} does not exist")));
+                }
+                Ok(reference(ACTION_MEMBER, *m))
             }
-            (RtExtern::DirectCounter(cells), CounterRef::Index(n)) => {
-                let i = n.to_u64().unwrap_or(u64::MAX) as usize;
-                cells.get(i).map(|c| c.read()).unwrap_or((0, 0))
+            (EntryAction::Group(g), Some(x)) => {
+                let p = self.profile(x)?;
+                if !p.selector {
+                    return Err(invalid(format!(
+                        "table {}: its action profile has no groups (not a selector)",
+                        td.name
+                    )));
+                }
+                if !p.read().groups.contains_key(g) {
+                    return Err(ControlError::NotFound(format!("group {g} does not exist")));
+                }
+                Ok(reference(ACTION_GROUP, *g))
             }
-            _ => return Err(format!("`{name}` is not a counter")),
-        };
-        let (ty, op, want) = match check {
-            Some((t, o, n)) => (*t, *o, n.to_u64().unwrap_or(u64::MAX)),
-            None => (CountType::Packets, CmpOp::Eq, 0),
-        };
-        let got = if ty == CountType::Packets {
-            packets
-        } else {
-            bytes
-        };
-        let ok = match op {
-            CmpOp::Eq => got == want,
-            CmpOp::Ne => got != want,
-            CmpOp::Lt => got < want,
-            CmpOp::Le => got <= want,
-            CmpOp::Gt => got > want,
-            CmpOp::Ge => got >= want,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(format!(
-                "check_counter {name}: {got} {ty:?} does not satisfy {op:?} {want}"
-            ))
+            (EntryAction::Call(_), Some(_)) => Err(invalid(format!(
+                "table {} is indirect: entries name a member or group",
+                td.name
+            ))),
+            (_, None) => Err(invalid(format!(
+                "table {} is direct: entries name an action",
+                td.name
+            ))),
         }
     }
 
-    /// The BMv2 CLI commands.
-    fn cli(&mut self, command: &str, rest: &str) -> Result<(), String> {
-        let words: Vec<&str> = rest.split_whitespace().collect();
-        let num = |i: usize| -> Result<u64, String> {
-            let w = words
-                .get(i)
-                .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
-            Number::parse(w, false)
-                .ok()
-                .and_then(|n| n.to_u64())
-                .ok_or_else(|| format!("{command}: `{w}` is not a number"))
+    /// Adjusts the reference counts of the member or group `data` points to.
+    fn count_ref(&self, rt: &RtTable, data: &ActionData, delta: i32) {
+        let (Some(x), true) = (rt.indirect, data.params.len() == 4) else {
+            return;
         };
-        match command {
-            "mirroring_add" => {
-                let (s, p) = (num(0)?, num(1)?);
-                self.sw
-                    .sessions
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(s as u32, p as u32);
-                Ok(())
-            }
-            "mirroring_delete" => {
-                let s = num(0)?;
-                self.sw
-                    .sessions
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&(s as u32));
-                Ok(())
-            }
-            "mirroring_get" | "counter_read" | "register_read" | "meter_get_rates" => Ok(()),
-            "mc_mgrp_create" => {
-                let g = num(0)?;
-                self.sw
-                    .mc_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(g as u32)
-                    .or_default();
-                Ok(())
-            }
-            "mc_node_create" | "mc_node_update" => {
-                let rid = num(0)? as u32;
-                let mut ports = Vec::new();
-                for i in 1..words.len() {
-                    ports.push(num(i)? as u32);
+        let Ok(p) = self.profile(x) else { return };
+        let id = u32::from_be_bytes(data.params[..4].try_into().unwrap_or([0; 4]));
+        let mut st = p.write();
+        let refs = match data.action {
+            ACTION_MEMBER => st.members.get_mut(&id).map(|m| &mut m.refs),
+            ACTION_GROUP => st.groups.get_mut(&id).map(|g| &mut g.refs),
+            _ => None,
+        };
+        if let Some(r) = refs {
+            *r = r.saturating_add_signed(delta);
+        }
+    }
+
+    fn insert_entry(&self, t: TableId, e: &TableEntry) -> ControlResult<(Applied, Change)> {
+        let (td, rt) = self.rt(t)?;
+        if td.entries_const {
+            return Err(ControlError::PermissionDenied(format!(
+                "table {} is const: its entries cannot be changed",
+                td.name
+            )));
+        }
+        let matches = self.check_key(td, &e.key)?;
+        let Some(action) = &e.action else {
+            return Err(invalid("an inserted entry needs an action"));
+        };
+        self.check_resources(td, e)?;
+        let data = self.entry_data(td, rt, action)?;
+        let h = if td.idle_timeout != p4_ir::IdleTimeout::None {
+            let p = self.ttl_profile(td, rt, e.idle_timeout_ns)?;
+            rt.t.insert_with_timeout(&matches, e.key.priority, data.clone(), p, self.now_ns())
+        } else {
+            rt.t.insert(&matches, e.key.priority, data.clone())
+        }
+        .map_err(|err| ControlError::from(err).context(&td.name))?;
+        let visible = self.now_ns();
+        self.count_ref(rt, &data, 1);
+        self.reset_direct(t as usize, h.slot());
+        self.write_direct(td, h, e.counter, e.meter);
+        lock(&rt.meta.entries).insert(
+            h.slot() as u32,
+            EntryMeta {
+                gen: h.generation(),
+                controller_metadata: e.controller_metadata,
+                metadata: e.metadata.clone(),
+                idle_timeout_ns: e.idle_timeout_ns,
+                meter: e.meter,
+            },
+        );
+        let probe = self.arm_probe(rt, h, 0, visible);
+        let undo = Change::Entry(
+            Op::Delete,
+            t,
+            TableEntry {
+                key: e.key.clone(),
+                ..TableEntry::default()
+            },
+        );
+        Ok((
+            Applied {
+                visible_ns: visible,
+                probe,
+            },
+            undo,
+        ))
+    }
+
+    /// Writes an entry's direct counter and meter (`None` meter: unconfigured).
+    fn write_direct(
+        &self,
+        td: &p4_ir::Table,
+        h: EntryHandle,
+        counter: Option<CounterData>,
+        meter: Option<MeterConfig>,
+    ) {
+        if let (Some(c), Some(dc)) = (counter, td.direct_counter) {
+            if let Some(RtExtern::DirectCounter(cells)) = self.externs.get(dc as usize) {
+                if let Some(cell) = cells.get(h.slot()) {
+                    cell.reset();
+                    cell.count(c.packets, c.bytes);
                 }
-                if command == "mc_node_create" {
-                    self.nodes.push((rid, ports));
+            }
+        }
+        if let Some(dm) = td.direct_meter {
+            if let Some(RtExtern::DirectMeter(cells)) = self.externs.get(dm as usize) {
+                if let Some(cell) = cells.get(h.slot()) {
+                    let mut m = cell.lock().unwrap_or_else(PoisonError::into_inner);
+                    configure_meter(&mut m, meter);
+                }
+            }
+        }
+    }
+
+    /// The entry with this key, or `NotFound`.
+    fn find(&self, td: &p4_ir::Table, rt: &RtTable, key: &EntryKey) -> ControlResult<EntryView> {
+        let matches = self.check_key(td, key)?;
+        rt.t.read(&matches, key.priority)
+            .map_err(|e| ControlError::from(e).context(&td.name))
+    }
+
+    fn modify_entry(&self, t: TableId, e: &TableEntry) -> ControlResult<(Applied, Change)> {
+        let (td, rt) = self.rt(t)?;
+        let old = self.find(td, rt, &e.key)?;
+        if td.entries_const && e.action.is_some() {
+            return Err(ControlError::PermissionDenied(format!(
+                "table {} is const: only direct resources of its entries can be modified",
+                td.name
+            )));
+        }
+        self.check_resources(td, e)?;
+        let undo = Change::Entry(
+            Op::Modify,
+            t,
+            self.entry_state(t, td, rt, &old).into_entry(),
+        );
+        let new_data = match &e.action {
+            Some(a) => Some(self.entry_data(td, rt, a)?),
+            None => None,
+        };
+        if e.idle_timeout_ns != self.meta_of(rt, &old).idle_timeout_ns
+            && td.idle_timeout != p4_ir::IdleTimeout::None
+        {
+            let p = self.ttl_profile(td, rt, e.idle_timeout_ns)?;
+            rt.t.set_expire_profile(old.id, p, self.now_ns());
+        }
+        let (h, version) = match &new_data {
+            Some(d) => {
+                let matches = self.check_key(td, &e.key)?;
+                let r =
+                    rt.t.modify_versioned(&matches, e.key.priority, d)
+                        .map_err(|err| ControlError::from(err).context(&td.name))?;
+                self.count_ref(rt, d, 1);
+                self.count_ref(rt, &old.data, -1);
+                r
+            }
+            None => (old.id, old.version),
+        };
+        let visible = self.now_ns();
+        if e.counter.is_some() || td.direct_meter.is_some() {
+            // P4Runtime: an unset counter is left alone; an unset meter config is reset.
+            self.write_direct(td, h, e.counter, e.meter);
+        }
+        lock(&rt.meta.entries).insert(
+            h.slot() as u32,
+            EntryMeta {
+                gen: h.generation(),
+                controller_metadata: e.controller_metadata,
+                metadata: e.metadata.clone(),
+                idle_timeout_ns: e.idle_timeout_ns,
+                meter: e.meter,
+            },
+        );
+        let probe = match new_data {
+            Some(_) => self.arm_probe(rt, h, version, visible),
+            None => None,
+        };
+        Ok((
+            Applied {
+                visible_ns: visible,
+                probe,
+            },
+            undo,
+        ))
+    }
+
+    fn delete_entry(&self, t: TableId, key: &EntryKey) -> ControlResult<(Applied, Change)> {
+        let (td, rt) = self.rt(t)?;
+        if td.entries_const {
+            return Err(ControlError::PermissionDenied(format!(
+                "table {} is const: its entries cannot be deleted",
+                td.name
+            )));
+        }
+        let old = self.find(td, rt, key)?;
+        let mut undo_entry = self.entry_state(t, td, rt, &old).into_entry();
+        undo_entry.counter = self.direct_counter_of(td, old.id);
+        rt.t.delete_id(old.id)
+            .map_err(|e| ControlError::from(e).context(&td.name))?;
+        let visible = self.now_ns();
+        self.count_ref(rt, &old.data, -1);
+        lock(&rt.meta.entries).remove(&(old.id.slot() as u32));
+        Ok((
+            Applied {
+                visible_ns: visible,
+                probe: None,
+            },
+            Change::Entry(Op::Insert, t, undo_entry),
+        ))
+    }
+
+    fn meta_of(&self, rt: &RtTable, v: &EntryView) -> EntryMeta {
+        match lock(&rt.meta.entries).get(&(v.id.slot() as u32)) {
+            Some(m) if m.gen == v.id.generation() => m.clone(),
+            _ => EntryMeta::default(),
+        }
+    }
+
+    fn direct_counter_of(&self, td: &p4_ir::Table, h: EntryHandle) -> Option<CounterData> {
+        let dc = td.direct_counter?;
+        match self.externs.get(dc as usize) {
+            Some(RtExtern::DirectCounter(cells)) => cells.get(h.slot()).map(|c| {
+                let (packets, bytes) = c.read();
+                CounterData { packets, bytes }
+            }),
+            _ => None,
+        }
+    }
+
+    /// The typed state of a table's entry.
+    fn entry_state(
+        &self,
+        t: TableId,
+        td: &p4_ir::Table,
+        rt: &RtTable,
+        v: &EntryView,
+    ) -> EntryState {
+        let meta = lock(&rt.meta.entries)
+            .get(&(v.id.slot() as u32))
+            .filter(|m| m.gen == v.id.generation())
+            .cloned();
+        let from_data_plane = meta.is_none() && td.add_on_miss;
+        let meta = meta.unwrap_or_default();
+        let action = match v.data.action {
+            ACTION_MEMBER | ACTION_GROUP if v.data.params.len() == 4 => {
+                let id = u32::from_be_bytes(v.data.params[..4].try_into().unwrap_or([0; 4]));
+                if v.data.action == ACTION_MEMBER {
+                    EntryAction::Member(id)
                 } else {
-                    let h = rid as usize;
-                    let Some(n) = self.nodes.get_mut(h) else {
-                        return Err(format!("mc_node_update: unknown node {h}"));
-                    };
-                    n.1 = ports;
+                    EntryAction::Group(id)
                 }
-                Ok(())
             }
-            "mc_node_associate" => {
-                let (g, h) = (num(0)? as u32, num(1)? as usize);
-                let Some((rid, ports)) = self.nodes.get(h).cloned() else {
-                    return Err(format!("mc_node_associate: unknown node {h}"));
+            a => EntryAction::Call(ActionCall {
+                action: a,
+                params: td
+                    .actions
+                    .get(a as usize)
+                    .map(|ad| unpack_params(ad, &v.data.params))
+                    .unwrap_or_default(),
+            }),
+        };
+        let profile_ns = v
+            .expire_profile
+            .and_then(|p| rt.t.profile_duration(p))
+            .filter(|&d| d != NEVER_NS);
+        let idle_timeout_ns = if from_data_plane {
+            profile_ns.unwrap_or(0)
+        } else {
+            meta.idle_timeout_ns
+        };
+        let elapsed_ns = match (v.deadline_ns, v.expire_profile) {
+            (Some(d), Some(p)) => {
+                let ttl = rt.t.profile_duration(p).unwrap_or(0);
+                Some(self.now_ns().saturating_sub(d.saturating_sub(ttl)))
+            }
+            _ if td.idle_timeout != p4_ir::IdleTimeout::None => Some(0),
+            _ => None,
+        };
+        let _ = t;
+        EntryState {
+            key: EntryKey {
+                matches: v.matches.clone(),
+                priority: v.priority,
+            },
+            action,
+            controller_metadata: meta.controller_metadata,
+            metadata: meta.metadata,
+            idle_timeout_ns,
+            elapsed_ns,
+            counter: self.direct_counter_of(td, v.id),
+            meter: meta.meter,
+            is_const: td.entries_const,
+            from_data_plane,
+            handle: v.id,
+        }
+    }
+
+    /// The entry of table `t` with this key.
+    pub fn read_entry(&self, t: TableId, key: &EntryKey) -> ControlResult<EntryState> {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let (td, rt) = self.rt(t)?;
+        let v = self.find(td, rt, key)?;
+        Ok(self.entry_state(t, td, rt, &v))
+    }
+
+    /// Every entry of table `t` (those the data plane added included), in slot order.
+    pub fn read_entries(&self, t: TableId) -> ControlResult<Vec<EntryState>> {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let (td, rt) = self.rt(t)?;
+        Ok(rt
+            .t
+            .iter()
+            .iter()
+            .map(|v| self.entry_state(t, td, rt, v))
+            .collect())
+    }
+
+    /// Table `t`'s default action: `None` when no action runs on a miss.
+    pub fn read_default(&self, t: TableId) -> ControlResult<Option<ActionCall>> {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let (td, rt) = self.rt(t)?;
+        let d = rt.t.default_action();
+        Ok(td.actions.get(d.action as usize).map(|a| ActionCall {
+            action: d.action,
+            params: unpack_params(a, &d.params),
+        }))
+    }
+
+    fn set_default(
+        &self,
+        t: TableId,
+        call: Option<&ActionCall>,
+    ) -> ControlResult<(Applied, Change)> {
+        let (td, rt) = self.rt(t)?;
+        if td.default_const {
+            return Err(ControlError::PermissionDenied(format!(
+                "table {} has a const default action",
+                td.name
+            )));
+        }
+        let old = rt.t.default_action();
+        let undo = Change::Default(
+            t,
+            td.actions.get(old.action as usize).map(|a| ActionCall {
+                action: old.action,
+                params: unpack_params(a, &old.params),
+            }),
+        );
+        let data = match call {
+            Some(c) => self.pack_call(td, c, false)?,
+            None => match &td.default_action {
+                Some((a, p)) => ActionData::new(*a, p.as_slice()),
+                None => ActionData::new(ACTION_NONE, &[][..]),
+            },
+        };
+        rt.t.set_default(data)
+            .map_err(|e| ControlError::from(e).context(&td.name))?;
+        Ok((
+            Applied {
+                visible_ns: self.now_ns(),
+                probe: None,
+            },
+            undo,
+        ))
+    }
+
+    /// The idle-timeout notifications waiting for the controller, as typed entries (entries
+    /// deleted since are skipped). Each notified entry's timer is restarted, so a still idle
+    /// entry is notified again one idle timeout later (P4Runtime §9.1.5).
+    pub fn take_idle_notifications(&self) -> Vec<IdleNotification> {
+        let notes = self.take_notifications();
+        if notes.is_empty() {
+            return Vec::new();
+        }
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let now = self.now_ns();
+        let mut out = Vec::with_capacity(notes.len());
+        for n in notes {
+            let Ok((td, rt)) = self.rt(n.table) else {
+                continue;
+            };
+            let Some(v) = rt.t.get(n.entry.id) else {
+                continue;
+            };
+            out.push(IdleNotification {
+                table: n.table,
+                entry: self.entry_state(n.table, td, rt, &v),
+            });
+            rt.t.restart_timer(v.id, now);
+        }
+        out
+    }
+
+    // ------------------------------------------------------------------ counters, meters
+
+    fn counter_cells(&self, x: ExternId) -> ControlResult<&[crate::externs::CounterCell]> {
+        match self.externs.get(x as usize) {
+            Some(RtExtern::Counter(c)) => Ok(c),
+            _ => Err(ControlError::NotFound(format!(
+                "{x} is not an indexed counter"
+            ))),
+        }
+    }
+
+    /// Number of cells of indexed counter `x`.
+    pub fn counter_size(&self, x: ExternId) -> ControlResult<u32> {
+        Ok(self.counter_cells(x)?.len() as u32)
+    }
+
+    /// Cell `index` of indexed counter `x`.
+    pub fn read_counter(&self, x: ExternId, index: u32) -> ControlResult<CounterData> {
+        let cells = self.counter_cells(x)?;
+        let c = cells.get(index as usize).ok_or_else(|| {
+            ControlError::OutOfRange(format!(
+                "counter index {index} is past its size {}",
+                cells.len()
+            ))
+        })?;
+        let (packets, bytes) = c.read();
+        Ok(CounterData { packets, bytes })
+    }
+
+    /// The direct counter of table `t`'s entry with this key.
+    pub fn read_direct_counter(&self, t: TableId, key: &EntryKey) -> ControlResult<CounterData> {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let (td, rt) = self.rt(t)?;
+        if td.direct_counter.is_none() {
+            return Err(invalid(format!("table {} has no direct counter", td.name)));
+        }
+        let v = self.find(td, rt, key)?;
+        Ok(self.direct_counter_of(td, v.id).unwrap_or_default())
+    }
+
+    fn write_counter(
+        &self,
+        x: ExternId,
+        index: u32,
+        d: CounterData,
+    ) -> ControlResult<(Applied, Change)> {
+        let old = self.read_counter(x, index)?;
+        let cells = self.counter_cells(x)?;
+        if let Some(c) = cells.get(index as usize) {
+            c.reset();
+            c.count(d.packets, d.bytes);
+        }
+        Ok((
+            self.applied(),
+            Change::Counter {
+                counter: x,
+                index,
+                data: old,
+            },
+        ))
+    }
+
+    fn applied(&self) -> Applied {
+        Applied {
+            visible_ns: self.now_ns(),
+            probe: None,
+        }
+    }
+
+    fn meter_cells(&self, x: ExternId) -> ControlResult<&[Mutex<Meter>]> {
+        match self.externs.get(x as usize) {
+            Some(RtExtern::Meter(c)) => Ok(c),
+            _ => Err(ControlError::NotFound(format!(
+                "{x} is not an indexed meter"
+            ))),
+        }
+    }
+
+    /// Number of cells of indexed meter `x`.
+    pub fn meter_size(&self, x: ExternId) -> ControlResult<u32> {
+        Ok(self.meter_cells(x)?.len() as u32)
+    }
+
+    /// The configuration of cell `index` of meter `x` (`None`: unconfigured).
+    pub fn read_meter(&self, x: ExternId, index: u32) -> ControlResult<Option<MeterConfig>> {
+        let cells = self.meter_cells(x)?;
+        let m = cells.get(index as usize).ok_or_else(|| {
+            ControlError::OutOfRange(format!(
+                "meter index {index} is past its size {}",
+                cells.len()
+            ))
+        })?;
+        Ok(m.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .config
+            .map(from_units))
+    }
+
+    fn write_meter(
+        &self,
+        x: ExternId,
+        index: u32,
+        c: Option<MeterConfig>,
+    ) -> ControlResult<(Applied, Change)> {
+        let old = self.read_meter(x, index)?;
+        if let Some(m) = self.meter_cells(x)?.get(index as usize) {
+            configure_meter(&mut m.lock().unwrap_or_else(PoisonError::into_inner), c);
+        }
+        Ok((
+            self.applied(),
+            Change::Meter {
+                meter: x,
+                index,
+                config: old,
+            },
+        ))
+    }
+
+    /// The direct meter configuration of table `t`'s entry with this key.
+    pub fn read_direct_meter(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+    ) -> ControlResult<Option<MeterConfig>> {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let (td, rt) = self.rt(t)?;
+        if td.direct_meter.is_none() {
+            return Err(invalid(format!("table {} has no direct meter", td.name)));
+        }
+        let v = self.find(td, rt, key)?;
+        Ok(self.meta_of(rt, &v).meter)
+    }
+
+    fn write_direct_meter(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+        c: Option<MeterConfig>,
+    ) -> ControlResult<(Applied, Change)> {
+        let (td, rt) = self.rt(t)?;
+        if td.direct_meter.is_none() {
+            return Err(invalid(format!("table {} has no direct meter", td.name)));
+        }
+        let v = self.find(td, rt, key)?;
+        let mut meta = self.meta_of(rt, &v);
+        let old = meta.meter;
+        self.write_direct(td, v.id, None, c);
+        meta.gen = v.id.generation();
+        meta.meter = c;
+        lock(&rt.meta.entries).insert(v.id.slot() as u32, meta);
+        Ok((
+            self.applied(),
+            Change::DirectMeter {
+                table: t,
+                key: key.clone(),
+                config: old,
+            },
+        ))
+    }
+
+    fn write_direct_counter(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+        d: CounterData,
+    ) -> ControlResult<(Applied, Change)> {
+        let (td, rt) = self.rt(t)?;
+        if td.direct_counter.is_none() {
+            return Err(invalid(format!("table {} has no direct counter", td.name)));
+        }
+        let v = self.find(td, rt, key)?;
+        let old = self.direct_counter_of(td, v.id).unwrap_or_default();
+        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter);
+        Ok((
+            self.applied(),
+            Change::DirectCounter {
+                table: t,
+                key: key.clone(),
+                data: old,
+            },
+        ))
+    }
+
+    // ------------------------------------------------------------------ registers
+
+    fn register(&self, x: ExternId) -> ControlResult<(&crate::externs::RegisterStore, &Layout)> {
+        match (
+            self.externs.get(x as usize),
+            self.prog.externs.get(x as usize),
+        ) {
+            (Some(RtExtern::Register(r)), Some(def)) => match &def.kind {
+                ExternKind::Register { layout, .. } => Ok((r, layout)),
+                _ => Err(ControlError::NotFound(format!("{x} is not a register"))),
+            },
+            _ => Err(ControlError::NotFound(format!("{x} is not a register"))),
+        }
+    }
+
+    /// The scalar fields of register `x`'s cell type, in order (one for a `bit<W>` register),
+    /// with their word offsets in a cell.
+    pub fn register_fields(&self, x: ExternId) -> ControlResult<Vec<(u32, Ty)>> {
+        let (_, layout) = self.register(x)?;
+        let mut out = Vec::new();
+        scalars(layout, 0, &mut out).map_err(ControlError::Unimplemented)?;
+        Ok(out)
+    }
+
+    /// Number of cells of register `x`.
+    pub fn register_size(&self, x: ExternId) -> ControlResult<u32> {
+        Ok(self.register(x)?.0.size)
+    }
+
+    /// Cell `index` of register `x`: one big-endian value per field (`ceil(w/8)` bytes).
+    pub fn read_register(&self, x: ExternId, index: u32) -> ControlResult<Vec<Vec<u8>>> {
+        let (r, _) = self.register(x)?;
+        if index >= r.size {
+            return Err(ControlError::OutOfRange(format!(
+                "register index {index} is past its size {}",
+                r.size
+            )));
+        }
+        let fields = self.register_fields(x)?;
+        let mut words = vec![0u64; r.words as usize];
+        r.read(u64::from(index), &mut words);
+        Ok(fields
+            .iter()
+            .map(|(off, ty)| words_to_bytes(&words[*off as usize..], ty.width))
+            .collect())
+    }
+
+    fn write_register(
+        &self,
+        x: ExternId,
+        index: u32,
+        value: &[Vec<u8>],
+    ) -> ControlResult<(Applied, Change)> {
+        let old = self.read_register(x, index)?;
+        let (r, _) = self.register(x)?;
+        let fields = self.register_fields(x)?;
+        if value.len() != fields.len() {
+            return Err(invalid(format!(
+                "register cell has {} fields, {} values given",
+                fields.len(),
+                value.len()
+            )));
+        }
+        let mut words = vec![0u64; r.words as usize];
+        for ((off, ty), v) in fields.iter().zip(value) {
+            if !fits(v, ty.width) {
+                return Err(ControlError::OutOfRange(format!(
+                    "register value does not fit {} bits",
+                    ty.width
+                )));
+            }
+            bytes_to_words(v, &mut words[*off as usize..]);
+        }
+        r.write(u64::from(index), &words);
+        Ok((
+            self.applied(),
+            Change::Register {
+                register: x,
+                index,
+                value: old,
+            },
+        ))
+    }
+
+    // ------------------------------------------------------------------ action profiles
+
+    fn profile(&self, x: ExternId) -> ControlResult<&crate::profiles::ActionProfile> {
+        self.profiles
+            .get(x as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| ControlError::NotFound(format!("{x} is not an action profile")))
+    }
+
+    /// The tables whose entries point into action profile `x` (members' actions are indices
+    /// into the first one's actions).
+    pub fn profile_tables(&self, x: ExternId) -> Vec<TableId> {
+        self.tables
+            .iter()
+            .enumerate()
+            .filter(|(_, rt)| rt.indirect == Some(x))
+            .map(|(i, _)| i as TableId)
+            .collect()
+    }
+
+    fn profile_table(&self, x: ExternId) -> ControlResult<&p4_ir::Table> {
+        let t = self.profile_tables(x).first().copied().ok_or_else(|| {
+            ControlError::FailedPrecondition(format!("no table uses action profile {x}"))
+        })?;
+        Ok(&self.prog.tables[t as usize])
+    }
+
+    /// The members of action profile `x`, by id.
+    pub fn read_members(&self, x: ExternId) -> ControlResult<Vec<ProfileMember>> {
+        let p = self.profile(x)?;
+        let td = self.profile_table(x).ok();
+        let st = p.read();
+        let mut out: Vec<ProfileMember> = st
+            .members
+            .iter()
+            .map(|(id, m)| {
+                let a = td.and_then(|td| td.action_of(m.func));
+                ProfileMember {
+                    id: *id,
+                    action: ActionCall {
+                        action: a.unwrap_or(ACTION_NONE),
+                        params: a
+                            .and_then(|a| {
+                                td.map(|td| unpack_params(&td.actions[a as usize], &m.params))
+                            })
+                            .unwrap_or_default(),
+                    },
+                }
+            })
+            .collect();
+        out.sort_by_key(|m| m.id);
+        Ok(out)
+    }
+
+    /// The groups of action selector `x`, by id.
+    pub fn read_groups(&self, x: ExternId) -> ControlResult<Vec<ProfileGroup>> {
+        let p = self.profile(x)?;
+        let st = p.read();
+        let mut out: Vec<ProfileGroup> = st
+            .groups
+            .iter()
+            .map(|(id, g)| ProfileGroup {
+                id: *id,
+                members: g.members.clone(),
+                max_size: g.max_size,
+            })
+            .collect();
+        out.sort_by_key(|g| g.id);
+        Ok(out)
+    }
+
+    fn write_member(
+        &self,
+        op: Op,
+        x: ExternId,
+        m: &ProfileMember,
+    ) -> ControlResult<(Applied, Change)> {
+        let p = self.profile(x)?;
+        let mut st = p.write();
+        let old = st.members.get(&m.id).cloned();
+        let old_call = |o: &Member| -> ControlResult<ProfileMember> {
+            let td = self.profile_table(x)?;
+            let a = td.action_of(o.func).unwrap_or(ACTION_NONE);
+            Ok(ProfileMember {
+                id: m.id,
+                action: ActionCall {
+                    action: a,
+                    params: td
+                        .actions
+                        .get(a as usize)
+                        .map(|ad| unpack_params(ad, &o.params))
+                        .unwrap_or_default(),
+                },
+            })
+        };
+        let undo = match (op, &old) {
+            (Op::Insert, Some(_)) => {
+                return Err(ControlError::AlreadyExists(format!(
+                    "member {} exists",
+                    m.id
+                )))
+            }
+            (Op::Modify | Op::Delete, None) => {
+                return Err(ControlError::NotFound(format!(
+                    "member {} does not exist",
+                    m.id
+                )))
+            }
+            (Op::Delete, Some(o)) if o.refs > 0 => {
+                return Err(ControlError::FailedPrecondition(format!(
+                    "member {} is used by {} groups or entries",
+                    m.id, o.refs
+                )))
+            }
+            (Op::Insert, None) => Change::Member(Op::Delete, x, m.clone()),
+            (Op::Modify, Some(o)) => Change::Member(Op::Modify, x, old_call(o)?),
+            (Op::Delete, Some(o)) => Change::Member(Op::Insert, x, old_call(o)?),
+        };
+        match op {
+            Op::Delete => {
+                st.members.remove(&m.id);
+            }
+            _ => {
+                if op == Op::Insert && st.members.len() >= p.size.max(1) as usize {
+                    return Err(ControlError::ResourceExhausted(format!(
+                        "action profile {x} is full ({} members)",
+                        p.size
+                    )));
+                }
+                let td = self.profile_table(x)?;
+                let data = self.pack_call(td, &m.action, true)?;
+                let func = td.actions[data.action as usize].func;
+                let refs = old.map_or(0, |o| o.refs);
+                st.members.insert(
+                    m.id,
+                    Member {
+                        func,
+                        params: data.params.to_vec(),
+                        refs,
+                    },
+                );
+            }
+        }
+        Ok((self.applied(), undo))
+    }
+
+    fn write_group(
+        &self,
+        op: Op,
+        x: ExternId,
+        g: &ProfileGroup,
+    ) -> ControlResult<(Applied, Change)> {
+        let p = self.profile(x)?;
+        if !p.selector {
+            return Err(invalid(format!(
+                "action profile {x} is not a selector: it has no groups"
+            )));
+        }
+        let mut st = p.write();
+        let old = st.groups.get(&g.id).cloned();
+        let undo = match (op, &old) {
+            (Op::Insert, Some(_)) => {
+                return Err(ControlError::AlreadyExists(format!(
+                    "group {} exists",
+                    g.id
+                )))
+            }
+            (Op::Modify | Op::Delete, None) => {
+                return Err(ControlError::NotFound(format!(
+                    "group {} does not exist",
+                    g.id
+                )))
+            }
+            (Op::Delete, Some(o)) if o.refs > 0 => {
+                return Err(ControlError::FailedPrecondition(format!(
+                    "group {} is used by {} entries",
+                    g.id, o.refs
+                )))
+            }
+            (Op::Insert, None) => Change::Group(Op::Delete, x, g.clone()),
+            (_, Some(o)) => Change::Group(
+                if op == Op::Delete {
+                    Op::Insert
+                } else {
+                    Op::Modify
+                },
+                x,
+                ProfileGroup {
+                    id: g.id,
+                    members: o.members.clone(),
+                    max_size: o.max_size,
+                },
+            ),
+        };
+        if op != Op::Delete {
+            let max = if g.max_size == 0 { p.size } else { g.max_size };
+            if g.members.len() > max as usize {
+                return Err(ControlError::ResourceExhausted(format!(
+                    "group {} has {} members, at most {max} allowed",
+                    g.id,
+                    g.members.len()
+                )));
+            }
+            for (m, w) in &g.members {
+                if !st.members.contains_key(m) {
+                    return Err(ControlError::NotFound(format!("member {m} does not exist")));
+                }
+                if *w == 0 {
+                    return Err(invalid(format!("member {m}: weight must be at least 1")));
+                }
+            }
+        }
+        if let Some(o) = &old {
+            for (m, _) in &o.members {
+                if let Some(mm) = st.members.get_mut(m) {
+                    mm.refs = mm.refs.saturating_sub(1);
+                }
+            }
+        }
+        if op == Op::Delete {
+            st.groups.remove(&g.id);
+        } else {
+            for (m, _) in &g.members {
+                if let Some(mm) = st.members.get_mut(m) {
+                    mm.refs += 1;
+                }
+            }
+            st.groups.insert(
+                g.id,
+                Group {
+                    members: g.members.clone(),
+                    max_size: g.max_size,
+                    expanded: expand(&g.members),
+                    refs: old.map_or(0, |o| o.refs),
+                },
+            );
+        }
+        Ok((self.applied(), undo))
+    }
+
+    // ------------------------------------------------------------------ replication
+
+    /// The multicast groups (all, or the one with id `id`).
+    pub fn read_multicast_groups(&self, id: Option<u32>) -> Vec<MulticastGroup> {
+        let pre = lock(&self.ctl.pre);
+        let mut out: Vec<MulticastGroup> = pre
+            .groups
+            .values()
+            .filter(|g| id.is_none_or(|i| i == g.id))
+            .cloned()
+            .collect();
+        out.sort_by_key(|g| g.id);
+        out
+    }
+
+    /// The clone sessions (all, or the one with id `id`).
+    pub fn read_clone_sessions(&self, id: Option<u32>) -> Vec<CloneSession> {
+        let pre = lock(&self.ctl.pre);
+        let mut out: Vec<CloneSession> = pre
+            .sessions
+            .values()
+            .filter(|s| id.is_none_or(|i| i == s.id))
+            .cloned()
+            .collect();
+        out.sort_by_key(|s| s.id);
+        out
+    }
+
+    fn write_multicast(&self, op: Op, g: &MulticastGroup) -> ControlResult<(Applied, Change)> {
+        if g.id == 0 {
+            return Err(invalid("multicast group id 0 is reserved"));
+        }
+        let mut pre = lock(&self.ctl.pre);
+        let old = pre.groups.get(&g.id).cloned();
+        let undo = match (op, old) {
+            (Op::Insert, Some(_)) => {
+                return Err(ControlError::AlreadyExists(format!(
+                    "multicast group {} exists",
+                    g.id
+                )))
+            }
+            (Op::Modify | Op::Delete, None) => {
+                return Err(ControlError::NotFound(format!(
+                    "multicast group {} does not exist",
+                    g.id
+                )))
+            }
+            (Op::Insert, None) => Change::Multicast(Op::Delete, g.clone()),
+            (Op::Modify, Some(o)) => Change::Multicast(Op::Modify, o),
+            (Op::Delete, Some(o)) => Change::Multicast(Op::Insert, o),
+        };
+        if op != Op::Delete {
+            check_replicas(&g.replicas)?;
+        }
+        let mut dp = self
+            .mc_groups
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if op == Op::Delete {
+            pre.groups.remove(&g.id);
+            dp.remove(&g.id);
+        } else {
+            pre.groups.insert(g.id, g.clone());
+            dp.insert(
+                g.id,
+                g.replicas.iter().map(|r| (r.port, r.instance)).collect(),
+            );
+        }
+        Ok((self.applied(), undo))
+    }
+
+    fn write_clone(&self, op: Op, s: &CloneSession) -> ControlResult<(Applied, Change)> {
+        if s.id == 0 {
+            return Err(invalid("clone session id 0 is reserved"));
+        }
+        let mut pre = lock(&self.ctl.pre);
+        let old = pre.sessions.get(&s.id).cloned();
+        let undo = match (op, old) {
+            (Op::Insert, Some(_)) => {
+                return Err(ControlError::AlreadyExists(format!(
+                    "clone session {} exists",
+                    s.id
+                )))
+            }
+            (Op::Modify | Op::Delete, None) => {
+                return Err(ControlError::NotFound(format!(
+                    "clone session {} does not exist",
+                    s.id
+                )))
+            }
+            (Op::Insert, None) => Change::Clone(Op::Delete, s.clone()),
+            (Op::Modify, Some(o)) => Change::Clone(Op::Modify, o),
+            (Op::Delete, Some(o)) => Change::Clone(Op::Insert, o),
+        };
+        if op != Op::Delete {
+            check_replicas(&s.replicas)?;
+            if s.packet_length_bytes < 0 {
+                return Err(invalid("packet_length_bytes must not be negative"));
+            }
+        }
+        let mut ports = self
+            .sessions
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut reps = self
+            .clone_replicas
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        ports.remove(&s.id);
+        reps.remove(&s.id);
+        if op == Op::Delete {
+            pre.sessions.remove(&s.id);
+        } else {
+            pre.sessions.insert(s.id, s.clone());
+            if let Some(r) = s.replicas.first() {
+                ports.insert(s.id, r.port);
+            }
+            if s.replicas.len() > 1 {
+                reps.insert(
+                    s.id,
+                    s.replicas.iter().map(|r| (r.port, r.instance)).collect(),
+                );
+            }
+        }
+        Ok((self.applied(), undo))
+    }
+
+    // ------------------------------------------------------------------ value sets
+
+    /// The members of parser value set `vs`: per member one `Ternary(value, mask)` per
+    /// component.
+    pub fn read_value_set(&self, vs: ValueSetId) -> ControlResult<Vec<Vec<FieldMatch>>> {
+        let (def, set) = self.value_set(vs)?;
+        let m = set.read().unwrap_or_else(PoisonError::into_inner);
+        Ok(m.iter()
+            .map(|member| {
+                member
+                    .iter()
+                    .zip(&def.widths)
+                    .map(|((v, mask), w)| {
+                        let n = (*w as usize).div_ceil(8);
+                        let b = |x: u64| x.to_be_bytes()[8 - n.min(8)..].to_vec();
+                        FieldMatch::Ternary(b(*v), b(*mask))
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn value_set(
+        &self,
+        vs: ValueSetId,
+    ) -> ControlResult<(
+        &p4_ir::ir::ValueSet,
+        &RwLock<crate::switch::ValueSetMembers>,
+    )> {
+        match (
+            self.prog.value_sets.get(vs as usize),
+            self.value_sets.get(vs as usize),
+        ) {
+            (Some(d), Some(s)) => Ok((d, s)),
+            _ => Err(ControlError::NotFound(format!("unknown value set {vs}"))),
+        }
+    }
+
+    fn write_value_set(
+        &self,
+        vs: ValueSetId,
+        members: &[Vec<FieldMatch>],
+    ) -> ControlResult<(Applied, Change)> {
+        let old = self.read_value_set(vs)?;
+        let (def, set) = self.value_set(vs)?;
+        if members.len() > def.size as usize {
+            return Err(ControlError::ResourceExhausted(format!(
+                "value set {} holds at most {} members",
+                def.name, def.size
+            )));
+        }
+        let mut new = Vec::with_capacity(members.len());
+        for m in members {
+            if m.len() != def.widths.len() {
+                return Err(invalid(format!(
+                    "value set {} has {} components, {} matches given",
+                    def.name,
+                    def.widths.len(),
+                    m.len()
+                )));
+            }
+            let mut comps = Vec::with_capacity(m.len());
+            for (f, &w) in m.iter().zip(&def.widths) {
+                if w > 64 {
+                    return Err(ControlError::Unimplemented(format!(
+                        "value set {}: components wider than 64 bits",
+                        def.name
+                    )));
+                }
+                let full = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+                let val = |v: &[u8]| -> ControlResult<u64> {
+                    if !fits(v, w) {
+                        return Err(ControlError::OutOfRange(format!(
+                            "value set {}: value does not fit {w} bits",
+                            def.name
+                        )));
+                    }
+                    Ok(v.iter()
+                        .fold(0u64, |a, b| a.wrapping_shl(8) | u64::from(*b)))
                 };
-                let mut groups = self
-                    .sw
-                    .mc_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let members = groups.entry(g).or_default();
-                for p in ports {
-                    members.push((p, rid));
-                }
-                Ok(())
-            }
-            "register_write" => {
-                let name = words.first().copied().unwrap_or("");
-                let (i, v) = (num(1)?, num(2)?);
-                match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
-                    Some(RtExtern::Register(r)) => {
-                        r.write(i, &[v]);
-                        Ok(())
-                    }
-                    _ => Err(format!("unknown register `{name}`")),
-                }
-            }
-            "register_reset" => {
-                let name = words.first().copied().unwrap_or("");
-                match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
-                    Some(RtExtern::Register(r)) => {
-                        r.reset();
-                        Ok(())
-                    }
-                    _ => Err(format!("unknown register `{name}`")),
-                }
-            }
-            "counter_write" => {
-                let name = words.first().copied().unwrap_or("");
-                let (i, p, b) = (num(1)?, num(2)?, num(3)?);
-                match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
-                    Some(RtExtern::Counter(cells)) => {
-                        if let Some(c) = cells.get(i as usize) {
-                            c.reset();
-                            c.count(p, b);
+                comps.push(match f {
+                    FieldMatch::Exact(v) => (val(v)?, full),
+                    FieldMatch::Ternary(v, m) => {
+                        let (v, m) = (val(v)?, val(m)?);
+                        if v & !m != 0 {
+                            return Err(invalid(format!(
+                                "value set {}: value has bits outside the mask",
+                                def.name
+                            )));
                         }
-                        Ok(())
+                        (v, m)
                     }
-                    _ => Err(format!("unknown counter `{name}`")),
-                }
-            }
-            "meter_set_rates" | "meter_array_set_rates" => {
-                let name = words.first().copied().unwrap_or("");
-                let (index, rates_at) = if command == "meter_set_rates" {
-                    (Some(num(1)?), 2)
-                } else {
-                    (None, 1)
-                };
-                let mut rates = Vec::new();
-                for w in words.iter().skip(rates_at) {
-                    let Some((r, b)) = w.split_once(':') else {
-                        return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
-                    };
-                    let r: f64 = r
-                        .parse()
-                        .map_err(|_| format!("{command}: bad rate `{r}`"))?;
-                    let b: u64 = b
-                        .parse()
-                        .map_err(|_| format!("{command}: bad burst `{b}`"))?;
-                    rates.push((r, b));
-                }
-                let (c, p) = match rates.as_slice() {
-                    [c, p] => (*c, *p),
-                    [c] => (*c, *c),
-                    _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
-                };
-                let cells = match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
-                    Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
-                    _ => return Err(format!("unknown meter `{name}`")),
-                };
-                for (i, m) in cells.iter().enumerate() {
-                    if index.is_none_or(|x| x as usize == i) {
-                        m.lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .configure(c.0, c.1, p.0, p.1);
+                    _ => {
+                        return Err(invalid(format!(
+                            "value set {}: members are exact or ternary matches",
+                            def.name
+                        )))
                     }
-                }
-                let _ = GREEN;
-                Ok(())
+                });
             }
-            "mirroring_add_mc" => {
-                let (s, g) = (num(0)?, num(1)?);
-                self.sw
-                    .session_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(s as u32, g as u32);
-                Ok(())
+            new.push(comps);
+        }
+        *set.write().unwrap_or_else(PoisonError::into_inner) = new;
+        Ok((
+            self.applied(),
+            Change::ValueSet {
+                set: vs,
+                members: old,
+            },
+        ))
+    }
+
+    // ------------------------------------------------------------------ one change
+
+    /// Applies one change (the caller holds the write lock); returns what it did and the change
+    /// that undoes it.
+    fn apply_change(&self, c: &Change) -> ControlResult<(Applied, Change)> {
+        match c {
+            Change::Entry(Op::Insert, t, e) => self.insert_entry(*t, e),
+            Change::Entry(Op::Modify, t, e) => self.modify_entry(*t, e),
+            Change::Entry(Op::Delete, t, e) => self.delete_entry(*t, &e.key),
+            Change::Default(t, a) => self.set_default(*t, a.as_ref()),
+            Change::Counter {
+                counter,
+                index,
+                data,
+            } => self.write_counter(*counter, *index, *data),
+            Change::DirectCounter { table, key, data } => {
+                self.write_direct_counter(*table, key, *data)
             }
-            other => Err(format!("unknown command `{other}`")),
+            Change::Meter {
+                meter,
+                index,
+                config,
+            } => self.write_meter(*meter, *index, *config),
+            Change::DirectMeter { table, key, config } => {
+                self.write_direct_meter(*table, key, *config)
+            }
+            Change::Register {
+                register,
+                index,
+                value,
+            } => self.write_register(*register, *index, value),
+            Change::Member(op, x, m) => self.write_member(*op, *x, m),
+            Change::Group(op, x, g) => self.write_group(*op, *x, g),
+            Change::Multicast(op, g) => self.write_multicast(*op, g),
+            Change::Clone(op, s) => self.write_clone(*op, s),
+            Change::ValueSet { set, members } => self.write_value_set(*set, members),
         }
     }
 }
 
-/// BMv2 writes stack elements as `name$N`; P4 as `name[N]`.
-fn stack_names(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-            out.push('[');
-            while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
-                out.push(d);
-                chars.next();
-            }
-            out.push(']');
-        } else {
-            out.push(c);
+impl EntryState {
+    /// The entry as it would be written back (the state of its direct counter not included).
+    pub fn into_entry(self) -> TableEntry {
+        TableEntry {
+            key: self.key,
+            action: Some(self.action),
+            controller_metadata: self.controller_metadata,
+            metadata: self.metadata,
+            idle_timeout_ns: if self.from_data_plane {
+                0
+            } else {
+                self.idle_timeout_ns
+            },
+            counter: None,
+            meter: self.meter,
         }
+    }
+}
+
+fn check_replicas(rs: &[Replica]) -> ControlResult<()> {
+    let mut seen = std::collections::HashSet::new();
+    for r in rs {
+        if !seen.insert((r.port, r.instance)) {
+            return Err(invalid(format!(
+                "replica (port {}, instance {}) is given twice",
+                r.port, r.instance
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Configures a meter from P4Runtime units (rates per second) or resets it (`None`).
+fn configure_meter(m: &mut Meter, c: Option<MeterConfig>) {
+    match c {
+        Some(c) => {
+            m.configure(c.cir as f64 / 1e6, c.cburst, c.pir as f64 / 1e6, c.pburst);
+            m.config = Some([c.cir, c.cburst, c.pir, c.pburst]);
+        }
+        None => *m = Meter::default(),
+    }
+    let _ = RED;
+}
+
+fn from_units(u: [u64; 4]) -> MeterConfig {
+    MeterConfig {
+        cir: u[0],
+        cburst: u[1],
+        pir: u[2],
+        pburst: u[3],
+    }
+}
+
+/// Packs parameter values (one per parameter, any length that fits) into the table's layout.
+fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Vec<u8>> {
+    if values.len() != a.params.len() {
+        return Err(invalid(format!(
+            "action {} takes {} parameters, {} given",
+            a.name,
+            a.params.len(),
+            values.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(a.params_bytes());
+    for (p, v) in a.params.iter().zip(values) {
+        out.extend(sized(v, p.ty.width, &|| {
+            format!("parameter {} of action {}", p.name, a.name)
+        })?);
+    }
+    Ok(out)
+}
+
+/// Splits packed parameters into one value per parameter (`ceil(w/8)` bytes each).
+fn unpack_params(a: &p4_ir::TableAction, packed: &[u8]) -> Vec<Vec<u8>> {
+    let mut off = 0;
+    a.params
+        .iter()
+        .map(|p| {
+            let n = p.ty.bytes();
+            let v = packed
+                .get(off..off + n)
+                .map_or_else(|| vec![0; n], <[u8]>::to_vec);
+            off += n;
+            v
+        })
+        .collect()
+}
+
+/// The scalar fields of a register layout with their word offsets.
+fn scalars(l: &Layout, base: u32, out: &mut Vec<(u32, Ty)>) -> Result<(), String> {
+    match l {
+        Layout::Scalar(t) => {
+            out.push((base, *t));
+            Ok(())
+        }
+        Layout::Struct(fs) => {
+            for (_, off, f) in fs {
+                scalars(f, base + off, out)?;
+            }
+            Ok(())
+        }
+        _ => Err("registers of headers, unions, stacks or varbits".into()),
+    }
+}
+
+/// A value of `width` bits stored in words (least significant first) as big-endian bytes.
+fn words_to_bytes(words: &[u64], width: u32) -> Vec<u8> {
+    let n = (width as usize).div_ceil(8);
+    let mut out = vec![0u8; n];
+    for (i, b) in out.iter_mut().rev().enumerate() {
+        let w = words.get(i / 8).copied().unwrap_or(0);
+        *b = (w >> (8 * (i % 8))) as u8;
+    }
+    if width % 8 != 0 && n > 0 {
+        out[0] &= (1u8 << (width % 8)) - 1;
     }
     out
 }
 
-fn bytes_len(w: u32) -> usize {
-    (w as usize).div_ceil(8)
+/// Big-endian bytes into words (least significant first).
+fn bytes_to_words(v: &[u8], words: &mut [u64]) {
+    for (i, b) in v.iter().rev().enumerate() {
+        if let Some(w) = words.get_mut(i / 8) {
+            *w |= u64::from(*b) << (8 * (i % 8));
+        }
+    }
 }
 
-/// The value as `ceil(w/8)` big-endian bytes, `None` when it does not fit `w` bits.
-pub fn bytes_of(v: &BigUint, w: u32) -> Option<Vec<u8>> {
-    if v.bits() > u64::from(w) {
-        return None;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_fit_and_are_sized() {
+        assert!(fits(&[0x0f, 0xff], 12));
+        assert!(fits(&[0, 0, 0x0f, 0xff], 12));
+        assert!(!fits(&[0x10, 0x63], 12));
+        assert!(fits(&[], 1));
+        let name = || "x".to_string();
+        assert_eq!(sized(&[0x63], 12, &name).unwrap(), vec![0, 0x63]);
+        assert_eq!(sized(&[0, 0, 0x63], 12, &name).unwrap(), vec![0, 0x63]);
+        assert!(matches!(
+            sized(&[0x10, 0x63], 12, &name),
+            Err(ControlError::OutOfRange(_))
+        ));
+        assert_eq!(prefix_mask(12, 4), vec![0x0f, 0]);
+        assert_eq!(prefix_mask(32, 24), vec![0xff, 0xff, 0xff, 0]);
     }
-    let n = bytes_len(w);
-    let b = v.to_bytes_be();
-    let b: &[u8] = if b == [0] { &[] } else { &b };
-    let mut out = vec![0u8; n];
-    out[n - b.len()..].copy_from_slice(b);
-    Some(out)
+
+    #[test]
+    fn register_words_round_trip() {
+        let mut w = vec![0u64; 2];
+        bytes_to_words(
+            &[0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09],
+            &mut w,
+        );
+        assert_eq!(w, vec![0x0203_0405_0607_0809, 0x01]);
+        assert_eq!(words_to_bytes(&w, 72), vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(words_to_bytes(&[0x1ff], 9), vec![1, 0xff]);
+    }
 }

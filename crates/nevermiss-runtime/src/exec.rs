@@ -1006,6 +1006,24 @@ impl Exec {
         }
     }
 
+    /// The hash an action selector picks a group's member with: CRC-32 of the table's
+    /// `selector` key fields, each as its big-endian bytes.
+    fn selector_hash(&mut self, td: &p4_ir::ir::Table) -> u64 {
+        let mut bytes = Vec::new();
+        for k in &td.keys {
+            if k.kind != MatchKind::Selector {
+                continue;
+            }
+            let t = k.expr.ty();
+            if t.is_wide() {
+                bytes.extend(self.eval_big(&k.expr).to_bytes_be());
+            } else {
+                bytes.extend(self.eval(&k.expr).to_be_bytes());
+            }
+        }
+        u64::from(crate::externs::crc32(&bytes))
+    }
+
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
     fn build_key(&mut self, td: &p4_ir::ir::Table) {
         self.key.clear();
@@ -1073,6 +1091,20 @@ impl Exec {
         self.build_key(td);
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
+        if let Some(h) = hit {
+            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+            if rt.restart_on_hit {
+                let _ = rt.t.restart_timer(h, self.now_ns);
+            }
+            if let Some(p) = rt
+                .indirect
+                .and_then(|x| sw.profiles.get(x as usize)?.as_ref())
+            {
+                let mut data = std::mem::take(&mut self.lookup.data);
+                p.resolve(td, &mut data, || self.selector_hash(td));
+                self.lookup.data = data;
+            }
+        }
         let action = self.lookup.data.action;
         self.ops |= if hit.is_some() {
             TableOps::HIT

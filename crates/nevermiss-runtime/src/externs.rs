@@ -49,6 +49,9 @@ pub const RED: usize = 2;
 pub struct Meter {
     /// (committed rate, committed burst, peak rate, peak burst), or `None`.
     pub rates: Option<(f64, u64, f64, u64)>,
+    /// The configuration as the control plane wrote it, in its own units (P4Runtime
+    /// `MeterConfig`: cir, cburst, pir, pburst), for reading back exactly.
+    pub config: Option<[u64; 4]>,
     tc: f64,
     tp: f64,
     last_ns: u64,

@@ -7,8 +7,10 @@
 
 pub mod arch;
 pub mod bits;
+pub mod delay;
 pub mod exec;
 pub mod externs;
+mod profiles;
 pub mod switch;
 pub mod worker;
 pub mod workers;

@@ -1,18 +1,25 @@
 //! The switch: a lowered program plus everything stateful it uses — tables, extern state,
-//! value sets, multicast groups, clone/mirror sessions, digests and idle notifications —
-//! shared by all workers and the control plane through `&self` (`Send + Sync`).
+//! value sets, multicast groups, clone/mirror sessions, action profiles, digests and idle
+//! notifications — shared by all workers and the control plane through `&self`
+//! (`Send + Sync`). Its state is private to the runtime: the data plane reaches it through the
+//! interpreter, the control plane through the typed API of [`crate::control`], other crates
+//! through the read-only accessors below.
 
 use crate::arch::ArchInfo;
+use crate::control::ControlState;
+use crate::delay::Watch;
 use crate::externs::{counters, meters, CounterCell, Meter, RegisterStore};
+use crate::profiles::ActionProfile;
 use nevermiss_tables::{
-    ActionData, FieldMatch, IdleTimeout as TIdle, KeySpec, MatchKind as TKind, Table, TableError,
-    TableSpec, MAX_TABLE_SIZE,
+    ActionData, EntryView, FieldMatch, Gate, IdleTimeout as TIdle, KeySpec, MatchKind as TKind,
+    Table, TableError, TableSpec, MAX_TABLE_SIZE,
 };
 use p4_ir::ir::{FnId, FnKind, Stmt, TableId};
 use p4_ir::{EntryMatch, ExternKind, IdleTimeout, MatchKind, Program, Ty, Val};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
 
 /// Run-time configuration of a switch.
 #[derive(Clone, Debug)]
@@ -42,6 +49,9 @@ pub struct Config {
     pub warm_insert_every: u32,
     /// Largest size of any table (the shadow switch of `warm_insert_every` uses 64).
     pub table_size_cap: Option<usize>,
+    /// Measure update delays: every control-plane insert and modify of an entry arms a probe
+    /// that the first packet using the new entry fires (`crate::delay`).
+    pub track_updates: bool,
 }
 
 impl Default for Config {
@@ -58,15 +68,25 @@ impl Default for Config {
             prefetch_tables: 2,
             warm_insert_every: 64,
             table_size_cap: None,
+            track_updates: false,
         }
     }
 }
 
 /// A table at run time.
 pub struct RtTable {
-    pub t: Table,
+    pub(crate) t: Table,
     /// Per action: whether it has `@__ref` parameters (written back into the entry).
-    pub writes_back: Vec<bool>,
+    pub(crate) writes_back: Vec<bool>,
+    /// v1model/PSA tables with an idle timeout: a hit restarts the entry's timer (the idle time
+    /// is the time since the last hit). PNA restarts timers only when the program says so.
+    pub(crate) restart_on_hit: bool,
+    /// The action profile or selector the table's entries point into.
+    pub(crate) indirect: Option<u32>,
+    /// The update-delay probe (`crate::delay`).
+    pub(crate) watch: Watch,
+    /// Control-plane state of the table's entries (metadata, idle timeouts).
+    pub(crate) meta: crate::control::TableMeta,
 }
 
 /// State of an extern instance.
@@ -93,11 +113,12 @@ pub struct DigestMsg {
     pub data: Vec<u8>,
 }
 
-/// An idle-timeout notification for the control plane (PNA NOTIFY_CONTROL).
+/// An idle-timeout notification for the control plane (NOTIFY_CONTROL): the entry as it was
+/// when its idle time ran out. [`crate::control`] turns it into a typed entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notification {
-    pub table: String,
-    pub key: Vec<u8>,
+    pub table: TableId,
+    pub entry: EntryView,
 }
 
 /// Counters of the switch itself.
@@ -112,30 +133,44 @@ pub struct SwitchStats {
 /// The shared state of a running program.
 pub struct Switch {
     /// The program (shared with the shadow switch of `Worker::maintain`).
-    pub prog: Arc<Program>,
-    pub config: Config,
-    pub arch: ArchInfo,
-    pub tables: Vec<RtTable>,
-    pub externs: Vec<RtExtern>,
+    pub(crate) prog: Arc<Program>,
+    pub(crate) config: Config,
+    pub(crate) arch: ArchInfo,
+    pub(crate) tables: Vec<RtTable>,
+    pub(crate) externs: Vec<RtExtern>,
     /// Members of each value set.
-    pub value_sets: Vec<RwLock<ValueSetMembers>>,
-    pub digests: Mutex<Vec<DigestMsg>>,
-    pub notifications: Mutex<Vec<Notification>>,
+    pub(crate) value_sets: Vec<RwLock<ValueSetMembers>>,
+    pub(crate) digests: Mutex<Vec<DigestMsg>>,
+    pub(crate) notifications: Mutex<Vec<Notification>>,
     /// Clone / mirror session → egress port.
-    pub sessions: RwLock<HashMap<u32, u32>>,
+    pub(crate) sessions: RwLock<HashMap<u32, u32>>,
     /// Clone / mirror session → multicast group (`mirroring_add_mc`).
-    pub session_groups: RwLock<HashMap<u32, u32>>,
+    pub(crate) session_groups: RwLock<HashMap<u32, u32>>,
     /// Multicast group → (port, replication id) list.
-    pub mc_groups: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
-    pub flow_ids: AtomicU32,
-    pub stats: SwitchStats,
+    pub(crate) mc_groups: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
+    pub(crate) flow_ids: AtomicU32,
+    pub(crate) stats: SwitchStats,
     /// Per header type: its compact layout when every field is fixed-width ≤ 64 bits and the
     /// header is a whole number of bytes (`Exec::extract`/`emit` fast paths).
-    pub fast_headers: Vec<Option<FastHeader>>,
+    pub(crate) fast_headers: Vec<Option<FastHeader>>,
     /// Exact tables a batch prefetches for after parsing (PNA: the first two the main control
     /// applies whose key needs no calls); see `Worker::process_batch`.
-    pub prefetch: Vec<TableId>,
+    pub(crate) prefetch: Vec<TableId>,
+    /// Clone session → its replicas (P4Runtime sessions of more than one replica).
+    pub(crate) clone_replicas: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
+    /// Action profiles and selectors, by extern index (`None` for other externs).
+    pub(crate) profiles: Vec<Option<ActionProfile>>,
+    /// Workers pass it at every batch; the control plane closes it for whole-batch updates.
+    pub(crate) gate: Gate,
+    /// The origin of [`Switch::now_ns`], the time base of packets, timers and the control plane.
+    pub(crate) origin: Instant,
+    /// Control-plane state (write serialization, replication model).
+    pub(crate) ctl: ControlState,
 }
+
+/// Slots of the quiescence gate: workers beyond this share one slot (still correct, a little
+/// slower per batch).
+const GATE_SLOTS: usize = 256;
 
 /// Why a switch could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,7 +248,22 @@ impl Switch {
                 .iter()
                 .map(|a| a.params.iter().any(|p| p.is_ref))
                 .collect();
-            tables.push(RtTable { t, writes_back });
+            let restart_on_hit = td.idle_timeout == IdleTimeout::NotifyControl
+                && matches!(prog.arch, p4_ir::Arch::V1Model | p4_ir::Arch::Psa);
+            let indirect = td.implementation.filter(|x| {
+                matches!(
+                    prog.externs.get(*x as usize).map(|e| &e.kind),
+                    Some(ExternKind::ActionProfile { .. } | ExternKind::ActionSelector { .. })
+                )
+            });
+            tables.push(RtTable {
+                t,
+                writes_back,
+                restart_on_hit,
+                indirect,
+                watch: Watch::default(),
+                meta: Default::default(),
+            });
         }
         // Constant entries.
         for (td, rt) in prog.tables.iter().zip(&tables) {
@@ -278,6 +328,15 @@ impl Switch {
             .map(|_| RwLock::new(Vec::new()))
             .collect();
         let fast_headers = prog.headers.iter().map(FastHeader::new).collect();
+        let profiles = prog
+            .externs
+            .iter()
+            .map(|x| match x.kind {
+                ExternKind::ActionProfile { size } => Some(ActionProfile::new(size, false)),
+                ExternKind::ActionSelector { size, .. } => Some(ActionProfile::new(size, true)),
+                _ => None,
+            })
+            .collect();
         let prefetch = match &arch.pna {
             Some(pi) => prefetch_tables(&prog, &tables, pi.control, config.prefetch_tables),
             None => Vec::new(),
@@ -298,7 +357,97 @@ impl Switch {
             stats: SwitchStats::default(),
             fast_headers,
             prefetch,
+            clone_replicas: RwLock::new(HashMap::new()),
+            profiles,
+            gate: Gate::new(GATE_SLOTS),
+            origin: Instant::now(),
+            ctl: ControlState::default(),
         })
+    }
+
+    // ------------------------------------------------------------------ read-only accessors
+
+    /// The program.
+    pub fn prog(&self) -> &Arc<Program> {
+        &self.prog
+    }
+
+    /// The run-time configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// What the architecture's blocks are and where their metadata lives.
+    pub fn arch(&self) -> &ArchInfo {
+        &self.arch
+    }
+
+    /// The table `t` (an index into `prog().tables`).
+    pub fn table(&self, t: TableId) -> Option<&Table> {
+        self.tables.get(t as usize).map(|rt| &rt.t)
+    }
+
+    /// Every table, in program order.
+    pub fn tables(&self) -> impl ExactSizeIterator<Item = &Table> + '_ {
+        self.tables.iter().map(|rt| &rt.t)
+    }
+
+    /// The state of extern instance `x` (an index into `prog().externs`).
+    pub fn extern_state(&self, x: u32) -> Option<&RtExtern> {
+        self.externs.get(x as usize)
+    }
+
+    /// The exact tables a PNA batch prefetches for after parsing (`Worker::process_batch`).
+    pub fn prefetched_tables(&self) -> &[TableId] {
+        &self.prefetch
+    }
+
+    /// The switch's own counters.
+    pub fn stats(&self) -> &SwitchStats {
+        &self.stats
+    }
+
+    /// Nanoseconds since the switch was built: the clock of packets (`Clock::Wall`), idle
+    /// timers and control-plane timestamps.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.origin.elapsed().as_nanos() as u64
+    }
+
+    /// The instant [`Switch::now_ns`] counts from.
+    pub fn origin(&self) -> Instant {
+        self.origin
+    }
+
+    /// Number of digest messages waiting for the control plane.
+    pub fn pending_digests(&self) -> usize {
+        self.digests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Number of idle-timeout notifications waiting for the control plane.
+    pub fn pending_notifications(&self) -> usize {
+        self.notifications
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Takes the waiting idle-timeout notifications (oldest first).
+    pub fn take_notifications(&self) -> Vec<Notification> {
+        std::mem::take(
+            &mut *self
+                .notifications
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// The quiescence gate workers pass at every batch (`Worker` registers with it).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// Adds a member to the parser value set `name` (full name or unique suffix): one
@@ -357,18 +506,19 @@ impl Switch {
     /// NOTIFY_CONTROL entries produce notifications. Returns the number of entries affected.
     pub fn expire(&self, now_ns: u64) -> usize {
         let mut n = 0;
-        for (td, rt) in self.prog.tables.iter().zip(&self.tables) {
+        for (ti, (td, rt)) in self.prog.tables.iter().zip(&self.tables).enumerate() {
             if td.idle_timeout == IdleTimeout::None {
                 continue;
             }
             let ex = rt.t.expire(now_ns);
             n += ex.len();
+            let ti = ti as TableId;
             let notes: Vec<Notification> = ex
                 .into_iter()
                 .filter(|e| e.notify)
                 .map(|e| Notification {
-                    table: td.name.clone(),
-                    key: e.entry.key,
+                    table: ti,
+                    entry: e.entry,
                 })
                 .collect();
             if !notes.is_empty() {

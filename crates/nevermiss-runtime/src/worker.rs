@@ -4,7 +4,7 @@ use crate::arch::{pna_finish, pna_parse, process_pna, process_psa, process_v1, O
 use crate::exec::{Exec, TableOps};
 use crate::switch::Switch;
 use nevermiss_io::Packet;
-use nevermiss_tables::Prefetch;
+use nevermiss_tables::{Prefetch, Ticket};
 use std::sync::Arc;
 
 /// Packets a batch parses before their tables are prefetched and they run on (the group size
@@ -22,6 +22,18 @@ pub struct Worker {
     hints: Vec<Option<Prefetch>>,
     id: u64,
     warm: Warm,
+    /// This worker's slot in the switch's quiescence gate: every batch (and every single
+    /// packet of [`Worker::process`]) runs between `enter` and `leave`, so a dataplane-atomic
+    /// control-plane batch is seen whole or not at all (`Switch::write`).
+    ticket: Option<Ticket>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(t) = self.ticket.take() {
+            self.sw.gate().unregister(t);
+        }
+    }
 }
 
 /// State of the insert-path warming (see [`Worker::maintain`]).
@@ -64,6 +76,7 @@ impl Worker {
     /// A worker for `sw`; `id` seeds its random generator.
     pub fn new(sw: Arc<Switch>, id: u64) -> Worker {
         let ex = Exec::new(&sw, id);
+        let sw_ticket = sw.gate().register();
         // Nothing to warm: no add-on-miss table, or warming switched off.
         let warm_off =
             sw.config.warm_insert_every == 0 || !sw.tables.iter().any(|t| t.t.spec().add_on_miss);
@@ -78,12 +91,25 @@ impl Worker {
                 off: warm_off,
                 ..Warm::default()
             },
+            ticket: Some(sw_ticket),
         }
     }
 
     /// Runs one packet that arrived on `port` at `now_ns`; the packets it produces are in
     /// [`Worker::outputs`] until the next call. Never panics on any input bytes.
     pub fn process(&mut self, data: &[u8], port: u32, now_ns: u64) -> &Outputs {
+        if let Some(t) = &self.ticket {
+            self.sw.gate().enter(t);
+        }
+        self.process_inside(data, port, now_ns);
+        if let Some(t) = &self.ticket {
+            self.sw.gate().leave(t);
+        }
+        &self.out
+    }
+
+    /// [`Worker::process`] inside the gate.
+    fn process_inside(&mut self, data: &[u8], port: u32, now_ns: u64) {
         self.out.clear();
         self.ex.now_ns = now_ns;
         self.ex.ops = TableOps::NONE;
@@ -96,7 +122,6 @@ impl Worker {
             process_psa(&mut self.ex, sw, pi, data, port, &mut self.out);
         }
         self.warm.note(self.ex.ops, data, port);
-        &self.out
     }
 
     /// Runs a batch of packets, each at `now_ns(packet)`, calling `done(i, &outputs)` for packet
@@ -112,11 +137,26 @@ impl Worker {
         &mut self,
         pkts: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
+        done: impl FnMut(usize, &Outputs),
+    ) {
+        if let Some(t) = &self.ticket {
+            self.sw.gate().enter(t);
+        }
+        self.process_batch_inside(pkts, now_ns, done);
+        if let Some(t) = &self.ticket {
+            self.sw.gate().leave(t);
+        }
+    }
+
+    fn process_batch_inside(
+        &mut self,
+        pkts: &[Packet],
+        now_ns: impl Fn(&Packet) -> u64,
         mut done: impl FnMut(usize, &Outputs),
     ) {
         if self.sw.arch.pna.is_none() || self.sw.prefetch.is_empty() || pkts.len() <= 1 {
             for (i, p) in pkts.iter().enumerate() {
-                self.process(p.data(), p.port, now_ns(p));
+                self.process_inside(p.data(), p.port, now_ns(p));
                 done(i, &self.out);
             }
             return;

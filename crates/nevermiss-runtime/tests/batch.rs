@@ -69,9 +69,8 @@ fn packets() -> Vec<Packet> {
 
 fn entries(sw: &Switch) -> Vec<String> {
     let mut v: Vec<String> = sw
-        .tables
-        .iter()
-        .flat_map(|t| t.t.iter())
+        .tables()
+        .flat_map(|t| t.iter())
         .map(|e| format!("{e:?}"))
         .collect();
     v.sort();
@@ -119,7 +118,10 @@ fn batches_match_packet_by_packet() {
             );
         }
         if name == "pna-add-on-miss" || name == "pna-dataplane-update" {
-            assert!(!one.prefetch.is_empty(), "{name} prefetches its flow table");
+            assert!(
+                !one.prefetched_tables().is_empty(),
+                "{name} prefetches its flow table"
+            );
             assert!(!entries(&one).is_empty());
         }
     }
@@ -137,7 +139,7 @@ fn warming_leaves_the_real_switch_alone() {
         w.maintain();
     }
     let before = entries(&sw);
-    let stats = sw.tables[0].t.stats();
+    let stats = sw.table(0).unwrap().stats();
     let warmed = w.warmings();
     // Only hits from now on: replay the packets that hit.
     let mut hits = 0;
@@ -157,7 +159,7 @@ fn warming_leaves_the_real_switch_alone() {
         w.warmings()
     );
     assert_eq!(entries(&sw), before, "the real table is unchanged");
-    let after = sw.tables[0].t.stats();
+    let after = sw.table(0).unwrap().stats();
     assert_eq!(after.inserts, stats.inserts);
     assert_eq!(after.misses, stats.misses, "every replayed packet hit");
     // Switched off by the configuration.

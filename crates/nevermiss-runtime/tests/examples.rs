@@ -117,7 +117,7 @@ fn add_on_miss_two_phase_inserts_each_key_once() {
         }
     }
     assert_eq!(n, cfg.count);
-    let t = &sw.tables[0].t;
+    let t = &sw.table(0).unwrap();
     let stored: HashSet<u64> = t
         .iter()
         .iter()
@@ -154,9 +154,9 @@ fn add_on_miss_full_table_fails_gracefully() {
     assert_eq!(outcome(200, 10).0, 3);
     assert_eq!(outcome(201, 11).0, 3);
     assert_eq!(outcome(202, 2), (1, 102));
-    let st = sw.tables[0].t.stats();
+    let st = sw.table(0).unwrap().stats();
     assert_eq!((st.inserts, st.inserts_full), (4, 2));
-    assert_eq!(sw.tables[0].t.len(), 4);
+    assert_eq!(sw.table(0).unwrap().len(), 4);
 }
 
 /// Data-plane updates: an `@__ref` parameter written by the hit action is stored back into
@@ -200,7 +200,7 @@ fn dataplane_update_semantics() {
     assert_eq!(value(5), (1, 1001));
     assert_eq!(value(5), (1, 1002));
     assert_eq!(value(5), (1, 1003));
-    let t = &sw.tables[0].t;
+    let t = &sw.table(0).unwrap();
     let e = &t.iter()[0];
     assert_eq!(e.data.params.as_slice(), &1003u32.to_be_bytes());
     assert_eq!(e.version, 3);
@@ -224,7 +224,7 @@ fn conntrack_expiry_profiles() {
     let synack_in = hex("0200000000010200000000020800450000280000400040060000 c00002090a000001 00501234 00000064 00000002 5012ffff 00000000".replace(' ', "").as_str());
     let ack_out = hex("0200000000020200000000010800450000280000400040060000 0a000001c0000209 12340050 00000002 00000065 5010ffff 00000000".replace(' ', "").as_str());
     let mut w = Worker::new(sw.clone(), 0);
-    let t = &sw.tables[0].t;
+    let t = &sw.table(0).unwrap();
     // Opened at t=0 with the NEW profile (5 ms): the answer at 3 ms gets through.
     assert_eq!(w.process(&syn_out, 1, 0).len(), 1);
     assert_eq!(w.process(&synack_in, 0, 3 * ms).as_slice()[0].0, 1);
@@ -292,10 +292,14 @@ fn notify_control_notifies() {
     let mut w = Worker::new(sw.clone(), 0);
     w.process(&aom_frame(1, 2), 0, 0);
     sw.expire(10_000_000);
-    assert_eq!(sw.tables[0].t.len(), 1, "NOTIFY_CONTROL keeps the entry");
-    let n = sw.notifications.lock().unwrap();
+    assert_eq!(
+        sw.table(0).unwrap().len(),
+        1,
+        "NOTIFY_CONTROL keeps the entry"
+    );
+    let n = sw.take_notifications();
     assert_eq!(n.len(), 1);
-    assert_eq!(n[0].key, 2u32.to_be_bytes());
+    assert_eq!(n[0].entry.key, 2u32.to_be_bytes());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -37,8 +37,8 @@ fn packets(cfg: &TwoPhaseConfig) -> Vec<Packet> {
 }
 
 fn stored_keys(sw: &Switch) -> Vec<u64> {
-    sw.tables[0]
-        .t
+    sw.table(0)
+        .unwrap()
         .iter()
         .iter()
         .map(|e| u64::from(u32::from_be_bytes([e.key[0], e.key[1], e.key[2], e.key[3]])))
@@ -82,7 +82,7 @@ fn rss_spread_two_phase_on_two_workers() {
     let stored = stored_keys(&sw);
     assert_eq!(stored.len(), keys.len());
     assert_eq!(stored.into_iter().collect::<HashSet<_>>(), keys);
-    let st = sw.tables[0].t.stats();
+    let st = sw.table(0).unwrap().stats();
     assert_eq!(st.inserts, keys.len() as u64);
     assert_eq!(st.hits, cfg.count - keys.len() as u64);
     assert_eq!(st.inserts_full, 0);
@@ -122,7 +122,7 @@ fn overlapping_inserts_from_every_worker() {
         let stored = stored_keys(&sw);
         assert_eq!(stored.len(), keys.len(), "no duplicate, no lost entry");
         assert_eq!(stored.into_iter().collect::<HashSet<_>>(), keys);
-        let st = sw.tables[0].t.stats();
+        let st = sw.table(0).unwrap().stats();
         assert_eq!(st.inserts, keys.len() as u64, "each key inserted once");
         assert_eq!(st.inserts_full, 0);
         assert_eq!(st.hits + st.misses, workers as u64 * cfg.count);

@@ -13,6 +13,7 @@ mod arena;
 mod cell;
 mod error;
 mod exact;
+mod gate;
 mod hash;
 mod index;
 #[cfg(loom)]
@@ -26,6 +27,7 @@ mod wheel;
 
 pub use action::{ActionData, Params, ACTION_NONE};
 pub use error::TableError;
+pub use gate::{Closed, Gate, GateTimeout, Ticket};
 pub use spec::{EntryView, FieldMatch, IdleTimeout, KeySpec, MatchKind, TableSpec, MAX_TABLE_SIZE};
 pub use stats::TableStats;
 pub use table::{

@@ -26,6 +26,26 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> impl std::ops::DerefMut<Target = T> + '_ 
     }
 }
 
+/// The guard of a locked `Mutex<()>`.
+#[cfg(loom)]
+pub(crate) type MutexGuardOf<'a> = loom::sync::MutexGuard<'a, ()>;
+/// The guard of a locked `Mutex<()>`.
+#[cfg(not(loom))]
+pub(crate) type MutexGuardOf<'a> = std::sync::MutexGuard<'a, ()>;
+
+/// Locks a `Mutex<()>`, ignoring poisoning, and returns its named guard.
+#[inline]
+pub(crate) fn lock_unit(m: &Mutex<()>) -> MutexGuardOf<'_> {
+    #[cfg(loom)]
+    {
+        m.lock().unwrap()
+    }
+    #[cfg(not(loom))]
+    {
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// Spin a little, then give the core away: on 2 cores a preempted writer must get to run.
 pub(crate) struct Backoff(u32);
 

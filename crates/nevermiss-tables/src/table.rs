@@ -172,6 +172,9 @@ pub struct Table {
     wheel: Option<Mutex<Wheel>>,
     profiles: Box<[AtomicU64]>,
     n_profiles: AtomicU32,
+    /// Profiles set one by one with [`Table::set_profile`] (a bit per id), valid besides the
+    /// first `n_profiles`.
+    extra_profiles: [AtomicU64; MAX_PROFILES / 64],
     stats: Stats,
 }
 
@@ -215,6 +218,7 @@ impl Table {
             wheel,
             profiles,
             n_profiles: AtomicU32::new(DEFAULT_PROFILES_S.len() as u32),
+            extra_profiles: Default::default(),
             stats: Stats::new(),
             spec,
         })
@@ -1001,6 +1005,18 @@ impl Table {
         priority: u32,
         data: ActionData,
     ) -> Result<EntryId, TableError> {
+        self.modify_versioned(matches, priority, &data)
+            .map(|(id, _)| id)
+    }
+
+    /// [`Table::modify`], also returning the entry's new version (what a lookup that sees the
+    /// new data reports in [`Lookup::version`]).
+    pub fn modify_versioned(
+        &self,
+        matches: &[FieldMatch],
+        priority: u32,
+        data: &ActionData,
+    ) -> Result<(EntryId, u64), TableError> {
         let (c, prio) = self.compile(matches, priority)?;
         self.check_params(data.params.len())?;
         loop {
@@ -1022,9 +1038,10 @@ impl Table {
             if g.gen() != gen {
                 continue;
             }
-            g.write(&data);
-            g.set_version(g.version().wrapping_add(1));
-            return Ok(EntryHandle { slot: s, gen });
+            g.write(data);
+            let version = g.version().wrapping_add(1);
+            g.set_version(version);
+            return Ok((EntryHandle { slot: s, gen }, version));
         }
     }
 
@@ -1212,9 +1229,23 @@ impl Table {
         self.profiles[..n].iter().map(|p| p.load(Relaxed)).collect()
     }
 
+    /// Sets the duration of one profile, leaving the others as they are (a control plane maps
+    /// each distinct P4Runtime `idle_timeout_ns` to a profile id of its own this way). Running
+    /// timers of that profile keep their deadline until re-armed.
+    pub fn set_profile(&self, id: u8, duration_ns: u64) {
+        self.profiles[id as usize].store(duration_ns, Relaxed);
+        self.extra_profiles[id as usize / 64].fetch_or(1 << (id % 64), Release);
+    }
+
+    /// The duration of profile `id`, if it is set.
+    pub fn profile_duration(&self, id: u8) -> Option<u64> {
+        self.profile_ns(id)
+    }
+
     fn profile_ns(&self, id: u8) -> Option<u64> {
-        ((id as u32) < self.n_profiles.load(Acquire))
-            .then(|| self.profiles[id as usize].load(Relaxed))
+        let set = (id as u32) < self.n_profiles.load(Acquire)
+            || self.extra_profiles[id as usize / 64].load(Acquire) & (1 << (id % 64)) != 0;
+        set.then(|| self.profiles[id as usize].load(Relaxed))
     }
 
     /// Advances the idle timers to `now_ns` (call it every tick, e.g. each millisecond, from

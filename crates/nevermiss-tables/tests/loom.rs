@@ -198,3 +198,73 @@ fn striped_free_lists_hand_out_each_slot_once() {
         assert_eq!(live, vec![0, 1, 2], "a slot was handed out twice or lost");
     });
 }
+
+/// The quiescence gate (DATAPLANE_ATOMIC): a worker runs a batch that reads two values while
+/// the control plane closes the gate, writes both and opens it. The batch sees both old or
+/// both new values, never one of each; and the writer never writes while the worker is inside.
+#[test]
+fn gate_batch_sees_all_or_nothing() {
+    use loom::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use nevermiss_tables::Gate;
+    check(|| {
+        let gate = Arc::new(Gate::new(2));
+        let vals = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let (g2, v2) = (gate.clone(), vals.clone());
+        let w = thread::spawn(move || {
+            let t = g2.register();
+            g2.enter(&t);
+            let a = v2[0].load(Relaxed);
+            let b = v2[1].load(Relaxed);
+            g2.leave(&t);
+            g2.unregister(t);
+            (a, b)
+        });
+        let (g3, v3) = (gate.clone(), vals.clone());
+        let c = thread::spawn(move || {
+            let closed = g3
+                .close(std::time::Duration::from_secs(3600))
+                .expect("closes");
+            v3[0].store(1, Relaxed);
+            v3[1].store(1, Relaxed);
+            drop(closed);
+        });
+        let (a, b) = w.join().unwrap();
+        c.join().unwrap();
+        assert_eq!(a, b, "a batch saw part of a closed-gate update");
+    });
+}
+
+/// The same with the worker on the shared slot 0 (the own slots are taken), which counts
+/// entries with read-modify-writes instead of flagging them.
+#[test]
+fn gate_shared_slot_is_counted() {
+    use loom::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use nevermiss_tables::Gate;
+    check(|| {
+        let gate = Arc::new(Gate::new(2));
+        let taken = gate.register();
+        let vals = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let (g2, v2) = (gate.clone(), vals.clone());
+        let w = thread::spawn(move || {
+            let t = g2.register();
+            g2.enter(&t);
+            let a = v2[0].load(Relaxed);
+            let b = v2[1].load(Relaxed);
+            g2.leave(&t);
+            (a, b)
+        });
+        let (g3, v3) = (gate.clone(), vals.clone());
+        let c = thread::spawn(move || {
+            let closed = g3
+                .close(std::time::Duration::from_secs(3600))
+                .expect("closes");
+            v3[0].store(1, Relaxed);
+            v3[1].store(1, Relaxed);
+            drop(closed);
+        });
+        let (a, b) = w.join().unwrap();
+        c.join().unwrap();
+        assert_eq!(a, b, "a batch saw part of a closed-gate update");
+        gate.unregister(taken);
+    });
+}

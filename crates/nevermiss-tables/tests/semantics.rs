@@ -572,3 +572,31 @@ fn bad_specs_are_errors_not_panics() {
     .unwrap();
     assert!(t.lookup(&[1, 77, 5], 0).is_hit());
 }
+
+/// `modify_versioned` reports the version a lookup then sees; `set_profile` adds one profile
+/// without touching the others, and entries can be inserted with it.
+#[test]
+fn versioned_modify_and_single_profiles() {
+    let t = Table::new(
+        TableSpec::new("t", vec![KeySpec::new("k", 16, MatchKind::Exact)], 8)
+            .with_idle_timeout(IdleTimeout::NotifyControl),
+    )
+    .unwrap();
+    t.insert(&[ex(&[0, 1])], 0, ad(1, &[1])).unwrap();
+    let (id, v) = t.modify_versioned(&[ex(&[0, 1])], 0, &ad(2, &[2])).unwrap();
+    let l = t.lookup(&[0, 1], 0);
+    assert_eq!((l.hit, l.version, l.data), (Some(id), v, ad(2, &[2])));
+    assert_eq!(v, 1);
+    assert_eq!(t.profile_duration(200), None);
+    assert!(t
+        .insert_with_timeout(&[ex(&[0, 2])], 0, ad(1, &[1]), 200, 0)
+        .is_err());
+    t.set_profile(200, 5 * MS);
+    assert_eq!(t.profile_duration(200), Some(5 * MS));
+    assert_eq!(t.profiles().len(), DEFAULT_PROFILES_S.len());
+    t.insert_with_timeout(&[ex(&[0, 2])], 0, ad(1, &[1]), 200, 0)
+        .unwrap();
+    let ex_ = t.expire(6 * MS);
+    assert_eq!(ex_.len(), 1);
+    assert!(ex_[0].notify);
+}

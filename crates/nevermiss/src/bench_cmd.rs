@@ -5,14 +5,17 @@
 //! Exit codes: 0 the bench completed; 2 bad flags, an unwritable output, a program that does
 //! not compile, or a run that could not start (e.g. pinning failed).
 
-use clap::{Args, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use nevermiss_bench::scenario::Scenario;
 use nevermiss_bench::BenchConfig;
 use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: Option<BenchWhat>,
     /// Small sweep for a smoke test (m=2^10, r ∈ {1,10,100}, sizes 2^10 and 2^12, 2 runs);
     /// other flags override it.
     #[arg(long)]
@@ -228,8 +231,70 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
     Ok(c)
 }
 
+/// Benchmarks other than the table-cost sweep.
+#[derive(Subcommand)]
+pub enum BenchWhat {
+    /// papers/002's control-plane experiment: P4Runtime insert rates by batch size, and
+    /// d_control/d_data/d_all of modifies under traffic with packets that saw no entry counted
+    /// (docs/p4runtime.md).
+    P4rt(P4rtArgs),
+}
+
+#[derive(Args)]
+pub struct P4rtArgs {
+    /// Entries inserted per batch size and run.
+    #[arg(long, default_value = "100000", value_parser = crate::flags::count)]
+    pub inserts: u64,
+    /// Updates per Write request, comma-separated.
+    #[arg(long, default_value = "1,10,100,1000", value_delimiter = ',', value_parser = crate::flags::count_usize)]
+    pub batches: Vec<usize>,
+    /// Modifies of one route per run.
+    #[arg(long, default_value = "10000", value_parser = crate::flags::count)]
+    pub modifies: u64,
+    /// Packets per second through the router during the modifies.
+    #[arg(long, default_value = "1000000", value_parser = crate::flags::count)]
+    pub rate: u64,
+    /// Repetitions (medians are reported).
+    #[arg(long, default_value = "5", value_parser = crate::flags::count_usize)]
+    pub runs: usize,
+    /// Also write the report as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// No progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
 pub fn run(args: BenchArgs) -> u8 {
-    crate::usage_result(run_inner(args))
+    match args.what {
+        Some(BenchWhat::P4rt(a)) => crate::usage_result(run_p4rt(a)),
+        None => crate::usage_result(run_inner(args)),
+    }
+}
+
+fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
+    if let Some(p) = &a.json {
+        std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?;
+    }
+    let opts = nevermiss_bench::p4rt::P4rtOptions {
+        inserts: a.inserts,
+        batches: a.batches.clone(),
+        modifies: a.modifies,
+        rate_pps: a.rate,
+        runs: a.runs,
+    };
+    let quiet = a.quiet;
+    let rep = nevermiss_bench::p4rt::run(&opts, |line| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    })?;
+    out!("{}", rep.render());
+    if let Some(p) = &a.json {
+        let text = serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?;
+        std::fs::write(p, text).map_err(|e| format!("--json {}: {e}", p.display()))?;
+    }
+    Ok(())
 }
 
 fn run_inner(args: BenchArgs) -> Result<(), String> {

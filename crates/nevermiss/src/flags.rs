@@ -146,6 +146,12 @@ impl SwitchArgs {
                 ));
             }
         }
+        Ok(self.config_any())
+    }
+
+    /// The switch configuration, whatever program it will run (`serve` without a program:
+    /// the flags apply to the pipeline a controller loads).
+    pub fn config_any(&self) -> Config {
         let expire_profiles_ns = (!self.expire_profiles.is_empty()).then(|| {
             let mut p: Vec<u64> = nevermiss_tables::DEFAULT_PROFILES_S
                 .iter()
@@ -159,12 +165,12 @@ impl SwitchArgs {
             }
             p
         });
-        Ok(Config {
+        Config {
             host_ports: self.host_ports.clone(),
             expire_profiles_ns,
             tick_ns: self.tick.unwrap_or(Config::default().tick_ns),
             ..Config::default()
-        })
+        }
     }
 }
 

@@ -12,6 +12,7 @@ mod conformance_cmd;
 mod flags;
 mod p4info_cmd;
 mod run_cmd;
+mod serve_cmd;
 mod sim_cmd;
 mod stf_cmd;
 mod testgen;
@@ -57,6 +58,9 @@ enum Command {
     P4info(p4info_cmd::P4InfoArgs),
     /// Run a program over packet ports (pcap files, the built-in generator) and print statistics.
     Run(run_cmd::RunArgs),
+    /// Run the switch with a P4Runtime gRPC server (p4runtime-shell, finsy and other
+    /// controllers drive it).
+    Serve(serve_cmd::ServeArgs),
     /// Run a p4c STF test against a program; exit 0 only if it passes.
     Stf(stf_cmd::StfArgs),
     /// Trace-driven simulator of data hazards in stateful hardware pipelines.
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::P4info(args) => p4info_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Stf(args) => stf_cmd::run(args),
     };
     ExitCode::from(out::exit_code(code))

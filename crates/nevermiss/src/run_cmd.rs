@@ -170,7 +170,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         }
     };
     out!("{}", report.render());
-    let notes = sw.notifications.lock().map(|n| n.len()).unwrap_or(0);
+    let notes = sw.pending_notifications();
     if notes > 0 {
         outln!("idle-timeout notifications for the control plane: {notes}");
     }

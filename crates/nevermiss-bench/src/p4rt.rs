@@ -1,0 +1,500 @@
+//! `nevermiss bench p4rt`: papers/002's control-plane experiment on nevermiss, with no external
+//! box. One process runs `nevermiss serve`'s server on 127.0.0.1 and a gRPC client (tonic, over
+//! TCP) that
+//! - inserts entries (exact keys into the add-on-miss example's table) in Write requests of 1, 10,
+//!   100 and 1000 updates, and reports entries/s and, for single updates, the Write latency;
+//! - with a worker sending packets through the v1model router at a fixed rate, modifies one
+//!   route back and forth between two next hops (ports 1 and 2), one Write each, and reports the
+//!   server's d_control (request arrived → change visible), d_data (visible → first packet that
+//!   used it) and d_all, and the number of packets that saw no entry or the default action
+//!   (dropped) during the modifies.
+//!
+//! Timing is wall clock (ns); medians over `runs` repetitions are reported (docs/p4runtime.md).
+
+use nevermiss_p4rt::pb::p4::v1 as p4;
+use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
+use nevermiss_p4rt::server::{self, Device, ServeOptions};
+use nevermiss_runtime::Worker;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tonic::transport::Channel;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct P4rtOptions {
+    /// Entries inserted per batch size and run.
+    pub inserts: u64,
+    /// Batch sizes (updates per Write).
+    pub batches: Vec<usize>,
+    /// Modifies per run.
+    pub modifies: u64,
+    /// Packets per second through the router during the modifies.
+    pub rate_pps: u64,
+    pub runs: usize,
+}
+
+impl Default for P4rtOptions {
+    fn default() -> P4rtOptions {
+        P4rtOptions {
+            inserts: 100_000,
+            batches: vec![1, 10, 100, 1000],
+            modifies: 10_000,
+            rate_pps: 1_000_000,
+            runs: 5,
+        }
+    }
+}
+
+/// One batch size's insert rate.
+#[derive(Clone, Debug, Serialize)]
+pub struct InsertRate {
+    pub batch: usize,
+    pub entries: u64,
+    /// Median over the runs.
+    pub entries_per_s: f64,
+    pub runs_entries_per_s: Vec<f64>,
+}
+
+/// p50, p99, p99.99, max in ns.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p99: u64,
+    pub p99_99: u64,
+    pub max: u64,
+    pub n: usize,
+}
+
+impl Percentiles {
+    fn of(mut v: Vec<u64>) -> Percentiles {
+        let n = v.len();
+        match server::percentiles(&mut v) {
+            Some([p50, p99, p99_99, max]) => Percentiles {
+                p50,
+                p99,
+                p99_99,
+                max,
+                n,
+            },
+            None => Percentiles::default(),
+        }
+    }
+}
+
+/// The report.
+#[derive(Clone, Debug, Serialize)]
+pub struct P4rtReport {
+    pub inserts: Vec<InsertRate>,
+    /// Client-side latency of single-update Writes (inserts), all runs.
+    pub write_latency_ns: Percentiles,
+    pub modifies: u64,
+    pub rate_pps: u64,
+    /// Packets the worker sent during the modifies, and how many of them were dropped (no
+    /// entry or the default action).
+    pub packets: u64,
+    pub packets_dropped: u64,
+    pub d_control_ns: Percentiles,
+    pub d_data_ns: Percentiles,
+    pub d_all_ns: Percentiles,
+    /// Client-side latency of the modify Writes.
+    pub modify_latency_ns: Percentiles,
+    pub runs: usize,
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn config_of(name: &str, defines: &[(&str, &str)]) -> Result<Vec<u8>, String> {
+    let opts = p4_front::driver::Options {
+        defines: defines
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        ..Default::default()
+    };
+    let path = examples().join(name);
+    let c = p4_front::driver::compile_file(&path, &opts).map_err(|f| f.render())?;
+    Ok(nevermiss_p4rt::device_config::encode(&c, name))
+}
+
+fn election() -> Option<p4::Uint128> {
+    Some(p4::Uint128 { high: 0, low: 1 })
+}
+
+struct Client {
+    c: P4RuntimeClient<Channel>,
+    _stream: mpsc::Sender<p4::StreamMessageRequest>,
+}
+
+impl Client {
+    async fn connect(addr: std::net::SocketAddr) -> Result<Client, String> {
+        let mut c = P4RuntimeClient::connect(format!("http://{addr}"))
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(p4::StreamMessageRequest {
+            update: Some(p4::stream_message_request::Update::Arbitration(
+                p4::MasterArbitrationUpdate {
+                    device_id: 1,
+                    election_id: election(),
+                    ..Default::default()
+                },
+            )),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let mut resp = c
+            .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await
+            .map_err(|e| e.to_string())?
+            .into_inner();
+        use tokio_stream::StreamExt;
+        let first = resp.next().await;
+        if !matches!(first, Some(Ok(_))) {
+            return Err("arbitration failed".into());
+        }
+        tokio::spawn(async move { while resp.next().await.is_some() {} });
+        Ok(Client { c, _stream: tx })
+    }
+
+    async fn set_pipeline(&mut self, cfg: Vec<u8>) -> Result<(), String> {
+        self.c
+            .set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+                device_id: 1,
+                election_id: election(),
+                action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+                config: Some(p4::ForwardingPipelineConfig {
+                    p4_device_config: cfg,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("SetForwardingPipelineConfig: {}", e.message()))?;
+        Ok(())
+    }
+
+    async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), String> {
+        self.c
+            .write(p4::WriteRequest {
+                device_id: 1,
+                election_id: election(),
+                updates,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("Write: {}", e.message()))?;
+        Ok(())
+    }
+}
+
+fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
+    p4::Update {
+        r#type: t as i32,
+        entity: Some(p4::Entity {
+            entity: Some(p4::entity::Entity::TableEntry(e)),
+        }),
+    }
+}
+
+fn exact(field: u32, v: &[u8]) -> p4::FieldMatch {
+    p4::FieldMatch {
+        field_id: field,
+        field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+            p4::field_match::Exact { value: v.to_vec() },
+        )),
+    }
+}
+
+fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
+    Some(p4::TableAction {
+        r#type: Some(p4::table_action::Type::Action(p4::Action {
+            action_id: id,
+            params: params
+                .iter()
+                .enumerate()
+                .map(|(i, v)| p4::action::Param {
+                    param_id: i as u32 + 1,
+                    value: v.to_vec(),
+                })
+                .collect(),
+        })),
+    })
+}
+
+fn id_of(dev: &Device, name: &str) -> Result<u32, String> {
+    let p = dev.pipeline().ok_or("no pipeline")?;
+    p.p4info
+        .tables
+        .iter()
+        .filter_map(|t| t.preamble.as_ref())
+        .chain(p.p4info.actions.iter().filter_map(|a| a.preamble.as_ref()))
+        .find(|pre| pre.name == name || pre.alias == name)
+        .map(|pre| pre.id)
+        .ok_or_else(|| format!("{name} is not in the P4Info"))
+}
+
+/// An IPv4/UDP packet to `dst` with a correct header checksum.
+fn router_packet(dst: [u8; 4]) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let mut ip = vec![0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 9, 9, 9];
+    ip.extend(dst);
+    let sum: u32 = ip
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    let folded = (sum & 0xffff) + (sum >> 16);
+    let csum = !(((folded & 0xffff) + (folded >> 16)) as u16);
+    ip[10..12].copy_from_slice(&csum.to_be_bytes());
+    f.extend(ip);
+    f.extend([0x04, 0xd2, 0x16, 0x2e, 0, 8, 0, 0]);
+    f
+}
+
+/// Runs the benchmark.
+pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtReport, String> {
+    if opts.batches.is_empty() || opts.batches.contains(&0) {
+        return Err("--batches: give batch sizes of at least 1".into());
+    }
+    if opts.runs == 0 || opts.inserts == 0 || opts.modifies == 0 || opts.rate_pps == 0 {
+        return Err("--runs, --inserts, --modifies and --rate must be at least 1".into());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(run_async(opts, &mut progress))
+}
+
+async fn run_async(
+    opts: &P4rtOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<P4rtReport, String> {
+    let dev = Device::new(ServeOptions::default());
+    let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).map_err(|e| e.to_string())?;
+    let server_task = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(server::grpc_service(dev.clone()))
+            .serve_with_incoming(incoming),
+    );
+    let hk = tokio::spawn(server::housekeeping(dev.clone()));
+    let mut client = Client::connect(addr).await?;
+    let size = opts.inserts.next_power_of_two().max(1024).to_string();
+    let aom = config_of("pna-add-on-miss.p4", &[("FLOW_TABLE_SIZE", &size)])?;
+    let router = config_of("v1model-router.p4", &[])?;
+
+    // (a) Insert rates.
+    let mut inserts = Vec::new();
+    let mut single_latency = Vec::new();
+    for &b in &opts.batches {
+        let mut rates = Vec::new();
+        for run in 0..opts.runs {
+            client.set_pipeline(aom.clone()).await?;
+            let (flows, hit) = (id_of(&dev, "flows")?, id_of(&dev, "flow_hit")?);
+            let n = opts.inserts;
+            let start = Instant::now();
+            let mut k = 0u64;
+            while k < n {
+                let m = (b as u64).min(n - k);
+                let updates = (k..k + m)
+                    .map(|i| {
+                        let key = (i as u32).to_be_bytes();
+                        update(
+                            p4::update::Type::Insert,
+                            p4::TableEntry {
+                                table_id: flows,
+                                r#match: vec![exact(1, &key)],
+                                action: action(hit, &[&key]),
+                                ..Default::default()
+                            },
+                        )
+                    })
+                    .collect();
+                let t = Instant::now();
+                client.write(updates).await?;
+                if b == 1 {
+                    single_latency.push(t.elapsed().as_nanos() as u64);
+                }
+                k += m;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            rates.push(n as f64 / secs);
+            progress(&format!(
+                "inserts, batch {b}, run {}: {:.0} entries/s",
+                run + 1,
+                n as f64 / secs
+            ));
+        }
+        inserts.push(InsertRate {
+            batch: b,
+            entries: opts.inserts,
+            entries_per_s: median(&rates),
+            runs_entries_per_s: rates,
+        });
+    }
+
+    // (b) Modifies under traffic.
+    let (mut packets, mut dropped) = (0u64, 0u64);
+    let (mut dc, mut dd, mut da, mut ml) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 0..opts.runs {
+        client.set_pipeline(router.clone()).await?;
+        let lpm = id_of(&dev, "ipv4_lpm")?;
+        let nh = id_of(&dev, "set_next_hop")?;
+        let mac = id_of(&dev, "next_hop_mac")?;
+        let dmac = id_of(&dev, "set_dmac")?;
+        let route = |port: u8| p4::TableEntry {
+            table_id: lpm,
+            r#match: vec![p4::FieldMatch {
+                field_id: 1,
+                field_match_type: Some(p4::field_match::FieldMatchType::Lpm(
+                    p4::field_match::Lpm {
+                        value: vec![10, 0, 0, 0],
+                        prefix_len: 8,
+                    },
+                )),
+            }],
+            action: action(nh, &[&[port], &[port]]),
+            ..Default::default()
+        };
+        let mut setup = vec![update(p4::update::Type::Insert, route(1))];
+        for hop in [1u8, 2] {
+            setup.push(update(
+                p4::update::Type::Insert,
+                p4::TableEntry {
+                    table_id: mac,
+                    r#match: vec![exact(1, &[hop])],
+                    action: action(dmac, &[&[2, 0, 0, 0, 0, hop]]),
+                    ..Default::default()
+                },
+            ));
+        }
+        client.write(setup).await?;
+        dev.clear_update_delays();
+        // The traffic: one worker at a fixed rate.
+        let sw = dev.pipeline().ok_or("no pipeline")?.sw.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let rate = opts.rate_pps;
+        let traffic = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut w = Worker::new(sw.clone(), 1);
+                let pkt = router_packet([10, 0, 0, 1]);
+                let (mut sent, mut lost) = (0u64, 0u64);
+                let start = Instant::now();
+                let gap_ns = 1_000_000_000 / rate;
+                while !stop.load(Ordering::Relaxed) {
+                    let due = start + Duration::from_nanos(gap_ns.saturating_mul(sent));
+                    while Instant::now() < due {
+                        std::hint::spin_loop();
+                    }
+                    if w.process(&pkt, 0, sw.now_ns()).is_empty() {
+                        lost += 1;
+                    }
+                    sent += 1;
+                }
+                (sent, lost)
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        for i in 0..opts.modifies {
+            let port = if i % 2 == 0 { 2 } else { 1 };
+            let t = Instant::now();
+            client
+                .write(vec![update(p4::update::Type::Modify, route(port))])
+                .await?;
+            ml.push(t.elapsed().as_nanos() as u64);
+        }
+        // Let the last modify be used, then stop the traffic.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        stop.store(true, Ordering::Relaxed);
+        let (s, l) = traffic.join().map_err(|_| "traffic thread panicked")?;
+        packets += s;
+        dropped += l;
+        // The delays were cleared after the setup write: every row is a modify.
+        let mods = dev.update_delays();
+        dc.extend(mods.iter().map(|d| d.d_control_ns));
+        dd.extend(mods.iter().filter_map(|d| d.d_data_ns));
+        da.extend(mods.iter().filter_map(|d| d.d_all_ns()));
+        progress(&format!(
+            "modifies, run {}: {} modifies, {s} packets, {l} dropped",
+            run + 1,
+            opts.modifies
+        ));
+    }
+    hk.abort();
+    server_task.abort();
+    Ok(P4rtReport {
+        inserts,
+        write_latency_ns: Percentiles::of(single_latency),
+        modifies: opts.modifies,
+        rate_pps: opts.rate_pps,
+        packets,
+        packets_dropped: dropped,
+        d_control_ns: Percentiles::of(dc),
+        d_data_ns: Percentiles::of(dd),
+        d_all_ns: Percentiles::of(da),
+        modify_latency_ns: Percentiles::of(ml),
+        runs: opts.runs,
+    })
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    match s.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+impl P4rtReport {
+    /// The report as text.
+    pub fn render(&self) -> String {
+        let us = |p: &Percentiles| {
+            format!(
+                "p50 {:.1} µs, p99 {:.1} µs, p99.99 {:.1} µs, max {:.1} µs ({} updates)",
+                p.p50 as f64 / 1e3,
+                p.p99 as f64 / 1e3,
+                p.p99_99 as f64 / 1e3,
+                p.max as f64 / 1e3,
+                p.n
+            )
+        };
+        let mut s = String::from(
+            "P4Runtime Write (tonic client over TCP on 127.0.0.1), medians of runs:\n",
+        );
+        for r in &self.inserts {
+            s.push_str(&format!(
+                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run)\n",
+                r.batch, r.entries_per_s, r.entries
+            ));
+        }
+        s.push_str(&format!(
+            "  single-update Write latency (client): {}\n",
+            us(&self.write_latency_ns)
+        ));
+        s.push_str(&format!(
+            "modifies of one route between two next hops, {} per run, under {} packets/s:\n",
+            self.modifies, self.rate_pps
+        ));
+        s.push_str(&format!("  d_control: {}\n", us(&self.d_control_ns)));
+        s.push_str(&format!("  d_data:    {}\n", us(&self.d_data_ns)));
+        s.push_str(&format!("  d_all:     {}\n", us(&self.d_all_ns)));
+        s.push_str(&format!(
+            "  Write latency (client): {}\n",
+            us(&self.modify_latency_ns)
+        ));
+        s.push_str(&format!(
+            "  packets: {}, dropped (no entry or the default action): {}\n",
+            self.packets, self.packets_dropped
+        ));
+        s
+    }
+}

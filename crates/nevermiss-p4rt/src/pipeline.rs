@@ -1,0 +1,863 @@
+//! A loaded pipeline: the switch, its P4Info, and the translation between P4Runtime messages
+//! (ids, canonical bytestrings) and the runtime's typed control API (IR indices, sized values).
+//!
+//! Bytestrings follow P4Runtime §8.4 "Bytestrings": any length is accepted as long as the value
+//! fits the field's width (else `OUT_OF_RANGE`); what the server sends is canonical (the
+//! shortest string, zero as one `\0` byte).
+
+#![allow(deprecated)] // `controller_metadata` is deprecated in P4Runtime 1.4 but must still be stored and read back.
+
+use crate::p4info::ControlPlaneIds;
+use crate::pb::p4::config::v1 as pi;
+use crate::pb::p4::v1 as p4;
+use nevermiss_runtime::control::{
+    ActionCall, ControlError, ControlResult, CounterData, EntryAction, EntryKey, EntryState,
+    TableEntry,
+};
+use nevermiss_runtime::{Switch, Worker};
+use nevermiss_tables::FieldMatch;
+use p4_ir::{FnId, MatchKind, TableId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// One table's P4Info view.
+struct TableInfo {
+    ir: TableId,
+    /// Match field id → position among the table's (non-selector) key fields, and the
+    /// field's kind and width.
+    fields: HashMap<u32, (usize, MatchKind, u32)>,
+    /// Field ids in key order.
+    field_ids: Vec<u32>,
+    const_default: bool,
+    idle_timeout: bool,
+}
+
+/// One action's P4Info view: parameter id → (position, width).
+struct ActionInfo {
+    params: HashMap<u32, (usize, u32)>,
+    param_ids: Vec<u32>,
+}
+
+/// A pipeline the server runs.
+pub struct Pipeline {
+    pub sw: Arc<Switch>,
+    pub p4info: pi::P4Info,
+    pub device_config: Vec<u8>,
+    pub cookie: Option<u64>,
+    pub ids: ControlPlaneIds,
+    tables: HashMap<u32, TableInfo>,
+    table_ids: HashMap<TableId, u32>,
+    actions: HashMap<u32, ActionInfo>,
+    fn_ids: HashMap<FnId, u32>,
+    /// The worker that runs PacketOuts.
+    pub worker: Mutex<Worker>,
+    /// Controller header fields: (id, bitwidth), in header order.
+    pub packet_in: Vec<(u32, u32)>,
+    pub packet_out: Vec<(u32, u32)>,
+}
+
+fn invalid(m: impl Into<String>) -> ControlError {
+    ControlError::InvalidArgument(m.into())
+}
+
+/// The canonical bytestring of a big-endian value.
+pub fn canonical(v: &[u8]) -> Vec<u8> {
+    match v.iter().position(|&b| b != 0) {
+        Some(i) => v[i..].to_vec(),
+        None => vec![0],
+    }
+}
+
+/// Checks a received bytestring against a width: non-empty and fits.
+fn check_bytes(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<()> {
+    if v.is_empty() {
+        return Err(invalid(format!("{}: empty bytestring", what())));
+    }
+    let first = v.iter().position(|&b| b != 0);
+    if let Some(i) = first {
+        let bits = (v.len() - i) as u32 * 8 - v[i].leading_zeros();
+        if bits > width {
+            return Err(ControlError::OutOfRange(format!(
+                "{}: value does not fit {width} bits",
+                what()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn is_zero(v: &[u8]) -> bool {
+    v.iter().all(|&b| b == 0)
+}
+
+fn all_ones(v: &[u8], width: u32) -> bool {
+    let n = (width as usize).div_ceil(8);
+    let pad = n as u32 * 8 - width;
+    v.len() == n
+        && v.iter()
+            .enumerate()
+            .all(|(i, &b)| if i == 0 { b == 0xff >> pad } else { b == 0xff })
+}
+
+/// Big-endian value of bits `[off, off+width)` of `data` as `ceil(width/8)` bytes.
+pub fn get_bits(data: &[u8], off: usize, width: u32) -> Vec<u8> {
+    let n = (width as usize).div_ceil(8);
+    let mut out = vec![0u8; n];
+    for i in 0..width as usize {
+        let src = off + i;
+        let bit = data.get(src / 8).map_or(0, |b| (b >> (7 - src % 8)) & 1);
+        let dst = n * 8 - width as usize + i;
+        out[dst / 8] |= bit << (7 - dst % 8);
+    }
+    out
+}
+
+/// Writes big-endian `v` (any length; its low `width` bits) at bit `off` of `data`.
+pub fn put_bits(data: &mut [u8], off: usize, width: u32, v: &[u8]) {
+    let total = v.len() * 8;
+    for i in 0..width as usize {
+        let bit_index_from_lsb = width as usize - 1 - i;
+        let bit = if bit_index_from_lsb < total {
+            let src = total - 1 - bit_index_from_lsb;
+            (v[src / 8] >> (7 - src % 8)) & 1
+        } else {
+            0
+        };
+        let dst = off + i;
+        if let Some(b) = data.get_mut(dst / 8) {
+            *b |= bit << (7 - dst % 8);
+        }
+    }
+}
+
+impl Pipeline {
+    /// Builds the index of a switch and its P4Info.
+    pub fn new(
+        sw: Arc<Switch>,
+        p4info: pi::P4Info,
+        ids: ControlPlaneIds,
+        device_config: Vec<u8>,
+        cookie: Option<u64>,
+    ) -> Pipeline {
+        let prog = sw.prog().clone();
+        let mut tables = HashMap::new();
+        let mut table_ids = HashMap::new();
+        for t in &p4info.tables {
+            let Some(pre) = &t.preamble else { continue };
+            let Some(&ir) = ids.tables.get(&pre.id) else {
+                continue;
+            };
+            let Some(td) = prog.tables.get(ir as usize) else {
+                continue;
+            };
+            let keys: Vec<&p4_ir::TableKey> = td
+                .keys
+                .iter()
+                .filter(|k| k.kind != MatchKind::Selector)
+                .collect();
+            let mut fields = HashMap::new();
+            let mut field_ids = Vec::new();
+            for (i, (mf, k)) in t.match_fields.iter().zip(&keys).enumerate() {
+                fields.insert(mf.id, (i, k.kind, k.expr.ty().width));
+                field_ids.push(mf.id);
+            }
+            tables.insert(
+                pre.id,
+                TableInfo {
+                    ir,
+                    fields,
+                    field_ids,
+                    const_default: t.const_default_action_id != 0,
+                    idle_timeout: t.idle_timeout_behavior
+                        == pi::table::IdleTimeoutBehavior::NotifyControl as i32,
+                },
+            );
+            table_ids.insert(ir, pre.id);
+        }
+        let mut actions = HashMap::new();
+        for a in &p4info.actions {
+            let Some(pre) = &a.preamble else { continue };
+            let mut params = HashMap::new();
+            let mut param_ids = Vec::new();
+            for (i, p) in a.params.iter().enumerate() {
+                params.insert(p.id, (i, p.bitwidth as u32));
+                param_ids.push(p.id);
+            }
+            actions.insert(pre.id, ActionInfo { params, param_ids });
+        }
+        let mut fn_ids = HashMap::new();
+        for (id, fns) in &ids.actions {
+            for f in fns {
+                fn_ids.insert(*f, *id);
+            }
+        }
+        let header = |name: &str| -> Vec<(u32, u32)> {
+            p4info
+                .controller_packet_metadata
+                .iter()
+                .find(|c| c.preamble.as_ref().is_some_and(|p| p.name == name))
+                .map(|c| {
+                    c.metadata
+                        .iter()
+                        .map(|m| (m.id, m.bitwidth as u32))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let packet_in = header("packet_in");
+        let packet_out = header("packet_out");
+        let worker = Mutex::new(Worker::new(sw.clone(), 0x9559));
+        Pipeline {
+            sw,
+            p4info,
+            device_config,
+            cookie,
+            ids,
+            tables,
+            table_ids,
+            actions,
+            fn_ids,
+            worker,
+            packet_in,
+            packet_out,
+        }
+    }
+
+    /// Whether the P4Info has a `packet_out` controller header.
+    pub fn has_packet_out(&self) -> bool {
+        self.p4info
+            .controller_packet_metadata
+            .iter()
+            .any(|c| c.preamble.as_ref().is_some_and(|p| p.name == "packet_out"))
+    }
+
+    fn table(&self, id: u32) -> ControlResult<&TableInfo> {
+        if id == 0 {
+            return Err(invalid("table_id must be set"));
+        }
+        self.tables
+            .get(&id)
+            .ok_or_else(|| ControlError::NotFound(format!("unknown table id {id}")))
+    }
+
+    /// The IR table of a P4Info table id.
+    pub fn ir_table(&self, id: u32) -> ControlResult<TableId> {
+        self.table(id).map(|t| t.ir)
+    }
+
+    /// Every table: (P4Info id, IR table), in P4Info order.
+    pub fn all_tables(&self) -> Vec<(u32, TableId)> {
+        self.p4info
+            .tables
+            .iter()
+            .filter_map(|t| t.preamble.as_ref())
+            .filter_map(|p| self.tables.get(&p.id).map(|t| (p.id, t.ir)))
+            .collect()
+    }
+
+    /// Whether a table notifies the controller of idle entries.
+    pub fn has_idle_timeout(&self, id: u32) -> bool {
+        self.tables.get(&id).is_some_and(|t| t.idle_timeout)
+    }
+
+    /// The P4Info id of an IR table.
+    pub fn table_id(&self, t: TableId) -> u32 {
+        self.table_ids.get(&t).copied().unwrap_or(0)
+    }
+
+    fn td(&self, t: TableId) -> &p4_ir::Table {
+        &self.sw.prog().tables[t as usize]
+    }
+
+    /// The entry key of a P4Runtime table entry (omitted fields are don't-cares; P4Runtime
+    /// §9.1.1 "Match format").
+    pub fn key(&self, e: &p4::TableEntry) -> ControlResult<EntryKey> {
+        let ti = self.table(e.table_id)?;
+        let td = self.td(ti.ir);
+        let mut matches: Vec<Option<FieldMatch>> = vec![None; ti.field_ids.len()];
+        use p4::field_match::FieldMatchType as F;
+        for m in &e.r#match {
+            let Some(&(pos, kind, w)) = ti.fields.get(&m.field_id) else {
+                return Err(invalid(format!(
+                    "table {}: unknown match field id {}",
+                    td.name, m.field_id
+                )));
+            };
+            if matches[pos].is_some() {
+                return Err(invalid(format!(
+                    "table {}: match field id {} given twice",
+                    td.name, m.field_id
+                )));
+            }
+            let what = || format!("table {} field {}", td.name, m.field_id);
+            let fm = match (&m.field_match_type, kind) {
+                (Some(F::Exact(x)), MatchKind::Exact) => {
+                    check_bytes(&x.value, w, &what)?;
+                    FieldMatch::Exact(x.value.clone())
+                }
+                (Some(F::Lpm(x)), MatchKind::Lpm) => {
+                    check_bytes(&x.value, w, &what)?;
+                    if x.prefix_len <= 0 || x.prefix_len as u32 > w {
+                        return Err(invalid(format!(
+                            "{}: prefix length {} must be in 1..={w} (omit the field for a \
+                             don't-care)",
+                            what(),
+                            x.prefix_len
+                        )));
+                    }
+                    FieldMatch::Lpm(x.value.clone(), x.prefix_len as u32)
+                }
+                (Some(F::Ternary(x)), MatchKind::Ternary) => {
+                    check_bytes(&x.value, w, &what)?;
+                    check_bytes(&x.mask, w, &what)?;
+                    if is_zero(&x.mask) {
+                        return Err(invalid(format!(
+                            "{}: a zero mask is a don't-care: omit the field",
+                            what()
+                        )));
+                    }
+                    FieldMatch::Ternary(x.value.clone(), x.mask.clone())
+                }
+                (Some(F::Range(x)), MatchKind::Range) => {
+                    check_bytes(&x.low, w, &what)?;
+                    check_bytes(&x.high, w, &what)?;
+                    let lo = canonical(&x.low);
+                    let hi = canonical(&x.high);
+                    if is_zero(&lo) && all_ones(&pad(&hi, w), w) {
+                        return Err(invalid(format!(
+                            "{}: the full range is a don't-care: omit the field",
+                            what()
+                        )));
+                    }
+                    FieldMatch::Range(x.low.clone(), x.high.clone())
+                }
+                (Some(F::Optional(x)), MatchKind::Optional) => {
+                    check_bytes(&x.value, w, &what)?;
+                    FieldMatch::Optional(Some(x.value.clone()))
+                }
+                (None, _) => return Err(invalid(format!("{}: match type unset", what()))),
+                _ => {
+                    return Err(invalid(format!(
+                        "{}: the match type differs from the field's ({kind:?})",
+                        what()
+                    )))
+                }
+            };
+            matches[pos] = Some(fm);
+        }
+        let keys: Vec<&p4_ir::TableKey> = td
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .collect();
+        let mut out = Vec::with_capacity(matches.len());
+        for (m, k) in matches.into_iter().zip(keys) {
+            let w = k.expr.ty().width;
+            let n = (w as usize).div_ceil(8);
+            out.push(match (m, k.kind) {
+                (Some(m), _) => m,
+                (None, MatchKind::Exact) => {
+                    return Err(invalid(format!(
+                        "table {}: exact field {} cannot be omitted",
+                        td.name, k.name
+                    )))
+                }
+                (None, MatchKind::Lpm) => FieldMatch::Lpm(vec![0; n], 0),
+                (None, MatchKind::Ternary) => FieldMatch::Ternary(vec![0; n], vec![0; n]),
+                (None, MatchKind::Range) => {
+                    let mut hi = vec![0xff; n];
+                    if n > 0 {
+                        hi[0] = 0xff >> (n as u32 * 8 - w);
+                    }
+                    FieldMatch::Range(vec![0; n], hi)
+                }
+                (None, MatchKind::Optional) => FieldMatch::Optional(None),
+                (None, MatchKind::Selector) => continue,
+            });
+        }
+        if e.priority < 0 {
+            return Err(invalid("priority must not be negative"));
+        }
+        Ok(EntryKey {
+            matches: out,
+            priority: e.priority as u32,
+        })
+    }
+
+    /// The P4Runtime match of an entry key (don't-care fields omitted, canonical values).
+    pub fn match_of(&self, t: TableId, key: &EntryKey) -> Vec<p4::FieldMatch> {
+        use p4::field_match::{self as fm, FieldMatchType as F};
+        let id = self.table_id(t);
+        let Some(ti) = self.tables.get(&id) else {
+            return Vec::new();
+        };
+        let td = self.td(t);
+        let keys: Vec<&p4_ir::TableKey> = td
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .collect();
+        let mut out = Vec::new();
+        for ((m, fid), k) in key.matches.iter().zip(&ti.field_ids).zip(keys) {
+            let w = k.expr.ty().width;
+            let t = match m {
+                FieldMatch::Exact(v) => Some(F::Exact(fm::Exact {
+                    value: canonical(v),
+                })),
+                FieldMatch::Lpm(_, 0) => None,
+                FieldMatch::Lpm(v, l) => Some(F::Lpm(fm::Lpm {
+                    value: canonical(v),
+                    prefix_len: *l as i32,
+                })),
+                FieldMatch::Ternary(_, m) if is_zero(m) => None,
+                FieldMatch::Ternary(v, m) => Some(F::Ternary(fm::Ternary {
+                    value: canonical(v),
+                    mask: canonical(m),
+                })),
+                FieldMatch::Range(lo, hi) if is_zero(lo) && all_ones(&pad(hi, w), w) => None,
+                FieldMatch::Range(lo, hi) => Some(F::Range(fm::Range {
+                    low: canonical(lo),
+                    high: canonical(hi),
+                })),
+                FieldMatch::Optional(None) => None,
+                FieldMatch::Optional(Some(v)) => Some(F::Optional(fm::Optional {
+                    value: canonical(v),
+                })),
+            };
+            if let Some(t) = t {
+                out.push(p4::FieldMatch {
+                    field_id: *fid,
+                    field_match_type: Some(t),
+                });
+            }
+        }
+        out
+    }
+
+    /// The action call of a P4Runtime action for IR table `t`.
+    pub fn action_call(&self, t: TableId, a: &p4::Action) -> ControlResult<ActionCall> {
+        let td = self.td(t);
+        if a.action_id == 0 {
+            return Err(invalid("action_id must be set"));
+        }
+        let Some(ai) = self.actions.get(&a.action_id) else {
+            return Err(ControlError::NotFound(format!(
+                "unknown action id {}",
+                a.action_id
+            )));
+        };
+        let fns = self.ids.actions.get(&a.action_id);
+        let Some(index) = fns.into_iter().flatten().find_map(|f| td.action_of(*f)) else {
+            return Err(invalid(format!(
+                "action id {} is not an action of table {}",
+                a.action_id, td.name
+            )));
+        };
+        let mut params: Vec<Option<Vec<u8>>> = vec![None; ai.param_ids.len()];
+        for p in &a.params {
+            let Some(&(pos, w)) = ai.params.get(&p.param_id) else {
+                return Err(invalid(format!(
+                    "action id {}: unknown param id {}",
+                    a.action_id, p.param_id
+                )));
+            };
+            if params[pos].is_some() {
+                return Err(invalid(format!(
+                    "action id {}: param id {} given twice",
+                    a.action_id, p.param_id
+                )));
+            }
+            check_bytes(&p.value, w, &|| {
+                format!("action id {} param {}", a.action_id, p.param_id)
+            })?;
+            params[pos] = Some(p.value.clone());
+        }
+        let mut out = Vec::with_capacity(params.len());
+        for (i, p) in params.into_iter().enumerate() {
+            match p {
+                Some(v) => out.push(v),
+                None => {
+                    return Err(invalid(format!(
+                        "action id {}: param id {} missing",
+                        a.action_id, ai.param_ids[i]
+                    )))
+                }
+            }
+        }
+        Ok(ActionCall {
+            action: index,
+            params: out,
+        })
+    }
+
+    /// The P4Runtime action of an action call of IR table `t`.
+    pub fn action_of(&self, t: TableId, c: &ActionCall) -> p4::Action {
+        let td = self.td(t);
+        let Some(ta) = td.actions.get(c.action as usize) else {
+            return p4::Action::default();
+        };
+        let id = self.fn_ids.get(&ta.func).copied().unwrap_or(0);
+        let pids = self
+            .actions
+            .get(&id)
+            .map(|a| a.param_ids.clone())
+            .unwrap_or_default();
+        p4::Action {
+            action_id: id,
+            params: c
+                .params
+                .iter()
+                .zip(pids)
+                .map(|(v, pid)| p4::action::Param {
+                    param_id: pid,
+                    value: canonical(v),
+                })
+                .collect(),
+        }
+    }
+
+    /// A table entry of a write (not a default entry).
+    pub fn entry(&self, e: &p4::TableEntry, t: TableId) -> ControlResult<TableEntry> {
+        if e.is_const {
+            return Err(invalid("is_const must be false in writes"));
+        }
+        if e.time_since_last_hit.is_some() {
+            return Err(invalid("time_since_last_hit must be unset in writes"));
+        }
+        if e.idle_timeout_ns < 0 {
+            return Err(invalid("idle_timeout_ns must not be negative"));
+        }
+        if e.idle_timeout_ns > 0 && !self.has_idle_timeout(e.table_id) {
+            return Err(invalid(format!(
+                "table {} has no idle timeout (idle_timeout_behavior NOTIFY_CONTROL); \
+                 idle_timeout_ns must be 0",
+                self.td(t).name
+            )));
+        }
+        if e.meter_config.is_some() || e.meter_counter_data.is_some() {
+            return Err(ControlError::Unimplemented(
+                "direct meters are not served over P4Runtime yet".into(),
+            ));
+        }
+        let action = match &e.action {
+            None => None,
+            Some(ta) => Some(self.entry_action(t, ta)?),
+        };
+        Ok(TableEntry {
+            key: self.key(e)?,
+            action,
+            controller_metadata: e.controller_metadata,
+            metadata: e.metadata.clone(),
+            idle_timeout_ns: e.idle_timeout_ns as u64,
+            counter: e.counter_data.as_ref().map(|c| CounterData {
+                packets: c.packet_count.max(0) as u64,
+                bytes: c.byte_count.max(0) as u64,
+            }),
+            meter: None,
+        })
+    }
+
+    fn entry_action(&self, t: TableId, ta: &p4::TableAction) -> ControlResult<EntryAction> {
+        use p4::table_action::Type as A;
+        match &ta.r#type {
+            Some(A::Action(a)) => Ok(EntryAction::Call(self.action_call(t, a)?)),
+            Some(A::ActionProfileMemberId(m)) => Ok(EntryAction::Member(*m)),
+            Some(A::ActionProfileGroupId(g)) => Ok(EntryAction::Group(*g)),
+            Some(A::ActionProfileActionSet(_)) => Err(ControlError::Unimplemented(
+                "one-shot action selector programming is not supported".into(),
+            )),
+            None => Err(invalid("table action unset")),
+        }
+    }
+
+    /// Whether table `id` has a const default action.
+    pub fn const_default(&self, id: u32) -> bool {
+        self.tables.get(&id).is_some_and(|t| t.const_default)
+    }
+
+    /// The default action of a write (`None`: back to the program's initial default).
+    pub fn default_call(
+        &self,
+        e: &p4::TableEntry,
+        t: TableId,
+    ) -> ControlResult<Option<ActionCall>> {
+        if !e.r#match.is_empty() || e.priority != 0 {
+            return Err(invalid("a default entry has no match and priority 0"));
+        }
+        if e.idle_timeout_ns != 0 || e.time_since_last_hit.is_some() {
+            return Err(invalid("a default entry has no idle timeout"));
+        }
+        if self.const_default(e.table_id) {
+            return Err(ControlError::PermissionDenied(format!(
+                "table {}: its default action is const",
+                self.td(t).name
+            )));
+        }
+        use p4::table_action::Type as A;
+        match e.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+            None => Ok(None),
+            Some(A::Action(a)) => {
+                // `NoAction` as p4c lists it for tables without a default action: the IR runs
+                // no action on their miss, which is what the initial default does.
+                if Some(a.action_id) == self.ids.no_action
+                    && self.action_call(t, a).is_err()
+                    && a.params.is_empty()
+                {
+                    return Ok(None);
+                }
+                Ok(Some(self.action_call(t, a)?))
+            }
+            Some(_) => Err(invalid(
+                "the default entry of a table names an action (indirect tables: const NoAction)",
+            )),
+        }
+    }
+
+    /// The P4Runtime form of an entry as read.
+    pub fn entry_of(
+        &self,
+        t: TableId,
+        s: &EntryState,
+        want_elapsed: bool,
+        want_counter: bool,
+    ) -> p4::TableEntry {
+        use p4::table_action::Type as A;
+        let action = match &s.action {
+            EntryAction::Call(c) => A::Action(self.action_of(t, c)),
+            EntryAction::Member(m) => A::ActionProfileMemberId(*m),
+            EntryAction::Group(g) => A::ActionProfileGroupId(*g),
+        };
+        p4::TableEntry {
+            table_id: self.table_id(t),
+            r#match: self.match_of(t, &s.key),
+            action: Some(p4::TableAction {
+                r#type: Some(action),
+            }),
+            priority: s.key.priority as i32,
+            controller_metadata: s.controller_metadata,
+            metadata: s.metadata.clone(),
+            is_const: s.is_const,
+            idle_timeout_ns: s.idle_timeout_ns as i64,
+            time_since_last_hit: if want_elapsed {
+                Some(p4::table_entry::IdleTimeout {
+                    elapsed_ns: s.elapsed_ns.unwrap_or(0) as i64,
+                })
+            } else {
+                None
+            },
+            counter_data: if want_counter {
+                s.counter.map(|c| p4::CounterData {
+                    packet_count: c.packets as i64,
+                    byte_count: c.bytes as i64,
+                })
+            } else {
+                None
+            },
+            ..Default::default()
+        }
+    }
+
+    /// The default entry of table `t` as read.
+    pub fn default_entry_of(&self, t: TableId, call: Option<&ActionCall>) -> p4::TableEntry {
+        let action = match call {
+            Some(c) => Some(self.action_of(t, c)),
+            None => self.ids.no_action.map(|id| p4::Action {
+                action_id: id,
+                params: Vec::new(),
+            }),
+        };
+        p4::TableEntry {
+            table_id: self.table_id(t),
+            is_default_action: true,
+            action: action.map(|a| p4::TableAction {
+                r#type: Some(p4::table_action::Type::Action(a)),
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The bytes a PacketOut enters the pipeline with: the `packet_out` header (its fields
+    /// packed in order, big-endian) then the payload.
+    pub fn packet_out_bytes(&self, po: &p4::PacketOut) -> ControlResult<Vec<u8>> {
+        if self.packet_out.is_empty() {
+            if !po.metadata.is_empty() {
+                return Err(invalid("the program has no packet_out controller header"));
+            }
+            return Ok(po.payload.clone());
+        }
+        let bits: u32 = self.packet_out.iter().map(|(_, w)| w).sum();
+        let mut hdr = vec![0u8; (bits as usize).div_ceil(8)];
+        let mut off = 0usize;
+        for (id, w) in &self.packet_out {
+            let Some(m) = po.metadata.iter().find(|m| m.metadata_id == *id) else {
+                return Err(invalid(format!("packet_out metadata id {id} missing")));
+            };
+            check_bytes(&m.value, *w, &|| format!("packet_out metadata id {id}"))?;
+            put_bits(&mut hdr, off, *w, &m.value);
+            off += *w as usize;
+        }
+        if let Some(m) = po
+            .metadata
+            .iter()
+            .find(|m| !self.packet_out.iter().any(|(id, _)| *id == m.metadata_id))
+        {
+            return Err(invalid(format!(
+                "unknown packet_out metadata id {}",
+                m.metadata_id
+            )));
+        }
+        hdr.extend_from_slice(&po.payload);
+        Ok(hdr)
+    }
+
+    /// A packet the program sent to the CPU port as a PacketIn: its `packet_in` header
+    /// becomes the metadata, the rest the payload.
+    pub fn packet_in(&self, data: &[u8]) -> p4::PacketIn {
+        let bits: u32 = self.packet_in.iter().map(|(_, w)| w).sum();
+        let n = (bits as usize).div_ceil(8);
+        if self.packet_in.is_empty() || data.len() < n {
+            return p4::PacketIn {
+                payload: data.to_vec(),
+                metadata: Vec::new(),
+            };
+        }
+        let mut off = 0usize;
+        let metadata = self
+            .packet_in
+            .iter()
+            .map(|(id, w)| {
+                let v = get_bits(data, off, *w);
+                off += *w as usize;
+                p4::PacketMetadata {
+                    metadata_id: *id,
+                    value: canonical(&v),
+                }
+            })
+            .collect();
+        p4::PacketIn {
+            payload: data[n..].to_vec(),
+            metadata,
+        }
+    }
+
+    /// The digest id and P4Data of a digest message of the data plane.
+    pub fn digest_data(&self, name: &str, data: &[u8]) -> Option<(u32, p4::P4Data)> {
+        let p = &self.p4info;
+        let digest = p.digests.iter().find(|d| {
+            let Some(pre) = &d.preamble else { return false };
+            match self.ids.externs.get(&pre.id) {
+                Some(x) => self
+                    .sw
+                    .prog()
+                    .externs
+                    .get(*x as usize)
+                    .is_some_and(|e| e.name == name),
+                // v1model digests (calls): matched by the size of their data below.
+                None => name.starts_with("receiver "),
+            }
+        })?;
+        let id = digest.preamble.as_ref()?.id;
+        let widths = self.type_widths(digest.type_spec.as_ref()?)?;
+        // The data plane packs the fields back to back, right-aligned in whole bytes (zero
+        // bits in front), as BMv2 does.
+        let total: u32 = widths.iter().sum();
+        if data.len() != (total as usize).div_ceil(8) {
+            return None;
+        }
+        let mut off = data.len() * 8 - total as usize;
+        let mut members = Vec::new();
+        for w in &widths {
+            members.push(get_bits(data, off, *w));
+            off += *w as usize;
+        }
+        let data = if widths.len() == 1
+            && matches!(
+                digest.type_spec.as_ref()?.type_spec,
+                Some(pi::p4_data_type_spec::TypeSpec::Bitstring(_))
+            ) {
+            p4::P4Data {
+                data: Some(p4::p4_data::Data::Bitstring(canonical(&members[0]))),
+            }
+        } else {
+            p4::P4Data {
+                data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
+                    members: members
+                        .into_iter()
+                        .map(|m| p4::P4Data {
+                            data: Some(p4::p4_data::Data::Bitstring(canonical(&m))),
+                        })
+                        .collect(),
+                })),
+            }
+        };
+        Some((id, data))
+    }
+
+    /// Widths of the bit-string members of a digest's type (flat structs and headers).
+    fn type_widths(&self, t: &pi::P4DataTypeSpec) -> Option<Vec<u32>> {
+        use pi::p4_data_type_spec::TypeSpec as T;
+        let info = self.p4info.type_info.as_ref();
+        let bits = |b: &pi::P4BitstringLikeTypeSpec| -> Option<u32> {
+            use pi::p4_bitstring_like_type_spec::TypeSpec as B;
+            match &b.type_spec {
+                Some(B::Bit(x)) => Some(x.bitwidth as u32),
+                Some(B::Int(x)) => Some(x.bitwidth as u32),
+                Some(B::Varbit(_)) | None => None,
+            }
+        };
+        match &t.type_spec {
+            Some(T::Bitstring(b)) => Some(vec![bits(b)?]),
+            Some(T::Bool(_)) => Some(vec![1]),
+            Some(T::Struct(n)) => {
+                let s = info?.structs.get(&n.name)?;
+                let mut out = Vec::new();
+                for m in &s.members {
+                    out.extend(self.type_widths(m.type_spec.as_ref()?)?);
+                }
+                Some(out)
+            }
+            Some(T::Header(n)) => {
+                let h = info?.headers.get(&n.name)?;
+                h.members
+                    .iter()
+                    .map(|m| m.type_spec.as_ref().and_then(bits))
+                    .collect()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `v` left-padded with zeros to the byte size of `width` bits (when shorter).
+fn pad(v: &[u8], width: u32) -> Vec<u8> {
+    let n = (width as usize).div_ceil(8);
+    if v.len() >= n {
+        return v[v.len() - n..].to_vec();
+    }
+    let mut out = vec![0u8; n - v.len()];
+    out.extend_from_slice(v);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_bytestrings() {
+        assert_eq!(canonical(&[0, 0, 0x63]), vec![0x63]);
+        assert_eq!(canonical(&[0, 0]), vec![0]);
+        assert!(check_bytes(&[0x10, 0x63], 12, &|| "f".into()).is_err());
+        assert!(check_bytes(&[0x00, 0x00, 0x63], 12, &|| "f".into()).is_ok());
+        assert!(check_bytes(&[], 12, &|| "f".into()).is_err());
+    }
+
+    #[test]
+    fn bits_round_trip() {
+        let mut d = vec![0u8; 2];
+        put_bits(&mut d, 0, 9, &[0x01, 0x23]);
+        put_bits(&mut d, 9, 7, &[0x55]);
+        assert_eq!(get_bits(&d, 0, 9), vec![0x01, 0x23]);
+        assert_eq!(get_bits(&d, 9, 7), vec![0x55]);
+    }
+}

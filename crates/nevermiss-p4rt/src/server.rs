@@ -1,0 +1,1287 @@
+//! The P4Runtime gRPC service (`p4.v1.P4Runtime`, spec v1.5): arbitration, pipeline config,
+//! Write, Read, the stream channel (PacketIn/PacketOut, DigestList, IdleTimeoutNotification)
+//! and Capabilities, over one device. What is served and the choices made where the spec
+//! leaves room: docs/p4runtime.md.
+
+#![allow(deprecated)] // `controller_metadata` is deprecated in P4Runtime 1.4 but must still be stored and read back.
+
+use crate::arbitration::{Arbitration, Outbox};
+use crate::device_config;
+use crate::p4info;
+use crate::pb::google::rpc;
+use crate::pb::p4::config::v1 as pi;
+use crate::pb::p4::v1 as p4;
+use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
+use crate::pipeline::Pipeline;
+use nevermiss_runtime::control::{
+    Atomicity, Change, CloneSession, ControlError, CounterData, MulticastGroup, Op, Replica,
+};
+use nevermiss_runtime::{Config, Switch};
+use prost::Message;
+use std::collections::{BTreeMap, HashMap};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Code, Request, Response, Status, Streaming};
+
+/// The version `Capabilities` reports.
+pub const API_VERSION: &str = "1.5.0";
+
+/// What PI says when no pipeline is set (clients match this text).
+pub const NO_PIPELINE: &str = "No forwarding pipeline config set for this device";
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub device_id: u64,
+    /// The port PacketOuts enter on and packets to which become PacketIns.
+    pub cpu_port: u32,
+    /// The runtime configuration of every pipeline loaded.
+    pub config: Config,
+    /// How often expiry, idle-timeout notifications and digests are processed.
+    pub tick: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            device_id: 1,
+            cpu_port: 510,
+            config: Config::default(),
+            tick: Duration::from_millis(10),
+        }
+    }
+}
+
+/// A digest's configuration (P4Runtime `DigestEntry.Config`) and its pending list.
+#[derive(Clone, Debug, Default)]
+struct DigestState {
+    config: p4::digest_entry::Config,
+    pending: Vec<p4::P4Data>,
+    first_ns: u64,
+}
+
+/// The delays of one applied update (papers/002 §IV): d_control from the Write's arrival to the
+/// change being visible to the data plane, d_data from then to the first packet that used the
+/// new or modified entry (entry inserts and modifies only; `None` until a packet has).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateDelay {
+    /// When the Write arrived (ns on the switch's clock).
+    pub received_ns: u64,
+    pub d_control_ns: u64,
+    pub d_data_ns: Option<u64>,
+}
+
+impl UpdateDelay {
+    /// d_all = d_control + d_data.
+    pub fn d_all_ns(&self) -> Option<u64> {
+        self.d_data_ns.map(|d| d + self.d_control_ns)
+    }
+}
+
+/// p50, p99, p99.99 and max of `v` (sorted in place); `None` when empty.
+pub fn percentiles(v: &mut [u64]) -> Option<[u64; 4]> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1];
+    Some([at(0.5), at(0.99), at(0.9999), v[v.len() - 1]])
+}
+
+#[derive(Default)]
+struct Delays {
+    rows: Vec<UpdateDelay>,
+    /// Probe id → row.
+    pending: HashMap<u64, usize>,
+}
+
+/// Counters of what the server did.
+#[derive(Debug, Default)]
+pub struct ServerStats {
+    pub writes: u64,
+    pub updates: u64,
+    pub failed_updates: u64,
+    pub reads: u64,
+    pub packet_outs: u64,
+    pub packet_ins: u64,
+    pub digest_lists: u64,
+    pub idle_notifications: u64,
+    /// Packets a PacketOut produced for ports other than the CPU port (no port is attached).
+    pub unsent: u64,
+}
+
+/// The device: the current pipeline, the saved one, arbitration, digests.
+pub struct Device {
+    pub opts: ServeOptions,
+    pipeline: RwLock<Option<Arc<Pipeline>>>,
+    saved: Mutex<Option<Arc<Pipeline>>>,
+    arbitration: Mutex<Arbitration>,
+    digests: Mutex<BTreeMap<u32, DigestState>>,
+    next_list: Mutex<u64>,
+    pub stats: Mutex<ServerStats>,
+    delays: Mutex<Delays>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn status_of(e: &ControlError) -> Status {
+    Status::new(Code::from_i32(e.code()), e.message())
+}
+
+impl Device {
+    pub fn new(opts: ServeOptions) -> Arc<Device> {
+        Arc::new(Device {
+            opts,
+            pipeline: RwLock::new(None),
+            saved: Mutex::new(None),
+            arbitration: Mutex::new(Arbitration::default()),
+            digests: Mutex::new(BTreeMap::new()),
+            next_list: Mutex::new(0),
+            stats: Mutex::new(ServerStats::default()),
+            delays: Mutex::new(Delays::default()),
+        })
+    }
+
+    /// The current pipeline.
+    pub fn pipeline(&self) -> Option<Arc<Pipeline>> {
+        self.pipeline
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Loads a pipeline from a device config (and the controller's P4Info, which must match
+    /// the program's ids and names).
+    pub fn load(
+        &self,
+        device_config: &[u8],
+        given: Option<pi::P4Info>,
+        cookie: Option<u64>,
+    ) -> Result<Arc<Pipeline>, Status> {
+        let loaded = device_config::decode(device_config)
+            .map_err(|e| Status::invalid_argument(format!("device config: {e}")))?;
+        let built = p4info::build(&loaded.compiled, &loaded.program)
+            .map_err(|e| Status::invalid_argument(format!("P4Info: {e}")))?;
+        let p4info = match given {
+            Some(g) => {
+                check_compatible(&built.p4info, &g)?;
+                g
+            }
+            None => built.p4info,
+        };
+        let config = Config {
+            track_updates: true,
+            ..self.opts.config.clone()
+        };
+        let sw = Switch::new(loaded.program, config)
+            .map_err(|e| Status::invalid_argument(format!("cannot build the switch: {e}")))?;
+        Ok(Arc::new(Pipeline::new(
+            Arc::new(sw),
+            p4info,
+            built.ids,
+            device_config.to_vec(),
+            cookie,
+        )))
+    }
+
+    /// Makes `p` the current pipeline (forwarding state starts empty) and drops digest
+    /// configurations.
+    pub fn commit(&self, p: Arc<Pipeline>) {
+        *self
+            .pipeline
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(p);
+        lock(&self.digests).clear();
+    }
+
+    fn check_device(&self, id: u64) -> Result<(), Status> {
+        if id != self.opts.device_id {
+            return Err(Status::not_found(format!("unknown device id {id}")));
+        }
+        Ok(())
+    }
+
+    fn check_primary(&self, role: &str, election_id: Option<&p4::Uint128>) -> Result<(), Status> {
+        let arb = lock(&self.arbitration);
+        if !arb.is_primary(role, election_id.map(u128_of)) {
+            return Err(Status::permission_denied("Not primary"));
+        }
+        Ok(())
+    }
+
+    fn current(&self) -> Result<Arc<Pipeline>, Status> {
+        self.pipeline()
+            .ok_or_else(|| Status::failed_precondition(NO_PIPELINE))
+    }
+
+    /// Sends a message to the primary of the default role, if there is one.
+    fn to_primary(&self, m: p4::stream_message_response::Update) -> bool {
+        let arb = lock(&self.arbitration);
+        arb.send_to_primary("", p4::StreamMessageResponse { update: Some(m) })
+    }
+
+    /// Runs one PacketOut through the pipeline; packets to the CPU port come back as
+    /// PacketIns to the primary.
+    fn packet_out(&self, po: &p4::PacketOut) -> Result<(), ControlError> {
+        let Some(p) = self.pipeline() else {
+            return Err(ControlError::FailedPrecondition(NO_PIPELINE.into()));
+        };
+        let bytes = p.packet_out_bytes(po)?;
+        let outs: Vec<(u32, Vec<u8>)> = {
+            let mut w = lock(&p.worker);
+            let now = p.sw.now_ns();
+            w.process(&bytes, self.opts.cpu_port, now)
+                .as_slice()
+                .to_vec()
+        };
+        lock(&self.stats).packet_outs += 1;
+        self.deliver(&p, outs);
+        Ok(())
+    }
+
+    fn deliver(&self, p: &Pipeline, outs: Vec<(u32, Vec<u8>)>) {
+        for (port, data) in outs {
+            if port == self.opts.cpu_port {
+                let pin = p.packet_in(&data);
+                if self.to_primary(p4::stream_message_response::Update::Packet(pin)) {
+                    lock(&self.stats).packet_ins += 1;
+                }
+            } else {
+                lock(&self.stats).unsent += 1;
+            }
+        }
+    }
+
+    /// Expiry, idle-timeout notifications and digest lists: called every tick.
+    pub fn tick(&self) {
+        let Some(p) = self.pipeline() else { return };
+        let now = p.sw.now_ns();
+        p.sw.expire(now);
+        let notes = p.sw.take_idle_notifications();
+        if !notes.is_empty() {
+            let entries: Vec<p4::TableEntry> = notes
+                .iter()
+                .map(|n| {
+                    let mut e = p.entry_of(n.table, &n.entry, false, false);
+                    e.action = None;
+                    e.is_const = false;
+                    e
+                })
+                .collect();
+            let n = entries.len() as u64;
+            let sent = self.to_primary(
+                p4::stream_message_response::Update::IdleTimeoutNotification(
+                    p4::IdleTimeoutNotification {
+                        table_entry: entries,
+                        timestamp: unix_ns(),
+                    },
+                ),
+            );
+            if sent {
+                lock(&self.stats).idle_notifications += n;
+            }
+        }
+        self.harvest_probes(&p, false);
+        let msgs = p.sw.take_digests();
+        let mut digests = lock(&self.digests);
+        for m in msgs {
+            let Some((id, data)) = p.digest_data(&m.name, &m.data) else {
+                continue;
+            };
+            let Some(st) = digests.get_mut(&id) else {
+                continue;
+            };
+            if st.pending.is_empty() {
+                st.first_ns = now;
+            }
+            if !st.pending.contains(&data) {
+                st.pending.push(data);
+            }
+        }
+        let mut lists = Vec::new();
+        for (id, st) in digests.iter_mut() {
+            if st.pending.is_empty() {
+                continue;
+            }
+            let full =
+                st.config.max_list_size > 0 && st.pending.len() >= st.config.max_list_size as usize;
+            let due = now.saturating_sub(st.first_ns) >= st.config.max_timeout_ns.max(0) as u64;
+            if full || due || st.config.max_list_size == 1 {
+                lists.push((*id, std::mem::take(&mut st.pending)));
+            }
+        }
+        drop(digests);
+        for (id, data) in lists {
+            let list_id = {
+                let mut n = lock(&self.next_list);
+                *n += 1;
+                *n
+            };
+            if self.to_primary(p4::stream_message_response::Update::Digest(
+                p4::DigestList {
+                    digest_id: id,
+                    list_id,
+                    data,
+                    timestamp: unix_ns(),
+                },
+            )) {
+                lock(&self.stats).digest_lists += 1;
+            }
+        }
+    }
+
+    fn harvest_probes(&self, p: &Pipeline, all: bool) {
+        let probes = p.sw.take_update_probes(all);
+        if probes.is_empty() {
+            return;
+        }
+        let mut d = lock(&self.delays);
+        for pr in probes {
+            if let Some(i) = d.pending.remove(&pr.id) {
+                if let Some(row) = d.rows.get_mut(i) {
+                    row.d_data_ns = pr.d_data_ns();
+                }
+            }
+        }
+    }
+
+    /// The delays of every update applied so far (packets' first uses up to now included).
+    pub fn update_delays(&self) -> Vec<UpdateDelay> {
+        if let Some(p) = self.pipeline() {
+            self.harvest_probes(&p, false);
+        }
+        lock(&self.delays).rows.clone()
+    }
+
+    /// Forgets the recorded delays.
+    pub fn clear_update_delays(&self) {
+        let mut d = lock(&self.delays);
+        d.rows.clear();
+        d.pending.clear();
+    }
+
+    fn record(&self, received_ns: u64, applied: &[Option<nevermiss_runtime::control::Applied>]) {
+        let mut d = lock(&self.delays);
+        for a in applied.iter().flatten() {
+            let i = d.rows.len();
+            d.rows.push(UpdateDelay {
+                received_ns,
+                d_control_ns: a.visible_ns.saturating_sub(received_ns),
+                d_data_ns: None,
+            });
+            if let Some(pr) = a.probe {
+                d.pending.insert(pr, i);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ Write
+
+    fn write_updates(
+        &self,
+        p: &Pipeline,
+        req: &p4::WriteRequest,
+        received_ns: u64,
+    ) -> Vec<Result<(), ControlError>> {
+        let atomicity = match req.atomicity {
+            0 => Atomicity::ContinueOnError,
+            1 => Atomicity::RollbackOnError,
+            2 => Atomicity::DataplaneAtomic,
+            a => {
+                return req
+                    .updates
+                    .iter()
+                    .map(|_| {
+                        Err(ControlError::InvalidArgument(format!(
+                            "unknown atomicity {a}"
+                        )))
+                    })
+                    .collect()
+            }
+        };
+        // Translate every update; digest configurations are the server's own state.
+        enum Item {
+            Change(Change),
+            Digest(Op, p4::DigestEntry),
+        }
+        let items: Vec<Result<Item, ControlError>> = req
+            .updates
+            .iter()
+            .map(|u| {
+                let op = match u.r#type {
+                    1 => Op::Insert,
+                    2 => Op::Modify,
+                    3 => Op::Delete,
+                    _ => {
+                        return Err(ControlError::InvalidArgument(
+                            "update type unspecified".into(),
+                        ))
+                    }
+                };
+                let Some(ent) = u.entity.as_ref().and_then(|e| e.entity.as_ref()) else {
+                    return Err(ControlError::InvalidArgument("entity unset".into()));
+                };
+                match ent {
+                    p4::entity::Entity::DigestEntry(d) => Ok(Item::Digest(op, *d)),
+                    other => translate(p, op, other).map(Item::Change),
+                }
+            })
+            .collect();
+        if atomicity != Atomicity::ContinueOnError {
+            if let Some(i) = items.iter().position(|r| r.is_err()) {
+                return items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, r)| match r {
+                        Err(e) if j == i => Err(e),
+                        _ => Err(ControlError::Aborted(format!(
+                            "update {} is invalid; nothing of the batch was applied",
+                            i + 1
+                        ))),
+                    })
+                    .collect();
+            }
+        }
+        let changes: Vec<Change> = items
+            .iter()
+            .filter_map(|r| match r {
+                Ok(Item::Change(c)) => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        let results = p.sw.write(&changes, atomicity);
+        let ok: Vec<Option<nevermiss_runtime::control::Applied>> =
+            results.iter().map(|r| r.as_ref().ok().copied()).collect();
+        self.record(received_ns, &ok);
+        let mut applied = results.into_iter();
+        let mut out = Vec::with_capacity(items.len());
+        let mut failed = false;
+        for r in items {
+            out.push(match r {
+                Err(e) => Err(e),
+                Ok(Item::Change(_)) => match applied.next() {
+                    Some(Ok(_)) => Ok(()),
+                    Some(Err(e)) => {
+                        failed = true;
+                        Err(e)
+                    }
+                    None => Err(ControlError::Internal("no result".into())),
+                },
+                Ok(Item::Digest(op, d)) => {
+                    if failed && atomicity != Atomicity::ContinueOnError {
+                        Err(ControlError::Aborted("the batch was rolled back".into()))
+                    } else {
+                        self.write_digest(p, op, &d)
+                    }
+                }
+            });
+        }
+        out
+    }
+
+    fn write_digest(&self, p: &Pipeline, op: Op, d: &p4::DigestEntry) -> Result<(), ControlError> {
+        if !p
+            .p4info
+            .digests
+            .iter()
+            .any(|x| x.preamble.as_ref().is_some_and(|pre| pre.id == d.digest_id))
+        {
+            return Err(ControlError::NotFound(format!(
+                "unknown digest id {}",
+                d.digest_id
+            )));
+        }
+        let mut digests = lock(&self.digests);
+        match op {
+            Op::Insert | Op::Modify => {
+                let Some(c) = &d.config else {
+                    return Err(ControlError::InvalidArgument("digest config unset".into()));
+                };
+                if c.max_timeout_ns < 0 || c.max_list_size < 0 || c.ack_timeout_ns < 0 {
+                    return Err(ControlError::InvalidArgument(
+                        "digest config values must not be negative".into(),
+                    ));
+                }
+                let exists = digests.contains_key(&d.digest_id);
+                if op == Op::Insert && exists {
+                    return Err(ControlError::AlreadyExists(format!(
+                        "digest {} is already configured",
+                        d.digest_id
+                    )));
+                }
+                if op == Op::Modify && !exists {
+                    return Err(ControlError::NotFound(format!(
+                        "digest {} is not configured",
+                        d.digest_id
+                    )));
+                }
+                let st = digests.entry(d.digest_id).or_default();
+                st.config = *c;
+                Ok(())
+            }
+            Op::Delete => match digests.remove(&d.digest_id) {
+                Some(_) => Ok(()),
+                None => Err(ControlError::NotFound(format!(
+                    "digest {} is not configured",
+                    d.digest_id
+                ))),
+            },
+        }
+    }
+
+    // ------------------------------------------------------------------ Read
+
+    fn read_entity(
+        &self,
+        p: &Pipeline,
+        e: &p4::entity::Entity,
+    ) -> Result<Vec<p4::Entity>, ControlError> {
+        use p4::entity::Entity as E;
+        let wrap = |x: E| p4::Entity { entity: Some(x) };
+        match e {
+            E::TableEntry(te) => {
+                let tables = if te.table_id == 0 {
+                    if !te.r#match.is_empty() || te.is_default_action || te.priority != 0 {
+                        return Err(ControlError::InvalidArgument(
+                            "a read of every table (table_id 0) takes no other filter".into(),
+                        ));
+                    }
+                    p.all_tables()
+                } else {
+                    vec![(te.table_id, p.ir_table(te.table_id)?)]
+                };
+                let want_elapsed = te.time_since_last_hit.is_some();
+                let want_counter = te.counter_data.is_some();
+                let mut out = Vec::new();
+                for (id, t) in tables {
+                    if want_elapsed && !p.has_idle_timeout(id) {
+                        if te.table_id == 0 {
+                            continue;
+                        }
+                        return Err(ControlError::InvalidArgument(
+                            "time_since_last_hit: the table has no idle timeout".into(),
+                        ));
+                    }
+                    if te.is_default_action {
+                        let d = p.sw.read_default(t)?;
+                        out.push(wrap(E::TableEntry(p.default_entry_of(t, d.as_ref()))));
+                        continue;
+                    }
+                    let states = if te.r#match.is_empty() {
+                        p.sw.read_entries(t)?
+                    } else {
+                        let key = p.key(te)?;
+                        match p.sw.read_entry(t, &key) {
+                            Ok(s) => vec![s],
+                            Err(ControlError::NotFound(_)) => Vec::new(),
+                            Err(e) => return Err(e),
+                        }
+                    };
+                    let want_action = te.action.as_ref().and_then(|a| match &a.r#type {
+                        Some(p4::table_action::Type::Action(a)) => Some(a.action_id),
+                        _ => None,
+                    });
+                    for s in states {
+                        let pe = p.entry_of(t, &s, want_elapsed, want_counter);
+                        if te.priority != 0 && pe.priority != te.priority {
+                            continue;
+                        }
+                        if te.controller_metadata != 0
+                            && pe.controller_metadata != te.controller_metadata
+                        {
+                            continue;
+                        }
+                        if !te.metadata.is_empty() && pe.metadata != te.metadata {
+                            continue;
+                        }
+                        if let Some(aid) = want_action.filter(|a| *a != 0) {
+                            let got = pe.action.as_ref().and_then(|a| match &a.r#type {
+                                Some(p4::table_action::Type::Action(a)) => Some(a.action_id),
+                                _ => None,
+                            });
+                            if got != Some(aid) {
+                                continue;
+                            }
+                        }
+                        out.push(wrap(E::TableEntry(pe)));
+                    }
+                }
+                Ok(out)
+            }
+            E::CounterEntry(ce) => {
+                let counters: Vec<u32> = if ce.counter_id == 0 {
+                    p.p4info
+                        .counters
+                        .iter()
+                        .filter_map(|c| c.preamble.as_ref().map(|p| p.id))
+                        .collect()
+                } else {
+                    vec![ce.counter_id]
+                };
+                let mut out = Vec::new();
+                for id in counters {
+                    let x = extern_of(p, id, "counter")?;
+                    let indices: Vec<u32> = match &ce.index {
+                        Some(i) => vec![index_of(i.index)?],
+                        None => (0..p.sw.counter_size(x)?).collect(),
+                    };
+                    for i in indices {
+                        let d = p.sw.read_counter(x, i)?;
+                        out.push(wrap(E::CounterEntry(p4::CounterEntry {
+                            counter_id: id,
+                            index: Some(p4::Index {
+                                index: i64::from(i),
+                            }),
+                            data: Some(counter_data(d)),
+                        })));
+                    }
+                }
+                Ok(out)
+            }
+            E::DirectCounterEntry(dc) => {
+                let Some(te) = &dc.table_entry else {
+                    return Err(ControlError::InvalidArgument(
+                        "direct counter read: table_entry unset".into(),
+                    ));
+                };
+                let t = p.ir_table(te.table_id)?;
+                let states = if te.r#match.is_empty() {
+                    p.sw.read_entries(t)?
+                } else {
+                    vec![p.sw.read_entry(t, &p.key(te)?)?]
+                };
+                Ok(states
+                    .into_iter()
+                    .filter_map(|s| {
+                        let c = s.counter?;
+                        let mut e = p.entry_of(t, &s, false, false);
+                        e.action = None;
+                        e.is_const = false;
+                        e.idle_timeout_ns = 0;
+                        Some(wrap(E::DirectCounterEntry(p4::DirectCounterEntry {
+                            table_entry: Some(e),
+                            data: Some(counter_data(c)),
+                        })))
+                    })
+                    .collect())
+            }
+            E::PacketReplicationEngineEntry(pre) => {
+                use p4::packet_replication_engine_entry::Type as T;
+                match &pre.r#type {
+                    Some(T::MulticastGroupEntry(g)) => {
+                        let id = (g.multicast_group_id != 0).then_some(g.multicast_group_id);
+                        Ok(p.sw
+                            .read_multicast_groups(id)
+                            .into_iter()
+                            .map(|g| {
+                                wrap(E::PacketReplicationEngineEntry(
+                                    p4::PacketReplicationEngineEntry {
+                                        r#type: Some(T::MulticastGroupEntry(
+                                            p4::MulticastGroupEntry {
+                                                multicast_group_id: g.id,
+                                                replicas: g
+                                                    .replicas
+                                                    .iter()
+                                                    .map(replica_of)
+                                                    .collect(),
+                                                metadata: g.metadata,
+                                            },
+                                        )),
+                                    },
+                                ))
+                            })
+                            .collect())
+                    }
+                    Some(T::CloneSessionEntry(s)) => {
+                        let id = (s.session_id != 0).then_some(s.session_id);
+                        Ok(p.sw
+                            .read_clone_sessions(id)
+                            .into_iter()
+                            .map(|s| {
+                                wrap(E::PacketReplicationEngineEntry(
+                                    p4::PacketReplicationEngineEntry {
+                                        r#type: Some(T::CloneSessionEntry(p4::CloneSessionEntry {
+                                            session_id: s.id,
+                                            replicas: s.replicas.iter().map(replica_of).collect(),
+                                            class_of_service: s.class_of_service,
+                                            packet_length_bytes: s.packet_length_bytes,
+                                        })),
+                                    },
+                                ))
+                            })
+                            .collect())
+                    }
+                    None => Err(ControlError::InvalidArgument(
+                        "replication entry unset".into(),
+                    )),
+                }
+            }
+            E::DigestEntry(d) => {
+                let digests = lock(&self.digests);
+                Ok(digests
+                    .iter()
+                    .filter(|(id, _)| d.digest_id == 0 || **id == d.digest_id)
+                    .map(|(id, st)| {
+                        wrap(E::DigestEntry(p4::DigestEntry {
+                            digest_id: *id,
+                            config: Some(st.config),
+                        }))
+                    })
+                    .collect())
+            }
+            E::ActionProfileMember(_) | E::ActionProfileGroup(_)
+                if p.p4info.action_profiles.is_empty() =>
+            {
+                Ok(Vec::new())
+            }
+            _ => Err(ControlError::Unimplemented(
+                "reading this entity is not supported yet (docs/p4runtime.md)".into(),
+            )),
+        }
+    }
+}
+
+/// The IR extern of a P4Info id.
+fn extern_of(p: &Pipeline, id: u32, what: &str) -> Result<u32, ControlError> {
+    p.ids
+        .externs
+        .get(&id)
+        .copied()
+        .ok_or_else(|| ControlError::NotFound(format!("unknown {what} id {id}")))
+}
+
+fn index_of(i: i64) -> Result<u32, ControlError> {
+    u32::try_from(i).map_err(|_| ControlError::OutOfRange(format!("index {i} out of range")))
+}
+
+fn counter_data(d: CounterData) -> p4::CounterData {
+    p4::CounterData {
+        byte_count: d.bytes as i64,
+        packet_count: d.packets as i64,
+    }
+}
+
+fn replica_of(r: &Replica) -> p4::Replica {
+    p4::Replica {
+        instance: r.instance,
+        backup_replicas: Vec::new(),
+        port_kind: Some(p4::replica::PortKind::Port(crate::pipeline::canonical(
+            &r.port.to_be_bytes(),
+        ))),
+    }
+}
+
+fn replicas(rs: &[p4::Replica]) -> Result<Vec<Replica>, ControlError> {
+    rs.iter()
+        .map(|r| {
+            #[allow(deprecated)]
+            let port = match &r.port_kind {
+                Some(p4::replica::PortKind::EgressPort(p)) => *p,
+                Some(p4::replica::PortKind::Port(b)) => {
+                    if b.is_empty() || b.len() > 4 && b[..b.len() - 4].iter().any(|x| *x != 0) {
+                        return Err(ControlError::InvalidArgument(
+                            "replica port must be a bytestring of at most 32 bits".into(),
+                        ));
+                    }
+                    b.iter().fold(0u32, |a, x| (a << 8) | u32::from(*x))
+                }
+                None => return Err(ControlError::InvalidArgument("replica port unset".into())),
+            };
+            Ok(Replica {
+                port,
+                instance: r.instance,
+            })
+        })
+        .collect()
+}
+
+/// Translates one entity of a write into a change of the typed control API.
+fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, ControlError> {
+    use p4::entity::Entity as E;
+    match e {
+        E::TableEntry(te) => {
+            let t = p.ir_table(te.table_id)?;
+            if te.is_default_action {
+                if op != Op::Modify {
+                    return Err(ControlError::InvalidArgument(
+                        "the default entry can only be modified".into(),
+                    ));
+                }
+                return Ok(Change::Default(t, p.default_call(te, t)?));
+            }
+            if op == Op::Delete {
+                return Ok(Change::Entry(
+                    Op::Delete,
+                    t,
+                    nevermiss_runtime::control::TableEntry {
+                        key: p.key(te)?,
+                        ..Default::default()
+                    },
+                ));
+            }
+            let entry = p.entry(te, t)?;
+            Ok(Change::Entry(op, t, entry))
+        }
+        E::CounterEntry(ce) => {
+            if op != Op::Modify {
+                return Err(ControlError::InvalidArgument(
+                    "counter entries can only be modified".into(),
+                ));
+            }
+            let x = extern_of(p, ce.counter_id, "counter")?;
+            let Some(i) = &ce.index else {
+                return Err(ControlError::Unimplemented(
+                    "writing every cell of a counter at once is not supported".into(),
+                ));
+            };
+            let d = ce.data.unwrap_or_default();
+            Ok(Change::Counter {
+                counter: x,
+                index: index_of(i.index)?,
+                data: CounterData {
+                    packets: d.packet_count.max(0) as u64,
+                    bytes: d.byte_count.max(0) as u64,
+                },
+            })
+        }
+        E::DirectCounterEntry(dc) => {
+            if op != Op::Modify {
+                return Err(ControlError::InvalidArgument(
+                    "direct counter entries can only be modified".into(),
+                ));
+            }
+            let Some(te) = &dc.table_entry else {
+                return Err(ControlError::InvalidArgument("table_entry unset".into()));
+            };
+            let t = p.ir_table(te.table_id)?;
+            let d = dc.data.unwrap_or_default();
+            Ok(Change::DirectCounter {
+                table: t,
+                key: p.key(te)?,
+                data: CounterData {
+                    packets: d.packet_count.max(0) as u64,
+                    bytes: d.byte_count.max(0) as u64,
+                },
+            })
+        }
+        E::PacketReplicationEngineEntry(pre) => {
+            use p4::packet_replication_engine_entry::Type as T;
+            match &pre.r#type {
+                Some(T::MulticastGroupEntry(g)) => {
+                    if g.multicast_group_id == 0 {
+                        return Err(ControlError::InvalidArgument(
+                            "multicast_group_id must be set".into(),
+                        ));
+                    }
+                    Ok(Change::Multicast(
+                        op,
+                        MulticastGroup {
+                            id: g.multicast_group_id,
+                            replicas: replicas(&g.replicas)?,
+                            metadata: g.metadata.clone(),
+                        },
+                    ))
+                }
+                Some(T::CloneSessionEntry(s)) => {
+                    if s.session_id == 0 {
+                        return Err(ControlError::InvalidArgument(
+                            "session_id must be set".into(),
+                        ));
+                    }
+                    Ok(Change::Clone(
+                        op,
+                        CloneSession {
+                            id: s.session_id,
+                            replicas: replicas(&s.replicas)?,
+                            class_of_service: s.class_of_service,
+                            packet_length_bytes: s.packet_length_bytes,
+                        },
+                    ))
+                }
+                None => Err(ControlError::InvalidArgument(
+                    "replication entry unset".into(),
+                )),
+            }
+        }
+        _ => Err(ControlError::Unimplemented(
+            "writing this entity is not supported yet (docs/p4runtime.md)".into(),
+        )),
+    }
+}
+
+/// The controller's P4Info must give every table and action of the program the id nevermiss
+/// gives it (p4c's allocation), so that the server's translation is the controller's.
+fn check_compatible(ours: &pi::P4Info, given: &pi::P4Info) -> Result<(), Status> {
+    let names = |p: &pi::P4Info| -> HashMap<String, u32> {
+        let mut m = HashMap::new();
+        for pre in p
+            .tables
+            .iter()
+            .filter_map(|t| t.preamble.as_ref())
+            .chain(p.actions.iter().filter_map(|a| a.preamble.as_ref()))
+        {
+            m.insert(pre.name.clone(), pre.id);
+        }
+        m
+    };
+    let (a, b) = (names(ours), names(given));
+    for (name, id) in &a {
+        match b.get(name) {
+            Some(g) if g == id => {}
+            Some(g) => {
+                return Err(Status::invalid_argument(format!(
+                    "the P4Info gives {name} id {g}, the program's P4Info {id} \
+                     (nevermiss p4info PROGRAM writes the matching one)"
+                )))
+            }
+            None => {
+                return Err(Status::invalid_argument(format!(
+                    "the P4Info lacks {name} of the program (nevermiss p4info PROGRAM writes \
+                     the matching one)"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn u128_of(u: &p4::Uint128) -> u128 {
+    (u128::from(u.high) << 64) | u128::from(u.low)
+}
+
+fn unix_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// The gRPC status of a write or read with per-update results (P4Runtime §12.3: all OK → OK;
+/// else `UNKNOWN` with one `p4.v1.Error` per update, in order, in the details).
+fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
+    if results.iter().all(|r| r.is_ok()) {
+        return Ok(());
+    }
+    let details: Vec<prost_types::Any> = results
+        .iter()
+        .map(|r| {
+            let e = match r {
+                Ok(()) => p4::Error::default(),
+                Err(e) => p4::Error {
+                    canonical_code: e.code(),
+                    message: e.message().to_string(),
+                    space: "nevermiss".into(),
+                    code: 0,
+                    details: None,
+                },
+            };
+            prost_types::Any {
+                type_url: "type.googleapis.com/p4.v1.Error".into(),
+                value: e.encode_to_vec(),
+            }
+        })
+        .collect();
+    let failed = results.iter().filter(|r| r.is_err()).count();
+    let first = results
+        .iter()
+        .find_map(|r| r.as_ref().err())
+        .map(|e| e.message().to_string())
+        .unwrap_or_default();
+    let message = if results.len() == 1 {
+        first
+    } else {
+        format!(
+            "{failed} of {} updates failed; first: {first}",
+            results.len()
+        )
+    };
+    let st = rpc::Status {
+        code: Code::Unknown as i32,
+        message: message.clone(),
+        details,
+    };
+    Err(Status::with_details(
+        Code::Unknown,
+        message,
+        st.encode_to_vec().into(),
+    ))
+}
+
+/// The service.
+#[derive(Clone)]
+pub struct Service {
+    pub dev: Arc<Device>,
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl P4Runtime for Service {
+    async fn write(
+        &self,
+        request: Request<p4::WriteRequest>,
+    ) -> Result<Response<p4::WriteResponse>, Status> {
+        let req = request.into_inner();
+        let dev = &self.dev;
+        dev.check_device(req.device_id)?;
+        dev.check_primary(&req.role, req.election_id.as_ref())?;
+        let p = dev.current()?;
+        let received = p.sw.now_ns();
+        // Writes take microseconds (a dataplane-atomic one may wait for the workers' quiescent
+        // point): run them on this thread, telling the runtime it blocks, rather than paying a
+        // hop to the blocking pool in every update's d_control.
+        let results = tokio::task::block_in_place(|| dev.write_updates(&p, &req, received));
+        {
+            let mut s = lock(&dev.stats);
+            s.writes += 1;
+            s.updates += results.len() as u64;
+            s.failed_updates += results.iter().filter(|r| r.is_err()).count() as u64;
+        }
+        batch_status(&results)?;
+        Ok(Response::new(p4::WriteResponse {}))
+    }
+
+    type ReadStream = BoxStream<p4::ReadResponse>;
+
+    async fn read(
+        &self,
+        request: Request<p4::ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
+        let req = request.into_inner();
+        let dev = &self.dev;
+        dev.check_device(req.device_id)?;
+        let p = dev.current()?;
+        lock(&dev.stats).reads += 1;
+        let mut entities = Vec::new();
+        let mut results = Vec::new();
+        for e in &req.entities {
+            match e.entity.as_ref() {
+                None => return Err(Status::invalid_argument("entity unset")),
+                Some(x) => match dev.read_entity(&p, x) {
+                    Ok(v) => {
+                        entities.extend(v);
+                        results.push(Ok(()));
+                    }
+                    Err(e) => results.push(Err(e)),
+                },
+            }
+        }
+        if results.len() == 1 {
+            if let Some(Err(e)) = results.first() {
+                return Err(status_of(e));
+            }
+        }
+        batch_status(&results)?;
+        let resp = p4::ReadResponse { entities };
+        Ok(Response::new(Box::pin(tokio_stream::once(Ok(resp)))))
+    }
+
+    async fn set_forwarding_pipeline_config(
+        &self,
+        request: Request<p4::SetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
+        use p4::set_forwarding_pipeline_config_request::Action as A;
+        let req = request.into_inner();
+        let dev = &self.dev;
+        dev.check_device(req.device_id)?;
+        dev.check_primary(&req.role, req.election_id.as_ref())?;
+        let action = A::try_from(req.action).unwrap_or(A::Unspecified);
+        let load = |dev: &Device| -> Result<Arc<Pipeline>, Status> {
+            let Some(c) = &req.config else {
+                return Err(Status::invalid_argument("config unset"));
+            };
+            dev.load(
+                &c.p4_device_config,
+                c.p4info.clone(),
+                c.cookie.as_ref().map(|k| k.cookie),
+            )
+        };
+        match action {
+            A::Verify => {
+                load(dev)?;
+            }
+            A::VerifyAndSave => {
+                let p = load(dev)?;
+                *lock(&dev.saved) = Some(p);
+            }
+            A::VerifyAndCommit => {
+                let p = load(dev)?;
+                dev.commit(p);
+            }
+            A::Commit => {
+                if req.config.is_some() {
+                    return Err(Status::invalid_argument("COMMIT takes no config"));
+                }
+                let Some(p) = lock(&dev.saved).take() else {
+                    return Err(Status::not_found("no saved config to commit"));
+                };
+                dev.commit(p);
+            }
+            A::ReconcileAndCommit => {
+                return Err(Status::unimplemented(
+                    "RECONCILE_AND_COMMIT is not supported",
+                ))
+            }
+            A::Unspecified => return Err(Status::invalid_argument("action unspecified")),
+        }
+        Ok(Response::new(p4::SetForwardingPipelineConfigResponse {}))
+    }
+
+    async fn get_forwarding_pipeline_config(
+        &self,
+        request: Request<p4::GetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4::GetForwardingPipelineConfigResponse>, Status> {
+        use p4::get_forwarding_pipeline_config_request::ResponseType as R;
+        let req = request.into_inner();
+        self.dev.check_device(req.device_id)?;
+        let p = self.dev.current()?;
+        let rt = R::try_from(req.response_type).unwrap_or(R::All);
+        let cookie = p
+            .cookie
+            .map(|c| p4::forwarding_pipeline_config::Cookie { cookie: c });
+        let config = match rt {
+            R::All => p4::ForwardingPipelineConfig {
+                p4info: Some(p.p4info.clone()),
+                p4_device_config: p.device_config.clone(),
+                cookie,
+            },
+            R::CookieOnly => p4::ForwardingPipelineConfig {
+                cookie,
+                ..Default::default()
+            },
+            R::P4infoAndCookie => p4::ForwardingPipelineConfig {
+                p4info: Some(p.p4info.clone()),
+                cookie,
+                ..Default::default()
+            },
+            R::DeviceConfigAndCookie => p4::ForwardingPipelineConfig {
+                p4_device_config: p.device_config.clone(),
+                cookie,
+                ..Default::default()
+            },
+        };
+        Ok(Response::new(p4::GetForwardingPipelineConfigResponse {
+            config: Some(config),
+        }))
+    }
+
+    type StreamChannelStream = BoxStream<p4::StreamMessageResponse>;
+
+    async fn stream_channel(
+        &self,
+        request: Request<Streaming<p4::StreamMessageRequest>>,
+    ) -> Result<Response<Self::StreamChannelStream>, Status> {
+        let mut inbound = request.into_inner();
+        let (tx, rx) = mpsc::channel::<Result<p4::StreamMessageResponse, Status>>(1024);
+        let dev = self.dev.clone();
+        let stream = lock(&dev.arbitration).open(Outbox(tx.clone()));
+        tokio::spawn(async move {
+            while let Some(msg) = inbound.next().await {
+                let Ok(msg) = msg else { break };
+                use p4::stream_message_request::Update as U;
+                match msg.update {
+                    Some(U::Arbitration(a)) => {
+                        if a.device_id != dev.opts.device_id {
+                            let known = lock(&dev.arbitration).is_open_with_device(stream);
+                            let st = if known {
+                                Status::failed_precondition("Invalid device id")
+                            } else {
+                                Status::not_found(format!("unknown device id {}", a.device_id))
+                            };
+                            let _ = tx.send(Err(st)).await;
+                            break;
+                        }
+                        let r = lock(&dev.arbitration).arbitrate(
+                            stream,
+                            a.device_id,
+                            a.role.clone(),
+                            a.election_id.as_ref().map(u128_of),
+                        );
+                        if let Err(st) = r {
+                            let _ = tx.send(Err(st)).await;
+                            break;
+                        }
+                    }
+                    Some(U::Packet(po)) => {
+                        let primary = lock(&dev.arbitration).stream_is_primary(stream);
+                        if !primary {
+                            continue;
+                        }
+                        if let Err(e) = dev.packet_out(&po) {
+                            let _ = tx
+                                .send(Ok(p4::StreamMessageResponse {
+                                    update: Some(p4::stream_message_response::Update::Error(
+                                        p4::StreamError {
+                                            canonical_code: e.code(),
+                                            message: e.message().to_string(),
+                                            space: "nevermiss".into(),
+                                            code: 0,
+                                            details: Some(p4::stream_error::Details::PacketOut(
+                                                p4::PacketOutError {
+                                                    packet_out: Some(po),
+                                                },
+                                            )),
+                                        },
+                                    )),
+                                }))
+                                .await;
+                        }
+                    }
+                    Some(U::DigestAck(_)) => {}
+                    Some(U::Other(_)) | None => {}
+                }
+            }
+            lock(&dev.arbitration).close(stream);
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn capabilities(
+        &self,
+        request: Request<p4::CapabilitiesRequest>,
+    ) -> Result<Response<p4::CapabilitiesResponse>, Status> {
+        let req = request.into_inner();
+        if req.device_id != 0 {
+            self.dev.check_device(req.device_id)?;
+        }
+        Ok(Response::new(p4::CapabilitiesResponse {
+            p4runtime_api_version: API_VERSION.into(),
+            ..Default::default()
+        }))
+    }
+}
+
+/// The tonic server of a device (messages up to 256 MiB, as PI allows).
+pub fn grpc_service(dev: Arc<Device>) -> P4RuntimeServer<Service> {
+    P4RuntimeServer::new(Service { dev })
+        .max_decoding_message_size(256 << 20)
+        .max_encoding_message_size(256 << 20)
+}
+
+/// A listening socket for the server on `addr` (port 0: any free port) with Nagle's algorithm
+/// off (a small Write reply must not wait for the peer's delayed ACK: ~40 ms otherwise), and
+/// the address it took. Call inside the async runtime.
+pub fn listen(
+    addr: std::net::SocketAddr,
+) -> std::io::Result<(tonic::transport::server::TcpIncoming, std::net::SocketAddr)> {
+    let inc = tonic::transport::server::TcpIncoming::bind(addr)?.with_nodelay(Some(true));
+    let local = inc.local_addr()?;
+    Ok((inc, local))
+}
+
+/// Runs the device's housekeeping (expiry, notifications, digests) until `stop` resolves.
+pub async fn housekeeping(dev: Arc<Device>) {
+    let mut iv = tokio::time::interval(dev.opts.tick);
+    iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        iv.tick().await;
+        let d = dev.clone();
+        let _ = tokio::task::spawn_blocking(move || d.tick()).await;
+    }
+}

@@ -1,0 +1,886 @@
+//! The P4Runtime server driven by a gRPC client (tonic's generated one) over TCP on
+//! 127.0.0.1: arbitration, pipeline config, writes and reads of every match kind, default
+//! entries, error codes and per-update details, counters, PRE, digests config, PacketOut.
+
+use nevermiss_p4rt::pb::google::rpc;
+use nevermiss_p4rt::pb::p4::config::v1 as pi;
+use nevermiss_p4rt::pb::p4::v1 as p4;
+use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
+use nevermiss_p4rt::server::{self, Device, ServeOptions};
+use prost::Message;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn device_config(name: &str) -> Vec<u8> {
+    let Ok(c) = p4_front::driver::compile_file(&example(name), &Default::default()) else {
+        panic!("{name} does not compile")
+    };
+    nevermiss_p4rt::device_config::encode(&c, name)
+}
+
+async fn start(dev: Arc<Device>) -> P4RuntimeClient<Channel> {
+    let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).unwrap();
+    tokio::spawn(server::housekeeping(dev.clone()));
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(server::grpc_service(dev))
+            .serve_with_incoming(incoming),
+    );
+    P4RuntimeClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap()
+}
+
+struct Stream {
+    tx: mpsc::Sender<p4::StreamMessageRequest>,
+    rx: tonic::Streaming<p4::StreamMessageResponse>,
+}
+
+impl Stream {
+    async fn open(c: &mut P4RuntimeClient<Channel>) -> Stream {
+        let (tx, rx) = mpsc::channel(16);
+        let rx = c
+            .stream_channel(ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        Stream { tx, rx }
+    }
+
+    async fn arbitrate(&mut self, device_id: u64, election: u64) {
+        self.tx
+            .send(p4::StreamMessageRequest {
+                update: Some(p4::stream_message_request::Update::Arbitration(
+                    p4::MasterArbitrationUpdate {
+                        device_id,
+                        election_id: Some(p4::Uint128 {
+                            high: 0,
+                            low: election,
+                        }),
+                        ..Default::default()
+                    },
+                )),
+            })
+            .await
+            .unwrap();
+    }
+
+    /// The next message, or the status that ended the stream.
+    async fn next(&mut self) -> Result<p4::stream_message_response::Update, Status> {
+        match tokio::time::timeout(Duration::from_secs(5), self.rx.next()).await {
+            Ok(Some(Ok(m))) => Ok(m.update.unwrap()),
+            Ok(Some(Err(s))) => Err(s),
+            Ok(None) => Err(Status::unknown("stream ended")),
+            Err(_) => Err(Status::deadline_exceeded("no message in 5 s")),
+        }
+    }
+
+    async fn arbitration(&mut self) -> p4::MasterArbitrationUpdate {
+        loop {
+            if let p4::stream_message_response::Update::Arbitration(a) = self.next().await.unwrap()
+            {
+                return a;
+            }
+        }
+    }
+}
+
+fn election(low: u64) -> Option<p4::Uint128> {
+    Some(p4::Uint128 { high: 0, low })
+}
+
+/// Name → id of the P4Info's tables, actions and other objects.
+fn id(p: &pi::P4Info, name: &str) -> u32 {
+    let pres = p
+        .tables
+        .iter()
+        .filter_map(|t| t.preamble.as_ref())
+        .chain(p.actions.iter().filter_map(|a| a.preamble.as_ref()))
+        .chain(p.counters.iter().filter_map(|a| a.preamble.as_ref()))
+        .chain(p.digests.iter().filter_map(|a| a.preamble.as_ref()));
+    for pre in pres {
+        if pre.name == name || pre.alias == name {
+            return pre.id;
+        }
+    }
+    panic!("no {name} in the P4Info")
+}
+
+fn update(t: p4::update::Type, e: p4::entity::Entity) -> p4::Update {
+    p4::Update {
+        r#type: t as i32,
+        entity: Some(p4::Entity { entity: Some(e) }),
+    }
+}
+
+fn write_req(updates: Vec<p4::Update>, election_low: u64) -> p4::WriteRequest {
+    p4::WriteRequest {
+        device_id: 1,
+        election_id: election(election_low),
+        updates,
+        ..Default::default()
+    }
+}
+
+/// The per-update errors of a failed Write.
+fn details(s: &Status) -> Vec<p4::Error> {
+    assert_eq!(s.code(), Code::Unknown, "{s:?}");
+    let st = rpc::Status::decode(s.details()).expect("google.rpc.Status in the details");
+    assert_eq!(st.code, Code::Unknown as i32);
+    st.details
+        .iter()
+        .map(|a| {
+            assert_eq!(a.type_url, "type.googleapis.com/p4.v1.Error");
+            p4::Error::decode(a.value.as_slice()).unwrap()
+        })
+        .collect()
+}
+
+fn lpm_entry(
+    p: &pi::P4Info,
+    dst: [u8; 4],
+    len: i32,
+    next_hop: &[u8],
+    port: &[u8],
+) -> p4::TableEntry {
+    p4::TableEntry {
+        table_id: id(p, "ipv4_lpm"),
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm {
+                value: dst.to_vec(),
+                prefix_len: len,
+            })),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: id(p, "set_next_hop"),
+                params: vec![
+                    p4::action::Param {
+                        param_id: 1,
+                        value: next_hop.to_vec(),
+                    },
+                    p4::action::Param {
+                        param_id: 2,
+                        value: port.to_vec(),
+                    },
+                ],
+            })),
+        }),
+        ..Default::default()
+    }
+}
+
+async fn read(
+    c: &mut P4RuntimeClient<Channel>,
+    e: p4::entity::Entity,
+) -> Result<Vec<p4::Entity>, Status> {
+    let mut s = c
+        .read(p4::ReadRequest {
+            device_id: 1,
+            entities: vec![p4::Entity { entity: Some(e) }],
+            ..Default::default()
+        })
+        .await?
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(r) = s.next().await {
+        out.extend(r?.entities);
+    }
+    Ok(out)
+}
+
+fn table_entries(v: Vec<p4::Entity>) -> Vec<p4::TableEntry> {
+    v.into_iter()
+        .filter_map(|e| match e.entity {
+            Some(p4::entity::Entity::TableEntry(t)) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_programs_the_v1model_router() {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+
+    // Capabilities.
+    let caps = c
+        .capabilities(p4::CapabilitiesRequest { device_id: 1 })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(caps.p4runtime_api_version, server::API_VERSION);
+
+    // No pipeline yet: PI's status and wording.
+    let e = c
+        .get_forwarding_pipeline_config(p4::GetForwardingPipelineConfigRequest {
+            device_id: 1,
+            response_type: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    assert_eq!(e.message(), server::NO_PIPELINE);
+
+    // Arbitration: the first client is primary; a second one with the same id is refused; a
+    // lower one is a backup that is told the primary's id.
+    let mut s1 = Stream::open(&mut c).await;
+    s1.arbitrate(1, 10).await;
+    let a = s1.arbitration().await;
+    assert_eq!(a.status.unwrap().code, Code::Ok as i32);
+    assert_eq!(a.election_id, election(10));
+    let mut s2 = Stream::open(&mut c).await;
+    s2.arbitrate(1, 10).await;
+    let e = s2.next().await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("Election id already exists"));
+    let mut s3 = Stream::open(&mut c).await;
+    s3.arbitrate(1, 5).await;
+    let a = s3.arbitration().await;
+    assert_eq!(a.status.unwrap().code, Code::AlreadyExists as i32);
+    assert_eq!(a.election_id, election(10));
+    // An unknown device ends the stream with NOT_FOUND.
+    let mut s4 = Stream::open(&mut c).await;
+    s4.arbitrate(7, 1).await;
+    assert_eq!(s4.next().await.unwrap_err().code(), Code::NotFound);
+
+    // Writes before a pipeline: FAILED_PRECONDITION; from a backup: PERMISSION_DENIED.
+    let e = c.write(write_req(vec![], 10)).await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    assert_eq!(e.message(), server::NO_PIPELINE);
+
+    // Set the pipeline with a cookie; a backup cannot.
+    let cfg = device_config("v1model-router.p4");
+    let set = |el: u64, cookie: u64| p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(el),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4info: None,
+            p4_device_config: cfg.clone(),
+            cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie }),
+        }),
+        ..Default::default()
+    };
+    let e = c
+        .set_forwarding_pipeline_config(set(5, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    c.set_forwarding_pipeline_config(set(10, 0xc00c1e))
+        .await
+        .unwrap();
+    let got = c
+        .get_forwarding_pipeline_config(p4::GetForwardingPipelineConfigRequest {
+            device_id: 1,
+            response_type: p4::get_forwarding_pipeline_config_request::ResponseType::CookieOnly
+                as i32,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .config
+        .unwrap();
+    assert_eq!(got.cookie.unwrap().cookie, 0xc00c1e);
+    assert!(got.p4info.is_none());
+    let p4info = c
+        .get_forwarding_pipeline_config(p4::GetForwardingPipelineConfigRequest {
+            device_id: 1,
+            response_type: p4::get_forwarding_pipeline_config_request::ResponseType::P4infoAndCookie
+                as i32,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .config
+        .unwrap()
+        .p4info
+        .unwrap();
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Delete, Insert, Modify};
+
+    // Insert with padded bytestrings; read back canonical.
+    let e1 = lpm_entry(&p4info, [10, 0, 1, 0], 24, &[0, 0, 0, 7], &[0, 2]);
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(e1.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: id(&p4info, "ipv4_lpm"),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(got, vec![lpm_entry(&p4info, [10, 0, 1, 0], 24, &[7], &[2])]);
+
+    // A backup's write is refused before any update is tried.
+    let e = c
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(e1.clone()))],
+            5,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+
+    // A batch with good and bad updates: one error per update, in order, OK ones included.
+    let dup = e1.clone();
+    let wide = lpm_entry(&p4info, [10, 0, 2, 0], 24, &[1], &[0x02, 0x00]); // 512 > 9 bits
+    let host_bits = lpm_entry(&p4info, [10, 0, 3, 1], 24, &[1], &[1]);
+    let good = lpm_entry(&p4info, [10, 0, 4, 0], 24, &[4], &[4]);
+    let mut unknown_table = good.clone();
+    unknown_table.table_id = 0x0200_0001;
+    let e = c
+        .write(write_req(
+            vec![
+                update(Insert, E::TableEntry(dup)),
+                update(Insert, E::TableEntry(wide)),
+                update(Insert, E::TableEntry(host_bits)),
+                update(Insert, E::TableEntry(good.clone())),
+                update(Insert, E::TableEntry(unknown_table)),
+            ],
+            10,
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&e).iter().map(|e| e.canonical_code).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::AlreadyExists as i32,
+            Code::OutOfRange as i32,
+            Code::InvalidArgument as i32,
+            Code::Ok as i32,
+            Code::NotFound as i32
+        ]
+    );
+    // Modify, then read by key.
+    let m = lpm_entry(&p4info, [10, 0, 4, 0], 24, &[9], &[3]);
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(m.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(read(&mut c, E::TableEntry(good.clone())).await.unwrap());
+    assert_eq!(got, vec![m.clone()]);
+
+    // Rollback: a batch with one bad update changes nothing.
+    let fresh = lpm_entry(&p4info, [10, 0, 5, 0], 24, &[5], &[5]);
+    let mut req = write_req(
+        vec![
+            update(Insert, E::TableEntry(fresh.clone())),
+            update(
+                Delete,
+                E::TableEntry(lpm_entry(&p4info, [10, 9, 9, 0], 24, &[1], &[1])),
+            ),
+        ],
+        10,
+    );
+    req.atomicity = p4::write_request::Atomicity::RollbackOnError as i32;
+    let e = c.write(req).await.unwrap_err();
+    let codes: Vec<i32> = details(&e).iter().map(|e| e.canonical_code).collect();
+    assert_eq!(codes, vec![Code::Aborted as i32, Code::NotFound as i32]);
+    assert!(table_entries(read(&mut c, E::TableEntry(fresh.clone())).await.unwrap()).is_empty());
+
+    // Default entry: set, read, reset with no action.
+    let t = id(&p4info, "next_hop_mac");
+    let set_default = p4::TableEntry {
+        table_id: t,
+        is_default_action: true,
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: id(&p4info, "set_dmac"),
+                params: vec![p4::action::Param {
+                    param_id: 1,
+                    value: vec![0xaa, 0, 0, 0, 0, 1],
+                }],
+            })),
+        }),
+        ..Default::default()
+    };
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(set_default.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let default_read = p4::TableEntry {
+        table_id: t,
+        is_default_action: true,
+        ..Default::default()
+    };
+    let got = table_entries(
+        read(&mut c, E::TableEntry(default_read.clone()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(got, vec![set_default]);
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(default_read.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(
+        read(&mut c, E::TableEntry(default_read.clone()))
+            .await
+            .unwrap(),
+    );
+    let drop_id = id(&p4info, "IngressImpl.drop");
+    match &got[0].action.as_ref().unwrap().r#type {
+        Some(p4::table_action::Type::Action(a)) => assert_eq!(a.action_id, drop_id),
+        other => panic!("{other:?}"),
+    }
+    // INSERT of a default entry is invalid.
+    let e = c
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(default_read))],
+            10,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+
+    // Ternary entries need a priority; a wildcard read of every table sees them all.
+    let acl = p4::TableEntry {
+        table_id: id(&p4info, "acl"),
+        r#match: vec![p4::FieldMatch {
+            field_id: 3,
+            field_match_type: Some(p4::field_match::FieldMatchType::Ternary(
+                p4::field_match::Ternary {
+                    value: vec![17],
+                    mask: vec![0xff],
+                },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: drop_id,
+                params: vec![],
+            })),
+        }),
+        priority: 0,
+        ..Default::default()
+    };
+    let e = c
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(acl.clone()))],
+            10,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+    let acl = p4::TableEntry {
+        priority: 10,
+        ..acl
+    };
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(acl.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let all = table_entries(
+        read(&mut c, E::TableEntry(p4::TableEntry::default()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(all.contains(&acl));
+
+    // Delete ignores the action; deleting twice is NOT_FOUND.
+    let mut del = m.clone();
+    del.action = None;
+    c.write(write_req(
+        vec![update(Delete, E::TableEntry(del.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let e = c
+        .write(write_req(vec![update(Delete, E::TableEntry(del))], 10))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::NotFound as i32);
+
+    // Multicast groups: insert, read back, delete.
+    let mc = p4::PacketReplicationEngineEntry {
+        r#type: Some(
+            p4::packet_replication_engine_entry::Type::MulticastGroupEntry(
+                p4::MulticastGroupEntry {
+                    multicast_group_id: 3,
+                    replicas: vec![p4::Replica {
+                        instance: 1,
+                        backup_replicas: vec![],
+                        port_kind: Some(p4::replica::PortKind::Port(vec![0, 4])),
+                    }],
+                    metadata: vec![],
+                },
+            ),
+        ),
+    };
+    c.write(write_req(
+        vec![update(Insert, E::PacketReplicationEngineEntry(mc.clone()))],
+        10,
+    ))
+    .await
+    .unwrap();
+    let got = read(
+        &mut c,
+        E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+            r#type: Some(
+                p4::packet_replication_engine_entry::Type::MulticastGroupEntry(Default::default()),
+            ),
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(got.len(), 1);
+
+    // The primary leaves: the backup is told there is no primary, then takes over with the
+    // highest id.
+    drop(s1);
+    let a = s3.arbitration().await;
+    assert_eq!(a.status.unwrap().code, Code::NotFound as i32);
+    s3.arbitrate(1, 10).await;
+    let a = s3.arbitration().await;
+    assert_eq!(a.status.unwrap().code, Code::Ok as i32);
+}
+
+fn l2_cpu_config() -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/clients/l2-cpu.p4");
+    let Ok(c) = p4_front::driver::compile_file(&path, &Default::default()) else {
+        panic!("l2-cpu.p4 does not compile")
+    };
+    nevermiss_p4rt::device_config::encode(&c, "l2-cpu.p4")
+}
+
+fn frame(dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend(src);
+    f.extend([0x08, 0x00]);
+    f.extend([0xab; 20]);
+    f
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packets_digests_and_idle_timeouts_reach_the_primary() {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    assert_eq!(s.arbitration().await.status.unwrap().code, 0);
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: l2_cpu_config(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let smac = id(&p4info, "smac");
+    let digest = id(&p4info, "learn_t");
+    use p4::entity::Entity as E;
+    use p4::update::Type::Insert;
+
+    // Digests are off until configured.
+    c.write(write_req(
+        vec![update(
+            Insert,
+            E::DigestEntry(p4::DigestEntry {
+                digest_id: digest,
+                config: Some(p4::digest_entry::Config {
+                    max_timeout_ns: 0,
+                    max_list_size: 1,
+                    ack_timeout_ns: 1_000_000_000,
+                }),
+            }),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+
+    // A PacketOut through the tables: the unknown source is learnt (digest), the unknown
+    // destination goes to the CPU (PacketIn with the ingress port as metadata).
+    let src = [2, 0, 0, 0, 0, 9];
+    let f = frame([2, 0, 0, 0, 0, 1], src);
+    let po = |egress: u8, f: &[u8]| p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+            payload: f.to_vec(),
+            metadata: vec![
+                p4::PacketMetadata {
+                    metadata_id: 1,
+                    value: vec![egress],
+                },
+                p4::PacketMetadata {
+                    metadata_id: 2,
+                    value: vec![0],
+                },
+            ],
+        })),
+    };
+    s.tx.send(po(0, &f)).await.unwrap();
+    let (mut pin, mut dl) = (None, None);
+    while pin.is_none() || dl.is_none() {
+        match s.next().await.unwrap() {
+            p4::stream_message_response::Update::Packet(p) => pin = Some(p),
+            p4::stream_message_response::Update::Digest(d) => dl = Some(d),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let pin = pin.unwrap();
+    assert_eq!(pin.payload, f);
+    assert_eq!(
+        pin.metadata,
+        vec![
+            p4::PacketMetadata {
+                metadata_id: 1,
+                value: vec![0x01, 0xfe]
+            },
+            p4::PacketMetadata {
+                metadata_id: 2,
+                value: vec![0]
+            }
+        ]
+    );
+    let dl = dl.unwrap();
+    assert_eq!(dl.digest_id, digest);
+    assert_eq!(
+        dl.data,
+        vec![p4::P4Data {
+            data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
+                members: vec![
+                    p4::P4Data {
+                        data: Some(p4::p4_data::Data::Bitstring(src.to_vec()))
+                    },
+                    p4::P4Data {
+                        data: Some(p4::p4_data::Data::Bitstring(vec![0x01, 0xfe]))
+                    },
+                ]
+            }))
+        }]
+    );
+
+    // The controller learns the address with an idle timeout of 50 ms; nothing hits it, so a
+    // notification comes, carrying the key and the timeout.
+    let learnt = p4::TableEntry {
+        table_id: smac,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact {
+                    value: src.to_vec(),
+                },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: id(&p4info, "known"),
+                params: vec![],
+            })),
+        }),
+        idle_timeout_ns: 50_000_000,
+        ..Default::default()
+    };
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(learnt.clone()))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: smac,
+                time_since_last_hit: Some(p4::table_entry::IdleTimeout { elapsed_ns: 0 }),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].idle_timeout_ns, 50_000_000);
+    assert!(got[0].time_since_last_hit.is_some());
+    let note = loop {
+        match s.next().await.unwrap() {
+            p4::stream_message_response::Update::IdleTimeoutNotification(n) => break n,
+            _ => continue,
+        }
+    };
+    assert_eq!(note.table_entry.len(), 1);
+    assert_eq!(note.table_entry[0].table_id, smac);
+    assert_eq!(note.table_entry[0].r#match, learnt.r#match);
+    assert_eq!(note.table_entry[0].idle_timeout_ns, 50_000_000);
+
+    // A PacketOut with an egress port leaves there (no port attached: counted, not a PacketIn).
+    s.tx.send(po(3, &f)).await.unwrap();
+    // A table without an idle timeout rejects an entry's timeout.
+    let mut bad = learnt.clone();
+    bad.table_id = id(&p4info, "dmac");
+    bad.action = Some(p4::TableAction {
+        r#type: Some(p4::table_action::Type::Action(p4::Action {
+            action_id: id(&p4info, "to_cpu"),
+            params: vec![],
+        })),
+    });
+    let e = c
+        .write(write_req(vec![update(Insert, E::TableEntry(bad))], 1))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let st = dev.stats.lock().unwrap();
+    assert_eq!(st.packet_outs, 2);
+    assert_eq!(st.unsent, 1);
+}
+
+/// An eth/IPv4/UDP frame of the add-on-miss example with a 5-byte result header.
+fn aom_frame(src: u32, dst: u32) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend([0x45, 0, 0, 33, 0, 0, 0, 0, 64, 17, 0, 0]);
+    f.extend(src.to_be_bytes());
+    f.extend(dst.to_be_bytes());
+    f.extend([0x04, 0xd2, 0x16, 0x2e, 0, 13, 0, 0]);
+    f.extend([0, 0, 0, 0, 0]);
+    f
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
+    let config = nevermiss_runtime::Config {
+        expire_profiles_ns: Some(vec![100_000_000]),
+        ..Default::default()
+    };
+    let dev = Device::new(ServeOptions {
+        config,
+        ..ServeOptions::default()
+    });
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    assert_eq!(s.arbitration().await.status.unwrap().code, 0);
+    let opts = p4_front::driver::Options {
+        defines: vec![("FLOW_IDLE_NOTIFY".into(), "1".into())],
+        ..Default::default()
+    };
+    let Ok(compiled) = p4_front::driver::compile_file(&example("pna-add-on-miss.p4"), &opts) else {
+        panic!("pna-add-on-miss.p4 does not compile")
+    };
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "aom"),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let flows = id(&p4info, "flows");
+    let hit = id(&p4info, "flow_hit");
+    use p4::entity::Entity as E;
+
+    // A packet misses and the data plane adds its key with add_entry.
+    s.tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+            payload: aom_frame(0x0a00_0001, 0x0a00_0063),
+            metadata: vec![],
+        })),
+    })
+    .await
+    .unwrap();
+    let flows_read = E::TableEntry(p4::TableEntry {
+        table_id: flows,
+        ..Default::default()
+    });
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
+        if !got.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(got.len(), 1, "the data-plane entry is read");
+    let e = &got[0];
+    assert_eq!(e.idle_timeout_ns, 100_000_000, "its expire profile's time");
+    let param = |e: &p4::TableEntry| match &e.action.as_ref().unwrap().r#type {
+        Some(p4::table_action::Type::Action(a)) => (a.action_id, a.params[0].value.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(param(e), (hit, vec![0x0a, 0, 0, 1]));
+
+    // The controller modifies it.
+    let mut m = e.clone();
+    m.action = Some(p4::TableAction {
+        r#type: Some(p4::table_action::Type::Action(p4::Action {
+            action_id: hit,
+            params: vec![p4::action::Param {
+                param_id: 1,
+                value: vec![7],
+            }],
+        })),
+    });
+    m.idle_timeout_ns = 0;
+    c.write(write_req(
+        vec![update(p4::update::Type::Modify, E::TableEntry(m))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
+    assert_eq!(param(&got[0]), (hit, vec![7]));
+
+    // Idle for its profile's time: the controller is told.
+    let note = loop {
+        match s.next().await.unwrap() {
+            p4::stream_message_response::Update::IdleTimeoutNotification(n) => break n,
+            _ => continue,
+        }
+    };
+    assert_eq!(note.table_entry[0].table_id, flows);
+    assert_eq!(note.table_entry[0].r#match, e.r#match);
+
+    // And deletes it.
+    let mut d = e.clone();
+    d.action = None;
+    c.write(write_req(
+        vec![update(p4::update::Type::Delete, E::TableEntry(d))],
+        1,
+    ))
+    .await
+    .unwrap();
+    assert!(table_entries(read(&mut c, flows_read).await.unwrap()).is_empty());
+}

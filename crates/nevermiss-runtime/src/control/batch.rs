@@ -1,0 +1,106 @@
+//! Batches of changes and their atomicity (P4Runtime §12.2 "Batching and Ordering of Updates",
+//! `WriteRequest.atomicity`).
+
+use super::{Applied, Change, ControlError, ControlResult};
+use crate::switch::Switch;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+/// How a batch of changes behaves when one fails (P4Runtime `WriteRequest.Atomicity`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Atomicity {
+    /// Every change is tried; each succeeds or fails on its own.
+    #[default]
+    ContinueOnError,
+    /// If one change fails, those already applied are undone (in reverse order) and every
+    /// change of the batch reports an error; packets may see intermediate states.
+    RollbackOnError,
+    /// As `RollbackOnError`, and packets see the state before the batch or after it, never in
+    /// between: the workers wait at their quiescent point while the batch is applied.
+    DataplaneAtomic,
+}
+
+/// How long a dataplane-atomic batch waits for the workers to reach their quiescent point.
+const GATE_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Switch {
+    /// Applies a batch of changes, serialized with every other write and read. Returns one
+    /// result per change, in order. Under `RollbackOnError` and `DataplaneAtomic`, a failed
+    /// batch changes nothing: the failing change reports its own error, every other one
+    /// `Aborted`.
+    pub fn write(&self, changes: &[Change], atomicity: Atomicity) -> Vec<ControlResult<Applied>> {
+        let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
+        match atomicity {
+            Atomicity::ContinueOnError => changes
+                .iter()
+                .map(|c| self.apply_change(c).map(|(a, _)| a))
+                .collect(),
+            Atomicity::RollbackOnError => self.write_all_or_none(changes),
+            Atomicity::DataplaneAtomic => {
+                let closed = match self.gate.close(GATE_TIMEOUT) {
+                    Ok(c) => c,
+                    Err(_) => {
+                        return changes
+                            .iter()
+                            .map(|_| {
+                                Err(ControlError::Unavailable(
+                                    "the data plane did not reach a quiescent point".into(),
+                                ))
+                            })
+                            .collect()
+                    }
+                };
+                let r = self.write_all_or_none(changes);
+                drop(closed);
+                r
+            }
+        }
+    }
+
+    /// Applies one change (a batch of one, `ContinueOnError`).
+    pub fn write_one(&self, change: &Change) -> ControlResult<Applied> {
+        let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
+        self.apply_change(change).map(|(a, _)| a)
+    }
+
+    fn write_all_or_none(&self, changes: &[Change]) -> Vec<ControlResult<Applied>> {
+        let mut undo: Vec<Change> = Vec::with_capacity(changes.len());
+        let mut done: Vec<Applied> = Vec::with_capacity(changes.len());
+        for (i, c) in changes.iter().enumerate() {
+            match self.apply_change(c) {
+                Ok((a, u)) => {
+                    done.push(a);
+                    undo.push(u);
+                }
+                Err(e) => {
+                    for u in undo.iter().rev() {
+                        // Undoing a change that succeeded restores what it replaced; should it
+                        // fail nonetheless, nothing better can be done than to go on.
+                        let _ = self.apply_change(u);
+                    }
+                    return changes
+                        .iter()
+                        .enumerate()
+                        .map(|(j, _)| {
+                            if j == i {
+                                Err(e.clone())
+                            } else {
+                                Err(ControlError::Aborted(format!(
+                                    "update {} failed; the batch was rolled back",
+                                    i + 1
+                                )))
+                            }
+                        })
+                        .collect();
+                }
+            }
+        }
+        done.into_iter().map(Ok).collect()
+    }
+
+    /// Runs `f` while holding the control plane's read lock: it sees all or none of any write.
+    pub fn read_consistent<R>(&self, f: impl FnOnce(&Switch) -> R) -> R {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        f(self)
+    }
+}

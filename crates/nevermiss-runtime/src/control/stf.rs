@@ -1,0 +1,542 @@
+//! Control-plane operations in p4c's STF syntax (`add`, `setdefault`, `check_counter` and the
+//! BMv2 CLI commands STF tests use: mirroring sessions, multicast groups, registers, meters).
+//!
+//! Names are matched as p4c's runners match them: the full control-plane name, or else a
+//! unique suffix after a `.` (`ipv4_lpm` for `MyIngress.ipv4_lpm`). Every unknown name is an
+//! error naming it; nothing here panics on bad input.
+
+use crate::externs::GREEN;
+use crate::switch::{RtExtern, Switch};
+use nevermiss_io::stf::{CmpOp, CountType, CounterRef, KeyValue, Number, StfCommand};
+use nevermiss_tables::{ActionData, EntryHandle, FieldMatch};
+use num_bigint::BigUint;
+use p4_ir::{find_by_name, MatchKind, Table, TableAction};
+use std::collections::HashMap;
+use std::sync::PoisonError;
+
+/// Control-plane state of one session (entry ids named by `add ... = ID`, multicast nodes).
+pub struct ControlPlane<'s> {
+    pub sw: &'s Switch,
+    ids: HashMap<String, (usize, EntryHandle)>,
+    nodes: Vec<(u32, Vec<u32>)>,
+    /// Entries added without an explicit priority get decreasing priorities (first wins).
+    next_prio: u32,
+}
+
+/// The result of a `check_counter`: `Err` with a message on a failed check.
+pub type CheckResult = Result<(), String>;
+
+impl<'s> ControlPlane<'s> {
+    pub fn new(sw: &'s Switch) -> ControlPlane<'s> {
+        ControlPlane {
+            sw,
+            ids: HashMap::new(),
+            nodes: Vec::new(),
+            next_prio: 1 << 30,
+        }
+    }
+
+    /// Applies one control-plane command. Packet and expectation commands are not handled
+    /// here (an error).
+    pub fn apply(&mut self, cmd: &StfCommand) -> Result<(), String> {
+        match cmd {
+            StfCommand::Add {
+                table,
+                priority,
+                keys,
+                action,
+                id,
+            } => {
+                let (ti, h) = self.add(table, *priority, keys, &action.name, &action.args)?;
+                if let Some(id) = id {
+                    self.ids.insert(id.clone(), (ti, h));
+                }
+                Ok(())
+            }
+            StfCommand::SetDefault { table, action } => {
+                self.set_default(table, &action.name, &action.args)
+            }
+            StfCommand::CheckCounter {
+                name,
+                target,
+                check,
+            } => self.check_counter(name, target, check),
+            StfCommand::RemoveAll => {
+                for t in &self.sw.tables {
+                    t.t.clear();
+                }
+                Ok(())
+            }
+            StfCommand::Wait | StfCommand::NoPacket => Ok(()),
+            StfCommand::Other { command, rest } => self.cli(command, rest),
+            StfCommand::Packet { .. } | StfCommand::Expect { .. } => {
+                Err("packet and expect are not control-plane commands".into())
+            }
+        }
+    }
+
+    fn table(&self, name: &str) -> Result<(usize, &'s Table), String> {
+        match self.sw.prog.find_table(name) {
+            Some(i) => Ok((i as usize, &self.sw.prog.tables[i as usize])),
+            None => Err(format!("unknown table `{name}`")),
+        }
+    }
+
+    fn action<'t>(t: &'t Table, name: &str) -> Result<(u32, &'t TableAction), String> {
+        match find_by_name(t.actions.iter().map(|a| a.name.as_str()), name) {
+            Some(i) => Ok((i, &t.actions[i as usize])),
+            None => Err(format!("table `{}` has no action `{name}`", t.name)),
+        }
+    }
+
+    /// Packs an action's arguments (by name) into its parameter block.
+    fn params(a: &TableAction, args: &[(String, Number)]) -> Result<Vec<u8>, String> {
+        for (n, _) in args {
+            if !a.params.iter().any(|p| &p.name == n) {
+                return Err(format!("action `{}` has no parameter `{n}`", a.name));
+            }
+        }
+        let mut out = Vec::with_capacity(a.params_bytes());
+        for p in &a.params {
+            let Some((_, v)) = args.iter().find(|(n, _)| *n == p.name) else {
+                return Err(format!(
+                    "missing parameter `{}` of action `{}`",
+                    p.name, a.name
+                ));
+            };
+            out.extend(bytes_of(&v.value, p.ty.width).ok_or_else(|| {
+                format!(
+                    "value {} does not fit parameter `{}` of action `{}` ({} bits)",
+                    v.text, p.name, a.name, p.ty.width
+                )
+            })?);
+        }
+        Ok(out)
+    }
+
+    /// `add TABLE [PRIORITY] KEY:VALUE... ACTION(ARGS)`.
+    pub fn add(
+        &mut self,
+        table: &str,
+        priority: Option<u64>,
+        keys: &[nevermiss_io::stf::KeyMatch],
+        action: &str,
+        args: &[(String, Number)],
+    ) -> Result<(usize, EntryHandle), String> {
+        let (ti, t) = self.table(table)?;
+        let (ai, a) = Self::action(t, action)?;
+        if a.default_only {
+            return Err(format!(
+                "action `{}` of table `{}` is @defaultonly",
+                a.name, t.name
+            ));
+        }
+        let params = Self::params(a, args)?;
+        let tkeys: Vec<&p4_ir::TableKey> = t
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .collect();
+        let mut given: Vec<Option<&KeyValue>> = vec![None; tkeys.len()];
+        for km in keys {
+            let want = stack_names(&km.name);
+            let Some(i) = find_by_name(tkeys.iter().map(|k| k.name.as_str()), &want) else {
+                return Err(format!("table `{}` has no key field `{}`", t.name, km.name));
+            };
+            given[i as usize] = Some(&km.value);
+        }
+        let mut ms = Vec::with_capacity(tkeys.len());
+        for (k, g) in tkeys.iter().zip(&given) {
+            let w = k.expr.ty().width;
+            let bad = |v: &dyn std::fmt::Display| {
+                format!(
+                    "value {v} does not fit key field `{}` of table `{}` ({w} bits)",
+                    k.name, t.name
+                )
+            };
+            let m = match (k.kind, g) {
+                (MatchKind::Exact | MatchKind::Selector, None) => {
+                    return Err(format!(
+                        "missing key field `{}` of table `{}`",
+                        k.name, t.name
+                    ))
+                }
+                (MatchKind::Exact | MatchKind::Selector, Some(v)) => {
+                    FieldMatch::Exact(bytes_of(v.value(), w).ok_or_else(|| bad(v))?)
+                }
+                (MatchKind::Lpm, None) => FieldMatch::Lpm(vec![0; bytes_len(w)], 0),
+                (MatchKind::Lpm, Some(v)) => {
+                    let Some((val, len)) = v.to_lpm(w) else {
+                        return Err(format!("`{v}` is not a prefix for key field `{}`", k.name));
+                    };
+                    if len > w {
+                        return Err(format!(
+                            "prefix length {len} of `{v}` is longer than key field `{}` of table `{}` ({w} bits)",
+                            k.name, t.name
+                        ));
+                    }
+                    FieldMatch::Lpm(bytes_of(&val, w).ok_or_else(|| bad(v))?, len)
+                }
+                (MatchKind::Ternary, None) => {
+                    FieldMatch::Ternary(vec![0; bytes_len(w)], vec![0; bytes_len(w)])
+                }
+                (MatchKind::Ternary, Some(v)) => {
+                    match v {
+                        KeyValue::Lpm { prefix_len, .. } if *prefix_len > w => {
+                            return Err(format!(
+                                "prefix length {prefix_len} of `{v}` is longer than key field `{}` of table `{}` ({w} bits)",
+                                k.name, t.name
+                            ));
+                        }
+                        KeyValue::Ternary { mask, .. } if bytes_of(mask, w).is_none() => {
+                            return Err(format!(
+                                "mask of `{v}` does not fit key field `{}` of table `{}` ({w} bits)",
+                                k.name, t.name
+                            ));
+                        }
+                        _ => {}
+                    }
+                    let (val, m) = v.to_ternary(w);
+                    if bytes_of(&val, w).is_none() {
+                        return Err(bad(v));
+                    }
+                    FieldMatch::Ternary(
+                        bytes_of(&val, w).ok_or_else(|| bad(v))?,
+                        bytes_of(&m, w).ok_or_else(|| bad(v))?,
+                    )
+                }
+                (MatchKind::Range, None) => {
+                    let max = (BigUint::from(1u8) << w) - 1u8;
+                    FieldMatch::Range(vec![0; bytes_len(w)], bytes_of(&max, w).unwrap_or_default())
+                }
+                (MatchKind::Range, Some(v)) => {
+                    let b = bytes_of(v.value(), w).ok_or_else(|| bad(v))?;
+                    FieldMatch::Range(b.clone(), b)
+                }
+                (MatchKind::Optional, None) => FieldMatch::Optional(None),
+                (MatchKind::Optional, Some(v)) => match v {
+                    KeyValue::Ternary { mask, .. } if *mask == BigUint::default() => {
+                        FieldMatch::Optional(None)
+                    }
+                    _ => FieldMatch::Optional(Some(bytes_of(v.value(), w).ok_or_else(|| bad(v))?)),
+                },
+            };
+            ms.push(m);
+        }
+        let rt = &self.sw.tables[ti];
+        let prio = if rt.t.spec().has_priority() {
+            match priority {
+                Some(p) => u32::try_from(p.min(u64::from(u32::MAX - 1)) + 1).unwrap_or(u32::MAX),
+                None => {
+                    self.next_prio = self.next_prio.saturating_sub(1).max(1);
+                    self.next_prio
+                }
+            }
+        } else {
+            0
+        };
+        let h =
+            rt.t.insert(&ms, prio, ActionData::new(ai, params))
+                .map_err(|e| format!("table `{}`: {e}", t.name))?;
+        self.sw.reset_direct(ti, h.slot());
+        Ok((ti, h))
+    }
+
+    /// `setdefault TABLE ACTION(ARGS)`.
+    pub fn set_default(
+        &mut self,
+        table: &str,
+        action: &str,
+        args: &[(String, Number)],
+    ) -> Result<(), String> {
+        let (ti, t) = self.table(table)?;
+        let (ai, a) = Self::action(t, action)?;
+        if a.table_only {
+            return Err(format!(
+                "action `{}` of table `{}` is @tableonly",
+                a.name, t.name
+            ));
+        }
+        if t.default_const {
+            return Err(format!("table `{}` has a const default action", t.name));
+        }
+        let params = Self::params(a, args)?;
+        self.sw.tables[ti]
+            .t
+            .set_default(ActionData::new(ai, params))
+            .map_err(|e| format!("table `{}`: {e}", t.name))
+    }
+
+    fn check_counter(
+        &self,
+        name: &str,
+        target: &CounterRef,
+        check: &Option<(CountType, CmpOp, Number)>,
+    ) -> CheckResult {
+        let Some(xi) = self.sw.prog.find_extern(name) else {
+            return Err(format!("unknown counter `{name}`"));
+        };
+        let (packets, bytes) = match (&self.sw.externs[xi as usize], target) {
+            (RtExtern::Counter(cells), CounterRef::Index(n)) => {
+                let i = n.to_u64().unwrap_or(u64::MAX) as usize;
+                cells
+                    .get(i)
+                    .map(|c| c.read())
+                    .ok_or_else(|| format!("counter `{name}`: index {} out of range", n.text))?
+            }
+            (RtExtern::DirectCounter(cells), CounterRef::Id(id)) => {
+                let Some((_, h)) = self.ids.get(id.trim_start_matches('$')) else {
+                    return Err(format!("unknown entry id `{id}`"));
+                };
+                cells.get(h.slot()).map(|c| c.read()).unwrap_or((0, 0))
+            }
+            (RtExtern::DirectCounter(cells), CounterRef::Index(n)) => {
+                let i = n.to_u64().unwrap_or(u64::MAX) as usize;
+                cells.get(i).map(|c| c.read()).unwrap_or((0, 0))
+            }
+            _ => return Err(format!("`{name}` is not a counter")),
+        };
+        let (ty, op, want) = match check {
+            Some((t, o, n)) => (*t, *o, n.to_u64().unwrap_or(u64::MAX)),
+            None => (CountType::Packets, CmpOp::Eq, 0),
+        };
+        let got = if ty == CountType::Packets {
+            packets
+        } else {
+            bytes
+        };
+        let ok = match op {
+            CmpOp::Eq => got == want,
+            CmpOp::Ne => got != want,
+            CmpOp::Lt => got < want,
+            CmpOp::Le => got <= want,
+            CmpOp::Gt => got > want,
+            CmpOp::Ge => got >= want,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "check_counter {name}: {got} {ty:?} does not satisfy {op:?} {want}"
+            ))
+        }
+    }
+
+    /// The BMv2 CLI commands.
+    fn cli(&mut self, command: &str, rest: &str) -> Result<(), String> {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let num = |i: usize| -> Result<u64, String> {
+            let w = words
+                .get(i)
+                .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
+            Number::parse(w, false)
+                .ok()
+                .and_then(|n| n.to_u64())
+                .ok_or_else(|| format!("{command}: `{w}` is not a number"))
+        };
+        match command {
+            "mirroring_add" => {
+                let (s, p) = (num(0)?, num(1)?);
+                self.sw
+                    .sessions
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(s as u32, p as u32);
+                Ok(())
+            }
+            "mirroring_delete" => {
+                let s = num(0)?;
+                self.sw
+                    .sessions
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&(s as u32));
+                Ok(())
+            }
+            "mirroring_get" | "counter_read" | "register_read" | "meter_get_rates" => Ok(()),
+            "mc_mgrp_create" => {
+                let g = num(0)?;
+                self.sw
+                    .mc_groups
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(g as u32)
+                    .or_default();
+                Ok(())
+            }
+            "mc_node_create" | "mc_node_update" => {
+                let rid = num(0)? as u32;
+                let mut ports = Vec::new();
+                for i in 1..words.len() {
+                    ports.push(num(i)? as u32);
+                }
+                if command == "mc_node_create" {
+                    self.nodes.push((rid, ports));
+                } else {
+                    let h = rid as usize;
+                    let Some(n) = self.nodes.get_mut(h) else {
+                        return Err(format!("mc_node_update: unknown node {h}"));
+                    };
+                    n.1 = ports;
+                }
+                Ok(())
+            }
+            "mc_node_associate" => {
+                let (g, h) = (num(0)? as u32, num(1)? as usize);
+                let Some((rid, ports)) = self.nodes.get(h).cloned() else {
+                    return Err(format!("mc_node_associate: unknown node {h}"));
+                };
+                let mut groups = self
+                    .sw
+                    .mc_groups
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let members = groups.entry(g).or_default();
+                for p in ports {
+                    members.push((p, rid));
+                }
+                Ok(())
+            }
+            "register_write" => {
+                let name = words.first().copied().unwrap_or("");
+                let (i, v) = (num(1)?, num(2)?);
+                match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
+                    Some(RtExtern::Register(r)) => {
+                        r.write(i, &[v]);
+                        Ok(())
+                    }
+                    _ => Err(format!("unknown register `{name}`")),
+                }
+            }
+            "register_reset" => {
+                let name = words.first().copied().unwrap_or("");
+                match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
+                    Some(RtExtern::Register(r)) => {
+                        r.reset();
+                        Ok(())
+                    }
+                    _ => Err(format!("unknown register `{name}`")),
+                }
+            }
+            "counter_write" => {
+                let name = words.first().copied().unwrap_or("");
+                let (i, p, b) = (num(1)?, num(2)?, num(3)?);
+                match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
+                    Some(RtExtern::Counter(cells)) => {
+                        if let Some(c) = cells.get(i as usize) {
+                            c.reset();
+                            c.count(p, b);
+                        }
+                        Ok(())
+                    }
+                    _ => Err(format!("unknown counter `{name}`")),
+                }
+            }
+            "meter_set_rates" | "meter_array_set_rates" => {
+                let name = words.first().copied().unwrap_or("");
+                let (index, rates_at) = if command == "meter_set_rates" {
+                    (Some(num(1)?), 2)
+                } else {
+                    (None, 1)
+                };
+                let mut rates = Vec::new();
+                for w in words.iter().skip(rates_at) {
+                    let Some((r, b)) = w.split_once(':') else {
+                        return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
+                    };
+                    let r: f64 = r
+                        .parse()
+                        .map_err(|_| format!("{command}: bad rate `{r}`"))?;
+                    let b: u64 = b
+                        .parse()
+                        .map_err(|_| format!("{command}: bad burst `{b}`"))?;
+                    rates.push((r, b));
+                }
+                let (c, p) = match rates.as_slice() {
+                    [c, p] => (*c, *p),
+                    [c] => (*c, *c),
+                    _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
+                };
+                let cells = match self
+                    .sw
+                    .prog
+                    .find_extern(name)
+                    .map(|x| &self.sw.externs[x as usize])
+                {
+                    Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
+                    _ => return Err(format!("unknown meter `{name}`")),
+                };
+                for (i, m) in cells.iter().enumerate() {
+                    if index.is_none_or(|x| x as usize == i) {
+                        m.lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .configure(c.0, c.1, p.0, p.1);
+                    }
+                }
+                let _ = GREEN;
+                Ok(())
+            }
+            "mirroring_add_mc" => {
+                let (s, g) = (num(0)?, num(1)?);
+                self.sw
+                    .session_groups
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(s as u32, g as u32);
+                Ok(())
+            }
+            other => Err(format!("unknown command `{other}`")),
+        }
+    }
+}
+
+/// BMv2 writes stack elements as `name$N`; P4 as `name[N]`.
+fn stack_names(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('[');
+            while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+                out.push(d);
+                chars.next();
+            }
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn bytes_len(w: u32) -> usize {
+    (w as usize).div_ceil(8)
+}
+
+/// The value as `ceil(w/8)` big-endian bytes, `None` when it does not fit `w` bits.
+pub fn bytes_of(v: &BigUint, w: u32) -> Option<Vec<u8>> {
+    if v.bits() > u64::from(w) {
+        return None;
+    }
+    let n = bytes_len(w);
+    let b = v.to_bytes_be();
+    let b: &[u8] = if b == [0] { &[] } else { &b };
+    let mut out = vec![0u8; n];
+    out[n - b.len()..].copy_from_slice(b);
+    Some(out)
+}

@@ -1,0 +1,250 @@
+//! `nevermiss serve`: the switch with a P4Runtime server (docs/p4runtime.md).
+
+use crate::flags::{SourceArgs, SwitchArgs};
+use clap::Args;
+use nevermiss_p4rt::server::{self, Device, ServeOptions};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The P4_16 program to load at start; without it the server waits for a controller's
+    /// SetForwardingPipelineConfig.
+    pub program: Option<PathBuf>,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub switch: SwitchArgs,
+    /// Address of the gRPC server (port 0: any free port; the one taken is printed).
+    #[arg(long, default_value = "127.0.0.1:9559", value_name = "ADDR:PORT")]
+    pub grpc_addr: String,
+    /// The P4Runtime device id.
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u64))]
+    pub device_id: u64,
+    /// The port PacketOuts enter on and packets sent to become PacketIns.
+    #[arg(long, default_value = "510", value_parser = clap::value_parser!(u32))]
+    pub cpu_port: u32,
+    /// At the end, write every update's delays here as CSV (received_ns, d_control_ns,
+    /// d_data_ns, d_all_ns), and HdrHistogram logs of them beside it (FILE.d_control.hlog,
+    /// FILE.d_data.hlog, FILE.d_all.hlog).
+    #[arg(long, value_name = "FILE")]
+    pub update_log: Option<PathBuf>,
+    /// Stop after this long (e.g. 30s) instead of at SIGINT/SIGTERM.
+    #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration_ns)]
+    pub duration: Option<u64>,
+}
+
+pub fn run(args: ServeArgs) -> u8 {
+    crate::usage_result(run_inner(args))
+}
+
+fn run_inner(args: ServeArgs) -> Result<(), String> {
+    let addr: std::net::SocketAddr = args
+        .grpc_addr
+        .parse()
+        .map_err(|_| format!("--grpc-addr {}: expected ADDR:PORT", args.grpc_addr))?;
+    if let Some(p) = &args.update_log {
+        std::fs::write(p, "").map_err(|e| format!("--update-log {}: {e}", p.display()))?;
+    }
+    let mut config = args.switch.config_any();
+    let mut preload = None;
+    if let Some(path) = &args.program {
+        let opts = crate::check_cmd::options(
+            &args.source.include,
+            &args.source.define,
+            crate::check_cmd::ArchArg::Auto,
+        )?;
+        if !path.is_file() {
+            return Err(format!("{}: no such file", path.display()));
+        }
+        let compiled = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
+        let prog =
+            p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
+        config = args.switch.config(&prog, path)?;
+        preload = Some(nevermiss_p4rt::device_config::encode(
+            &compiled,
+            &path.display().to_string(),
+        ));
+    }
+    let dev = Device::new(ServeOptions {
+        device_id: args.device_id,
+        cpu_port: args.cpu_port,
+        config,
+        ..ServeOptions::default()
+    });
+    if let Some(bytes) = preload {
+        let p = dev
+            .load(&bytes, None, None)
+            .map_err(|s| s.message().to_string())?;
+        dev.commit(p);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let dev2 = dev.clone();
+    let duration = args.duration;
+    rt.block_on(async move {
+        let (incoming, local) =
+            server::listen(addr).map_err(|e| format!("--grpc-addr {addr}: {e}"))?;
+        outln!(
+            "nevermiss serve: P4Runtime {} on {local} (device id {}, cpu port {}){}",
+            server::API_VERSION,
+            dev2.opts.device_id,
+            dev2.opts.cpu_port,
+            match dev2.pipeline() {
+                Some(_) => String::new(),
+                None => "; waiting for SetForwardingPipelineConfig".into(),
+            }
+        );
+        crate::out::flush();
+        let hk = tokio::spawn(server::housekeeping(dev2.clone()));
+        let stop = async move {
+            stop_signal(duration).await;
+        };
+        let r = tonic::transport::Server::builder()
+            .add_service(server::grpc_service(dev2.clone()))
+            .serve_with_incoming_shutdown(incoming, stop)
+            .await;
+        hk.abort();
+        r.map_err(|e| format!("gRPC server: {e}"))
+    })?;
+    print_stats(&dev);
+    let delays = dev.update_delays();
+    print_delays(&delays);
+    if let Some(path) = &args.update_log {
+        write_update_log(path, &delays)?;
+    }
+    Ok(())
+}
+
+fn print_delays(delays: &[server::UpdateDelay]) {
+    if delays.is_empty() {
+        return;
+    }
+    let us = |v: [u64; 4]| {
+        format!(
+            "p50 {:.1}, p99 {:.1}, p99.99 {:.1}, max {:.1}",
+            v[0] as f64 / 1e3,
+            v[1] as f64 / 1e3,
+            v[2] as f64 / 1e3,
+            v[3] as f64 / 1e3
+        )
+    };
+    let mut c: Vec<u64> = delays.iter().map(|d| d.d_control_ns).collect();
+    let mut d: Vec<u64> = delays.iter().filter_map(|d| d.d_data_ns).collect();
+    let mut a: Vec<u64> = delays.iter().filter_map(|d| d.d_all_ns()).collect();
+    outln!("update delays (µs) over {} updates:", delays.len());
+    if let Some(v) = server::percentiles(&mut c) {
+        outln!("  d_control: {}", us(v));
+    }
+    match server::percentiles(&mut d) {
+        Some(v) => outln!("  d_data ({} updates a packet used): {}", d.len(), us(v)),
+        None => outln!("  d_data: no packet used an updated entry"),
+    }
+    if let Some(v) = server::percentiles(&mut a) {
+        outln!("  d_all: {}", us(v));
+    }
+}
+
+/// The CSV and HdrHistogram logs of `--update-log`.
+fn write_update_log(path: &std::path::Path, delays: &[server::UpdateDelay]) -> Result<(), String> {
+    let mut csv = String::from("received_ns,d_control_ns,d_data_ns,d_all_ns\n");
+    for d in delays {
+        let opt = |v: Option<u64>| v.map_or_else(String::new, |v| v.to_string());
+        csv.push_str(&format!(
+            "{},{},{},{}\n",
+            d.received_ns,
+            d.d_control_ns,
+            opt(d.d_data_ns),
+            opt(d.d_all_ns())
+        ));
+    }
+    std::fs::write(path, csv).map_err(|e| format!("--update-log {}: {e}", path.display()))?;
+    let series: [(&str, Vec<u64>); 3] = [
+        ("d_control", delays.iter().map(|d| d.d_control_ns).collect()),
+        (
+            "d_data",
+            delays.iter().filter_map(|d| d.d_data_ns).collect(),
+        ),
+        (
+            "d_all",
+            delays.iter().filter_map(|d| d.d_all_ns()).collect(),
+        ),
+    ];
+    for (name, values) in series {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+        for v in values {
+            h.record(v.max(1)).map_err(|e| e.to_string())?;
+        }
+        let file = PathBuf::from(format!("{}.{name}.hlog", path.display()));
+        nevermiss_bench::hdr::write_log(
+            &file,
+            &[format!("nevermiss serve: {name} per update, ns")],
+            &[nevermiss_bench::hdr::Interval {
+                tag: name.to_string(),
+                start: std::time::Duration::ZERO,
+                duration: std::time::Duration::ZERO,
+                hist: &h,
+            }],
+        )?;
+    }
+    Ok(())
+}
+
+/// SIGINT, SIGTERM or the end of `--duration`.
+async fn stop_signal(duration: Option<u64>) {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    let timer = async {
+        match duration {
+            Some(ns) => tokio::time::sleep(std::time::Duration::from_nanos(ns)).await,
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {},
+        _ = term => {},
+        _ = timer => {},
+    }
+}
+
+fn print_stats(dev: &Arc<Device>) {
+    let s = dev
+        .stats
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    outln!(
+        "p4runtime: {} writes ({} updates, {} failed), {} reads, {} packet-outs, {} packet-ins, \
+         {} digest lists, {} idle-timeout notifications, {} packets to ports not attached",
+        s.writes,
+        s.updates,
+        s.failed_updates,
+        s.reads,
+        s.packet_outs,
+        s.packet_ins,
+        s.digest_lists,
+        s.idle_notifications,
+        s.unsent
+    );
+    if let Some(p) = dev.pipeline() {
+        for (t, td) in p.sw.tables().zip(&p.sw.prog().tables) {
+            let st = t.stats();
+            outln!(
+                "  {}: {} entries; hits {}, misses {}, inserts {}",
+                td.name,
+                t.len(),
+                st.hits,
+                st.misses,
+                st.inserts
+            );
+        }
+    }
+}
