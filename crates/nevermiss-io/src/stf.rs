@@ -588,8 +588,17 @@ fn is_id_char(c: char) -> bool {
 
 impl Cur {
     fn new(src: &str, line: u32) -> Cur {
-        // Drop the comment and a trailing carriage return.
-        let code = match src.find('#') {
+        // Drop the comment (a `#` outside a quoted name) and a trailing carriage return.
+        let mut quoted = false;
+        let cut = src.char_indices().find_map(|(i, c)| match c {
+            '"' => {
+                quoted = !quoted;
+                None
+            }
+            '#' if !quoted => Some(i),
+            _ => None,
+        });
+        let code = match cut {
             Some(i) => &src[..i],
             None => src,
         };
@@ -1138,6 +1147,12 @@ mod tests {
             }
         );
         assert_eq!(parse_line("   # only a comment", 1).unwrap(), None);
+        // A `#` inside a quoted name is part of it (p4testgen quotes names like
+        // `ingress.tables.!@#$%^&*()_+=-prefix^simple_table_1`).
+        match parse_line(r#"add "t.!@#$x" k:1 "a"() # comment"#, 1).unwrap() {
+            Some(StfCommand::Add { table, .. }) => assert_eq!(table, "t.!@#$x"),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(parse_line("", 1).unwrap(), None);
     }
 

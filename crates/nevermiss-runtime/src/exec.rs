@@ -1393,10 +1393,12 @@ impl Exec {
                 let h = externs::hash(*algo, &self.data.bytes, r);
                 let base = self.xval(args.get(1)).unwrap_or(0);
                 let max = self.xval(args.get(3)).unwrap_or(0);
+                // v1model.p4: the result is in [base, base + max - 1]; "if max=0, the value
+                // written to result will always be base".
                 let v = if max > 0 {
                     base.wrapping_add(h % max)
                 } else {
-                    base.wrapping_add(h)
+                    base
                 };
                 if let Some(XArg::Out(l, t)) = args.first() {
                     self.xstore(l, *t, v);

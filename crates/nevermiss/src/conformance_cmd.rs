@@ -96,7 +96,9 @@ pub fn run(args: ConformanceArgs) -> u8 {
             return 2;
         }
         if suites.is_empty() && args.testgen.p4testgen.is_none() {
-            eprintln!("error: --suite {filter}: the p4testgen suites need --p4testgen (or P4TESTGEN)");
+            eprintln!(
+                "error: --suite {filter}: the p4testgen suites need --p4testgen (or P4TESTGEN)"
+            );
             return 2;
         }
     }
@@ -400,8 +402,18 @@ pub(crate) fn run_child(cmd: &mut Command, timeout: Duration) -> Result<ChildRun
             String::from_utf8_lossy(&buf).into_owned()
         })
     };
-    let err_reader = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let out_reader = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err_reader = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let out_reader = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {

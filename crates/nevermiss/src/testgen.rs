@@ -318,7 +318,8 @@ fn sample_programs(
     }
     let mut notes = Vec::new();
     let mut xfails: BTreeMap<String, String> = BTreeMap::new();
-    let testgen_xfail = p4c.join("backends/p4tools/modules/testgen/targets/bmv2/test/BMV2STFXfail.cmake");
+    let testgen_xfail =
+        p4c.join("backends/p4tools/modules/testgen/targets/bmv2/test/BMV2STFXfail.cmake");
     match std::fs::read_to_string(&testgen_xfail) {
         Ok(t) => xfails.extend(testgen_stf_xfails(&t)),
         Err(_) => notes.push(format!(
@@ -551,25 +552,29 @@ fn generate(bin: &Path, args: &TestgenArgs, prog: &Path, dir: &Path, seed: u64) 
         return Generated::Failed(format!("{}: {e}", dir.display()));
     }
     let mut cmd = Command::new(bin);
-    cmd.args(["--target", "bmv2", "--arch", "v1model", "--test-backend", "STF"])
-        .arg("--max-tests")
-        .arg(args.testgen_tests.to_string())
-        .arg("--seed")
-        .arg(seed.to_string())
-        .arg("--print-traces")
-        .arg("--out-dir")
-        .arg(dir)
-        .arg(prog);
+    cmd.args([
+        "--target",
+        "bmv2",
+        "--arch",
+        "v1model",
+        "--test-backend",
+        "STF",
+    ])
+    .arg("--max-tests")
+    .arg(args.testgen_tests.to_string())
+    .arg("--seed")
+    .arg(seed.to_string())
+    .arg("--print-traces")
+    .arg("--out-dir")
+    .arg(dir)
+    .arg(prog);
     let timeout = Duration::from_secs(args.testgen_timeout);
     let run: ChildRun = match run_child(&mut cmd, timeout) {
         Ok(r) => r,
         Err(e) => return Generated::Failed(format!("p4testgen {e}")),
     };
     match run.status {
-        None => Generated::Failed(format!(
-            "p4testgen timed out after {} s",
-            timeout.as_secs()
-        )),
+        None => Generated::Failed(format!("p4testgen timed out after {} s", timeout.as_secs())),
         Some(s) if s.success() => {
             let _ = std::fs::write(&done, "");
             Generated::Tests(list(dir))

@@ -8,6 +8,8 @@
 
 typedef bit<48> mac_t;
 type bit<32> flow_id_t;
+// An `int` converts to a `type` over a fixed-width integer (as p4c does).
+const flow_id_t FIRST_FLOW = 1;
 
 const int WIDTH = 16;
 const bit<(WIDTH)> MASK = 0xfff0;

@@ -102,7 +102,15 @@ impl<'a> Checker<'a> {
         }
         match (from, to) {
             (Type::DontCare, _) => true,
-            (Type::Int, t) => matches!(t, Type::Bit(_) | Type::Signed(_)),
+            (Type::Int, t) => match t {
+                Type::Bit(_) | Type::Signed(_) => true,
+                // p4c also converts an `int` to a `type` over a fixed-width integer
+                // (`const vrf_id_t kDefaultVrf = 0;` in p4c's pins samples).
+                Type::NewType(n) => {
+                    matches!(n.underlying.strip_newtype(), Type::Bit(_) | Type::Signed(_))
+                }
+                _ => false,
+            },
             // p4c also converts fixed-width values to `int` implicitly.
             (Type::Bit(_) | Type::Signed(_), Type::Int) => true,
             (Type::Enum(e), t) => match &e.underlying {
@@ -223,6 +231,11 @@ impl<'a> Checker<'a> {
                     self.retype(a, &ta, to, depth + 1);
                     self.retype(b, &tb, to, depth + 1);
                 }
+            }
+            (Type::Int, Type::NewType(n)) => {
+                let u = n.underlying.strip_newtype().clone();
+                self.retype(e, from, &u, depth + 1);
+                self.set_type(e.id, to.clone());
             }
             (Type::Invalid, _) => self.set_type(e.id, to.clone()),
             (Type::ListExpr(_), _) | (Type::StructExpr(_), _) => {

@@ -297,7 +297,7 @@ impl<'a> Lw<'a> {
                     i
                 }
                 Some(Bind::PendingBlock(bd, bc, name)) => {
-                    let path = self.qualify(&name);
+                    let path = self.block_path(&name);
                     let externs = self.extern_args(bd, ci, args, e.span)?;
                     let i = self.instantiate(bd, bc, path, None, &externs, e.span)?;
                     if let Some(d) = d {

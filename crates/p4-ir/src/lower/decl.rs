@@ -341,7 +341,7 @@ impl<'a> Lw<'a> {
         for (p, b) in info.ctor_params.iter().zip(ctor) {
             let b = match b {
                 Bind::PendingBlock(bd, bc, name) if !self.has_extern_params(bd) => {
-                    let path = self.qualify(&name);
+                    let path = self.block_path(&name);
                     Bind::Block(self.instantiate(bd, bc, path, None, &[], span)?)
                 }
                 other => other,
@@ -490,12 +490,15 @@ impl<'a> Lw<'a> {
                         {
                             // Top level: instantiated when `main` uses it. With extern apply
                             // parameters: instantiated by its first apply, which names them.
-                            self.bind(
-                                id,
-                                Bind::PendingBlock(o.decl, cargs, inst.name.name.clone()),
-                            );
+                            let local = Self::name_annotation(&inst.annotations)
+                                .unwrap_or_else(|| inst.name.name.clone());
+                            self.bind(id, Bind::PendingBlock(o.decl, cargs, local));
                         } else {
-                            let path = self.qualify(&inst.name.name);
+                            // An instance's `@name` names the tables and externs inside it
+                            // (`@name("c") compute() c_0;` → `ingress.c.t`, as p4c names them).
+                            let local = Self::name_annotation(&inst.annotations)
+                                .unwrap_or_else(|| inst.name.name.clone());
+                            let path = self.block_path(&local);
                             let b = self.instantiate(o.decl, cargs, path, None, &[], d.span)?;
                             self.bind(id, Bind::Block(b));
                         }
@@ -907,6 +910,14 @@ impl<'a> Lw<'a> {
             let mut copy_in = Vec::new();
             let mut copy_out = Vec::new();
             let aargs: &[ast::Arg] = aa.args.as_deref().unwrap_or(&[]);
+            // Control-plane parameter names: `@name` wins (p4c's P4Info and STF names).
+            let ast_params: Vec<&ast::Param> = match self.nodes.get(&ta.action) {
+                Some(Node::Decl(d)) => match &d.kind {
+                    ast::DeclKind::Action(a) => a.params.iter().collect(),
+                    _ => Vec::new(),
+                },
+                None => Vec::new(),
+            };
             for (i, (p, (loc, pt, dir))) in ainfo.params.iter().zip(&sig.params).enumerate() {
                 match ta.args.get(i) {
                     Some(CallArg::Arg(j)) if *dir != Direction::None => {
@@ -921,7 +932,10 @@ impl<'a> Lw<'a> {
                             );
                         };
                         params.push(ActionParam {
-                            name: p.name.clone(),
+                            name: ast_params
+                                .get(i)
+                                .and_then(|ap| Self::name_annotation(&ap.annotations))
+                                .unwrap_or_else(|| p.name.clone()),
                             ty: s,
                             slot: loc.off,
                             is_ref: refs.contains(&p.name),

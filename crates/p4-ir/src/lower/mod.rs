@@ -615,6 +615,14 @@ impl<'a> Lw<'a> {
         }
     }
 
+    /// The path of a block instance named `local` here (`.name`: absolute, as `@name` allows).
+    pub fn block_path(&self, local: &str) -> String {
+        match local.strip_prefix('.') {
+            Some(abs) => abs.to_string(),
+            None => self.qualify(local),
+        }
+    }
+
     pub fn qualify(&self, local: &str) -> String {
         if self.path.is_empty() {
             local.to_string()
