@@ -114,6 +114,12 @@ pub struct ServerStats {
     pub unsent: u64,
 }
 
+/// One translated update of a Write.
+enum Item {
+    Change(Change),
+    Digest(Op, p4::DigestEntry),
+}
+
 /// The device: the current pipeline, the saved one, arbitration, digests.
 pub struct Device {
     pub opts: ServeOptions,
@@ -406,10 +412,6 @@ impl Device {
             }
         };
         // Translate every update; digest configurations are the server's own state.
-        enum Item {
-            Change(Change),
-            Digest(Op, p4::DigestEntry),
-        }
         let items: Vec<Result<Item, ControlError>> = req
             .updates
             .iter()
@@ -434,6 +436,17 @@ impl Device {
             })
             .collect();
         if atomicity != Atomicity::ContinueOnError {
+            // Digest configurations are the server's own state, applied after the switch's
+            // changes: check them first, so that a batch that fails fails before anything.
+            let items: Vec<Result<Item, ControlError>> = items
+                .into_iter()
+                .map(|r| match r {
+                    Ok(Item::Digest(op, d)) => {
+                        self.check_digest(p, op, &d).map(|()| Item::Digest(op, d))
+                    }
+                    other => other,
+                })
+                .collect();
             if let Some(i) = items.iter().position(|r| r.is_err()) {
                 return items
                     .into_iter()
@@ -447,7 +460,18 @@ impl Device {
                     })
                     .collect();
             }
+            return self.apply_items(p, items, atomicity, received_ns);
         }
+        self.apply_items(p, items, atomicity, received_ns)
+    }
+
+    fn apply_items(
+        &self,
+        p: &Pipeline,
+        items: Vec<Result<Item, ControlError>>,
+        atomicity: Atomicity,
+        received_ns: u64,
+    ) -> Vec<Result<(), ControlError>> {
         let changes: Vec<Change> = items
             .iter()
             .filter_map(|r| match r {
@@ -483,6 +507,46 @@ impl Device {
             });
         }
         out
+    }
+
+    /// Whether a digest configuration update would succeed (without applying it).
+    fn check_digest(&self, p: &Pipeline, op: Op, d: &p4::DigestEntry) -> Result<(), ControlError> {
+        if !p
+            .p4info
+            .digests
+            .iter()
+            .any(|x| x.preamble.as_ref().is_some_and(|pre| pre.id == d.digest_id))
+        {
+            return Err(ControlError::NotFound(format!(
+                "unknown digest id {}",
+                d.digest_id
+            )));
+        }
+        let exists = lock(&self.digests).contains_key(&d.digest_id);
+        match op {
+            Op::Insert | Op::Modify => match &d.config {
+                None => Err(ControlError::InvalidArgument("digest config unset".into())),
+                Some(c) if c.max_timeout_ns < 0 || c.max_list_size < 0 || c.ack_timeout_ns < 0 => {
+                    Err(ControlError::InvalidArgument(
+                        "digest config values must not be negative".into(),
+                    ))
+                }
+                Some(_) if op == Op::Insert && exists => Err(ControlError::AlreadyExists(format!(
+                    "digest {} is already configured",
+                    d.digest_id
+                ))),
+                Some(_) if op == Op::Modify && !exists => Err(ControlError::NotFound(format!(
+                    "digest {} is not configured",
+                    d.digest_id
+                ))),
+                Some(_) => Ok(()),
+            },
+            Op::Delete if !exists => Err(ControlError::NotFound(format!(
+                "digest {} is not configured",
+                d.digest_id
+            ))),
+            Op::Delete => Ok(()),
+        }
     }
 
     fn write_digest(&self, p: &Pipeline, op: Op, d: &p4::DigestEntry) -> Result<(), ControlError> {
