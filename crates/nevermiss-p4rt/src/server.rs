@@ -43,6 +43,9 @@ pub struct ServeOptions {
     pub config: Config,
     /// How often expiry, idle-timeout notifications and digests are processed.
     pub tick: Duration,
+    /// Largest request accepted (larger ones get `RESOURCE_EXHAUSTED`); the spec asks for at
+    /// least 4 MiB and enough for a device config, PI allows 256 MiB.
+    pub max_message_bytes: usize,
 }
 
 impl Default for ServeOptions {
@@ -52,6 +55,7 @@ impl Default for ServeOptions {
             cpu_port: 510,
             config: Config::default(),
             tick: Duration::from_millis(10),
+            max_message_bytes: 256 << 20,
         }
     }
 }
@@ -134,6 +138,17 @@ pub struct Device {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// RESOURCE_EXHAUSTED for a request over the server's limit.
+fn check_size(m: &impl Message, max: usize) -> Result<(), Status> {
+    let n = m.encoded_len();
+    if n > max {
+        return Err(Status::resource_exhausted(format!(
+            "request of {n} bytes is over the server's limit of {max} bytes"
+        )));
+    }
+    Ok(())
 }
 
 fn status_of(e: &ControlError) -> Status {
@@ -1093,6 +1108,7 @@ impl P4Runtime for Service {
     ) -> Result<Response<p4::WriteResponse>, Status> {
         let req = request.into_inner();
         let dev = &self.dev;
+        check_size(&req, dev.opts.max_message_bytes)?;
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let p = dev.current()?;
@@ -1153,6 +1169,7 @@ impl P4Runtime for Service {
         use p4::set_forwarding_pipeline_config_request::Action as A;
         let req = request.into_inner();
         let dev = &self.dev;
+        check_size(&req, dev.opts.max_message_bytes)?;
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let action = A::try_from(req.action).unwrap_or(A::Unspecified);
@@ -1321,10 +1338,13 @@ impl P4Runtime for Service {
     }
 }
 
-/// The tonic server of a device (messages up to 256 MiB, as PI allows).
+/// The tonic server of a device (requests up to `ServeOptions::max_message_bytes`).
 pub fn grpc_service(dev: Arc<Device>) -> P4RuntimeServer<Service> {
+    let max = dev.opts.max_message_bytes;
     P4RuntimeServer::new(Service { dev })
-        .max_decoding_message_size(256 << 20)
+        // Up to twice the limit is decoded so that the handlers can answer RESOURCE_EXHAUSTED
+        // (gRPC's code for a message over the limit); tonic answers OUT_OF_RANGE beyond that.
+        .max_decoding_message_size(max.saturating_mul(2))
         .max_encoding_message_size(256 << 20)
 }
 

@@ -884,3 +884,52 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
     .unwrap();
     assert!(table_entries(read(&mut c, flows_read).await.unwrap()).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_that_close_early_and_oversized_requests_are_survived() {
+    let dev = Device::new(ServeOptions {
+        max_message_bytes: 1 << 20,
+        ..ServeOptions::default()
+    });
+    let mut c = start(dev.clone()).await;
+    // A stream that closes before arbitrating, and one that closes right after.
+    drop(Stream::open(&mut c).await);
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 4).await;
+    drop(s);
+    // The next client becomes primary: the highest id seen (4) left, and 4 is reached again.
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 4).await;
+    assert_eq!(s.arbitration().await.status.unwrap().code, Code::Ok as i32);
+    // A request larger than the limit: RESOURCE_EXHAUSTED, and the server goes on.
+    let big = p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(4),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: vec![b' '; 3 << 19],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = c.set_forwarding_pipeline_config(big).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    // A device config that is not a program: INVALID_ARGUMENT with the reason.
+    let bad = p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(4),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: b"control c() { apply { x = ; } }".to_vec(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = c.set_forwarding_pipeline_config(bad).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    let caps = c
+        .capabilities(p4::CapabilitiesRequest { device_id: 0 })
+        .await
+        .unwrap();
+    assert_eq!(caps.into_inner().p4runtime_api_version, server::API_VERSION);
+}
