@@ -1359,6 +1359,27 @@ pub fn listen(
     Ok((inc, local))
 }
 
+/// TLS for the server (`--tls-cert`, `--tls-key`; with `--tls-ca` clients must present a
+/// certificate that CA signed: mutual TLS). PEM files.
+pub fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    ca: Option<&std::path::Path>,
+) -> Result<tonic::transport::ServerTlsConfig, String> {
+    let read = |p: &std::path::Path, what: &str| {
+        std::fs::read(p).map_err(|e| format!("{what} {}: {e}", p.display()))
+    };
+    let identity =
+        tonic::transport::Identity::from_pem(read(cert, "--tls-cert")?, read(key, "--tls-key")?);
+    let mut cfg = tonic::transport::ServerTlsConfig::new().identity(identity);
+    if let Some(ca) = ca {
+        cfg = cfg.client_ca_root(tonic::transport::Certificate::from_pem(read(
+            ca, "--tls-ca",
+        )?));
+    }
+    Ok(cfg)
+}
+
 /// Runs the device's housekeeping (expiry, notifications, digests) until `stop` resolves.
 pub async fn housekeeping(dev: Arc<Device>) {
     let mut iv = tokio::time::interval(dev.opts.tick);
