@@ -24,7 +24,7 @@ for comp in rustfmt clippy; do
         rustup component add "$comp"
     fi
 done
-apt_install pkg-config
+apt_install pkg-config openssl  # openssl: the TLS test makes its certificates with it
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned; never .proto files in the repository.

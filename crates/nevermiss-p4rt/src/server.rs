@@ -43,6 +43,9 @@ pub struct ServeOptions {
     pub config: Config,
     /// How often expiry, idle-timeout notifications and digests are processed.
     pub tick: Duration,
+    /// Largest request accepted (larger ones get `RESOURCE_EXHAUSTED`); the spec asks for at
+    /// least 4 MiB and enough for a device config, PI allows 256 MiB.
+    pub max_message_bytes: usize,
 }
 
 impl Default for ServeOptions {
@@ -52,6 +55,7 @@ impl Default for ServeOptions {
             cpu_port: 510,
             config: Config::default(),
             tick: Duration::from_millis(10),
+            max_message_bytes: 256 << 20,
         }
     }
 }
@@ -114,6 +118,12 @@ pub struct ServerStats {
     pub unsent: u64,
 }
 
+/// One translated update of a Write.
+enum Item {
+    Change(Change),
+    Digest(Op, p4::DigestEntry),
+}
+
 /// The device: the current pipeline, the saved one, arbitration, digests.
 pub struct Device {
     pub opts: ServeOptions,
@@ -128,6 +138,17 @@ pub struct Device {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// RESOURCE_EXHAUSTED for a request over the server's limit.
+fn check_size(m: &impl Message, max: usize) -> Result<(), Status> {
+    let n = m.encoded_len();
+    if n > max {
+        return Err(Status::resource_exhausted(format!(
+            "request of {n} bytes is over the server's limit of {max} bytes"
+        )));
+    }
+    Ok(())
 }
 
 fn status_of(e: &ControlError) -> Status {
@@ -406,10 +427,6 @@ impl Device {
             }
         };
         // Translate every update; digest configurations are the server's own state.
-        enum Item {
-            Change(Change),
-            Digest(Op, p4::DigestEntry),
-        }
         let items: Vec<Result<Item, ControlError>> = req
             .updates
             .iter()
@@ -434,6 +451,17 @@ impl Device {
             })
             .collect();
         if atomicity != Atomicity::ContinueOnError {
+            // Digest configurations are the server's own state, applied after the switch's
+            // changes: check them first, so that a batch that fails fails before anything.
+            let items: Vec<Result<Item, ControlError>> = items
+                .into_iter()
+                .map(|r| match r {
+                    Ok(Item::Digest(op, d)) => {
+                        self.check_digest(p, op, &d).map(|()| Item::Digest(op, d))
+                    }
+                    other => other,
+                })
+                .collect();
             if let Some(i) = items.iter().position(|r| r.is_err()) {
                 return items
                     .into_iter()
@@ -447,7 +475,18 @@ impl Device {
                     })
                     .collect();
             }
+            return self.apply_items(p, items, atomicity, received_ns);
         }
+        self.apply_items(p, items, atomicity, received_ns)
+    }
+
+    fn apply_items(
+        &self,
+        p: &Pipeline,
+        items: Vec<Result<Item, ControlError>>,
+        atomicity: Atomicity,
+        received_ns: u64,
+    ) -> Vec<Result<(), ControlError>> {
         let changes: Vec<Change> = items
             .iter()
             .filter_map(|r| match r {
@@ -483,6 +522,46 @@ impl Device {
             });
         }
         out
+    }
+
+    /// Whether a digest configuration update would succeed (without applying it).
+    fn check_digest(&self, p: &Pipeline, op: Op, d: &p4::DigestEntry) -> Result<(), ControlError> {
+        if !p
+            .p4info
+            .digests
+            .iter()
+            .any(|x| x.preamble.as_ref().is_some_and(|pre| pre.id == d.digest_id))
+        {
+            return Err(ControlError::NotFound(format!(
+                "unknown digest id {}",
+                d.digest_id
+            )));
+        }
+        let exists = lock(&self.digests).contains_key(&d.digest_id);
+        match op {
+            Op::Insert | Op::Modify => match &d.config {
+                None => Err(ControlError::InvalidArgument("digest config unset".into())),
+                Some(c) if c.max_timeout_ns < 0 || c.max_list_size < 0 || c.ack_timeout_ns < 0 => {
+                    Err(ControlError::InvalidArgument(
+                        "digest config values must not be negative".into(),
+                    ))
+                }
+                Some(_) if op == Op::Insert && exists => Err(ControlError::AlreadyExists(format!(
+                    "digest {} is already configured",
+                    d.digest_id
+                ))),
+                Some(_) if op == Op::Modify && !exists => Err(ControlError::NotFound(format!(
+                    "digest {} is not configured",
+                    d.digest_id
+                ))),
+                Some(_) => Ok(()),
+            },
+            Op::Delete if !exists => Err(ControlError::NotFound(format!(
+                "digest {} is not configured",
+                d.digest_id
+            ))),
+            Op::Delete => Ok(()),
+        }
     }
 
     fn write_digest(&self, p: &Pipeline, op: Op, d: &p4::DigestEntry) -> Result<(), ControlError> {
@@ -1029,6 +1108,7 @@ impl P4Runtime for Service {
     ) -> Result<Response<p4::WriteResponse>, Status> {
         let req = request.into_inner();
         let dev = &self.dev;
+        check_size(&req, dev.opts.max_message_bytes)?;
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let p = dev.current()?;
@@ -1089,6 +1169,7 @@ impl P4Runtime for Service {
         use p4::set_forwarding_pipeline_config_request::Action as A;
         let req = request.into_inner();
         let dev = &self.dev;
+        check_size(&req, dev.opts.max_message_bytes)?;
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let action = A::try_from(req.action).unwrap_or(A::Unspecified);
@@ -1257,10 +1338,13 @@ impl P4Runtime for Service {
     }
 }
 
-/// The tonic server of a device (messages up to 256 MiB, as PI allows).
+/// The tonic server of a device (requests up to `ServeOptions::max_message_bytes`).
 pub fn grpc_service(dev: Arc<Device>) -> P4RuntimeServer<Service> {
+    let max = dev.opts.max_message_bytes;
     P4RuntimeServer::new(Service { dev })
-        .max_decoding_message_size(256 << 20)
+        // Up to twice the limit is decoded so that the handlers can answer RESOURCE_EXHAUSTED
+        // (gRPC's code for a message over the limit); tonic answers OUT_OF_RANGE beyond that.
+        .max_decoding_message_size(max.saturating_mul(2))
         .max_encoding_message_size(256 << 20)
 }
 
@@ -1273,6 +1357,27 @@ pub fn listen(
     let inc = tonic::transport::server::TcpIncoming::bind(addr)?.with_nodelay(Some(true));
     let local = inc.local_addr()?;
     Ok((inc, local))
+}
+
+/// TLS for the server (`--tls-cert`, `--tls-key`; with `--tls-ca` clients must present a
+/// certificate that CA signed: mutual TLS). PEM files.
+pub fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    ca: Option<&std::path::Path>,
+) -> Result<tonic::transport::ServerTlsConfig, String> {
+    let read = |p: &std::path::Path, what: &str| {
+        std::fs::read(p).map_err(|e| format!("{what} {}: {e}", p.display()))
+    };
+    let identity =
+        tonic::transport::Identity::from_pem(read(cert, "--tls-cert")?, read(key, "--tls-key")?);
+    let mut cfg = tonic::transport::ServerTlsConfig::new().identity(identity);
+    if let Some(ca) = ca {
+        cfg = cfg.client_ca_root(tonic::transport::Certificate::from_pem(read(
+            ca, "--tls-ca",
+        )?));
+    }
+    Ok(cfg)
 }
 
 /// Runs the device's housekeeping (expiry, notifications, digests) until `stop` resolves.

@@ -884,3 +884,143 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
     .unwrap();
     assert!(table_entries(read(&mut c, flows_read).await.unwrap()).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_that_close_early_and_oversized_requests_are_survived() {
+    let dev = Device::new(ServeOptions {
+        max_message_bytes: 1 << 20,
+        ..ServeOptions::default()
+    });
+    let mut c = start(dev.clone()).await;
+    // A stream that closes before arbitrating, and one that closes right after.
+    drop(Stream::open(&mut c).await);
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 4).await;
+    drop(s);
+    // The next client becomes primary: the highest id seen (4) left, and 4 is reached again.
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 4).await;
+    assert_eq!(s.arbitration().await.status.unwrap().code, Code::Ok as i32);
+    // A request larger than the limit: RESOURCE_EXHAUSTED, and the server goes on.
+    let big = p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(4),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: vec![b' '; 3 << 19],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = c.set_forwarding_pipeline_config(big).await.unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    // A device config that is not a program: INVALID_ARGUMENT with the reason.
+    let bad = p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(4),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: b"control c() { apply { x = ; } }".to_vec(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let e = c.set_forwarding_pipeline_config(bad).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    let caps = c
+        .capabilities(p4::CapabilitiesRequest { device_id: 0 })
+        .await
+        .unwrap();
+    assert_eq!(caps.into_inner().p4runtime_api_version, server::API_VERSION);
+}
+
+/// A CA, a server certificate for 127.0.0.1/localhost and a client certificate, made with the
+/// `openssl` command (scripts/setup.sh installs it) in `dir`.
+fn make_certs(dir: &std::path::Path) -> bool {
+    let sh = |cmd: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(dir)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 \
+        -subj /CN=nevermiss-test-ca")
+        && sh("printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext")
+        && ["server", "client"].iter().all(|n| {
+            sh(&format!(
+                "openssl req -newkey rsa:2048 -nodes -keyout {n}.key -out {n}.csr -subj /CN=localhost \
+                 && openssl x509 -req -in {n}.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+                 -out {n}.crt -days 2 -extfile san.ext"
+            ))
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutual_tls_admits_only_clients_the_ca_signed() {
+    use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
+    let dir = std::env::temp_dir().join(format!("nevermiss-tls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    if !make_certs(&dir) {
+        panic!("openssl could not make the test certificates (scripts/setup.sh installs openssl)");
+    }
+    let dev = Device::new(ServeOptions::default());
+    let tls = server::tls_config(
+        &dir.join("server.crt"),
+        &dir.join("server.key"),
+        Some(&dir.join("ca.crt")),
+    )
+    .unwrap();
+    let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .tls_config(tls)
+            .unwrap()
+            .add_service(server::grpc_service(dev))
+            .serve_with_incoming(incoming),
+    );
+    let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    let ca = Certificate::from_pem(read("ca.crt"));
+    let endpoint = |client_cert: bool| {
+        let mut cfg = ClientTlsConfig::new()
+            .ca_certificate(ca.clone())
+            .domain_name("localhost");
+        if client_cert {
+            cfg = cfg.identity(Identity::from_pem(read("client.crt"), read("client.key")));
+        }
+        Endpoint::from_shared(format!("https://{addr}"))
+            .unwrap()
+            .tls_config(cfg)
+            .unwrap()
+    };
+    // With the client certificate: served.
+    let ch = endpoint(true).connect().await.unwrap();
+    let caps = P4RuntimeClient::new(ch)
+        .capabilities(p4::CapabilitiesRequest { device_id: 0 })
+        .await
+        .unwrap();
+    assert_eq!(caps.into_inner().p4runtime_api_version, server::API_VERSION);
+    // Without: the handshake or the first call fails.
+    let refused = match endpoint(false).connect().await {
+        Err(_) => true,
+        Ok(ch) => P4RuntimeClient::new(ch)
+            .capabilities(p4::CapabilitiesRequest { device_id: 0 })
+            .await
+            .is_err(),
+    };
+    assert!(refused, "a client without a certificate was served");
+    // Plain text to a TLS server fails too.
+    let plain = P4RuntimeClient::connect(format!("http://{addr}")).await;
+    let refused = match plain {
+        Err(_) => true,
+        Ok(mut c) => c
+            .capabilities(p4::CapabilitiesRequest { device_id: 0 })
+            .await
+            .is_err(),
+    };
+    assert!(refused);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -24,6 +24,15 @@ pub struct ServeArgs {
     /// The port PacketOuts enter on and packets sent to become PacketIns.
     #[arg(long, default_value = "510", value_parser = clap::value_parser!(u32))]
     pub cpu_port: u32,
+    /// Serve over TLS with this certificate (PEM; needs --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: accept only clients whose certificate this CA signed (PEM; needs --tls-cert).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_ca: Option<PathBuf>,
     /// At the end, write every update's delays here as CSV (received_ns, d_control_ns,
     /// d_data_ns, d_all_ns), and HdrHistogram logs of them beside it (FILE.d_control.hlog,
     /// FILE.d_data.hlog, FILE.d_all.hlog).
@@ -78,6 +87,10 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
             .map_err(|s| s.message().to_string())?;
         dev.commit(p);
     }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some(server::tls_config(c, k, args.tls_ca.as_deref())?),
+        _ => None,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -85,12 +98,14 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let dev2 = dev.clone();
     let duration = args.duration;
+    let args_tls = tls.is_some();
     rt.block_on(async move {
         let (incoming, local) =
             server::listen(addr).map_err(|e| format!("--grpc-addr {addr}: {e}"))?;
         outln!(
-            "nevermiss serve: P4Runtime {} on {local} (device id {}, cpu port {}){}",
+            "nevermiss serve: P4Runtime {} on {local}{} (device id {}, cpu port {}){}",
             server::API_VERSION,
+            if args_tls { " with TLS" } else { "" },
             dev2.opts.device_id,
             dev2.opts.cpu_port,
             match dev2.pipeline() {
@@ -103,7 +118,13 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         let stop = async move {
             stop_signal(duration).await;
         };
-        let r = tonic::transport::Server::builder()
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            builder = builder
+                .tls_config(tls)
+                .map_err(|e| format!("--tls-cert/--tls-key: {e}"))?;
+        }
+        let r = builder
             .add_service(server::grpc_service(dev2.clone()))
             .serve_with_incoming_shutdown(incoming, stop)
             .await;
