@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 /// Where packet time comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Clock {
-    /// Monotonic time since the start of the run.
+    /// Monotonic time on the switch's clock (`Switch::now_ns`), which control-plane timers share.
     #[default]
     Wall,
     /// The packets' own timestamps.
@@ -35,6 +35,9 @@ pub struct RunOptions {
     pub stats_every: Option<Duration>,
     /// Stop after this many received packets.
     pub max_packets: Option<u64>,
+    /// Stop (after the batch in flight, flushing outputs) once this is set: a server replacing
+    /// the pipeline the ports run.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for RunOptions {
@@ -44,6 +47,7 @@ impl Default for RunOptions {
             clock: Clock::Wall,
             stats_every: None,
             max_packets: None,
+            stop: None,
         }
     }
 }
@@ -221,7 +225,7 @@ pub fn run(
     let start = Instant::now();
     let mut report = RunReport::default();
     let tick = sw.config.tick_ns.max(1);
-    let mut next_expire = tick;
+    let mut next_expire = sw.now_ns().saturating_add(tick);
     let mut next_stats = opts.stats_every.map(|d| start + d);
     let mut idle_rounds = 0u32;
     'run: loop {
@@ -246,7 +250,8 @@ pub fn run(
                 continue;
             }
             any = true;
-            let wall = start.elapsed().as_nanos() as u64;
+            // The switch's clock, which the control plane's timers also use.
+            let wall = sw.now_ns();
             let clock = opts.clock;
             let time = |p: &Packet| match clock {
                 Clock::Wall => wall,
@@ -299,7 +304,11 @@ pub fn run(
             }
         }
         let limit = opts.max_packets.is_some_and(|m| report.packets_in >= m);
-        if limit || ports.iter().all(|p| p.rx_done()) {
+        let stopped = opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+        if limit || stopped || ports.iter().all(|p| p.rx_done()) {
             break;
         }
         if !any {

@@ -156,6 +156,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         },
         stats_every: args.stats_every.map(Duration::from_nanos),
         max_packets: args.max_packets,
+        stop: None,
     };
     let report = match args.cores {
         None => run_loop(sw.clone(), ports, &ropts)?,

@@ -2,9 +2,13 @@
 
 use crate::flags::{SourceArgs, SwitchArgs};
 use clap::Args;
+use nevermiss_io::port::PortSpec;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
+use nevermiss_runtime::run::{RunOptions, RunReport};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -24,6 +28,13 @@ pub struct ServeArgs {
     /// The port PacketOuts enter on and packets sent to become PacketIns.
     #[arg(long, default_value = "510", value_parser = clap::value_parser!(u32))]
     pub cpu_port: u32,
+    /// A traffic port, as `nevermiss run --port` (repeatable): every pipeline a controller
+    /// commits (or the PROGRAM) runs over the ports, opened afresh, while the server runs.
+    #[arg(long = "port", value_name = "SPEC")]
+    pub ports: Vec<String>,
+    /// Packets per batch of the traffic ports (1 to 256).
+    #[arg(long, default_value = "32", value_parser = crate::flags::batch)]
+    pub batch: usize,
     /// Serve over TLS with this certificate (PEM; needs --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -54,6 +65,11 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .map_err(|_| format!("--grpc-addr {}: expected ADDR:PORT", args.grpc_addr))?;
     if let Some(p) = &args.update_log {
         std::fs::write(p, "").map_err(|e| format!("--update-log {}: {e}", p.display()))?;
+    }
+    let specs = nevermiss_io::port::parse_port_specs(&args.ports).map_err(|e| e.to_string())?;
+    // Every port opens (inputs exist, outputs can be written) before the server starts.
+    for s in &specs {
+        s.open().map_err(|e| e.to_string())?;
     }
     let mut config = args.switch.config_any();
     let mut preload = None;
@@ -96,6 +112,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let traffic = Traffic::start(dev.clone(), specs, args.batch);
     let dev2 = dev.clone();
     let duration = args.duration;
     let args_tls = tls.is_some();
@@ -131,6 +148,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         hk.abort();
         r.map_err(|e| format!("gRPC server: {e}"))
     })?;
+    if let Some(report) = traffic.stop()? {
+        out!("traffic ports, last pipeline:\n{}", report.render());
+    }
     print_stats(&dev);
     let delays = dev.update_delays();
     print_delays(&delays);
@@ -212,6 +232,85 @@ fn write_update_log(path: &std::path::Path, delays: &[server::UpdateDelay]) -> R
         )?;
     }
     Ok(())
+}
+
+/// The traffic ports: a thread that runs the current pipeline over them (`nevermiss run`'s
+/// loop) and starts over, ports opened afresh, whenever a controller commits another pipeline.
+struct Traffic {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<Option<RunReport>, String>>>,
+}
+
+impl Traffic {
+    fn start(dev: Arc<Device>, specs: Vec<PortSpec>, batch: usize) -> Traffic {
+        let stop = Arc::new(AtomicBool::new(false));
+        if specs.is_empty() {
+            return Traffic { stop, thread: None };
+        }
+        let stop2 = stop.clone();
+        let thread = std::thread::spawn(move || -> Result<Option<RunReport>, String> {
+            let mut last: Option<RunReport> = None;
+            let mut current: Option<Arc<nevermiss_p4rt::pipeline::Pipeline>> = None;
+            while !stop2.load(Ordering::Relaxed) {
+                let p = dev.pipeline();
+                let changed = match (&p, &current) {
+                    (Some(a), Some(b)) => !Arc::ptr_eq(a, b),
+                    (Some(_), None) => true,
+                    _ => false,
+                };
+                if !changed {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                let Some(p) = p else { continue };
+                current = Some(p.clone());
+                let mut ports = Vec::with_capacity(specs.len());
+                for s in &specs {
+                    ports.push(s.open().map_err(|e| e.to_string())?);
+                }
+                // Runs until the inputs end, the server stops or another pipeline comes.
+                let run_stop = Arc::new(AtomicBool::new(false));
+                let watcher = {
+                    let (dev, run_stop, stop2, p) =
+                        (dev.clone(), run_stop.clone(), stop2.clone(), p.clone());
+                    std::thread::spawn(move || {
+                        while !run_stop.load(Ordering::Relaxed) {
+                            let replaced = dev.pipeline().is_none_or(|q| !Arc::ptr_eq(&q, &p));
+                            if replaced || stop2.load(Ordering::Relaxed) {
+                                run_stop.store(true, Ordering::Relaxed);
+                            }
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                    })
+                };
+                let opts = RunOptions {
+                    batch,
+                    stop: Some(run_stop.clone()),
+                    ..RunOptions::default()
+                };
+                let r = nevermiss_runtime::run::run(p.sw.clone(), ports, &opts);
+                run_stop.store(true, Ordering::Relaxed);
+                let _ = watcher.join();
+                last = Some(r?);
+            }
+            Ok(last)
+        });
+        Traffic {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the traffic (outputs flushed) and returns the last pipeline's report.
+    fn stop(mut self) -> Result<Option<RunReport>, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| "the traffic thread panicked".to_string())?,
+            None => Ok(None),
+        }
+    }
 }
 
 /// SIGINT, SIGTERM or the end of `--duration`.
