@@ -534,11 +534,25 @@ impl Pipeline {
                 self.td(t).name
             )));
         }
-        if e.meter_config.is_some() || e.meter_counter_data.is_some() {
+        if e.meter_counter_data.is_some() {
             return Err(ControlError::Unimplemented(
-                "direct meters are not served over P4Runtime yet".into(),
+                "meter counters are not kept (meter_counter_data)".into(),
             ));
         }
+        let meter = match &e.meter_config {
+            None => None,
+            Some(c) if c.cir < 0 || c.cburst < 0 || c.pir < 0 || c.pburst < 0 || c.pir < c.cir => {
+                return Err(invalid(
+                    "meter_config: rates and bursts must not be negative, pir not below cir",
+                ))
+            }
+            Some(c) => Some(nevermiss_runtime::control::MeterConfig {
+                cir: c.cir as u64,
+                cburst: c.cburst as u64,
+                pir: c.pir as u64,
+                pburst: c.pburst as u64,
+            }),
+        };
         let action = match &e.action {
             None => None,
             Some(ta) => Some(self.entry_action(t, ta)?),
@@ -553,7 +567,7 @@ impl Pipeline {
                 packets: c.packet_count.max(0) as u64,
                 bytes: c.byte_count.max(0) as u64,
             }),
-            meter: None,
+            meter,
         })
     }
 

@@ -14,7 +14,8 @@ use crate::pb::p4::v1 as p4;
 use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 use crate::pipeline::Pipeline;
 use nevermiss_runtime::control::{
-    Atomicity, Change, CloneSession, ControlError, CounterData, MulticastGroup, Op, Replica,
+    Atomicity, Change, CloneSession, ControlError, CounterData, MeterConfig, MulticastGroup, Op,
+    Replica,
 };
 use nevermiss_runtime::{Config, Switch};
 use prost::Message;
@@ -814,6 +815,94 @@ impl Device {
                     })
                     .collect())
             }
+            E::RegisterEntry(re) => {
+                let ids: Vec<u32> = if re.register_id == 0 {
+                    p.p4info
+                        .registers
+                        .iter()
+                        .filter_map(|r| r.preamble.as_ref().map(|p| p.id))
+                        .collect()
+                } else {
+                    vec![re.register_id]
+                };
+                let mut out = Vec::new();
+                for id in ids {
+                    let x = extern_of(p, id, "register")?;
+                    let indices: Vec<u32> = match &re.index {
+                        Some(i) => vec![index_of(i.index)?],
+                        None => (0..p.sw.register_size(x)?).collect(),
+                    };
+                    for i in indices {
+                        let v = p.sw.read_register(x, i)?;
+                        out.push(wrap(E::RegisterEntry(p4::RegisterEntry {
+                            register_id: id,
+                            index: Some(p4::Index {
+                                index: i64::from(i),
+                            }),
+                            data: Some(register_data(v)),
+                        })));
+                    }
+                }
+                Ok(out)
+            }
+            E::MeterEntry(me) => {
+                let ids: Vec<u32> = if me.meter_id == 0 {
+                    p.p4info
+                        .meters
+                        .iter()
+                        .filter_map(|m| m.preamble.as_ref().map(|p| p.id))
+                        .collect()
+                } else {
+                    vec![me.meter_id]
+                };
+                let mut out = Vec::new();
+                for id in ids {
+                    let x = extern_of(p, id, "meter")?;
+                    let indices: Vec<u32> = match &me.index {
+                        Some(i) => vec![index_of(i.index)?],
+                        None => (0..p.sw.meter_size(x)?).collect(),
+                    };
+                    for i in indices {
+                        let c = p.sw.read_meter(x, i)?;
+                        out.push(wrap(E::MeterEntry(p4::MeterEntry {
+                            meter_id: id,
+                            index: Some(p4::Index {
+                                index: i64::from(i),
+                            }),
+                            config: c.map(meter_config_msg),
+                            counter_data: None,
+                        })));
+                    }
+                }
+                Ok(out)
+            }
+            E::DirectMeterEntry(dm) => {
+                let Some(te) = &dm.table_entry else {
+                    return Err(ControlError::InvalidArgument(
+                        "direct meter read: table_entry unset".into(),
+                    ));
+                };
+                let t = p.ir_table(te.table_id)?;
+                let states = if te.r#match.is_empty() {
+                    p.sw.read_entries(t)?
+                } else {
+                    vec![p.sw.read_entry(t, &p.key(te)?)?]
+                };
+                let mut out = Vec::new();
+                for s in states {
+                    let c = p.sw.read_direct_meter(t, &s.key)?;
+                    let mut e = p.entry_of(t, &s, false, false);
+                    e.action = None;
+                    e.is_const = false;
+                    e.idle_timeout_ns = 0;
+                    out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
+                        table_entry: Some(e),
+                        config: c.map(meter_config_msg),
+                        counter_data: None,
+                    })));
+                }
+                Ok(out)
+            }
             E::ActionProfileMember(_) | E::ActionProfileGroup(_)
                 if p.p4info.action_profiles.is_empty() =>
             {
@@ -988,9 +1077,137 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 )),
             }
         }
+        E::RegisterEntry(r) => {
+            if op != Op::Modify {
+                return Err(ControlError::InvalidArgument(
+                    "register entries can only be modified".into(),
+                ));
+            }
+            let x = extern_of(p, r.register_id, "register")?;
+            let Some(i) = &r.index else {
+                return Err(ControlError::Unimplemented(
+                    "writing every cell of a register at once is not supported".into(),
+                ));
+            };
+            let fields = p.sw.register_fields(x)?;
+            let Some(data) = &r.data else {
+                return Err(ControlError::InvalidArgument("register data unset".into()));
+            };
+            Ok(Change::Register {
+                register: x,
+                index: index_of(i.index)?,
+                value: register_value(data, fields.len())?,
+            })
+        }
+        E::MeterEntry(m) => {
+            if op != Op::Modify {
+                return Err(ControlError::InvalidArgument(
+                    "meter entries can only be modified".into(),
+                ));
+            }
+            let x = extern_of(p, m.meter_id, "meter")?;
+            let Some(i) = &m.index else {
+                return Err(ControlError::Unimplemented(
+                    "configuring every cell of a meter at once is not supported".into(),
+                ));
+            };
+            Ok(Change::Meter {
+                meter: x,
+                index: index_of(i.index)?,
+                config: meter_config(m.config.as_ref())?,
+            })
+        }
+        E::DirectMeterEntry(dm) => {
+            if op != Op::Modify {
+                return Err(ControlError::InvalidArgument(
+                    "direct meter entries can only be modified".into(),
+                ));
+            }
+            let Some(te) = &dm.table_entry else {
+                return Err(ControlError::InvalidArgument("table_entry unset".into()));
+            };
+            let t = p.ir_table(te.table_id)?;
+            Ok(Change::DirectMeter {
+                table: t,
+                key: p.key(te)?,
+                config: meter_config(dm.config.as_ref())?,
+            })
+        }
         _ => Err(ControlError::Unimplemented(
             "writing this entity is not supported yet (docs/p4runtime.md)".into(),
         )),
+    }
+}
+
+/// A register cell's value from P4Data: a bit string for a one-field cell, a struct (or
+/// tuple) of bit strings for more.
+fn register_value(d: &p4::P4Data, fields: usize) -> Result<Vec<Vec<u8>>, ControlError> {
+    use p4::p4_data::Data;
+    let bits = |d: &p4::P4Data| match &d.data {
+        Some(Data::Bitstring(b)) if !b.is_empty() => Ok(b.clone()),
+        Some(Data::Bool(b)) => Ok(vec![u8::from(*b)]),
+        _ => Err(ControlError::InvalidArgument(
+            "register fields are bit strings".into(),
+        )),
+    };
+    let v: Vec<Vec<u8>> = match &d.data {
+        Some(Data::Struct(s)) => s.members.iter().map(bits).collect::<Result<_, _>>()?,
+        Some(Data::Tuple(s)) => s.members.iter().map(bits).collect::<Result<_, _>>()?,
+        _ => vec![bits(d)?],
+    };
+    if v.len() != fields {
+        return Err(ControlError::InvalidArgument(format!(
+            "the register's cells have {fields} fields, {} given",
+            v.len()
+        )));
+    }
+    Ok(v)
+}
+
+/// The P4Data of a register cell's value.
+fn register_data(v: Vec<Vec<u8>>) -> p4::P4Data {
+    use p4::p4_data::Data;
+    let bit = |b: &[u8]| p4::P4Data {
+        data: Some(Data::Bitstring(crate::pipeline::canonical(b))),
+    };
+    if v.len() == 1 {
+        return bit(&v[0]);
+    }
+    p4::P4Data {
+        data: Some(Data::Struct(p4::P4StructLike {
+            members: v.iter().map(|b| bit(b)).collect(),
+        })),
+    }
+}
+
+/// A meter configuration (`None`: unset, back to the default: every packet green).
+fn meter_config(c: Option<&p4::MeterConfig>) -> Result<Option<MeterConfig>, ControlError> {
+    let Some(c) = c else { return Ok(None) };
+    if c.cir < 0 || c.cburst < 0 || c.pir < 0 || c.pburst < 0 {
+        return Err(ControlError::InvalidArgument(
+            "meter rates and bursts must not be negative".into(),
+        ));
+    }
+    if c.pir < c.cir {
+        return Err(ControlError::InvalidArgument(
+            "the peak rate must not be below the committed rate".into(),
+        ));
+    }
+    Ok(Some(MeterConfig {
+        cir: c.cir as u64,
+        cburst: c.cburst as u64,
+        pir: c.pir as u64,
+        pburst: c.pburst as u64,
+    }))
+}
+
+fn meter_config_msg(c: MeterConfig) -> p4::MeterConfig {
+    p4::MeterConfig {
+        cir: c.cir as i64,
+        cburst: c.cburst as i64,
+        pir: c.pir as i64,
+        pburst: c.pburst as i64,
+        eburst: 0,
     }
 }
 

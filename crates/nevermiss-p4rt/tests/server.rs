@@ -1024,3 +1024,144 @@ async fn mutual_tls_admits_only_clients_the_ca_signed() {
     assert!(refused);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registers_and_meters_are_written_and_read() {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    s.arbitration().await;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/externs.p4");
+    let Ok(compiled) = p4_front::driver::compile_file(&path, &Default::default()) else {
+        panic!("externs.p4 does not compile")
+    };
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "externs"),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let pid = |v: &[pi::Preamble], name: &str| {
+        v.iter()
+            .find(|p| p.name.ends_with(name))
+            .map(|p| p.id)
+            .unwrap()
+    };
+    let regs: Vec<pi::Preamble> = p4info
+        .registers
+        .iter()
+        .filter_map(|r| r.preamble.clone())
+        .collect();
+    let meters: Vec<pi::Preamble> = p4info
+        .meters
+        .iter()
+        .filter_map(|r| r.preamble.clone())
+        .collect();
+    let (r, m) = (pid(&regs, ".r"), pid(&meters, ".m"));
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Insert, Modify};
+
+    // A register cell written by the controller, then incremented by a packet.
+    let cell = |i: i64, v: Vec<u8>| p4::RegisterEntry {
+        register_id: r,
+        index: Some(p4::Index { index: i }),
+        data: Some(p4::P4Data {
+            data: Some(p4::p4_data::Data::Bitstring(v)),
+        }),
+    };
+    c.write(write_req(
+        vec![update(Modify, E::RegisterEntry(cell(3, vec![0x12, 0x34])))],
+        1,
+    ))
+    .await
+    .unwrap();
+    s.tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+            payload: vec![3],
+            metadata: vec![],
+        })),
+    })
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let got = read(
+        &mut c,
+        E::RegisterEntry(p4::RegisterEntry {
+            register_id: r,
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(got.len(), 8, "every cell of the register");
+    assert_eq!(
+        got[3].entity,
+        Some(E::RegisterEntry(cell(3, vec![0x12, 0x35]))),
+        "the packet incremented the controller's value"
+    );
+    // INSERT is not a register operation; a value wider than the cell is out of range.
+    let e = c
+        .write(write_req(
+            vec![update(Insert, E::RegisterEntry(cell(1, vec![1])))],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+    let e = c
+        .write(write_req(
+            vec![update(Modify, E::RegisterEntry(cell(9, vec![1])))],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::OutOfRange as i32);
+
+    // A meter cell configured, read back, then reset.
+    let cfg = p4::MeterConfig {
+        cir: 1000,
+        cburst: 10,
+        pir: 2000,
+        pburst: 20,
+        eburst: 0,
+    };
+    let meter = |config: Option<p4::MeterConfig>| p4::MeterEntry {
+        meter_id: m,
+        index: Some(p4::Index { index: 1 }),
+        config,
+        counter_data: None,
+    };
+    c.write(write_req(
+        vec![update(Modify, E::MeterEntry(meter(Some(cfg))))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::MeterEntry(meter(None))).await.unwrap();
+    assert_eq!(got[0].entity, Some(E::MeterEntry(meter(Some(cfg)))));
+    c.write(write_req(
+        vec![update(Modify, E::MeterEntry(meter(None)))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::MeterEntry(meter(None))).await.unwrap();
+    assert_eq!(got[0].entity, Some(E::MeterEntry(meter(None))));
+    let bad = p4::MeterConfig { pir: 10, ..cfg };
+    let e = c
+        .write(write_req(
+            vec![update(Modify, E::MeterEntry(meter(Some(bad))))],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+}
