@@ -97,6 +97,7 @@ pub fn run_once(
         batch,
         pin,
         clock: Clock::Packet,
+        stop: None,
     };
     let (n1, n2) = w.lens();
     let r1 = if n1 > 0 {

@@ -9,4 +9,5 @@ pub mod format;
 pub mod p4info;
 pub mod pb;
 pub mod pipeline;
+pub mod profiles;
 pub mod server;

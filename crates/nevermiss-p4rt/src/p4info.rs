@@ -312,7 +312,9 @@ impl<'a> Builder<'a> {
                 Some((inst.name.clone(), annotations_of(decl)))
             }
             ExternOrigin::TableProperty { table, property } => {
-                // Constructed in place: named by the property's `@name`, else the property.
+                // Constructed in place: named by the property's `@name`. p4c refuses an
+                // anonymous one ("not supported by P4Runtime"); nevermiss names it after the
+                // table and the property (`C.t.implementation`), unique, as the IR does.
                 let decl = self.ast.decl(*table)?;
                 let DeclKind::Table(t) = &decl.kind else {
                     return None;
@@ -323,7 +325,7 @@ impl<'a> Builder<'a> {
                 let name = find(&p.annotations, "name")
                     .and_then(string_arg)
                     .map(|n| n.trim_start_matches('.').to_string())
-                    .unwrap_or_else(|| property.clone());
+                    .unwrap_or_else(|| inst.name.clone());
                 Some((name, &p.annotations))
             }
             ExternOrigin::Argument => None,

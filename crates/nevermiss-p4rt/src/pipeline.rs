@@ -69,7 +69,7 @@ pub fn canonical(v: &[u8]) -> Vec<u8> {
 }
 
 /// Checks a received bytestring against a width: non-empty and fits.
-fn check_bytes(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<()> {
+pub(crate) fn check_bytes(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<()> {
     if v.is_empty() {
         return Err(invalid(format!("{}: empty bytestring", what())));
     }

@@ -13,6 +13,7 @@ use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 use crate::pipeline::Pipeline;
+use nevermiss_io::{Batch, Packet, Port, PortError, PortStats};
 use nevermiss_runtime::control::{
     Atomicity, Change, CloneSession, ControlError, CounterData, MeterConfig, MulticastGroup, Op,
     Replica,
@@ -67,6 +68,24 @@ struct DigestState {
     config: p4::digest_entry::Config,
     pending: Vec<p4::P4Data>,
     first_ns: u64,
+    /// Messages sent and not yet acknowledged (P4Runtime §16.1 "DigestList"): their encoded
+    /// data → (list id, when sent). A message in here is not sent again until its list is
+    /// acknowledged or `ack_timeout_ns` passes. Empty when `ack_timeout_ns` is 0.
+    unacked: HashMap<Vec<u8>, (u64, u64)>,
+}
+
+impl DigestState {
+    /// Forgets the messages of list `list_id` (acknowledged).
+    fn ack(&mut self, list_id: u64) {
+        self.unacked.retain(|_, (l, _)| *l != list_id);
+    }
+
+    /// Forgets messages sent `ack_timeout_ns` ago or earlier.
+    fn expire(&mut self, now: u64) {
+        let t = self.config.ack_timeout_ns.max(0) as u64;
+        self.unacked
+            .retain(|_, (_, sent)| t > 0 && now.saturating_sub(*sent) < t);
+    }
 }
 
 /// The delays of one applied update (papers/002 §IV): d_control from the Write's arrival to the
@@ -280,6 +299,16 @@ impl Device {
         }
     }
 
+    /// The CPU port as a traffic port of pipeline `p` (`nevermiss serve --port`): packets the
+    /// program sends to it from any port become PacketIns to the primary.
+    pub fn cpu_port(self: &Arc<Device>, p: Arc<Pipeline>) -> Box<dyn Port> {
+        Box::new(CpuPort {
+            stats: PortStats::new(self.opts.cpu_port),
+            dev: self.clone(),
+            pipeline: p,
+        })
+    }
+
     /// Expiry, idle-timeout notifications and digest lists: called every tick.
     pub fn tick(&self) {
         let Some(p) = self.pipeline() else { return };
@@ -312,6 +341,9 @@ impl Device {
         self.harvest_probes(&p, false);
         let msgs = p.sw.take_digests();
         let mut digests = lock(&self.digests);
+        for st in digests.values_mut() {
+            st.expire(now);
+        }
         for m in msgs {
             let Some((id, data)) = p.digest_data(&m.name, &m.data) else {
                 continue;
@@ -319,32 +351,53 @@ impl Device {
             let Some(st) = digests.get_mut(&id) else {
                 continue;
             };
+            // Duplicates are filtered within a list and against the sent, unacknowledged ones.
+            if st.pending.contains(&data)
+                || (!st.unacked.is_empty() && st.unacked.contains_key(&data.encode_to_vec()))
+            {
+                continue;
+            }
             if st.pending.is_empty() {
                 st.first_ns = now;
             }
-            if !st.pending.contains(&data) {
-                st.pending.push(data);
-            }
+            st.pending.push(data);
         }
         let mut lists = Vec::new();
+        let mut next_list = lock(&self.next_list);
         for (id, st) in digests.iter_mut() {
             if st.pending.is_empty() {
                 continue;
             }
-            let full =
-                st.config.max_list_size > 0 && st.pending.len() >= st.config.max_list_size as usize;
-            let due = now.saturating_sub(st.first_ns) >= st.config.max_timeout_ns.max(0) as u64;
-            if full || due || st.config.max_list_size == 1 {
-                lists.push((*id, std::mem::take(&mut st.pending)));
+            let c = st.config;
+            let full = c.max_list_size > 0 && st.pending.len() >= c.max_list_size as usize;
+            let due = now.saturating_sub(st.first_ns) >= c.max_timeout_ns.max(0) as u64;
+            if !(full || due) {
+                continue;
+            }
+            let pending = std::mem::take(&mut st.pending);
+            // max_timeout_ns 0 or max_list_size 1: a list per message; else lists of at most
+            // max_list_size (0: no limit).
+            let per_list = if c.max_timeout_ns == 0 || c.max_list_size == 1 {
+                1
+            } else if c.max_list_size > 0 {
+                c.max_list_size as usize
+            } else {
+                pending.len()
+            };
+            for chunk in pending.chunks(per_list.max(1)) {
+                *next_list += 1;
+                let list_id = *next_list;
+                if c.ack_timeout_ns > 0 {
+                    for d in chunk {
+                        st.unacked.insert(d.encode_to_vec(), (list_id, now));
+                    }
+                }
+                lists.push((*id, list_id, chunk.to_vec()));
             }
         }
+        drop(next_list);
         drop(digests);
-        for (id, data) in lists {
-            let list_id = {
-                let mut n = lock(&self.next_list);
-                *n += 1;
-                *n
-            };
+        for (id, list_id, data) in lists {
             if self.to_primary(p4::stream_message_response::Update::Digest(
                 p4::DigestList {
                     digest_id: id,
@@ -903,11 +956,35 @@ impl Device {
                 }
                 Ok(out)
             }
-            E::ActionProfileMember(_) | E::ActionProfileGroup(_)
-                if p.p4info.action_profiles.is_empty() =>
-            {
-                Ok(Vec::new())
+            E::ActionProfileMember(m) => {
+                let mut out = Vec::new();
+                for id in p.profile_ids(m.action_profile_id)? {
+                    out.extend(
+                        p.read_profile_members(id)?
+                            .into_iter()
+                            .filter(|x| m.member_id == 0 || x.member_id == m.member_id)
+                            .map(|x| wrap(E::ActionProfileMember(x))),
+                    );
+                }
+                Ok(out)
             }
+            E::ActionProfileGroup(g) => {
+                let mut out = Vec::new();
+                for id in p.profile_ids(g.action_profile_id)? {
+                    out.extend(
+                        p.read_profile_groups(id)?
+                            .into_iter()
+                            .filter(|x| g.group_id == 0 || x.group_id == g.group_id)
+                            .map(|x| wrap(E::ActionProfileGroup(x))),
+                    );
+                }
+                Ok(out)
+            }
+            E::ValueSetEntry(v) => p
+                .value_set_ids(v.value_set_id)?
+                .into_iter()
+                .map(|id| Ok(wrap(E::ValueSetEntry(p.read_value_set_entry(id)?))))
+                .collect(),
             _ => Err(ControlError::Unimplemented(
                 "reading this entity is not supported yet (docs/p4runtime.md)".into(),
             )),
@@ -1132,6 +1209,24 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 key: p.key(te)?,
                 config: meter_config(dm.config.as_ref())?,
             })
+        }
+        E::ActionProfileMember(m) => {
+            let (x, member) = p.profile_member(m, op == Op::Delete)?;
+            Ok(Change::Member(op, x, member))
+        }
+        E::ActionProfileGroup(g) => {
+            let (x, group) = p.profile_group(g, op == Op::Delete)?;
+            Ok(Change::Group(op, x, group))
+        }
+        E::ValueSetEntry(v) => {
+            if op != Op::Modify {
+                return Err(ControlError::InvalidArgument(
+                    "value set entries can only be modified (the members replace the old ones)"
+                        .into(),
+                ));
+            }
+            let (set, members) = p.value_set_members(v)?;
+            Ok(Change::ValueSet { set, members })
         }
         _ => Err(ControlError::Unimplemented(
             "writing this entity is not supported yet (docs/p4runtime.md)".into(),
@@ -1531,7 +1626,39 @@ impl P4Runtime for Service {
                                 .await;
                         }
                     }
-                    Some(U::DigestAck(_)) => {}
+                    Some(U::DigestAck(a)) => {
+                        let known = match lock(&dev.digests).get_mut(&a.digest_id) {
+                            Some(st) => {
+                                st.ack(a.list_id);
+                                true
+                            }
+                            None => false,
+                        };
+                        if !known {
+                            let _ = tx
+                                .send(Ok(p4::StreamMessageResponse {
+                                    update: Some(p4::stream_message_response::Update::Error(
+                                        p4::StreamError {
+                                            canonical_code: Code::NotFound as i32,
+                                            message: format!(
+                                                "digest {} is not configured",
+                                                a.digest_id
+                                            ),
+                                            space: "nevermiss".into(),
+                                            code: 0,
+                                            details: Some(
+                                                p4::stream_error::Details::DigestListAck(
+                                                    p4::DigestListAckError {
+                                                        digest_list_ack: Some(a),
+                                                    },
+                                                ),
+                                            ),
+                                        },
+                                    )),
+                                }))
+                                .await;
+                        }
+                    }
                     Some(U::Other(_)) | None => {}
                 }
             }
@@ -1605,5 +1732,55 @@ pub async fn housekeeping(dev: Arc<Device>) {
         iv.tick().await;
         let d = dev.clone();
         let _ = tokio::task::spawn_blocking(move || d.tick()).await;
+    }
+}
+
+/// The CPU port among traffic ports: no input; what it transmits goes to the primary as
+/// PacketIns (without a primary the packets count as dropped).
+struct CpuPort {
+    dev: Arc<Device>,
+    pipeline: Arc<Pipeline>,
+    stats: Arc<PortStats>,
+}
+
+impl Port for CpuPort {
+    fn id(&self) -> u32 {
+        self.dev.opts.cpu_port
+    }
+
+    fn rx_burst(&mut self, _batch: &mut Batch) -> Result<usize, PortError> {
+        Ok(0)
+    }
+
+    fn rx_done(&self) -> bool {
+        true
+    }
+
+    fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
+        let mut sent = 0;
+        for pkt in pkts {
+            let pin = self.pipeline.packet_in(pkt.data());
+            if self
+                .dev
+                .to_primary(p4::stream_message_response::Update::Packet(pin))
+            {
+                sent += 1;
+                self.stats.add_tx(1, pkt.len() as u64);
+            }
+        }
+        lock(&self.dev.stats).packet_ins += sent as u64;
+        Ok(sent)
+    }
+
+    fn flush(&mut self) -> Result<(), PortError> {
+        Ok(())
+    }
+
+    fn stats(&self) -> &Arc<PortStats> {
+        &self.stats
+    }
+
+    fn describe(&self) -> String {
+        format!("{}=cpu (PacketIn to the primary)", self.dev.opts.cpu_port)
     }
 }

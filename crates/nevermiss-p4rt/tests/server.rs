@@ -1165,3 +1165,454 @@ async fn registers_and_meters_are_written_and_read() {
         .unwrap_err();
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
 }
+
+/// The PacketIn of one PacketOut through the primary's stream.
+async fn round_trip(s: &mut Stream, payload: Vec<u8>) -> Vec<u8> {
+    s.tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+            payload,
+            metadata: vec![],
+        })),
+    })
+    .await
+    .unwrap();
+    loop {
+        if let p4::stream_message_response::Update::Packet(p) = s.next().await.unwrap() {
+            return p.payload;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    s.arbitration().await;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/profiles.p4");
+    let Ok(compiled) = p4_front::driver::compile_file(&path, &Default::default()) else {
+        panic!("profiles.p4 does not compile")
+    };
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "profiles"),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let info = dev.pipeline().unwrap().p4info.clone();
+    let profile = |alias: &str| {
+        info.action_profiles
+            .iter()
+            .filter_map(|a| a.preamble.as_ref())
+            .find(|p| p.alias == alias)
+            .map(|p| p.id)
+            .unwrap()
+    };
+    let (ap, sel) = (
+        profile("direct_members.implementation"),
+        profile("grouped.implementation"),
+    );
+    let kinds = info.value_sets[0].preamble.as_ref().unwrap().id;
+    let (set_out, add_out) = (id(&info, "set_out"), id(&info, "add_out"));
+    let (members_t, grouped_t) = (id(&info, "direct_members"), id(&info, "grouped"));
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Delete, Insert, Modify};
+    let member = |prof: u32, id: u32, action: u32, v: u8| p4::ActionProfileMember {
+        action_profile_id: prof,
+        member_id: id,
+        action: Some(p4::Action {
+            action_id: action,
+            params: vec![p4::action::Param {
+                param_id: 1,
+                value: vec![v],
+            }],
+        }),
+    };
+    let group = |id: u32, members: &[(u32, i32)]| p4::ActionProfileGroup {
+        action_profile_id: sel,
+        group_id: id,
+        members: members
+            .iter()
+            .map(|(m, w)| p4::action_profile_group::Member {
+                member_id: *m,
+                weight: *w,
+                ..Default::default()
+            })
+            .collect(),
+        max_size: 0,
+    };
+    let entry = |table: u32, key: u8, a: p4::table_action::Type| p4::TableEntry {
+        table_id: table,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: vec![key] },
+            )),
+        }],
+        action: Some(p4::TableAction { r#type: Some(a) }),
+        ..Default::default()
+    };
+    use p4::table_action::Type::{ActionProfileGroupId, ActionProfileMemberId};
+    c.write(write_req(
+        vec![
+            update(Insert, E::ActionProfileMember(member(ap, 1, set_out, 5))),
+            update(Insert, E::ActionProfileMember(member(sel, 10, add_out, 1))),
+            update(Insert, E::ActionProfileMember(member(sel, 11, add_out, 1))),
+            update(Insert, E::ActionProfileGroup(group(100, &[(10, 1), (11, 2)]))),
+            update(
+                Insert,
+                E::TableEntry(entry(members_t, 1, ActionProfileMemberId(1))),
+            ),
+            update(
+                Insert,
+                E::TableEntry(entry(grouped_t, 1, ActionProfileGroupId(100))),
+            ),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    // The member sets 5, either group member adds 1; kind 7 is not in the value set yet.
+    assert_eq!(round_trip(&mut s, vec![7, 1, 0]).await, vec![7, 1, 6]);
+    // Key 2 has no entries: nothing changes.
+    assert_eq!(round_trip(&mut s, vec![7, 2, 0]).await, vec![7, 2, 0]);
+
+    // The value set takes kind 7: the parser marks the packet.
+    let vs_member = |v: u8| p4::ValueSetMember {
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: vec![v] },
+            )),
+        }],
+    };
+    let vs = |vals: &[u8]| p4::ValueSetEntry {
+        value_set_id: kinds,
+        members: vals.iter().map(|v| vs_member(*v)).collect(),
+    };
+    c.write(write_req(vec![update(Modify, E::ValueSetEntry(vs(&[7])))], 1))
+        .await
+        .unwrap();
+    assert_eq!(round_trip(&mut s, vec![7, 1, 0]).await, vec![7, 1, 0x86]);
+    assert_eq!(round_trip(&mut s, vec![8, 1, 0]).await, vec![8, 1, 6]);
+
+    // A member modified: every entry that points at it runs the new action.
+    c.write(write_req(
+        vec![update(Modify, E::ActionProfileMember(member(ap, 1, set_out, 9)))],
+        1,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(round_trip(&mut s, vec![8, 1, 0]).await, vec![8, 1, 10]);
+
+    // Reads: every profile's members (id 0), the selector's groups, the value set.
+    let got = read(
+        &mut c,
+        E::ActionProfileMember(p4::ActionProfileMember::default()),
+    )
+    .await
+    .unwrap();
+    let mut want = vec![
+        member(ap, 1, set_out, 9),
+        member(sel, 10, add_out, 1),
+        member(sel, 11, add_out, 1),
+    ];
+    let mut got: Vec<p4::ActionProfileMember> = got
+        .into_iter()
+        .map(|e| match e.entity {
+            Some(E::ActionProfileMember(m)) => m,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    got.sort_by_key(|m| m.member_id);
+    want.sort_by_key(|m| m.member_id);
+    assert_eq!(got, want);
+    let got = read(&mut c, E::ActionProfileGroup(p4::ActionProfileGroup::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![p4::Entity {
+            entity: Some(E::ActionProfileGroup(group(100, &[(10, 1), (11, 2)])))
+        }]
+    );
+    let got = read(&mut c, E::ValueSetEntry(p4::ValueSetEntry::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![p4::Entity {
+            entity: Some(E::ValueSetEntry(vs(&[7])))
+        }]
+    );
+
+    // Refusals, each with its code, none of which changes anything.
+    let code = |e: Status| details(&e)[0].canonical_code;
+    let refused = [
+        (
+            update(Delete, E::ActionProfileMember(member(sel, 10, add_out, 1))),
+            Code::FailedPrecondition,
+        ),
+        (
+            update(Insert, E::ActionProfileMember(member(ap, 1, set_out, 1))),
+            Code::AlreadyExists,
+        ),
+        (
+            update(Insert, E::ActionProfileMember(member(12345, 2, set_out, 1))),
+            Code::NotFound,
+        ),
+        (
+            update(Insert, E::ActionProfileMember(member(ap, 2, add_out, 1))),
+            Code::InvalidArgument,
+        ),
+        (
+            update(Insert, E::ActionProfileGroup(group(101, &[(99, 1)]))),
+            Code::NotFound,
+        ),
+        (
+            update(Insert, E::ActionProfileGroup(group(101, &[(10, 0)]))),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Insert,
+                E::TableEntry(entry(members_t, 3, ActionProfileMemberId(77))),
+            ),
+            Code::NotFound,
+        ),
+        (update(Insert, E::ValueSetEntry(vs(&[1]))), Code::InvalidArgument),
+        (
+            update(Modify, E::ValueSetEntry(vs(&[1, 2, 3, 4, 5]))),
+            Code::ResourceExhausted,
+        ),
+    ];
+    for (u, want) in refused {
+        let what = format!("{u:?}");
+        let e = c.write(write_req(vec![u], 1)).await.unwrap_err();
+        assert_eq!(code(e), want as i32, "{what}");
+    }
+    assert_eq!(round_trip(&mut s, vec![7, 1, 0]).await, vec![7, 1, 0x8a]);
+
+    // Everything deleted in dependency order; the reads are empty again.
+    c.write(write_req(
+        vec![
+            update(
+                Delete,
+                E::TableEntry(entry(grouped_t, 1, ActionProfileGroupId(100))),
+            ),
+            update(Delete, E::ActionProfileGroup(group(100, &[]))),
+            update(
+                Delete,
+                E::TableEntry(entry(members_t, 1, ActionProfileMemberId(1))),
+            ),
+            update(Delete, E::ActionProfileMember(member(ap, 1, set_out, 9))),
+            update(Delete, E::ActionProfileMember(member(sel, 10, add_out, 1))),
+            update(Delete, E::ActionProfileMember(member(sel, 11, add_out, 1))),
+            update(Modify, E::ValueSetEntry(vs(&[]))),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    for e in [
+        E::ActionProfileMember(p4::ActionProfileMember::default()),
+        E::ActionProfileGroup(p4::ActionProfileGroup::default()),
+    ] {
+        assert!(read(&mut c, e).await.unwrap().is_empty());
+    }
+    assert_eq!(round_trip(&mut s, vec![7, 1, 0]).await, vec![7, 1, 0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packets_from_traffic_ports_to_the_cpu_port_become_packet_ins() {
+    use nevermiss_io::port::{Port, QueuePort};
+    use nevermiss_io::Packet;
+    use nevermiss_runtime::workers::{run_parallel, ParallelOptions};
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    s.arbitration().await;
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: l2_cpu_config(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // Unknown destinations: l2-cpu sends every frame to the CPU with its ingress port.
+    for (cores, port) in [(None, 3u32), (Some(2), 4u32)] {
+        let p = dev.pipeline().unwrap();
+        let frames: Vec<Vec<u8>> = (0..20u8)
+            .map(|i| frame([2, 0, 0, 0, 1, i], [2, 0, 0, 0, 0, i]))
+            .collect();
+        let (q, _h) = QueuePort::with_input(
+            port,
+            frames.iter().map(|f| Packet::from_bytes(f, port, 0)),
+        );
+        let ports: Vec<Box<dyn Port>> = vec![Box::new(q), dev.cpu_port(p.clone())];
+        let sw = p.sw.clone();
+        let report = tokio::task::spawn_blocking(move || match cores {
+            None => nevermiss_runtime::run::run(sw, ports, &Default::default()),
+            Some(n) => run_parallel(
+                sw,
+                ports,
+                &Default::default(),
+                &ParallelOptions {
+                    cores: n,
+                    pin: false,
+                    ..Default::default()
+                },
+            ),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(report.unknown_ports.total(), 0, "{cores:?}");
+        let mut got = Vec::new();
+        while got.len() < frames.len() {
+            match s.next().await.unwrap() {
+                p4::stream_message_response::Update::Packet(p) => {
+                    assert_eq!(p.metadata[0].value, vec![port as u8], "ingress port");
+                    got.push(p.payload);
+                }
+                p4::stream_message_response::Update::Digest(_) => {}
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        got.sort();
+        let mut want = frames.clone();
+        want.sort();
+        assert_eq!(got, want, "{cores:?}: every frame, once");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_digest_is_not_sent_again_until_its_list_is_acknowledged() {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    s.arbitration().await;
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: l2_cpu_config(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let digest = id(&dev.pipeline().unwrap().p4info, "learn_t");
+    use p4::entity::Entity as E;
+    c.write(write_req(
+        vec![update(
+            p4::update::Type::Insert,
+            E::DigestEntry(p4::DigestEntry {
+                digest_id: digest,
+                config: Some(p4::digest_entry::Config {
+                    max_timeout_ns: 0,
+                    max_list_size: 1,
+                    ack_timeout_ns: 60_000_000_000,
+                }),
+            }),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+    // Sends frames from `src` and returns the digest lists and packet-ins that arrive.
+    async fn send(s: &mut Stream, srcs: &[u8]) -> Vec<p4::DigestList> {
+        for &src in srcs {
+            s.tx.send(p4::StreamMessageRequest {
+                update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+                    payload: frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, src]),
+                    metadata: vec![
+                        p4::PacketMetadata {
+                            metadata_id: 1,
+                            value: vec![0],
+                        },
+                        p4::PacketMetadata {
+                            metadata_id: 2,
+                            value: vec![0],
+                        },
+                    ],
+                })),
+            })
+            .await
+            .unwrap();
+        }
+        // Every frame comes back as a PacketIn; digests come within a tick (10 ms).
+        let (mut pins, mut lists) = (0, Vec::new());
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(300);
+        while pins < srcs.len() || tokio::time::Instant::now() < deadline {
+            match tokio::time::timeout_at(deadline, s.rx.next()).await {
+                Ok(Some(Ok(m))) => match m.update.unwrap() {
+                    p4::stream_message_response::Update::Packet(_) => pins += 1,
+                    p4::stream_message_response::Update::Digest(d) => lists.push(d),
+                    other => panic!("unexpected {other:?}"),
+                },
+                Ok(other) => panic!("stream: {other:?}"),
+                Err(_) => break,
+            }
+        }
+        lists
+    }
+    // Two sources: two lists (max_list_size 1), one message each.
+    let first = send(&mut s, &[9, 10]).await;
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(first.iter().all(|l| l.data.len() == 1));
+    // The same sources again, unacknowledged: nothing new.
+    assert!(send(&mut s, &[9, 10]).await.is_empty());
+    // Source 9's list acknowledged: 9 is reported again, 10 is still held back.
+    let nine = first
+        .iter()
+        .find(|l| format!("{:?}", l.data).contains("[2, 0, 0, 0, 0, 9]"))
+        .unwrap();
+    s.tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::DigestAck(
+            p4::DigestListAck {
+                digest_id: digest,
+                list_id: nine.list_id,
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    let again = send(&mut s, &[9, 10]).await;
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_eq!(again[0].data, nine.data);
+    assert_ne!(again[0].list_id, nine.list_id, "a fresh list id");
+    // An ack of an unknown digest is answered with a stream error.
+    s.tx.send(p4::StreamMessageRequest {
+        update: Some(p4::stream_message_request::Update::DigestAck(
+            p4::DigestListAck {
+                digest_id: 12345,
+                list_id: 1,
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    match s.next().await.unwrap() {
+        p4::stream_message_response::Update::Error(e) => {
+            assert_eq!(e.canonical_code, Code::NotFound as i32)
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}

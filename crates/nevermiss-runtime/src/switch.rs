@@ -220,6 +220,18 @@ impl Switch {
                 .map(|a| a.params_bytes())
                 .max()
                 .unwrap_or(0);
+            let indirect = td.implementation.filter(|x| {
+                matches!(
+                    prog.externs.get(*x as usize).map(|e| &e.kind),
+                    Some(ExternKind::ActionProfile { .. } | ExternKind::ActionSelector { .. })
+                )
+            });
+            // An indirect table's entries hold a member or group id (`profiles::reference`).
+            let max_params = if indirect.is_some() {
+                max_params.max(4)
+            } else {
+                max_params
+            };
             let size = (td.size.max(1) as usize)
                 .min(MAX_TABLE_SIZE)
                 .min(config.table_size_cap.unwrap_or(usize::MAX));
@@ -250,12 +262,6 @@ impl Switch {
                 .collect();
             let restart_on_hit = td.idle_timeout == IdleTimeout::NotifyControl
                 && matches!(prog.arch, p4_ir::Arch::V1Model | p4_ir::Arch::Psa);
-            let indirect = td.implementation.filter(|x| {
-                matches!(
-                    prog.externs.get(*x as usize).map(|e| &e.kind),
-                    Some(ExternKind::ActionProfile { .. } | ExternKind::ActionSelector { .. })
-                )
-            });
             tables.push(RtTable {
                 t,
                 writes_back,

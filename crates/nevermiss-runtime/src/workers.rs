@@ -35,6 +35,9 @@ pub struct WorkerOptions {
     pub pin: bool,
     /// Where packet time comes from.
     pub clock: Clock,
+    /// Each worker stops after its batch in flight once this is set (a server replacing the
+    /// pipeline, a signal).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for WorkerOptions {
@@ -43,6 +46,7 @@ impl Default for WorkerOptions {
             batch: 32,
             pin: true,
             clock: Clock::Wall,
+            stop: None,
         }
     }
 }
@@ -330,6 +334,9 @@ fn worker_main(
     };
     let cpu0 = thread_cpu_time();
     for chunk in queue.chunks(batch) {
+        if sh.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            break;
+        }
         let wall = start.elapsed().as_nanos() as u64;
         let clock = sh.opts.clock;
         let time = |p: &Packet| match clock {
@@ -448,6 +455,9 @@ pub fn run_parallel(
     // An input error ends the reading; the packets read before it still run.
     let mut error = None;
     'read: loop {
+        if opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            break;
+        }
         let mut any = false;
         for p in ports.iter_mut() {
             let want = limit.saturating_sub(all.len() as u64);
@@ -504,6 +514,7 @@ pub fn run_parallel(
         batch: opts.batch,
         pin: par.pin,
         clock: opts.clock,
+        stop: opts.stop.clone(),
     };
     let sw2 = sw.clone();
     let rep = run_queues(&sw, queues, &wopts, Some(&out), |read| {

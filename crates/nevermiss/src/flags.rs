@@ -7,8 +7,15 @@
 //! that says so ([`SwitchArgs::config`]), never silently ignored.
 
 use crate::check_cmd::{options, ArchArg};
-use clap::Args;
-use nevermiss_runtime::Config;
+use clap::{Args, ValueEnum};
+use nevermiss_io::port::Port;
+use nevermiss_io::Rss;
+use nevermiss_runtime::run::{Clock, RunOptions, RunReport};
+use nevermiss_runtime::workers::{available_cpus, run_parallel, ParallelOptions};
+use nevermiss_runtime::{Config, Switch};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 use p4_ir::{Arch, Program};
 use std::path::{Path, PathBuf};
 
@@ -170,6 +177,111 @@ impl SwitchArgs {
             expire_profiles_ns,
             tick_ns: self.tick.unwrap_or(Config::default().tick_ns),
             ..Config::default()
+        }
+    }
+}
+
+/// How ports are run, shared by `run` and `serve`: batches, the clock, progress, and the
+/// workers of `--cores`.
+#[derive(Args, Clone, Debug)]
+pub struct TrafficArgs {
+    /// Packets per batch (1 to 256).
+    #[arg(long, default_value = "32", value_parser = batch)]
+    pub batch: usize,
+    /// Where packet time comes from.
+    #[arg(long, value_enum, default_value_t = ClockArg::Wall)]
+    pub clock: ClockArg,
+    /// Print statistics to stderr this often while running (e.g. 1s, 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = duration_ns)]
+    pub stats_every: Option<u64>,
+    /// Stop after this many received packets.
+    #[arg(long, value_name = "N", value_parser = count)]
+    pub max_packets: Option<u64>,
+    /// Worker threads, each pinned to its own CPU; packets are spread over them by `--rss`.
+    /// The inputs are read into memory first and the time covers processing only (without
+    /// --cores: one loop on this thread that reads while it runs).
+    #[arg(long, value_name = "N", value_parser = count_usize)]
+    pub cores: Option<usize>,
+    /// Header fields that spread packets over workers, like a NIC's RSS: `default` (IPv4/IPv6
+    /// addresses and L4 ports) or a list of eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst,
+    /// ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN.
+    #[arg(long, default_value = "default", value_name = "FIELDS")]
+    pub rss: String,
+    /// How many exact tables per packet a batch prefetches after parsing (0 = off; PNA).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub prefetch_tables: usize,
+    /// Do not pin workers to CPUs (allows more workers than CPUs).
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClockArg {
+    /// Monotonic time since the start.
+    Wall,
+    /// The packets' timestamps (pcap capture times, generator times).
+    Packet,
+}
+
+impl TrafficArgs {
+    /// Checks the flags against each other and this machine: the multi-core flags need
+    /// `--cores`, never silently ignored; pinned workers need as many CPUs.
+    pub fn check(&self) -> Result<(), String> {
+        let cpus = available_cpus().len();
+        if let Some(n) = self.cores.filter(|n| !self.no_pin && *n > cpus) {
+            return Err(format!(
+                "--cores {n}: only {cpus} cpus available to pin workers to (--no-pin allows more)"
+            ));
+        }
+        if self.cores.is_none() {
+            if self.rss != "default" {
+                return Err("--rss spreads packets over workers: it needs --cores".into());
+            }
+            if self.no_pin {
+                return Err("--no-pin is about the workers of --cores: it needs --cores".into());
+            }
+        }
+        Rss::parse(&self.rss).map_err(|e| format!("--rss: {e}"))?;
+        Ok(())
+    }
+
+    /// `config` with these flags' share of the switch configuration.
+    pub fn config(&self, config: Config) -> Config {
+        Config {
+            prefetch_tables: self.prefetch_tables,
+            ..config
+        }
+    }
+
+    /// Runs `ports` on `sw` to their end (or until `stop` is set): one loop on this thread,
+    /// or the workers of `--cores`.
+    pub fn run(
+        &self,
+        sw: Arc<Switch>,
+        ports: Vec<Box<dyn Port>>,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> Result<RunReport, String> {
+        let opts = RunOptions {
+            batch: self.batch,
+            clock: match self.clock {
+                ClockArg::Wall => Clock::Wall,
+                ClockArg::Packet => Clock::Packet,
+            },
+            stats_every: self.stats_every.map(Duration::from_nanos),
+            max_packets: self.max_packets,
+            stop,
+        };
+        match self.cores {
+            None => nevermiss_runtime::run::run(sw, ports, &opts),
+            Some(cores) => {
+                let par = ParallelOptions {
+                    cores,
+                    rss: Rss::parse(&self.rss).map_err(|e| format!("--rss: {e}"))?,
+                    pin: !self.no_pin,
+                    ..ParallelOptions::default()
+                };
+                run_parallel(sw, ports, &opts, &par)
+            }
         }
     }
 }

@@ -1,10 +1,10 @@
 //! `nevermiss serve`: the switch with a P4Runtime server (docs/p4runtime.md).
 
-use crate::flags::{SourceArgs, SwitchArgs};
+use crate::flags::{SourceArgs, SwitchArgs, TrafficArgs};
 use clap::Args;
 use nevermiss_io::port::PortSpec;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
-use nevermiss_runtime::run::{RunOptions, RunReport};
+use nevermiss_runtime::run::RunReport;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,9 +32,8 @@ pub struct ServeArgs {
     /// commits (or the PROGRAM) runs over the ports, opened afresh, while the server runs.
     #[arg(long = "port", value_name = "SPEC")]
     pub ports: Vec<String>,
-    /// Packets per batch of the traffic ports (1 to 256).
-    #[arg(long, default_value = "32", value_parser = crate::flags::batch)]
-    pub batch: usize,
+    #[command(flatten)]
+    pub traffic: TrafficArgs,
     /// Serve over TLS with this certificate (PEM; needs --tls-key).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -66,12 +65,20 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     if let Some(p) = &args.update_log {
         std::fs::write(p, "").map_err(|e| format!("--update-log {}: {e}", p.display()))?;
     }
+    args.traffic.check()?;
     let specs = nevermiss_io::port::parse_port_specs(&args.ports).map_err(|e| e.to_string())?;
+    if specs.iter().any(|s| s.id == args.cpu_port) {
+        return Err(format!(
+            "--port: port {} is the CPU port (--cpu-port): PacketOuts enter there and what the \
+             program sends there becomes PacketIns",
+            args.cpu_port
+        ));
+    }
     // Every port opens (inputs exist, outputs can be written) before the server starts.
     for s in &specs {
         s.open().map_err(|e| e.to_string())?;
     }
-    let mut config = args.switch.config_any();
+    let mut config = args.traffic.config(args.switch.config_any());
     let mut preload = None;
     if let Some(path) = &args.program {
         let opts = crate::check_cmd::options(
@@ -85,7 +92,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         let compiled = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
         let prog =
             p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
-        config = args.switch.config(&prog, path)?;
+        config = args.traffic.config(args.switch.config(&prog, path)?);
         preload = Some(nevermiss_p4rt::device_config::encode(
             &compiled,
             &path.display().to_string(),
@@ -112,7 +119,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let traffic = Traffic::start(dev.clone(), specs, args.batch);
+    let traffic = Traffic::start(dev.clone(), specs, args.traffic.clone());
     let dev2 = dev.clone();
     let duration = args.duration;
     let args_tls = tls.is_some();
@@ -242,7 +249,7 @@ struct Traffic {
 }
 
 impl Traffic {
-    fn start(dev: Arc<Device>, specs: Vec<PortSpec>, batch: usize) -> Traffic {
+    fn start(dev: Arc<Device>, specs: Vec<PortSpec>, how: TrafficArgs) -> Traffic {
         let stop = Arc::new(AtomicBool::new(false));
         if specs.is_empty() {
             return Traffic { stop, thread: None };
@@ -283,12 +290,8 @@ impl Traffic {
                         }
                     })
                 };
-                let opts = RunOptions {
-                    batch,
-                    stop: Some(run_stop.clone()),
-                    ..RunOptions::default()
-                };
-                let r = nevermiss_runtime::run::run(p.sw.clone(), ports, &opts);
+                ports.push(dev.cpu_port(p.clone()));
+                let r = how.run(p.sw.clone(), ports, Some(run_stop.clone()));
                 run_stop.store(true, Ordering::Relaxed);
                 let _ = watcher.join();
                 last = Some(r?);

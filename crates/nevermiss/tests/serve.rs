@@ -51,6 +51,28 @@ fn traffic_ports_run_the_served_pipeline_until_the_server_stops() {
 }
 
 #[test]
+fn traffic_ports_run_on_several_workers() {
+    let dir = std::env::temp_dir().join(format!("nevermiss-serve-cores-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out.pcap");
+    let port = format!("0=pcap:tests/docs/in.pcap,{}", out.display());
+    let (code, stdout, stderr) = serve(&[
+        "examples/pna-forwarder.p4",
+        "--port",
+        &port,
+        "--cores",
+        "2",
+        "--no-pin",
+        "--duration",
+        "500ms",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("port   0: in 100 pkts"), "{stdout}");
+    assert!(stdout.contains("worker"), "per-worker statistics: {stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_serve_flags_are_errors() {
     for (args, want) in [
         (
@@ -62,6 +84,17 @@ fn bad_serve_flags_are_errors() {
             "nosuch.pcap",
         ),
         (vec!["--grpc-addr", "nowhere"], "--grpc-addr"),
+        (
+            vec![
+                "examples/pna-forwarder.p4",
+                "--port",
+                "510=pcap:tests/docs/in.pcap,o.pcap",
+            ],
+            "CPU port",
+        ),
+        (vec!["--rss", "ipv4.src"], "needs --cores"),
+        (vec!["--cores", "0"], "--cores"),
+        (vec!["--batch", "999"], "--batch"),
         (vec!["nosuch.p4"], "nosuch.p4"),
         (vec!["--tls-cert", "c.pem"], "--tls-key"),
         (
