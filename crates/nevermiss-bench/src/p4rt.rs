@@ -35,6 +35,10 @@ pub struct P4rtOptions {
     /// Packets per second through the router during the modifies.
     pub rate_pps: u64,
     pub runs: usize,
+    /// Insert Writes the client keeps in flight at once (1: each waits for the previous
+    /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
+    /// at a time, in arrival order.
+    pub in_flight: usize,
 }
 
 impl Default for P4rtOptions {
@@ -45,6 +49,7 @@ impl Default for P4rtOptions {
             modifies: 10_000,
             rate_pps: 1_000_000,
             runs: 5,
+            in_flight: 1,
         }
     }
 }
@@ -53,6 +58,8 @@ impl Default for P4rtOptions {
 #[derive(Clone, Debug, Serialize)]
 pub struct InsertRate {
     pub batch: usize,
+    /// Writes in flight at once.
+    pub in_flight: usize,
     pub entries: u64,
     /// Median over the runs.
     pub entries_per_s: f64,
@@ -126,6 +133,7 @@ fn election() -> Option<p4::Uint128> {
     Some(p4::Uint128 { high: 0, low: 1 })
 }
 
+#[derive(Clone)]
 struct Client {
     c: P4RuntimeClient<Channel>,
     _stream: mpsc::Sender<p4::StreamMessageRequest>,
@@ -261,6 +269,9 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     if opts.batches.is_empty() || opts.batches.contains(&0) {
         return Err("--batches: give batch sizes of at least 1".into());
     }
+    if opts.in_flight == 0 {
+        return Err("--in-flight must be at least 1".into());
+    }
     if opts.runs == 0 || opts.inserts == 0 || opts.modifies == 0 || opts.rate_pps == 0 {
         return Err("--runs, --inserts, --modifies and --rate must be at least 1".into());
     }
@@ -298,6 +309,7 @@ async fn run_async(
             client.set_pipeline(aom.clone()).await?;
             let (flows, hit) = (id_of(&dev, "flows")?, id_of(&dev, "flow_hit")?);
             let n = opts.inserts;
+            let mut pending = tokio::task::JoinSet::new();
             let start = Instant::now();
             let mut k = 0u64;
             while k < n {
@@ -316,12 +328,25 @@ async fn run_async(
                         )
                     })
                     .collect();
-                let t = Instant::now();
-                client.write(updates).await?;
-                if b == 1 {
-                    single_latency.push(t.elapsed().as_nanos() as u64);
+                if opts.in_flight > 1 {
+                    while pending.len() >= opts.in_flight {
+                        if let Some(r) = pending.join_next().await {
+                            r.map_err(|e| e.to_string())??;
+                        }
+                    }
+                    let mut c = client.clone();
+                    pending.spawn(async move { c.write(updates).await });
+                } else {
+                    let t = Instant::now();
+                    client.write(updates).await?;
+                    if b == 1 {
+                        single_latency.push(t.elapsed().as_nanos() as u64);
+                    }
                 }
                 k += m;
+            }
+            while let Some(r) = pending.join_next().await {
+                r.map_err(|e| e.to_string())??;
             }
             let secs = start.elapsed().as_secs_f64();
             rates.push(n as f64 / secs);
@@ -333,6 +358,7 @@ async fn run_async(
         }
         inserts.push(InsertRate {
             batch: b,
+            in_flight: opts.in_flight,
             entries: opts.inserts,
             entries_per_s: median(&rates),
             runs_entries_per_s: rates,
@@ -472,8 +498,12 @@ impl P4rtReport {
         );
         for r in &self.inserts {
             s.push_str(&format!(
-                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run)\n",
-                r.batch, r.entries_per_s, r.entries
+                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run, {} Write{} in flight)\n",
+                r.batch,
+                r.entries_per_s,
+                r.entries,
+                r.in_flight,
+                if r.in_flight == 1 { "" } else { "s" }
             ));
         }
         s.push_str(&format!(

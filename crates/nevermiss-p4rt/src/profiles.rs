@@ -14,7 +14,9 @@
 use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pipeline::{canonical, check_bytes, Pipeline};
-use nevermiss_runtime::control::{ActionCall, ControlError, ControlResult, ProfileGroup, ProfileMember};
+use nevermiss_runtime::control::{
+    ActionCall, ControlError, ControlResult, ProfileGroup, ProfileMember,
+};
 use nevermiss_tables::FieldMatch;
 use p4_ir::ir::{ExternId, TableId};
 

@@ -541,14 +541,21 @@ impl Device {
         atomicity: Atomicity,
         received_ns: u64,
     ) -> Vec<Result<(), ControlError>> {
-        let changes: Vec<Change> = items
-            .iter()
-            .filter_map(|r| match r {
-                Ok(Item::Change(c)) => Some(c.clone()),
-                _ => None,
+        // The changes move out of the items; each item keeps its place (`None`: a change).
+        let mut changes: Vec<Change> = Vec::with_capacity(items.len());
+        let items: Vec<Result<Option<(Op, p4::DigestEntry)>, ControlError>> = items
+            .into_iter()
+            .map(|r| match r {
+                Ok(Item::Change(c)) => {
+                    changes.push(c);
+                    Ok(None)
+                }
+                Ok(Item::Digest(op, d)) => Ok(Some((op, d))),
+                Err(e) => Err(e),
             })
             .collect();
         let results = p.sw.write(&changes, atomicity);
+        drop(changes);
         let ok: Vec<Option<nevermiss_runtime::control::Applied>> =
             results.iter().map(|r| r.as_ref().ok().copied()).collect();
         self.record(received_ns, &ok);
@@ -558,7 +565,7 @@ impl Device {
         for r in items {
             out.push(match r {
                 Err(e) => Err(e),
-                Ok(Item::Change(_)) => match applied.next() {
+                Ok(None) => match applied.next() {
                     Some(Ok(_)) => Ok(()),
                     Some(Err(e)) => {
                         failed = true;
@@ -566,7 +573,7 @@ impl Device {
                     }
                     None => Err(ControlError::Internal("no result".into())),
                 },
-                Ok(Item::Digest(op, d)) => {
+                Ok(Some((op, d))) => {
                     if failed && atomicity != Atomicity::ContinueOnError {
                         Err(ControlError::Aborted("the batch was rolled back".into()))
                     } else {

@@ -1265,7 +1265,10 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
             update(Insert, E::ActionProfileMember(member(ap, 1, set_out, 5))),
             update(Insert, E::ActionProfileMember(member(sel, 10, add_out, 1))),
             update(Insert, E::ActionProfileMember(member(sel, 11, add_out, 1))),
-            update(Insert, E::ActionProfileGroup(group(100, &[(10, 1), (11, 2)]))),
+            update(
+                Insert,
+                E::ActionProfileGroup(group(100, &[(10, 1), (11, 2)])),
+            ),
             update(
                 Insert,
                 E::TableEntry(entry(members_t, 1, ActionProfileMemberId(1))),
@@ -1297,15 +1300,21 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
         value_set_id: kinds,
         members: vals.iter().map(|v| vs_member(*v)).collect(),
     };
-    c.write(write_req(vec![update(Modify, E::ValueSetEntry(vs(&[7])))], 1))
-        .await
-        .unwrap();
+    c.write(write_req(
+        vec![update(Modify, E::ValueSetEntry(vs(&[7])))],
+        1,
+    ))
+    .await
+    .unwrap();
     assert_eq!(round_trip(&mut s, vec![7, 1, 0]).await, vec![7, 1, 0x86]);
     assert_eq!(round_trip(&mut s, vec![8, 1, 0]).await, vec![8, 1, 6]);
 
     // A member modified: every entry that points at it runs the new action.
     c.write(write_req(
-        vec![update(Modify, E::ActionProfileMember(member(ap, 1, set_out, 9)))],
+        vec![update(
+            Modify,
+            E::ActionProfileMember(member(ap, 1, set_out, 9)),
+        )],
         1,
     ))
     .await
@@ -1334,9 +1343,12 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
     got.sort_by_key(|m| m.member_id);
     want.sort_by_key(|m| m.member_id);
     assert_eq!(got, want);
-    let got = read(&mut c, E::ActionProfileGroup(p4::ActionProfileGroup::default()))
-        .await
-        .unwrap();
+    let got = read(
+        &mut c,
+        E::ActionProfileGroup(p4::ActionProfileGroup::default()),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         got,
         vec![p4::Entity {
@@ -1387,7 +1399,10 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
             ),
             Code::NotFound,
         ),
-        (update(Insert, E::ValueSetEntry(vs(&[1]))), Code::InvalidArgument),
+        (
+            update(Insert, E::ValueSetEntry(vs(&[1]))),
+            Code::InvalidArgument,
+        ),
         (
             update(Modify, E::ValueSetEntry(vs(&[1, 2, 3, 4, 5]))),
             Code::ResourceExhausted,
@@ -1458,10 +1473,8 @@ async fn packets_from_traffic_ports_to_the_cpu_port_become_packet_ins() {
         let frames: Vec<Vec<u8>> = (0..20u8)
             .map(|i| frame([2, 0, 0, 0, 1, i], [2, 0, 0, 0, 0, i]))
             .collect();
-        let (q, _h) = QueuePort::with_input(
-            port,
-            frames.iter().map(|f| Packet::from_bytes(f, port, 0)),
-        );
+        let (q, _h) =
+            QueuePort::with_input(port, frames.iter().map(|f| Packet::from_bytes(f, port, 0)));
         let ports: Vec<Box<dyn Port>> = vec![Box::new(q), dev.cpu_port(p.clone())];
         let sw = p.sw.clone();
         let report = tokio::task::spawn_blocking(move || match cores {

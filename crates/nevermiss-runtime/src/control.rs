@@ -373,12 +373,69 @@ pub(crate) struct EntryMeta {
     meter: Option<MeterConfig>,
 }
 
-/// Per table: entry metadata by slot (checked against the slot's generation) and the expire
-/// profiles allocated to control-plane idle timeouts.
+/// Per table: which slots hold an entry the controller wrote, its metadata (checked against
+/// the slot's generation), and the expire profiles allocated to control-plane idle timeouts.
 #[derive(Default)]
 pub(crate) struct TableMeta {
-    entries: Mutex<HashMap<u32, EntryMeta>>,
+    entries: Mutex<MetaSlots>,
     ttl_profiles: Mutex<HashMap<u64, u8>>,
+}
+
+/// Entry metadata by slot, compact for the common case: a controller entry with default
+/// metadata costs one `u32` (its generation + 1; 0 = no controller entry, e.g. one the data
+/// plane added); only non-default metadata goes to the map.
+#[derive(Default)]
+pub(crate) struct MetaSlots {
+    owners: Vec<u32>,
+    extras: HashMap<u32, EntryMeta>,
+}
+
+impl MetaSlots {
+    /// Records the controller's entry in `slot` with `meta` (`meta.gen` its generation).
+    fn insert(&mut self, slot: u32, meta: EntryMeta) {
+        let i = slot as usize;
+        if self.owners.len() <= i {
+            self.owners.resize((i + 1).next_power_of_two().max(1024), 0);
+        }
+        self.owners[i] = meta.gen.wrapping_add(1).max(1);
+        let plain = meta.controller_metadata == 0
+            && meta.metadata.is_empty()
+            && meta.idle_timeout_ns == 0
+            && meta.meter.is_none();
+        if plain {
+            if !self.extras.is_empty() {
+                self.extras.remove(&slot);
+            }
+        } else {
+            self.extras.insert(slot, meta);
+        }
+    }
+
+    /// Forgets the entry in `slot`.
+    fn remove(&mut self, slot: u32) {
+        if let Some(o) = self.owners.get_mut(slot as usize) {
+            *o = 0;
+        }
+        if !self.extras.is_empty() {
+            self.extras.remove(&slot);
+        }
+    }
+
+    /// The metadata of the controller's entry in `slot` at generation `gen`; `None` if the
+    /// controller did not write the entry there now.
+    fn get(&self, slot: u32, gen: u32) -> Option<EntryMeta> {
+        let owner = self.owners.get(slot as usize).copied().unwrap_or(0);
+        if owner != gen.wrapping_add(1).max(1) {
+            return None;
+        }
+        Some(match self.extras.get(&slot) {
+            Some(m) if m.gen == gen => m.clone(),
+            _ => EntryMeta {
+                gen,
+                ..EntryMeta::default()
+            },
+        })
+    }
 }
 
 /// The switch-wide control-plane state.
@@ -889,7 +946,7 @@ impl Switch {
             .map_err(|e| ControlError::from(e).context(&td.name))?;
         let visible = self.now_ns();
         self.count_ref(rt, &old.data, -1);
-        lock(&rt.meta.entries).remove(&(old.id.slot() as u32));
+        lock(&rt.meta.entries).remove(old.id.slot() as u32);
         Ok((
             Applied {
                 visible_ns: visible,
@@ -900,10 +957,9 @@ impl Switch {
     }
 
     fn meta_of(&self, rt: &RtTable, v: &EntryView) -> EntryMeta {
-        match lock(&rt.meta.entries).get(&(v.id.slot() as u32)) {
-            Some(m) if m.gen == v.id.generation() => m.clone(),
-            _ => EntryMeta::default(),
-        }
+        lock(&rt.meta.entries)
+            .get(v.id.slot() as u32, v.id.generation())
+            .unwrap_or_default()
     }
 
     fn direct_counter_of(&self, td: &p4_ir::Table, h: EntryHandle) -> Option<CounterData> {
@@ -925,10 +981,7 @@ impl Switch {
         rt: &RtTable,
         v: &EntryView,
     ) -> EntryState {
-        let meta = lock(&rt.meta.entries)
-            .get(&(v.id.slot() as u32))
-            .filter(|m| m.gen == v.id.generation())
-            .cloned();
+        let meta = lock(&rt.meta.entries).get(v.id.slot() as u32, v.id.generation());
         let from_data_plane = meta.is_none() && td.add_on_miss;
         let meta = meta.unwrap_or_default();
         let action = match v.data.action {

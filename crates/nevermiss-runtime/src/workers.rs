@@ -334,7 +334,12 @@ fn worker_main(
     };
     let cpu0 = thread_cpu_time();
     for chunk in queue.chunks(batch) {
-        if sh.opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+        if sh
+            .opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             break;
         }
         let wall = start.elapsed().as_nanos() as u64;
@@ -455,7 +460,11 @@ pub fn run_parallel(
     // An input error ends the reading; the packets read before it still run.
     let mut error = None;
     'read: loop {
-        if opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+        if opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             break;
         }
         let mut any = false;

@@ -257,6 +257,9 @@ pub struct P4rtArgs {
     /// Repetitions (medians are reported).
     #[arg(long, default_value = "5", value_parser = crate::flags::count_usize)]
     pub runs: usize,
+    /// Insert Writes kept in flight at once (1: each waits for the previous response).
+    #[arg(long, default_value = "1", value_parser = crate::flags::count_usize)]
+    pub in_flight: usize,
     /// Also write the report as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -282,6 +285,7 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
         modifies: a.modifies,
         rate_pps: a.rate,
         runs: a.runs,
+        in_flight: a.in_flight,
     };
     let quiet = a.quiet;
     let rep = nevermiss_bench::p4rt::run(&opts, |line| {

@@ -13,11 +13,11 @@ use nevermiss_io::Rss;
 use nevermiss_runtime::run::{Clock, RunOptions, RunReport};
 use nevermiss_runtime::workers::{available_cpus, run_parallel, ParallelOptions};
 use nevermiss_runtime::{Config, Switch};
+use p4_ir::{Arch, Program};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
-use p4_ir::{Arch, Program};
-use std::path::{Path, PathBuf};
 
 /// `--batch`: packets per batch, 1 to [`nevermiss_io::BATCH_MAX`].
 pub fn batch(s: &str) -> Result<usize, String> {

@@ -81,7 +81,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
             "no ports: give at least one --port N=pcap:IN,OUT or N=gen:two-phase,...".into(),
         );
     }
-    let config = args.traffic.config(args.switch.config(&prog, &args.program)?);
+    let config = args
+        .traffic
+        .config(args.switch.config(&prog, &args.program)?);
     let sw = Arc::new(
         Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?,
     );
