@@ -235,3 +235,53 @@ fn bad_flags_exit_2_with_a_message() {
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
+
+#[test]
+fn bench_p4rt_inserts_and_modifies_through_the_server() {
+    let json = tmp("p4rt.json");
+    let o = run(&[
+        "p4rt",
+        "--inserts",
+        "300",
+        "--batches",
+        "1,100",
+        "--in-flight",
+        "3",
+        "--modifies",
+        "40",
+        "--rate",
+        "20000",
+        "--runs",
+        "1",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("3 Writes in flight"), "{text}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let inserts = v["inserts"].as_array().unwrap();
+    assert_eq!(inserts.len(), 2);
+    for r in inserts {
+        assert_eq!(u(&r["entries"]), 300);
+        assert_eq!(u(&r["in_flight"]), 3);
+        assert!(r["entries_per_s"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(u(&v["modifies"]), 40);
+    assert_eq!(u(&v["packets_dropped"]), 0, "a modify is atomic");
+    for (args, want) in [
+        (vec!["p4rt", "--in-flight", "0"], "--in-flight"),
+        (vec!["p4rt", "--batches", "0"], "--batches"),
+        (vec!["p4rt", "--rate", "x"], "--rate"),
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
