@@ -24,7 +24,9 @@ for comp in rustfmt clippy; do
         rustup component add "$comp"
     fi
 done
-apt_install pkg-config openssl  # openssl: the TLS test makes its certificates with it
+# openssl: the TLS test makes its certificates with it; iproute2: the interface-port testbed
+# (scripts/testbed.sh: namespaces and veth pairs)
+apt_install pkg-config openssl iproute2
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned; never .proto files in the repository.

@@ -588,9 +588,29 @@ pub enum PortKind {
     Gen(TwoPhaseConfig),
     /// `null`.
     Null,
+    /// `if:NAME[,backend=af_packet|af_xdp]`: a network interface.
+    Interface {
+        /// The interface's name.
+        name: String,
+        /// The kernel interface it is driven through.
+        backend: Backend,
+    },
 }
 
-/// A parsed `--port` argument: `N=pcap:IN[,OUT]`, `N=gen:two-phase,KEY=VALUE,...` or `N=null`.
+/// How an interface port reaches the interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The best available: AF_XDP where the kernel and interface allow it, else AF_PACKET.
+    /// (AF_XDP is not built yet: AF_PACKET.)
+    Auto,
+    /// An AF_PACKET socket with TPACKET_V3 rings ([`crate::afpacket`]).
+    AfPacket,
+    /// An AF_XDP socket (not available yet: opening one is an error that says so).
+    AfXdp,
+}
+
+/// A parsed `--port` argument: `N=pcap:IN[,OUT]`, `N=gen:two-phase,KEY=VALUE,...`,
+/// `N=if:NAME[,backend=...]` or `N=null`.
 /// File names cannot contain `,`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortSpec {
@@ -607,7 +627,7 @@ impl PortSpec {
         let Some((num, rest)) = s.split_once('=') else {
             return Err(err(
                 1,
-                format!("expected N=pcap:IN[,OUT], N=gen:... or N=null, found `{s}`"),
+                format!("expected N=pcap:IN[,OUT], N=gen:..., N=if:NAME or N=null, found `{s}`"),
             ));
         };
         let id: u32 = num.trim().parse().map_err(|_| {
@@ -657,7 +677,35 @@ impl PortSpec {
             ("gen", Some(a)) => {
                 PortKind::Gen(parse_gen_spec_at(a, id).map_err(|(at, e)| err(args_col + at, e.0))?)
             }
-            ("pcap" | "gen", None) => {
+            ("if", Some(a)) => {
+                let mut parts = a.split(',');
+                let name = parts.next().unwrap_or("").to_string();
+                if name.is_empty() {
+                    return Err(err(
+                        args_col,
+                        "expected an interface name after `if:`".into(),
+                    ));
+                }
+                let mut backend = Backend::Auto;
+                for p in parts {
+                    backend = match p {
+                        "backend=af_packet" => Backend::AfPacket,
+                        "backend=af_xdp" => Backend::AfXdp,
+                        "backend=auto" => Backend::Auto,
+                        other => {
+                            return Err(err(
+                                args_col,
+                                format!(
+                                    "unknown interface option `{other}`: expected \
+                                     backend=af_packet, backend=af_xdp or backend=auto"
+                                ),
+                            ))
+                        }
+                    };
+                }
+                PortKind::Interface { name, backend }
+            }
+            ("pcap" | "gen" | "if", None) => {
                 return Err(err(
                     args_col - 1,
                     format!("expected `:` and arguments after `{kind}`"),
@@ -666,7 +714,7 @@ impl PortSpec {
             _ => {
                 return Err(err(
                     body_col,
-                    format!("unknown port kind `{kind}`: expected pcap, gen or null"),
+                    format!("unknown port kind `{kind}`: expected pcap, gen, if or null"),
                 ))
             }
         };
@@ -681,7 +729,23 @@ impl PortSpec {
             }
             PortKind::Gen(cfg) => Box::new(GenPort::new(self.id, cfg.clone())?),
             PortKind::Null => Box::new(NullPort::new(self.id)),
+            PortKind::Interface { name, backend } => match backend {
+                Backend::AfXdp => {
+                    return Err(PortError::Other(format!(
+                        "interface {name}: the AF_XDP back end is not built yet; use \
+                         backend=af_packet (or leave the back end out)"
+                    )))
+                }
+                Backend::Auto | Backend::AfPacket => {
+                    Box::new(crate::afpacket::AfPacketPort::open(self.id, name)?)
+                }
+            },
         })
+    }
+
+    /// Whether the port's input never ends by itself (an interface).
+    pub fn is_live(&self) -> bool {
+        matches!(self.kind, PortKind::Interface { .. })
     }
 }
 

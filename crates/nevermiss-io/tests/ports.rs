@@ -42,6 +42,22 @@ fn spec_syntax() {
         }
     );
     assert_eq!(PortSpec::parse("7=null").unwrap().kind, PortKind::Null);
+    assert_eq!(
+        PortSpec::parse("2=if:veth0").unwrap().kind,
+        PortKind::Interface {
+            name: "veth0".into(),
+            backend: nevermiss_io::port::Backend::Auto
+        }
+    );
+    assert_eq!(
+        PortSpec::parse("2=if:eth1,backend=af_packet").unwrap().kind,
+        PortKind::Interface {
+            name: "eth1".into(),
+            backend: nevermiss_io::port::Backend::AfPacket
+        }
+    );
+    assert!(PortSpec::parse("2=if:veth0").unwrap().is_live());
+    assert!(!PortSpec::parse("2=null").unwrap().is_live());
     let g: PortSpec = "1=gen:two-phase,m=65536,r=100,count=1000000,field=ipv4.dst"
         .parse()
         .unwrap();
@@ -63,6 +79,9 @@ fn spec_syntax() {
         ("0=null:x", 7, "no arguments"),
         ("12=gen:two-phase,m=0", 8, "m=0"),
         ("12=gen:bogus", 8, "unknown generator"),
+        ("0=if:", 6, "interface name"),
+        ("0=if", 5, "expected `:`"),
+        ("0=if:eth0,mtu=9000", 6, "backend=af_packet"),
     ] {
         let e = PortSpec::parse(s).unwrap_err();
         assert_eq!(e.col, col, "{s}: {e}");

@@ -181,6 +181,53 @@ impl SwitchArgs {
     }
 }
 
+/// The ports of `--port SPEC` and BMv2's `-i N@IFACE` (the same as `--port N=if:IFACE`),
+/// parsed and checked (no port number twice).
+pub fn port_specs(
+    ports: &[String],
+    interfaces: &[String],
+) -> Result<Vec<nevermiss_io::port::PortSpec>, String> {
+    let mut all: Vec<String> = ports.to_vec();
+    for i in interfaces {
+        let Some((n, name)) = i.split_once('@') else {
+            return Err(format!("-i {i}: expected N@IFACE (e.g. 0@veth0)"));
+        };
+        all.push(format!("{n}=if:{name}"));
+    }
+    nevermiss_io::port::parse_port_specs(&all).map_err(|e| e.to_string())
+}
+
+/// A flag set by SIGINT or SIGTERM, for loops that run until stopped (interface ports).
+/// The first signal stops the run gracefully (batches in flight finished, outputs flushed,
+/// statistics printed); a second one of the same kind ends the process as usual.
+pub fn stop_on_signals() -> Arc<AtomicBool> {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    extern "C" fn on_signal(sig: libc::c_int) {
+        STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+        // A second signal kills as usual (a run that does not stop can still be ended).
+        // SAFETY: signal() is async-signal-safe.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+    let handler: extern "C" fn(libc::c_int) = on_signal;
+    // SAFETY: installing a handler that only stores to an atomic (async-signal-safe).
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    std::thread::spawn(move || loop {
+        if STOP.load(std::sync::atomic::Ordering::Relaxed) {
+            f.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    });
+    flag
+}
+
 /// How ports are run, shared by `run` and `serve`: batches, the clock, progress, and the
 /// workers of `--cores`.
 #[derive(Args, Clone, Debug)]

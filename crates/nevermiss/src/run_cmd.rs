@@ -8,7 +8,6 @@
 
 use crate::flags::{SourceArgs, SwitchArgs, TrafficArgs};
 use clap::Args;
-use nevermiss_io::port::parse_port_specs;
 use nevermiss_io::{parse_stf, StfCommand};
 use nevermiss_runtime::control::ControlPlane;
 use nevermiss_runtime::Switch;
@@ -19,9 +18,13 @@ use std::sync::Arc;
 pub struct RunArgs {
     /// The P4_16 program.
     pub program: PathBuf,
-    /// A port: N=pcap:IN[,OUT], N=pcap:,OUT, N=gen:two-phase,KEY=VALUE,... or N=null (repeatable).
+    /// A port: N=pcap:IN[,OUT], N=pcap:,OUT, N=gen:two-phase,KEY=VALUE,..., N=if:IFACE or
+    /// N=null (repeatable).
     #[arg(long = "port", value_name = "SPEC")]
     pub ports: Vec<String>,
+    /// An interface port, BMv2's form: `-i 0@veth0` is `--port 0=if:veth0` (repeatable).
+    #[arg(short = 'i', value_name = "N@IFACE")]
+    pub interfaces: Vec<String>,
     /// Table entries and other control-plane commands, in STF syntax (add, setdefault,
     /// mirroring_add, mc_*, register_write, meter_set_rates).
     #[arg(long, value_name = "FILE")]
@@ -75,10 +78,19 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         return Ok(());
     }
     args.traffic.check()?;
-    let specs = parse_port_specs(&args.ports).map_err(|e| e.to_string())?;
+    let specs = crate::flags::port_specs(&args.ports, &args.interfaces)?;
     if specs.is_empty() {
         return Err(
-            "no ports: give at least one --port N=pcap:IN,OUT or N=gen:two-phase,...".into(),
+            "no ports: give at least one --port N=pcap:IN,OUT, N=gen:two-phase,... or N=if:IFACE"
+                .into(),
+        );
+    }
+    let live = specs.iter().any(|s| s.is_live());
+    if live && args.traffic.cores.is_some() {
+        return Err(
+            "--cores with interface ports is not built yet (its workers read finite inputs \
+             into memory first): run interface ports without --cores"
+                .into(),
         );
     }
     let config = args
@@ -94,7 +106,14 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     for s in &specs {
         ports.push(s.open().map_err(|e| e.to_string())?);
     }
-    let report = args.traffic.run(sw.clone(), ports, None)?;
+    for p in &ports {
+        if p.describe().contains("=if:") {
+            eprintln!("port {}", p.describe());
+        }
+    }
+    // Until the inputs end, or SIGINT/SIGTERM (interface ports never end by themselves).
+    let stop = crate::flags::stop_on_signals();
+    let report = args.traffic.run(sw.clone(), ports, Some(stop))?;
     out!("{}", report.render());
     let notes = sw.pending_notifications();
     if notes > 0 {

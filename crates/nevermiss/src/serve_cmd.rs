@@ -32,6 +32,9 @@ pub struct ServeArgs {
     /// commits (or the PROGRAM) runs over the ports, opened afresh, while the server runs.
     #[arg(long = "port", value_name = "SPEC")]
     pub ports: Vec<String>,
+    /// An interface port, BMv2's form: `-i 0@veth0` is `--port 0=if:veth0` (repeatable).
+    #[arg(short = 'i', value_name = "N@IFACE")]
+    pub interfaces: Vec<String>,
     #[command(flatten)]
     pub traffic: TrafficArgs,
     /// Serve over TLS with this certificate (PEM; needs --tls-key).
@@ -66,7 +69,12 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         std::fs::write(p, "").map_err(|e| format!("--update-log {}: {e}", p.display()))?;
     }
     args.traffic.check()?;
-    let specs = nevermiss_io::port::parse_port_specs(&args.ports).map_err(|e| e.to_string())?;
+    let specs = crate::flags::port_specs(&args.ports, &args.interfaces)?;
+    if specs.iter().any(|s| s.is_live()) && args.traffic.cores.is_some() {
+        return Err(
+            "--cores with interface ports is not built yet: run them without --cores".into(),
+        );
+    }
     if specs.iter().any(|s| s.id == args.cpu_port) {
         return Err(format!(
             "--port: port {} is the CPU port (--cpu-port): PacketOuts enter there and what the \

@@ -1,0 +1,499 @@
+//! A port on a network interface through an AF_PACKET socket with memory-mapped TPACKET_V3
+//! rings (Linux `Documentation/networking/packet_mmap.rst`): the kernel fills blocks of the
+//! receive ring, the port copies each frame into the batch's reused buffers and hands the block
+//! back; transmitted frames are written into the transmit ring's slots and one `sendto` per
+//! batch asks the kernel to send them. No allocation per packet.
+//!
+//! Guarantees: the interface is put in promiscuous mode while the port is open (the kernel
+//! removes the membership when the socket closes); frames the host itself sends on the
+//! interface are not received (`PACKET_IGNORE_OUTGOING`); a frame longer than the interface's
+//! MTU plus its Ethernet header is dropped and counted, never truncated; a frame the kernel
+//! truncated on receive (larger than a ring frame) is dropped and counted; an interface that
+//! goes down while the port runs is counted (`link_errors`) and the port keeps polling.
+
+use crate::packet::{Batch, Packet};
+use crate::port::{Port, PortError};
+use crate::stats::PortStats;
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Receive ring: blocks of 256 KiB, 16 of them (4 MiB); a block is handed over after 1 ms
+/// even when not full, so sparse traffic is not delayed.
+const RX_BLOCK_SIZE: u32 = 1 << 18;
+const RX_BLOCKS: u32 = 16;
+const RX_BLOCK_TIMEOUT_MS: u32 = 1;
+/// Transmit ring: 2 KiB slots, 512 of them.
+const TX_FRAME_SIZE: u32 = 2048;
+const TX_BLOCK_SIZE: u32 = 1 << 16;
+const TX_BLOCKS: u32 = 16;
+/// Where a transmitted frame's data starts in its slot (`TPACKET3_HDRLEN - sizeof(sockaddr_ll)`).
+const TX_DATA_OFFSET: usize = libc::TPACKET3_HDRLEN - std::mem::size_of::<libc::sockaddr_ll>();
+/// The Ethernet header the MTU does not count.
+const ETH_HLEN: usize = 14;
+
+/// Counters an interface port keeps beside [`PortStats`].
+#[derive(Debug, Default)]
+pub struct IfCounters {
+    /// Frames dropped because they were larger than the MTU (transmit) or than a ring frame
+    /// (receive: truncated by the kernel).
+    pub oversized: AtomicU64,
+    /// Sends that failed because the link was down or gone.
+    pub link_errors: AtomicU64,
+    /// Frames the kernel dropped because the receive ring was full (`PACKET_STATISTICS`).
+    pub kernel_drops: AtomicU64,
+}
+
+/// An interface port (`N=if:NAME`).
+pub struct AfPacketPort {
+    id: u32,
+    name: String,
+    fd: libc::c_int,
+    map: *mut u8,
+    map_len: usize,
+    rx_block: u32,
+    /// Within the current receive block: packets left and the offset of the next one.
+    rx_left: u32,
+    rx_offset: usize,
+    tx_slot: u32,
+    tx_slots: u32,
+    /// Largest frame the port transmits: MTU + Ethernet header.
+    max_frame: usize,
+    stats: Arc<PortStats>,
+    counters: Arc<IfCounters>,
+}
+
+// The mapping is owned by this port alone; the kernel side is synchronised through the
+// rings' status words.
+unsafe impl Send for AfPacketPort {}
+
+fn os_error(what: &str, name: &str) -> PortError {
+    let e = io::Error::last_os_error();
+    let hint = match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            " (AF_PACKET sockets need CAP_NET_RAW: run as root)"
+        }
+        _ => "",
+    };
+    PortError::Other(format!("interface {name}: {what}: {e}{hint}"))
+}
+
+fn setsockopt<T>(fd: libc::c_int, opt: libc::c_int, v: &T) -> libc::c_int {
+    // SAFETY: `v` is a live value of the size passed.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            opt,
+            (v as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    }
+}
+
+/// An `ifreq` ioctl on a throwaway socket; returns the request after the call.
+fn ifreq(name: &str, req: libc::c_ulong) -> Result<libc::ifreq, PortError> {
+    // SAFETY: plain socket creation, ioctl on a zeroed ifreq with the name set, close.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if fd < 0 {
+            return Err(os_error("socket", name));
+        }
+        let mut r: libc::ifreq = std::mem::zeroed();
+        for (i, b) in name.bytes().take(libc::IFNAMSIZ - 1).enumerate() {
+            r.ifr_name[i] = b as libc::c_char;
+        }
+        let rc = libc::ioctl(fd, req as _, &mut r);
+        let err = (rc < 0).then(|| os_error("ioctl", name));
+        libc::close(fd);
+        match err {
+            Some(e) => Err(e),
+            None => Ok(r),
+        }
+    }
+}
+
+impl AfPacketPort {
+    /// Opens interface `name` as port `id`. Errors name the interface: it does not exist, is
+    /// down, or the process lacks the permission.
+    pub fn open(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
+        if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+            return Err(PortError::Other(format!(
+                "interface name `{name}`: 1 to {} characters",
+                libc::IFNAMSIZ - 1
+            )));
+        }
+        let cname = CString::new(name)
+            .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
+        // SAFETY: a NUL-terminated name.
+        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+        if ifindex == 0 {
+            return Err(PortError::Other(format!(
+                "interface {name}: no such interface"
+            )));
+        }
+        let flags = ifreq(name, libc::SIOCGIFFLAGS as libc::c_ulong)?;
+        // SAFETY: SIOCGIFFLAGS filled the flags member.
+        let flags = unsafe { flags.ifr_ifru.ifru_flags };
+        if flags & libc::IFF_UP as libc::c_short == 0 {
+            return Err(PortError::Other(format!(
+                "interface {name} is down (ip link set {name} up)"
+            )));
+        }
+        let mtu = ifreq(name, libc::SIOCGIFMTU as libc::c_ulong)?;
+        // SAFETY: SIOCGIFMTU filled the mtu member.
+        let mtu = unsafe { mtu.ifr_ifru.ifru_mtu }.max(68) as usize;
+
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: socket creation.
+        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(proto)) };
+        if fd < 0 {
+            return Err(os_error("AF_PACKET socket", name));
+        }
+        let mut port = AfPacketPort {
+            id,
+            name: name.to_string(),
+            fd,
+            map: std::ptr::null_mut(),
+            map_len: 0,
+            rx_block: 0,
+            rx_left: 0,
+            rx_offset: 0,
+            tx_slot: 0,
+            tx_slots: TX_BLOCK_SIZE / TX_FRAME_SIZE * TX_BLOCKS,
+            max_frame: (mtu + ETH_HLEN).min(TX_FRAME_SIZE as usize - TX_DATA_OFFSET),
+            stats: PortStats::new(id),
+            counters: Arc::new(IfCounters::default()),
+        };
+        // From here `port`'s Drop closes the socket (and unmaps) on any error.
+        let version = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
+        if setsockopt(fd, libc::PACKET_VERSION, &version) < 0 {
+            return Err(os_error("PACKET_VERSION TPACKET_V3", name));
+        }
+        let one: libc::c_int = 1;
+        // Best effort: not seeing the host's own frames, and bypassing the qdisc on send.
+        setsockopt(fd, libc::PACKET_IGNORE_OUTGOING, &one);
+        setsockopt(fd, libc::PACKET_QDISC_BYPASS, &one);
+        // A malformed slot is skipped by the kernel rather than stopping the ring.
+        setsockopt(fd, libc::PACKET_LOSS, &one);
+        let rx = libc::tpacket_req3 {
+            tp_block_size: RX_BLOCK_SIZE,
+            tp_block_nr: RX_BLOCKS,
+            tp_frame_size: TX_FRAME_SIZE,
+            tp_frame_nr: RX_BLOCK_SIZE / TX_FRAME_SIZE * RX_BLOCKS,
+            tp_retire_blk_tov: RX_BLOCK_TIMEOUT_MS,
+            tp_sizeof_priv: 0,
+            tp_feature_req_word: 0,
+        };
+        if setsockopt(fd, libc::PACKET_RX_RING, &rx) < 0 {
+            return Err(os_error("PACKET_RX_RING", name));
+        }
+        let tx = libc::tpacket_req3 {
+            tp_block_size: TX_BLOCK_SIZE,
+            tp_block_nr: TX_BLOCKS,
+            tp_frame_size: TX_FRAME_SIZE,
+            tp_frame_nr: port.tx_slots,
+            tp_retire_blk_tov: 0,
+            tp_sizeof_priv: 0,
+            tp_feature_req_word: 0,
+        };
+        if setsockopt(fd, libc::PACKET_TX_RING, &tx) < 0 {
+            return Err(os_error("PACKET_TX_RING", name));
+        }
+        let len = (RX_BLOCK_SIZE * RX_BLOCKS + TX_BLOCK_SIZE * TX_BLOCKS) as usize;
+        // SAFETY: maps the rings the socket just set up (receive ring first).
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_LOCKED | libc::MAP_POPULATE,
+                fd,
+                0,
+            )
+        };
+        let map = if map == libc::MAP_FAILED {
+            // MAP_LOCKED needs RLIMIT_MEMLOCK; without it, an ordinary mapping.
+            // SAFETY: as above.
+            let m = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            };
+            if m == libc::MAP_FAILED {
+                return Err(os_error("mmap of the rings", name));
+            }
+            m
+        } else {
+            map
+        };
+        port.map = map.cast();
+        port.map_len = len;
+        // SAFETY: zeroed sockaddr_ll with the family, protocol and interface set.
+        let rc = unsafe {
+            let mut sa: libc::sockaddr_ll = std::mem::zeroed();
+            sa.sll_family = libc::AF_PACKET as u16;
+            sa.sll_protocol = proto;
+            sa.sll_ifindex = ifindex as i32;
+            libc::bind(
+                fd,
+                (&sa as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            return Err(os_error("bind", name));
+        }
+        let mreq = libc::packet_mreq {
+            mr_ifindex: ifindex as i32,
+            mr_type: libc::PACKET_MR_PROMISC as u16,
+            mr_alen: 0,
+            mr_address: [0; 8],
+        };
+        if setsockopt(fd, libc::PACKET_ADD_MEMBERSHIP, &mreq) < 0 {
+            return Err(os_error("promiscuous mode", name));
+        }
+        Ok(port)
+    }
+
+    /// The interface's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The counters beside [`PortStats`].
+    pub fn counters(&self) -> &Arc<IfCounters> {
+        &self.counters
+    }
+
+    fn rx_block_ptr(&self, b: u32) -> *mut libc::tpacket_block_desc {
+        // SAFETY: b < RX_BLOCKS, inside the mapping.
+        unsafe { self.map.add((b * RX_BLOCK_SIZE) as usize).cast() }
+    }
+
+    fn tx_slot_ptr(&self, s: u32) -> *mut u8 {
+        let base = (RX_BLOCK_SIZE * RX_BLOCKS) as usize;
+        // Slots do not straddle blocks: TX_BLOCK_SIZE is a multiple of TX_FRAME_SIZE.
+        // SAFETY: s < tx_slots, inside the mapping.
+        unsafe { self.map.add(base + (s * TX_FRAME_SIZE) as usize) }
+    }
+
+    /// Reads the kernel's drop counter (it resets on read).
+    fn poll_kernel_stats(&self) {
+        let mut st = libc::tpacket_stats_v3 {
+            tp_packets: 0,
+            tp_drops: 0,
+            tp_freeze_q_cnt: 0,
+        };
+        let mut len = std::mem::size_of::<libc::tpacket_stats_v3>() as libc::socklen_t;
+        // SAFETY: a live struct of the size passed.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd,
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&mut st as *mut libc::tpacket_stats_v3).cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 && st.tp_drops > 0 {
+            self.counters
+                .kernel_drops
+                .fetch_add(u64::from(st.tp_drops), Ordering::Relaxed);
+            self.stats.add_dropped(u64::from(st.tp_drops));
+        }
+    }
+}
+
+impl Port for AfPacketPort {
+    fn id(&self) -> u32 {
+        self.id
+    }
+
+    fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError> {
+        let mut n = 0usize;
+        let mut bytes = 0u64;
+        while !batch.is_full() {
+            let desc = self.rx_block_ptr(self.rx_block);
+            // SAFETY: the block descriptor lies in the mapping; its status word is shared
+            // with the kernel and read volatile, then the block's contents after an acquire.
+            let (status, num, first) = unsafe {
+                let h = std::ptr::addr_of_mut!((*desc).hdr.bh1);
+                let status = std::ptr::read_volatile(std::ptr::addr_of!((*h).block_status));
+                (
+                    status,
+                    std::ptr::read_volatile(std::ptr::addr_of!((*h).num_pkts)),
+                    std::ptr::read_volatile(std::ptr::addr_of!((*h).offset_to_first_pkt)),
+                )
+            };
+            if status & libc::TP_STATUS_USER == 0 {
+                break;
+            }
+            fence(Ordering::Acquire);
+            if self.rx_left == 0 && self.rx_offset == 0 {
+                self.rx_left = num;
+                self.rx_offset = first as usize;
+            }
+            while self.rx_left > 0 && !batch.is_full() {
+                // SAFETY: the kernel wrote a tpacket3_hdr at this offset of the block, and
+                // the frame's bytes after it, inside the block.
+                let (next, data) = unsafe {
+                    let base = desc.cast::<u8>();
+                    let h = base.add(self.rx_offset).cast::<libc::tpacket3_hdr>();
+                    let snap = (*h).tp_snaplen as usize;
+                    let len = (*h).tp_len as usize;
+                    let data = std::slice::from_raw_parts(
+                        base.add(self.rx_offset + (*h).tp_mac as usize),
+                        snap,
+                    );
+                    ((*h).tp_next_offset as usize, (data, len))
+                };
+                let (data, len) = data;
+                if data.len() < len {
+                    self.counters.oversized.fetch_add(1, Ordering::Relaxed);
+                    self.stats.add_dropped(1);
+                } else {
+                    batch.push(data, self.id, 0);
+                    n += 1;
+                    bytes += data.len() as u64;
+                }
+                self.rx_left -= 1;
+                self.rx_offset += next;
+            }
+            if self.rx_left == 0 {
+                // The whole block is read: hand it back to the kernel.
+                fence(Ordering::Release);
+                // SAFETY: as above; writing the status returns the block.
+                unsafe {
+                    let h = std::ptr::addr_of_mut!((*desc).hdr.bh1);
+                    std::ptr::write_volatile(
+                        std::ptr::addr_of_mut!((*h).block_status),
+                        libc::TP_STATUS_KERNEL,
+                    );
+                }
+                self.rx_offset = 0;
+                self.rx_block = (self.rx_block + 1) % RX_BLOCKS;
+                if self.rx_block == 0 {
+                    self.poll_kernel_stats();
+                }
+            }
+        }
+        if n > 0 {
+            self.stats.add_rx(n as u64, bytes);
+        }
+        Ok(n)
+    }
+
+    fn rx_done(&self) -> bool {
+        false
+    }
+
+    fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
+        let mut taken = 0usize;
+        let mut bytes = 0u64;
+        let mut kicked = false;
+        for p in pkts {
+            let data = p.data();
+            if data.len() > self.max_frame {
+                self.counters.oversized.fetch_add(1, Ordering::Relaxed);
+                self.stats.add_dropped(1);
+                continue;
+            }
+            let slot = self.tx_slot_ptr(self.tx_slot);
+            let hdr = slot.cast::<libc::tpacket3_hdr>();
+            // SAFETY: the slot's header lies in the mapping; its status is shared with the
+            // kernel.
+            let mut status =
+                unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*hdr).tp_status)) };
+            if status != libc::TP_STATUS_AVAILABLE
+                && status != libc::TP_STATUS_WRONG_FORMAT
+                && !kicked
+            {
+                // The ring is full: let the kernel send what is queued, then look again.
+                self.kick();
+                kicked = true;
+                // SAFETY: as above.
+                status = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*hdr).tp_status)) };
+            }
+            if status != libc::TP_STATUS_AVAILABLE && status != libc::TP_STATUS_WRONG_FORMAT {
+                break;
+            }
+            // SAFETY: the slot is ours (AVAILABLE); the data fits (max_frame ≤ slot room).
+            unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), slot.add(TX_DATA_OFFSET), data.len());
+                (*hdr).tp_next_offset = 0;
+                (*hdr).tp_len = data.len() as u32;
+                (*hdr).tp_snaplen = data.len() as u32;
+                fence(Ordering::Release);
+                std::ptr::write_volatile(
+                    std::ptr::addr_of_mut!((*hdr).tp_status),
+                    libc::TP_STATUS_SEND_REQUEST,
+                );
+            }
+            self.tx_slot = (self.tx_slot + 1) % self.tx_slots;
+            taken += 1;
+            bytes += data.len() as u64;
+        }
+        if taken > 0 {
+            self.kick();
+            self.stats.add_tx(taken as u64, bytes);
+        }
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> Result<(), PortError> {
+        self.kick();
+        Ok(())
+    }
+
+    fn stats(&self) -> &Arc<PortStats> {
+        &self.stats
+    }
+
+    fn describe(&self) -> String {
+        format!("{}=if:{} (AF_PACKET, TPACKET_V3 rings)", self.id, self.name)
+    }
+}
+
+impl AfPacketPort {
+    /// Asks the kernel to send the queued slots (without waiting).
+    fn kick(&self) {
+        // SAFETY: a send of nothing on our socket: the kernel walks the transmit ring.
+        let rc = unsafe {
+            libc::sendto(
+                self.fd,
+                std::ptr::null(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if rc < 0 {
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => {}
+                _ => {
+                    self.counters.link_errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for AfPacketPort {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping and closing our own socket, once.
+        unsafe {
+            if !self.map.is_null() {
+                libc::munmap(self.map.cast(), self.map_len);
+            }
+            libc::close(self.fd);
+        }
+    }
+}

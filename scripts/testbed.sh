@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A testbed of veth pairs for interface ports (docs/io.md): `up` creates, for each port number
+# N of PORTS (default "0 1"), a network namespace nm-hN holding the host end hN (address
+# 10.0.N.1/24) and, in the root namespace, the switch end nm-sN, all up. `down` removes
+# them (whatever exists of them). Run as root. Traffic stays on this machine.
+#
+#   scripts/testbed.sh up [PORTS...]      # then: nevermiss run PROG -i 0@nm-s0 -i 1@nm-s1
+#   scripts/testbed.sh down [PORTS...]
+set -euo pipefail
+cmd="${1:-}"
+shift || true
+ports=("$@")
+[ ${#ports[@]} -eq 0 ] && ports=(0 1)
+case "$cmd" in
+up)
+    for n in "${ports[@]}"; do
+        ip netns add "nm-h$n"
+        ip netns exec "nm-h$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
+        ip link add "nm-s$n" type veth peer name "h$n" netns "nm-h$n"
+        # No IPv6 chatter (router solicitations, MLD) on the switch end.
+        sysctl -qw "net.ipv6.conf.nm-s$n.disable_ipv6=1" || true
+        ip link set "nm-s$n" up
+        ip -n "nm-h$n" addr add "10.0.$n.1/24" dev "h$n"
+        ip -n "nm-h$n" link set "h$n" up
+        ip -n "nm-h$n" link set lo up
+        echo "port $n: switch end nm-s$n, host end h$n in namespace nm-h$n (10.0.$n.1/24)"
+    done
+    ;;
+down)
+    for n in "${ports[@]}"; do
+        ip link del "nm-s$n" 2>/dev/null || true
+        ip netns del "nm-h$n" 2>/dev/null || true
+    done
+    ;;
+*)
+    echo "usage: scripts/testbed.sh up|down [PORT...]" >&2
+    exit 2
+    ;;
+esac
