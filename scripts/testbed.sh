@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
 # A testbed of veth pairs for interface ports (docs/io.md): `up` creates, for each port number
 # N of PORTS (default "0 1"), a network namespace nm-hN holding the host end hN (address
-# 10.0.N.1/24) and, in the root namespace, the switch end nm-sN, all up. `down` removes
-# them (whatever exists of them). Run as root. Traffic stays on this machine.
+# 10.0.N.1/24) and, in the root namespace, the switch end nm-sN, all up. With --flat the host
+# ends stay in the root namespace as nm-hN (no addresses), so that one process (`nevermiss gen
+# --tx nm-h0 --rx nm-h1`) can use several. `down` removes them (whatever exists of them). Run
+# as root. Traffic stays on this machine; IPv6 is off on every end (no stray frames).
 #
-#   scripts/testbed.sh up [PORTS...]      # then: nevermiss run PROG -i 0@nm-s0 -i 1@nm-s1
+#   scripts/testbed.sh up [--flat] [PORTS...]   # then: nevermiss run PROG -i 0@nm-s0 -i 1@nm-s1
 #   scripts/testbed.sh down [PORTS...]
 set -euo pipefail
 cmd="${1:-}"
 shift || true
+flat=0
+if [ "${1:-}" = "--flat" ]; then
+    flat=1
+    shift
+fi
 ports=("$@")
 [ ${#ports[@]} -eq 0 ] && ports=(0 1)
 case "$cmd" in
 up)
     for n in "${ports[@]}"; do
+        if [ "$flat" = 1 ]; then
+            ip link add "nm-s$n" type veth peer name "nm-h$n"
+            for end in "nm-s$n" "nm-h$n"; do
+                sysctl -qw "net.ipv6.conf.$end.disable_ipv6=1" || true
+                ip link set "$end" up
+            done
+            echo "port $n: switch end nm-s$n, host end nm-h$n"
+            continue
+        fi
         ip netns add "nm-h$n"
         ip netns exec "nm-h$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
         ip link add "nm-s$n" type veth peer name "h$n" netns "nm-h$n"

@@ -118,6 +118,14 @@ impl AfPacketPort {
     /// Opens interface `name` as port `id`. Errors name the interface: it does not exist, is
     /// down, or the process lacks the permission.
     pub fn open(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
+        AfPacketPort::open_fanout(id, name, None)
+    }
+
+    /// As [`AfPacketPort::open`], and with `Some(group)` the socket joins fanout group `group`
+    /// of the interface (`PACKET_FANOUT_HASH`, defragmenting): the kernel spreads received
+    /// packets over the group's sockets by flow hash, so that each worker of `--cores` owns one
+    /// socket per interface and a flow always reaches the same worker.
+    pub fn open_fanout(id: u32, name: &str, group: Option<u16>) -> Result<AfPacketPort, PortError> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
             return Err(PortError::Other(format!(
                 "interface name `{name}`: 1 to {} characters",
@@ -146,8 +154,10 @@ impl AfPacketPort {
         let mtu = unsafe { mtu.ifr_ifru.ifru_mtu }.max(68) as usize;
 
         let proto = (libc::ETH_P_ALL as u16).to_be();
+        // Protocol 0: the socket receives nothing until `bind` names the protocol and the
+        // interface (created with ETH_P_ALL it would queue every interface's frames meanwhile).
         // SAFETY: socket creation.
-        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(proto)) };
+        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) };
         if fd < 0 {
             return Err(os_error("AF_PACKET socket", name));
         }
@@ -258,6 +268,14 @@ impl AfPacketPort {
         };
         if setsockopt(fd, libc::PACKET_ADD_MEMBERSHIP, &mreq) < 0 {
             return Err(os_error("promiscuous mode", name));
+        }
+        if let Some(g) = group {
+            let arg: libc::c_int = (u32::from(g)
+                | ((libc::PACKET_FANOUT_HASH | libc::PACKET_FANOUT_FLAG_DEFRAG) << 16))
+                as libc::c_int;
+            if setsockopt(fd, libc::PACKET_FANOUT, &arg) < 0 {
+                return Err(os_error("PACKET_FANOUT", name));
+            }
         }
         Ok(port)
     }

@@ -743,6 +743,18 @@ impl PortSpec {
         })
     }
 
+    /// Opens an interface port as one of several workers' sockets on it: every worker's
+    /// socket joins fanout group `group`, and the kernel spreads packets over them by flow.
+    /// Other kinds of port are opened as by [`PortSpec::open`].
+    pub fn open_shared(&self, group: u16) -> Result<Box<dyn Port>, PortError> {
+        match &self.kind {
+            PortKind::Interface { name, backend } if *backend != Backend::AfXdp => Ok(Box::new(
+                crate::afpacket::AfPacketPort::open_fanout(self.id, name, Some(group))?,
+            )),
+            _ => self.open(),
+        }
+    }
+
     /// Whether the port's input never ends by itself (an interface).
     pub fn is_live(&self) -> bool {
         matches!(self.kind, PortKind::Interface { .. })

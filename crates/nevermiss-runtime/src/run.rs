@@ -38,6 +38,9 @@ pub struct RunOptions {
     /// Stop (after the batch in flight, flushing outputs) once this is set: a server replacing
     /// the pipeline the ports run.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Which worker this loop is (0 when alone): its `Worker` id; only worker 0 runs the
+    /// tables' expiry, so that several loops over one switch do not repeat it.
+    pub worker: u64,
 }
 
 impl Default for RunOptions {
@@ -48,6 +51,7 @@ impl Default for RunOptions {
             stats_every: None,
             max_packets: None,
             stop: None,
+            worker: 0,
         }
     }
 }
@@ -215,7 +219,7 @@ pub fn run(
         ));
     }
     let batch_size = opts.batch;
-    let mut worker = Worker::new(sw.clone(), 0);
+    let mut worker = Worker::new(sw.clone(), opts.worker);
     let mut rx = Batch::with_capacity(batch_size);
     let mut tx: Vec<Batch> = ports
         .iter()
@@ -280,7 +284,7 @@ pub fn run(
                         failed.get_or_insert(e);
                     }
                 }
-                if now >= next_expire {
+                if now >= next_expire && opts.worker == 0 {
                     sw.expire(now);
                     next_expire = now.saturating_add(tick);
                 }

@@ -585,3 +585,85 @@ pub fn run_parallel(
         error,
     })
 }
+
+/// Runs endless ports (network interfaces) on one worker per port set: worker `i` runs
+/// [`crate::run::run`]'s loop over `sets[i]` (its own sockets of the same interfaces, which the
+/// kernel spreads packets over: AF_PACKET fanout), pinned to the `i`-th CPU with `pin`, until
+/// `opts.stop` is set or every input ends. Worker 0 runs the tables' expiry. The report sums
+/// the ports by number and lists each worker's packets and CPU time.
+pub fn run_live(
+    sw: Arc<Switch>,
+    sets: Vec<Vec<Box<dyn Port>>>,
+    opts: &RunOptions,
+    pin: bool,
+) -> Result<RunReport, String> {
+    let cpus = available_cpus();
+    if pin && sets.len() > cpus.len() {
+        return Err(format!(
+            "{} workers, but only {} cpus to pin them to",
+            sets.len(),
+            cpus.len()
+        ));
+    }
+    let start = Instant::now();
+    let results: Vec<Result<(RunReport, Duration), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = sets
+            .into_iter()
+            .enumerate()
+            .map(|(i, ports)| {
+                let sw = sw.clone();
+                // Only worker 0 prints progress (its own share of the ports).
+                let o = RunOptions {
+                    worker: i as u64,
+                    stats_every: opts.stats_every.filter(|_| i == 0),
+                    ..opts.clone()
+                };
+                let cpu = cpus.get(i).copied();
+                s.spawn(move || {
+                    if let (true, Some(c)) = (pin, cpu) {
+                        pin_current_thread(c)?;
+                    }
+                    let cpu0 = thread_cpu_time();
+                    let r = crate::run::run(sw, ports, &o)?;
+                    Ok((r, thread_cpu_time().saturating_sub(cpu0)))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a worker panicked".to_string()))
+            })
+            .collect()
+    });
+    let mut out = RunReport::default();
+    for r in results {
+        let (r, cpu) = r?;
+        for p in r.ports {
+            match out.ports.iter_mut().find(|q| q.port == p.port) {
+                Some(q) => {
+                    q.rx_packets += p.rx_packets;
+                    q.rx_bytes += p.rx_bytes;
+                    q.tx_packets += p.tx_packets;
+                    q.tx_bytes += p.tx_bytes;
+                    q.dropped += p.dropped;
+                }
+                None => out.ports.push(p),
+            }
+        }
+        out.packets_in += r.packets_in;
+        out.packets_out += r.packets_out;
+        out.dropped += r.dropped;
+        out.unknown_ports.merge(&r.unknown_ports);
+        out.workers.push((r.packets_in, cpu));
+        if out.error.is_none() {
+            out.error = r.error;
+        }
+    }
+    out.ports.sort_by_key(|p| p.port);
+    out.tables = table_reports(&sw);
+    out.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    out.elapsed = start.elapsed();
+    Ok(out)
+}

@@ -300,15 +300,68 @@ impl TrafficArgs {
         }
     }
 
-    /// Runs `ports` on `sw` to their end (or until `stop` is set): one loop on this thread,
-    /// or the workers of `--cores`.
-    pub fn run(
+    /// Opens `specs` (plus `extra()`'s ports) and runs them on `sw` until the inputs end or
+    /// `stop` is set. Interface ports with `--cores N`: N workers, each with its own sockets
+    /// of every interface in one fanout group (and its own `extra()` ports); all ports must
+    /// then be interfaces. Otherwise as [`TrafficArgs::run`].
+    pub fn run_specs(
         &self,
         sw: Arc<Switch>,
-        ports: Vec<Box<dyn Port>>,
+        specs: &[nevermiss_io::port::PortSpec],
+        extra: &dyn Fn() -> Vec<Box<dyn Port>>,
         stop: Option<Arc<AtomicBool>>,
     ) -> Result<RunReport, String> {
-        let opts = RunOptions {
+        let live = specs.iter().any(|s| s.is_live());
+        let say = |p: &dyn Port| {
+            if p.describe().contains("=if:") {
+                eprintln!("port {}", p.describe());
+            }
+        };
+        match self.cores {
+            Some(n) if live => {
+                if !specs.iter().all(|s| s.is_live()) {
+                    return Err(
+                        "--cores with interface ports: every --port must then be an \
+                                interface (files and the generator are read into memory first)"
+                            .into(),
+                    );
+                }
+                // One fanout group per interface (a group belongs to one device), numbered
+                // from the process id.
+                let group = (std::process::id() & 0xffff) as u16;
+                let mut sets = Vec::with_capacity(n);
+                for w in 0..n {
+                    let mut ports = Vec::with_capacity(specs.len() + 1);
+                    for (i, s) in specs.iter().enumerate() {
+                        let p = s
+                            .open_shared(group.wrapping_add(i as u16))
+                            .map_err(|e| e.to_string())?;
+                        if w == 0 {
+                            say(p.as_ref());
+                        }
+                        ports.push(p);
+                    }
+                    ports.extend(extra());
+                    sets.push(ports);
+                }
+                let opts = self.options(stop);
+                nevermiss_runtime::workers::run_live(sw, sets, &opts, !self.no_pin)
+            }
+            _ => {
+                let mut ports = Vec::with_capacity(specs.len() + 1);
+                for s in specs {
+                    let p = s.open().map_err(|e| e.to_string())?;
+                    say(p.as_ref());
+                    ports.push(p);
+                }
+                ports.extend(extra());
+                self.run(sw, ports, stop)
+            }
+        }
+    }
+
+    fn options(&self, stop: Option<Arc<AtomicBool>>) -> RunOptions {
+        RunOptions {
             batch: self.batch,
             clock: match self.clock {
                 ClockArg::Wall => Clock::Wall,
@@ -317,7 +370,19 @@ impl TrafficArgs {
             stats_every: self.stats_every.map(Duration::from_nanos),
             max_packets: self.max_packets,
             stop,
-        };
+            worker: 0,
+        }
+    }
+
+    /// Runs `ports` on `sw` to their end (or until `stop` is set): one loop on this thread,
+    /// or the workers of `--cores`.
+    pub fn run(
+        &self,
+        sw: Arc<Switch>,
+        ports: Vec<Box<dyn Port>>,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> Result<RunReport, String> {
+        let opts = self.options(stop);
         match self.cores {
             None => nevermiss_runtime::run::run(sw, ports, &opts),
             Some(cores) => {

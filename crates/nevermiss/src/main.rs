@@ -16,6 +16,7 @@ mod bench_cmd;
 mod check_cmd;
 mod conformance_cmd;
 mod flags;
+mod gen_cmd;
 mod p4info_cmd;
 mod run_cmd;
 mod serve_cmd;
@@ -58,6 +59,9 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Check a P4_16 program: preprocess, parse and type-check it.
     Check(check_cmd::CheckArgs),
+    /// Send generated traffic (or a capture) to an interface at a rate and measure what comes
+    /// back on another: loss, reordering, latency percentiles.
+    Gen(gen_cmd::GenArgs),
     /// Run p4c's test suites (a local checkout) through the front end and count the outcomes.
     Conformance(conformance_cmd::ConformanceArgs),
     /// Write the P4Info of a program (as p4c would) and its P4Runtime device config.
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Bench(args) => bench_cmd::run(args),
         Command::Check(args) => check_cmd::run(args),
+        Command::Gen(args) => gen_cmd::run(args),
         Command::Conformance(args) => conformance_cmd::run(args),
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::P4info(args) => p4info_cmd::run(args),

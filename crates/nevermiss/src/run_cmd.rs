@@ -85,14 +85,6 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let live = specs.iter().any(|s| s.is_live());
-    if live && args.traffic.cores.is_some() {
-        return Err(
-            "--cores with interface ports is not built yet (its workers read finite inputs \
-             into memory first): run interface ports without --cores"
-                .into(),
-        );
-    }
     let config = args
         .traffic
         .config(args.switch.config(&prog, &args.program)?);
@@ -102,18 +94,11 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     for e in &args.entries {
         apply_entries(&sw, e)?;
     }
-    let mut ports = Vec::with_capacity(specs.len());
-    for s in &specs {
-        ports.push(s.open().map_err(|e| e.to_string())?);
-    }
-    for p in &ports {
-        if p.describe().contains("=if:") {
-            eprintln!("port {}", p.describe());
-        }
-    }
     // Until the inputs end, or SIGINT/SIGTERM (interface ports never end by themselves).
     let stop = crate::flags::stop_on_signals();
-    let report = args.traffic.run(sw.clone(), ports, Some(stop))?;
+    let report = args
+        .traffic
+        .run_specs(sw.clone(), &specs, &Vec::new, Some(stop))?;
     out!("{}", report.render());
     let notes = sw.pending_notifications();
     if notes > 0 {

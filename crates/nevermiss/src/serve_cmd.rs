@@ -70,11 +70,6 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     }
     args.traffic.check()?;
     let specs = crate::flags::port_specs(&args.ports, &args.interfaces)?;
-    if specs.iter().any(|s| s.is_live()) && args.traffic.cores.is_some() {
-        return Err(
-            "--cores with interface ports is not built yet: run them without --cores".into(),
-        );
-    }
     if specs.iter().any(|s| s.id == args.cpu_port) {
         return Err(format!(
             "--port: port {} is the CPU port (--cpu-port): PacketOuts enter there and what the \
@@ -279,10 +274,6 @@ impl Traffic {
                 }
                 let Some(p) = p else { continue };
                 current = Some(p.clone());
-                let mut ports = Vec::with_capacity(specs.len());
-                for s in &specs {
-                    ports.push(s.open().map_err(|e| e.to_string())?);
-                }
                 // Runs until the inputs end, the server stops or another pipeline comes.
                 let run_stop = Arc::new(AtomicBool::new(false));
                 let watcher = {
@@ -298,8 +289,8 @@ impl Traffic {
                         }
                     })
                 };
-                ports.push(dev.cpu_port(p.clone()));
-                let r = how.run(p.sw.clone(), ports, Some(run_stop.clone()));
+                let cpu = || vec![dev.cpu_port(p.clone())];
+                let r = how.run_specs(p.sw.clone(), &specs, &cpu, Some(run_stop.clone()));
                 run_stop.store(true, Ordering::Relaxed);
                 let _ = watcher.join();
                 last = Some(r?);

@@ -37,9 +37,22 @@ struct Testbed(Vec<u32>);
 
 impl Testbed {
     fn up(ns: &[u32]) -> Testbed {
+        Testbed::make(ns, false)
+    }
+
+    /// Host ends in the root namespace too (`nm-hN`), for `nevermiss gen`.
+    fn flat(ns: &[u32]) -> Testbed {
+        Testbed::make(ns, true)
+    }
+
+    fn make(ns: &[u32], flat: bool) -> Testbed {
         let tb = Testbed(ns.to_vec());
         tb.script("down");
-        let o = tb.script("up");
+        let o = if flat {
+            tb.script("up --flat")
+        } else {
+            tb.script("up")
+        };
         assert!(
             o.status.success(),
             "testbed up: {}",
@@ -51,7 +64,7 @@ impl Testbed {
     fn script(&self, what: &str) -> std::process::Output {
         Command::new("bash")
             .arg(root().join("scripts/testbed.sh"))
-            .arg(what)
+            .args(what.split(' '))
             .args(self.0.iter().map(|n| n.to_string()))
             .output()
             .unwrap()
@@ -78,21 +91,49 @@ fn ours(v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// A running `nevermiss run`, killed on drop if still running.
-struct Switch(Child);
+/// A running `nevermiss run`, killed on drop if still running; its stderr is collected by a
+/// thread.
+struct Switch(Child, std::sync::mpsc::Receiver<String>);
 
 impl Switch {
+    /// Starts `nevermiss run ARGS` and waits until it has opened its interfaces (it prints a
+    /// `port N=if:` line per interface once its socket is bound: frames sent after that are
+    /// queued in its ring, not lost).
     fn start(args: &[&str]) -> Switch {
+        let interfaces = args
+            .iter()
+            .filter(|a| a.contains("@nm-") || a.contains("=if:"))
+            .count();
         let mut c = Command::new(env!("CARGO_BIN_EXE_nevermiss"));
         c.arg("run").args(args).current_dir(root());
-        let child = c
+        let mut child = c
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // The rings are set up well within this; the frames that follow are not lost.
-        std::thread::sleep(Duration::from_millis(700));
-        Switch(child)
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while seen.iter().filter(|l: &&String| l.contains("=if:")).count() < interfaces {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(l) => seen.push(l),
+                Err(_) => panic!("nevermiss run did not open its interfaces: {seen:?}"),
+            }
+        }
+        Switch(child, rx)
     }
 
     /// SIGTERM, then the exit code and the output.
@@ -111,10 +152,15 @@ impl Switch {
         }
         let child = std::mem::replace(&mut self.0, Command::new("true").spawn().unwrap());
         let o = child.wait_with_output().unwrap();
+        let mut stderr = String::new();
+        while let Ok(l) = self.1.recv_timeout(Duration::from_millis(200)) {
+            stderr.push_str(&l);
+            stderr.push('\n');
+        }
         (
             o.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
+            stderr,
         )
     }
 }
@@ -180,13 +226,29 @@ fn the_add_on_miss_example_answers_on_an_interface() {
     if !can_run() {
         return;
     }
-    let p = ports(0, 1);
+    add_on_miss_on(ports(0, 1), &[]);
+}
+
+#[test]
+fn two_workers_share_an_interface_through_fanout() {
+    if !can_run() {
+        return;
+    }
+    let stdout = add_on_miss_on(ports(4, 1), &["--cores", "2", "--no-pin"]);
+    assert!(
+        stdout.contains("worker 0:") && stdout.contains("worker 1:"),
+        "two workers: {stdout}"
+    );
+}
+
+/// The add-on-miss example on testbed port `p[0]` with `flags`: 8 keys sent twice come back
+/// inserted then hit; the table ends with the 8 keys. Returns the run's output.
+fn add_on_miss_on(p: Vec<u32>, flags: &[&str]) -> String {
     let _tb = Testbed::up(&p);
-    let sw = Switch::start(&[
-        "examples/pna-add-on-miss.p4",
-        "-i",
-        &format!("0@nm-s{}", p[0]),
-    ]);
+    let iface = format!("0@nm-s{}", p[0]);
+    let mut args = vec!["examples/pna-add-on-miss.p4", "-i", &iface];
+    args.extend(flags);
+    let sw = Switch::start(&args);
     // 8 keys, each sent twice: the first of each is inserted (outcome 2), the second hits and
     // carries the first one's source (outcome 1).
     let mut frames = Vec::new();
@@ -223,6 +285,7 @@ fn the_add_on_miss_example_answers_on_an_interface() {
         "exactly the distinct keys: {stdout}"
     );
     assert!(stdout.contains("in 16 pkts"), "{stdout}");
+    stdout
 }
 
 #[test]
@@ -314,4 +377,86 @@ fn bad_interfaces_are_errors_naming_them() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("interface {name} is down")), "{err}");
+}
+
+#[test]
+fn gen_sends_through_the_forwarder_and_counts_what_comes_back() {
+    if !can_run() {
+        return;
+    }
+    let p = ports(5, 2);
+    let _tb = Testbed::flat(&p);
+    let dir = std::env::temp_dir().join(format!("nevermiss-ifgen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let entries = dir.join("to-port-1.entries");
+    std::fs::write(
+        &entries,
+        "add MainControlImpl.ipv4_lpm hdr.ipv4.dst_addr:0/0 forward(port:1, next_hop_mac:0x020000000002)\n",
+    )
+    .unwrap();
+    let sw = Switch::start(&[
+        "examples/pna-forwarder.p4",
+        "--entries",
+        entries.to_str().unwrap(),
+        "-i",
+        &format!("0@nm-s{}", p[0]),
+        "-i",
+        &format!("1@nm-s{}", p[1]),
+    ]);
+    let json = dir.join("gen.json");
+    let hdr = dir.join("gen.hlog");
+    let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+        .args([
+            "gen",
+            "--tx",
+            &format!("nm-h{}", p[0]),
+            "--rx",
+            &format!("nm-h{}", p[1]),
+        ])
+        .args(["--count", "3000", "--rate", "20k", "--size", "128"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--hdr")
+        .arg(&hdr)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let (code, stdout, stderr) = sw.stop();
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["frames_sent"], 3000, "{text}");
+    assert_eq!(
+        v["frames_received"], 3000,
+        "every frame forwarded: {text}{stdout}"
+    );
+    assert_eq!(v["frames_lost"], 0);
+    assert!(v["latency_ns"]["p50"].as_u64().unwrap() > 0);
+    assert!(std::fs::metadata(&hdr).unwrap().len() > 0);
+    assert!(
+        stdout.contains("port   1: in 0 pkts (0 B), out 3000 pkts (384000 B)"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // Bad arguments: errors naming what is wrong.
+    for (args, want) in [
+        (vec!["--tx", "nm-nosuch9"], "nm-nosuch9: no such interface"),
+        (vec!["--tx", "lo", "--rate", "fast"], "--rate"),
+        (vec!["--tx", "lo", "--size", "10"], "--size"),
+        (vec!["--tx", "lo", "--source", "bogus"], "--source"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+            .arg("gen")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Forwarding through veth pairs (docs/io.md "Interface ports, measured"): `nevermiss gen` sends
+# from nm-h0 at the highest rate it can and counts what arrives on nm-h1; between them, each of
+# RUNS runs (default 5): the forwarder and the add-on-miss example (routed to port 1) on 1 and 2
+# cores, and a plain kernel bridge as the floor. Then the latency at half of each rate.
+# Needs root; builds a flat testbed (scripts/testbed.sh up --flat 0 1) and removes it.
+#   sudo scripts/bench-ifports.sh [RUNS] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-5}"
+secs="${2:-2}"
+nm=./target/release/nevermiss
+tmp=$(mktemp -d)
+cleanup() {
+    pkill -TERM -f "$nm run .* -i 0@nm-s0" 2>/dev/null || true
+    ip link del nmbr0 2>/dev/null || true
+    scripts/testbed.sh down 0 1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+scripts/testbed.sh down 0 1
+scripts/testbed.sh up --flat 0 1 >/dev/null
+echo 'add MainControlImpl.ipv4_lpm hdr.ipv4.dst_addr:0/0 forward(port:1, next_hop_mac:0x020000000002)' >"$tmp/fw.entries"
+# The add-on-miss example answers on the port a packet came in on, so it is measured
+# reflecting on port 0 (gen receives on nm-h0, where it sends).
+gen() { # RATE RX -> "received/s lost p50 p99"
+    "$nm" gen --tx nm-h0 --rx "$2" --rate "$1" --duration "${secs}s" --json "$tmp/g.json" >/dev/null 2>&1
+    python3 - "$tmp/g.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rate = d["frames_received"] / d["send_s"]
+lat = d.get("latency_ns", {})
+print(f'{rate:.0f} {d["frames_lost"]} {lat.get("p50", 0)} {lat.get("p99", 0)}')
+PY
+}
+median() { python3 -c 'import sys,statistics; v=[float(x) for x in sys.argv[1:]]; print(f"{statistics.median(v):.0f} (runs {min(v):.0f}-{max(v):.0f})")' "$@"; }
+measure() { # NAME RX START_CMD...
+    local name="$1" rx="$2"
+    shift 2
+    local rates=()
+    for _ in $(seq "$runs"); do
+        if [ $# -gt 0 ]; then
+            "$@" >"$tmp/run.out" 2>&1 &
+            sleep 1.5
+        fi
+        read -r r lost p50 p99 < <(gen max "$rx")
+        rates+=("$r")
+        if [ $# -gt 0 ]; then
+            pkill -TERM -f "$nm run .* -i 0@nm-s0" || true
+            wait || true
+        fi
+    done
+    local med
+    med=$(median "${rates[@]}")
+    local half
+    half=$(python3 -c "import sys; print(int(float(sys.argv[1].split()[0])/2))" "$med")
+    if [ $# -gt 0 ]; then "$@" >"$tmp/run.out" 2>&1 & sleep 1.5; fi
+    read -r r lost p50 p99 < <(gen "$half" "$rx")
+    if [ $# -gt 0 ]; then pkill -TERM -f "$nm run .* -i 0@nm-s0" || true; wait || true; fi
+    python3 -c 'import sys; n,m,h,l,a,b=sys.argv[1:]; print(f"{n:<34} {m} frames/s received at max; at {h}/s: lost {l}, latency p50 {float(a)/1e3:.1f} us, p99 {float(b)/1e3:.1f} us")' \
+        "$name" "$med" "$half" "$lost" "$p50" "$p99"
+}
+fw=("$nm" run examples/pna-forwarder.p4 --entries "$tmp/fw.entries" -i 0@nm-s0 -i 1@nm-s1)
+aom=("$nm" run examples/pna-add-on-miss.p4 -i 0@nm-s0 -i 1@nm-s1)
+measure "forwarder, 1 core" nm-h1 "${fw[@]}"
+measure "forwarder, 2 cores" nm-h1 "${fw[@]}" --cores 2
+measure "add-on-miss (reflects), 1 core" nm-h0 "${aom[@]}"
+measure "add-on-miss (reflects), 2 cores" nm-h0 "${aom[@]}" --cores 2
+ip link add nmbr0 type bridge
+ip link set nm-s0 master nmbr0
+ip link set nm-s1 master nmbr0
+ip link set nmbr0 up
+measure "kernel bridge (floor)" nm-h1
