@@ -506,6 +506,20 @@ impl AfPacketPort {
 
 impl Drop for AfPacketPort {
     fn drop(&mut self) {
+        self.poll_kernel_stats();
+        let c = &self.counters;
+        let (over, link, kernel) = (
+            c.oversized.load(Ordering::Relaxed),
+            c.link_errors.load(Ordering::Relaxed),
+            c.kernel_drops.load(Ordering::Relaxed),
+        );
+        if over + link + kernel > 0 {
+            eprintln!(
+                "port {}=if:{}: {over} frames dropped as oversized, {link} sends failed (link \
+                 down or gone), {kernel} frames dropped by the kernel (receive ring full)",
+                self.id, self.name
+            );
+        }
         // SAFETY: unmapping our own mapping and closing our own socket, once.
         unsafe {
             if !self.map.is_null() {
