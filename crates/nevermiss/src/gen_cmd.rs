@@ -5,8 +5,9 @@
 //! docs/io.md "Traffic generator").
 //!
 //! The stamp is the frame's last 16 bytes: `NMGN`, the sequence number (u32) and the TSC (u64),
-//! big-endian; frames are padded to `--size` (at least 64 bytes) so the stamp never overlaps
-//! the headers a program rewrites. Latency = TSC at receive − TSC at send, in ns by the TSC's
+//! big-endian; frames are at least 64 bytes (padded, or `--size`) so the stamp never overlaps
+//! the headers a program rewrites. Generated frames get the Ethernet source 02:00:00:00:00:01
+//! (the generator writes one address as both). Latency = TSC at receive − TSC at send, in ns by the TSC's
 //! calibrated frequency.
 
 use crate::flags::duration_ns;
@@ -50,9 +51,10 @@ pub struct GenArgs {
     /// Send for this long (e.g. 5s); with --count, whichever ends first. Default: 1 s.
     #[arg(long, value_parser = duration_ns, value_name = "DURATION")]
     pub duration: Option<u64>,
-    /// Frame size in bytes (64 to 2000): frames are padded (or cut) to it.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(64..=2000))]
-    pub size: u16,
+    /// Frame size in bytes (64 to 2000): frames are padded (or cut) to it. Default: each
+    /// frame's own size, padded to 64 bytes if shorter (the generator's frames are 84 bytes).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(64..=2000))]
+    pub size: Option<u16>,
     /// After sending, wait this long for the last frames to come back.
     #[arg(long, default_value = "200ms", value_parser = duration_ns, value_name = "DURATION")]
     pub drain: u64,
@@ -133,7 +135,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
         (_, d) => Some(Duration::from_nanos(d.unwrap_or(1_000_000_000))),
     };
     let count = a.count.unwrap_or(u64::MAX);
-    let size = a.size as usize;
+    let fixed = a.size.map(usize::from);
     // The generator derives its keys from the count: a bounded one keeps them in 32 bits.
     let mut src = source(&a.source, count.min(1 << 31))?;
     let mut tx = AfPacketPort::open(0, &a.tx).map_err(|e| format!("--tx: {e}"))?;
@@ -145,7 +147,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     let pps = match a.rate {
         Rate::Pps(p) => Some(p),
         // On the frame's bytes plus Ethernet's preamble, start delimiter and gap (20 bytes).
-        Rate::Bps(b) => Some(b / ((size + 20) * 8) as f64),
+        Rate::Bps(b) => Some(b / ((fixed.unwrap_or(84) + 20) * 8) as f64),
         Rate::Max => None,
     };
     let stop_rx = Arc::new(AtomicBool::new(false));
@@ -203,7 +205,8 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     let mut seq = 0u32;
     let mut b = Batch::with_capacity(32);
     let mut out = Batch::with_capacity(32);
-    let mut f: Vec<u8> = Vec::with_capacity(size);
+    let mut f: Vec<u8> = Vec::with_capacity(2048);
+    let generated = !a.source.starts_with("pcap:");
     let start = Instant::now();
     let mut last_progress = start;
     let mut last_sent = 0u64;
@@ -237,7 +240,13 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
         for p in b.as_slice() {
             f.clear();
             f.extend_from_slice(p.data());
+            let size = fixed.unwrap_or(f.len().max(64));
             f.resize(size, 0);
+            if generated && size >= 12 {
+                // The generator writes one address as source and destination; a distinct
+                // source keeps learning bridges (and switches) from dropping the frames.
+                f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
+            }
             let t = tsc::stop();
             f[size - STAMP..size - 12].copy_from_slice(MAGIC);
             f[size - 12..size - 8].copy_from_slice(&seq.to_be_bytes());
@@ -247,7 +256,10 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
         }
         let taken = tx.tx(out.as_slice()).map_err(|e| format!("--tx: {e}"))?;
         sent += taken as u64;
-        sent_bytes += (taken * size) as u64;
+        sent_bytes += out.as_slice()[..taken]
+            .iter()
+            .map(|p| p.len() as u64)
+            .sum::<u64>();
         if last_progress.elapsed() >= Duration::from_secs(1) {
             let dt = last_progress.elapsed().as_secs_f64();
             eprintln!(
@@ -266,8 +278,9 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     stop_rx.store(true, Ordering::Relaxed);
     let got = receiver.map(|h| h.join().unwrap_or_default());
     let rate = sent as f64 / send_time.as_secs_f64().max(1e-9);
+    let size = if sent > 0 { sent_bytes / sent } else { 0 };
     outln!(
-        "sent {sent} frames of {size} B on {} in {:.3} s: {:.0} frames/s, {:.1} Mbit/s",
+        "sent {sent} frames of {size} B (mean) on {} in {:.3} s: {:.0} frames/s, {:.1} Mbit/s",
         a.tx,
         send_time.as_secs_f64(),
         rate,
