@@ -278,7 +278,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     stop_rx.store(true, Ordering::Relaxed);
     let got = receiver.map(|h| h.join().unwrap_or_default());
     let rate = sent as f64 / send_time.as_secs_f64().max(1e-9);
-    let size = if sent > 0 { sent_bytes / sent } else { 0 };
+    let size = sent_bytes.checked_div(sent).unwrap_or(0);
     outln!(
         "sent {sent} frames of {size} B (mean) on {} in {:.3} s: {:.0} frames/s, {:.1} Mbit/s",
         a.tx,
