@@ -783,3 +783,100 @@ pub fn parse_port_specs<S: AsRef<str>>(args: &[S]) -> Result<Vec<PortSpec>, Spec
     }
     Ok(out)
 }
+
+/// A port that also writes what it receives and what it sends to two pcap files, as BMv2's
+/// `simple_switch --pcap DIR` does (`nevermiss run --pcap-dir`). Capture write errors end the
+/// run like any port error, naming the file.
+pub struct CapturePort {
+    inner: Box<dyn Port>,
+    rx: (PathBuf, PcapWriter<BufWriter<File>>),
+    tx: (PathBuf, PcapWriter<BufWriter<File>>),
+    origin: std::time::Instant,
+}
+
+impl CapturePort {
+    /// Wraps `inner`, creating `rx_path` and `tx_path`.
+    pub fn new(
+        inner: Box<dyn Port>,
+        rx_path: PathBuf,
+        tx_path: PathBuf,
+    ) -> Result<CapturePort, PortError> {
+        let open = |p: &PathBuf| {
+            PcapWriter::create(p)
+                .map(|w| (p.clone(), w))
+                .map_err(|error| PortError::Io {
+                    path: p.clone(),
+                    error,
+                })
+        };
+        Ok(CapturePort {
+            rx: open(&rx_path)?,
+            tx: open(&tx_path)?,
+            inner,
+            origin: std::time::Instant::now(),
+        })
+    }
+
+    fn ts(&self, p: &Packet) -> u64 {
+        if p.ts_ns != 0 {
+            p.ts_ns
+        } else {
+            self.origin.elapsed().as_nanos() as u64
+        }
+    }
+}
+
+impl Port for CapturePort {
+    fn id(&self) -> u32 {
+        self.inner.id()
+    }
+    fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError> {
+        let first = batch.len();
+        let n = self.inner.rx_burst(batch)?;
+        for p in &batch.as_slice()[first..] {
+            let ts = self.ts(p);
+            let (path, w) = &mut self.rx;
+            w.write_packet(p.data(), ts)
+                .map_err(|error| PortError::Io {
+                    path: path.clone(),
+                    error,
+                })?;
+        }
+        Ok(n)
+    }
+    fn rx_done(&self) -> bool {
+        self.inner.rx_done()
+    }
+    fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
+        for p in pkts {
+            let ts = self.ts(p);
+            let (path, w) = &mut self.tx;
+            w.write_packet(p.data(), ts)
+                .map_err(|error| PortError::Io {
+                    path: path.clone(),
+                    error,
+                })?;
+        }
+        self.inner.tx(pkts)
+    }
+    fn flush(&mut self) -> Result<(), PortError> {
+        for (path, w) in [&mut self.rx, &mut self.tx] {
+            w.flush().map_err(|error| PortError::Io {
+                path: path.clone(),
+                error,
+            })?;
+        }
+        self.inner.flush()
+    }
+    fn stats(&self) -> &Arc<PortStats> {
+        self.inner.stats()
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} (captured to {}, {})",
+            self.inner.describe(),
+            self.rx.0.display(),
+            self.tx.0.display()
+        )
+    }
+}

@@ -38,6 +38,9 @@ pub struct RunOptions {
     /// Stop (after the batch in flight, flushing outputs) once this is set: a server replacing
     /// the pipeline the ports run.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Print statistics (to stderr) at the next round once this is set, and clear it
+    /// (SIGUSR1).
+    pub stats_now: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Which worker this loop is (0 when alone): its `Worker` id; only worker 0 runs the
     /// tables' expiry, so that several loops over one switch do not repeat it.
     pub worker: u64,
@@ -51,6 +54,7 @@ impl Default for RunOptions {
             stats_every: None,
             max_packets: None,
             stop: None,
+            stats_now: None,
             worker: 0,
         }
     }
@@ -298,6 +302,15 @@ pub fn run(
                     flush(ports[ti].as_mut(), &mut tx[ti])?;
                 }
             }
+        }
+        let asked = opts
+            .stats_now
+            .as_ref()
+            .is_some_and(|f| f.swap(false, std::sync::atomic::Ordering::Relaxed));
+        if asked {
+            let mut r = snapshot(&sw, &ports, &report, start.elapsed());
+            r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+            eprint!("{}", r.render());
         }
         if let Some(t) = next_stats {
             if Instant::now() >= t {

@@ -616,6 +616,7 @@ pub fn run_live(
                 let o = RunOptions {
                     worker: i as u64,
                     stats_every: opts.stats_every.filter(|_| i == 0),
+                    stats_now: opts.stats_now.clone().filter(|_| i == 0),
                     ..opts.clone()
                 };
                 let cpu = cpus.get(i).copied();

@@ -197,35 +197,53 @@ pub fn port_specs(
     nevermiss_io::port::parse_port_specs(&all).map_err(|e| e.to_string())
 }
 
-/// A flag set by SIGINT or SIGTERM, for loops that run until stopped (interface ports).
-/// The first signal stops the run gracefully (batches in flight finished, outputs flushed,
-/// statistics printed); a second one of the same kind ends the process as usual.
-pub fn stop_on_signals() -> Arc<AtomicBool> {
+/// Flags the signals set: `stop` by SIGINT or SIGTERM (the first stops the run gracefully:
+/// batches in flight finished, outputs flushed, statistics printed; a second of the same kind
+/// ends the process as usual), `stats` by SIGUSR1 (print statistics now).
+pub struct Signals {
+    pub stop: Arc<AtomicBool>,
+    pub stats: Arc<AtomicBool>,
+}
+
+/// Installs the handlers of [`Signals`] (for loops that run until stopped: interface ports).
+pub fn signals() -> Signals {
+    use std::sync::atomic::Ordering::Relaxed;
     static STOP: AtomicBool = AtomicBool::new(false);
-    extern "C" fn on_signal(sig: libc::c_int) {
+    static STATS: AtomicBool = AtomicBool::new(false);
+    extern "C" fn on_stop(sig: libc::c_int) {
         STOP.store(true, std::sync::atomic::Ordering::Relaxed);
-        // A second signal kills as usual (a run that does not stop can still be ended).
         // SAFETY: signal() is async-signal-safe.
         unsafe {
             libc::signal(sig, libc::SIG_DFL);
         }
     }
-    let handler: extern "C" fn(libc::c_int) = on_signal;
-    // SAFETY: installing a handler that only stores to an atomic (async-signal-safe).
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    extern "C" fn on_stats(_: libc::c_int) {
+        STATS.store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = flag.clone();
+    let stop: extern "C" fn(libc::c_int) = on_stop;
+    let stats: extern "C" fn(libc::c_int) = on_stats;
+    // SAFETY: installing handlers that only store to atomics (async-signal-safe).
+    unsafe {
+        libc::signal(libc::SIGINT, stop as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, stop as libc::sighandler_t);
+        libc::signal(libc::SIGUSR1, stats as libc::sighandler_t);
+    }
+    let out = Signals {
+        stop: Arc::new(AtomicBool::new(false)),
+        stats: Arc::new(AtomicBool::new(false)),
+    };
+    let (f, g) = (out.stop.clone(), out.stats.clone());
     std::thread::spawn(move || loop {
-        if STOP.load(std::sync::atomic::Ordering::Relaxed) {
-            f.store(true, std::sync::atomic::Ordering::Relaxed);
+        if STATS.swap(false, Relaxed) {
+            g.store(true, Relaxed);
+        }
+        if STOP.load(Relaxed) {
+            f.store(true, Relaxed);
             return;
         }
         std::thread::sleep(Duration::from_millis(10));
     });
-    flag
+    out
 }
 
 /// How ports are run, shared by `run` and `serve`: batches, the clock, progress, and the
@@ -260,6 +278,10 @@ pub struct TrafficArgs {
     /// Do not pin workers to CPUs (allows more workers than CPUs).
     #[arg(long)]
     pub no_pin: bool,
+    /// Write every port's received and sent packets to DIR/N_in.pcap and DIR/N_out.pcap (as
+    /// BMv2's `--pcap`; with --cores on interfaces, worker W > 0 writes N_in.wW.pcap, ...).
+    #[arg(long, value_name = "DIR")]
+    pub pcap_dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -303,13 +325,14 @@ impl TrafficArgs {
     /// Opens `specs` (plus `extra()`'s ports) and runs them on `sw` until the inputs end or
     /// `stop` is set. Interface ports with `--cores N`: N workers, each with its own sockets
     /// of every interface in one fanout group (and its own `extra()` ports); all ports must
-    /// then be interfaces. Otherwise as [`TrafficArgs::run`].
+    /// then be interfaces. Otherwise one loop, or the preloading workers of `--cores`.
     pub fn run_specs(
         &self,
         sw: Arc<Switch>,
         specs: &[nevermiss_io::port::PortSpec],
         extra: &dyn Fn() -> Vec<Box<dyn Port>>,
         stop: Option<Arc<AtomicBool>>,
+        stats_now: Option<Arc<AtomicBool>>,
     ) -> Result<RunReport, String> {
         let live = specs.iter().any(|s| s.is_live());
         let say = |p: &dyn Port| {
@@ -336,6 +359,7 @@ impl TrafficArgs {
                         let p = s
                             .open_shared(group.wrapping_add(i as u16))
                             .map_err(|e| e.to_string())?;
+                        let p = self.capture(p, w)?;
                         if w == 0 {
                             say(p.as_ref());
                         }
@@ -344,20 +368,43 @@ impl TrafficArgs {
                     ports.extend(extra());
                     sets.push(ports);
                 }
-                let opts = self.options(stop);
+                let mut opts = self.options(stop);
+                opts.stats_now = stats_now;
                 nevermiss_runtime::workers::run_live(sw, sets, &opts, !self.no_pin)
             }
             _ => {
                 let mut ports = Vec::with_capacity(specs.len() + 1);
                 for s in specs {
                     let p = s.open().map_err(|e| e.to_string())?;
+                    let p = self.capture(p, 0)?;
                     say(p.as_ref());
                     ports.push(p);
                 }
                 ports.extend(extra());
-                self.run(sw, ports, stop)
+                self.run_with(sw, ports, stop, stats_now)
             }
         }
+    }
+
+    /// `p`, capturing to `--pcap-dir` if given (worker `w`'s files).
+    fn capture(&self, p: Box<dyn Port>, w: usize) -> Result<Box<dyn Port>, String> {
+        let Some(dir) = &self.pcap_dir else {
+            return Ok(p);
+        };
+        std::fs::create_dir_all(dir).map_err(|e| format!("--pcap-dir {}: {e}", dir.display()))?;
+        let suffix = if w == 0 {
+            String::new()
+        } else {
+            format!(".w{w}")
+        };
+        let id = p.id();
+        let c = nevermiss_io::port::CapturePort::new(
+            p,
+            dir.join(format!("{id}_in{suffix}.pcap")),
+            dir.join(format!("{id}_out{suffix}.pcap")),
+        )
+        .map_err(|e| format!("--pcap-dir: {e}"))?;
+        Ok(Box::new(c))
     }
 
     fn options(&self, stop: Option<Arc<AtomicBool>>) -> RunOptions {
@@ -370,19 +417,22 @@ impl TrafficArgs {
             stats_every: self.stats_every.map(Duration::from_nanos),
             max_packets: self.max_packets,
             stop,
+            stats_now: None,
             worker: 0,
         }
     }
 
     /// Runs `ports` on `sw` to their end (or until `stop` is set): one loop on this thread,
-    /// or the workers of `--cores`.
-    pub fn run(
+    /// or the workers of `--cores` (inputs read into memory first).
+    fn run_with(
         &self,
         sw: Arc<Switch>,
         ports: Vec<Box<dyn Port>>,
         stop: Option<Arc<AtomicBool>>,
+        stats_now: Option<Arc<AtomicBool>>,
     ) -> Result<RunReport, String> {
-        let opts = self.options(stop);
+        let mut opts = self.options(stop);
+        opts.stats_now = stats_now;
         match self.cores {
             None => nevermiss_runtime::run::run(sw, ports, &opts),
             Some(cores) => {

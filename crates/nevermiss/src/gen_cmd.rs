@@ -55,7 +55,7 @@ pub struct GenArgs {
     /// frame's own size, padded to 64 bytes if shorter (the generator's frames are 84 bytes).
     #[arg(long, value_parser = clap::value_parser!(u16).range(64..=2000))]
     pub size: Option<u16>,
-    /// After sending, wait this long for the last frames to come back.
+    /// After sending, wait for the frames to come back until none has for this long.
     #[arg(long, default_value = "200ms", value_parser = duration_ns, value_name = "DURATION")]
     pub drain: u64,
     /// Write the latencies as an HdrHistogram log (ns).
@@ -151,8 +151,10 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
         Rate::Max => None,
     };
     let stop_rx = Arc::new(AtomicBool::new(false));
+    let received = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let receiver = rx.map(|mut port| {
         let stop = stop_rx.clone();
+        let received = received.clone();
         std::thread::spawn(move || -> Received {
             let mut r = Received {
                 hist: hdrhistogram::Histogram::<u64>::new(3).ok(),
@@ -187,6 +189,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
                     }
                     seen[word] |= 1 << (seq % 64);
                     r.frames += 1;
+                    received.store(r.frames, Ordering::Relaxed);
                     if last.is_some_and(|l| seq < l) {
                         r.reordered += 1;
                     }
@@ -274,7 +277,17 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     }
     tx.flush().map_err(|e| format!("--tx: {e}"))?;
     let send_time = start.elapsed();
-    std::thread::sleep(Duration::from_nanos(a.drain));
+    // Drain: until every frame is back, or nothing has come back for --drain.
+    if receiver.is_some() {
+        let (mut last, mut since) = (received.load(Ordering::Relaxed), Instant::now());
+        while last < sent && since.elapsed() < Duration::from_nanos(a.drain) {
+            std::thread::sleep(Duration::from_millis(5));
+            let now = received.load(Ordering::Relaxed);
+            if now != last {
+                (last, since) = (now, Instant::now());
+            }
+        }
+    }
     stop_rx.store(true, Ordering::Relaxed);
     let got = receiver.map(|h| h.join().unwrap_or_default());
     let rate = sent as f64 / send_time.as_secs_f64().max(1e-9);

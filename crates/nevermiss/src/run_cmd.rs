@@ -95,10 +95,15 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         apply_entries(&sw, e)?;
     }
     // Until the inputs end, or SIGINT/SIGTERM (interface ports never end by themselves).
-    let stop = crate::flags::stop_on_signals();
-    let report = args
-        .traffic
-        .run_specs(sw.clone(), &specs, &Vec::new, Some(stop))?;
+    // SIGUSR1 prints the statistics so far.
+    let sig = crate::flags::signals();
+    let report = args.traffic.run_specs(
+        sw.clone(),
+        &specs,
+        &Vec::new,
+        Some(sig.stop),
+        Some(sig.stats),
+    )?;
     out!("{}", report.render());
     let notes = sw.pending_notifications();
     if notes > 0 {

@@ -290,7 +290,7 @@ impl Traffic {
                     })
                 };
                 let cpu = || vec![dev.cpu_port(p.clone())];
-                let r = how.run_specs(p.sw.clone(), &specs, &cpu, Some(run_stop.clone()));
+                let r = how.run_specs(p.sw.clone(), &specs, &cpu, Some(run_stop.clone()), None);
                 run_stop.store(true, Ordering::Relaxed);
                 let _ = watcher.join();
                 last = Some(r?);
