@@ -211,6 +211,40 @@ fn table_entries(v: Vec<p4::Entity>) -> Vec<p4::TableEntry> {
         .collect()
 }
 
+/// A device serving `config` (a device config) with a primary client (election id 1)
+/// connected: the device, the client and the primary's stream.
+async fn primary_with(config: Vec<u8>) -> (Arc<Device>, P4RuntimeClient<Channel>, Stream) {
+    let dev = Device::new(ServeOptions::default());
+    let mut c = start(dev.clone()).await;
+    let mut s = Stream::open(&mut c).await;
+    s.arbitrate(1, 1).await;
+    s.arbitration().await;
+    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: election(1),
+        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+        config: Some(p4::ForwardingPipelineConfig {
+            p4_device_config: config,
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    (dev, c, s)
+}
+
+/// The device config of one of this crate's test programs (`tests/p4/NAME`).
+fn test_program(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/p4")
+        .join(name);
+    let Ok(compiled) = p4_front::driver::compile_file(&path, &Default::default()) else {
+        panic!("{name} does not compile")
+    };
+    nevermiss_p4rt::device_config::encode(&compiled, name)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_controller_programs_the_v1model_router() {
     let dev = Device::new(ServeOptions::default());
@@ -1027,27 +1061,7 @@ async fn mutual_tls_admits_only_clients_the_ca_signed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registers_and_meters_are_written_and_read() {
-    let dev = Device::new(ServeOptions::default());
-    let mut c = start(dev.clone()).await;
-    let mut s = Stream::open(&mut c).await;
-    s.arbitrate(1, 1).await;
-    s.arbitration().await;
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/externs.p4");
-    let Ok(compiled) = p4_front::driver::compile_file(&path, &Default::default()) else {
-        panic!("externs.p4 does not compile")
-    };
-    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
-        device_id: 1,
-        election_id: election(1),
-        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
-        config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "externs"),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dev, mut c, s) = primary_with(test_program("externs.p4")).await;
     let p4info = dev.pipeline().unwrap().p4info.clone();
     let pid = |v: &[pi::Preamble], name: &str| {
         v.iter()
@@ -1185,27 +1199,7 @@ async fn round_trip(s: &mut Stream, payload: Vec<u8>) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
-    let dev = Device::new(ServeOptions::default());
-    let mut c = start(dev.clone()).await;
-    let mut s = Stream::open(&mut c).await;
-    s.arbitrate(1, 1).await;
-    s.arbitration().await;
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/profiles.p4");
-    let Ok(compiled) = p4_front::driver::compile_file(&path, &Default::default()) else {
-        panic!("profiles.p4 does not compile")
-    };
-    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
-        device_id: 1,
-        election_id: election(1),
-        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
-        config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "profiles"),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dev, mut c, mut s) = primary_with(test_program("profiles.p4")).await;
     let info = dev.pipeline().unwrap().p4info.clone();
     let profile = |alias: &str| {
         info.action_profiles
@@ -1450,23 +1444,7 @@ async fn packets_from_traffic_ports_to_the_cpu_port_become_packet_ins() {
     use nevermiss_io::port::{Port, QueuePort};
     use nevermiss_io::Packet;
     use nevermiss_runtime::workers::{run_parallel, ParallelOptions};
-    let dev = Device::new(ServeOptions::default());
-    let mut c = start(dev.clone()).await;
-    let mut s = Stream::open(&mut c).await;
-    s.arbitrate(1, 1).await;
-    s.arbitration().await;
-    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
-        device_id: 1,
-        election_id: election(1),
-        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
-        config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: l2_cpu_config(),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dev, _c, mut s) = primary_with(l2_cpu_config()).await;
     // Unknown destinations: l2-cpu sends every frame to the CPU with its ingress port.
     for (cores, port) in [(None, 3u32), (Some(2), 4u32)] {
         let p = dev.pipeline().unwrap();
@@ -1514,23 +1492,7 @@ async fn packets_from_traffic_ports_to_the_cpu_port_become_packet_ins() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_digest_is_not_sent_again_until_its_list_is_acknowledged() {
-    let dev = Device::new(ServeOptions::default());
-    let mut c = start(dev.clone()).await;
-    let mut s = Stream::open(&mut c).await;
-    s.arbitrate(1, 1).await;
-    s.arbitration().await;
-    c.set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
-        device_id: 1,
-        election_id: election(1),
-        action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
-        config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: l2_cpu_config(),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let (dev, mut c, mut s) = primary_with(l2_cpu_config()).await;
     let digest = id(&dev.pipeline().unwrap().p4info, "learn_t");
     use p4::entity::Entity as E;
     c.write(write_req(
