@@ -118,7 +118,12 @@ impl AfPacketPort {
     /// Opens interface `name` as port `id`. Errors name the interface: it does not exist, is
     /// down, or the process lacks the permission.
     pub fn open(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
-        AfPacketPort::open_fanout(id, name, None)
+        AfPacketPort::open_with(id, name, None, true)
+    }
+
+    /// A port that only transmits (`nevermiss gen`'s sender): its socket receives nothing.
+    pub fn open_tx(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
+        AfPacketPort::open_with(id, name, None, false)
     }
 
     /// As [`AfPacketPort::open`], and with `Some(group)` the socket joins fanout group `group`
@@ -126,6 +131,15 @@ impl AfPacketPort {
     /// packets over the group's sockets by flow hash, so that each worker of `--cores` owns one
     /// socket per interface and a flow always reaches the same worker.
     pub fn open_fanout(id: u32, name: &str, group: Option<u16>) -> Result<AfPacketPort, PortError> {
+        AfPacketPort::open_with(id, name, group, true)
+    }
+
+    fn open_with(
+        id: u32,
+        name: &str,
+        group: Option<u16>,
+        receive: bool,
+    ) -> Result<AfPacketPort, PortError> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
             return Err(PortError::Other(format!(
                 "interface name `{name}`: 1 to {} characters",
@@ -249,7 +263,7 @@ impl AfPacketPort {
         let rc = unsafe {
             let mut sa: libc::sockaddr_ll = std::mem::zeroed();
             sa.sll_family = libc::AF_PACKET as u16;
-            sa.sll_protocol = proto;
+            sa.sll_protocol = if receive { proto } else { 0 };
             sa.sll_ifindex = ifindex as i32;
             libc::bind(
                 fd,

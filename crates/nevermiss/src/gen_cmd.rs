@@ -138,7 +138,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     let fixed = a.size.map(usize::from);
     // The generator derives its keys from the count: a bounded one keeps them in 32 bits.
     let mut src = source(&a.source, count.min(1 << 31))?;
-    let mut tx = AfPacketPort::open(0, &a.tx).map_err(|e| format!("--tx: {e}"))?;
+    let mut tx = AfPacketPort::open_tx(0, &a.tx).map_err(|e| format!("--tx: {e}"))?;
     let rx = match &a.rx {
         Some(name) => Some(AfPacketPort::open(1, name).map_err(|e| format!("--rx: {e}"))?),
         None => None,
