@@ -7,6 +7,7 @@
 pub mod afpacket;
 pub mod expect;
 pub mod gen;
+pub mod headers;
 pub mod packet;
 pub mod pcap;
 pub mod port;

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use crate::headers::layers;
 use crate::packet::Packet;
 
 /// The Toeplitz key most NICs ship as their default (the RSS specification's verification key).
@@ -109,52 +110,6 @@ impl fmt::Display for RssError {
 }
 
 impl std::error::Error for RssError {}
-
-/// Where the layers of a frame start (offsets into the frame).
-#[derive(Default)]
-struct Layers {
-    eth_type: Option<usize>,
-    ipv4: Option<usize>,
-    ipv6: Option<usize>,
-    l4: Option<usize>,
-}
-
-fn layers(f: &[u8]) -> Layers {
-    let mut l = Layers::default();
-    if f.len() < 14 {
-        return l;
-    }
-    let mut t_off = 12;
-    let mut ty = u16::from_be_bytes([f[12], f[13]]);
-    if (ty == 0x8100 || ty == 0x88a8) && f.len() >= 18 {
-        t_off = 16;
-        ty = u16::from_be_bytes([f[16], f[17]]);
-    }
-    l.eth_type = Some(t_off);
-    let ip = t_off + 2;
-    let proto = match ty {
-        0x0800 if f.len() >= ip + 20 && f[ip] >> 4 == 4 => {
-            l.ipv4 = Some(ip);
-            let ihl = usize::from(f[ip] & 0x0f) * 4;
-            let frag = u16::from_be_bytes([f[ip + 6], f[ip + 7]]) & 0x3fff;
-            if ihl < 20 || frag != 0 {
-                return l;
-            }
-            l.l4 = Some(ip + ihl);
-            f[ip + 9]
-        }
-        0x86dd if f.len() >= ip + 40 && f[ip] >> 4 == 6 => {
-            l.ipv6 = Some(ip);
-            l.l4 = Some(ip + 40);
-            f[ip + 6]
-        }
-        _ => return l,
-    };
-    if !matches!(proto, 6 | 17 | 132) {
-        l.l4 = None;
-    }
-    l
-}
 
 /// Software RSS: which of `n` workers a packet goes to.
 #[derive(Clone, Debug)]

@@ -5,6 +5,7 @@
 //! it is not a non-first fragment, and the 4 port bytes of its TCP/UDP header were captured.
 //! Its length is the IPv4 total-length field, not the captured length (CAIDA traces are snapped).
 
+use nevermiss_io::headers;
 use serde::Serialize;
 
 /// Link types this decoder understands (pcap LINKTYPE_* values).
@@ -111,17 +112,12 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
 fn ip_payload(link: u32, frame: &[u8]) -> Result<&[u8], Skip> {
     match link {
         linktype::ETHERNET => {
-            let mut et = be16(frame, 12).ok_or(Skip::Truncated)?;
-            let mut off = 14;
-            // 802.1Q, 802.1ad and the old QinQ tag: 4 bytes each, possibly stacked.
-            while matches!(et, 0x8100 | 0x88a8 | 0x9100) {
-                et = be16(frame, off + 2).ok_or(Skip::Truncated)?;
-                off += 4;
-            }
-            if et != 0x0800 {
+            // VLAN tags (802.1Q, 802.1ad, QinQ), possibly stacked, are skipped.
+            let eth = headers::ethernet(frame).ok_or(Skip::Truncated)?;
+            if eth.ether_type != headers::ETH_P_IPV4 {
                 return Err(Skip::NotIpv4);
             }
-            Ok(&frame[off..])
+            Ok(&frame[eth.l3..])
         }
         linktype::RAW | linktype::RAW_BSD12 | linktype::RAW_BSD14 | linktype::IPV4 => Ok(frame),
         linktype::LINUX_SLL => {
@@ -160,34 +156,27 @@ fn ip_payload(link: u32, frame: &[u8]) -> Result<&[u8], Skip> {
 /// Decodes one captured frame; never panics on any input.
 pub fn decode(link: u32, ts_ns: u64, frame: &[u8]) -> Result<PacketInfo<'_>, Skip> {
     let ip = ip_payload(link, frame)?;
-    let first = *ip.first().ok_or(Skip::Truncated)?;
-    if first >> 4 != 4 {
-        return Err(Skip::NotIpv4);
-    }
-    let ihl = usize::from(first & 0x0f) * 4;
-    if ihl < 20 {
-        return Err(Skip::Malformed);
-    }
-    if ip.len() < ihl {
-        return Err(Skip::Truncated);
-    }
-    let ip_len = be16(ip, 2).ok_or(Skip::Truncated)?;
-    let frag = be16(ip, 6).ok_or(Skip::Truncated)?;
-    if frag & 0x1fff != 0 {
+    let h = headers::ipv4(ip).map_err(|e| match e {
+        headers::Ipv4Error::Truncated => Skip::Truncated,
+        headers::Ipv4Error::NotIpv4 => Skip::NotIpv4,
+        headers::Ipv4Error::BadHeaderLength => Skip::Malformed,
+    })?;
+    // Later fragments carry no L4 header (the first one does: only the offset counts here).
+    if h.fragment & 0x1fff != 0 {
         return Err(Skip::Fragment);
     }
-    let proto = ip[9];
-    if proto != 6 && proto != 17 {
+    if h.proto != 6 && h.proto != 17 {
         return Err(Skip::NotTcpUdp);
     }
+    let ihl = h.header_len;
     let sport = be16(ip, ihl).ok_or(Skip::Truncated)?;
     let dport = be16(ip, ihl + 2).ok_or(Skip::Truncated)?;
     Ok(PacketInfo {
         ts_ns,
-        ip_len,
-        src: [ip[12], ip[13], ip[14], ip[15]],
-        dst: [ip[16], ip[17], ip[18], ip[19]],
-        proto,
+        ip_len: h.total_len,
+        src: h.src,
+        dst: h.dst,
+        proto: h.proto,
         sport,
         dport,
         header: ip,
