@@ -133,6 +133,9 @@ pub struct Exec {
     tctx: TableCtx,
     rng: u64,
     loops: u64,
+    /// `Some` while tracing (`nevermiss run --trace`): what the packet did, one line per
+    /// parser state, table apply and `add_entry`. Off, it costs one branch per state and table.
+    pub trace: Option<Vec<String>>,
 }
 
 impl Exec {
@@ -158,6 +161,7 @@ impl Exec {
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
             loops: 0,
+            trace: None,
         }
     }
 
@@ -663,6 +667,9 @@ impl Exec {
             let Some(s) = p.states.get(st) else {
                 return true;
             };
+            if let Some(t) = self.trace.as_mut() {
+                t.push(format!("parser {}: state {}", p.name, s.name));
+            }
             match self.exec(sw, &s.body) {
                 Flow::Reject => return false,
                 Flow::Exit => return true,
@@ -679,8 +686,18 @@ impl Exec {
                 },
             };
             match target {
-                Target::Accept => return true,
-                Target::Reject => return false,
+                Target::Accept => {
+                    if let Some(t) = self.trace.as_mut() {
+                        t.push(format!("parser {}: accept", p.name));
+                    }
+                    return true;
+                }
+                Target::Reject => {
+                    if let Some(t) = self.trace.as_mut() {
+                        t.push(format!("parser {}: reject", p.name));
+                    }
+                    return false;
+                }
                 Target::State(i) => st = i as usize,
             }
         }
@@ -1123,6 +1140,29 @@ impl Exec {
                     u64::from(action)
                 },
             );
+        }
+        if let Some(t) = self.trace.as_mut() {
+            let name = td
+                .actions
+                .get(action as usize)
+                .map_or("(none)", |a| &a.name);
+            let params: String = self
+                .lookup
+                .data
+                .params
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            t.push(format!(
+                "table {}: {} -> {name}({})",
+                td.name,
+                if hit.is_some() { "hit" } else { "miss" },
+                if params.is_empty() {
+                    String::new()
+                } else {
+                    format!("0x{params}")
+                }
+            ));
         }
         let Some(a) = td.actions.get(action as usize) else {
             return Flow::Next;
@@ -1727,10 +1767,20 @@ impl Exec {
         self.adata.action = ai;
         self.adata.params.set(&self.pbuf);
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
-        match rt
-            .t
-            .add_on_miss(&self.key, &self.adata, profile, self.now_ns)
-        {
+        let status =
+            rt.t.add_on_miss(&self.key, &self.adata, profile, self.now_ns);
+        if let Some(t) = self.trace.as_mut() {
+            t.push(format!(
+                "add_entry into {}: {}",
+                sw.prog.tables.get(tid).map_or("?", |td| &td.name),
+                match &status {
+                    AddStatus::Added(_) => "inserted".to_string(),
+                    AddStatus::Full => "failed: the table is full".to_string(),
+                    other => format!("not inserted ({other:?})"),
+                }
+            ));
+        }
+        match status {
             AddStatus::Added(h) => {
                 self.ops |= TableOps::INSERT;
                 sw.reset_direct(tid, h.slot());

@@ -41,6 +41,10 @@ pub struct RunOptions {
     /// Print statistics (to stderr) at the next round once this is set, and clear it
     /// (SIGUSR1).
     pub stats_now: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Trace the first this-many packets (`--trace`): each one's parser states, table applies
+    /// (hit or miss, action, parameters), `add_entry` results and outputs, printed to stderr.
+    /// Traced packets are processed one at a time.
+    pub trace: Option<u64>,
     /// Which worker this loop is (0 when alone): its `Worker` id; only worker 0 runs the
     /// tables' expiry, so that several loops over one switch do not repeat it.
     pub worker: u64,
@@ -55,6 +59,7 @@ impl Default for RunOptions {
             max_packets: None,
             stop: None,
             stats_now: None,
+            trace: None,
             worker: 0,
         }
     }
@@ -236,9 +241,19 @@ pub fn run(
     let mut next_expire = sw.now_ns().saturating_add(tick);
     let mut next_stats = opts.stats_every.map(|d| start + d);
     let mut idle_rounds = 0u32;
+    let mut traced = 0u64;
+    let trace_limit = opts.trace.unwrap_or(0);
+    if trace_limit > 0 {
+        worker.ex.trace = Some(Vec::new());
+    }
     'run: loop {
         let mut any = false;
         for pi in 0..ports.len() {
+            let tracing = traced < trace_limit;
+            if !tracing && worker.ex.trace.is_some() {
+                worker.ex.trace = None;
+            }
+            let batch_size = if tracing { 1 } else { batch_size };
             let want = opts
                 .max_packets
                 .map_or(batch_size as u64, |m| m.saturating_sub(report.packets_in));
@@ -267,9 +282,13 @@ pub fn run(
             };
             let mut failed = None;
             let pkts = rx.as_slice();
+            let mut traced_outs: Vec<(u32, usize)> = Vec::new();
             worker.process_batch(pkts, time, |i, outs| {
                 let now = time(&pkts[i]);
                 report.packets_in += 1;
+                if tracing {
+                    traced_outs.extend(outs.as_slice().iter().map(|(p, d)| (*p, d.len())));
+                }
                 if outs.is_empty() {
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
@@ -295,6 +314,31 @@ pub fn run(
             });
             if let Some(e) = failed {
                 return Err(e);
+            }
+            if tracing {
+                traced += 1;
+                let p = &pkts[0];
+                let mut text = format!(
+                    "packet {traced}: in on port {}, {} bytes\n",
+                    p.port,
+                    p.len()
+                );
+                for line in worker
+                    .ex
+                    .trace
+                    .as_mut()
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+                {
+                    text.push_str(&format!("  {line}\n"));
+                }
+                if traced_outs.is_empty() {
+                    text.push_str("  dropped\n");
+                }
+                for (port, len) in &traced_outs {
+                    text.push_str(&format!("  out on port {port}, {len} bytes\n"));
+                }
+                eprint!("{text}");
             }
             worker.maintain();
             for ti in 0..ports.len() {

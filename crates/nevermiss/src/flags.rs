@@ -278,6 +278,13 @@ pub struct TrafficArgs {
     /// Do not pin workers to CPUs (allows more workers than CPUs).
     #[arg(long)]
     pub no_pin: bool,
+    /// Print each packet's path to stderr: parser states, tables applied (hit or miss, action,
+    /// parameters), add_entry results, outputs or the drop (as simple_switch --log-console).
+    #[arg(long)]
+    pub trace: bool,
+    /// With --trace, trace only the first N packets (then run at full speed).
+    #[arg(long, default_value = "100", value_name = "N", value_parser = count, requires = "trace")]
+    pub trace_limit: u64,
     /// Write every port's received and sent packets to DIR/N_in.pcap and DIR/N_out.pcap (as
     /// BMv2's `--pcap`; with --cores on interfaces, worker W > 0 writes N_in.wW.pcap, ...).
     #[arg(long, value_name = "DIR")]
@@ -301,6 +308,11 @@ impl TrafficArgs {
             return Err(format!(
                 "--cores {n}: only {cpus} cpus available to pin workers to (--no-pin allows more)"
             ));
+        }
+        if self.trace && self.cores.is_some() {
+            return Err(
+                "--trace follows packets one at a time on one loop: leave out --cores".into(),
+            );
         }
         if self.cores.is_none() {
             if self.rss != "default" {
@@ -418,6 +430,7 @@ impl TrafficArgs {
             max_packets: self.max_packets,
             stop,
             stats_now: None,
+            trace: self.trace.then_some(self.trace_limit),
             worker: 0,
         }
     }

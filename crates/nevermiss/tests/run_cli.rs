@@ -294,3 +294,65 @@ fn run_bad_cores_and_rss_are_usage_errors() {
         assert!(text(&o).contains(msg), "{a:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn trace_follows_the_first_packets_through_parser_tables_and_outputs() {
+    let aom = ex("pna-add-on-miss.p4");
+    let o = run(&[
+        "run",
+        p(&aom),
+        "--port",
+        "0=gen:two-phase,m=2,r=2,count=6,field=ipv4.dst",
+        "--trace",
+        "--trace-limit",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("\npacket ").count() + usize::from(err.starts_with("packet ")),
+        3,
+        "{err}"
+    );
+    assert!(
+        err.contains("parser MainParserImpl: state parse_ipv4"),
+        "{err}"
+    );
+    assert!(
+        err.contains("table MainControlImpl.flows: miss -> MainControlImpl.flow_miss()"),
+        "{err}"
+    );
+    assert!(
+        err.contains("add_entry into MainControlImpl.flows: inserted"),
+        "{err}"
+    );
+    assert!(
+        err.contains("table MainControlImpl.flows: hit -> MainControlImpl.flow_hit(0x"),
+        "{err}"
+    );
+    assert!(err.contains("out on port 0, 84 bytes"), "{err}");
+    // All 6 packets ran; only 3 were traced.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("total: 6 packets in"));
+    // A packet without a route is dropped, and the trace says so.
+    let fw = ex("pna-forwarder.p4");
+    let o = run(&[
+        "run",
+        p(&fw),
+        "--port",
+        "0=gen:two-phase,m=2,r=1,count=1,field=ipv4.dst",
+        "--trace",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("  dropped\n"),
+        "{}",
+        text(&o)
+    );
+    // --trace needs one loop; --trace-limit needs --trace.
+    for args in [vec!["--trace", "--cores", "1"], vec!["--trace-limit", "5"]] {
+        let mut a = vec!["run", p(&fw), "--port", "0=null"];
+        a.extend(&args);
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+}
