@@ -2,7 +2,8 @@
 # Forwarding through veth pairs (docs/io.md "Interface ports, measured"): `nevermiss gen` sends
 # from nm-h0 at the highest rate it can and counts what arrives on nm-h1; between them, each of
 # RUNS runs (default 5): the forwarder and the add-on-miss example (routed to port 1) on 1 and 2
-# cores, and a plain kernel bridge as the floor. Then the latency at half of each rate.
+# cores (AF_XDP and AF_PACKET on one, AF_PACKET fanout on two), and a plain kernel bridge as
+# the floor. Then the latency at half of each rate.
 # Needs root; builds a flat testbed (scripts/testbed.sh up --flat 0 1) and removes it.
 #   sudo scripts/bench-ifports.sh [RUNS] [SECONDS]
 set -euo pipefail
@@ -12,7 +13,7 @@ secs="${2:-2}"
 nm=./target/release/nevermiss
 tmp=$(mktemp -d)
 cleanup() {
-    pkill -TERM -f "$nm run .* -i 0@nm-s0" 2>/dev/null || true
+    pkill -TERM -f "$nm run .*nm-s0" 2>/dev/null || true
     ip link del nmbr0 2>/dev/null || true
     scripts/testbed.sh down 0 1
     rm -rf "$tmp"
@@ -46,7 +47,7 @@ measure() { # NAME RX START_CMD...
         read -r r lost p50 p99 < <(gen max "$rx")
         rates+=("$r")
         if [ $# -gt 0 ]; then
-            pkill -TERM -f "$nm run .* -i 0@nm-s0" || true
+            pkill -TERM -f "$nm run .*nm-s0" || true
             wait || true
         fi
     done
@@ -56,16 +57,22 @@ measure() { # NAME RX START_CMD...
     half=$(python3 -c "import sys; print(int(float(sys.argv[1].split()[0])/2))" "$med")
     if [ $# -gt 0 ]; then "$@" >"$tmp/run.out" 2>&1 & sleep 1.5; fi
     read -r r lost p50 p99 < <(gen "$half" "$rx")
-    if [ $# -gt 0 ]; then pkill -TERM -f "$nm run .* -i 0@nm-s0" || true; wait || true; fi
-    python3 -c 'import sys; n,m,h,l,a,b=sys.argv[1:]; print(f"{n:<34} {m} frames/s received at max; at {h}/s: lost {l}, latency p50 {float(a)/1e3:.1f} us, p99 {float(b)/1e3:.1f} us")' \
+    if [ $# -gt 0 ]; then pkill -TERM -f "$nm run .*nm-s0" || true; wait || true; fi
+    python3 -c 'import sys; n,m,h,l,a,b=sys.argv[1:]; print(f"{n:<46} {m} frames/s received at max; at {h}/s: lost {l}, latency p50 {float(a)/1e3:.1f} us, p99 {float(b)/1e3:.1f} us")' \
         "$name" "$med" "$half" "$lost" "$p50" "$p99"
 }
-fw=("$nm" run examples/pna-forwarder.p4 --entries "$tmp/fw.entries" -i 0@nm-s0 -i 1@nm-s1)
-aom=("$nm" run examples/pna-add-on-miss.p4 -i 0@nm-s0 -i 1@nm-s1)
-measure "forwarder, 1 core" nm-h1 "${fw[@]}"
-measure "forwarder, 2 cores" nm-h1 "${fw[@]}" --cores 2
-measure "add-on-miss (reflects), 1 core" nm-h0 "${aom[@]}"
-measure "add-on-miss (reflects), 2 cores" nm-h0 "${aom[@]}" --cores 2
+ports() { echo "--port 0=if:nm-s0,backend=$1 --port 1=if:nm-s1,backend=$1"; }
+fw=("$nm" run examples/pna-forwarder.p4 --entries "$tmp/fw.entries")
+aom=("$nm" run examples/pna-add-on-miss.p4)
+# shellcheck disable=SC2046
+{
+measure "forwarder, AF_XDP, 1 core" nm-h1 "${fw[@]}" $(ports af_xdp)
+measure "forwarder, AF_PACKET, 1 core" nm-h1 "${fw[@]}" $(ports af_packet)
+measure "forwarder, AF_PACKET, 2 cores" nm-h1 "${fw[@]}" $(ports af_packet) --cores 2
+measure "add-on-miss (reflects), AF_XDP, 1 core" nm-h0 "${aom[@]}" $(ports af_xdp)
+measure "add-on-miss (reflects), AF_PACKET, 1 core" nm-h0 "${aom[@]}" $(ports af_packet)
+measure "add-on-miss (reflects), AF_PACKET, 2 cores" nm-h0 "${aom[@]}" $(ports af_packet) --cores 2
+}
 ip link add nmbr0 type bridge
 ip link set nm-s0 master nmbr0
 ip link set nm-s1 master nmbr0

@@ -25,8 +25,9 @@ for comp in rustfmt clippy; do
     fi
 done
 # openssl: the TLS test makes its certificates with it; iproute2: the interface-port testbed
-# (scripts/testbed.sh: namespaces and veth pairs)
-apt_install pkg-config openssl iproute2
+# (scripts/testbed.sh: namespaces and veth pairs); libxdp1: the AF_XDP back end (loaded at run
+# time; without it interface ports use AF_PACKET)
+apt_install pkg-config openssl iproute2 libxdp1
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned; never .proto files in the repository.

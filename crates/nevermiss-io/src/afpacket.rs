@@ -114,6 +114,43 @@ fn ifreq(name: &str, req: libc::c_ulong) -> Result<libc::ifreq, PortError> {
     }
 }
 
+/// An interface's index and MTU, checked: it exists and is up (errors name it).
+pub(crate) fn interface(name: &str) -> Result<(u32, usize), PortError> {
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+        return Err(PortError::Other(format!(
+            "interface name `{name}`: 1 to {} characters",
+            libc::IFNAMSIZ - 1
+        )));
+    }
+    let cname = CString::new(name)
+        .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
+    // SAFETY: a NUL-terminated name.
+    let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+    if ifindex == 0 {
+        return Err(PortError::Other(format!(
+            "interface {name}: no such interface"
+        )));
+    }
+    let flags = ifreq(name, libc::SIOCGIFFLAGS as libc::c_ulong)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member.
+    let flags = unsafe { flags.ifr_ifru.ifru_flags };
+    if flags & libc::IFF_UP as libc::c_short == 0 {
+        return Err(PortError::Other(format!(
+            "interface {name} is down (ip link set {name} up)"
+        )));
+    }
+    let mtu = ifreq(name, libc::SIOCGIFMTU as libc::c_ulong)?;
+    // SAFETY: SIOCGIFMTU filled the mtu member.
+    let mtu = unsafe { mtu.ifr_ifru.ifru_mtu }.max(68) as usize;
+
+    Ok((ifindex, mtu))
+}
+
+/// The MTU of an interface that exists and is up.
+pub(crate) fn interface_mtu(name: &str) -> Result<usize, PortError> {
+    interface(name).map(|(_, mtu)| mtu)
+}
+
 impl AfPacketPort {
     /// Opens interface `name` as port `id`. Errors name the interface: it does not exist, is
     /// down, or the process lacks the permission.
@@ -140,33 +177,7 @@ impl AfPacketPort {
         group: Option<u16>,
         receive: bool,
     ) -> Result<AfPacketPort, PortError> {
-        if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-            return Err(PortError::Other(format!(
-                "interface name `{name}`: 1 to {} characters",
-                libc::IFNAMSIZ - 1
-            )));
-        }
-        let cname = CString::new(name)
-            .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
-        // SAFETY: a NUL-terminated name.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-        if ifindex == 0 {
-            return Err(PortError::Other(format!(
-                "interface {name}: no such interface"
-            )));
-        }
-        let flags = ifreq(name, libc::SIOCGIFFLAGS as libc::c_ulong)?;
-        // SAFETY: SIOCGIFFLAGS filled the flags member.
-        let flags = unsafe { flags.ifr_ifru.ifru_flags };
-        if flags & libc::IFF_UP as libc::c_short == 0 {
-            return Err(PortError::Other(format!(
-                "interface {name} is down (ip link set {name} up)"
-            )));
-        }
-        let mtu = ifreq(name, libc::SIOCGIFMTU as libc::c_ulong)?;
-        // SAFETY: SIOCGIFMTU filled the mtu member.
-        let mtu = unsafe { mtu.ifr_ifru.ifru_mtu }.max(68) as usize;
-
+        let (ifindex, mtu) = interface(name)?;
         let proto = (libc::ETH_P_ALL as u16).to_be();
         // Protocol 0: the socket receives nothing until `bind` names the protocol and the
         // interface (created with ETH_P_ALL it would queue every interface's frames meanwhile).

@@ -5,6 +5,7 @@
 //! See `docs/io.md` for the command-line port syntax and the design decisions.
 
 pub mod afpacket;
+pub mod afxdp;
 pub mod expect;
 pub mod gen;
 pub mod headers;

@@ -600,12 +600,12 @@ pub enum PortKind {
 /// How an interface port reaches the interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// The best available: AF_XDP where the kernel and interface allow it, else AF_PACKET.
-    /// (AF_XDP is not built yet: AF_PACKET.)
+    /// The best available: AF_XDP where the kernel, libxdp and the interface allow it (one
+    /// receive queue), else AF_PACKET; the port's description says which.
     Auto,
     /// An AF_PACKET socket with TPACKET_V3 rings ([`crate::afpacket`]).
     AfPacket,
-    /// An AF_XDP socket (not available yet: opening one is an error that says so).
+    /// An AF_XDP socket set up by libxdp ([`crate::afxdp`]).
     AfXdp,
 }
 
@@ -730,14 +730,23 @@ impl PortSpec {
             PortKind::Gen(cfg) => Box::new(GenPort::new(self.id, cfg.clone())?),
             PortKind::Null => Box::new(NullPort::new(self.id)),
             PortKind::Interface { name, backend } => match backend {
-                Backend::AfXdp => {
-                    return Err(PortError::Other(format!(
-                        "interface {name}: the AF_XDP back end is not built yet; use \
-                         backend=af_packet (or leave the back end out)"
-                    )))
-                }
-                Backend::Auto | Backend::AfPacket => {
-                    Box::new(crate::afpacket::AfPacketPort::open(self.id, name)?)
+                Backend::AfXdp => Box::new(crate::afxdp::AfXdpPort::open(self.id, name)?),
+                Backend::AfPacket => Box::new(crate::afpacket::AfPacketPort::open(self.id, name)?),
+                Backend::Auto => {
+                    // AF_XDP where it serves the whole interface (one receive queue: the socket
+                    // binds queue 0) and libxdp can set it up; else AF_PACKET.
+                    let single_queue = std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
+                        .map(|d| {
+                            d.filter_map(Result::ok)
+                                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+                                .count()
+                                == 1
+                        })
+                        .unwrap_or(false);
+                    match single_queue.then(|| crate::afxdp::AfXdpPort::open(self.id, name)) {
+                        Some(Ok(p)) => Box::new(p),
+                        _ => Box::new(crate::afpacket::AfPacketPort::open(self.id, name)?),
+                    }
                 }
             },
         })
@@ -751,6 +760,10 @@ impl PortSpec {
             PortKind::Interface { name, backend } if *backend != Backend::AfXdp => Ok(Box::new(
                 crate::afpacket::AfPacketPort::open_fanout(self.id, name, Some(group))?,
             )),
+            PortKind::Interface { name, .. } => Err(PortError::Other(format!(
+                "interface {name}: AF_XDP uses one queue per socket; with --cores use \
+                 backend=af_packet (fanout)"
+            ))),
             _ => self.open(),
         }
     }

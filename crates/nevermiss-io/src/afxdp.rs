@@ -1,0 +1,520 @@
+//! A port on a network interface through an AF_XDP socket (Linux
+//! `Documentation/networking/af_xdp.rst`), set up by libxdp (xdp-tools): libxdp creates the
+//! UMEM and the socket and loads its default XDP program, which redirects the interface's queue
+//! 0 into the socket. The four rings (fill, completion, rx, tx) are driven here; their
+//! producer/consumer protocol is the one libxdp's `xsk.h` inlines.
+//!
+//! libxdp is loaded at run time (`dlopen("libxdp.so.1")`), so nevermiss builds and runs without
+//! it; opening an AF_XDP port without it is an error that says how to get it (Debian:
+//! `libxdp1`). The UMEM holds 4096 frames of 2 KiB: half are lent to the kernel for receiving
+//! (returned to the fill ring as soon as a frame is copied into the batch), half are
+//! transmit buffers (reclaimed from the completion ring). One socket per interface (queue 0):
+//! `--cores` with interface ports uses AF_PACKET's fanout instead.
+//!
+//! Guarantees as [`crate::afpacket`]: no allocation per packet, frames over the MTU dropped and
+//! counted, errors naming the interface.
+
+use crate::afpacket::{interface_mtu, IfCounters};
+use crate::packet::{Batch, Packet};
+use crate::port::{Port, PortError};
+use crate::stats::PortStats;
+use std::ffi::{c_void, CStr, CString};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
+
+const FRAME_SIZE: u32 = 2048;
+const FRAMES: u32 = 4096;
+const RX_FRAMES: u32 = FRAMES / 2;
+const RING: u32 = 2048;
+
+/// `struct xsk_ring_prod` / `struct xsk_ring_cons` of libxdp's `xsk.h`.
+#[repr(C)]
+struct Ring {
+    cached_prod: u32,
+    cached_cons: u32,
+    mask: u32,
+    size: u32,
+    producer: *mut u32,
+    consumer: *mut u32,
+    ring: *mut c_void,
+    flags: *mut u32,
+}
+
+impl Ring {
+    fn zeroed() -> Ring {
+        Ring {
+            cached_prod: 0,
+            cached_cons: 0,
+            mask: 0,
+            size: 0,
+            producer: std::ptr::null_mut(),
+            consumer: std::ptr::null_mut(),
+            ring: std::ptr::null_mut(),
+            flags: std::ptr::null_mut(),
+        }
+    }
+
+    fn load(p: *mut u32) -> u32 {
+        // SAFETY: `p` points at the ring's shared index, mapped while the socket lives.
+        unsafe { AtomicU32::from_ptr(p) }.load(Ordering::Acquire)
+    }
+
+    fn store(p: *mut u32, v: u32) {
+        // SAFETY: as in `load`.
+        unsafe { AtomicU32::from_ptr(p) }.store(v, Ordering::Release)
+    }
+
+    /// Producer side: reserves `n` entries; their first index, or `None` if fewer are free.
+    fn reserve(&mut self, n: u32) -> Option<u32> {
+        let mut free = self.cached_cons.wrapping_sub(self.cached_prod);
+        if free < n {
+            self.cached_cons = Ring::load(self.consumer).wrapping_add(self.size);
+            free = self.cached_cons.wrapping_sub(self.cached_prod);
+        }
+        if free < n {
+            return None;
+        }
+        let i = self.cached_prod;
+        self.cached_prod = self.cached_prod.wrapping_add(n);
+        Some(i)
+    }
+
+    fn submit(&mut self, n: u32) {
+        Ring::store(self.producer, Ring::load(self.producer).wrapping_add(n));
+    }
+
+    /// Consumer side: up to `n` entries ready; (first index, count).
+    fn peek(&mut self, n: u32) -> (u32, u32) {
+        let mut avail = self.cached_prod.wrapping_sub(self.cached_cons);
+        if avail == 0 {
+            self.cached_prod = Ring::load(self.producer);
+            avail = self.cached_prod.wrapping_sub(self.cached_cons);
+        }
+        let got = avail.min(n);
+        let i = self.cached_cons;
+        self.cached_cons = self.cached_cons.wrapping_add(got);
+        (i, got)
+    }
+
+    fn release(&mut self, n: u32) {
+        Ring::store(self.consumer, Ring::load(self.consumer).wrapping_add(n));
+    }
+
+    /// Entry `i` of a ring of `T` (u64 addresses or descriptors).
+    fn at<T>(&self, i: u32) -> *mut T {
+        // SAFETY: the index is masked into the ring, which holds `size` entries of `T`.
+        unsafe { self.ring.cast::<T>().add((i & self.mask) as usize) }
+    }
+}
+
+/// `struct xdp_desc`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct XdpDesc {
+    addr: u64,
+    len: u32,
+    options: u32,
+}
+
+#[repr(C)]
+struct UmemConfig {
+    fill_size: u32,
+    comp_size: u32,
+    frame_size: u32,
+    frame_headroom: u32,
+    flags: u32,
+}
+
+#[repr(C)]
+struct SocketConfig {
+    rx_size: u32,
+    tx_size: u32,
+    libxdp_flags: u32,
+    xdp_flags: u32,
+    bind_flags: u16,
+}
+
+type UmemCreate = unsafe extern "C" fn(
+    *mut *mut c_void,
+    *mut c_void,
+    u64,
+    *mut Ring,
+    *mut Ring,
+    *const UmemConfig,
+) -> i32;
+type SocketCreate = unsafe extern "C" fn(
+    *mut *mut c_void,
+    *const libc::c_char,
+    u32,
+    *mut c_void,
+    *mut Ring,
+    *mut Ring,
+    *const SocketConfig,
+) -> i32;
+type SocketFd = unsafe extern "C" fn(*const c_void) -> i32;
+type SocketDelete = unsafe extern "C" fn(*mut c_void);
+type UmemDelete = unsafe extern "C" fn(*mut c_void) -> i32;
+
+/// libxdp's entry points.
+struct Lib {
+    umem_create: UmemCreate,
+    socket_create: SocketCreate,
+    socket_fd: SocketFd,
+    socket_delete: SocketDelete,
+    umem_delete: UmemDelete,
+}
+
+fn lib() -> Result<&'static Lib, String> {
+    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        // SAFETY: dlopen/dlsym with NUL-terminated names; the handle is never closed, so the
+        // function pointers stay valid for the process.
+        unsafe {
+            let h = libc::dlopen(c"libxdp.so.1".as_ptr(), libc::RTLD_NOW);
+            if h.is_null() {
+                return Err(
+                    "AF_XDP needs libxdp (Debian: apt install libxdp1), which is not \
+                            installed; use backend=af_packet"
+                        .into(),
+                );
+            }
+            let sym = |name: &CStr| {
+                let p = libc::dlsym(h, name.as_ptr());
+                if p.is_null() {
+                    Err(format!("libxdp has no {}", name.to_string_lossy()))
+                } else {
+                    Ok(p)
+                }
+            };
+            // libxdp and libbpf print their fallbacks (no dispatcher program, unknown ELF
+            // sections) to stderr; errors reach the user through the return codes instead.
+            type SetPrint = unsafe extern "C" fn(*const c_void) -> *const c_void;
+            for quiet in [c"libxdp_set_print", c"libbpf_set_print"] {
+                if let Ok(f) = sym(quiet) {
+                    std::mem::transmute::<*mut c_void, SetPrint>(f)(std::ptr::null());
+                }
+            }
+            Ok(Lib {
+                umem_create: std::mem::transmute::<*mut c_void, UmemCreate>(sym(
+                    c"xsk_umem__create",
+                )?),
+                socket_create: std::mem::transmute::<*mut c_void, SocketCreate>(sym(
+                    c"xsk_socket__create",
+                )?),
+                socket_fd: std::mem::transmute::<*mut c_void, SocketFd>(sym(c"xsk_socket__fd")?),
+                socket_delete: std::mem::transmute::<*mut c_void, SocketDelete>(sym(
+                    c"xsk_socket__delete",
+                )?),
+                umem_delete: std::mem::transmute::<*mut c_void, UmemDelete>(sym(
+                    c"xsk_umem__delete",
+                )?),
+            })
+        }
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// An interface port over AF_XDP (`N=if:NAME,backend=af_xdp`).
+pub struct AfXdpPort {
+    id: u32,
+    name: String,
+    lib: &'static Lib,
+    area: *mut u8,
+    umem: *mut c_void,
+    xsk: *mut c_void,
+    fd: i32,
+    fill: Ring,
+    comp: Ring,
+    rx: Ring,
+    tx: Ring,
+    /// Transmit frames not in flight.
+    free_tx: Vec<u64>,
+    max_frame: usize,
+    /// Scratch for the addresses handed back to the fill ring.
+    refill: Vec<u64>,
+    stats: Arc<PortStats>,
+    counters: Arc<IfCounters>,
+}
+
+// The rings and the UMEM belong to this port alone; the kernel side is synchronised through
+// the rings' indices.
+unsafe impl Send for AfXdpPort {}
+
+impl AfXdpPort {
+    /// Opens interface `name` (its queue 0) as port `id`.
+    pub fn open(id: u32, name: &str) -> Result<AfXdpPort, PortError> {
+        let err = |m: String| PortError::Other(format!("interface {name}: {m}"));
+        let lib = lib().map_err(err)?;
+        let mtu = interface_mtu(name)?;
+        let cname = CString::new(name)
+            .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
+        let len = (FRAMES * FRAME_SIZE) as usize;
+        // SAFETY: an anonymous private mapping, page-aligned as the UMEM must be.
+        let area = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if area == libc::MAP_FAILED {
+            return Err(err("cannot map the UMEM".into()));
+        }
+        let mut port = AfXdpPort {
+            id,
+            name: name.to_string(),
+            lib,
+            area: area.cast(),
+            umem: std::ptr::null_mut(),
+            xsk: std::ptr::null_mut(),
+            fd: -1,
+            fill: Ring::zeroed(),
+            comp: Ring::zeroed(),
+            rx: Ring::zeroed(),
+            tx: Ring::zeroed(),
+            free_tx: (RX_FRAMES..FRAMES)
+                .map(|f| u64::from(f * FRAME_SIZE))
+                .collect(),
+            max_frame: (mtu + 14).min(FRAME_SIZE as usize),
+            refill: Vec::with_capacity(crate::BATCH_MAX),
+            stats: PortStats::new(id),
+            counters: Arc::new(IfCounters::default()),
+        };
+        let ucfg = UmemConfig {
+            fill_size: RING,
+            comp_size: RING,
+            frame_size: FRAME_SIZE,
+            frame_headroom: 0,
+            flags: 0,
+        };
+        // SAFETY: libxdp fills the rings and the handle; the area outlives the UMEM (Drop).
+        let rc = unsafe {
+            (lib.umem_create)(
+                &mut port.umem,
+                area,
+                len as u64,
+                &mut port.fill,
+                &mut port.comp,
+                &ucfg,
+            )
+        };
+        if rc != 0 {
+            return Err(err(format!("xsk_umem__create: {}", errno_text(-rc))));
+        }
+        let scfg = SocketConfig {
+            rx_size: RING,
+            tx_size: RING,
+            libxdp_flags: 0,
+            xdp_flags: 0,
+            bind_flags: 0,
+        };
+        // SAFETY: as above; libxdp loads its default XDP program on the interface.
+        let rc = unsafe {
+            (lib.socket_create)(
+                &mut port.xsk,
+                cname.as_ptr(),
+                0,
+                port.umem,
+                &mut port.rx,
+                &mut port.tx,
+                &scfg,
+            )
+        };
+        if rc != 0 {
+            return Err(err(format!(
+                "xsk_socket__create: {} (AF_XDP needs root, a kernel with XDP and a mounted \
+                 bpffs: mount -t bpf bpf /sys/fs/bpf)",
+                errno_text(-rc)
+            )));
+        }
+        // SAFETY: a live socket handle.
+        port.fd = unsafe { (lib.socket_fd)(port.xsk) };
+        // Lend the receive half of the UMEM to the kernel.
+        let Some(i) = port.fill.reserve(RX_FRAMES.min(RING)) else {
+            return Err(err("the fill ring is smaller than expected".into()));
+        };
+        for k in 0..RX_FRAMES.min(RING) {
+            // SAFETY: a reserved fill entry.
+            unsafe { *port.fill.at::<u64>(i.wrapping_add(k)) = u64::from(k * FRAME_SIZE) };
+        }
+        port.fill.submit(RX_FRAMES.min(RING));
+        Ok(port)
+    }
+
+    /// Asks the kernel to send what the tx ring holds.
+    fn kick(&self) {
+        // SAFETY: a send of nothing on our socket.
+        let rc = unsafe {
+            libc::sendto(
+                self.fd,
+                std::ptr::null(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if rc < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EBUSY)
+                | Some(libc::EINTR) => {}
+                _ => {
+                    self.counters.link_errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Takes back the transmit frames the kernel has sent.
+    fn reclaim(&mut self) {
+        let (i, n) = self.comp.peek(RING);
+        for k in 0..n {
+            // SAFETY: a completed entry.
+            self.free_tx
+                .push(unsafe { *self.comp.at::<u64>(i.wrapping_add(k)) });
+        }
+        if n > 0 {
+            self.comp.release(n);
+        }
+    }
+
+    fn frame(&self, addr: u64, len: usize) -> &[u8] {
+        let off = (addr as usize).min((FRAMES * FRAME_SIZE) as usize);
+        let len = len.min((FRAMES * FRAME_SIZE) as usize - off);
+        // SAFETY: inside the UMEM.
+        unsafe { std::slice::from_raw_parts(self.area.add(off), len) }
+    }
+}
+
+fn errno_text(e: i32) -> String {
+    std::io::Error::from_raw_os_error(e).to_string()
+}
+
+impl Port for AfXdpPort {
+    fn id(&self) -> u32 {
+        self.id
+    }
+
+    fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError> {
+        let want = batch.free() as u32;
+        if want == 0 {
+            return Ok(0);
+        }
+        let (i, n) = self.rx.peek(want);
+        if n == 0 {
+            return Ok(0);
+        }
+        let mut bytes = 0u64;
+        self.refill.clear();
+        for k in 0..n {
+            // SAFETY: a received descriptor.
+            let d = unsafe { *self.rx.at::<XdpDesc>(i.wrapping_add(k)) };
+            let data = self.frame(d.addr, d.len as usize);
+            batch.push(data, self.id, 0);
+            bytes += data.len() as u64;
+            // The frame's base address (aligned mode: addr may carry an offset).
+            self.refill.push(d.addr - d.addr % u64::from(FRAME_SIZE));
+        }
+        self.rx.release(n);
+        // Every frame taken goes straight back to the fill ring.
+        if let Some(f) = self.fill.reserve(n) {
+            for (k, a) in self.refill.iter().enumerate() {
+                // SAFETY: a reserved fill entry.
+                unsafe { *self.fill.at::<u64>(f.wrapping_add(k as u32)) = *a };
+            }
+            self.fill.submit(n);
+        }
+        self.stats.add_rx(u64::from(n), bytes);
+        Ok(n as usize)
+    }
+
+    fn rx_done(&self) -> bool {
+        false
+    }
+
+    fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
+        self.reclaim();
+        let mut taken = 0usize;
+        let mut bytes = 0u64;
+        for p in pkts {
+            let data = p.data();
+            if data.len() > self.max_frame {
+                self.counters.oversized.fetch_add(1, Ordering::Relaxed);
+                self.stats.add_dropped(1);
+                continue;
+            }
+            let Some(addr) = self.free_tx.pop() else {
+                break;
+            };
+            let Some(i) = self.tx.reserve(1) else {
+                self.free_tx.push(addr);
+                break;
+            };
+            // SAFETY: a free transmit frame of the UMEM; the data fits (max_frame).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    data.as_ptr(),
+                    self.area.add(addr as usize),
+                    data.len(),
+                );
+                *self.tx.at::<XdpDesc>(i) = XdpDesc {
+                    addr,
+                    len: data.len() as u32,
+                    options: 0,
+                };
+            }
+            self.tx.submit(1);
+            taken += 1;
+            bytes += data.len() as u64;
+        }
+        if taken > 0 {
+            self.kick();
+            self.stats.add_tx(taken as u64, bytes);
+        }
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> Result<(), PortError> {
+        self.kick();
+        self.reclaim();
+        Ok(())
+    }
+
+    fn stats(&self) -> &Arc<PortStats> {
+        &self.stats
+    }
+
+    fn describe(&self) -> String {
+        format!("{}=if:{} (AF_XDP, libxdp, queue 0)", self.id, self.name)
+    }
+}
+
+impl Drop for AfXdpPort {
+    fn drop(&mut self) {
+        let c = &self.counters;
+        let (over, link) = (
+            c.oversized.load(Ordering::Relaxed),
+            c.link_errors.load(Ordering::Relaxed),
+        );
+        if over + link > 0 {
+            eprintln!(
+                "port {}=if:{}: {over} frames dropped as oversized, {link} sends failed",
+                self.id, self.name
+            );
+        }
+        // SAFETY: our own handles and mapping, released once, socket before UMEM.
+        unsafe {
+            if !self.xsk.is_null() {
+                (self.lib.socket_delete)(self.xsk);
+            }
+            if !self.umem.is_null() {
+                (self.lib.umem_delete)(self.umem);
+            }
+            libc::munmap(self.area.cast(), (FRAMES * FRAME_SIZE) as usize);
+        }
+    }
+}
