@@ -312,18 +312,27 @@ impl AfXdpPort {
             xdp_flags: 0,
             bind_flags: 0,
         };
-        // SAFETY: as above; libxdp loads its default XDP program on the interface.
-        let rc = unsafe {
-            (lib.socket_create)(
-                &mut port.xsk,
-                cname.as_ptr(),
-                0,
-                port.umem,
-                &mut port.rx,
-                &mut port.tx,
-                &scfg,
-            )
-        };
+        // A socket of a process that just ended may still hold the queue for a moment (the
+        // kernel releases it asynchronously): EBUSY is retried for up to a second.
+        let mut rc = 0;
+        for attempt in 0..20 {
+            // SAFETY: as above; libxdp loads its default XDP program on the interface.
+            rc = unsafe {
+                (lib.socket_create)(
+                    &mut port.xsk,
+                    cname.as_ptr(),
+                    0,
+                    port.umem,
+                    &mut port.rx,
+                    &mut port.tx,
+                    &scfg,
+                )
+            };
+            if rc != -libc::EBUSY || attempt == 19 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         if rc != 0 {
             return Err(err(format!(
                 "xsk_socket__create: {} (AF_XDP needs root, a kernel with XDP and a mounted \
