@@ -452,8 +452,8 @@ impl Port for AfXdpPort {
         for p in pkts {
             let data = p.data();
             if data.len() > self.max_frame {
+                // Not taken: the caller counts it as the port's drop.
                 self.counters.oversized.fetch_add(1, Ordering::Relaxed);
-                self.stats.add_dropped(1);
                 continue;
             }
             let Some(addr) = self.free_tx.pop() else {

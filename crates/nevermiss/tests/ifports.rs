@@ -533,3 +533,53 @@ fn an_interface_that_goes_down_and_up_again_is_survived() {
         "answered after the link came back: {stdout}{stderr}"
     );
 }
+
+#[test]
+fn frames_over_the_mtu_are_dropped_and_counted() {
+    if !can_run() {
+        return;
+    }
+    let p = ports(8, 2);
+    let _tb = Testbed::up(&p);
+    let small = format!("nm-s{}", p[1]);
+    assert!(Command::new("ip")
+        .args(["link", "set", &small, "mtu", "100"])
+        .status()
+        .unwrap()
+        .success());
+    let dir = std::env::temp_dir().join(format!("nevermiss-ifmtu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let entries = dir.join("flood.entries");
+    std::fs::write(
+        &entries,
+        "mc_mgrp_create 1\nmc_node_create 0 0 1\nmc_node_associate 1 0\n",
+    )
+    .unwrap();
+    for backend in ["af_xdp", "af_packet"] {
+        let sw = Switch::start(&[
+            "examples/v1model-l2-learning.p4",
+            "-i",
+            &format!("0@nm-s{}", p[0]),
+            "--port",
+            &format!("1=if:{small},backend={backend}"),
+            "--entries",
+            entries.to_str().unwrap(),
+        ]);
+        // Flooded to port 1, whose MTU (100) the 150-byte frame exceeds by 36 bytes.
+        let mut f = vec![2, 0, 0, 0, 0xb, 1, 2, 0, 0, 0, 0xa, 1, 0x88, 0xb5];
+        f.resize(150, 0x5a);
+        let back = ours(xfer(p[0], &[f], 1, 0.5));
+        let (code, stdout, stderr) = sw.stop();
+        assert_eq!(code, 0, "{backend}: {stdout}{stderr}");
+        assert!(back.is_empty());
+        assert!(
+            stderr.contains(&format!("port 1=if:{small}: 1 frames dropped as oversized")),
+            "{backend}: {stderr}"
+        );
+        assert!(
+            stdout.contains("port   1: in 0 pkts (0 B), out 0 pkts (0 B), dropped 1"),
+            "{backend}: {stdout}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
