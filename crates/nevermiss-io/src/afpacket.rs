@@ -507,24 +507,47 @@ impl Port for AfPacketPort {
 impl AfPacketPort {
     /// Asks the kernel to send the queued slots (without waiting).
     fn kick(&self) {
-        // SAFETY: a send of nothing on our socket: the kernel walks the transmit ring.
-        let rc = unsafe {
-            libc::sendto(
-                self.fd,
-                std::ptr::null(),
-                0,
-                libc::MSG_DONTWAIT,
-                std::ptr::null(),
-                0,
-            )
-        };
-        if rc < 0 {
-            match io::Error::last_os_error().raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => {}
-                _ => {
-                    self.counters.link_errors.fetch_add(1, Ordering::Relaxed);
-                }
+        kick(self.fd, &self.counters);
+    }
+}
+
+/// A send of nothing on socket `fd`: the kernel walks its transmit ring. A busy ring is not an
+/// error; anything else (the link down or gone) is counted.
+pub(crate) fn kick(fd: libc::c_int, counters: &IfCounters) {
+    // SAFETY: a zero-length send on our own socket.
+    let rc = unsafe {
+        libc::sendto(
+            fd,
+            std::ptr::null(),
+            0,
+            libc::MSG_DONTWAIT,
+            std::ptr::null(),
+            0,
+        )
+    };
+    if rc < 0 {
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EBUSY) | Some(libc::EINTR) => {}
+            _ => {
+                counters.link_errors.fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+}
+
+impl IfCounters {
+    /// Says on stderr what the port dropped or failed, if anything (at its end).
+    pub(crate) fn report(&self, id: u32, name: &str) {
+        let (over, link, kernel) = (
+            self.oversized.load(Ordering::Relaxed),
+            self.link_errors.load(Ordering::Relaxed),
+            self.kernel_drops.load(Ordering::Relaxed),
+        );
+        if over + link + kernel > 0 {
+            eprintln!(
+                "port {id}=if:{name}: {over} frames dropped as oversized, {link} sends failed \
+                 (link down or gone), {kernel} frames dropped by the kernel (receive ring full)"
+            );
         }
     }
 }
@@ -532,19 +555,7 @@ impl AfPacketPort {
 impl Drop for AfPacketPort {
     fn drop(&mut self) {
         self.poll_kernel_stats();
-        let c = &self.counters;
-        let (over, link, kernel) = (
-            c.oversized.load(Ordering::Relaxed),
-            c.link_errors.load(Ordering::Relaxed),
-            c.kernel_drops.load(Ordering::Relaxed),
-        );
-        if over + link + kernel > 0 {
-            eprintln!(
-                "port {}=if:{}: {over} frames dropped as oversized, {link} sends failed (link \
-                 down or gone), {kernel} frames dropped by the kernel (receive ring full)",
-                self.id, self.name
-            );
-        }
+        self.counters.report(self.id, &self.name);
         // SAFETY: unmapping our own mapping and closing our own socket, once.
         unsafe {
             if !self.map.is_null() {

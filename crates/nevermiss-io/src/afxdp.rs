@@ -356,26 +356,7 @@ impl AfXdpPort {
 
     /// Asks the kernel to send what the tx ring holds.
     fn kick(&self) {
-        // SAFETY: a send of nothing on our socket.
-        let rc = unsafe {
-            libc::sendto(
-                self.fd,
-                std::ptr::null(),
-                0,
-                libc::MSG_DONTWAIT,
-                std::ptr::null(),
-                0,
-            )
-        };
-        if rc < 0 {
-            match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EBUSY)
-                | Some(libc::EINTR) => {}
-                _ => {
-                    self.counters.link_errors.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
+        crate::afpacket::kick(self.fd, &self.counters);
     }
 
     /// Takes back the transmit frames the kernel has sent.
@@ -504,17 +485,7 @@ impl Port for AfXdpPort {
 
 impl Drop for AfXdpPort {
     fn drop(&mut self) {
-        let c = &self.counters;
-        let (over, link) = (
-            c.oversized.load(Ordering::Relaxed),
-            c.link_errors.load(Ordering::Relaxed),
-        );
-        if over + link > 0 {
-            eprintln!(
-                "port {}=if:{}: {over} frames dropped as oversized, {link} sends failed",
-                self.id, self.name
-            );
-        }
+        self.counters.report(self.id, &self.name);
         // SAFETY: our own handles and mapping, released once, socket before UMEM.
         unsafe {
             if !self.xsk.is_null() {

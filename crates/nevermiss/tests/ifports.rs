@@ -157,8 +157,11 @@ impl Switch {
             stderr.push_str(&l);
             stderr.push('\n');
         }
+        use std::os::unix::process::ExitStatusExt;
         (
-            o.status.code().unwrap_or(-1),
+            o.status
+                .code()
+                .unwrap_or(-1000 - o.status.signal().unwrap_or(0)),
             String::from_utf8_lossy(&o.stdout).into_owned(),
             stderr,
         )
@@ -208,6 +211,18 @@ fn xfer(n: u32, frames: &[Vec<u8>], want: usize, secs: f64) -> Vec<Vec<u8>> {
                 .collect()
         })
         .collect()
+}
+
+/// An entries file that floods group 1 to ports 0 and 1 (the L2 learning example), in `dir`.
+fn flood_entries(dir: &std::path::Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let entries = dir.join("flood.entries");
+    std::fs::write(
+        &entries,
+        "mc_mgrp_create 1\nmc_node_create 0 0 1\nmc_node_associate 1 0\n",
+    )
+    .unwrap();
+    entries
 }
 
 /// An add-on-miss example frame: IPv4 from `src` to `dst` (the key), UDP, an empty result.
@@ -309,13 +324,7 @@ fn the_l2_switch_floods_between_two_interfaces() {
     let p = ports(1, 2);
     let _tb = Testbed::up(&p);
     let dir = std::env::temp_dir().join(format!("nevermiss-ifports-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let entries = dir.join("flood.entries");
-    std::fs::write(
-        &entries,
-        "mc_mgrp_create 1\nmc_node_create 0 0 1\nmc_node_associate 1 0\n",
-    )
-    .unwrap();
+    let entries = flood_entries(&dir);
     let sw = Switch::start(&[
         "examples/v1model-l2-learning.p4",
         "-i",
@@ -548,13 +557,7 @@ fn frames_over_the_mtu_are_dropped_and_counted() {
         .unwrap()
         .success());
     let dir = std::env::temp_dir().join(format!("nevermiss-ifmtu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let entries = dir.join("flood.entries");
-    std::fs::write(
-        &entries,
-        "mc_mgrp_create 1\nmc_node_create 0 0 1\nmc_node_associate 1 0\n",
-    )
-    .unwrap();
+    let entries = flood_entries(&dir);
     for backend in ["af_xdp", "af_packet"] {
         let sw = Switch::start(&[
             "examples/v1model-l2-learning.p4",
