@@ -60,6 +60,17 @@ fn invalid(m: impl Into<String>) -> ControlError {
     ControlError::InvalidArgument(m.into())
 }
 
+/// `[id]`, or for the read wildcard id 0 the ids of every object in `all` (P4Info order).
+pub(crate) fn ids_or_all<'a>(
+    id: u32,
+    all: impl Iterator<Item = Option<&'a pi::Preamble>>,
+) -> Vec<u32> {
+    if id != 0 {
+        return vec![id];
+    }
+    all.flatten().map(|p| p.id).collect()
+}
+
 /// The canonical bytestring of a big-endian value.
 pub fn canonical(v: &[u8]) -> Vec<u8> {
     match v.iter().position(|&b| b != 0) {

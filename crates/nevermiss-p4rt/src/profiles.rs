@@ -13,7 +13,7 @@
 
 use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
-use crate::pipeline::{canonical, check_bytes, Pipeline};
+use crate::pipeline::{canonical, check_bytes, ids_or_all, Pipeline};
 use nevermiss_runtime::control::{
     ActionCall, ControlError, ControlResult, ProfileGroup, ProfileMember,
 };
@@ -33,14 +33,13 @@ impl Pipeline {
     pub fn profile_ids(&self, id: u32) -> ControlResult<Vec<u32>> {
         if id != 0 {
             self.profile_extern(id)?;
-            return Ok(vec![id]);
         }
-        Ok(self
+        let all = self
             .p4info
             .action_profiles
             .iter()
-            .filter_map(|a| a.preamble.as_ref().map(|p| p.id))
-            .collect())
+            .map(|a| a.preamble.as_ref());
+        Ok(ids_or_all(id, all))
     }
 
     /// The IR extern of an action profile id.
@@ -203,14 +202,9 @@ impl Pipeline {
     pub fn value_set_ids(&self, id: u32) -> ControlResult<Vec<u32>> {
         if id != 0 {
             self.value_set_info(id)?;
-            return Ok(vec![id]);
         }
-        Ok(self
-            .p4info
-            .value_sets
-            .iter()
-            .filter_map(|v| v.preamble.as_ref().map(|p| p.id))
-            .collect())
+        let all = self.p4info.value_sets.iter().map(|v| v.preamble.as_ref());
+        Ok(ids_or_all(id, all))
     }
 
     /// The IR value set and members of a MODIFY of a value set.

@@ -755,34 +755,22 @@ impl Device {
                 Ok(out)
             }
             E::CounterEntry(ce) => {
-                let counters: Vec<u32> = if ce.counter_id == 0 {
-                    p.p4info
-                        .counters
-                        .iter()
-                        .filter_map(|c| c.preamble.as_ref().map(|p| p.id))
-                        .collect()
-                } else {
-                    vec![ce.counter_id]
-                };
-                let mut out = Vec::new();
-                for id in counters {
-                    let x = extern_of(p, id, "counter")?;
-                    let indices: Vec<u32> = match &ce.index {
-                        Some(i) => vec![index_of(i.index)?],
-                        None => (0..p.sw.counter_size(x)?).collect(),
-                    };
-                    for i in indices {
-                        let d = p.sw.read_counter(x, i)?;
-                        out.push(wrap(E::CounterEntry(p4::CounterEntry {
+                let all = p.p4info.counters.iter().map(|c| c.preamble.as_ref());
+                let cells = read_cells(p, ce.counter_id, all, ce.index.as_ref(), "counter", |x| {
+                    p.sw.counter_size(x)
+                })?;
+                cells
+                    .into_iter()
+                    .map(|(id, x, i)| {
+                        Ok(wrap(E::CounterEntry(p4::CounterEntry {
                             counter_id: id,
                             index: Some(p4::Index {
                                 index: i64::from(i),
                             }),
-                            data: Some(counter_data(d)),
-                        })));
-                    }
-                }
-                Ok(out)
+                            data: Some(counter_data(p.sw.read_counter(x, i)?)),
+                        })))
+                    })
+                    .collect()
             }
             E::DirectCounterEntry(dc) => {
                 let Some(te) = &dc.table_entry else {
@@ -876,65 +864,42 @@ impl Device {
                     .collect())
             }
             E::RegisterEntry(re) => {
-                let ids: Vec<u32> = if re.register_id == 0 {
-                    p.p4info
-                        .registers
-                        .iter()
-                        .filter_map(|r| r.preamble.as_ref().map(|p| p.id))
-                        .collect()
-                } else {
-                    vec![re.register_id]
-                };
-                let mut out = Vec::new();
-                for id in ids {
-                    let x = extern_of(p, id, "register")?;
-                    let indices: Vec<u32> = match &re.index {
-                        Some(i) => vec![index_of(i.index)?],
-                        None => (0..p.sw.register_size(x)?).collect(),
-                    };
-                    for i in indices {
-                        let v = p.sw.read_register(x, i)?;
-                        out.push(wrap(E::RegisterEntry(p4::RegisterEntry {
+                let all = p.p4info.registers.iter().map(|r| r.preamble.as_ref());
+                let cells =
+                    read_cells(p, re.register_id, all, re.index.as_ref(), "register", |x| {
+                        p.sw.register_size(x)
+                    })?;
+                cells
+                    .into_iter()
+                    .map(|(id, x, i)| {
+                        Ok(wrap(E::RegisterEntry(p4::RegisterEntry {
                             register_id: id,
                             index: Some(p4::Index {
                                 index: i64::from(i),
                             }),
-                            data: Some(register_data(v)),
-                        })));
-                    }
-                }
-                Ok(out)
+                            data: Some(register_data(p.sw.read_register(x, i)?)),
+                        })))
+                    })
+                    .collect()
             }
             E::MeterEntry(me) => {
-                let ids: Vec<u32> = if me.meter_id == 0 {
-                    p.p4info
-                        .meters
-                        .iter()
-                        .filter_map(|m| m.preamble.as_ref().map(|p| p.id))
-                        .collect()
-                } else {
-                    vec![me.meter_id]
-                };
-                let mut out = Vec::new();
-                for id in ids {
-                    let x = extern_of(p, id, "meter")?;
-                    let indices: Vec<u32> = match &me.index {
-                        Some(i) => vec![index_of(i.index)?],
-                        None => (0..p.sw.meter_size(x)?).collect(),
-                    };
-                    for i in indices {
-                        let c = p.sw.read_meter(x, i)?;
-                        out.push(wrap(E::MeterEntry(p4::MeterEntry {
+                let all = p.p4info.meters.iter().map(|m| m.preamble.as_ref());
+                let cells = read_cells(p, me.meter_id, all, me.index.as_ref(), "meter", |x| {
+                    p.sw.meter_size(x)
+                })?;
+                cells
+                    .into_iter()
+                    .map(|(id, x, i)| {
+                        Ok(wrap(E::MeterEntry(p4::MeterEntry {
                             meter_id: id,
                             index: Some(p4::Index {
                                 index: i64::from(i),
                             }),
-                            config: c.map(meter_config_msg),
+                            config: p.sw.read_meter(x, i)?.map(meter_config_msg),
                             counter_data: None,
-                        })));
-                    }
-                }
-                Ok(out)
+                        })))
+                    })
+                    .collect()
             }
             E::DirectMeterEntry(dm) => {
                 let Some(te) = &dm.table_entry else {
@@ -1006,6 +971,28 @@ fn extern_of(p: &Pipeline, id: u32, what: &str) -> Result<u32, ControlError> {
         .get(&id)
         .copied()
         .ok_or_else(|| ControlError::NotFound(format!("unknown {what} id {id}")))
+}
+
+/// The cells a read of an indexed extern (counter, meter, register) names, as (P4Info id, IR
+/// extern, index): id 0 means every instance in `all`, an unset index every cell of each
+/// (P4Runtime §11.5 "Wildcard reads").
+fn read_cells<'a>(
+    p: &Pipeline,
+    id: u32,
+    all: impl Iterator<Item = Option<&'a crate::pb::p4::config::v1::Preamble>>,
+    index: Option<&p4::Index>,
+    what: &str,
+    size: impl Fn(u32) -> Result<u32, ControlError>,
+) -> Result<Vec<(u32, u32, u32)>, ControlError> {
+    let mut out = Vec::new();
+    for id in crate::pipeline::ids_or_all(id, all) {
+        let x = extern_of(p, id, what)?;
+        match index {
+            Some(i) => out.push((id, x, index_of(i.index)?)),
+            None => out.extend((0..size(x)?).map(|i| (id, x, i))),
+        }
+    }
+    Ok(out)
 }
 
 fn index_of(i: i64) -> Result<u32, ControlError> {
