@@ -457,11 +457,12 @@ impl Port for AfXdpPort {
                     options: 0,
                 };
             }
-            self.tx.submit(1);
             taken += 1;
             bytes += data.len() as u64;
         }
         if taken > 0 {
+            // One producer update for the batch: the descriptors were reserved in order.
+            self.tx.submit(taken as u32);
             self.kick();
             self.stats.add_tx(taken as u64, bytes);
         }

@@ -347,8 +347,9 @@ impl TrafficArgs {
         stats_now: Option<Arc<AtomicBool>>,
     ) -> Result<RunReport, String> {
         let live = specs.iter().any(|s| s.is_live());
-        let say = |p: &dyn Port| {
-            if p.describe().contains("=if:") {
+        // Interface ports say which back end they got (the description names it).
+        let say = |s: &nevermiss_io::port::PortSpec, p: &dyn Port| {
+            if s.is_live() {
                 eprintln!("port {}", p.describe());
             }
         };
@@ -373,7 +374,7 @@ impl TrafficArgs {
                             .map_err(|e| e.to_string())?;
                         let p = self.capture(p, w)?;
                         if w == 0 {
-                            say(p.as_ref());
+                            say(s, p.as_ref());
                         }
                         ports.push(p);
                     }
@@ -389,7 +390,7 @@ impl TrafficArgs {
                 for s in specs {
                     let p = s.open().map_err(|e| e.to_string())?;
                     let p = self.capture(p, 0)?;
-                    say(p.as_ref());
+                    say(s, p.as_ref());
                     ports.push(p);
                 }
                 ports.extend(extra());
