@@ -14,12 +14,7 @@ from pathlib import Path
 
 import finsy as fy
 
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what, file=sys.stderr, flush=True)
-        os._exit(1)
-    print("ok:", what, flush=True)
+from checks import check
 
 
 def route(i, next_hop=1, port=1):

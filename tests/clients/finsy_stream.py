@@ -13,12 +13,7 @@ from pathlib import Path
 
 import finsy as fy
 
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what, file=sys.stderr, flush=True)
-        os._exit(1)
-    print("ok:", what, flush=True)
+from checks import check
 
 
 async def first(it, timeout=5):

@@ -12,13 +12,7 @@ import sys
 import p4runtime_sh.shell as sh
 from p4runtime_sh.p4runtime import P4RuntimeWriteException, P4RuntimeException
 
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what, file=sys.stderr, flush=True)
-        # The shell's stream thread is not a daemon: leave without waiting for it.
-        os._exit(1)
-    print("ok:", what, flush=True)
+from checks import check
 
 
 def write_error_codes(fn):

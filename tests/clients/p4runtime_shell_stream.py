@@ -11,12 +11,7 @@ import sys
 
 import p4runtime_sh.shell as sh
 
-
-def check(cond, what):
-    if not cond:
-        print("FAILED:", what, file=sys.stderr, flush=True)
-        os._exit(1)
-    print("ok:", what, flush=True)
+from checks import check
 
 
 def main():
