@@ -351,18 +351,14 @@ pub fn run(
             .stats_now
             .as_ref()
             .is_some_and(|f| f.swap(false, std::sync::atomic::Ordering::Relaxed));
-        if asked {
+        let due = next_stats.is_some_and(|t| Instant::now() >= t);
+        if asked || due {
             let mut r = snapshot(&sw, &ports, &report, start.elapsed());
             r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
             eprint!("{}", r.render());
         }
-        if let Some(t) = next_stats {
-            if Instant::now() >= t {
-                let mut r = snapshot(&sw, &ports, &report, start.elapsed());
-                r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
-                eprint!("{}", r.render());
-                next_stats = opts.stats_every.map(|d| Instant::now() + d);
-            }
+        if due {
+            next_stats = opts.stats_every.map(|d| Instant::now() + d);
         }
         let limit = opts.max_packets.is_some_and(|m| report.packets_in >= m);
         let stopped = opts

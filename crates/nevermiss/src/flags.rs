@@ -347,6 +347,7 @@ impl TrafficArgs {
         stats_now: Option<Arc<AtomicBool>>,
     ) -> Result<RunReport, String> {
         let live = specs.iter().any(|s| s.is_live());
+        let opts = self.options(stop, stats_now);
         // Interface ports say which back end they got (the description names it).
         let say = |s: &nevermiss_io::port::PortSpec, p: &dyn Port| {
             if s.is_live() {
@@ -381,8 +382,6 @@ impl TrafficArgs {
                     ports.extend(extra());
                     sets.push(ports);
                 }
-                let mut opts = self.options(stop);
-                opts.stats_now = stats_now;
                 nevermiss_runtime::workers::run_live(sw, sets, &opts, !self.no_pin)
             }
             _ => {
@@ -394,7 +393,7 @@ impl TrafficArgs {
                     ports.push(p);
                 }
                 ports.extend(extra());
-                self.run_with(sw, ports, stop, stats_now)
+                self.run_ports(sw, ports, &opts)
             }
         }
     }
@@ -420,7 +419,11 @@ impl TrafficArgs {
         Ok(Box::new(c))
     }
 
-    fn options(&self, stop: Option<Arc<AtomicBool>>) -> RunOptions {
+    fn options(
+        &self,
+        stop: Option<Arc<AtomicBool>>,
+        stats_now: Option<Arc<AtomicBool>>,
+    ) -> RunOptions {
         RunOptions {
             batch: self.batch,
             clock: match self.clock {
@@ -430,25 +433,22 @@ impl TrafficArgs {
             stats_every: self.stats_every.map(Duration::from_nanos),
             max_packets: self.max_packets,
             stop,
-            stats_now: None,
+            stats_now,
             trace: self.trace.then_some(self.trace_limit),
             worker: 0,
         }
     }
 
-    /// Runs `ports` on `sw` to their end (or until `stop` is set): one loop on this thread,
-    /// or the workers of `--cores` (inputs read into memory first).
-    fn run_with(
+    /// Runs `ports` on `sw` to their end (or until `opts.stop` is set): one loop on this
+    /// thread, or the workers of `--cores` (inputs read into memory first).
+    fn run_ports(
         &self,
         sw: Arc<Switch>,
         ports: Vec<Box<dyn Port>>,
-        stop: Option<Arc<AtomicBool>>,
-        stats_now: Option<Arc<AtomicBool>>,
+        opts: &RunOptions,
     ) -> Result<RunReport, String> {
-        let mut opts = self.options(stop);
-        opts.stats_now = stats_now;
         match self.cores {
-            None => nevermiss_runtime::run::run(sw, ports, &opts),
+            None => nevermiss_runtime::run::run(sw, ports, opts),
             Some(cores) => {
                 let par = ParallelOptions {
                     cores,
@@ -456,7 +456,7 @@ impl TrafficArgs {
                     pin: !self.no_pin,
                     ..ParallelOptions::default()
                 };
-                run_parallel(sw, ports, &opts, &par)
+                run_parallel(sw, ports, opts, &par)
             }
         }
     }
