@@ -72,6 +72,11 @@ fn a_modify_changes_what_packets_do() {
     assert_eq!(port(&mut wk), 2);
 }
 
+/// The writer goes on until the workers have seen what the test needs (at least `min` rounds) or
+/// this long has passed: on a loaded 2-core machine the workers may not run at all during a
+/// fixed number of writes.
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[test]
 fn modifies_between_two_actions_never_show_the_default() {
     let sw = switch();
@@ -79,12 +84,16 @@ fn modifies_between_two_actions_never_show_the_default() {
         .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let running = Arc::new(AtomicU64::new(0));
+    // Outputs per port of all workers, published every 256 packets.
+    let shared: Arc<[AtomicU64; 4]> = Arc::new(Default::default());
     let workers: Vec<_> = (0..2)
         .map(|w| {
-            let (sw, stop, running) = (sw.clone(), stop.clone(), running.clone());
+            let (sw, stop, running, shared) =
+                (sw.clone(), stop.clone(), running.clone(), shared.clone());
             std::thread::spawn(move || {
                 let mut wk = Worker::new(sw, w);
                 let mut seen = Seen::default();
+                let mut published = Seen::default();
                 let mut seq = 0u32;
                 let pkt = packet(7, 0);
                 while !stop.load(Ordering::Relaxed) {
@@ -95,6 +104,13 @@ fn modifies_between_two_actions_never_show_the_default() {
                     for (port, _) in wk.process(&pkt, 0, u64::from(seq)).as_slice() {
                         seen.ports[(*port as usize).min(3)] += 1;
                     }
+                    if seq % 256 == 0 {
+                        for p in 0..4 {
+                            shared[p]
+                                .fetch_add(seen.ports[p] - published.ports[p], Ordering::Relaxed);
+                        }
+                        published = seen;
+                    }
                 }
                 seen
             })
@@ -104,11 +120,21 @@ fn modifies_between_two_actions_never_show_the_default() {
     while running.load(Ordering::Relaxed) < 2 {
         std::thread::yield_now();
     }
-    let modifies = 20_000;
-    for i in 0..modifies {
-        let act = if i % 2 == 0 { "to_two" } else { "to_one" };
+    let start = std::time::Instant::now();
+    let mut modifies = 0u64;
+    // At least 20 000 modifies, and on until packets took both actions.
+    while modifies < 20_000
+        || (start.elapsed() < DEADLINE
+            && (shared[1].load(Ordering::Relaxed) == 0 || shared[2].load(Ordering::Relaxed) == 0))
+    {
+        let act = if modifies % 2 == 0 {
+            "to_two"
+        } else {
+            "to_one"
+        };
         sw.write_one(&Change::Entry(Op::Modify, 0, entry(&sw, 7, act)))
             .unwrap();
+        modifies += 1;
     }
     stop.store(true, Ordering::Relaxed);
     let mut total = Seen::default();
@@ -131,10 +157,17 @@ fn a_dataplane_atomic_batch_is_seen_whole_or_not_at_all() {
     let keys: Vec<u32> = (0..1000).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let running = Arc::new(AtomicU64::new(0));
+    // Batches that saw every insert and batches that saw none, of all workers.
+    let shared: Arc<[AtomicU64; 2]> = Arc::new(Default::default());
     let workers: Vec<_> = (0..2)
         .map(|w| {
-            let (sw, stop, keys, running) =
-                (sw.clone(), stop.clone(), keys.clone(), running.clone());
+            let (sw, stop, keys, running, shared) = (
+                sw.clone(),
+                stop.clone(),
+                keys.clone(),
+                running.clone(),
+                shared.clone(),
+            );
             std::thread::spawn(move || {
                 let mut wk = Worker::new(sw, w);
                 let mut mixed = 0u64;
@@ -173,6 +206,10 @@ fn a_dataplane_atomic_batch_is_seen_whole_or_not_at_all() {
                     }
                     if miss == 0 {
                         whole += 1;
+                        shared[0].fetch_add(1, Ordering::Relaxed);
+                    }
+                    if hit == 0 {
+                        shared[1].fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 (mixed, batches, whole)
@@ -182,7 +219,14 @@ fn a_dataplane_atomic_batch_is_seen_whole_or_not_at_all() {
     while running.load(Ordering::Relaxed) < 2 {
         std::thread::yield_now();
     }
-    for round in 0..20 {
+    let start = std::time::Instant::now();
+    let mut round = 0;
+    // At least 20 rounds, and on until some batches saw the whole write and some saw none of it.
+    while round < 20
+        || (start.elapsed() < DEADLINE
+            && (shared[0].load(Ordering::Relaxed) == 0 || shared[1].load(Ordering::Relaxed) == 0))
+    {
+        round += 1;
         let changes: Vec<Change> = keys
             .iter()
             .map(|k| Change::Entry(Op::Insert, 0, entry(&sw, *k, "to_one")))
