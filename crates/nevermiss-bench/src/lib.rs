@@ -9,6 +9,7 @@
 //!
 //! Documentation of the flags, the output and the JSON schema: docs/bench.md.
 
+pub mod component;
 pub mod hdr;
 pub mod latency;
 pub mod model;
@@ -237,7 +238,7 @@ struct RunHists {
 }
 
 /// Machine facts.
-fn machine(tsc_hz: f64, overhead: u64, resolution: u64) -> Machine {
+pub(crate) fn machine(tsc_hz: f64, overhead: u64, resolution: u64) -> Machine {
     Machine {
         nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
         available_cpus: nevermiss_runtime::workers::available_cpus(),

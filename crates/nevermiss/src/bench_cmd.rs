@@ -238,6 +238,59 @@ pub enum BenchWhat {
     /// d_control/d_data/d_all of modifies under traffic with packets that saw no entry counted
     /// (docs/p4runtime.md).
     P4rt(P4rtArgs),
+    /// Any program's cost per packet against a baseline forwarder on the same generated
+    /// packets: latency (TSC ticks, Eq. 4) and throughput (Eq. 3), runs alternating
+    /// (papers/004's component micro-benchmarks; docs/bench.md).
+    Component(ComponentArgs),
+}
+
+#[derive(Args)]
+pub struct ComponentArgs {
+    /// The program measured.
+    pub program: PathBuf,
+    #[command(flatten)]
+    pub source: crate::flags::SourceArgs,
+    #[command(flatten)]
+    pub switch: crate::flags::SwitchArgs,
+    /// Control-plane commands (STF syntax) loaded into the program before every run.
+    #[arg(long, value_name = "FILE")]
+    pub entries: Vec<PathBuf>,
+    /// The baseline (default examples/bench/forward.p4); compiled with the same -I/-D.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Control-plane commands loaded into the baseline.
+    #[arg(long, value_name = "FILE")]
+    pub baseline_entries: Vec<PathBuf>,
+    /// The packets of every run: a two-phase generator spec as in `--port N=gen:...`
+    /// (keys m, r, count, field, seed, size, flows).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "two-phase,m=1024,count=65536"
+    )]
+    pub gen: String,
+    /// Which modes to run.
+    #[arg(long, value_enum, default_value_t = ModeArg::Both)]
+    pub mode: ModeArg,
+    /// Runs of each mode (program and baseline alternate).
+    #[arg(long, default_value = "5", value_parser = crate::flags::count_usize)]
+    pub runs: usize,
+    /// Throughput-mode batch size, 1 to 256.
+    #[arg(long, default_value = "32", value_parser = crate::flags::batch)]
+    pub batch: usize,
+    /// Do not pin the throughput worker to a CPU.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Write the report as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write HdrHistogram logs of ticks per packet (program.packet.hlog,
+    /// baseline.packet.hlog) here.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args)]
@@ -271,6 +324,7 @@ pub struct P4rtArgs {
 pub fn run(args: BenchArgs) -> u8 {
     match args.what {
         Some(BenchWhat::P4rt(a)) => crate::usage_result(run_p4rt(a)),
+        Some(BenchWhat::Component(a)) => crate::usage_result(run_component(a)),
         None => crate::usage_result(run_inner(args)),
     }
 }
@@ -297,6 +351,73 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?;
         std::fs::write(p, text).map_err(|e| format!("--json {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Loads a program once; every run builds a fresh switch of it and loads its entries.
+fn builder(
+    a: &ComponentArgs,
+    path: &std::path::Path,
+    entries: &[PathBuf],
+) -> Result<impl Fn() -> Result<std::sync::Arc<nevermiss_runtime::Switch>, String>, String> {
+    let prog = a.source.load(path)?;
+    let config = a.switch.config(&prog, path)?;
+    let (path, entries) = (path.to_path_buf(), entries.to_vec());
+    let build = move || {
+        let sw = std::sync::Arc::new(
+            nevermiss_runtime::Switch::new(prog.clone(), config.clone())
+                .map_err(|e| format!("{}: {e}", path.display()))?,
+        );
+        for e in &entries {
+            crate::run_cmd::apply_entries(&sw, e)?;
+        }
+        Ok(sw)
+    };
+    // Fail on bad entries before measuring anything.
+    build()?;
+    Ok(build)
+}
+
+fn run_component(a: ComponentArgs) -> Result<(), String> {
+    let gen = nevermiss_io::gen::parse_gen_spec(&a.gen, 0).map_err(|e| format!("--gen: {e}"))?;
+    let json = match &a.json {
+        Some(p) => Some((
+            p.clone(),
+            std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let baseline = a
+        .baseline
+        .clone()
+        .unwrap_or_else(|| Scenario::Forward.default_program());
+    let prog = builder(&a, &a.program, &a.entries)?;
+    let base = builder(&a, &baseline, &a.baseline_entries)?;
+    let cfg = nevermiss_bench::component::ComponentConfig {
+        program: a.program.display().to_string(),
+        baseline: baseline.display().to_string(),
+        gen,
+        gen_spec: a.gen.clone(),
+        latency: a.mode != ModeArg::Throughput,
+        throughput: a.mode != ModeArg::Latency,
+        runs: a.runs,
+        batch: a.batch,
+        pin: !a.no_pin,
+        hdr_dir: a.hdr_dir.clone(),
+    };
+    let quiet = a.quiet;
+    let rep = nevermiss_bench::component::run(&cfg, &prog, &base, |line| {
+        if !quiet {
+            eprintln!("bench component: {line}");
+        }
+    })?;
+    out!("{}", rep.render());
+    if let Some((p, mut f)) = json {
+        let text = serde_json::to_string_pretty(&rep).map_err(|e| format!("json: {e}"))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.write_all(b"\n"))
+            .map_err(|e| format!("--json {}: {e}", p.display()))?;
     }
     Ok(())
 }

@@ -285,3 +285,82 @@ fn bench_p4rt_inserts_and_modifies_through_the_server() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// `bench component`: any program against the baseline on the same packets; entries are
+/// loaded before every run; the JSON holds both sides; bad entries and bad specs exit 2.
+#[test]
+fn bench_component_measures_a_program_against_the_baseline() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let prog = root.join("examples/pna-forwarder.p4");
+    let entries = root.join("examples/pna-forwarder.entries");
+    let json = tmp("component.json");
+    let hdr = tmp("component-hdr");
+    let out = run(&[
+        "component",
+        prog.to_str().unwrap(),
+        "--entries",
+        entries.to_str().unwrap(),
+        "--gen",
+        "two-phase,m=64,count=3000",
+        "--runs",
+        "2",
+        "--no-pin",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--hdr-dir",
+        hdr.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Eq. 4 cost") && text.contains("Eq. 3 cost"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(u(&v["schema"]), 1);
+    // Two entries loaded into the program's lpm table, none into the forwarder.
+    assert_eq!(u(&v["program"]["table_entries"]), 2);
+    assert_eq!(u(&v["baseline"]["table_entries"]), 0);
+    assert_eq!(u(&v["program"]["packets_per_run"]), 3000);
+    for side in ["program", "baseline"] {
+        assert!(v[side]["latency_median_ticks"]["median"].as_f64().unwrap() > 0.0);
+        assert!(v[side]["pps"]["median"].as_f64().unwrap() > 0.0);
+    }
+    assert!(v["eq4_ticks"]["median"].is_number());
+    assert!(v["eq3_ticks"]["median"].is_number());
+    for f in ["program.packet.hlog", "baseline.packet.hlog"] {
+        let h = hdr.join(f);
+        let body = std::fs::read_to_string(&h).unwrap();
+        assert_eq!(
+            body.lines().filter(|l| l.starts_with("Tag=run")).count(),
+            2,
+            "{body}"
+        );
+    }
+
+    // An entry naming a table the program lacks: exit 2 naming the file and line.
+    let bad = tmp("bad.entries");
+    std::fs::write(&bad, "add NoSuch.table k:1 a()\n").unwrap();
+    let out = run(&[
+        "component",
+        prog.to_str().unwrap(),
+        "--entries",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.entries:1"), "{err}");
+    let out = run(&[
+        "component",
+        prog.to_str().unwrap(),
+        "--gen",
+        "two-phase,size=7",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--gen"));
+}
