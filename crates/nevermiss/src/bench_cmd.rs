@@ -241,7 +241,7 @@ pub enum BenchWhat {
     /// Any program's cost per packet against a baseline forwarder on the same generated
     /// packets: latency (TSC ticks, Eq. 4) and throughput (Eq. 3), runs alternating
     /// (papers/004's component micro-benchmarks; docs/bench.md).
-    Component(ComponentArgs),
+    Component(Box<ComponentArgs>),
 }
 
 #[derive(Args)]
@@ -324,7 +324,7 @@ pub struct P4rtArgs {
 pub fn run(args: BenchArgs) -> u8 {
     match args.what {
         Some(BenchWhat::P4rt(a)) => crate::usage_result(run_p4rt(a)),
-        Some(BenchWhat::Component(a)) => crate::usage_result(run_component(a)),
+        Some(BenchWhat::Component(a)) => crate::usage_result(run_component(*a)),
         None => crate::usage_result(run_inner(args)),
     }
 }
