@@ -58,4 +58,21 @@ client_venv() {
 client_venv p4runtime-shell
 client_venv finsy
 
+# The lab (lab/: nevermiss-lab) in .venv/lab: its pinned dependencies, then the package itself
+# (editable, so the checkout's code is what runs).
+lab_venv() {
+    local venv=.venv/lab req=lab/requirements.txt
+    if [ ! -x "$venv/bin/python" ] || ! cmp -s "$req" "$venv/pins"; then
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+        cp "$req" "$venv/pins"
+    fi
+    if ! "$venv/bin/python" -c "import nevermiss_lab" 2>/dev/null \
+        || [ "$("$venv/bin/python" -c 'import nevermiss_lab, pathlib; print(pathlib.Path(nevermiss_lab.__file__).resolve().parents[2])')" != "$(pwd)/lab" ]; then
+        "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -e lab
+    fi
+}
+lab_venv
+
 cargo build --release --locked -q -p nevermiss

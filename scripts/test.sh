@@ -16,5 +16,7 @@ if [ -n "${P4C_DIR:-}" ]; then
     echo "== p4c conformance ($P4C_DIR)"
     ./target/release/nevermiss conformance --p4c "$P4C_DIR"
 fi
+echo "== the lab (pytest lab/tests)"
+.venv/lab/bin/python -m pytest -q lab/tests
 echo "== the main job (scripts/demo.sh)"
 bash scripts/demo.sh

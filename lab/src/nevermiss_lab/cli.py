@@ -1,0 +1,135 @@
+"""`nevermiss-lab`: run experiment specs, reproduce the papers, fit component models.
+
+Every error is one line on stderr (`nevermiss-lab: error: ...`) and exit code 2; a sweep with
+failed points exits 1 after the others finished (their outputs are kept)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable
+
+from . import binary as nmbin
+from .errors import LabError, PointFailed
+
+PAPERS = ("000", "002", "003", "004")
+
+
+def _executor(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The executor for --scheduler/--dask, or the in-process one."""
+    from .runner import local_executor
+
+    if getattr(args, "scheduler", None) or getattr(args, "dask", False):
+        from . import cluster
+
+        return cluster.executor(args.scheduler, getattr(args, "workers", None))
+    return local_executor
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import spec as specmod
+    from .runner import run_spec
+
+    spec = specmod.load(Path(args.spec))
+    out = run_spec(
+        spec,
+        Path(args.results),
+        spec_dir=Path(args.spec).resolve().parent,
+        exe=nmbin.find_binary(args.binary),
+        executor=_executor(args),
+        progress=not args.quiet,
+    )
+    print(f"results: {out}")
+    return 0
+
+
+def _reproducer(paper: str) -> Callable[..., Path]:
+    if paper == "000":
+        from .p000 import reproduce as r000
+
+        return r000
+    if paper == "002":
+        from .p002 import reproduce as r002
+
+        return r002
+    if paper == "003":
+        from .p003 import reproduce as r003
+
+        return r003
+    from .p004 import reproduce as r004
+
+    return r004
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    exe = nmbin.find_binary(args.binary)
+    out = Path(args.out) / args.paper
+    out.mkdir(parents=True, exist_ok=True)
+    fn = _reproducer(args.paper)
+    if args.paper == "003":
+        report = fn(out, args.quick, exe, scheduler=args.scheduler)
+    else:
+        report = fn(out, args.quick, exe, executor=_executor(args), progress=not args.quiet)
+    print(f"report: {report}")
+    return 0
+
+
+def cmd_table3(args: argparse.Namespace) -> int:
+    """papers/000 Table III as measured here beside the paper (a few seconds), and one figure."""
+    from .p000 import table3_quick
+
+    text, figure = table3_quick(nmbin.find_binary(args.binary), Path(args.out))
+    print(text)
+    print(f"figure: {figure}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nevermiss-lab", description=__doc__.splitlines()[0])
+    p.add_argument("--binary", help="the nevermiss binary (default: $NEVERMISS_BIN, target/release/nevermiss, $PATH)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run an experiment spec (YAML) into a results folder; resumes")
+    r.add_argument("spec")
+    r.add_argument("--results", default="results", help="results folder (default: results/)")
+    r.add_argument("--dask", action="store_true", help="run the points on a local Dask cluster")
+    r.add_argument("--scheduler", help="run the points on this Dask scheduler (tcp://HOST:PORT)")
+    r.add_argument("--workers", type=int, help="local Dask workers (default: one per CPU)")
+    r.add_argument("-q", "--quiet", action="store_true")
+    r.set_defaults(fn=cmd_run)
+
+    rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures on this machine")
+    rp.add_argument("paper", choices=PAPERS)
+    rp.add_argument("--quick", action="store_true", help="a small run (under two minutes)")
+    rp.add_argument("--out", default="reports", help="reports folder (default: reports/)")
+    rp.add_argument("--dask", action="store_true", help="run sweeps on a local Dask cluster")
+    rp.add_argument("--scheduler", help="run sweeps on this Dask scheduler (tcp://HOST:PORT)")
+    rp.add_argument("--workers", type=int, help="local Dask workers (default: one per CPU)")
+    rp.add_argument("-q", "--quiet", action="store_true")
+    rp.set_defaults(fn=cmd_reproduce)
+
+    t = sub.add_parser("table3", help="papers/000 Table III measured here beside the paper (seconds)")
+    t.add_argument("--out", default="reports/table3", help="where the figure goes")
+    t.set_defaults(fn=cmd_table3)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        code: int = args.fn(args)
+        return code
+    except PointFailed as e:
+        print(f"nevermiss-lab: error: {e}", file=sys.stderr)
+        return 1
+    except LabError as e:
+        print(f"nevermiss-lab: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nevermiss-lab: interrupted; finished points are kept, run again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,366 @@
+"""`nevermiss-lab reproduce 000`: papers/000 (Simon et al., CNSM 2024) on this machine.
+
+Runs `nevermiss bench` (latency and throughput modes, add-on-miss and update scenarios, the
+insertion-rate, table-size and core sweeps) through the spec runner, then writes
+`reports/000/report.md` with Table III (a) and (b) as measured beside the paper's, the
+throughput figures of §VI, and the figures: percentile distributions of ticks per packet by
+operation, cost vs insertion rate, throughput vs cores per insertion rate, cost vs table size.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import plots
+from .hdr import percentile_distribution, read_log
+from .papers import published
+from .report import fmt, ratio, table
+from .runner import Executor, local_executor, run_spec
+from .spec import Spec
+
+QUICK = {
+    "scenario": "all",
+    "m": "2^12",
+    "rates": "1,10,100,1000,10000",
+    "sizes": "2^10,2^12,2^14",
+    "cores": "1,2",
+    "runs": 3,
+    "count": "2^15",
+    "new-keys": 20,
+    "max-phase2": "2^17",
+}
+FULL = {
+    "scenario": "all",
+    "m": "2^20",
+    "rates": "1,10,100,1000,10000,100000",
+    "sizes": "2^10,2^12,2^14,2^16,2^18,2^20,2^22",
+    "cores": "1,2",
+    "runs": 5,
+    "new-keys": 200,
+}
+
+
+def spec(quick: bool) -> Spec:
+    """The bench run behind the report."""
+    return Spec(
+        name="paper000-quick" if quick else "paper000",
+        command="bench",
+        description="papers/000 Table III, rate/size/core sweeps",
+        args=dict(QUICK if quick else FULL),
+        timeout_s=600 if quick else 7200,
+    )
+
+
+def _class(point: dict[str, Any], name: str) -> dict[str, Any] | None:
+    for c in point["classes"]:
+        if c["class"] == name:
+            return c
+    return None
+
+
+def table3a(bench: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Measured Eq. 4 costs (ns and ticks) of insertion, lookup and update at m, r = 0."""
+    hz = bench["machine"]["tsc_hz"]
+    out: dict[str, dict[str, float | None]] = {}
+    for p in bench["latency"]:
+        if p["role"] != "operations":
+            continue
+        for cls, op in [("insert", "insertion"), ("hit", "lookup"), ("hit-update", "update")]:
+            c = _class(p, cls)
+            if c and c["eq4_ns"] and (op not in out):
+                ns = c["eq4_ns"]["median"]
+                out[op] = {"ns": ns, "ticks": ns * hz / 1e9}
+    out["resolution"] = {
+        "ns": bench["machine"]["tick_resolution_ticks"] * 1e9 / hz,
+        "ticks": float(bench["machine"]["tick_resolution_ticks"]),
+    }
+    return out
+
+
+def table3b(bench: dict[str, Any]) -> dict[int, dict[str, float]]:
+    """Measured Eq. 4 cost of the inserts at each insertion rate r (new keys in phase 2;
+    r = 1 inserts every packet)."""
+    hz = bench["machine"]["tsc_hz"]
+    out: dict[int, dict[str, float]] = {}
+    for p in bench["latency"]:
+        if p["role"] != "rates" or p["scenario"] != "add-on-miss":
+            continue
+        c = _class(p, "new-key-insert")
+        if c and c["eq4_ns"]:
+            ns = c["eq4_ns"]["median"]
+            hit = _class(p, "hit")
+            out[int(p["r"])] = {
+                "ns": ns,
+                "ticks": ns * hz / 1e9,
+                "count": c["count"],
+                "lookup_ns": hit["eq4_ns"]["median"] if hit and hit["eq4_ns"] else float("nan"),
+            }
+    return out
+
+
+def throughput(bench: dict[str, Any]) -> list[dict[str, Any]]:
+    """Throughput rows: scenario, r, cores, Mpps of phase 1, phase 2 and both (medians)."""
+    rows = []
+    for t in bench["throughput"]:
+        if t["role"] == "sizes" or t["role"] == "baseline-sizes":
+            continue
+        rows.append(
+            {
+                "scenario": t["scenario"],
+                "r": t["r"],
+                "cores": t["cores"],
+                "phase1": t["pps_phase1"]["median"] / 1e6,
+                "phase2": t["pps_phase2"]["median"] / 1e6,
+                "total": t["pps_total"]["median"] / 1e6,
+            }
+        )
+    return rows
+
+
+def sizes(bench: dict[str, Any]) -> list[tuple[int, float, float]]:
+    """(m, insert ns, lookup ns) of the table-size sweep (latency mode, Eq. 4)."""
+    rows = []
+    for p in bench["latency"]:
+        if p["role"] not in ("sizes", "operations") or p["scenario"] != "add-on-miss":
+            continue
+        ins, hit = _class(p, "insert"), _class(p, "hit")
+        if ins and hit and ins["eq4_ns"] and hit["eq4_ns"]:
+            rows.append((int(p["m"]), ins["eq4_ns"]["median"], hit["eq4_ns"]["median"]))
+    return sorted(set(rows))
+
+
+def figures(bench: dict[str, Any], hdr_dir: Path, out: Path) -> list[Path]:
+    """The report's figures (PNG and PDF); returns the PNG paths."""
+    made: list[Path] = []
+    paper = published("000")
+    m = bench["config"]["m"]
+    # 1. Percentile distribution of ticks per packet by operation (HdrHistogram style).
+    fig, ax = plots.figure()
+    style = plots.styles()
+    for scenario, cls, label in [
+        ("forward", "forward", "forward (baseline)"),
+        ("add-on-miss", "insert", "insert (phase 1)"),
+        ("add-on-miss", "hit", "lookup (hit)"),
+        ("update", "hit-update", "update (hit + write)"),
+    ]:
+        path = hdr_dir / f"{scenario}.{cls}.hlog"
+        if not path.exists():
+            continue
+        log = read_log(path)
+        pts = [(p, v) for p, v in percentile_distribution(log.total) if p < 100.0]
+        xs = [1.0 / (1.0 - p / 100.0) for p, _ in pts]
+        ax.plot(xs, [v for _, v in pts], label=label, markevery=0.1, **next(style))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plots.percentile_axis(ax)
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("TSC ticks per packet")
+    ax.set_title(f"Latency by operation, m = {m}, batch 1 (papers/000 Fig. 3)")
+    ax.legend(fontsize=8)
+    made.append(plots.save(fig, out / "latency-percentiles")[0])
+
+    # 2. Cost vs insertion rate: measured vs published (Table III b).
+    tb = table3b(bench)
+    if tb:
+        fig, ax = plots.figure()
+        style = plots.styles()
+        rs = sorted(tb)
+        ax.plot(rs, [tb[r]["ns"] for r in rs], label="nevermiss insert (Eq. 4)", **next(style))
+        ax.plot(rs, [tb[r]["lookup_ns"] for r in rs], label="nevermiss lookup (Eq. 4)", **next(style))
+        pr = sorted(int(r) for r in paper["table3b"]["rows"])
+        ax.plot(pr, [paper["table3b"]["rows"][r]["ns"] for r in pr], label="paper insert (T4P4S)", **next(style))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("insertion rate r (every r-th packet a new key)")
+        ax.set_ylabel("cost per packet over the baseline [ns]")
+        ax.set_title("Insert cost vs insertion rate (papers/000 Table III b)")
+        ax.legend(fontsize=8)
+        made.append(plots.save(fig, out / "cost-vs-rate")[0])
+
+    # 3. Throughput vs cores per insertion rate (papers/000 Figs. 4 and 7).
+    rows = throughput(bench)
+    if rows:
+        fig, ax = plots.figure()
+        style = plots.styles()
+        series: dict[tuple[str, int], list[tuple[int, float]]] = {}
+        for r in rows:
+            if r["scenario"] == "update":
+                continue
+            series.setdefault((r["scenario"], r["r"]), []).append((r["cores"], r["total"]))
+        for (sc, rate), pts in sorted(series.items()):
+            pts.sort()
+            label = sc if sc == "forward" else f"{sc} r={rate}" if rate else f"{sc} insert-only + lookups"
+            ax.plot([c for c, _ in pts], [v for _, v in pts], label=label, **next(style))
+        ax.set_xlabel("cores")
+        ax.set_ylabel("Mpps (both phases)")
+        ax.set_xticks(sorted({r["cores"] for r in rows}))
+        ax.set_title("Throughput vs cores per insertion rate (batch 32)")
+        ax.legend(fontsize=7)
+        made.append(plots.save(fig, out / "throughput-vs-cores")[0])
+
+    # 4. Cost vs table size.
+    sz = sizes(bench)
+    if sz:
+        fig, ax = plots.figure()
+        style = plots.styles()
+        ax.plot([s[0] for s in sz], [s[1] for s in sz], label="insert", **next(style))
+        ax.plot([s[0] for s in sz], [s[2] for s in sz], label="lookup", **next(style))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("table entries m")
+        ax.set_ylabel("cost per packet over the baseline [ns]")
+        ax.set_title("Cost vs table size (latency mode, Eq. 4)")
+        ax.legend(fontsize=8)
+        made.append(plots.save(fig, out / "cost-vs-size")[0])
+    return made
+
+
+def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool) -> str:
+    """The markdown report."""
+    paper = published("000")
+    hz = bench["machine"]["tsc_hz"]
+    m = bench["config"]["m"]
+    ta = table3a(bench)
+    tb = table3b(bench)
+    lines = [
+        "# papers/000 on nevermiss: on-the-fly table insertions\n",
+        f"Paper: {paper['source']}. Measured here with `nevermiss bench` "
+        f"({'quick run' if quick else 'full run'}: m = {m}, {bench['config']['runs']} runs per point; "
+        f"TSC {hz / 1e6:.1f} MHz, {bench['machine']['nproc']} CPUs). "
+        "Costs are Eq. 4 (median ticks of an operation minus the baseline forwarder's); the paper's "
+        f"cycles are at {paper['cpu_ghz']} GHz, nevermiss's ticks at the TSC rate, so ns are the comparable unit.\n",
+        f"## Table III (a) Operations ({paper['table3a']['section']})\n",
+    ]
+    rows = []
+    for op in ["insertion", "lookup", "update", "resolution"]:
+        p = paper["table3a"]["rows"][op]
+        mval = ta.get(op)
+        rows.append([op, p["ns"], p["cycles"], mval["ns"] if mval else None, mval["ticks"] if mval else None,
+                     ratio(mval["ns"] if mval else None, p["ns"])])
+    lines.append(table(["operation", "paper ns", "paper cycles", "nevermiss ns", "nevermiss ticks", "nevermiss / paper"], rows))
+    ins, look, upd = (ta.get(k, {}).get("ns") for k in ("insertion", "lookup", "update"))
+    pr = paper["table3a"]["rows"]
+    lines.append("\nRelative costs (what carries over between machines):\n")
+    lines.append(table(
+        ["ratio", "paper", "nevermiss"],
+        [
+            ["insert / lookup", pr["insertion"]["ns"] / pr["lookup"]["ns"], ratio(ins, look)],
+            ["update / lookup", pr["update"]["ns"] / pr["lookup"]["ns"], ratio(upd, look)],
+        ],
+    ))
+    lines.append(f"\n## Table III (b) Insertions at different rates ({paper['table3b']['section']})\n")
+    rows = []
+    base_ns = tb.get(1, {}).get("ns")
+    for r_key, p in paper["table3b"]["rows"].items():
+        r = int(r_key)
+        mval = tb.get(r)
+        rows.append([r, p["ns"], p["cycles"], mval["ns"] if mval else None,
+                     mval["count"] if mval else None,
+                     p["ns"] / paper["table3b"]["rows"][1]["ns"],
+                     ratio(mval["ns"], base_ns) if mval else None])
+    lines.append(table(["rate r", "paper ns", "paper cycles", "nevermiss ns", "inserts timed", "paper vs r=1", "nevermiss vs r=1"], rows))
+    lines.append(f"\n{paper['table3b']['note']}.\n")
+    lines.append(f"\n## Throughput ({paper['throughput_mpps']['section']})\n")
+    tp = throughput(bench)
+
+    def find(sc: str, r: int, cores: int, col: str) -> float | None:
+        for row in tp:
+            if row["scenario"] == sc and row["r"] == r and row["cores"] == cores:
+                return float(row[col])
+        return None
+
+    pt = paper["throughput_mpps"]
+    max_cores = max((row["cores"] for row in tp), default=1)
+    rows = [
+        ["forwarder, 1 core", pt["baseline_1core"], find("forward", 0, 1, "total")],
+        ["insert-only phase 1, 1 core", pt["insert_only_1core"], find("add-on-miss", 0, 1, "phase1")],
+        [f"insert-only phase 1, {max_cores} cores (paper: peak at {pt['insert_only_peak_cores']})",
+         pt["insert_only_peak"], find("add-on-miss", 0, max_cores, "phase1")],
+        ["r = 10, 1 core", pt["rate10_1core"], find("add-on-miss", 10, 1, "total")],
+        [f"r = 10, {max_cores} cores", pt["rate10_multicore"], find("add-on-miss", 10, max_cores, "total")],
+    ]
+    for row in rows:
+        row.append(ratio(row[2], row[1]))
+    lines.append(table(["figure", "paper Mpps", "nevermiss Mpps", "nevermiss / paper"], rows))
+    lines.append("\n## Figures\n")
+    for p in pngs:
+        lines.append(f"![{p.stem}]({p.name})\n")
+    lines.append(
+        "\n## What differs and why\n\n"
+        "- **No NIC, no DPDK I/O**: nevermiss's bench runs packets from memory through the switch on the same "
+        "core, so absolute latencies (the paper's 3.5 µs baseline includes the wire, the NIC and a hardware "
+        "timestamper) and packet rates (the paper's 6.76 Mpps forwarder is I/O-bound) are not comparable; the "
+        "Eq. 4/Eq. 3 differences and their ratios are.\n"
+        "- **The table**: T4P4S uses DPDK's cuckoo hash with optimistic locking, which is what makes the paper's "
+        "insert cost grow with rarer inserts (cold caches, mispredicted branches) and collapse to 0.42 Mpps at "
+        "r = 10 on several cores; nevermiss's tables are lock-free per bucket with striped free lists, so the "
+        "multi-core r = 10 figure is where the two differ most.\n"
+        "- **Rare inserts**: at r ≥ 1000 only a few hundred inserts are timed per point in a quick run, so those "
+        "medians move between runs; the full run times 200 new keys per rate at least.\n"
+        "- **Machine**: a shared 2-vCPU VM; medians over runs, min–max in the JSON (`bench/points/*/out.json`).\n"
+    )
+    return "\n".join(lines)
+
+
+def reproduce(out_dir: Path, quick: bool, binary: Path, executor: Executor = local_executor,
+              progress: bool = True) -> Path:
+    """Runs the bench and writes `out_dir/report.md`, figures and the raw outputs (under
+    `out_dir/runs/`); returns the report's path."""
+    folder = run_spec(spec(quick), out_dir / "runs", exe=binary, executor=executor, progress=progress)
+    point = next((folder / "points").iterdir())
+    bench = json.loads((point / "out.json").read_text())
+    pngs = figures(bench, point / "hdr", out_dir)
+    report = out_dir / "report.md"
+    report.write_text(render(bench, pngs, out_dir, quick))
+    (out_dir / "table3.json").write_text(json.dumps(
+        {"table3a": table3a(bench), "table3b": {str(k): v for k, v in table3b(bench).items()},
+         "throughput": throughput(bench)}, indent=1))
+    return report
+
+
+def table3_quick(binary: Path, out: Path) -> tuple[str, Path]:
+    """A few seconds of latency-mode bench: Table III (a) and (b) as measured here beside the
+    paper's, as text, and the percentile figure; for the main job (scripts/demo.sh)."""
+    import subprocess
+    import tempfile
+
+    from .errors import PointFailed
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        argv = [str(binary), "bench", "--mode", "latency", "--scenario", "all", "--m", "2^12",
+                "--rates", "1,10,100,1000", "--sizes", "2^12", "--runs", "3", "--count", "2^14",
+                "--new-keys", "50", "--json", str(t / "b.json"), "--hdr-dir", str(t / "hdr"), "-q"]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise PointFailed(f"`nevermiss bench` exited with {done.returncode}: {done.stderr.strip()[-300:]}")
+        bench = json.loads((t / "b.json").read_text())
+        pngs = figures(bench, t / "hdr", out)
+    paper = published("000")
+    ta, tb = table3a(bench), table3b(bench)
+    rows = []
+    for op in ["insertion", "lookup", "update"]:
+        p = paper["table3a"]["rows"][op]
+        mv = ta.get(op, {}).get("ns")
+        rows.append([op, p["ns"], mv, ratio(mv, ta.get("lookup", {}).get("ns")),
+                     p["ns"] / paper["table3a"]["rows"]["lookup"]["ns"]])
+    text = "papers/000 Table III (a), Eq. 4 cost per packet over the baseline forwarder (m = 4096)\n"
+    text += _plain(["operation", "paper ns", "here ns", "here / lookup", "paper / lookup"], rows)
+    rows = []
+    for r_key, p in paper["table3b"]["rows"].items():
+        r = int(r_key)
+        if r in tb:
+            rows.append([r, p["ns"], tb[r]["ns"], ratio(tb[r]["ns"], tb.get(1, {}).get("ns")),
+                         p["ns"] / paper["table3b"]["rows"][1]["ns"]])
+    text += "\nTable III (b), insert cost by insertion rate r\n"
+    text += _plain(["rate r", "paper ns", "here ns", "here vs r=1", "paper vs r=1"], rows)
+    text += ("\n(the paper's T4P4S times include NIC I/O: compare the ratios; "
+             "`nevermiss-lab reproduce 000` runs the whole study)")
+    return text, pngs[0]
+
+
+def _plain(header: list[str], rows: list[list[object]]) -> str:
+    cells = [header] + [[fmt(c) for c in r] for r in rows]
+    widths = [max(len(str(r[i])) for r in cells) for i in range(len(header))]
+    return "\n".join("  " + "  ".join(str(c).rjust(w) for c, w in zip(r, widths)) for r in cells) + "\n"
