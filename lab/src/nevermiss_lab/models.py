@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -448,6 +448,10 @@ class Model:
         """(x_min, x_max) of each part."""
         return [(p.x_min, p.x_max) for p in self.parts]
 
+    def splits(self) -> list[float]:
+        """The last x of every part but the last (where one part ends and the next begins)."""
+        return [p.x_max for p in self.parts[:-1]]
+
     def part_index(self, x: ArrayLike) -> np.ndarray:
         """Which part models each x: the first part whose x_max ≥ x (so a gap between two parts'
         samples belongs to the right one), the first part below the data, the last above it."""
@@ -475,13 +479,13 @@ class Model:
         return f"{len(self.parts)}-split: {body} {_fmt_err(self.error, self.metric)} ψ={self.rank:.3g}"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: parts (template, formula, params, domain, error, rank), totals, description."""
+        """JSON-ready: parts (template, formula, params, domain, error, rank), totals, `describe`."""
         return {
             "n_parts": len(self.parts),
             "error": self.error,
             "rank": self.rank,
             "metric": self.metric,
-            "description": self.describe(),
+            "describe": self.describe(),
             "parts": [p.to_dict() for p in self.parts],
             "extra": dict(self.extra),
         }
@@ -655,7 +659,7 @@ def fit_best(
     fits the whole data set."""
     cfg = config or DEFAULT_CONFIG
     if overrides:
-        cfg = FitConfig(**{**cfg.__dict__, **overrides})
+        cfg = replace(cfg, **overrides)
     xs, ys = _sorted_xy(x, y)
     seg = _Segments(xs, ys, get_templates(templates), cfg)
     best = fit_parts(xs, ys, 1, config=cfg, _segments=seg)
