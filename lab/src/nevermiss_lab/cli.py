@@ -18,8 +18,6 @@ PAPERS = ("000", "002", "003", "004")
 NOT_YET = {
     "002": "not built yet: it needs the update-delay report over `nevermiss bench p4rt` and "
     "`serve --update-log` (docs/lab.md); run `nevermiss bench p4rt` for the figures meanwhile",
-    "003": "not built yet: it needs the papers/003 report over `nevermiss sim sweep` (docs/lab.md); "
-    "a `sim-sweep` spec with `nevermiss-lab run` sweeps it, also on Dask",
 }
 
 
@@ -58,6 +56,10 @@ def _reproducer(paper: str) -> Callable[..., Path]:
         return r000
     if paper in NOT_YET:
         raise LabError(f"reproduce {paper}: {NOT_YET[paper]}")
+    if paper == "003":
+        from .p003 import reproduce as r003
+
+        return r003
     from .p004 import reproduce as r004
 
     return r004
@@ -68,7 +70,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     exe = nmbin.find_binary(args.binary)
     out = Path(args.out) / args.paper
     out.mkdir(parents=True, exist_ok=True)
-    report = fn(out, args.quick, exe, executor=_executor(args), progress=not args.quiet)
+    if args.paper == "003":
+        # papers/003's sweeps are deterministic simulations: every Dask worker slot is used.
+        sched = args.scheduler or ("local" if args.dask else None)
+        report = fn(out, args.quick, exe, sched, workers=args.workers, progress=not args.quiet)
+    else:
+        report = fn(out, args.quick, exe, executor=_executor(args), progress=not args.quiet)
     print(f"report: {report}")
     return 0
 
