@@ -321,6 +321,34 @@ pub struct P4rtArgs {
     pub quiet: bool,
 }
 
+/// The `--json FILE` of a bench: created before measuring (an unwritable path fails at once,
+/// not after minutes of work), written with the report at the end.
+struct JsonOut(Option<(PathBuf, std::fs::File)>);
+
+impl JsonOut {
+    fn open(path: &Option<PathBuf>) -> Result<JsonOut, String> {
+        Ok(JsonOut(match path {
+            Some(p) => Some((
+                p.clone(),
+                std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?,
+            )),
+            None => None,
+        }))
+    }
+
+    /// Writes a report's JSON (`serde_json::to_string_pretty` of it) and a newline; nothing
+    /// without `--json`.
+    fn write(self, text: serde_json::Result<String>) -> Result<(), String> {
+        let Some((p, mut f)) = self.0 else {
+            return Ok(());
+        };
+        let text = text.map_err(|e| format!("json: {e}"))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.write_all(b"\n"))
+            .map_err(|e| format!("--json {}: {e}", p.display()))
+    }
+}
+
 pub fn run(args: BenchArgs) -> u8 {
     match args.what {
         Some(BenchWhat::P4rt(a)) => crate::usage_result(run_p4rt(a)),
@@ -330,9 +358,7 @@ pub fn run(args: BenchArgs) -> u8 {
 }
 
 fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
-    if let Some(p) = &a.json {
-        std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?;
-    }
+    let json = JsonOut::open(&a.json)?;
     let opts = nevermiss_bench::p4rt::P4rtOptions {
         inserts: a.inserts,
         batches: a.batches.clone(),
@@ -348,11 +374,7 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
         }
     })?;
     out!("{}", rep.render());
-    if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?;
-        std::fs::write(p, text).map_err(|e| format!("--json {}: {e}", p.display()))?;
-    }
-    Ok(())
+    JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
 
 /// Loads a program once; every run builds a fresh switch of it and loads its entries.
@@ -381,13 +403,7 @@ fn builder(
 
 fn run_component(a: ComponentArgs) -> Result<(), String> {
     let gen = nevermiss_io::gen::parse_gen_spec(&a.gen, 0).map_err(|e| format!("--gen: {e}"))?;
-    let json = match &a.json {
-        Some(p) => Some((
-            p.clone(),
-            std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?,
-        )),
-        None => None,
-    };
+    let json = JsonOut::open(&a.json)?;
     let baseline = a
         .baseline
         .clone()
@@ -413,25 +429,12 @@ fn run_component(a: ComponentArgs) -> Result<(), String> {
         }
     })?;
     out!("{}", rep.render());
-    if let Some((p, mut f)) = json {
-        let text = serde_json::to_string_pretty(&rep).map_err(|e| format!("json: {e}"))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.write_all(b"\n"))
-            .map_err(|e| format!("--json {}: {e}", p.display()))?;
-    }
-    Ok(())
+    JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
 
 fn run_inner(args: BenchArgs) -> Result<(), String> {
     let cfg = config(&args)?;
-    // Fail before measuring if the JSON cannot be written.
-    let json = match &args.json {
-        Some(p) => Some((
-            p.clone(),
-            std::fs::File::create(p).map_err(|e| format!("--json {}: {e}", p.display()))?,
-        )),
-        None => None,
-    };
+    let json = JsonOut::open(&args.json)?;
     let quiet = args.quiet;
     let rep = nevermiss_bench::run(&cfg, |line| {
         if !quiet {
@@ -439,13 +442,7 @@ fn run_inner(args: BenchArgs) -> Result<(), String> {
         }
     })?;
     out!("{}", rep.render());
-    if let Some((p, mut f)) = json {
-        let text = serde_json::to_string_pretty(&rep).map_err(|e| format!("json: {e}"))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.write_all(b"\n"))
-            .map_err(|e| format!("--json {}: {e}", p.display()))?;
-    }
-    Ok(())
+    JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
 
 #[cfg(test)]
