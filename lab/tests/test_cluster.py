@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from nevermiss_lab import cluster, spec
-from nevermiss_lab.runner import local_executor, run_spec
+from nevermiss_lab.runner import run_spec
 
 
 def table(folder: Path) -> list[tuple[str, int, int]]:
@@ -28,8 +28,9 @@ def test_dask_and_in_process_runs_give_the_same_table(tmp_path: Path, nm: Path) 
         "args": {"mode": "latency", "scenario": "add-on-miss", "m": "2^10", "sizes": "2^10", "runs": 1, "count": 2048},
         "sweep": {"rates": [1, 10, 100]},
     })
-    local = run_spec(s, tmp_path / "local", exe=nm, executor=local_executor, progress=False)
-    dask = run_spec(s, tmp_path / "dask", exe=nm, executor=cluster.executor(None, 2), progress=False)
+    local = run_spec(s, tmp_path / "local", exe=nm, executor=cluster.InProcessExecutor(), progress=False)
+    with cluster.open_executor(None, 2) as ex:
+        dask = run_spec(s, tmp_path / "dask", exe=nm, executor=ex, progress=False)
     assert table(local) == table(dask)
     assert len(table(local)) >= 3
     with (dask / "points.csv").open() as f:
@@ -54,8 +55,9 @@ def test_a_sim_sweep_on_dask_matches_the_in_process_run(tmp_path: Path, nm: Path
                  "queues": "1,4", "qlen": "inf,10", "batch": 10000},
         "sweep": {"key": ["global", "5tuple", "ipdst"], "width": [2, 4]},
     })
-    local = run_spec(s, tmp_path / "local", exe=nm, executor=local_executor, progress=False)
-    dask = run_spec(s, tmp_path / "dask", exe=nm, executor=cluster.executor(None, 2), progress=False)
+    local = run_spec(s, tmp_path / "local", exe=nm, executor=cluster.InProcessExecutor(), progress=False)
+    with cluster.open_executor(None, 2) as ex:
+        dask = run_spec(s, tmp_path / "dask", exe=nm, executor=ex, progress=False)
     for name in ("hazards.csv", "lock.csv"):
         a, b = gathered(local, name), gathered(dask, name)
         assert a == b and len(a) > 20, name

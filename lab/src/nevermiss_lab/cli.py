@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .cluster import TaskExecutor
 
 from . import binary as nmbin
 from .errors import LabError, PointFailed
@@ -21,15 +24,12 @@ NOT_YET = {
 }
 
 
-def _executor(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The executor for --scheduler/--dask, or the in-process one."""
-    from .runner import local_executor
+def _executor(args: argparse.Namespace) -> "TaskExecutor":
+    """A Dask executor for --dask/--scheduler (a local cluster is started on first use and
+    closed with the executor), else the in-process one."""
+    from .cluster import open_executor
 
-    if getattr(args, "scheduler", None) or getattr(args, "dask", False):
-        from . import cluster
-
-        return cluster.executor(args.scheduler, getattr(args, "workers", None))
-    return local_executor
+    return open_executor(args.scheduler, args.workers, local=not (args.scheduler or args.dask))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -37,14 +37,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_spec
 
     spec = specmod.load(Path(args.spec))
-    out = run_spec(
-        spec,
-        Path(args.results),
-        spec_dir=Path(args.spec).resolve().parent,
-        exe=nmbin.find_binary(args.binary),
-        executor=_executor(args),
-        progress=not args.quiet,
-    )
+    with _executor(args) as ex:
+        out = run_spec(
+            spec,
+            Path(args.results),
+            spec_dir=Path(args.spec).resolve().parent,
+            exe=nmbin.find_binary(args.binary),
+            executor=ex,
+            progress=not args.quiet,
+        )
     print(f"results: {out}")
     return 0
 
@@ -70,12 +71,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     exe = nmbin.find_binary(args.binary)
     out = Path(args.out) / args.paper
     out.mkdir(parents=True, exist_ok=True)
-    if args.paper == "003":
-        # papers/003's sweeps are deterministic simulations: every Dask worker slot is used.
-        sched = args.scheduler or ("local" if args.dask else None)
-        report = fn(out, args.quick, exe, sched, workers=args.workers, progress=not args.quiet)
-    else:
-        report = fn(out, args.quick, exe, executor=_executor(args), progress=not args.quiet)
+    with _executor(args) as ex:
+        report = fn(out, args.quick, exe, executor=ex, progress=not args.quiet)
     print(f"report: {report}")
     return 0
 
@@ -90,6 +87,14 @@ def cmd_table3(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_flags(p: argparse.ArgumentParser) -> None:
+    """Where the points run (read by `_executor`) and quiet, for `run` and `reproduce`."""
+    p.add_argument("--dask", action="store_true", help="run the points on a local Dask cluster")
+    p.add_argument("--scheduler", help="run the points on this Dask scheduler (tcp://HOST:PORT)")
+    p.add_argument("--workers", type=int, help="local Dask workers (default: one per CPU)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nevermiss-lab", description=__doc__.splitlines()[0])
     p.add_argument("--binary", help="the nevermiss binary (default: $NEVERMISS_BIN, target/release/nevermiss, $PATH)")
@@ -98,20 +103,14 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run an experiment spec (YAML) into a results folder; resumes")
     r.add_argument("spec")
     r.add_argument("--results", default="results", help="results folder (default: results/)")
-    r.add_argument("--dask", action="store_true", help="run the points on a local Dask cluster")
-    r.add_argument("--scheduler", help="run the points on this Dask scheduler (tcp://HOST:PORT)")
-    r.add_argument("--workers", type=int, help="local Dask workers (default: one per CPU)")
-    r.add_argument("-q", "--quiet", action="store_true")
+    _run_flags(r)
     r.set_defaults(fn=cmd_run)
 
     rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures on this machine")
     rp.add_argument("paper", choices=PAPERS)
     rp.add_argument("--quick", action="store_true", help="a small run (under two minutes)")
     rp.add_argument("--out", default="reports", help="reports folder (default: reports/)")
-    rp.add_argument("--dask", action="store_true", help="run sweeps on a local Dask cluster")
-    rp.add_argument("--scheduler", help="run sweeps on this Dask scheduler (tcp://HOST:PORT)")
-    rp.add_argument("--workers", type=int, help="local Dask workers (default: one per CPU)")
-    rp.add_argument("-q", "--quiet", action="store_true")
+    _run_flags(rp)
     rp.set_defaults(fn=cmd_reproduce)
 
     t = sub.add_parser("table3", help="papers/000 Table III measured here beside the paper (seconds)")

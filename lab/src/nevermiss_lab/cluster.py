@@ -16,8 +16,8 @@ such workers is refused up front (a `LabError`) instead of waiting forever. Note
 same host still share its cores and caches: for clean timings start one worker per host.
 Deterministic simulations (papers/003 `nevermiss sim`) are not benchmarks and use every worker slot.
 
-`executor(scheduler, workers)` is the spec runner's executor (`runner.Executor`: `(fn, tasks)` →
-results in order); it returns a `DaskExecutor`, which is both that callable and a `TaskExecutor`.
+The spec runner, the reproductions and the sim sweeps all take a `TaskExecutor`;
+`open_executor(scheduler, workers, local=...)` makes one.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterable, Iterator, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 
 from .errors import LabError, PointFailed
 
@@ -227,30 +227,6 @@ class DaskExecutor:
                 f.release()
         return [r if r is not None else TaskResult(i, error="no result") for i, r in enumerate(out)]
 
-    def __call__(self, fn: Callable[[Any], dict[str, Any]], tasks: list[Any]) -> Iterator[dict[str, Any]]:
-        """`runner.Executor`: the spec's points as benchmark tasks (`bench=1` each), results yielded
-        in task order as they arrive; a task that raised yields `status: failed`. A cluster started
-        for this call is closed when it ends."""
-        if not tasks:
-            return
-        started = self._client is None
-        try:
-            client = self.client
-            self._check_bench()
-            futures = [client.submit(call, fn, t, i, pure=False, resources={BENCH: 1}) for i, t in enumerate(tasks)]
-            for t, f in zip(tasks, futures):
-                try:
-                    r: TaskResult[dict[str, Any]] = f.result()
-                except Exception as e:  # noqa: BLE001
-                    r = TaskResult(0, error=f"Dask task failed: {type(e).__name__}: {e}")
-                if r.ok and r.value is not None:
-                    yield r.value
-                else:
-                    yield {"id": getattr(t, "id", None), "status": "failed", "message": r.error}
-        finally:
-            if started:
-                self.close()
-
     def close(self) -> None:
         if self._client is not None and self._owns:
             self._client.close()
@@ -271,16 +247,3 @@ def open_executor(
     if local:
         return InProcessExecutor()
     return DaskExecutor(scheduler, workers)
-
-
-def executor(scheduler: str | None = None, workers: int | None = None) -> DaskExecutor:
-    """The spec runner's Dask executor (`runner.Executor`; see the module documentation)."""
-    return DaskExecutor(scheduler, workers)
-
-
-def from_runner_executor(ex: Callable[..., Iterable[dict[str, Any]]]) -> InProcessExecutor | DaskExecutor:
-    """A `TaskExecutor` for a `runner.Executor`: a `DaskExecutor` as is, anything else (the
-    in-process `runner.local_executor`) as an `InProcessExecutor`."""
-    if isinstance(ex, DaskExecutor):
-        return ex
-    return InProcessExecutor()

@@ -17,7 +17,8 @@ from . import plots
 from .hdr import percentile_distribution, read_log
 from .papers import published
 from .report import fmt, ratio, table
-from .runner import Executor, local_executor, run_spec
+from .cluster import TaskExecutor
+from .runner import run_spec
 from .spec import Spec
 
 QUICK = {
@@ -303,7 +304,7 @@ def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool) -> s
     return "\n".join(lines)
 
 
-def reproduce(out_dir: Path, quick: bool, binary: Path, executor: Executor = local_executor,
+def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor | None = None,
               progress: bool = True) -> Path:
     """Runs the bench and writes `out_dir/report.md`, figures and the raw outputs (under
     `out_dir/runs/`); returns the report's path."""

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from . import binary as nmbin
 from . import plots
-from .cluster import DaskExecutor, InProcessExecutor, TaskExecutor, from_runner_executor, open_executor
+from .cluster import DaskExecutor, InProcessExecutor, TaskExecutor, open_executor
 from .errors import LabError
 from .papers import published
 from .report import fmt, ratio, table
@@ -572,8 +572,7 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, scheduler: str | None = 
     """Runs the papers/003 sweep and writes `out_dir/report.md` (returned), the figures (PNG + PDF),
     `sweep/*.csv`, `traces.json` and `summary.json`.
 
-    Executor: `executor` if given (a `cluster.TaskExecutor`, or a `runner.Executor`: a
-    `cluster.executor(...)` runs on Dask, `runner.local_executor` in-process); else the in-process one
+    Executor: `executor` if given (a `cluster.TaskExecutor`); else the in-process one
     when `scheduler` is None; a new Dask `LocalCluster` of `workers` processes when
     `scheduler == "local"`; the Dask scheduler at `scheduler` (`tcp://HOST:PORT`) otherwise. A Dask
     cluster started here is closed at the end. Failed points are listed in the report, not raised;
@@ -589,10 +588,8 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, scheduler: str | None = 
     ex: TaskExecutor
     if executor is None:
         ex = InProcessExecutor() if scheduler is None else open_executor(scheduler, workers)
-    elif hasattr(executor, "map"):
-        ex = executor
     else:
-        ex = from_runner_executor(executor)
+        ex = executor
     own = executor is None or (isinstance(ex, DaskExecutor) and not ex.started)
     try:
         where = getattr(ex, "scheduler", None) or "local"

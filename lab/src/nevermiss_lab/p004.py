@@ -21,7 +21,8 @@ from . import models as M
 from . import plots
 from .errors import PointFailed
 from .report import table
-from .runner import Executor, PointTask, execute_point, local_executor, point_status
+from .cluster import InProcessExecutor, TaskExecutor
+from .runner import PointTask, point_status, run_tasks
 
 TABLE_COMPONENTS = {"tables", "exact-entries", "lpm-entries", "ternary-entries", "applies", "action-data"}
 
@@ -50,7 +51,7 @@ def _cost_ns(out: Path, name: str) -> float | None:
     return float(v["median"]) if v else None
 
 
-def reproduce(out_dir: Path, quick: bool, binary: Path, executor: Executor = local_executor,
+def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor | None = None,
               progress: bool = True) -> Path:
     """Measures, fits, predicts; returns the report's path."""
     runs = out_dir / "runs"
@@ -68,12 +69,8 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: Executor = loc
     for c in composed:
         tasks.append(_task(runs, binary, f"composed-{c.name}", c.params, baseline, quick))
     todo = [t for t in tasks if (point_status(Path(t.dir)) or {}).get("status") != "ok"]
-    it: Any = executor(execute_point, todo)
-    if progress:
-        from tqdm import tqdm
-
-        it = tqdm(it, total=len(todo), desc="papers/004 components", unit="program")
-    failed = [st for st in it if st["status"] != "ok"]
+    statuses = run_tasks(executor or InProcessExecutor(), todo, "papers/004 components", progress)
+    failed = [st for st in statuses if st["status"] != "ok"]
 
     fitted: dict[str, M.Model] = {}
     rows = []

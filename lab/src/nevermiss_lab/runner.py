@@ -24,11 +24,12 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import yaml
 
 from . import binary as nmbin
+from .cluster import InProcessExecutor, TaskExecutor
 from .errors import LabError, PointFailed, SpecError
 from .spec import COMMANDS, Point, Spec, check_flags, flag_args, help_flags
 
@@ -108,14 +109,18 @@ def point_status(d: Path) -> dict[str, Any] | None:
         return None
 
 
-#: Maps tasks to results in order (in-process by default; cluster.py provides a Dask one).
-Executor = Callable[[Callable[[PointTask], dict[str, Any]], list[PointTask]], Iterable[dict[str, Any]]]
-
-
-def local_executor(fn: Callable[[PointTask], dict[str, Any]], tasks: list[PointTask]) -> Iterable[dict[str, Any]]:
-    """Runs the tasks one after another in this process."""
-    for t in tasks:
-        yield fn(t)
+def run_tasks(executor: TaskExecutor, tasks: list[PointTask], desc: str, progress: bool) -> list[dict[str, Any]]:
+    """Runs point tasks as benchmark tasks (one per worker) and returns their statuses in task
+    order; a task the executor lost (e.g. a killed Dask worker) gets a `failed` status.json."""
+    statuses = []
+    for t, r in zip(tasks, executor.map(execute_point, tasks, bench=True, desc=desc, progress=progress)):
+        st = r.value if r.ok and r.value is not None else None
+        if st is None:
+            st = {"id": t.id, "values": t.values, "rep": t.rep, "status": "failed", "message": r.error, "wall_s": 0}
+            Path(t.dir).mkdir(parents=True, exist_ok=True)
+            (Path(t.dir) / "status.json").write_text(json.dumps(st, indent=1))
+        statuses.append(st)
+    return statuses
 
 
 def resolve_program(spec: Spec, spec_dir: Path | None) -> str | None:
@@ -151,13 +156,14 @@ def run_spec(
     *,
     spec_dir: Path | None = None,
     exe: Path | None = None,
-    executor: Executor = local_executor,
+    executor: TaskExecutor | None = None,
     progress: bool = True,
 ) -> Path:
     """Runs every unfinished point of `spec` into `results/<name>/` and returns that folder.
 
-    Flags are checked against the command's `--help` before anything runs. Finished points are
-    skipped; failed ones are retried. Raises `LabError` if any point failed (after all ran)."""
+    Flags are checked against the command's `--help` before anything runs. Points run as
+    benchmark tasks of `executor` (in-process by default). Finished points are skipped; failed
+    ones are retried. Raises `LabError` if any point failed (after all ran)."""
     exe = exe or nmbin.find_binary()
     words, _ = COMMANDS[spec.command]
     help_out = subprocess.run([str(exe), *words, "--help"], capture_output=True, text=True, check=False)
@@ -183,14 +189,7 @@ def run_spec(
     todo = [t for t in tasks if (point_status(Path(t.dir)) or {}).get("status") != "ok"]
     if progress and len(todo) < len(tasks):
         print(f"nevermiss-lab: {len(tasks) - len(todo)} of {len(tasks)} points already finished")
-    results_by_id: dict[str, dict[str, Any]] = {}
-    iterator: Iterable[dict[str, Any]] = executor(execute_point, todo)
-    if progress:
-        from tqdm import tqdm
-
-        iterator = tqdm(iterator, total=len(todo), desc=spec.name, unit="point")
-    for st in iterator:
-        results_by_id[st["id"]] = st
+    run_tasks(executor or InProcessExecutor(), todo, spec.name, progress)
     write_points_csv(spec, out, tasks)
     failed = [t.id for t in tasks if (point_status(Path(t.dir)) or {}).get("status") != "ok"]
     if failed:
