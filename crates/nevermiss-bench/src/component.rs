@@ -131,80 +131,65 @@ pub fn run(
     let start = Instant::now();
     let tsc_hz = tsc::calibrate(Duration::from_millis(90));
     let overhead = tsc::overhead(10_000);
-    let mut prog = Side::default();
-    let mut base = Side::default();
+    // Index 0 is the baseline, 1 the program; runs alternate baseline, program.
+    const WHO: [&str; 2] = ["baseline", "program"];
+    let mut sides = [Side::default(), Side::default()];
     let mut build_ms = Vec::new();
-    let build_timed = |b: &Build<'_>, ms: Option<&mut Vec<f64>>| -> Result<Arc<Switch>, String> {
-        let t = Instant::now();
-        let sw = b()?;
-        if let Some(ms) = ms {
-            ms.push(t.elapsed().as_secs_f64() * 1e3);
+    let mut build = |side: usize| -> Result<Arc<Switch>, String> {
+        if side == 0 {
+            return build_baseline();
         }
+        let t = Instant::now();
+        let sw = build_program()?;
+        build_ms.push(t.elapsed().as_secs_f64() * 1e3);
         Ok(sw)
     };
     let mut eq4 = Vec::new();
     let mut eq3 = Vec::new();
     if cfg.latency {
-        let (mut pm, mut bm) = (Vec::new(), Vec::new());
-        let (mut ph, mut bh) = (new_hist(), new_hist());
-        let mut intervals: Vec<(String, Duration, Duration, Histogram<u64>, bool)> = Vec::new();
+        let mut medians: [Vec<f64>; 2] = Default::default();
+        let mut merged = [new_hist(), new_hist()];
+        // Per side: (start, duration, histogram) of each run, for --hdr-dir.
+        let mut intervals: [Vec<(Duration, Duration, Histogram<u64>)>; 2] = Default::default();
         for run in 0..cfg.runs {
-            for is_prog in [false, true] {
-                let sw = if is_prog {
-                    build_timed(build_program, Some(&mut build_ms))?
-                } else {
-                    build_timed(build_baseline, None)?
-                };
+            for side in 0..2 {
+                let sw = build(side)?;
                 let t = Instant::now();
                 let h = latency_run(&sw, &cfg.gen)?;
-                let side = if is_prog { &mut prog } else { &mut base };
-                side.table_entries = entries(&sw);
-                side.packets_per_run = h.len();
+                sides[side].table_entries = entries(&sw);
+                sides[side].packets_per_run = h.len();
                 let med = h.value_at_quantile(0.5) as f64;
-                if is_prog {
-                    pm.push(med);
-                    ph.add(&h).map_err(|e| e.to_string())?;
-                } else {
-                    bm.push(med);
-                    bh.add(&h).map_err(|e| e.to_string())?;
-                }
-                let who = if is_prog { "program" } else { "baseline" };
+                medians[side].push(med);
+                merged[side].add(&h).map_err(|e| e.to_string())?;
                 progress(&format!(
-                    "latency run {}/{} {who}: median {med} ticks",
+                    "latency run {}/{} {}: median {med} ticks",
                     run + 1,
-                    cfg.runs
+                    cfg.runs,
+                    WHO[side]
                 ));
                 if cfg.hdr_dir.is_some() {
-                    intervals.push((
-                        format!("run{run}"),
-                        t.duration_since(start),
-                        t.elapsed(),
-                        h,
-                        is_prog,
-                    ));
+                    intervals[side].push((t.duration_since(start), t.elapsed(), h));
                 }
             }
-            eq4.push(eq4_ticks(pm[run], bm[run]));
+            eq4.push(eq4_ticks(medians[1][run], medians[0][run]));
         }
-        prog.latency_median_ticks = Spread::of(&pm);
-        base.latency_median_ticks = Spread::of(&bm);
-        prog.latency_merged = Some(Percentiles::of(&ph));
-        base.latency_merged = Some(Percentiles::of(&bh));
+        for side in 0..2 {
+            sides[side].latency_median_ticks = Spread::of(&medians[side]);
+            sides[side].latency_merged = Some(Percentiles::of(&merged[side]));
+        }
         if let Some(dir) = &cfg.hdr_dir {
-            for (is_prog, who, name) in [
-                (true, "program", &cfg.program),
-                (false, "baseline", &cfg.baseline),
-            ] {
-                let ivs: Vec<hdr::Interval<'_>> = intervals
+            for (side, name) in [(1, &cfg.program), (0, &cfg.baseline)] {
+                let ivs: Vec<hdr::Interval<'_>> = intervals[side]
                     .iter()
-                    .filter(|i| i.4 == is_prog)
-                    .map(|i| hdr::Interval {
-                        tag: i.0.clone(),
-                        start: i.1,
-                        duration: i.2,
-                        hist: &i.3,
+                    .enumerate()
+                    .map(|(run, (start, duration, hist))| hdr::Interval {
+                        tag: format!("run{run}"),
+                        start: *start,
+                        duration: *duration,
+                        hist,
                     })
                     .collect();
+                let who = WHO[side];
                 hdr::write_log(
                     &dir.join(hdr::file_name(who, "packet")),
                     &[
@@ -218,42 +203,33 @@ pub fn run(
     }
     if cfg.throughput {
         let w = Workload::generate(&cfg.gen, 1)?;
-        let (mut pp, mut bp, mut pc, mut bc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut pps: [Vec<f64>; 2] = Default::default();
+        let mut cpu: [Vec<f64>; 2] = Default::default();
         for run in 0..cfg.runs {
-            for is_prog in [false, true] {
-                let sw = if is_prog {
-                    build_timed(build_program, Some(&mut build_ms))?
-                } else {
-                    build_timed(build_baseline, None)?
-                };
+            for side in 0..2 {
+                let sw = build(side)?;
                 let r = run_throughput(&sw, &w, cfg.batch, cfg.pin)?;
-                let side = if is_prog { &mut prog } else { &mut base };
-                side.table_entries = entries(&sw);
-                let pps = r.pps_total();
-                if is_prog {
-                    pp.push(pps);
-                    pc.push(r.cpu_ns_per_packet());
-                } else {
-                    bp.push(pps);
-                    bc.push(r.cpu_ns_per_packet());
-                }
-                let who = if is_prog { "program" } else { "baseline" };
+                sides[side].table_entries = entries(&sw);
+                pps[side].push(r.pps_total());
+                cpu[side].push(r.cpu_ns_per_packet());
                 progress(&format!(
-                    "throughput run {}/{} {who}: {:.3} Mpps",
+                    "throughput run {}/{} {}: {:.3} Mpps",
                     run + 1,
                     cfg.runs,
-                    pps / 1e6
+                    WHO[side],
+                    r.pps_total() / 1e6
                 ));
             }
-            if let Some(c) = eq3_ticks(tsc_hz, pp[run], bp[run]) {
+            if let Some(c) = eq3_ticks(tsc_hz, pps[1][run], pps[0][run]) {
                 eq3.push(c);
             }
         }
-        prog.pps = Spread::of(&pp);
-        base.pps = Spread::of(&bp);
-        prog.cpu_ns_per_packet = Spread::of(&pc);
-        base.cpu_ns_per_packet = Spread::of(&bc);
+        for side in 0..2 {
+            sides[side].pps = Spread::of(&pps[side]);
+            sides[side].cpu_ns_per_packet = Spread::of(&cpu[side]);
+        }
     }
+    let [base, prog] = sides;
     let eq4_ticks = Spread::of(&eq4);
     let eq3_ticks = Spread::of(&eq3);
     Ok(ComponentReport {
