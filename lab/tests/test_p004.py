@@ -32,7 +32,7 @@ def test_reproduce_004_quick(tmp_path: Path, nm: Path) -> None:
     rows = [l for l in text.splitlines() if l.startswith("| ") and any(c.name in l for c in components.composed_programs())]
     assert len(rows) == 3
     for r in rows:
-        measured, predicted, err = (float(v) for v in r.split("|")[3:6])
+        measured, predicted, err = (float(v.replace(",", "")) for v in r.split("|")[3:6])
         assert measured > 0 and predicted > 0 and 0 <= err < 100, r
     assert re.search(r"Median prediction error: [\d.]+ %", text)
 
