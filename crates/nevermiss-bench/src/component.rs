@@ -341,8 +341,20 @@ mod tests {
             pin: false,
             hdr_dir: None,
         };
-        let prog = || build_switch(&Scenario::AddOnMiss.default_program(), 1024);
-        let base = || build_switch(&Scenario::Forward.default_program(), 1024);
+        let prog = || {
+            build_switch(
+                &Scenario::AddOnMiss.default_program(),
+                1024,
+                nevermiss_runtime::Engine::Jit,
+            )
+        };
+        let base = || {
+            build_switch(
+                &Scenario::Forward.default_program(),
+                1024,
+                nevermiss_runtime::Engine::Jit,
+            )
+        };
         let mut lines = 0;
         let rep = run(&cfg, &prog, &base, |_| lines += 1).unwrap();
         assert_eq!(lines, 8, "2 runs × 2 modes × 2 programs");

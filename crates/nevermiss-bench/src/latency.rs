@@ -110,7 +110,12 @@ mod tests {
             count: 64 + 200,
             ..TwoPhaseConfig::default()
         };
-        let sw = build_switch(&Scenario::AddOnMiss.default_program(), 256).unwrap();
+        let sw = build_switch(
+            &Scenario::AddOnMiss.default_program(),
+            256,
+            nevermiss_runtime::Engine::Jit,
+        )
+        .unwrap();
         let run = run_once(&sw, Scenario::AddOnMiss, &cfg).unwrap();
         assert_eq!(run.count(Class::Insert), 64);
         assert_eq!(run.count(Class::NewKeyInsert), 20);
@@ -118,17 +123,32 @@ mod tests {
         assert_eq!(run.table_entries, 84);
         assert_eq!(run.count(Class::Other) + run.count(Class::Forward), 0);
 
-        let sw = build_switch(&Scenario::Update.default_program(), 256).unwrap();
+        let sw = build_switch(
+            &Scenario::Update.default_program(),
+            256,
+            nevermiss_runtime::Engine::Jit,
+        )
+        .unwrap();
         let run = run_once(&sw, Scenario::Update, &cfg).unwrap();
         assert_eq!(run.count(Class::HitUpdate), 180);
         assert_eq!(run.count(Class::Hit), 0);
 
-        let sw = build_switch(&Scenario::Forward.default_program(), 256).unwrap();
+        let sw = build_switch(
+            &Scenario::Forward.default_program(),
+            256,
+            nevermiss_runtime::Engine::Jit,
+        )
+        .unwrap();
         let run = run_once(&sw, Scenario::Forward, &cfg).unwrap();
         assert_eq!(run.count(Class::Forward), 264);
 
         // A table too small: the failed inserts are their own class.
-        let sw = build_switch(&Scenario::AddOnMiss.default_program(), 16).unwrap();
+        let sw = build_switch(
+            &Scenario::AddOnMiss.default_program(),
+            16,
+            nevermiss_runtime::Engine::Jit,
+        )
+        .unwrap();
         let run = run_once(&sw, Scenario::AddOnMiss, &cfg).unwrap();
         assert!(run.count(Class::InsertFailed) > 0);
         assert_eq!(run.inserts_full, run.count(Class::InsertFailed));

@@ -22,6 +22,7 @@ pub mod tsc;
 use hdrhistogram::Histogram;
 use model::{ticks_to_ns, Class, Spread};
 use nevermiss_io::TwoPhaseConfig;
+pub use nevermiss_runtime::Engine;
 use report::*;
 use scenario::{build_switch, table_size_for, Scenario};
 use serde::Serialize;
@@ -73,6 +74,13 @@ pub struct BenchConfig {
     pub program: Option<PathBuf>,
     /// Write HdrHistogram logs here.
     pub hdr_dir: Option<PathBuf>,
+    /// What runs the programs.
+    #[serde(serialize_with = "engine_name")]
+    pub engine: Engine,
+}
+
+fn engine_name<S: serde::Serializer>(e: &Engine, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(e.name())
 }
 
 impl Default for BenchConfig {
@@ -94,6 +102,7 @@ impl Default for BenchConfig {
             seed: 1,
             program: None,
             hdr_dir: None,
+            engine: Engine::default(),
         }
     }
 }
@@ -187,7 +196,7 @@ impl BenchConfig {
             }
             // The add-on-miss scenario measures inserts and hits: a program without an
             // add-on-miss table would print figures that mean nothing.
-            let sw = build_switch(p, 1024).map_err(|e| format!("--program: {e}"))?;
+            let sw = build_switch(p, 1024, self.engine).map_err(|e| format!("--program: {e}"))?;
             if !sw.tables().any(|t| t.spec().add_on_miss) {
                 return Err(format!(
                     "--program {}: the program has no add-on-miss table (`add_on_miss = true`), \
@@ -269,6 +278,14 @@ pub fn run(
         machine: machine(tsc_hz, overhead, tsc::resolution(100_000)),
         ..BenchReport::default()
     };
+    // The cost of loading: the add-on-miss program built once on this engine.
+    let probe = build_switch(
+        &cfg.program(Scenario::AddOnMiss),
+        table_size_for(cfg.m),
+        cfg.engine,
+    )?;
+    rep.compile_ms = probe.native_stats().map(|(ns, _)| ns as f64 / 1e6);
+    drop(probe);
     let mut kept: Vec<RunHists> = Vec::new();
     let wants = |s: Scenario| cfg.scenarios.contains(&s);
 
@@ -381,7 +398,7 @@ fn latency_point(
     let mut entries = Vec::new();
     let mut full = Vec::new();
     for k in 0..cfg.runs {
-        let sw = build_switch(&cfg.program(s), size)?;
+        let sw = build_switch(&cfg.program(s), size, cfg.engine)?;
         let start = t0.elapsed();
         let run = latency::run_once(&sw, s, &gen)?;
         let duration = t0.elapsed() - start;
@@ -490,7 +507,7 @@ fn throughput_point(
     let mut entries = Vec::new();
     let mut full = Vec::new();
     for _ in 0..cfg.runs {
-        let sw = build_switch(&cfg.program(s), size)?;
+        let sw = build_switch(&cfg.program(s), size, cfg.engine)?;
         let run = throughput::run_once(&sw, &w, cfg.batch, cfg.pin)?;
         p1.push(run.pps1());
         p2.push(run.pps2());

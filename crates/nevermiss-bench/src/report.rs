@@ -161,6 +161,8 @@ pub struct BenchReport {
     pub latency: Vec<LatencyPoint>,
     pub throughput: Vec<ThroughputPoint>,
     pub hdr_logs: Vec<HdrFile>,
+    /// Time to compile the add-on-miss program to machine code (engine `jit`), ms.
+    pub compile_ms: Option<f64>,
     /// Wall time of the whole bench, seconds.
     pub wall_s: f64,
 }
@@ -215,6 +217,18 @@ impl BenchReport {
             "config: m={} rates={:?} sizes={:?} cores={:?} phase-2 packets={} runs={} batch={}",
             c.m, c.rates, c.sizes, c.cores, c.count, c.runs, c.batch
         );
+        match self.compile_ms {
+            Some(ms) => {
+                let _ = writeln!(
+                    o,
+                    "engine: {} (add-on-miss program compiled in {ms:.1} ms)",
+                    c.engine.name()
+                );
+            }
+            None => {
+                let _ = writeln!(o, "engine: {}", c.engine.name());
+            }
+        }
         let _ = writeln!(
             o,
             "figures: median over runs [min..max over runs]; latencies in TSC ticks; ns = ticks / f"
@@ -506,4 +520,76 @@ impl BenchReport {
             ct
         );
     }
+}
+
+/// `--engine both`: the two engines' figures side by side, point by point (medians of the same
+/// points measured in one run of the command, compiled engine first), with their ratio.
+pub fn render_engines(jit: &BenchReport, interp: &BenchReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\nengines side by side (jit vs interp, same points, medians):"
+    );
+    if !jit.throughput.is_empty() {
+        let _ = writeln!(
+            o,
+            "  throughput       scenario            r cores   jit Mpps  interp Mpps  jit/interp"
+        );
+        for p in &jit.throughput {
+            let Some(q) = interp.throughput.iter().find(|q| {
+                q.scenario == p.scenario
+                    && q.role == p.role
+                    && q.m == p.m
+                    && q.r == p.r
+                    && q.cores == p.cores
+            }) else {
+                continue;
+            };
+            let (a, b) = (p.pps_total.median / 1e6, q.pps_total.median / 1e6);
+            let _ = writeln!(
+                o,
+                "  {:<16} {:<15} {:>5} {:>5} {:>10.3} {:>12.3} {:>11.2}",
+                p.role,
+                p.scenario.name(),
+                p.r,
+                p.cores,
+                a,
+                b,
+                if b > 0.0 { a / b } else { f64::NAN }
+            );
+        }
+    }
+    if !jit.latency.is_empty() {
+        let _ = writeln!(
+            o,
+            "  latency          scenario            r class           jit ticks  interp ticks  interp/jit"
+        );
+        for p in &jit.latency {
+            let Some(q) = interp
+                .latency
+                .iter()
+                .find(|q| q.scenario == p.scenario && q.role == p.role && q.m == p.m && q.r == p.r)
+            else {
+                continue;
+            };
+            for c in &p.classes {
+                let Some(d) = q.classes.iter().find(|d| d.class == c.class) else {
+                    continue;
+                };
+                let (a, b) = (c.median_ticks.median, d.median_ticks.median);
+                let _ = writeln!(
+                    o,
+                    "  {:<16} {:<15} {:>5} {:<15} {:>9.0} {:>13.0} {:>11.2}",
+                    p.role,
+                    p.scenario.name(),
+                    p.r,
+                    c.class.name(),
+                    a,
+                    b,
+                    if a > 0.0 { b / a } else { f64::NAN }
+                );
+            }
+        }
+    }
+    o
 }

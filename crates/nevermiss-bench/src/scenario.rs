@@ -1,6 +1,6 @@
 //! The three programs of papers/000 §V-b/§VI and how they are built.
 
-use nevermiss_runtime::{Config, Switch};
+use nevermiss_runtime::{Config, Engine, Switch};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,8 +62,13 @@ pub fn table_size_for(keys: u64) -> u64 {
     keys + keys / 8 + 64
 }
 
-/// Compiles `program` with `FLOW_TABLE_SIZE=table_size` and builds a switch.
-pub fn build_switch(program: &Path, table_size: u64) -> Result<Arc<Switch>, String> {
+/// Compiles `program` with `FLOW_TABLE_SIZE=table_size` and builds a switch whose program runs on
+/// `engine`.
+pub fn build_switch(
+    program: &Path,
+    table_size: u64,
+    engine: Engine,
+) -> Result<Arc<Switch>, String> {
     if !program.is_file() {
         return Err(format!("{}: no such file", program.display()));
     }
@@ -71,7 +76,11 @@ pub fn build_switch(program: &Path, table_size: u64) -> Result<Arc<Switch>, Stri
         defines: vec![("FLOW_TABLE_SIZE".into(), table_size.to_string())],
         ..Default::default()
     };
-    nevermiss_runtime::build(program, &opts, Config::default())
+    let config = Config {
+        engine,
+        ..Config::default()
+    };
+    nevermiss_runtime::build(program, &opts, config)
 }
 
 #[cfg(test)]
@@ -82,11 +91,11 @@ mod tests {
     fn programs_exist_and_build() {
         for s in Scenario::ALL {
             assert_eq!(Scenario::parse(s.name()), Ok(s));
-            let sw = build_switch(&s.default_program(), 1024).unwrap();
+            let sw = build_switch(&s.default_program(), 1024, Engine::Jit).unwrap();
             assert_eq!(sw.tables().len(), usize::from(!s.is_baseline()));
         }
         assert!(Scenario::parse("nope").is_err());
-        assert!(build_switch(Path::new("/nonexistent.p4"), 8).is_err());
+        assert!(build_switch(Path::new("/nonexistent.p4"), 8, Engine::Jit).is_err());
     }
 
     #[test]

@@ -143,7 +143,12 @@ mod tests {
         let w = Workload::generate(&cfg, 2).unwrap();
         assert_eq!(w.lens(), (128, 300));
         assert_eq!(w.phase1.len(), 2);
-        let sw = build_switch(&Scenario::AddOnMiss.default_program(), 512).unwrap();
+        let sw = build_switch(
+            &Scenario::AddOnMiss.default_program(),
+            512,
+            nevermiss_runtime::Engine::Jit,
+        )
+        .unwrap();
         let r = run_once(&sw, &w, 32, false).unwrap();
         assert_eq!((r.packets1, r.packets2), (128, 300));
         assert_eq!(r.table_entries, 128 + 30);

@@ -115,6 +115,22 @@ impl BitWriter {
         self.n = 0;
     }
 
+    /// Makes room for `n` whole bytes at the end, for a caller that writes them itself: `None`
+    /// unless the writer is at a byte boundary. The bytes are zero until written; 8 bytes of
+    /// capacity beyond them may be written too (a caller storing 8-byte words), they are not
+    /// part of the string.
+    pub fn append_raw(&mut self, n: usize) -> Option<&mut [u8]> {
+        if self.n % 8 != 0 {
+            return None;
+        }
+        self.finish();
+        let start = self.bytes.len();
+        self.bytes.reserve(n + 8);
+        self.bytes.resize(start + n, 0);
+        self.bits += 8 * n;
+        self.bytes.get_mut(start..)
+    }
+
     /// Appends whole bytes.
     pub fn put_bytes(&mut self, b: &[u8]) {
         if self.n % 8 == 0 {

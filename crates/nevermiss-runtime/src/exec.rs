@@ -132,7 +132,7 @@ pub struct Exec {
     data: BitWriter,
     tctx: TableCtx,
     rng: u64,
-    loops: u64,
+    pub(crate) loops: u64,
     /// `Some` while tracing (`nevermiss run --trace`): what the packet did, one line per
     /// parser state, table apply and `add_entry`. Off, it costs one branch per state and table.
     pub trace: Option<Vec<String>>,
@@ -397,7 +397,11 @@ impl Exec {
         let Some(fun) = sw.prog.functions.get(func as usize) else {
             return Flow::Next;
         };
-        let r = self.exec(sw, &fun.body);
+        let r = match sw.native.as_ref().and_then(|n| n.function(func)) {
+            // A traced packet runs in the interpreter, which writes the trace.
+            Some(f) if self.trace.is_none() => crate::native::to_flow(self.run_native(sw, f)),
+            _ => self.exec(sw, &fun.body),
+        };
         match r {
             Flow::Reject => Flow::Reject,
             Flow::Exit => {
@@ -408,7 +412,7 @@ impl Exec {
         }
     }
 
-    fn stmt(&mut self, sw: &Switch, s: &Stmt) -> Flow {
+    pub(crate) fn stmt(&mut self, sw: &Switch, s: &Stmt) -> Flow {
         match s {
             Stmt::Assign(l, t, e) => {
                 if l.dyn_idx.is_empty() {
@@ -653,6 +657,11 @@ impl Exec {
         let Some(p) = sw.prog.parsers.get(pid as usize) else {
             return true;
         };
+        if let Some(f) = sw.native.as_ref().and_then(|n| n.parser(pid)) {
+            if self.trace.is_none() {
+                return self.run_native(sw, f) != 0;
+            }
+        }
         if self.exec(sw, &p.init) == Flow::Reject {
             return false;
         }
@@ -703,7 +712,12 @@ impl Exec {
         }
     }
 
-    fn select(&mut self, sw: &Switch, keys: &[Expr], cases: &[SelectCase]) -> Option<Target> {
+    pub(crate) fn select(
+        &mut self,
+        sw: &Switch,
+        keys: &[Expr],
+        cases: &[SelectCase],
+    ) -> Option<Target> {
         let mut kv = [0u64; 8];
         let narrow = keys.len() <= 8 && keys.iter().all(|k| !k.ty().is_wide());
         if narrow {

@@ -10,12 +10,13 @@ pub mod bits;
 pub mod delay;
 pub mod exec;
 pub mod externs;
+mod native;
 mod profiles;
 pub mod switch;
 pub mod worker;
 pub mod workers;
 
-pub use switch::{Config, Switch};
+pub use switch::{Config, Engine, Switch};
 pub use worker::Worker;
 pub mod control;
 pub mod run;

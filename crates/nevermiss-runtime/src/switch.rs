@@ -52,6 +52,28 @@ pub struct Config {
     /// Measure update delays: every control-plane insert and modify of an entry arms a probe
     /// that the first packet using the new entry fires (`crate::delay`).
     pub track_updates: bool,
+    /// Which engine runs the program's parsers, controls and actions.
+    pub engine: Engine,
+}
+
+/// The engine that runs a program (`--engine`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// Machine code compiled at load time (`nevermiss-jit`; docs/jit.md).
+    #[default]
+    Jit,
+    /// The tree-walking interpreter (`exec.rs`), the reference.
+    Interp,
+}
+
+impl Engine {
+    /// The name `--engine` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Jit => "jit",
+            Engine::Interp => "interp",
+        }
+    }
 }
 
 impl Default for Config {
@@ -69,6 +91,7 @@ impl Default for Config {
             warm_insert_every: 64,
             table_size_cap: None,
             track_updates: false,
+            engine: Engine::default(),
         }
     }
 }
@@ -166,6 +189,8 @@ pub struct Switch {
     pub(crate) origin: Instant,
     /// Control-plane state (write serialization, replication model).
     pub(crate) ctl: ControlState,
+    /// The program as machine code (`Engine::Jit`), shared with the shadow switch.
+    pub(crate) native: Option<Arc<nevermiss_jit::Compiled>>,
 }
 
 /// Slots of the quiescence gate: workers beyond this share one slot (still correct, a little
@@ -193,6 +218,19 @@ impl Switch {
 
     /// [`Switch::new`] over a program shared with other switches.
     pub fn with_program(prog: Arc<Program>, config: Config) -> Result<Switch, BuildError> {
+        let native = match config.engine {
+            Engine::Jit => Some(Arc::new(crate::native::compile(&prog, &config)?)),
+            Engine::Interp => None,
+        };
+        Switch::with_native(prog, config, native)
+    }
+
+    /// [`Switch::with_program`] with the program's machine code already compiled.
+    pub(crate) fn with_native(
+        prog: Arc<Program>,
+        config: Config,
+        native: Option<Arc<nevermiss_jit::Compiled>>,
+    ) -> Result<Switch, BuildError> {
         let arch = ArchInfo::new(&prog).map_err(BuildError)?;
         let mut tables = Vec::with_capacity(prog.tables.len());
         for td in &prog.tables {
@@ -368,7 +406,22 @@ impl Switch {
             gate: Gate::new(GATE_SLOTS),
             origin: Instant::now(),
             ctl: ControlState::default(),
+            native,
         })
+    }
+
+    /// The engine running this switch's program.
+    pub fn engine(&self) -> Engine {
+        if self.native.is_some() {
+            Engine::Jit
+        } else {
+            Engine::Interp
+        }
+    }
+
+    /// Compile time and code size of the program's machine code (`Engine::Jit`).
+    pub fn native_stats(&self) -> Option<(u64, usize)> {
+        self.native.as_ref().map(|c| (c.compile_ns, c.code_bytes))
     }
 
     // ------------------------------------------------------------------ read-only accessors

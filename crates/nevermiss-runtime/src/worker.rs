@@ -231,7 +231,7 @@ impl Worker {
                 table_size_cap: Some(64),
                 ..sw.config.clone()
             };
-            match Switch::with_program(Arc::clone(&sw.prog), config) {
+            match Switch::with_native(Arc::clone(&sw.prog), config, sw.native.clone()) {
                 Ok(s) => self.warm.shadow = Some(Box::new(Worker::new(Arc::new(s), self.id))),
                 Err(_) => {
                     self.warm.off = true;

@@ -4,7 +4,7 @@
 
 use nevermiss_io::gen::{KeyField, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
 use nevermiss_io::Batch;
-use nevermiss_runtime::{build, stf::run_stf, Config, Switch, Worker};
+use nevermiss_runtime::{build, stf::run_stf, Config, Engine, Switch, Worker};
 use p4_front::driver::Options;
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -22,12 +22,21 @@ fn switch(name: &str, config: Config) -> Arc<Switch> {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Runs the example's STF test under both engines.
 fn run_example(name: &str, config: Config) {
-    let sw = switch(name, config);
-    let stf = example(&format!("{name}.stf"));
-    let text = std::fs::read_to_string(&stf).unwrap();
-    if let Err(e) = run_stf(sw, &text) {
-        panic!("{}: {e}", stf.display());
+    for engine in [Engine::Jit, Engine::Interp] {
+        let sw = switch(
+            name,
+            Config {
+                engine,
+                ..config.clone()
+            },
+        );
+        let stf = example(&format!("{name}.stf"));
+        let text = std::fs::read_to_string(&stf).unwrap();
+        if let Err(e) = run_stf(sw, &text) {
+            panic!("{} ({}): {e}", stf.display(), engine.name());
+        }
     }
 }
 

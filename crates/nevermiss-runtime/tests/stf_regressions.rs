@@ -1,8 +1,8 @@
 //! Regression tests of BMv2-equal semantics found by p4testgen-generated tests (issue 14): every
 //! `tests/stf/NAME.p4` runs its `tests/stf/NAME.stf` (packets in, packets expected out). Each
-//! program says in its header comment which behaviour it pins down.
+//! program says in its header comment which behaviour it pins down. Both engines run them.
 
-use nevermiss_runtime::{build, stf::run_stf, Config};
+use nevermiss_runtime::{build, stf::run_stf, Config, Engine};
 use p4_front::driver::Options;
 use std::path::PathBuf;
 
@@ -16,11 +16,18 @@ fn every_stf_regression_passes() {
         .collect();
     programs.sort();
     let mut failures = Vec::new();
-    for prog in &programs {
+    for (prog, engine) in programs
+        .iter()
+        .flat_map(|p| [(p, Engine::Jit), (p, Engine::Interp)])
+    {
         let stf = prog.with_extension("stf");
         let text = std::fs::read_to_string(&stf)
             .unwrap_or_else(|e| panic!("{}: {e} (every program needs its .stf)", stf.display()));
-        let result = build(prog, &Options::default(), Config::default())
+        let config = Config {
+            engine,
+            ..Config::default()
+        };
+        let result = build(prog, &Options::default(), config)
             .map_err(|e| e.to_string())
             .and_then(|sw| run_stf(sw, &text).map_err(|e| e.to_string()));
         match result {
@@ -29,7 +36,7 @@ fn every_stf_regression_passes() {
                 "{}: a test without expectations cannot fail",
                 stf.display()
             ),
-            Err(e) => failures.push(format!("{}: {e}", prog.display())),
+            Err(e) => failures.push(format!("{} ({}): {e}", prog.display(), engine.name())),
         }
     }
     assert!(!programs.is_empty(), "no programs in {}", dir.display());

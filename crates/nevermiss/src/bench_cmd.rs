@@ -7,7 +7,7 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use nevermiss_bench::scenario::Scenario;
-use nevermiss_bench::BenchConfig;
+use nevermiss_bench::{BenchConfig, Engine};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -74,9 +74,21 @@ pub struct BenchArgs {
     /// Write HdrHistogram interval logs (ticks per packet, one per scenario × class) here.
     #[arg(long, value_name = "DIR")]
     pub hdr_dir: Option<PathBuf>,
+    /// What runs the programs: jit (machine code, the default), interp (the interpreter), or
+    /// both, one after the other, with their figures side by side (docs/jit.md).
+    #[arg(long, value_enum, default_value_t = EngineArg::Jit)]
+    pub engine: EngineArg,
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `nevermiss bench --engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    Jit,
+    Interp,
+    Both,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -436,13 +448,38 @@ fn run_inner(args: BenchArgs) -> Result<(), String> {
     let cfg = config(&args)?;
     let json = JsonOut::open(&args.json)?;
     let quiet = args.quiet;
-    let rep = nevermiss_bench::run(&cfg, |line| {
-        if !quiet {
-            eprintln!("bench: {line}");
+    let engines: &[Engine] = match args.engine {
+        EngineArg::Jit => &[Engine::Jit],
+        EngineArg::Interp => &[Engine::Interp],
+        EngineArg::Both => &[Engine::Jit, Engine::Interp],
+    };
+    let mut reps = Vec::new();
+    for &engine in engines {
+        let mut c = BenchConfig {
+            engine,
+            ..cfg.clone()
+        };
+        if engines.len() > 1 {
+            // One HdrHistogram folder per engine.
+            c.hdr_dir = cfg.hdr_dir.as_ref().map(|d| d.join(engine.name()));
         }
-    })?;
-    out!("{}", rep.render());
-    JsonOut::write(json, serde_json::to_string_pretty(&rep))
+        let rep = nevermiss_bench::run(&c, |line| {
+            if !quiet {
+                eprintln!("bench ({}): {line}", engine.name());
+            }
+        })?;
+        out!("{}", rep.render());
+        reps.push(rep);
+    }
+    match &reps[..] {
+        [jit, interp] => {
+            out!("{}", nevermiss_bench::report::render_engines(jit, interp));
+            let both = serde_json::json!({ "jit": jit, "interp": interp });
+            JsonOut::write(json, serde_json::to_string_pretty(&both))
+        }
+        [rep] => JsonOut::write(json, serde_json::to_string_pretty(rep)),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use nevermiss_io::port::Port;
 use nevermiss_io::Rss;
 use nevermiss_runtime::run::{Clock, RunOptions, RunReport};
 use nevermiss_runtime::workers::{available_cpus, run_parallel, ParallelOptions};
-use nevermiss_runtime::{Config, Switch};
+use nevermiss_runtime::{Config, Engine, Switch};
 use p4_ir::{Arch, Program};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -102,6 +102,32 @@ pub struct SwitchArgs {
     /// Resolution of idle timers [default: 1ms].
     #[arg(long, value_name = "DURATION", value_parser = duration_ns)]
     pub tick: Option<u64>,
+    /// What runs the program: machine code compiled at load time, or the interpreter
+    /// (the reference; docs/jit.md) [default: jit].
+    #[arg(long, value_name = "ENGINE", value_parser = engine)]
+    pub engine: Option<Engine>,
+}
+
+/// What ran the program, for the statistics: `engine: jit (compiled in 2.1 ms, 14.2 KiB of
+/// machine code)` or `engine: interp`.
+pub fn engine_line(sw: &Switch) -> String {
+    match sw.native_stats() {
+        Some((ns, bytes)) => format!(
+            "engine: jit (compiled in {:.1} ms, {:.1} KiB of machine code)",
+            ns as f64 / 1e6,
+            bytes as f64 / 1024.0
+        ),
+        None => format!("engine: {}", sw.engine().name()),
+    }
+}
+
+/// `--engine jit|interp`.
+pub fn engine(s: &str) -> Result<Engine, String> {
+    match s {
+        "jit" => Ok(Engine::Jit),
+        "interp" => Ok(Engine::Interp),
+        _ => Err(format!("`{s}`: the engines are jit and interp")),
+    }
 }
 
 /// `--expire-profile ID=DURATION`.
@@ -130,6 +156,7 @@ impl SwitchArgs {
             host_ports: [&self.host_ports[..], &later.host_ports[..]].concat(),
             expire_profiles: [&self.expire_profiles[..], &later.expire_profiles[..]].concat(),
             tick: later.tick.or(self.tick),
+            engine: later.engine.or(self.engine),
         }
     }
 
@@ -176,6 +203,7 @@ impl SwitchArgs {
             host_ports: self.host_ports.clone(),
             expire_profiles_ns,
             tick_ns: self.tick.unwrap_or(Config::default().tick_ns),
+            engine: self.engine.unwrap_or_default(),
             ..Config::default()
         }
     }

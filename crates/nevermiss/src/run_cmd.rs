@@ -105,6 +105,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         Some(sig.stats),
     )?;
     out!("{}", report.render());
+    outln!("{}", crate::flags::engine_line(&sw));
     let notes = sw.pending_notifications();
     if notes > 0 {
         outln!("idle-timeout notifications for the control plane: {notes}");

@@ -1,0 +1,1225 @@
+//! The translation of p4-ir functions and parsers into Cranelift IR (docs/jit.md).
+//!
+//! Every generated function takes the [`Ctx`] pointer and returns a [`flow`] code (parsers: 1
+//! accepted, 0 rejected). Frame words are loaded and stored at constant offsets from `Ctx::frame`;
+//! nothing is cached in registers across a helper call, so a helper sees and changes the same frame.
+
+use crate::{flow, target, Ctx, Helpers, JitError, Limits, NativeFn};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, UserFuncName, Value,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module};
+use p4_ir::ir::*;
+use p4_ir::ops::mask;
+use std::collections::HashMap;
+use std::mem::offset_of;
+use std::sync::Arc;
+
+const I64: types::Type = types::I64;
+const I32: types::Type = types::I32;
+const I8: types::Type = types::I8;
+
+/// Largest header the native `extract` handles (bytes); larger ones go through the helper.
+const EXTRACT_MAX_BYTES: u32 = 128;
+/// Copies of at most this many words are inline loads and stores; longer ones call the helper.
+const COPY_INLINE_WORDS: u32 = 16;
+
+pub(crate) struct Output {
+    pub module: JITModule,
+    pub functions: Vec<NativeFn>,
+    pub parsers: Vec<NativeFn>,
+    pub code_bytes: usize,
+}
+
+fn err(e: impl std::fmt::Display) -> JitError {
+    JitError(e.to_string())
+}
+
+/// Ids of the imported helpers.
+struct Imports {
+    stmt: FuncId,
+    eval: FuncId,
+    select: FuncId,
+    loop_limit: FuncId,
+    bin: FuncId,
+    emit_reserve: FuncId,
+}
+
+pub(crate) fn compile(
+    prog: &Arc<Program>,
+    helpers: &Helpers,
+    limits: Limits,
+) -> Result<Output, JitError> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(err)?;
+    flags.set("is_pic", "false").map_err(err)?;
+    flags.set("use_colocated_libcalls", "false").map_err(err)?;
+    let isa = cranelift_native::builder()
+        .map_err(err)?
+        .finish(settings::Flags::new(flags))
+        .map_err(err)?;
+    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    jb.symbol("nm_stmt", helpers.stmt as *const u8);
+    jb.symbol("nm_eval", helpers.eval as *const u8);
+    jb.symbol("nm_select", helpers.select as *const u8);
+    jb.symbol("nm_loop_limit", helpers.loop_limit as *const u8);
+    jb.symbol("nm_bin", crate::bin_op as *const u8);
+    jb.symbol("nm_emit_reserve", helpers.emit_reserve as *const u8);
+    let mut module = JITModule::new(jb);
+
+    let sig = |params: &[types::Type], ret: Option<types::Type>, m: &JITModule| {
+        let mut s = m.make_signature();
+        for p in params {
+            s.params.push(AbiParam::new(*p));
+        }
+        if let Some(r) = ret {
+            s.returns.push(AbiParam::new(r));
+        }
+        s
+    };
+    let native_sig = sig(&[I64], Some(I32), &module);
+    let imp = |m: &mut JITModule, name: &str, params: &[types::Type], ret: Option<types::Type>| {
+        let s = sig(params, ret, m);
+        m.declare_function(name, Linkage::Import, &s).map_err(err)
+    };
+    let imports = Imports {
+        stmt: imp(&mut module, "nm_stmt", &[I64, I64], Some(I32))?,
+        eval: imp(&mut module, "nm_eval", &[I64, I64], Some(I64))?,
+        select: imp(&mut module, "nm_select", &[I64, I64], Some(I32))?,
+        loop_limit: imp(&mut module, "nm_loop_limit", &[I64], None)?,
+        bin: imp(&mut module, "nm_bin", &[I32, I32, I32, I64, I64], Some(I64))?,
+        emit_reserve: imp(&mut module, "nm_emit_reserve", &[I64, I64], Some(I64))?,
+    };
+
+    let mut fn_ids = Vec::with_capacity(prog.functions.len());
+    for (i, _) in prog.functions.iter().enumerate() {
+        let id = module
+            .declare_function(&format!("f{i}"), Linkage::Local, &native_sig)
+            .map_err(err)?;
+        fn_ids.push(id);
+    }
+    let mut parser_ids = Vec::with_capacity(prog.parsers.len());
+    for (i, _) in prog.parsers.iter().enumerate() {
+        let id = module
+            .declare_function(&format!("p{i}"), Linkage::Local, &native_sig)
+            .map_err(err)?;
+        parser_ids.push(id);
+    }
+
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ctx = module.make_context();
+    let mut code_bytes = 0usize;
+    let ids = Ids {
+        functions: &fn_ids,
+        parsers: &parser_ids,
+        imports: &imports,
+    };
+    for (i, f) in prog.functions.iter().enumerate() {
+        ctx.func.signature = native_sig.clone();
+        ctx.func.name = UserFuncName::user(0, i as u32);
+        build(&mut module, &mut ctx, &mut fctx, prog, &ids, limits, |g| {
+            g.function_body(&f.body);
+            Ok(())
+        })
+        .map_err(|e| JitError(format!("function `{}`: {}", f.name, e.0)))?;
+        define(&mut module, fn_ids[i], &mut ctx, &mut code_bytes)
+            .map_err(|e| JitError(format!("function `{}`: {}", f.name, e.0)))?;
+    }
+    for (i, p) in prog.parsers.iter().enumerate() {
+        ctx.func.signature = native_sig.clone();
+        ctx.func.name = UserFuncName::user(1, i as u32);
+        build(&mut module, &mut ctx, &mut fctx, prog, &ids, limits, |g| {
+            g.parser(p);
+            Ok(())
+        })
+        .map_err(|e| JitError(format!("parser `{}`: {}", p.name, e.0)))?;
+        define(&mut module, parser_ids[i], &mut ctx, &mut code_bytes)
+            .map_err(|e| JitError(format!("parser `{}`: {}", p.name, e.0)))?;
+    }
+    module.finalize_definitions().map_err(err)?;
+    let get = |id: FuncId| -> NativeFn {
+        let p = module.get_finalized_function(id);
+        // SAFETY: every function was defined with `native_sig`, i.e. `extern "C" fn(*mut Ctx) -> u32`
+        // in the host's calling convention.
+        unsafe { std::mem::transmute::<*const u8, NativeFn>(p) }
+    };
+    let functions = fn_ids.iter().map(|&id| get(id)).collect();
+    let parsers = parser_ids.iter().map(|&id| get(id)).collect();
+    Ok(Output {
+        module,
+        functions,
+        parsers,
+        code_bytes,
+    })
+}
+
+struct Ids<'a> {
+    functions: &'a [FuncId],
+    parsers: &'a [FuncId],
+    imports: &'a Imports,
+}
+
+fn define(
+    module: &mut JITModule,
+    id: FuncId,
+    ctx: &mut Context,
+    code_bytes: &mut usize,
+) -> Result<(), JitError> {
+    module
+        .define_function(id, ctx)
+        .map_err(|e| JitError(format!("{e:?}")))?;
+    if let Some(c) = ctx.compiled_code() {
+        *code_bytes += c.code_buffer().len();
+    }
+    module.clear_context(ctx);
+    Ok(())
+}
+
+fn build(
+    module: &mut JITModule,
+    ctx: &mut Context,
+    fctx: &mut FunctionBuilderContext,
+    prog: &Program,
+    ids: &Ids<'_>,
+    limits: Limits,
+    body: impl FnOnce(&mut Gen<'_, '_>) -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let frontend = module.isa().frontend_config();
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let ctxp = b.block_params(entry)[0];
+    let frame = b.ins().load(
+        I64,
+        MemFlagsData::trusted(),
+        ctxp,
+        offset_of!(Ctx, frame) as i32,
+    );
+    let ret = b.create_block();
+    b.append_block_param(ret, I32);
+    let mut g = Gen {
+        b,
+        module,
+        prog,
+        ids,
+        limits,
+        ctx: ctxp,
+        frame,
+        refs: HashMap::new(),
+        loops: Vec::new(),
+        ret,
+    };
+    body(&mut g)?;
+    // The return block: every path that ends the function jumps here with its code.
+    g.b.switch_to_block(g.ret);
+    let code = g.b.block_params(g.ret)[0];
+    g.b.ins().return_(&[code]);
+    g.b.seal_all_blocks();
+    g.b.finalize(frontend);
+    Ok(())
+}
+
+/// Where a statement list goes when a statement ends it early (a helper's non-`NEXT` code, `return`,
+/// `exit`, a reject): a block taking the [`flow`] code.
+type Abort = Block;
+
+struct Gen<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    module: &'a mut JITModule,
+    prog: &'a Program,
+    ids: &'a Ids<'a>,
+    limits: Limits,
+    ctx: Value,
+    frame: Value,
+    refs: HashMap<FuncId, FuncRef>,
+    /// Innermost last: (continue target, break target).
+    loops: Vec<(Block, Block)>,
+    ret: Block,
+}
+
+impl Gen<'_, '_> {
+    fn fref(&mut self, id: FuncId) -> FuncRef {
+        if let Some(r) = self.refs.get(&id) {
+            return *r;
+        }
+        let r = self.module.declare_func_in_func(id, self.b.func);
+        self.refs.insert(id, r);
+        r
+    }
+
+    fn iconst(&mut self, v: u64) -> Value {
+        self.b.ins().iconst(I64, v as i64)
+    }
+
+    fn ctx_field(&mut self, off: usize) -> Value {
+        self.b
+            .ins()
+            .load(I64, MemFlagsData::trusted(), self.ctx, off as i32)
+    }
+
+    /// Continues code generation in a new block (after a terminator).
+    fn fresh(&mut self) {
+        let blk = self.b.create_block();
+        self.b.switch_to_block(blk);
+    }
+
+    fn jump_code(&mut self, to: Block, code: u32) {
+        let c = self.b.ins().iconst(I32, i64::from(code));
+        self.b.ins().jump(to, &[c.into()]);
+    }
+
+    /// Whether the fixed word range `off..off+n` lies inside the frame.
+    fn in_frame(&self, off: u32, n: u32) -> bool {
+        u64::from(off) + u64::from(n) <= u64::from(self.prog.frame_words)
+    }
+
+    fn ld(&mut self, off: u32) -> Value {
+        self.b
+            .ins()
+            .load(I64, MemFlagsData::trusted(), self.frame, (off * 8) as i32)
+    }
+
+    fn st(&mut self, off: u32, v: Value) {
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), v, self.frame, (off * 8) as i32);
+    }
+
+    fn mask_to(&mut self, v: Value, w: u32) -> Value {
+        if w >= 64 {
+            v
+        } else {
+            self.b.ins().band_imm_u(v, mask(w) as i64)
+        }
+    }
+
+    /// Sign-extends the `w`-bit pattern `v` to 64 bits.
+    fn sext(&mut self, v: Value, w: u32) -> Value {
+        if w == 0 {
+            return self.iconst(0);
+        }
+        if w >= 64 {
+            return v;
+        }
+        let s = i64::from(64 - w);
+        let l = self.b.ins().ishl_imm_u(v, s);
+        self.b.ins().sshr_imm_u(l, s)
+    }
+
+    fn bool64(&mut self, cc: IntCC, a: Value, b: Value) -> Value {
+        let c = self.b.ins().icmp(cc, a, b);
+        self.b.ins().uextend(I64, c)
+    }
+
+    // ------------------------------------------------------------------ calls into the runtime
+
+    fn call_stmt(&mut self, s: &Stmt) -> Value {
+        let f = self.fref(self.ids.imports.stmt);
+        let p = self.iconst(s as *const Stmt as u64);
+        let call = self.b.ins().call(f, &[self.ctx, p]);
+        self.b.inst_results(call)[0]
+    }
+
+    /// A statement the runtime runs: a non-`NEXT` code ends the list at `abort`.
+    fn helper_stmt(&mut self, s: &Stmt, abort: Abort) {
+        let code = self.call_stmt(s);
+        let next = self.b.create_block();
+        self.b.ins().brif(code, abort, &[code.into()], next, &[]);
+        self.b.switch_to_block(next);
+    }
+
+    fn helper_eval(&mut self, e: &Expr) -> Value {
+        let f = self.fref(self.ids.imports.eval);
+        let p = self.iconst(e as *const Expr as u64);
+        let call = self.b.ins().call(f, &[self.ctx, p]);
+        self.b.inst_results(call)[0]
+    }
+
+    fn helper_bin(&mut self, op: u32, t: Ty, a: Value, b: Value) -> Value {
+        let f = self.fref(self.ids.imports.bin);
+        let op = self.b.ins().iconst(I32, i64::from(op));
+        let w = self.b.ins().iconst(I32, i64::from(t.width));
+        let s = self.b.ins().iconst(I32, i64::from(t.signed));
+        let call = self.b.ins().call(f, &[op, w, s, a, b]);
+        self.b.inst_results(call)[0]
+    }
+
+    // ------------------------------------------------------------------ expressions
+
+    /// Whether `e` is computed by generated code (every operand ≤ 64 bits).
+    fn native(e: &Expr) -> bool {
+        match e {
+            Expr::Const(_, t) | Expr::Load(_, t) => !t.is_wide(),
+            Expr::Big(..) => false,
+            Expr::LoadDyn(l, t) => !t.is_wide() && l.dyn_idx.iter().all(|d| Self::native(&d.index)),
+            Expr::Un(_, t, a) => !t.is_wide() && Self::native(a),
+            Expr::Bin(_, t, a, b) => !t.is_wide() && Self::native(a) && Self::native(b),
+            Expr::Cmp(_, t, a, b) => !t.is_wide() && Self::native(a) && Self::native(b),
+            Expr::And(a, b) | Expr::Or(a, b) => Self::native(a) && Self::native(b),
+            Expr::Mux(c, a, b, t) => {
+                !t.is_wide() && Self::native(c) && Self::native(a) && Self::native(b)
+            }
+            Expr::Cast(to, from, a) => !to.is_wide() && !from.is_wide() && Self::native(a),
+            Expr::Slice(a, t, _, _) => !t.is_wide() && Self::native(a),
+            Expr::Concat(a, b, t, bw) => {
+                !t.is_wide() && *bw < 64 && Self::native(a) && Self::native(b)
+            }
+        }
+    }
+
+    /// The value of a scalar expression of width ≤ 64 (masked to its width).
+    fn expr(&mut self, e: &Expr) -> Value {
+        if !Self::native(e) {
+            return self.helper_eval(e);
+        }
+        self.native_expr(e)
+    }
+
+    fn native_expr(&mut self, e: &Expr) -> Value {
+        match e {
+            Expr::Const(v, _) => self.iconst(*v),
+            Expr::Big(..) => self.helper_eval(e),
+            Expr::Load(o, _) => {
+                if self.in_frame(*o, 1) {
+                    self.ld(*o)
+                } else {
+                    self.iconst(0)
+                }
+            }
+            Expr::LoadDyn(l, _) => match self.dyn_addr(l) {
+                Some((ok, addr)) => {
+                    let v = self.b.ins().load(I64, MemFlagsData::trusted(), addr, 0);
+                    let z = self.iconst(0);
+                    self.b.ins().select(ok, v, z)
+                }
+                None => self.iconst(0),
+            },
+            Expr::Un(op, t, a) => {
+                let a = self.native_expr(a);
+                match op {
+                    UnOp::Not => {
+                        let z = self.iconst(0);
+                        self.bool64(IntCC::Equal, a, z)
+                    }
+                    UnOp::BitNot => {
+                        let n = self.b.ins().bnot(a);
+                        self.mask_to(n, t.width)
+                    }
+                    UnOp::Neg => {
+                        let n = self.b.ins().ineg(a);
+                        self.mask_to(n, t.width)
+                    }
+                }
+            }
+            Expr::Bin(op, t, a, b) => {
+                let a = self.native_expr(a);
+                let b = self.native_expr(b);
+                self.bin(*op, *t, a, b)
+            }
+            Expr::Cmp(op, t, a, b) => {
+                let mut a = self.native_expr(a);
+                let mut b = self.native_expr(b);
+                let cc = match (op, t.signed) {
+                    (CmpOp::Eq, _) => IntCC::Equal,
+                    (CmpOp::Ne, _) => IntCC::NotEqual,
+                    (CmpOp::Lt, false) => IntCC::UnsignedLessThan,
+                    (CmpOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+                    (CmpOp::Gt, false) => IntCC::UnsignedGreaterThan,
+                    (CmpOp::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+                    (CmpOp::Lt, true) => IntCC::SignedLessThan,
+                    (CmpOp::Le, true) => IntCC::SignedLessThanOrEqual,
+                    (CmpOp::Gt, true) => IntCC::SignedGreaterThan,
+                    (CmpOp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+                };
+                if t.signed && !matches!(op, CmpOp::Eq | CmpOp::Ne) {
+                    a = self.sext(a, t.width);
+                    b = self.sext(b, t.width);
+                }
+                self.bool64(cc, a, b)
+            }
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                // Side-effect free and every load is in bounds: both sides are evaluated.
+                let a = self.native_expr(a);
+                let b = self.native_expr(b);
+                let z = self.iconst(0);
+                let x = self.b.ins().icmp(IntCC::NotEqual, a, z);
+                let y = self.b.ins().icmp(IntCC::NotEqual, b, z);
+                let r = if matches!(e, Expr::And(..)) {
+                    self.b.ins().band(x, y)
+                } else {
+                    self.b.ins().bor(x, y)
+                };
+                self.b.ins().uextend(I64, r)
+            }
+            Expr::Mux(c, a, b, _) => {
+                let c = self.native_expr(c);
+                let a = self.native_expr(a);
+                let b = self.native_expr(b);
+                self.b.ins().select(c, a, b)
+            }
+            Expr::Cast(to, from, a) => {
+                let a = self.native_expr(a);
+                let v = if from.signed {
+                    self.sext(a, from.width)
+                } else {
+                    a
+                };
+                self.mask_to(v, to.width)
+            }
+            Expr::Slice(a, _, hi, lo) => {
+                let a = self.native_expr(a);
+                let s = if *lo > 0 {
+                    self.b.ins().ushr_imm_u(a, i64::from(*lo))
+                } else {
+                    a
+                };
+                self.mask_to(s, hi - lo + 1)
+            }
+            Expr::Concat(a, b, t, bw) => {
+                let a = self.native_expr(a);
+                let b = self.native_expr(b);
+                let hi = self.b.ins().ishl_imm_u(a, i64::from(*bw));
+                let v = self.b.ins().bor(hi, b);
+                self.mask_to(v, t.width)
+            }
+        }
+    }
+
+    /// `ops::bin` on `w ≤ 64` values.
+    fn bin(&mut self, op: BinOp, t: Ty, a: Value, b: Value) -> Value {
+        let w = t.width;
+        match op {
+            BinOp::Add => {
+                let v = self.b.ins().iadd(a, b);
+                self.mask_to(v, w)
+            }
+            BinOp::Sub => {
+                let v = self.b.ins().isub(a, b);
+                self.mask_to(v, w)
+            }
+            BinOp::Mul => {
+                let v = self.b.ins().imul(a, b);
+                self.mask_to(v, w)
+            }
+            BinOp::And => self.b.ins().band(a, b),
+            BinOp::Or => self.b.ins().bor(a, b),
+            BinOp::Xor => self.b.ins().bxor(a, b),
+            BinOp::Div | BinOp::Mod if !t.signed => {
+                // Division by zero gives 0 (never a trap).
+                let z = self.iconst(0);
+                let one = self.iconst(1);
+                let is_zero = self.b.ins().icmp(IntCC::Equal, b, z);
+                let d = self.b.ins().select(is_zero, one, b);
+                let r = if op == BinOp::Div {
+                    self.b.ins().udiv(a, d)
+                } else {
+                    self.b.ins().urem(a, d)
+                };
+                self.b.ins().select(is_zero, z, r)
+            }
+            BinOp::Shl | BinOp::Shr if !(op == BinOp::Shr && t.signed) => {
+                let z = self.iconst(0);
+                let wv = self.iconst(u64::from(w));
+                let big = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, b, wv);
+                let v = if op == BinOp::Shl {
+                    let s = self.b.ins().ishl(a, b);
+                    self.mask_to(s, w)
+                } else {
+                    self.b.ins().ushr(a, b)
+                };
+                self.b.ins().select(big, z, v)
+            }
+            BinOp::Div => self.helper_bin(0, t, a, b),
+            BinOp::Mod => self.helper_bin(1, t, a, b),
+            BinOp::AddSat => self.helper_bin(2, t, a, b),
+            BinOp::SubSat => self.helper_bin(3, t, a, b),
+            BinOp::Shl | BinOp::Shr => self.helper_bin(4, t, a, b),
+        }
+    }
+
+    /// The address of a location with run-time indices and whether every index is in bounds;
+    /// out of bounds, the address is the (in-frame) base so that a load stays harmless. `None`
+    /// when even the base or the last element lies outside the frame.
+    fn dyn_addr(&mut self, l: &Loc) -> Option<(Value, Value)> {
+        let mut last = u64::from(l.off);
+        for d in &l.dyn_idx {
+            last += u64::from(d.count.saturating_sub(1)) * u64::from(d.stride);
+        }
+        if d_count_zero(l) || last >= u64::from(self.prog.frame_words) {
+            return None;
+        }
+        let mut words = self.iconst(u64::from(l.off));
+        let mut ok = self.b.ins().iconst(I8, 1);
+        for d in &l.dyn_idx {
+            let i = self.expr(&d.index);
+            let cnt = self.iconst(u64::from(d.count));
+            let inb = self.b.ins().icmp(IntCC::UnsignedLessThan, i, cnt);
+            ok = self.b.ins().band(ok, inb);
+            let z = self.iconst(0);
+            let i = self.b.ins().select(inb, i, z);
+            let step = self.b.ins().imul_imm_u(i, i64::from(d.stride));
+            words = self.b.ins().iadd(words, step);
+        }
+        let base = self.iconst(u64::from(l.off));
+        let words = self.b.ins().select(ok, words, base);
+        let bytes = self.b.ins().ishl_imm_u(words, 3);
+        let addr = self.b.ins().iadd(self.frame, bytes);
+        Some((ok, addr))
+    }
+
+    // ------------------------------------------------------------------ statements
+
+    fn stmts(&mut self, ss: &[Stmt], abort: Abort) {
+        for s in ss {
+            self.stmt(s, abort);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, abort: Abort) {
+        match s {
+            Stmt::Assign(l, t, e) if !t.is_wide() => {
+                let v = self.expr(e);
+                let v = self.mask_to(v, t.width);
+                self.store(l, v, abort, s);
+            }
+            Stmt::AssignSlice(l, t, hi, lo, e) if !t.is_wide() && l.fixed().is_some() => {
+                let a = l.off;
+                if !self.in_frame(a, 1) {
+                    return;
+                }
+                let w = hi - lo + 1;
+                let cur = self.ld(a);
+                let v = self.expr(e);
+                let v = self.mask_to(v, w);
+                let m = mask(w) << lo;
+                let keep = self.b.ins().band_imm_u(cur, !m as i64);
+                let sh = self.b.ins().ishl_imm_u(v, i64::from(*lo));
+                let nv = self.b.ins().bor(keep, sh);
+                let nv = self.mask_to(nv, t.width);
+                self.st(a, nv);
+            }
+            Stmt::Copy { dst, src, words }
+                if *words <= COPY_INLINE_WORDS
+                    && dst.fixed().is_some()
+                    && src.fixed().is_some()
+                    && self.in_frame(dst.off, *words)
+                    && self.in_frame(src.off, *words) =>
+            {
+                // All loads first: source and destination may overlap.
+                let vals: Vec<Value> = (0..*words).map(|i| self.ld(src.off + i)).collect();
+                for (i, v) in vals.into_iter().enumerate() {
+                    self.st(dst.off + i as u32, v);
+                }
+            }
+            Stmt::Zero { dst, words }
+                if *words <= COPY_INLINE_WORDS
+                    && dst.fixed().is_some()
+                    && self.in_frame(dst.off, *words) =>
+            {
+                let z = self.iconst(0);
+                for i in 0..*words {
+                    self.st(dst.off + i, z);
+                }
+            }
+            Stmt::SetValid { hdr, valid, others } if hdr.fixed().is_some() => {
+                let a = hdr.off;
+                if !self.in_frame(a, 1) {
+                    return;
+                }
+                let v = self.iconst(u64::from(*valid));
+                self.st(a, v);
+                if *valid {
+                    let z = self.iconst(0);
+                    for o in others {
+                        let x = i64::from(a) + i64::from(*o);
+                        if x >= 0 && self.in_frame(x as u32, 1) {
+                            self.st(x as u32, z);
+                        }
+                    }
+                }
+            }
+            Stmt::If(c, a, b) => {
+                let c = self.expr(c);
+                let (tb, eb, join) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(c, tb, &[], eb, &[]);
+                self.b.switch_to_block(tb);
+                self.stmts(a, abort);
+                self.b.ins().jump(join, &[]);
+                self.b.switch_to_block(eb);
+                self.stmts(b, abort);
+                self.b.ins().jump(join, &[]);
+                self.b.switch_to_block(join);
+            }
+            Stmt::Switch {
+                sel,
+                cases,
+                bodies,
+                default,
+            } => {
+                let v = self.expr(sel);
+                let join = self.b.create_block();
+                let body_blocks: Vec<Block> =
+                    bodies.iter().map(|_| self.b.create_block()).collect();
+                // The first case whose label equals the selector.
+                for (labels, bi) in cases {
+                    let Some(&target) = body_blocks.get(*bi) else {
+                        continue;
+                    };
+                    for lab in labels {
+                        let next = self.b.create_block();
+                        let c = self.b.ins().icmp_imm_s(IntCC::Equal, v, *lab as i64);
+                        self.b.ins().brif(c, target, &[], next, &[]);
+                        self.b.switch_to_block(next);
+                    }
+                }
+                match default.and_then(|d| body_blocks.get(d)) {
+                    Some(&d) => self.b.ins().jump(d, &[]),
+                    None => self.b.ins().jump(join, &[]),
+                };
+                for (blk, body) in body_blocks.iter().zip(bodies) {
+                    self.b.switch_to_block(*blk);
+                    self.stmts(body, abort);
+                    self.b.ins().jump(join, &[]);
+                }
+                self.b.switch_to_block(join);
+            }
+            Stmt::Loop { cond, body, update } => {
+                let (head, upd, exit) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(head);
+                let c = self.expr(cond);
+                let run = self.b.create_block();
+                self.b.ins().brif(c, run, &[], exit, &[]);
+                self.b.switch_to_block(run);
+                // One more iteration of this packet's loops; past the limit the packet is dropped.
+                let lp = self.ctx_field(offset_of!(Ctx, loops));
+                let n = self.b.ins().load(I64, MemFlagsData::trusted(), lp, 0);
+                let n = self.b.ins().iadd_imm_s(n, 1);
+                self.b.ins().store(MemFlagsData::trusted(), n, lp, 0);
+                let over = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThan,
+                    n,
+                    self.limits.loop_limit as i64,
+                );
+                let (stop, go) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(over, stop, &[], go, &[]);
+                self.b.switch_to_block(stop);
+                let f = self.fref(self.ids.imports.loop_limit);
+                self.b.ins().call(f, &[self.ctx]);
+                let pe = self.ctx_field(offset_of!(Ctx, perr));
+                let code = self.iconst(p4_ir::ir::errors::PARSER_TIMEOUT);
+                self.b.ins().store(MemFlagsData::trusted(), code, pe, 0);
+                self.jump_code(abort, flow::REJECT);
+                self.b.switch_to_block(go);
+                self.loops.push((upd, exit));
+                self.stmts(body, abort);
+                self.loops.pop();
+                self.b.ins().jump(upd, &[]);
+                self.b.switch_to_block(upd);
+                self.stmts(update, abort);
+                self.b.ins().jump(head, &[]);
+                self.b.switch_to_block(exit);
+            }
+            Stmt::Break | Stmt::Continue => {
+                match self.loops.last().copied() {
+                    Some((cont, brk)) => {
+                        let to = if matches!(s, Stmt::Break) { brk } else { cont };
+                        self.b.ins().jump(to, &[]);
+                    }
+                    None => {
+                        let code = if matches!(s, Stmt::Break) {
+                            flow::BREAK
+                        } else {
+                            flow::CONTINUE
+                        };
+                        self.jump_code(abort, code);
+                    }
+                }
+                self.fresh();
+            }
+            Stmt::Return => {
+                self.jump_code(abort, flow::RETURN);
+                self.fresh();
+            }
+            Stmt::Exit => {
+                self.jump_code(abort, flow::EXIT);
+                self.fresh();
+            }
+            Stmt::Call {
+                func,
+                copy_in,
+                copy_out,
+            } => self.call(*func, copy_in, copy_out, abort),
+            Stmt::CallParser {
+                parser,
+                copy_in,
+                copy_out,
+            } => {
+                self.stmts(copy_in, abort);
+                let Some(&id) = self.ids.parsers.get(*parser as usize) else {
+                    return self.helper_stmt(s, abort);
+                };
+                let f = self.fref(id);
+                let call = self.b.ins().call(f, &[self.ctx]);
+                let accepted = self.b.inst_results(call)[0];
+                // A rejecting sub-parser still copies out (as BMv2 does), then rejects the caller.
+                self.stmts(copy_out, abort);
+                let rej = self.b.create_block();
+                let next = self.b.create_block();
+                self.b.ins().brif(accepted, next, &[], rej, &[]);
+                self.b.switch_to_block(rej);
+                self.jump_code(abort, flow::REJECT);
+                self.b.switch_to_block(next);
+            }
+            Stmt::Verify(c, e) => {
+                let c = self.expr(c);
+                let (bad, next) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(c, next, &[], bad, &[]);
+                self.b.switch_to_block(bad);
+                let code = self.expr(e);
+                let pe = self.ctx_field(offset_of!(Ctx, perr));
+                self.b.ins().store(MemFlagsData::trusted(), code, pe, 0);
+                self.jump_code(abort, flow::REJECT);
+                self.b.switch_to_block(next);
+            }
+            Stmt::Extract {
+                hdr,
+                varbit_bits: None,
+            } if hdr.loc.fixed().is_some() => self.extract(s, hdr, abort),
+            Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => self.emit(s, hdr, abort),
+            // Everything else is the runtime's: tables, externs, emit, stacks, lookahead, advance,
+            // values wider than 64 bits, locations with run-time indices.
+            _ => self.helper_stmt(s, abort),
+        }
+    }
+
+    /// Stores `v` at `l`: at a run-time index, only when it is in bounds.
+    fn store(&mut self, l: &Loc, v: Value, abort: Abort, s: &Stmt) {
+        if let Some(o) = l.fixed() {
+            if self.in_frame(o, 1) {
+                self.st(o, v);
+            }
+            return;
+        }
+        if l.dyn_idx.iter().any(|d| !Self::native(&d.index)) {
+            return self.helper_stmt(s, abort);
+        }
+        if let Some((ok, addr)) = self.dyn_addr(l) {
+            let (yes, join) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(ok, yes, &[], join, &[]);
+            self.b.switch_to_block(yes);
+            self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+        }
+    }
+
+    /// A call with copy-in/copy-out (P4_16 §6.8): the callee's `exit` still copies out; its
+    /// reject does not.
+    fn call(&mut self, func: FnId, copy_in: &[Stmt], copy_out: &[Stmt], abort: Abort) {
+        self.stmts(copy_in, abort);
+        let Some(&id) = self.ids.functions.get(func as usize) else {
+            return;
+        };
+        let f = self.fref(id);
+        let call = self.b.ins().call(f, &[self.ctx]);
+        let code = self.b.inst_results(call)[0];
+        let (rej, exit, rest) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let is_rej = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, code, i64::from(flow::REJECT));
+        let not_rej = self.b.create_block();
+        self.b.ins().brif(is_rej, rej, &[], not_rej, &[]);
+        self.b.switch_to_block(rej);
+        self.jump_code(abort, flow::REJECT);
+        self.b.switch_to_block(not_rej);
+        let is_exit = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, code, i64::from(flow::EXIT));
+        self.b.ins().brif(is_exit, exit, &[], rest, &[]);
+        self.b.switch_to_block(exit);
+        self.stmts(copy_out, abort);
+        self.jump_code(abort, flow::EXIT);
+        self.b.switch_to_block(rest);
+        self.stmts(copy_out, abort);
+    }
+
+    /// `extract` of a fixed header whose fields are all ≤ 64 bits and a whole number of bytes in
+    /// all: inline when the cursor is byte-aligned and 16 bytes beyond the header are in the
+    /// packet (the window of the wide loads), else the runtime's `extract` (which decides
+    /// `PacketTooShort` and unaligned cursors).
+    fn extract(&mut self, s: &Stmt, hdr: &HdrRef, abort: Abort) {
+        let a = hdr.loc.off;
+        let Some((bytes, fields)) = self.fast_layout(hdr.layout, a) else {
+            return self.helper_stmt(s, abort);
+        };
+        let bytes = i64::from(bytes);
+        let curp = self.ctx_field(offset_of!(Ctx, cursor));
+        let cur = self.b.ins().load(I64, MemFlagsData::trusted(), curp, 0);
+        let len = self.ctx_field(offset_of!(Ctx, input_len));
+        let start = self.b.ins().ushr_imm_u(cur, 3);
+        let end = self.b.ins().iadd_imm_s(start, bytes + 16);
+        let room = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+        let low = self.b.ins().band_imm_u(cur, 7);
+        let aligned = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
+        let ok = self.b.ins().band(room, aligned);
+        let (inline, slow, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(ok, inline, &[], slow, &[]);
+        self.b.switch_to_block(slow);
+        self.helper_stmt(s, abort);
+        self.b.ins().jump(join, &[]);
+
+        self.b.switch_to_block(inline);
+        let input = self.ctx_field(offset_of!(Ctx, input));
+        let p = self.b.ins().iadd(input, start);
+        for &(off, bit, w) in &fields {
+            let i = (bit / 8) as i32;
+            let lsh = bit % 8;
+            let x = self.b.ins().load(I64, MemFlagsData::trusted(), p, i);
+            let x = self.b.ins().bswap(x);
+            let v = if lsh + w <= 64 {
+                let l = if lsh > 0 {
+                    self.b.ins().ishl_imm_u(x, i64::from(lsh))
+                } else {
+                    x
+                };
+                self.b.ins().ushr_imm_u(l, i64::from(64 - w))
+            } else {
+                // The field straddles the 8-byte window: the next byte supplies its low bits.
+                let l = self.b.ins().ishl_imm_u(x, i64::from(lsh));
+                let nb = self.b.ins().uload8(I64, MemFlagsData::trusted(), p, i + 8);
+                let nb = self.b.ins().ushr_imm_u(nb, i64::from(8 - lsh));
+                let full = self.b.ins().bor(l, nb);
+                self.b.ins().ushr_imm_u(full, i64::from(64 - w))
+            };
+            self.st(a + off, v);
+        }
+        let one = self.iconst(1);
+        self.st(a, one);
+        let nc = self.b.ins().iadd_imm_s(cur, bytes * 8);
+        self.b.ins().store(MemFlagsData::trusted(), nc, curp, 0);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
+    /// The byte-sized, all-fields-≤-64-bit layout of header `h` that the inline `extract` and
+    /// `emit` handle at frame offset `a`: (bytes, fields as (word offset, bit offset, width)).
+    fn fast_layout(&self, h: HeaderId, a: u32) -> Option<(u32, Vec<(u32, u32, u32)>)> {
+        let hl = self.prog.headers.get(h as usize)?;
+        let fast = hl.fixed_bits % 8 == 0
+            && hl.fixed_bits / 8 <= u64::from(EXTRACT_MAX_BYTES)
+            && hl
+                .fields
+                .iter()
+                .all(|f| f.varbit.is_none() && f.ty.width <= 64)
+            && self.in_frame(a, hl.words);
+        if !fast {
+            return None;
+        }
+        let mut bit = 0u32;
+        let mut fields = Vec::with_capacity(hl.fields.len());
+        for f in &hl.fields {
+            if f.ty.width > 0 {
+                fields.push((f.off, bit, f.ty.width));
+            }
+            bit += f.ty.width;
+        }
+        Some(((hl.fixed_bits / 8) as u32, fields))
+    }
+
+    /// `emit` of a valid fixed header with a fast layout: the fields are packed into 8-byte words
+    /// at compile-time positions and stored big-endian straight into the output; when the output
+    /// is not at a byte boundary, the runtime's `emit`.
+    fn emit(&mut self, s: &Stmt, hdr: &HdrRef, abort: Abort) {
+        let a = hdr.loc.off;
+        let Some((bytes, fields)) = self.fast_layout(hdr.layout, a) else {
+            return self.helper_stmt(s, abort);
+        };
+        let valid = self.ld(a);
+        let (go, join) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(valid, go, &[], join, &[]);
+        self.b.switch_to_block(go);
+        let f = self.fref(self.ids.imports.emit_reserve);
+        let n = self.iconst(u64::from(bytes));
+        let call = self.b.ins().call(f, &[self.ctx, n]);
+        let p = self.b.inst_results(call)[0];
+        let (inline, slow) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(p, inline, &[], slow, &[]);
+        self.b.switch_to_block(slow);
+        self.helper_stmt(s, abort);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(inline);
+        let vals: Vec<Value> = fields
+            .iter()
+            .map(|&(off, _, w)| {
+                let v = self.ld(a + off);
+                self.mask_to(v, w)
+            })
+            .collect();
+        for k in 0..bytes.div_ceil(8) {
+            // Word k holds header bits [64k, 64k + 64); a field's lowest bit lands at `pos` bits
+            // above the word's lowest bit (negative: its low bits belong to the next word).
+            let (lo, hi) = (64 * k, 64 * k + 64);
+            let mut word: Option<Value> = None;
+            for (&(_, b, w), &v) in fields.iter().zip(&vals) {
+                if b >= hi || b + w <= lo {
+                    continue;
+                }
+                let pos = i64::from(hi) - i64::from(b + w);
+                let part = if pos > 0 {
+                    self.b.ins().ishl_imm_u(v, pos)
+                } else if pos < 0 {
+                    self.b.ins().ushr_imm_u(v, -pos)
+                } else {
+                    v
+                };
+                word = Some(match word {
+                    Some(x) => self.b.ins().bor(x, part),
+                    None => part,
+                });
+            }
+            let word = match word {
+                Some(x) => x,
+                None => self.iconst(0),
+            };
+            let be = self.b.ins().bswap(word);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), be, p, (8 * k) as i32);
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
+    // ------------------------------------------------------------------ functions and parsers
+
+    fn function_body(&mut self, body: &[Stmt]) {
+        let ret = self.ret;
+        self.stmts(body, ret);
+        self.jump_code(ret, flow::NEXT);
+    }
+
+    /// A parser: `init`, then the state machine (P4_16 §12), as `Exec::run_parser`.
+    fn parser(&mut self, p: &Parser) {
+        let ret = self.ret;
+        let steps = self.b.declare_var(I64);
+        let z = self.iconst(0);
+        self.b.def_var(steps, z);
+        // init: a reject rejects; anything else goes on to `start`.
+        let init_end = self.b.create_block();
+        self.b.append_block_param(init_end, I32);
+        self.stmts(&p.init, init_end);
+        self.jump_code(init_end, flow::NEXT);
+        let states: Vec<Block> = p.states.iter().map(|_| self.b.create_block()).collect();
+        let accept = self.b.create_block();
+        let reject = self.b.create_block();
+        self.b.switch_to_block(init_end);
+        let code = self.b.block_params(init_end)[0];
+        let is_rej = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, code, i64::from(flow::REJECT));
+        let start = self.target_block(Target::State(p.start), &states, accept, reject);
+        self.b.ins().brif(is_rej, reject, &[], start, &[]);
+
+        for (si, st) in p.states.iter().enumerate() {
+            self.b.switch_to_block(states[si]);
+            self.count_step(steps, reject);
+            // The body: a reject rejects, an exit accepts, any other early end goes to the
+            // transition.
+            let after = self.b.create_block();
+            self.b.append_block_param(after, I32);
+            let trans = self.b.create_block();
+            self.stmts(&st.body, after);
+            self.b.ins().jump(trans, &[]);
+            self.b.switch_to_block(after);
+            let code = self.b.block_params(after)[0];
+            let (not_rej, not_exit) = (self.b.create_block(), self.b.create_block());
+            let r = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, code, i64::from(flow::REJECT));
+            self.b.ins().brif(r, reject, &[], not_rej, &[]);
+            self.b.switch_to_block(not_rej);
+            let x = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, code, i64::from(flow::EXIT));
+            self.b.ins().brif(x, accept, &[], not_exit, &[]);
+            self.b.switch_to_block(not_exit);
+            self.b.ins().jump(trans, &[]);
+            self.b.switch_to_block(trans);
+            self.transition(st, &states, accept, reject);
+        }
+        self.b.switch_to_block(accept);
+        self.jump_code(ret, 1);
+        self.b.switch_to_block(reject);
+        self.jump_code(ret, 0);
+    }
+
+    /// The block of a target; a state index out of range accepts (as the interpreter does).
+    fn target_block(&self, t: Target, states: &[Block], accept: Block, reject: Block) -> Block {
+        match t {
+            Target::Accept => accept,
+            Target::Reject => reject,
+            Target::State(i) => states.get(i as usize).copied().unwrap_or(accept),
+        }
+    }
+
+    fn count_step(&mut self, steps: Variable, reject: Block) {
+        let n = self.b.use_var(steps);
+        let n = self.b.ins().iadd_imm_s(n, 1);
+        self.b.def_var(steps, n);
+        let over = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedGreaterThan,
+            n,
+            i64::from(self.limits.parser_steps),
+        );
+        let (timeout, go) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(over, timeout, &[], go, &[]);
+        self.b.switch_to_block(timeout);
+        self.set_perr(p4_ir::ir::errors::PARSER_TIMEOUT);
+        self.b.ins().jump(reject, &[]);
+        self.b.switch_to_block(go);
+    }
+
+    fn set_perr(&mut self, code: u64) {
+        let pe = self.ctx_field(offset_of!(Ctx, perr));
+        let c = self.iconst(code);
+        self.b.ins().store(MemFlagsData::trusted(), c, pe, 0);
+    }
+
+    fn transition(&mut self, st: &State, states: &[Block], accept: Block, reject: Block) {
+        let (keys, cases) = match &st.next {
+            Transition::Go(t) => {
+                let to = self.target_block(*t, states, accept, reject);
+                self.b.ins().jump(to, &[]);
+                return;
+            }
+            Transition::Select { keys, cases } => (keys, cases),
+        };
+        let native = keys.len() <= 8
+            && keys.iter().all(|k| !k.ty().is_wide())
+            && cases
+                .iter()
+                .all(|c| c.keysets.iter().all(|k| !matches!(k, KeySet::Set(_))));
+        if !native {
+            // Wide keys or value sets: the runtime's `select` picks the target.
+            let f = self.fref(self.ids.imports.select);
+            let p = self.iconst(st as *const State as u64);
+            let call = self.b.ins().call(f, &[self.ctx, p]);
+            let code = self.b.inst_results(call)[0];
+            let no_match = self.b.create_block();
+            let mut next = self.b.create_block();
+            let c = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, code, i64::from(target::NO_MATCH));
+            self.b.ins().brif(c, no_match, &[], next, &[]);
+            let mut arms = vec![(target::ACCEPT, accept), (target::REJECT, reject)];
+            for (i, b) in states.iter().enumerate() {
+                arms.push((target::STATE + i as u32, *b));
+            }
+            for (code_v, blk) in arms {
+                self.b.switch_to_block(next);
+                next = self.b.create_block();
+                let c = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, code, i64::from(code_v));
+                self.b.ins().brif(c, blk, &[], next, &[]);
+            }
+            self.b.switch_to_block(next);
+            self.b.ins().jump(accept, &[]);
+            self.b.switch_to_block(no_match);
+            self.set_perr(p4_ir::ir::errors::NO_MATCH);
+            self.b.ins().jump(reject, &[]);
+            return;
+        }
+        let kv: Vec<(Value, Ty)> = keys.iter().map(|k| (self.expr(k), k.ty())).collect();
+        for c in cases {
+            let to = self.target_block(c.next, states, accept, reject);
+            let mut all = self.b.ins().iconst(I8, 1);
+            for (i, ks) in c.keysets.iter().enumerate() {
+                let Some(&(k, t)) = kv.get(i) else { continue };
+                let m = mask(t.width);
+                let ok = match ks {
+                    KeySet::Any => continue,
+                    KeySet::Value(v) => {
+                        self.b
+                            .ins()
+                            .icmp_imm_s(IntCC::Equal, k, (v.low() & m) as i64)
+                    }
+                    KeySet::Mask(v, msk) => {
+                        let km = self.b.ins().band_imm_u(k, msk.low() as i64);
+                        self.b
+                            .ins()
+                            .icmp_imm_s(IntCC::Equal, km, (v.low() & msk.low()) as i64)
+                    }
+                    KeySet::Range(lo, hi) => {
+                        let (lo, hi) = (lo.low() & m, hi.low() & m);
+                        if t.signed {
+                            let kx = self.sext(k, t.width);
+                            let l = p4_ir::ops::sext(lo, t.width);
+                            let h = p4_ir::ops::sext(hi, t.width);
+                            let a = self
+                                .b
+                                .ins()
+                                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, kx, l);
+                            let b = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, kx, h);
+                            self.b.ins().band(a, b)
+                        } else {
+                            let a = self.b.ins().icmp_imm_s(
+                                IntCC::UnsignedGreaterThanOrEqual,
+                                k,
+                                lo as i64,
+                            );
+                            let b = self.b.ins().icmp_imm_s(
+                                IntCC::UnsignedLessThanOrEqual,
+                                k,
+                                hi as i64,
+                            );
+                            self.b.ins().band(a, b)
+                        }
+                    }
+                    // Value sets take the runtime's select (checked above).
+                    KeySet::Set(_) => self.b.ins().iconst(I8, 0),
+                };
+                all = self.b.ins().band(all, ok);
+            }
+            let next = self.b.create_block();
+            self.b.ins().brif(all, to, &[], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.set_perr(p4_ir::ir::errors::NO_MATCH);
+        self.b.ins().jump(reject, &[]);
+    }
+}
+
+fn d_count_zero(l: &Loc) -> bool {
+    l.dyn_idx.iter().any(|d| d.count == 0)
+}

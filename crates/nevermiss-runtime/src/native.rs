@@ -1,0 +1,148 @@
+//! The runtime's side of the compiled engine (`Engine::Jit`, docs/jit.md): the helpers generated
+//! code calls back into — the interpreter's own statement, expression and `select`
+//! implementations, so both engines share one semantics for tables, externs, `emit`, stacks and
+//! wide values — and the entry from [`Exec`] into generated code.
+
+use crate::exec::{Exec, Flow};
+use crate::switch::{BuildError, Config, Switch};
+use nevermiss_jit::{flow, target, Compiled, Ctx, Helpers, Limits, NativeFn};
+use p4_ir::ir::{Expr, State, Stmt, Target, Transition};
+use p4_ir::Program;
+use std::ffi::c_void;
+use std::ptr::addr_of_mut;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+// `Ctx::cursor` points at `Exec::cursor`.
+const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());
+
+/// What `Ctx::host` points at while generated code runs.
+struct Host {
+    ex: *mut Exec,
+    sw: *const Switch,
+}
+
+const HELPERS: Helpers = Helpers {
+    stmt: h_stmt,
+    eval: h_eval,
+    select: h_select,
+    loop_limit: h_loop_limit,
+    emit_reserve: h_emit_reserve,
+};
+
+/// Compiles `prog` for a switch with `config`; an error names the function or parser.
+pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, BuildError> {
+    let limits = Limits {
+        parser_steps: config.parser_steps,
+        loop_limit: config.loop_limit,
+    };
+    nevermiss_jit::compile(prog, &HELPERS, limits).map_err(|e| BuildError(e.to_string()))
+}
+
+impl Exec {
+    /// Runs the native function `f` on this packet's state.
+    pub(crate) fn run_native(&mut self, sw: &Switch, f: NativeFn) -> u32 {
+        let me: *mut Exec = self;
+        let mut host = Host { ex: me, sw };
+        // SAFETY: every pointer is derived from `me` and stays valid for the call: the frame and
+        // the input are not reallocated while a packet runs (only `Exec::reset` changes them);
+        // the helpers reborrow `*me` one at a time, on this thread.
+        unsafe {
+            let mut ctx = Ctx {
+                host: (&mut host as *mut Host).cast::<c_void>(),
+                frame: (*me).f.as_mut_ptr(),
+                input: (*me).input.as_ptr(),
+                input_len: (*me).input.len() as u64,
+                cursor: addr_of_mut!((*me).cursor).cast::<u64>(),
+                perr: addr_of_mut!((*me).perr),
+                loops: addr_of_mut!((*me).loops),
+            };
+            f(&mut ctx)
+        }
+    }
+}
+
+/// The flow of a native function's code.
+pub(crate) fn to_flow(code: u32) -> Flow {
+    match code {
+        flow::RETURN => Flow::Return,
+        flow::EXIT => Flow::Exit,
+        flow::BREAK => Flow::Break,
+        flow::CONTINUE => Flow::Continue,
+        flow::REJECT => Flow::Reject,
+        _ => Flow::Next,
+    }
+}
+
+fn from_flow(f: Flow) -> u32 {
+    match f {
+        Flow::Next => flow::NEXT,
+        Flow::Return => flow::RETURN,
+        Flow::Exit => flow::EXIT,
+        Flow::Break => flow::BREAK,
+        Flow::Continue => flow::CONTINUE,
+        Flow::Reject => flow::REJECT,
+    }
+}
+
+/// # Safety
+/// `ctx` is a [`Ctx`] built by [`Exec::run_native`] whose call is still running.
+unsafe fn host<'a>(ctx: *mut Ctx) -> (&'a mut Exec, &'a Switch) {
+    // SAFETY: see the function's contract.
+    unsafe {
+        let h = &*((*ctx).host as *const Host);
+        (&mut *h.ex, &*h.sw)
+    }
+}
+
+/// Runs one statement as the interpreter does.
+unsafe extern "C" fn h_stmt(ctx: *mut Ctx, s: *const Stmt) -> u32 {
+    // SAFETY: called by generated code with its `Ctx` and a statement of the program it keeps alive.
+    let (ex, sw, s) = unsafe {
+        let (ex, sw) = host(ctx);
+        (ex, sw, &*s)
+    };
+    from_flow(ex.stmt(sw, s))
+}
+
+/// Evaluates a scalar expression with operands wider than 64 bits.
+unsafe extern "C" fn h_eval(ctx: *mut Ctx, e: *const Expr) -> u64 {
+    // SAFETY: as `h_stmt`.
+    let (ex, e) = unsafe { (host(ctx).0, &*e) };
+    ex.eval(e)
+}
+
+/// A state's `select` with wide keys or value sets.
+unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw, st) = unsafe {
+        let (ex, sw) = host(ctx);
+        (ex, sw, &*st)
+    };
+    let Transition::Select { keys, cases } = &st.next else {
+        return target::ACCEPT;
+    };
+    match ex.select(sw, keys, cases) {
+        None => target::NO_MATCH,
+        Some(Target::Accept) => target::ACCEPT,
+        Some(Target::Reject) => target::REJECT,
+        Some(Target::State(i)) => target::STATE.saturating_add(i),
+    }
+}
+
+/// A packet ran past the loop limit.
+unsafe extern "C" fn h_loop_limit(ctx: *mut Ctx) {
+    // SAFETY: as `h_stmt`.
+    let sw = unsafe { host(ctx).1 };
+    sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
+}
+
+/// Room for `n` bytes of a header at the end of the deparser's output.
+unsafe extern "C" fn h_emit_reserve(ctx: *mut Ctx, n: u64) -> *mut u8 {
+    // SAFETY: as `h_stmt`.
+    let ex = unsafe { host(ctx).0 };
+    match ex.out.append_raw(n as usize) {
+        Some(b) => b.as_mut_ptr(),
+        None => std::ptr::null_mut(),
+    }
+}
