@@ -545,7 +545,7 @@ impl<R: Read> PcapReader<R> {
 fn check_block_len(at: u64, total: usize, min: usize) -> Result<(), PcapError> {
     let problem = if total < min {
         format!("block length {total} is shorter than the minimum {min}")
-    } else if total % 4 != 0 {
+    } else if !total.is_multiple_of(4) {
         format!("block length {total} is not a multiple of 4")
     } else if total > MAX_BLOCK_LEN {
         format!("block length {total} exceeds the maximum {MAX_BLOCK_LEN}")

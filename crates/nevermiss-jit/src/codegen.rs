@@ -225,6 +225,10 @@ fn build(
     Ok(())
 }
 
+/// A field of a header the inline `extract`/`emit` handle: (word offset from the validity word,
+/// bit offset in the header, width).
+type FastField = (u32, u32, u32);
+
 /// Where a statement list goes when a statement ends it early (a helper's non-`NEXT` code, `return`,
 /// `exit`, a reject): a block taking the [`flow`] code.
 type Abort = Block;
@@ -928,7 +932,7 @@ impl Gen<'_, '_> {
 
     /// The byte-sized, all-fields-≤-64-bit layout of header `h` that the inline `extract` and
     /// `emit` handle at frame offset `a`: (bytes, fields as (word offset, bit offset, width)).
-    fn fast_layout(&self, h: HeaderId, a: u32) -> Option<(u32, Vec<(u32, u32, u32)>)> {
+    fn fast_layout(&self, h: HeaderId, a: u32) -> Option<(u32, Vec<FastField>)> {
         let hl = self.prog.headers.get(h as usize)?;
         let fast = hl.fixed_bits % 8 == 0
             && hl.fixed_bits / 8 <= u64::from(EXTRACT_MAX_BYTES)

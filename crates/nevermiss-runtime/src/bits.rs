@@ -120,7 +120,7 @@ impl BitWriter {
     /// capacity beyond them may be written too (a caller storing 8-byte words), they are not
     /// part of the string.
     pub fn append_raw(&mut self, n: usize) -> Option<&mut [u8]> {
-        if self.n % 8 != 0 {
+        if !self.n.is_multiple_of(8) {
             return None;
         }
         self.finish();
@@ -133,7 +133,7 @@ impl BitWriter {
 
     /// Appends whole bytes.
     pub fn put_bytes(&mut self, b: &[u8]) {
-        if self.n % 8 == 0 {
+        if self.n.is_multiple_of(8) {
             self.finish();
             self.bytes.extend_from_slice(b);
             self.bits += 8 * b.len();

@@ -2033,7 +2033,7 @@ fn words_to_bytes(words: &[u64], width: u32) -> Vec<u8> {
         let w = words.get(i / 8).copied().unwrap_or(0);
         *b = (w >> (8 * (i % 8))) as u8;
     }
-    if width % 8 != 0 && n > 0 {
+    if !width.is_multiple_of(8) && n > 0 {
         out[0] &= (1u8 << (width % 8)) - 1;
     }
     out

@@ -855,7 +855,7 @@ impl Exec {
     /// packet or too close to it for a whole window, or the frame is short).
     #[inline]
     fn extract_fast(&mut self, fh: &FastHeader, a: usize) -> Option<Flow> {
-        if self.cursor % 8 != 0 {
+        if !self.cursor.is_multiple_of(8) {
             return None;
         }
         let start = self.cursor / 8;

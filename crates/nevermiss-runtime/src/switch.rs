@@ -748,7 +748,7 @@ pub const FAST_HEADER_MAX_BYTES: usize = 128;
 impl FastHeader {
     /// The fast layout of `h`, if it has one.
     pub fn new(h: &p4_ir::ir::HeaderLayout) -> Option<FastHeader> {
-        if h.fixed_bits % 8 != 0 || h.fixed_bits as usize / 8 > FAST_HEADER_MAX_BYTES {
+        if !h.fixed_bits.is_multiple_of(8) || h.fixed_bits as usize / 8 > FAST_HEADER_MAX_BYTES {
             return None;
         }
         let mut bit = 0u32;

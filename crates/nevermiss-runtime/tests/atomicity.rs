@@ -104,7 +104,7 @@ fn modifies_between_two_actions_never_show_the_default() {
                     for (port, _) in wk.process(&pkt, 0, u64::from(seq)).as_slice() {
                         seen.ports[(*port as usize).min(3)] += 1;
                     }
-                    if seq % 256 == 0 {
+                    if seq.is_multiple_of(256) {
                         for p in 0..4 {
                             shared[p]
                                 .fetch_add(seen.ports[p] - published.ports[p], Ordering::Relaxed);
@@ -127,7 +127,7 @@ fn modifies_between_two_actions_never_show_the_default() {
         || (start.elapsed() < DEADLINE
             && (shared[1].load(Ordering::Relaxed) == 0 || shared[2].load(Ordering::Relaxed) == 0))
     {
-        let act = if modifies % 2 == 0 {
+        let act = if modifies.is_multiple_of(2) {
             "to_two"
         } else {
             "to_one"

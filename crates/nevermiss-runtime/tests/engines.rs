@@ -8,7 +8,7 @@ use p4_front::driver::Options;
 use p4_ir::ir::{ExternKind, MatchKind};
 use p4_ir::{Arch, Program};
 use proptest::prelude::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 fn root() -> PathBuf {
@@ -46,7 +46,7 @@ fn programs() -> &'static Vec<(PathBuf, String)> {
     })
 }
 
-fn switch(path: &PathBuf, engine: Engine) -> Arc<Switch> {
+fn switch(path: &Path, engine: Engine) -> Arc<Switch> {
     let probe = nevermiss_runtime::load(path, &Options::default()).unwrap();
     let host_ports = if matches!(probe.arch, Arch::PnaV06 | Arch::PnaV07) {
         vec![1]
@@ -112,7 +112,7 @@ fn random_entries(prog: &Program, seed: u64) -> String {
                 .map(|p| {
                     let w = p.ty.width.clamp(1, 64);
                     let m = if w == 64 { u64::MAX } else { (1 << w) - 1 };
-                    format!("{}:{}", p.name, next() % 8 & m)
+                    format!("{}:{}", p.name, (next() % 8) & m)
                 })
                 .collect();
             line += &format!(" {}({})", a.name, params.join(", "));

@@ -231,7 +231,7 @@ fn modify_is_never_missing_or_torn_for_every_engine() {
             i += 1;
             t.modify(std::slice::from_ref(&m), prio, pattern(i as u8))
                 .unwrap();
-            if i % 1024 == 0 {
+            if i.is_multiple_of(1024) {
                 thread::yield_now();
             }
         }
