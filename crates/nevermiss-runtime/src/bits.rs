@@ -115,20 +115,31 @@ impl BitWriter {
         self.n = 0;
     }
 
-    /// Makes room for `n` whole bytes at the end, for a caller that writes them itself: `None`
-    /// unless the writer is at a byte boundary. The bytes are zero until written; 8 bytes of
-    /// capacity beyond them may be written too (a caller storing 8-byte words), they are not
-    /// part of the string.
-    pub fn append_raw(&mut self, n: usize) -> Option<&mut [u8]> {
-        if !self.n.is_multiple_of(8) {
-            return None;
+    /// Makes room for `n` whole bytes at the end, for a caller that writes them itself, and
+    /// returns where they start: `None` unless the writer is at a byte boundary. The bytes are
+    /// zero until written; the 8 bytes of capacity beyond them may be written too (a caller
+    /// storing 8-byte words), they are not part of the string.
+    #[inline]
+    pub fn append_raw(&mut self, n: usize) -> Option<*mut u8> {
+        if self.n != 0 {
+            if self.n % 8 != 0 {
+                return None;
+            }
+            self.finish();
         }
-        self.finish();
-        let start = self.bytes.len();
-        self.bytes.reserve(n + 8);
-        self.bytes.resize(start + n, 0);
-        self.bits += 8 * n;
-        self.bytes.get_mut(start..)
+        let len = self.bytes.len();
+        if self.bytes.capacity() - len < n + 8 {
+            self.bytes.reserve(n + 8);
+        }
+        // SAFETY: the capacity holds `len + n + 8` bytes; the `n` new ones are zeroed before
+        // they become part of the vector.
+        unsafe {
+            let p = self.bytes.as_mut_ptr().add(len);
+            std::ptr::write_bytes(p, 0, n);
+            self.bytes.set_len(len + n);
+            self.bits += 8 * n;
+            Some(p)
+        }
     }
 
     /// Appends whole bytes.

@@ -141,8 +141,5 @@ unsafe extern "C" fn h_loop_limit(ctx: *mut Ctx) {
 unsafe extern "C" fn h_emit_reserve(ctx: *mut Ctx, n: u64) -> *mut u8 {
     // SAFETY: as `h_stmt`.
     let ex = unsafe { host(ctx).0 };
-    match ex.out.append_raw(n as usize) {
-        Some(b) => b.as_mut_ptr(),
-        None => std::ptr::null_mut(),
-    }
+    ex.out.append_raw(n as usize).unwrap_or(std::ptr::null_mut())
 }
