@@ -33,6 +33,7 @@ pub(crate) struct Output {
     pub module: JITModule,
     pub functions: Vec<NativeFn>,
     pub parsers: Vec<NativeFn>,
+    pub keys: Vec<Option<NativeFn>>,
     pub code_bytes: usize,
 }
 
@@ -141,6 +142,32 @@ pub(crate) fn compile(
         define(&mut module, parser_ids[i], &mut ctx, &mut code_bytes)
             .map_err(|e| JitError(format!("parser `{}`: {}", p.name, e.0)))?;
     }
+    // One key function per table whose key fields are all ≤ 64 bits.
+    let mut key_ids = Vec::with_capacity(prog.tables.len());
+    for (i, t) in prog.tables.iter().enumerate() {
+        let narrow = t
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .all(|k| !k.expr.ty().is_wide());
+        if !narrow {
+            key_ids.push(None);
+            continue;
+        }
+        let id = module
+            .declare_function(&format!("k{i}"), Linkage::Local, &native_sig)
+            .map_err(err)?;
+        ctx.func.signature = native_sig.clone();
+        ctx.func.name = UserFuncName::user(2, i as u32);
+        build(&mut module, &mut ctx, &mut fctx, prog, &ids, limits, |g| {
+            g.table_key(t);
+            Ok(())
+        })
+        .map_err(|e| JitError(format!("key of table `{}`: {}", t.name, e.0)))?;
+        define(&mut module, id, &mut ctx, &mut code_bytes)
+            .map_err(|e| JitError(format!("key of table `{}`: {}", t.name, e.0)))?;
+        key_ids.push(Some(id));
+    }
     module.finalize_definitions().map_err(err)?;
     let get = |id: FuncId| -> NativeFn {
         let p = module.get_finalized_function(id);
@@ -150,10 +177,12 @@ pub(crate) fn compile(
     };
     let functions = fn_ids.iter().map(|&id| get(id)).collect();
     let parsers = parser_ids.iter().map(|&id| get(id)).collect();
+    let keys = key_ids.iter().map(|id| id.map(get)).collect();
     Ok(Output {
         module,
         functions,
         parsers,
+        keys,
         code_bytes,
     })
 }
@@ -1020,6 +1049,35 @@ impl Gen<'_, '_> {
     }
 
     // ------------------------------------------------------------------ functions and parsers
+
+    /// A table's key function: each non-selector field's value stored big-endian in
+    /// `ceil(width/8)` bytes, one after the other from `Ctx::key` (an 8-byte store each; the
+    /// buffer has 8 bytes of room beyond the key); returns the key's length.
+    fn table_key(&mut self, t: &Table) {
+        let key = self.ctx_field(offset_of!(Ctx, key));
+        let mut off = 0u32;
+        for k in t.keys.iter().filter(|k| k.kind != MatchKind::Selector) {
+            let w = k.expr.ty().width;
+            let n = w.div_ceil(8);
+            let v = self.expr(&k.expr);
+            let v = self.mask_to(v, w);
+            if n > 0 {
+                // The value's n low bytes, most significant first, at the front of the word.
+                let up = if n < 8 {
+                    self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
+                } else {
+                    v
+                };
+                let be = self.b.ins().bswap(up);
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), be, key, off as i32);
+            }
+            off += n;
+        }
+        let ret = self.ret;
+        self.jump_code(ret, off);
+    }
 
     fn function_body(&mut self, body: &[Stmt]) {
         let ret = self.ret;

@@ -38,6 +38,8 @@ pub struct Ctx {
     pub perr: *mut u64,
     /// Loop iterations so far in this packet.
     pub loops: *mut u64,
+    /// Where a table's key function writes the key (its length plus 8 bytes of room).
+    pub key: *mut u8,
 }
 
 /// How a native function ended: the codes of the runtime's `Flow`.
@@ -105,6 +107,7 @@ pub struct Compiled {
     module: Option<cranelift_jit::JITModule>,
     functions: Vec<NativeFn>,
     parsers: Vec<NativeFn>,
+    keys: Vec<Option<NativeFn>>,
     _prog: Arc<Program>,
     /// Wall time of the compilation.
     pub compile_ns: u64,
@@ -139,6 +142,14 @@ impl Compiled {
     pub fn parser(&self, p: u32) -> Option<NativeFn> {
         self.parsers.get(p as usize).copied()
     }
+
+    /// The key function of table `t`: writes the table's packed key (each field big-endian in
+    /// `ceil(width/8)` bytes, selector fields left out) at `Ctx::key` and returns its length.
+    /// `None` for tables with a key field wider than 64 bits (the runtime builds those).
+    #[inline]
+    pub fn table_key(&self, t: u32) -> Option<NativeFn> {
+        self.keys.get(t as usize).copied().flatten()
+    }
 }
 
 /// Compiles every function and parser of `prog`.
@@ -153,6 +164,7 @@ pub fn compile(
         module: Some(out.module),
         functions: out.functions,
         parsers: out.parsers,
+        keys: out.keys,
         _prog: Arc::clone(prog),
         compile_ns: t0.elapsed().as_nanos() as u64,
         code_bytes: out.code_bytes,

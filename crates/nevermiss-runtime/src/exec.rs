@@ -124,7 +124,7 @@ pub struct Exec {
     pub ps: PktState,
     /// What the current packet did to tables (cleared per packet by the worker).
     pub ops: TableOps,
-    key: Vec<u8>,
+    pub(crate) key: Vec<u8>,
     lookup: Lookup,
     adata: ActionData,
     pbuf: Vec<u8>,
@@ -1056,7 +1056,18 @@ impl Exec {
     }
 
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
-    fn build_key(&mut self, td: &p4_ir::ir::Table) {
+    fn build_key(&mut self, sw: &Switch, tid: TableId, td: &p4_ir::ir::Table) {
+        if let Some(f) = sw.native.as_ref().and_then(|n| n.table_key(tid)) {
+            // The key function stores 8-byte words: room for the key plus 8 bytes.
+            let need = td.keys.iter().map(|k| k.expr.ty().bytes()).sum::<usize>() + 8;
+            self.key.clear();
+            self.key.reserve(need);
+            let len = self.run_native(sw, f) as usize;
+            // SAFETY: the key function wrote `len ≤ need - 8` bytes at the start of the
+            // buffer, whose capacity is at least `need`.
+            unsafe { self.key.set_len(len.min(need - 8)) };
+            return;
+        }
         self.key.clear();
         for k in &td.keys {
             if k.kind == MatchKind::Selector {
@@ -1094,7 +1105,7 @@ impl Exec {
         if !td.key_pre.is_empty() {
             return None;
         }
-        self.build_key(td);
+        self.build_key(sw, tid, td);
         rt.t.prefetch(&self.key)
     }
 
@@ -1119,7 +1130,7 @@ impl Exec {
                 return f;
             }
         }
-        self.build_key(td);
+        self.build_key(sw, tid, td);
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {

@@ -56,6 +56,7 @@ impl Exec {
                 cursor: addr_of_mut!((*me).cursor).cast::<u64>(),
                 perr: addr_of_mut!((*me).perr),
                 loops: addr_of_mut!((*me).loops),
+                key: (*me).key.as_mut_ptr(),
             };
             f(&mut ctx)
         }
