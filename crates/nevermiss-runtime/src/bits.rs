@@ -122,7 +122,7 @@ impl BitWriter {
     #[inline]
     pub fn append_raw(&mut self, n: usize) -> Option<*mut u8> {
         if self.n != 0 {
-            if self.n % 8 != 0 {
+            if !self.n.is_multiple_of(8) {
                 return None;
             }
             self.finish();
