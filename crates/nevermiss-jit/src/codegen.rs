@@ -49,6 +49,8 @@ struct Imports {
     loop_limit: FuncId,
     bin: FuncId,
     emit_reserve: FuncId,
+    table_lookup: FuncId,
+    table_done: FuncId,
 }
 
 pub(crate) fn compile(
@@ -71,6 +73,8 @@ pub(crate) fn compile(
     jb.symbol("nm_loop_limit", helpers.loop_limit as *const u8);
     jb.symbol("nm_bin", crate::bin_op as *const u8);
     jb.symbol("nm_emit_reserve", helpers.emit_reserve as *const u8);
+    jb.symbol("nm_table_lookup", helpers.table_lookup as *const u8);
+    jb.symbol("nm_table_done", helpers.table_done as *const u8);
     let mut module = JITModule::new(jb);
 
     let sig = |params: &[types::Type], ret: Option<types::Type>, m: &JITModule| {
@@ -95,6 +99,13 @@ pub(crate) fn compile(
         loop_limit: imp(&mut module, "nm_loop_limit", &[I64], None)?,
         bin: imp(&mut module, "nm_bin", &[I32, I32, I32, I64, I64], Some(I64))?,
         emit_reserve: imp(&mut module, "nm_emit_reserve", &[I64, I64], Some(I64))?,
+        table_lookup: imp(
+            &mut module,
+            "nm_table_lookup",
+            &[I64, I32, I32, I32, I64],
+            Some(I32),
+        )?,
+        table_done: imp(&mut module, "nm_table_done", &[I64, I32, I32], None)?,
     };
 
     let mut fn_ids = Vec::with_capacity(prog.functions.len());
@@ -834,6 +845,11 @@ impl Gen<'_, '_> {
                 varbit_bits: None,
             } if hdr.loc.fixed().is_some() => self.extract(s, hdr, abort),
             Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => self.emit(s, hdr, abort),
+            Stmt::ApplyTable {
+                table,
+                hit,
+                action_run,
+            } if self.native_apply(*table) => self.apply(*table, *hit, *action_run, abort),
             // Everything else is the runtime's: tables, externs, emit, stacks, lookahead, advance,
             // values wider than 64 bits, locations with run-time indices.
             _ => self.helper_stmt(s, abort),
@@ -1050,10 +1066,80 @@ impl Gen<'_, '_> {
 
     // ------------------------------------------------------------------ functions and parsers
 
-    /// A table's key function: each non-selector field's value stored big-endian in
-    /// `ceil(width/8)` bytes, one after the other from `Ctx::key` (an 8-byte store each; the
-    /// buffer has 8 bytes of room beyond the key); returns the key's length.
+    /// A table's key function: the key at `Ctx::key` (see [`Gen::store_key`]); returns its length.
     fn table_key(&mut self, t: &Table) {
+        let len = self.store_key(t);
+        let ret = self.ret;
+        self.jump_code(ret, len);
+    }
+
+    /// Whether an apply of table `t` is generated inline: its key needs no calls and no field is
+    /// wider than 64 bits.
+    fn native_apply(&self, t: TableId) -> bool {
+        self.prog.tables.get(t as usize).is_some_and(|td| {
+            td.key_pre.is_empty()
+                && td
+                    .keys
+                    .iter()
+                    .filter(|k| k.kind != MatchKind::Selector)
+                    .all(|k| !k.expr.ty().is_wide())
+        })
+    }
+
+    /// `t.apply()` (P4_16 §14.2.2): the key stored inline, the lookup and what surrounds it by the
+    /// runtime (`table_lookup`), the chosen action called directly with its copy-in/copy-out,
+    /// then `table_done`; the action's `exit` or reject ends the list after `table_done`.
+    fn apply(&mut self, t: TableId, hit: Option<u32>, run: Option<u32>, abort: Abort) {
+        let Some(td) = self.prog.tables.get(t as usize) else {
+            return;
+        };
+        let len = self.store_key(td);
+        let f = self.fref(self.ids.imports.table_lookup);
+        let tv = self.b.ins().iconst(I32, i64::from(t));
+        let hv = self.b.ins().iconst(I32, i64::from(hit.unwrap_or(u32::MAX)));
+        let rv = self.b.ins().iconst(I32, i64::from(run.unwrap_or(u32::MAX)));
+        let lv = self.iconst(u64::from(len));
+        let call = self.b.ins().call(f, &[self.ctx, tv, hv, rv, lv]);
+        let action = self.b.inst_results(call)[0];
+        let join = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.append_block_param(after, I32);
+        let blocks: Vec<Block> = td.actions.iter().map(|_| self.b.create_block()).collect();
+        for (i, blk) in blocks.iter().enumerate() {
+            let next = self.b.create_block();
+            let c = self.b.ins().icmp_imm_s(IntCC::Equal, action, i as i64);
+            self.b.ins().brif(c, *blk, &[], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        // No action (or one out of range): nothing more to do.
+        self.b.ins().jump(join, &[]);
+        for (a, blk) in td.actions.iter().zip(&blocks) {
+            self.b.switch_to_block(*blk);
+            self.call(a.func, &a.copy_in, &a.copy_out, after);
+            self.jump_code(after, flow::NEXT);
+        }
+        self.b.switch_to_block(after);
+        let code = self.b.block_params(after)[0];
+        let done = self.fref(self.ids.imports.table_done);
+        self.b.ins().call(done, &[self.ctx, tv, action]);
+        // An action's `return` ends the action only.
+        let ret = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, code, i64::from(flow::RETURN));
+        let zero = self.b.ins().iconst(I32, 0);
+        let code = self.b.ins().select(ret, zero, code);
+        let stop = self.b.create_block();
+        self.b.ins().brif(code, stop, &[], join, &[]);
+        self.b.switch_to_block(stop);
+        self.b.ins().jump(abort, &[code.into()]);
+        self.b.switch_to_block(join);
+    }
+
+    /// Stores a table's key at `Ctx::key`: each non-selector field's value big-endian in
+    /// `ceil(width/8)` bytes, one after the other (an 8-byte store each; the buffer has 8 bytes of
+    /// room beyond the key). Returns the key's length.
+    fn store_key(&mut self, t: &Table) -> u32 {
         let key = self.ctx_field(offset_of!(Ctx, key));
         let mut off = 0u32;
         for k in t.keys.iter().filter(|k| k.kind != MatchKind::Selector) {
@@ -1075,8 +1161,7 @@ impl Gen<'_, '_> {
             }
             off += n;
         }
-        let ret = self.ret;
-        self.jump_code(ret, off);
+        off
     }
 
     fn function_body(&mut self, body: &[Stmt]) {

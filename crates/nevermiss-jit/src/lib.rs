@@ -75,6 +75,12 @@ pub struct Helpers {
     /// Appends `n` bytes to the deparser's output and returns where they start, with 8 writable
     /// bytes of capacity beyond them; null when the output is not at a byte boundary.
     pub emit_reserve: unsafe extern "C" fn(*mut Ctx, u64) -> *mut u8,
+    /// A table apply up to its action, with the key (`len` bytes) at `Ctx::key`:
+    /// `(ctx, table, hit slot, action_run slot, len)` (slots `u32::MAX`: none); returns the action
+    /// to run, `u32::MAX` for none. An action returned is followed by `table_done`.
+    pub table_lookup: unsafe extern "C" fn(*mut Ctx, u32, u32, u32, u64) -> u32,
+    /// The rest of a table apply after its action ran: `(ctx, table, action)`.
+    pub table_done: unsafe extern "C" fn(*mut Ctx, u32, u32),
 }
 
 /// Limits the generated code enforces, as the interpreter does.

@@ -131,6 +131,8 @@ pub struct Exec {
     vals: Vec<(u64, u32)>,
     data: BitWriter,
     tctx: TableCtx,
+    /// Table contexts of the applies in progress around the current one.
+    tctx_stack: Vec<TableCtx>,
     rng: u64,
     pub(crate) loops: u64,
     /// `Some` while tracing (`nevermiss run --trace`): what the packet did, one line per
@@ -150,13 +152,24 @@ impl Exec {
             now_ns: 0,
             ps: PktState::default(),
             ops: TableOps::NONE,
-            key: Vec::with_capacity(64),
+            // Every table's key fits without growing: generated code keeps a pointer into it
+            // while it runs (`native.rs`).
+            key: Vec::with_capacity(
+                sw.prog
+                    .tables
+                    .iter()
+                    .map(|t| t.keys.iter().map(|k| k.expr.ty().bytes()).sum::<usize>())
+                    .max()
+                    .unwrap_or(0)
+                    + 64,
+            ),
             lookup: Lookup::default(),
             adata: ActionData::default(),
             pbuf: Vec::with_capacity(64),
             vals: Vec::with_capacity(8),
             data: BitWriter::default(),
             tctx: TableCtx::default(),
+            tctx_stack: Vec::with_capacity(4),
             rng: sw.config.seed
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
@@ -180,6 +193,7 @@ impl Exec {
         };
         self.ps.mirrors.clear();
         self.tctx = TableCtx::default();
+        self.tctx_stack.clear();
         self.loops = 0;
     }
 
@@ -1118,10 +1132,7 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Flow {
-        let (Some(td), Some(rt)) = (
-            sw.prog.tables.get(tid as usize),
-            sw.tables.get(tid as usize),
-        ) else {
+        let Some(td) = sw.prog.tables.get(tid as usize) else {
             return Flow::Next;
         };
         if !td.key_pre.is_empty() {
@@ -1131,6 +1142,38 @@ impl Exec {
             }
         }
         self.build_key(sw, tid, td);
+        let Some(action) = self.table_lookup(sw, tid, hit_slot, run_slot) else {
+            return Flow::Next;
+        };
+        let Some(a) = td.actions.get(action as usize) else {
+            return Flow::Next;
+        };
+        let flow = self.call(sw, a.func, &a.copy_in, &a.copy_out);
+        self.table_done(sw, tid, action);
+        match flow {
+            Flow::Return | Flow::Next => Flow::Next,
+            f => f,
+        }
+    }
+
+    /// The part of a table apply before its action runs, with the key in `self.key` (P4_16
+    /// §14.2.2): the lookup, hit/miss flags, idle timers, the `hit`/`action_run` slots, v1model's
+    /// direct counter, the action's parameters stored in their slots, and the table context of
+    /// `add_entry` and the direct externs. Returns the action to run; `Some` must be followed by
+    /// [`Exec::table_done`] once the action ran. Shared by both engines.
+    pub(crate) fn table_lookup(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Option<u32> {
+        let (Some(td), Some(rt)) = (
+            sw.prog.tables.get(tid as usize),
+            sw.tables.get(tid as usize),
+        ) else {
+            return None;
+        };
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {
@@ -1189,9 +1232,7 @@ impl Exec {
                 }
             ));
         }
-        let Some(a) = td.actions.get(action as usize) else {
-            return Flow::Next;
-        };
+        let a = td.actions.get(action as usize)?;
         // Action parameters from the entry.
         let mut off = 0usize;
         for p in &a.params {
@@ -1214,44 +1255,53 @@ impl Exec {
                 }
             }
         }
-        let saved = self.tctx;
+        self.tctx_stack.push(self.tctx);
         self.tctx = TableCtx {
             table: tid,
             hit,
             active: true,
         };
-        let flow = self.call(sw, a.func, &a.copy_in, &a.copy_out);
-        if let (Some(h), true) = (
-            hit,
-            rt.writes_back
-                .get(action as usize)
-                .copied()
-                .unwrap_or(false),
+        Some(action)
+    }
+
+    /// The part of a table apply after its action ran (`action`, as [`Exec::table_lookup`]
+    /// returned it): `@__ref` parameters written back into the entry, the table context restored.
+    pub(crate) fn table_done(&mut self, sw: &Switch, tid: TableId, action: u32) {
+        let hit = self.tctx.hit;
+        if let (Some(td), Some(rt)) = (
+            sw.prog.tables.get(tid as usize),
+            sw.tables.get(tid as usize),
         ) {
-            self.pbuf.clear();
-            for p in &a.params {
-                if p.ty.is_wide() {
-                    let v = self.load_big(p.slot as usize, p.ty);
-                    let n = p.ty.bytes();
-                    let b = v.to_bytes_be();
-                    let start = self.pbuf.len();
-                    self.pbuf.resize(start + n, 0);
-                    let m = b.len().min(n);
-                    self.pbuf[start + n - m..].copy_from_slice(&b[b.len() - m..]);
-                } else {
-                    let v = self.ld(p.slot as usize);
-                    put_be(&mut self.pbuf, v, p.ty.width);
+            if let (Some(a), Some(h), true) = (
+                td.actions.get(action as usize),
+                hit,
+                rt.writes_back
+                    .get(action as usize)
+                    .copied()
+                    .unwrap_or(false),
+            ) {
+                self.pbuf.clear();
+                for p in &a.params {
+                    if p.ty.is_wide() {
+                        let v = self.load_big(p.slot as usize, p.ty);
+                        let n = p.ty.bytes();
+                        let b = v.to_bytes_be();
+                        let start = self.pbuf.len();
+                        self.pbuf.resize(start + n, 0);
+                        let m = b.len().min(n);
+                        self.pbuf[start + n - m..].copy_from_slice(&b[b.len() - m..]);
+                    } else {
+                        let v = self.ld(p.slot as usize);
+                        put_be(&mut self.pbuf, v, p.ty.width);
+                    }
+                }
+                if self.pbuf[..] != self.lookup.data.params[..] && rt.t.update_params(h, &self.pbuf)
+                {
+                    self.ops |= TableOps::UPDATE;
                 }
             }
-            if self.pbuf[..] != self.lookup.data.params[..] && rt.t.update_params(h, &self.pbuf) {
-                self.ops |= TableOps::UPDATE;
-            }
         }
-        self.tctx = saved;
-        match flow {
-            Flow::Return | Flow::Next => Flow::Next,
-            f => f,
-        }
+        self.tctx = self.tctx_stack.pop().unwrap_or_default();
     }
 
     // ------------------------------------------------------------------ externs

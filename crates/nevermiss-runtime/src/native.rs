@@ -28,6 +28,8 @@ const HELPERS: Helpers = Helpers {
     select: h_select,
     loop_limit: h_loop_limit,
     emit_reserve: h_emit_reserve,
+    table_lookup: h_table_lookup,
+    table_done: h_table_done,
 };
 
 /// Compiles `prog` for a switch with `config`; an error names the function or parser.
@@ -142,5 +144,26 @@ unsafe extern "C" fn h_loop_limit(ctx: *mut Ctx) {
 unsafe extern "C" fn h_emit_reserve(ctx: *mut Ctx, n: u64) -> *mut u8 {
     // SAFETY: as `h_stmt`.
     let ex = unsafe { host(ctx).0 };
-    ex.out.append_raw(n as usize).unwrap_or(std::ptr::null_mut())
+    ex.out
+        .append_raw(n as usize)
+        .unwrap_or(std::ptr::null_mut())
+}
+
+/// A table apply up to its action; the key is the `len` bytes generated code stored at `Ctx::key`.
+unsafe extern "C" fn h_table_lookup(ctx: *mut Ctx, t: u32, hit: u32, run: u32, len: u64) -> u32 {
+    // SAFETY: as `h_stmt`; `Ctx::key` is `Exec::key`'s buffer, whose capacity holds every table's
+    // key (reserved by `Exec::new`) and into which the code wrote `len` bytes.
+    let (ex, sw) = unsafe { host(ctx) };
+    let len = (len as usize).min(ex.key.capacity());
+    unsafe { ex.key.set_len(len) };
+    let slot = |s: u32| (s != u32::MAX).then_some(s);
+    ex.table_lookup(sw, t, slot(hit), slot(run))
+        .unwrap_or(u32::MAX)
+}
+
+/// The rest of a table apply after its action ran.
+unsafe extern "C" fn h_table_done(ctx: *mut Ctx, t: u32, action: u32) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.table_done(sw, t, action);
 }
