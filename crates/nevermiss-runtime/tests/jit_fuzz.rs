@@ -21,7 +21,7 @@ struct Case {
 
 fn parse_hex(s: &str) -> Option<Vec<u8>> {
     let h: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())
