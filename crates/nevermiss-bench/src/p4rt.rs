@@ -39,6 +39,10 @@ pub struct P4rtOptions {
     /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
     /// at a time, in arrival order.
     pub in_flight: usize,
+    /// Write HdrHistogram interval logs of the delays and latencies (ns) here.
+    pub hdr_dir: Option<PathBuf>,
+    /// What runs the pipelines.
+    pub engine: nevermiss_runtime::Engine,
 }
 
 impl Default for P4rtOptions {
@@ -50,6 +54,8 @@ impl Default for P4rtOptions {
             rate_pps: 1_000_000,
             runs: 5,
             in_flight: 1,
+            hdr_dir: None,
+            engine: nevermiss_runtime::Engine::default(),
         }
     }
 }
@@ -110,6 +116,9 @@ pub struct P4rtReport {
     /// Client-side latency of the modify Writes.
     pub modify_latency_ns: Percentiles,
     pub runs: usize,
+    /// The HdrHistogram logs written (`--hdr-dir`): `p4rt.<measure>.hlog`, one interval per run
+    /// tagged `run<K>`, values in ns.
+    pub hdr_logs: Vec<PathBuf>,
 }
 
 fn examples() -> PathBuf {
@@ -275,6 +284,9 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     if opts.runs == 0 || opts.inserts == 0 || opts.modifies == 0 || opts.rate_pps == 0 {
         return Err("--runs, --inserts, --modifies and --rate must be at least 1".into());
     }
+    if let Some(d) = &opts.hdr_dir {
+        crate::hdr::prepare_dir(d).map_err(|e| format!("--hdr-dir {e}"))?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -287,7 +299,9 @@ async fn run_async(
     opts: &P4rtOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<P4rtReport, String> {
-    let dev = Device::new(ServeOptions::default());
+    let mut serve = ServeOptions::default();
+    serve.config.engine = opts.engine;
+    let dev = Device::new(serve);
     let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).map_err(|e| e.to_string())?;
     let server_task = tokio::spawn(
         tonic::transport::Server::builder()
@@ -300,6 +314,18 @@ async fn run_async(
     let aom = config_of("pna-add-on-miss.p4", &[("FLOW_TABLE_SIZE", &size)])?;
     let router = config_of("v1model-router.p4", &[])?;
 
+    let t0 = Instant::now();
+    // Per measure, per run: the samples and when the run started and ended.
+    let mut logs: Vec<(&str, Vec<RunSamples>)> = [
+        "write_latency",
+        "d_control",
+        "d_data",
+        "d_all",
+        "modify_latency",
+    ]
+    .iter()
+    .map(|m| (*m, Vec::new()))
+    .collect();
     // (a) Insert rates.
     let mut inserts = Vec::new();
     let mut single_latency = Vec::new();
@@ -311,6 +337,7 @@ async fn run_async(
             let n = opts.inserts;
             let mut pending = tokio::task::JoinSet::new();
             let start = Instant::now();
+            let from = single_latency.len();
             let mut k = 0u64;
             while k < n {
                 let m = (b as u64).min(n - k);
@@ -350,6 +377,13 @@ async fn run_async(
             }
             let secs = start.elapsed().as_secs_f64();
             rates.push(n as f64 / secs);
+            if b == 1 && opts.in_flight == 1 {
+                logs[0].1.push(RunSamples {
+                    start: start - t0,
+                    duration: start.elapsed(),
+                    values: single_latency[from..].to_vec(),
+                });
+            }
             progress(&format!(
                 "inserts, batch {b}, run {}: {:.0} entries/s",
                 run + 1,
@@ -428,6 +462,8 @@ async fn run_async(
             })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
+        let run_start = Instant::now();
+        let ml_from = ml.len();
         for i in 0..opts.modifies {
             let port = if i % 2 == 0 { 2 } else { 1 };
             let t = Instant::now();
@@ -444,9 +480,25 @@ async fn run_async(
         dropped += l;
         // The delays were cleared after the setup write: every row is a modify.
         let mods = dev.update_delays();
-        dc.extend(mods.iter().map(|d| d.d_control_ns));
-        dd.extend(mods.iter().filter_map(|d| d.d_data_ns));
-        da.extend(mods.iter().filter_map(|d| d.d_all_ns()));
+        let run_c: Vec<u64> = mods.iter().map(|d| d.d_control_ns).collect();
+        let run_d: Vec<u64> = mods.iter().filter_map(|d| d.d_data_ns).collect();
+        let run_a: Vec<u64> = mods.iter().filter_map(|d| d.d_all_ns()).collect();
+        let (start, duration) = (run_start - t0, run_start.elapsed());
+        for (k, v) in [
+            (1, &run_c),
+            (2, &run_d),
+            (3, &run_a),
+            (4, &ml[ml_from..].to_vec()),
+        ] {
+            logs[k].1.push(RunSamples {
+                start,
+                duration,
+                values: v.clone(),
+            });
+        }
+        dc.extend(run_c);
+        dd.extend(run_d);
+        da.extend(run_a);
         progress(&format!(
             "modifies, run {}: {} modifies, {s} packets, {l} dropped",
             run + 1,
@@ -455,6 +507,15 @@ async fn run_async(
     }
     hk.abort();
     server_task.abort();
+    let mut hdr_logs = Vec::new();
+    if let Some(dir) = &opts.hdr_dir {
+        for (measure, runs) in &logs {
+            if runs.is_empty() {
+                continue;
+            }
+            hdr_logs.push(write_hdr(dir, measure, runs)?);
+        }
+    }
     Ok(P4rtReport {
         inserts,
         write_latency_ns: Percentiles::of(single_latency),
@@ -467,7 +528,45 @@ async fn run_async(
         d_all_ns: Percentiles::of(da),
         modify_latency_ns: Percentiles::of(ml),
         runs: opts.runs,
+        hdr_logs,
     })
+}
+
+/// The samples of one measure in one run.
+struct RunSamples {
+    start: Duration,
+    duration: Duration,
+    values: Vec<u64>,
+}
+
+/// Writes `dir/p4rt.<measure>.hlog`: one interval per run, tagged `run<K>`, values in ns.
+fn write_hdr(dir: &Path, measure: &str, runs: &[RunSamples]) -> Result<PathBuf, String> {
+    let mut hists = Vec::with_capacity(runs.len());
+    for r in runs {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+        for &v in &r.values {
+            h.saturating_record(v.max(1));
+        }
+        hists.push(h);
+    }
+    let intervals: Vec<crate::hdr::Interval<'_>> = runs
+        .iter()
+        .zip(&hists)
+        .enumerate()
+        .map(|(k, (r, h))| crate::hdr::Interval {
+            tag: format!("run{k}"),
+            start: r.start,
+            duration: r.duration,
+            hist: h,
+        })
+        .collect();
+    let path = dir.join(crate::hdr::file_name("p4rt", measure));
+    crate::hdr::write_log(
+        &path,
+        &[format!("nevermiss bench p4rt: {measure}, ns")],
+        &intervals,
+    )?;
+    Ok(path)
 }
 
 fn median(v: &[f64]) -> f64 {

@@ -312,3 +312,39 @@ fn a_failed_rollback_batch_leaves_nothing_behind() {
     assert!(r[0].is_ok() && matches!(r[1], Err(ControlError::AlreadyExists(_))));
     assert_eq!(sw.table(0).unwrap().len(), 2);
 }
+
+/// papers/002's d_data probe: after a modify, the first packet that uses the entry fires the
+/// probe, under both engines.
+#[test]
+fn the_first_packet_after_a_modify_fires_the_update_probe() {
+    for engine in [
+        nevermiss_runtime::Engine::Jit,
+        nevermiss_runtime::Engine::Interp,
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/two-actions.p4");
+        let config = Config {
+            track_updates: true,
+            engine,
+            ..Config::default()
+        };
+        let sw = build(&path, &Default::default(), config).unwrap();
+        sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, 7, "to_one")))
+            .unwrap();
+        let mut wk = Worker::new(sw.clone(), 0);
+        wk.process(&packet(7, 0), 0, 0);
+        let _ = sw.take_update_probes(true);
+        let mut fired = 0;
+        for i in 0..20u32 {
+            let act = if i % 2 == 0 { "to_two" } else { "to_one" };
+            sw.write_one(&Change::Entry(Op::Modify, 0, entry(&sw, 7, act)))
+                .unwrap();
+            wk.process(&packet(7, i), 0, 0);
+            fired += sw
+                .take_update_probes(true)
+                .iter()
+                .filter(|p| p.seen_ns.is_some())
+                .count();
+        }
+        assert_eq!(fired, 20, "{engine:?}");
+    }
+}

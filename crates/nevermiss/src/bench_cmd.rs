@@ -328,6 +328,13 @@ pub struct P4rtArgs {
     /// Also write the report as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write HdrHistogram interval logs (ns) of d_control, d_data, d_all and the client's Write
+    /// latencies here, one interval per run.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// What runs the pipelines: jit or interp (docs/jit.md) [default: jit].
+    #[arg(long, value_name = "ENGINE", value_parser = crate::flags::engine)]
+    pub engine: Option<Engine>,
     /// No progress lines.
     #[arg(long, short)]
     pub quiet: bool,
@@ -378,6 +385,8 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
         rate_pps: a.rate,
         runs: a.runs,
         in_flight: a.in_flight,
+        hdr_dir: a.hdr_dir.clone(),
+        engine: a.engine.unwrap_or_default(),
     };
     let quiet = a.quiet;
     let rep = nevermiss_bench::p4rt::run(&opts, |line| {
