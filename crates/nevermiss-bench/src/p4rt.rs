@@ -545,7 +545,10 @@ fn write_hdr(dir: &Path, measure: &str, runs: &[RunSamples]) -> Result<PathBuf, 
     for r in runs {
         let mut h = hdrhistogram::Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
         for &v in &r.values {
-            h.saturating_record(v.max(1));
+            // `record` grows the (auto-resizing) histogram; `saturating_record` would clamp
+            // every value to its initial range.
+            h.record(v.max(1))
+                .map_err(|e| format!("--hdr-dir: {measure}: {e}"))?;
         }
         hists.push(h);
     }
