@@ -74,6 +74,17 @@ pub struct BenchArgs {
     /// Write HdrHistogram interval logs (ticks per packet, one per scenario × class) here.
     #[arg(long, value_name = "DIR")]
     pub hdr_dir: Option<PathBuf>,
+    /// Write per-packet samples of each latency point's first run here, in packet order
+    /// (CSV: scenario,m,r,index,phase,class,ticks).
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+    /// With --samples: keep every K-th packet (default 997, as papers/000's plots).
+    #[arg(long, value_name = "K", requires = "samples", value_parser = crate::flags::count)]
+    pub samples_every: Option<u64>,
+    /// With --samples: also keep the phase-2 packets that are not lookups (new-key inserts),
+    /// evenly thinned to at most N per point (default 10000).
+    #[arg(long, value_name = "N", requires = "samples", value_parser = crate::flags::count)]
+    pub samples_max: Option<u64>,
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -167,6 +178,8 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
         ("--cores", a.cores.is_some(), false),
         ("--new-keys", a.new_keys.is_some(), true),
         ("--max-phase2", a.max_phase2.is_some(), true),
+        ("--samples-every", a.samples_every.is_some(), true),
+        ("--samples-max", a.samples_max.is_some(), true),
     ] {
         let runs = if latency_only {
             c.latency
@@ -227,6 +240,13 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
     }
     c.program = a.program.clone();
     c.hdr_dir = a.hdr_dir.clone();
+    c.samples = a.samples.clone();
+    if let Some(k) = a.samples_every {
+        c.samples_every = k;
+    }
+    if let Some(n) = a.samples_max {
+        c.samples_max = n;
+    }
     c.validate()?;
     Ok(c)
 }
