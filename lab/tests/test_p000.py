@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nevermiss_lab import cli
+import pytest
+
+from nevermiss_lab import cli, p000
+from nevermiss_lab.errors import LabError
 
 
 def numbers(line: str) -> list[float]:
@@ -17,7 +20,7 @@ def test_reproduce_000_quick(tmp_path: Path, nm: Path) -> None:
     assert cli.main(["--binary", str(nm), "reproduce", "000", "--quick", "--out", str(tmp_path), "-q"]) == 0
     out = tmp_path / "000"
     text = (out / "report.md").read_text()
-    for stem in ["latency-percentiles", "cost-vs-rate", "throughput-vs-cores", "cost-vs-size"]:
+    for stem in ["latency-percentiles", "latency-over-index", "cost-vs-rate", "throughput-vs-cores", "cost-vs-size"]:
         for ext in ("png", "pdf"):
             assert (out / f"{stem}.{ext}").stat().st_size > 1000, stem
     rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
@@ -35,6 +38,40 @@ def test_reproduce_000_quick(tmp_path: Path, nm: Path) -> None:
     fwd = numbers(rows["forwarder, 1 core"].split("|", 2)[2])
     assert fwd[0] == 6.76 and 0.01 < fwd[1] < 100
     assert "## What differs and why" in text
+    # Latency over the packet index: the samples behind it are in packet order, phase 1 holds
+    # the m inserts' samples, phase 2 the lookups and the new-key inserts; the report's
+    # summary counts what the figure shows.
+    assert "### Latency over the packet index" in text and "![latency-over-index]" in text
+    samples = next((out / "runs").glob("*/points/*/samples.csv"))
+    points = p000.read_samples(samples)
+    bench = {"config": {"m": 4096}}
+    key = p000.index_point(bench, points)
+    assert key == ("add-on-miss", 4096, 10_000), sorted(points)
+    rows = points[key]
+    assert [r[0] for r in rows] == sorted({r[0] for r in rows})
+    assert {c for _, ph, c, _ in rows if ph == 1} == {"insert"}
+    assert {c for _, ph, c, _ in rows if ph == 2} == {"hit", "new-key-insert"}
+    assert all(ph == (1 if i < 4096 else 2) for i, ph, _, _ in rows)
+    for series, cls in [("insert (phase 1)", "insert"), ("lookup (phase 2)", "hit"),
+                        ("new-key insert (phase 2)", "new-key-insert")]:
+        shown, median_ns = numbers(rows_of(text)[series].split("|", 2)[2])
+        assert shown == sum(1 for r in rows if r[2] == cls) and median_ns > 0, series
+
+
+def rows_of(text: str) -> dict[str, str]:
+    return {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+
+
+def test_bad_samples_files_are_named(tmp_path: Path) -> None:
+    bad = tmp_path / "s.csv"
+    bad.write_text("scenario,m,r,index,phase,class,ticks\nadd-on-miss,64,10,x,1,insert,5\n")
+    with pytest.raises(LabError, match=r"s\.csv:2: malformed"):
+        p000.read_samples(bad)
+    bad.write_text("a,b\n")
+    with pytest.raises(LabError, match="not a `nevermiss bench --samples` file"):
+        p000.read_samples(bad)
+    with pytest.raises(LabError, match="absent.csv"):
+        p000.read_samples(tmp_path / "absent.csv")
 
 
 def test_table3_prints_both_tables_and_a_figure(tmp_path: Path, nm: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -36,6 +36,66 @@ def test_reproduce_004_quick(tmp_path: Path, nm: Path) -> None:
         assert measured > 0 and predicted > 0 and 0 <= err < 100, r
     assert re.search(r"Median prediction error: [\d.]+ %", text)
 
+    # Key width: every program's table holds its 64 entries and every packet of a run was timed.
+    section = text.split("### Key width", 1)[1].split("###", 1)[0]
+    kw_rows = [l for l in section.splitlines() if l.startswith("| ") and l[2].isdigit()]
+    assert [int(r.split("|")[1]) for r in kw_rows] == components.COMPONENTS["key-width"][2]
+    for x in components.COMPONENTS["key-width"][2]:
+        rep = json.loads((out / "runs" / "points" / f"key-width-{x}" / "out.json").read_text())
+        assert rep["program"]["table_entries"] == components.KEY_WIDTH_ENTRIES
+        assert rep["program"]["packets_per_run"] == 20_000
+        assert f"field={47 + x // 8 - min(x // 8, 8)}:{min(x // 8, 8)}" in rep["config"]["gen_spec"]
+    # Insertion rate: the add-on-miss table inserted exactly the new keys of each rate (its
+    # entries after a run), the report's rows say so, and each has a mean cost.
+    section = text.split("### Insertion rate", 1)[1].split("##", 1)[0]
+    ir_rows = [[c.strip().replace(",", "") for c in l.split("|")[1:-1]]
+               for l in section.splitlines() if l.startswith("| ") and l[2].isdigit()]
+    assert [int(r[0]) for r in ir_rows] == components.COMPONENTS["insertion-rate"][2]
+    for x, r, inserted, mean_ns, median_ns, left_out in ir_rows:
+        want = 20_000 * int(x) // components.INSERT_RATE_PER
+        assert int(inserted) == want, (x, inserted)
+        assert r == ("none" if x == "0" else str(components.INSERT_RATE_PER // int(x)))
+        float(mean_ns), float(median_ns), int(left_out)
+        rep = json.loads((out / "runs" / "points" / f"insertion-rate-{x}" / "out.json").read_text())
+        assert rep["program"]["table_entries"] == components.INSERT_RATE_ENTRIES + want
+        assert (out / "runs" / "points" / f"insertion-rate-{x}" / "hdr" / "program.packet.hlog").exists()
+    assert models["insertion-rate"]["n_parts"] == 1
+    cost_col = {l.split("|")[1].strip(): l.split("|")[3].strip() for l in text.splitlines() if l.startswith("| ")}
+    assert cost_col["insertion-rate"] == "mean" and cost_col["key-width"] == "median"
+
+
+def test_capped_mean_leaves_out_the_descheduled_packets() -> None:
+    from hdrh.histogram import HdrHistogram
+
+    from nevermiss_lab.errors import LabError
+    from nevermiss_lab.hdr import HIGHEST, capped_mean
+
+    h = HdrHistogram(1, HIGHEST, 3)
+    for v in [100] * 90 + [1000] * 9:
+        h.record_value(v)
+    h.record_value(30_000_000)  # a packet during which the process was descheduled
+    mean, dropped = capped_mean(h, 100.0)
+    assert dropped == 1
+    assert abs(mean - (90 * 100 + 9 * 1000) / 99) < 2, mean
+    # A cap above every value keeps them all: the plain mean.
+    mean, dropped = capped_mean(h, 1e6)
+    assert dropped == 0 and abs(mean - h.get_mean_value()) < 1e-6 * mean
+    with pytest.raises(LabError, match="empty"):
+        capped_mean(HdrHistogram(1, HIGHEST, 3), 100.0)
+
+
+def test_new_components_refuse_values_they_cannot_take() -> None:
+    for comp, x, msg in [("key-width", 12, "multiple of 8"), ("key-width", 0, "multiple of 8"),
+                         ("insertion-rate", 3, "must divide"), ("insertion-rate", 20_000, "must divide"),
+                         ("nope", 1, "unknown component")]:
+        with pytest.raises(ValueError, match=msg):
+            components.params_for(comp, x)
+    p = components.params_for("insertion-rate", 100)
+    assert components.insert_every(p) == 100 and components.new_keys(p, 20_000) == 200
+    assert "r=100," in components.gen_spec(p, 20_000) and "count=21024" in components.gen_spec(p, 20_000)
+    assert "add_on_miss = true" in components.program(p, 20_000)
+    assert components.insert_every(components.params_for("insertion-rate", 0)) == 0
+
 
 def test_p4_programs_of_every_component_are_valid(tmp_path: Path, nm: Path) -> None:
     import subprocess

@@ -13,9 +13,31 @@ use nevermiss_runtime::run::table_reports;
 use nevermiss_runtime::{Switch, Worker};
 use std::sync::Arc;
 
+/// Which packets of a run to keep as per-packet samples (`--samples`): every `every`-th
+/// packet by index, and of the phase-2 packets that are not lookups (new-key inserts, failed
+/// inserts, anything unclassified) every `rare_every`-th.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleRule {
+    /// Stride over all packets (≥ 1).
+    pub every: u64,
+    /// Stride over the rare phase-2 packets (≥ 1).
+    pub rare_every: u64,
+}
+
+/// One packet's measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// Packet number in the run, from 0 (phase 1 is `0..m`).
+    pub index: u64,
+    pub class: Class,
+    pub ticks: u64,
+}
+
 /// One latency run's per-class histograms of ticks per packet ([`Class::ALL`] order).
 pub struct LatencyRun {
     pub hists: Vec<Histogram<u64>>,
+    /// The packets a [`SampleRule`] kept, in packet order (empty without one).
+    pub samples: Vec<Sample>,
     /// Entries in the table afterwards (0 for the baseline).
     pub table_entries: u64,
     /// Inserts that failed because the table was full.
@@ -44,11 +66,13 @@ pub fn record(h: &mut Histogram<u64>, ticks: u64) {
 }
 
 /// Runs the two-phase workload `gen` through a new worker of `sw`, one packet at a time, and
-/// records each packet's ticks under its class. `m` is the phase-1 length.
+/// records each packet's ticks under its class (phase 1 is the first `gen_cfg.m` packets).
+/// With a `rule`, the packets it selects are also kept one by one (outside the timed region).
 pub fn run_once(
     sw: &Arc<Switch>,
     scenario: Scenario,
     gen_cfg: &TwoPhaseConfig,
+    rule: Option<SampleRule>,
 ) -> Result<LatencyRun, String> {
     let mut gen = TwoPhaseGen::new(gen_cfg.clone()).map_err(|e| e.to_string())?;
     let mut w = Worker::new(sw.clone(), 0);
@@ -57,6 +81,8 @@ pub fn run_once(
     let m = gen_cfg.m;
     let mut batch = Batch::with_capacity(nevermiss_io::BATCH_MAX);
     let mut idx = 0u64;
+    let mut samples = Vec::new();
+    let mut rare = 0u64;
     while !gen.is_done() {
         batch.clear();
         gen.fill(&mut batch);
@@ -66,7 +92,22 @@ pub fn run_once(
             w.process(data, p.port, p.ts_ns);
             let t1 = tsc::stop();
             let c = Class::of(w.last_ops(), idx < m, baseline);
-            record(&mut hists[c.index()], t1.saturating_sub(t0));
+            let ticks = t1.saturating_sub(t0);
+            record(&mut hists[c.index()], ticks);
+            if let Some(rule) = rule {
+                let mut keep = idx % rule.every == 0;
+                if idx >= m && c.is_rare() {
+                    keep |= rare % rule.rare_every == 0;
+                    rare += 1;
+                }
+                if keep {
+                    samples.push(Sample {
+                        index: idx,
+                        class: c,
+                        ticks,
+                    });
+                }
+            }
             // Idle time between packets (outside the timed region), as a polling core has.
             w.maintain();
             idx += 1;
@@ -75,6 +116,7 @@ pub fn run_once(
     let reps = table_reports(sw);
     Ok(LatencyRun {
         hists,
+        samples,
         table_entries: reps.iter().map(|t| t.entries as u64).sum(),
         inserts_full: reps.iter().map(|t| t.stats.inserts_full).sum(),
     })
@@ -116,8 +158,9 @@ mod tests {
             nevermiss_runtime::Engine::Jit,
         )
         .unwrap();
-        let run = run_once(&sw, Scenario::AddOnMiss, &cfg).unwrap();
+        let run = run_once(&sw, Scenario::AddOnMiss, &cfg, None).unwrap();
         assert_eq!(run.count(Class::Insert), 64);
+        assert!(run.samples.is_empty());
         assert_eq!(run.count(Class::NewKeyInsert), 20);
         assert_eq!(run.count(Class::Hit), 180);
         assert_eq!(run.table_entries, 84);
@@ -129,7 +172,7 @@ mod tests {
             nevermiss_runtime::Engine::Jit,
         )
         .unwrap();
-        let run = run_once(&sw, Scenario::Update, &cfg).unwrap();
+        let run = run_once(&sw, Scenario::Update, &cfg, None).unwrap();
         assert_eq!(run.count(Class::HitUpdate), 180);
         assert_eq!(run.count(Class::Hit), 0);
 
@@ -139,7 +182,7 @@ mod tests {
             nevermiss_runtime::Engine::Jit,
         )
         .unwrap();
-        let run = run_once(&sw, Scenario::Forward, &cfg).unwrap();
+        let run = run_once(&sw, Scenario::Forward, &cfg, None).unwrap();
         assert_eq!(run.count(Class::Forward), 264);
 
         // A table too small: the failed inserts are their own class.
@@ -149,8 +192,51 @@ mod tests {
             nevermiss_runtime::Engine::Jit,
         )
         .unwrap();
-        let run = run_once(&sw, Scenario::AddOnMiss, &cfg).unwrap();
+        let run = run_once(&sw, Scenario::AddOnMiss, &cfg, None).unwrap();
         assert!(run.count(Class::InsertFailed) > 0);
         assert_eq!(run.inserts_full, run.count(Class::InsertFailed));
+    }
+
+    /// Samples: every 7th packet, and every 3rd of the 20 phase-2 new-key inserts (the
+    /// strides count separately, so a packet both rules pick is kept once).
+    #[test]
+    fn samples_follow_the_rule_in_packet_order() {
+        let cfg = TwoPhaseConfig {
+            m: 64,
+            r: 10,
+            count: 64 + 200,
+            ..TwoPhaseConfig::default()
+        };
+        let sw = build_switch(&Scenario::AddOnMiss.default_program(), 256).unwrap();
+        let rule = SampleRule {
+            every: 7,
+            rare_every: 3,
+        };
+        let run = run_once(&sw, Scenario::AddOnMiss, &cfg, Some(rule)).unwrap();
+        let idx: Vec<u64> = run.samples.iter().map(|s| s.index).collect();
+        assert!(idx.windows(2).all(|w| w[0] < w[1]), "{idx:?}");
+        let strided = (0..264u64).filter(|i| i % 7 == 0).count();
+        let new_keys: Vec<&Sample> = run
+            .samples
+            .iter()
+            .filter(|s| s.class == Class::NewKeyInsert)
+            .collect();
+        // The 20 new keys are packets 64 + 10k + 9; the 1st, 4th, … (7 of them) are kept by
+        // the rare rule, others only when the stride hits them.
+        let rare_kept = (0..20u64).filter(|k| k % 3 == 0).count();
+        assert!(new_keys.len() >= rare_kept, "{new_keys:?}");
+        assert!(run.samples.len() <= strided + rare_kept);
+        assert!(run.samples.len() >= strided);
+        for s in &run.samples {
+            assert!(s.ticks > 0);
+            let want = if s.index < 64 {
+                Class::Insert
+            } else if (s.index - 64) % 10 == 9 {
+                Class::NewKeyInsert
+            } else {
+                Class::Hit
+            };
+            assert_eq!(s.class, want, "{s:?}");
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! - [`latency`]: batch 1, one core, TSC ticks per packet classified by what it did to the
 //!   table (insert, hit, hit+update, forward only, …); Eq. 4 on class medians.
 //! - [`throughput`]: batches of 32 on 1..N cores; packets/s per phase; Eq. 3.
+//! - [`samples`]: per-packet ticks in packet order (`--samples`, a CSV).
 //! - [`run`] sweeps insertion rates, table sizes and core counts, repeating every point, and
 //!   returns a [`report::BenchReport`] (text shaped like Table III, JSON, HdrHistogram logs).
 //!
@@ -15,6 +16,7 @@ pub mod latency;
 pub mod model;
 pub mod p4rt;
 pub mod report;
+pub mod samples;
 pub mod scenario;
 pub mod throughput;
 pub mod tsc;
@@ -37,6 +39,11 @@ pub const MAX_M: u64 = 1 << 22;
 pub const MAX_COUNT: u64 = 1 << 24;
 /// Largest phase-2 packet count of one latency run (generated as it goes).
 pub const MAX_PHASE2: u64 = 1 << 27;
+/// Default `--samples-every`: the stride papers/000's latency plots use (a prime, so it does
+/// not fall into step with an insertion rate r).
+pub const SAMPLES_EVERY: u64 = 997;
+/// Default `--samples-max`: rare phase-2 packets kept per point.
+pub const SAMPLES_MAX: u64 = 10_000;
 
 /// What to measure.
 #[derive(Clone, Debug, Serialize)]
@@ -77,6 +84,13 @@ pub struct BenchConfig {
     /// What runs the programs.
     #[serde(serialize_with = "engine_name")]
     pub engine: Engine,
+    /// Write per-packet samples (CSV, docs/bench.md) of each latency point's first run here.
+    pub samples: Option<PathBuf>,
+    /// Samples: every this-many-th packet of a run.
+    pub samples_every: u64,
+    /// Samples: besides the stride, the phase-2 packets that are not lookups (new-key inserts),
+    /// evenly thinned to at most this many per point.
+    pub samples_max: u64,
 }
 
 fn engine_name<S: serde::Serializer>(e: &Engine, s: S) -> Result<S::Ok, S::Error> {
@@ -103,6 +117,9 @@ impl Default for BenchConfig {
             program: None,
             hdr_dir: None,
             engine: Engine::default(),
+            samples: None,
+            samples_every: SAMPLES_EVERY,
+            samples_max: SAMPLES_MAX,
         }
     }
 }
@@ -184,6 +201,12 @@ impl BenchConfig {
         if !self.latency && !self.throughput {
             return Err("neither latency nor throughput mode selected".into());
         }
+        if self.samples_every == 0 {
+            return Err("--samples-every must be at least 1 (1 keeps every packet)".into());
+        }
+        if self.samples_max == 0 {
+            return Err("--samples-max must be at least 1".into());
+        }
         if let Some(p) = &self.program {
             if !self.scenarios.contains(&Scenario::AddOnMiss) {
                 return Err(format!(
@@ -223,6 +246,15 @@ impl BenchConfig {
             seed: self.seed,
             ..TwoPhaseConfig::default()
         }
+    }
+
+    /// The packets `--samples` keeps of a point with `new_keys` phase-2 inserts.
+    fn sample_rule(&self, new_keys: u64) -> Option<latency::SampleRule> {
+        self.samples.as_ref()?;
+        Some(latency::SampleRule {
+            every: self.samples_every,
+            rare_every: new_keys.div_ceil(self.samples_max).max(1),
+        })
     }
 
     /// Phase-2 packets of a latency point at rate `r` (0: none new).
@@ -269,6 +301,10 @@ pub fn run(
     if let Some(d) = &cfg.hdr_dir {
         hdr::prepare_dir(d)?;
     }
+    let mut samples_out = match &cfg.samples {
+        Some(p) => Some(samples::SamplesOut::create(p)?),
+        None => None,
+    };
     let t_start = Instant::now();
     let tsc_hz = tsc::calibrate(Duration::from_millis(90));
     let overhead = tsc::overhead(10_000);
@@ -316,7 +352,7 @@ pub fn run(
             .unwrap_or(0);
         let pin = cfg.pin;
         let results = std::thread::scope(|sc| {
-            sc.spawn(|| -> Result<Vec<(LatencyPoint, Vec<RunHists>)>, String> {
+            sc.spawn(|| -> Result<Vec<LatencyOut>, String> {
                 if pin {
                     nevermiss_runtime::workers::pin_current_thread(cpu0)?;
                 }
@@ -330,7 +366,10 @@ pub fn run(
             .join()
             .map_err(|_| "the latency thread panicked".to_string())?
         })?;
-        for (p, hs) in results {
+        for (p, hs, samples) in results {
+            if let Some(out) = &mut samples_out {
+                out.write_point(p.scenario, p.m, p.r, &samples)?;
+            }
             rep.latency.push(p);
             kept.extend(hs);
         }
@@ -375,9 +414,15 @@ pub fn run(
     if let Some(dir) = &cfg.hdr_dir {
         rep.hdr_logs = write_hdr_logs(dir, &kept, tsc_hz)?;
     }
+    if let Some(out) = samples_out {
+        rep.samples_rows = Some(out.finish()?);
+    }
     rep.wall_s = t_start.elapsed().as_secs_f64();
     Ok(rep)
 }
+
+/// A latency point, its runs' histograms and the first run's samples.
+type LatencyOut = (LatencyPoint, Vec<RunHists>, Vec<latency::Sample>);
 
 fn latency_point(
     cfg: &BenchConfig,
@@ -386,7 +431,7 @@ fn latency_point(
     r: u64,
     role: &str,
     t0: Instant,
-) -> Result<(LatencyPoint, Vec<RunHists>), String> {
+) -> Result<LatencyOut, String> {
     let phase2 = cfg.latency_phase2(r);
     let gen = cfg.gen(m, r, phase2);
     let new_keys = gen.new_keys();
@@ -397,10 +442,19 @@ fn latency_point(
     let mut counts: Vec<Vec<u64>> = vec![Vec::new(); Class::ALL.len()];
     let mut entries = Vec::new();
     let mut full = Vec::new();
+    let mut samples = Vec::new();
     for k in 0..cfg.runs {
         let sw = build_switch(&cfg.program(s), size, cfg.engine)?;
         let start = t0.elapsed();
-        let run = latency::run_once(&sw, s, &gen)?;
+        let rule = if k == 0 {
+            cfg.sample_rule(new_keys)
+        } else {
+            None
+        };
+        let mut run = latency::run_once(&sw, s, &gen, rule)?;
+        if k == 0 {
+            samples = std::mem::take(&mut run.samples);
+        }
         let duration = t0.elapsed() - start;
         if s == Scenario::AddOnMiss && run.table_entries == 0 {
             return Err(format!(
@@ -461,6 +515,7 @@ fn latency_point(
             classes,
         },
         runs,
+        samples,
     ))
 }
 

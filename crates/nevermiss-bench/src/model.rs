@@ -78,6 +78,16 @@ impl Class {
         }
     }
 
+    /// A phase-2 packet that is not a lookup: a new-key insert, a failed insert or anything
+    /// unclassified (what `--samples` keeps besides its stride, as papers/000 Fig. 5 shows
+    /// every phase-2 insertion).
+    pub fn is_rare(self) -> bool {
+        matches!(
+            self,
+            Class::NewKeyInsert | Class::InsertFailed | Class::Other
+        )
+    }
+
     /// Index into [`Class::ALL`].
     pub fn index(self) -> usize {
         self as usize

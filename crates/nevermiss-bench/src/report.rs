@@ -163,6 +163,8 @@ pub struct BenchReport {
     pub hdr_logs: Vec<HdrFile>,
     /// Time to compile the add-on-miss program to machine code (engine `jit`), ms.
     pub compile_ms: Option<f64>,
+    /// Rows written to `--samples` (absent without it).
+    pub samples_rows: Option<u64>,
     /// Wall time of the whole bench, seconds.
     pub wall_s: f64,
 }
@@ -238,6 +240,13 @@ impl BenchReport {
         }
         if !self.throughput.is_empty() {
             self.render_throughput(&mut o);
+        }
+        if let (Some(rows), Some(path)) = (self.samples_rows, &c.samples) {
+            let _ = writeln!(
+                o,
+                "\nper-packet samples: {rows} rows in {} (first run of each latency point)",
+                path.display()
+            );
         }
         let _ = writeln!(o, "\nwall time: {:.1} s", self.wall_s);
         o

@@ -78,6 +78,17 @@ pub struct BenchArgs {
     /// both, one after the other, with their figures side by side (docs/jit.md).
     #[arg(long, value_enum, default_value_t = EngineArg::Jit)]
     pub engine: EngineArg,
+    /// Write per-packet samples of each latency point's first run here, in packet order
+    /// (CSV: scenario,m,r,index,phase,class,ticks).
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+    /// With --samples: keep every K-th packet (default 997, as papers/000's plots).
+    #[arg(long, value_name = "K", requires = "samples", value_parser = crate::flags::count)]
+    pub samples_every: Option<u64>,
+    /// With --samples: also keep the phase-2 packets that are not lookups (new-key inserts),
+    /// evenly thinned to at most N per point (default 10000).
+    #[arg(long, value_name = "N", requires = "samples", value_parser = crate::flags::count)]
+    pub samples_max: Option<u64>,
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -179,6 +190,8 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
         ("--cores", a.cores.is_some(), false),
         ("--new-keys", a.new_keys.is_some(), true),
         ("--max-phase2", a.max_phase2.is_some(), true),
+        ("--samples-every", a.samples_every.is_some(), true),
+        ("--samples-max", a.samples_max.is_some(), true),
     ] {
         let runs = if latency_only {
             c.latency
@@ -239,6 +252,13 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
     }
     c.program = a.program.clone();
     c.hdr_dir = a.hdr_dir.clone();
+    c.samples = a.samples.clone();
+    if let Some(k) = a.samples_every {
+        c.samples_every = k;
+    }
+    if let Some(n) = a.samples_max {
+        c.samples_max = n;
+    }
     c.validate()?;
     Ok(c)
 }
@@ -469,8 +489,12 @@ fn run_inner(args: BenchArgs) -> Result<(), String> {
             ..cfg.clone()
         };
         if engines.len() > 1 {
-            // One HdrHistogram folder per engine.
+            // One HdrHistogram folder and one samples file per engine.
             c.hdr_dir = cfg.hdr_dir.as_ref().map(|d| d.join(engine.name()));
+            c.samples = cfg
+                .samples
+                .as_ref()
+                .map(|f| f.with_extension(format!("{}.csv", engine.name())));
         }
         let rep = nevermiss_bench::run(&c, |line| {
             if !quiet {

@@ -203,6 +203,124 @@ fn tiny_bench_report_json_and_logs() {
     assert!(hdr.join("update.hit-update.hlog").is_file());
 }
 
+/// `--samples`: per-packet rows in packet order, every K-th packet of the first run of every
+/// latency point plus the (thinned) phase-2 inserts; phase 1 holds inserts, phase 2 lookups
+/// (hits, or hit-updates for the update program) and the new-key inserts at every r-th packet.
+#[test]
+fn samples_csv_holds_the_packets_in_order_with_their_phase_and_class() {
+    let json = tmp("samples.json");
+    let csv = tmp("samples.csv");
+    let (every, max) = (13u64, 50u64);
+    let o = run(&[
+        "--mode",
+        "latency",
+        "--scenario",
+        "all",
+        "--m",
+        "2^10",
+        "--count",
+        "3000",
+        "--rates",
+        "10,100",
+        "--sizes",
+        "2^10",
+        "--new-keys",
+        "10",
+        "--runs",
+        "2",
+        "--no-pin",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+        "--samples",
+        csv.to_str().unwrap(),
+        "--samples-every",
+        &every.to_string(),
+        "--samples-max",
+        &max.to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("scenario,m,r,index,phase,class,ticks"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == 7), "{text}");
+    assert_eq!(rows.len() as u64, u(&v["samples_rows"]));
+    let lat = v["latency"].as_array().unwrap();
+    // forward, add-on-miss and update operations, two rates.
+    assert_eq!(lat.len(), 5);
+    let mut seen = 0;
+    let mut thinned = false;
+    for p in lat {
+        let scen = p["scenario"].as_str().unwrap();
+        let (m, r) = (u(&p["m"]), u(&p["r"]));
+        let packets = m + u(&p["phase2_packets"]);
+        let mine: Vec<&Vec<&str>> = rows
+            .iter()
+            .filter(|x| x[0] == scen && x[1] == m.to_string() && x[2] == r.to_string())
+            .collect();
+        seen += mine.len();
+        let idx: Vec<u64> = mine.iter().map(|x| x[3].parse().unwrap()).collect();
+        assert!(
+            idx.windows(2).all(|w| w[0] < w[1]),
+            "{scen} r={r}: not in order"
+        );
+        assert!(idx.iter().all(|&i| i < packets));
+        // Every K-th packet is there.
+        let strided = idx.iter().filter(|&&i| i % every == 0).count() as u64;
+        assert_eq!(strided, packets.div_ceil(every), "{scen} r={r}");
+        let new_keys = u(&p["new_keys"]);
+        let rare = mine.iter().filter(|x| x[5] == "new-key-insert").count() as u64;
+        let off_stride = mine.len() as u64 - strided;
+        if r == 0 {
+            assert_eq!(rare, 0);
+            assert_eq!(off_stride, 0, "{scen}: only the stride without inserts");
+        } else if new_keys > max {
+            // Thinned evenly to at most `max` (plus those the stride keeps anyway).
+            thinned = true;
+            let kept = new_keys.div_ceil(new_keys.div_ceil(max));
+            assert!(kept <= max);
+            assert!(
+                rare >= kept && rare <= kept + strided,
+                "r={r}: {rare} of {new_keys}"
+            );
+            assert!(off_stride <= kept);
+        } else {
+            // Few enough: every one.
+            assert_eq!(rare, new_keys, "r={r}");
+        }
+        for x in &mine {
+            let (i, phase, class) = (x[3].parse::<u64>().unwrap(), x[4], x[5]);
+            assert!(x[6].parse::<u64>().unwrap() > 0, "{x:?}");
+            assert_eq!(phase, if i < m { "1" } else { "2" }, "{x:?}");
+            let want = match (scen, phase) {
+                ("forward", _) => "forward",
+                (_, "1") => "insert",
+                ("update", _) => "hit-update",
+                _ if r > 0 && (i - m) % r == r - 1 => "new-key-insert",
+                _ => "hit",
+            };
+            assert_eq!(class, want, "{scen} r={r} {x:?}");
+        }
+        let classes: std::collections::BTreeSet<&str> = mine.iter().map(|x| x[5]).collect();
+        let want: &[&str] = match (scen, r) {
+            ("forward", _) => &["forward"],
+            ("update", _) => &["hit-update", "insert"],
+            (_, 0) => &["hit", "insert"],
+            _ => &["hit", "insert", "new-key-insert"],
+        };
+        assert_eq!(
+            classes.into_iter().collect::<Vec<_>>(),
+            want,
+            "{scen} r={r}"
+        );
+    }
+    assert_eq!(seen, rows.len(), "rows of no point");
+    assert!(thinned, "r=10 has 300 new keys, more than --samples-max");
+}
+
 #[test]
 fn bad_flags_exit_2_with_a_message() {
     let cases: &[(&[&str], &str)] = &[
@@ -221,6 +339,23 @@ fn bad_flags_exit_2_with_a_message() {
         (
             &["--hdr-dir", "/proc/nevermiss-bench"],
             "/proc/nevermiss-bench",
+        ),
+        (&["--samples", "/nonexistent-dir/s.csv"], "--samples"),
+        (
+            &["--samples", "s.csv", "--samples-every", "0"],
+            "at least 1",
+        ),
+        (&["--samples-max", "5"], "--samples"),
+        (
+            &[
+                "--mode",
+                "throughput",
+                "--samples",
+                "s.csv",
+                "--samples-every",
+                "3",
+            ],
+            "latency mode",
         ),
     ];
     for (args, want) in cases {

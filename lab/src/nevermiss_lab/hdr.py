@@ -49,6 +49,26 @@ def read_log(path: Path) -> Log:
     return Log(path, intervals, total)
 
 
+def capped_mean(h: HdrHistogram, factor: float) -> tuple[float, int]:
+    """The mean of the values at most `factor` × the median, and how many values were above
+    (a robust average cost per packet: on a shared machine a packet during which the process
+    was descheduled takes milliseconds, and a few of those swamp a plain mean). Values are the
+    buckets' median-equivalents, as HdrHistogram's own mean uses."""
+    if h.get_total_count() == 0:
+        raise LabError("capped mean of an empty histogram")
+    cap = factor * h.get_value_at_percentile(50.0)
+    total = 0.0
+    n = dropped = 0
+    for it in h.get_recorded_iterator():
+        v, c = it.value_iterated_to, it.count_at_value_iterated_to
+        if v > cap:
+            dropped += c
+            continue
+        total += h._hdr_median_equiv_value(v) * c
+        n += c
+    return total / n, dropped
+
+
 def percentile_distribution(h: HdrHistogram, ticks_per_half: int = 5) -> list[tuple[float, int]]:
     """(percentile, value) pairs as HdrHistogram's percentile distribution prints them: steps
     that halve the distance to 100 % (`ticks_per_half` per halving), ending at the maximum."""

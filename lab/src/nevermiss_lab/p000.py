@@ -4,11 +4,13 @@ Runs `nevermiss bench` (latency and throughput modes, add-on-miss and update sce
 insertion-rate, table-size and core sweeps) through the spec runner, then writes
 `reports/000/report.md` with Table III (a) and (b) as measured beside the paper's, the
 throughput figures of §VI, and the figures: percentile distributions of ticks per packet by
-operation, cost vs insertion rate, throughput vs cores per insertion rate, cost vs table size.
+operation, per-packet latency over the packet index (the bench's `--samples`, papers/000 Fig. 5),
+cost vs insertion rate, throughput vs cores per insertion rate, cost vs table size.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from .hdr import percentile_distribution, read_log
 from .papers import published
 from .report import fmt, ratio, table
 from .cluster import TaskExecutor
+from .errors import LabError
 from .runner import run_spec
 from .spec import Spec
 
@@ -31,6 +34,10 @@ QUICK = {
     "count": "2^15",
     "new-keys": 20,
     "max-phase2": "2^17",
+    # Per-packet samples (--samples, set by the runner): every 31st packet besides the phase-2
+    # inserts, so a 2^17-packet point still gives a few thousand dots (the full run keeps the
+    # paper's every 997th).
+    "samples-every": 31,
 }
 FULL = {
     "scenario": "all",
@@ -132,8 +139,97 @@ def sizes(bench: dict[str, Any]) -> list[tuple[int, float, float]]:
     return sorted(set(rows))
 
 
-def figures(bench: dict[str, Any], hdr_dir: Path, out: Path) -> list[Path]:
-    """The report's figures (PNG and PDF); returns the PNG paths."""
+#: The series of the latency-over-index figure: (phase, class, label, colour, marker, size).
+#: Colours and markers both differ, so the figure reads in black and white too.
+INDEX_SERIES = [
+    (1, "insert", "insert (phase 1)", "tab:orange", "^", 9),
+    (2, "hit", "lookup (phase 2)", "tab:blue", ".", 4),
+    (2, "hit-update", "update (phase 2)", "tab:green", "s", 6),
+    (2, "new-key-insert", "new-key insert (phase 2)", "tab:red", "x", 16),
+    (2, "insert-failed", "insert failed (table full)", "black", "D", 12),
+]
+
+
+def read_samples(path: Path) -> dict[tuple[str, int, int], list[tuple[int, int, str, int]]]:
+    """`bench --samples` CSV: per point (scenario, m, r) its rows (index, phase, class, ticks)
+    in packet order; `LabError` naming the file and line for a malformed one."""
+    points: dict[tuple[str, int, int], list[tuple[int, int, str, int]]] = {}
+    try:
+        with path.open(newline="") as f:
+            rows = csv.reader(f)
+            header = next(rows, None)
+            if header != ["scenario", "m", "r", "index", "phase", "class", "ticks"]:
+                raise LabError(f"{path}: not a `nevermiss bench --samples` file (header {header})")
+            for n, row in enumerate(rows, start=2):
+                try:
+                    sc, m, r, idx, phase, cls, ticks = row
+                    key = (sc, int(m), int(r))
+                    points.setdefault(key, []).append((int(idx), int(phase), cls, int(ticks)))
+                except ValueError as e:
+                    raise LabError(f"{path}:{n}: malformed sample row {row}: {e}") from None
+    except OSError as e:
+        raise LabError(f"{path}: {e.strerror or e}") from e
+    return points
+
+
+def index_point(bench: dict[str, Any], samples: dict[tuple[str, int, int], Any]) -> tuple[str, int, int] | None:
+    """The point the latency-over-index figure shows: the add-on-miss rate point with the
+    rarest inserts (papers/000 Fig. 5 shows r = 10 000), else the Table III (a) point."""
+    m = bench["config"]["m"]
+    rates = sorted((k for k in samples if k[0] == "add-on-miss" and k[1] == m and k[2] > 0), key=lambda k: k[2])
+    if rates:
+        return rates[-1]
+    return ("add-on-miss", m, 0) if ("add-on-miss", m, 0) in samples else None
+
+
+def index_summary(bench: dict[str, Any], rows: list[tuple[int, int, str, int]]) -> list[list[object]]:
+    """Per series of the figure: samples shown and their median ns."""
+    hz = bench["machine"]["tsc_hz"]
+    out: list[list[object]] = []
+    for phase, cls, label, *_ in INDEX_SERIES:
+        ts = sorted(t for _, ph, c, t in rows if ph == phase and c == cls)
+        if ts:
+            out.append([label, len(ts), ts[len(ts) // 2] * 1e9 / hz])
+    return out
+
+
+def latency_over_index(bench: dict[str, Any], samples: Path, out: Path) -> tuple[Path, tuple[str, int, int]] | None:
+    """Per-packet latency (ns at the calibrated TSC rate) over the packet index of one point,
+    each operation in its own colour and marker (papers/000 Fig. 5); None when the samples
+    hold no add-on-miss point."""
+    points = read_samples(samples)
+    key = index_point(bench, points)
+    if key is None:
+        return None
+    rows = points[key]
+    hz = bench["machine"]["tsc_hz"]
+    _, m, r = key
+    fig, ax = plots.figure(7.0, 3.8)
+    for phase, cls, label, colour, marker, size in INDEX_SERIES:
+        pts = [(i, t * 1e9 / hz) for i, ph, c, t in rows if ph == phase and c == cls]
+        if pts:
+            ax.scatter([i for i, _ in pts], [v for _, v in pts], s=size, c=colour, marker=marker,
+                       linewidths=0.8, label=f"{label} ({len(pts)})", zorder=3 if cls != "hit" else 2)
+    base = bench.get("baseline_latency_ticks")
+    if base:
+        ax.axhline(base * 1e9 / hz, color="0.3", linestyle="--", linewidth=0.8,
+                   label="forwarder median (baseline)")
+    ax.axvline(m, color="0.5", linestyle=":", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xlim(left=0)
+    ax.set_xlabel(f"packet index (phase 1: the first m = {m} packets)")
+    ax.set_ylabel("latency per packet [ns]")
+    every = bench["config"].get("samples_every", "?")
+    what = f"r = {r}" if r else "inserts in phase 1 only"
+    ax.set_title(f"Latency per packet over the run, {what} (papers/000 Fig. 5)\n"
+                 f"1 packet in {every} and the phase-2 inserts, first run", fontsize=9)
+    ax.legend(fontsize=7, markerscale=1.5, loc="upper right")
+    return plots.save(fig, out / "latency-over-index")[0], key
+
+
+def figures(bench: dict[str, Any], hdr_dir: Path, out: Path, samples: Path | None = None) -> list[Path]:
+    """The report's figures (PNG and PDF); returns the PNG paths. `samples`: the bench's
+    `--samples` CSV, for the latency-over-index figure."""
     made: list[Path] = []
     paper = published("000")
     m = bench["config"]["m"]
@@ -161,6 +257,12 @@ def figures(bench: dict[str, Any], hdr_dir: Path, out: Path) -> list[Path]:
     ax.set_title(f"Latency by operation, m = {m}, batch 1 (papers/000 Fig. 3)")
     ax.legend(fontsize=8)
     made.append(plots.save(fig, out / "latency-percentiles")[0])
+
+    # 1b. Latency per packet over the packet index (papers/000 Fig. 5).
+    if samples is not None and samples.exists():
+        done = latency_over_index(bench, samples, out)
+        if done:
+            made.append(done[0])
 
     # 2. Cost vs insertion rate: measured vs published (Table III b).
     tb = table3b(bench)
@@ -217,7 +319,8 @@ def figures(bench: dict[str, Any], hdr_dir: Path, out: Path) -> list[Path]:
     return made
 
 
-def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool) -> str:
+def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool,
+           samples: Path | None = None) -> str:
     """The markdown report."""
     paper = published("000")
     hz = bench["machine"]["tsc_hz"]
@@ -287,6 +390,22 @@ def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool) -> s
     lines.append("\n## Figures\n")
     for p in pngs:
         lines.append(f"![{p.stem}]({p.name})\n")
+    if samples is not None and samples.exists() and any(p.stem == "latency-over-index" for p in pngs):
+        points = read_samples(samples)
+        key = index_point(bench, points)
+        if key is not None:
+            _, km, kr = key
+            lines.append(
+                f"\n### Latency over the packet index (papers/000 Fig. 5)\n\n"
+                f"`latency-over-index`: the add-on-miss program at m = {km}, "
+                + (f"r = {kr}" if kr else "no phase-2 inserts")
+                + f", first run: 1 packet in {bench['config'].get('samples_every')} and the phase-2 "
+                f"inserts (at most {bench['config'].get('samples_max')} per point), from `nevermiss bench "
+                "--samples`; latency in ns at the calibrated TSC rate (absolute, not Eq. 4). The paper's "
+                "Fig. 5 (r = 10 000, 2^20 entries) shows the phase-2 inserts above the lookups and the "
+                "phase-1 inserts; the medians of what the figure shows here:\n"
+            )
+            lines.append(table(["series", "samples", "median ns"], index_summary(bench, points[key])))
     lines.append(
         "\n## What differs and why\n\n"
         "- **No NIC, no DPDK I/O**: nevermiss's bench runs packets from memory through the switch on the same "
@@ -311,9 +430,10 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor |
     folder = run_spec(spec(quick), out_dir / "runs", exe=binary, executor=executor, progress=progress)
     point = next((folder / "points").iterdir())
     bench = json.loads((point / "out.json").read_text())
-    pngs = figures(bench, point / "hdr", out_dir)
+    samples = point / "samples.csv"
+    pngs = figures(bench, point / "hdr", out_dir, samples)
     report = out_dir / "report.md"
-    report.write_text(render(bench, pngs, out_dir, quick))
+    report.write_text(render(bench, pngs, out_dir, quick, samples))
     (out_dir / "table3.json").write_text(json.dumps(
         {"table3a": table3a(bench), "table3b": {str(k): v for k, v in table3b(bench).items()},
          "throughput": throughput(bench)}, indent=1))

@@ -30,7 +30,10 @@ Value = Union[Scalar, list[Scalar]]
 #: Each command: its nevermiss subcommand words and the flags through which the lab collects
 #: the outputs into a point's directory (`{dir}` is replaced).
 COMMANDS: dict[str, tuple[list[str], list[str]]] = {
-    "bench": (["bench"], ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"]),
+    "bench": (
+        ["bench"],
+        ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "--samples", "{dir}/samples.csv", "-q"],
+    ),
     "bench-component": (
         ["bench", "component"],
         ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"],
