@@ -10,7 +10,11 @@
 //!   (dropped) during the modifies.
 //!
 //! Timing is wall clock (ns); medians over `runs` repetitions are reported (docs/p4runtime.md).
+//! With `hdr_dir`, every update's d_control, d_data, d_all and client Write latency is kept as
+//! HdrHistogram interval logs (one interval per run; [`HDR_LOGS`]).
 
+use crate::hdr;
+use hdrhistogram::Histogram;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
@@ -39,7 +43,34 @@ pub struct P4rtOptions {
     /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
     /// at a time, in arrival order.
     pub in_flight: usize,
+    /// Write HdrHistogram interval logs (ns, one interval per run) into this directory.
+    pub hdr_dir: Option<PathBuf>,
 }
+
+/// The logs of `hdr_dir`: file name and what it holds (ns per update). `insert.write.hlog` is
+/// written only when batch size 1 is measured with one Write in flight.
+pub const HDR_LOGS: [(&str, &str); 5] = [
+    (
+        "modify.d_control.hlog",
+        "d_control of each modify: Write arrived at the server -> change visible to the data plane",
+    ),
+    (
+        "modify.d_data.hlog",
+        "d_data of each modify: change visible -> first packet that used it",
+    ),
+    (
+        "modify.d_all.hlog",
+        "d_all = d_control + d_data of each modify",
+    ),
+    (
+        "modify.write.hlog",
+        "client-side latency of each modify Write (request sent -> response received)",
+    ),
+    (
+        "insert.write.hlog",
+        "client-side latency of each single-update insert Write (batch 1, one in flight)",
+    ),
+];
 
 impl Default for P4rtOptions {
     fn default() -> P4rtOptions {
@@ -50,6 +81,7 @@ impl Default for P4rtOptions {
             rate_pps: 1_000_000,
             runs: 5,
             in_flight: 1,
+            hdr_dir: None,
         }
     }
 }
@@ -92,6 +124,16 @@ impl Percentiles {
     }
 }
 
+/// One HdrHistogram log written to `hdr_dir`.
+#[derive(Clone, Debug, Serialize)]
+pub struct P4rtHdrFile {
+    pub file: String,
+    /// Intervals (runs) in the file.
+    pub intervals: usize,
+    /// Values recorded, all intervals together.
+    pub values: u64,
+}
+
 /// The report.
 #[derive(Clone, Debug, Serialize)]
 pub struct P4rtReport {
@@ -110,6 +152,63 @@ pub struct P4rtReport {
     /// Client-side latency of the modify Writes.
     pub modify_latency_ns: Percentiles,
     pub runs: usize,
+    /// The HdrHistogram logs written (empty without `hdr_dir`).
+    pub hdr_logs: Vec<P4rtHdrFile>,
+}
+
+/// One run's values of one log: tag, start since the bench began, duration, values (ns).
+struct RunValues {
+    tag: String,
+    start: Duration,
+    duration: Duration,
+    values: Vec<u64>,
+}
+
+/// Writes the logs of [`HDR_LOGS`] that have runs (`series[i]` belongs to `HDR_LOGS[i]`).
+fn write_hdr_logs(
+    dir: &Path,
+    opts: &P4rtOptions,
+    series: &[Vec<RunValues>; 5],
+) -> Result<Vec<P4rtHdrFile>, String> {
+    let mut files = Vec::new();
+    for ((file, what), runs) in HDR_LOGS.iter().zip(series) {
+        if runs.is_empty() {
+            continue;
+        }
+        let mut hists = Vec::with_capacity(runs.len());
+        for r in runs {
+            let mut h = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+            for &v in &r.values {
+                h.record(v).map_err(|e| format!("{file}: {e}"))?;
+            }
+            hists.push(h);
+        }
+        let ivs: Vec<hdr::Interval<'_>> = runs
+            .iter()
+            .zip(&hists)
+            .map(|(r, h)| hdr::Interval {
+                tag: r.tag.clone(),
+                start: r.start,
+                duration: r.duration,
+                hist: h,
+            })
+            .collect();
+        let comments = [
+            format!("nevermiss bench p4rt: {what}; ns"),
+            format!(
+                "{} inserts per batch size, {} modifies per run under {} packets/s, {} runs",
+                opts.inserts, opts.modifies, opts.rate_pps, opts.runs
+            ),
+            "interval tag: run<k> (modifies), batch1-run<k> (inserts)".to_string(),
+        ];
+        hdr::write_log(&dir.join(file), &comments, &ivs)?;
+        files.push(P4rtHdrFile {
+            file: file.to_string(),
+            intervals: ivs.len(),
+            values: hists.iter().map(|h| h.len()).sum(),
+        });
+    }
+    Ok(files)
 }
 
 fn examples() -> PathBuf {
@@ -275,6 +374,9 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     if opts.runs == 0 || opts.inserts == 0 || opts.modifies == 0 || opts.rate_pps == 0 {
         return Err("--runs, --inserts, --modifies and --rate must be at least 1".into());
     }
+    if let Some(d) = &opts.hdr_dir {
+        hdr::prepare_dir(d)?;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -287,6 +389,9 @@ async fn run_async(
     opts: &P4rtOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<P4rtReport, String> {
+    let began = Instant::now();
+    // Per log of HDR_LOGS: each run's values.
+    let mut series: [Vec<RunValues>; 5] = Default::default();
     let dev = Device::new(ServeOptions::default());
     let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).map_err(|e| e.to_string())?;
     let server_task = tokio::spawn(
@@ -312,6 +417,7 @@ async fn run_async(
             let mut pending = tokio::task::JoinSet::new();
             let start = Instant::now();
             let mut k = 0u64;
+            let first_single = single_latency.len();
             while k < n {
                 let m = (b as u64).min(n - k);
                 let updates = (k..k + m)
@@ -350,6 +456,14 @@ async fn run_async(
             }
             let secs = start.elapsed().as_secs_f64();
             rates.push(n as f64 / secs);
+            if opts.hdr_dir.is_some() && single_latency.len() > first_single {
+                series[4].push(RunValues {
+                    tag: format!("batch1-run{run}"),
+                    start: start.duration_since(began),
+                    duration: start.elapsed(),
+                    values: single_latency[first_single..].to_vec(),
+                });
+            }
             progress(&format!(
                 "inserts, batch {b}, run {}: {:.0} entries/s",
                 run + 1,
@@ -428,6 +542,8 @@ async fn run_async(
             })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
+        let run_start = Instant::now();
+        let first_write = ml.len();
         for i in 0..opts.modifies {
             let port = if i % 2 == 0 { 2 } else { 1 };
             let t = Instant::now();
@@ -444,9 +560,23 @@ async fn run_async(
         dropped += l;
         // The delays were cleared after the setup write: every row is a modify.
         let mods = dev.update_delays();
-        dc.extend(mods.iter().map(|d| d.d_control_ns));
-        dd.extend(mods.iter().filter_map(|d| d.d_data_ns));
-        da.extend(mods.iter().filter_map(|d| d.d_all_ns()));
+        let run_dc: Vec<u64> = mods.iter().map(|d| d.d_control_ns).collect();
+        let run_dd: Vec<u64> = mods.iter().filter_map(|d| d.d_data_ns).collect();
+        let run_da: Vec<u64> = mods.iter().filter_map(|d| d.d_all_ns()).collect();
+        dc.extend_from_slice(&run_dc);
+        dd.extend_from_slice(&run_dd);
+        da.extend_from_slice(&run_da);
+        if opts.hdr_dir.is_some() {
+            let run_ml = ml[first_write..].to_vec();
+            for (i, values) in [run_dc, run_dd, run_da, run_ml].into_iter().enumerate() {
+                series[i].push(RunValues {
+                    tag: format!("run{run}"),
+                    start: run_start.duration_since(began),
+                    duration: run_start.elapsed(),
+                    values,
+                });
+            }
+        }
         progress(&format!(
             "modifies, run {}: {} modifies, {s} packets, {l} dropped",
             run + 1,
@@ -455,6 +585,10 @@ async fn run_async(
     }
     hk.abort();
     server_task.abort();
+    let hdr_logs = match &opts.hdr_dir {
+        Some(dir) => write_hdr_logs(dir, opts, &series)?,
+        None => Vec::new(),
+    };
     Ok(P4rtReport {
         inserts,
         write_latency_ns: Percentiles::of(single_latency),
@@ -467,6 +601,7 @@ async fn run_async(
         d_all_ns: Percentiles::of(da),
         modify_latency_ns: Percentiles::of(ml),
         runs: opts.runs,
+        hdr_logs,
     })
 }
 
@@ -526,5 +661,40 @@ impl P4rtReport {
             self.packets, self.packets_dropped
         ));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hdr_logs_skip_empty_series_and_keep_runs_apart() {
+        let dir = std::env::temp_dir().join(format!("nm-p4rt-hdr-{}", std::process::id()));
+        hdr::prepare_dir(&dir).unwrap();
+        let run = |k: usize, values: Vec<u64>| RunValues {
+            tag: format!("run{k}"),
+            start: Duration::from_millis(k as u64),
+            duration: Duration::from_millis(1),
+            values,
+        };
+        let mut series: [Vec<RunValues>; 5] = Default::default();
+        series[0] = vec![run(0, vec![1_000, 2_000]), run(1, vec![3_000])];
+        series[1] = vec![run(0, vec![0, 5])];
+        let opts = P4rtOptions {
+            hdr_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let files = write_hdr_logs(&dir, &opts, &series).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(names, ["modify.d_control.hlog", "modify.d_data.hlog"]);
+        assert_eq!((files[0].intervals, files[0].values), (2, 3));
+        let back = hdr::read_log(&dir.join("modify.d_control.hlog")).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[1].0, "run1");
+        assert_eq!(back[0].1.len(), 2);
+        assert!(back[1].1.equivalent(back[1].1.max(), 3_000));
+        assert!(!dir.join("insert.write.hlog").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

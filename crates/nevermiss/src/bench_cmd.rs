@@ -316,6 +316,12 @@ pub struct P4rtArgs {
     /// Also write the report as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write HdrHistogram interval logs (ns, one interval per run) here: modify.d_control.hlog,
+    /// modify.d_data.hlog, modify.d_all.hlog, modify.write.hlog (the client's modify Write
+    /// latency) and insert.write.hlog (single-update insert Writes; batch size 1 with
+    /// --in-flight 1 only).
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
     /// No progress lines.
     #[arg(long, short)]
     pub quiet: bool,
@@ -366,6 +372,7 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
         rate_pps: a.rate,
         runs: a.runs,
         in_flight: a.in_flight,
+        hdr_dir: a.hdr_dir.clone(),
     };
     let quiet = a.quiet;
     let rep = nevermiss_bench::p4rt::run(&opts, |line| {
