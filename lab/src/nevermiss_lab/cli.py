@@ -17,11 +17,6 @@ from . import binary as nmbin
 from .errors import LabError, PointFailed
 
 PAPERS = ("000", "002", "003", "004")
-#: Reproductions not built yet (issue #13 is open): what each needs.
-NOT_YET = {
-    "002": "not built yet: it needs the update-delay report over `nevermiss bench p4rt` and "
-    "`serve --update-log` (docs/lab.md); run `nevermiss bench p4rt` for the figures meanwhile",
-}
 
 
 def _executor(args: argparse.Namespace) -> "TaskExecutor":
@@ -55,8 +50,10 @@ def _reproducer(paper: str) -> Callable[..., Path]:
         from .p000 import reproduce as r000
 
         return r000
-    if paper in NOT_YET:
-        raise LabError(f"reproduce {paper}: {NOT_YET[paper]}")
+    if paper == "002":
+        from .p002 import reproduce as r002
+
+        return r002
     if paper == "003":
         from .p003 import reproduce as r003
 
