@@ -10,7 +10,11 @@
 //!   (dropped) during the modifies.
 //!
 //! Timing is wall clock (ns); medians over `runs` repetitions are reported (docs/p4runtime.md).
+//! With `hdr_dir`, every update's d_control, d_data, d_all and client Write latency is kept as
+//! HdrHistogram interval logs (one interval per run; [`HDR_LOGS`]).
 
+use crate::hdr;
+use hdrhistogram::Histogram;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
@@ -39,11 +43,36 @@ pub struct P4rtOptions {
     /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
     /// at a time, in arrival order.
     pub in_flight: usize,
-    /// Write HdrHistogram interval logs of the delays and latencies (ns) here.
+    /// Write HdrHistogram interval logs (ns, one interval per run) into this directory.
     pub hdr_dir: Option<PathBuf>,
     /// What runs the pipelines.
     pub engine: nevermiss_runtime::Engine,
 }
+
+/// The logs of `hdr_dir`: file name and what it holds (ns per update). `insert.write.hlog` is
+/// written only when batch size 1 is measured with one Write in flight.
+pub const HDR_LOGS: [(&str, &str); 5] = [
+    (
+        "modify.d_control.hlog",
+        "d_control of each modify: Write arrived at the server -> change visible to the data plane",
+    ),
+    (
+        "modify.d_data.hlog",
+        "d_data of each modify: change visible -> first packet that used it",
+    ),
+    (
+        "modify.d_all.hlog",
+        "d_all = d_control + d_data of each modify",
+    ),
+    (
+        "modify.write.hlog",
+        "client-side latency of each modify Write (request sent -> response received)",
+    ),
+    (
+        "insert.write.hlog",
+        "client-side latency of each single-update insert Write (batch 1, one in flight)",
+    ),
+];
 
 impl Default for P4rtOptions {
     fn default() -> P4rtOptions {
@@ -98,6 +127,16 @@ impl Percentiles {
     }
 }
 
+/// One HdrHistogram log written to `hdr_dir`.
+#[derive(Clone, Debug, Serialize)]
+pub struct P4rtHdrFile {
+    pub file: String,
+    /// Intervals (runs) in the file.
+    pub intervals: usize,
+    /// Values recorded, all intervals together.
+    pub values: u64,
+}
+
 /// The report.
 #[derive(Clone, Debug, Serialize)]
 pub struct P4rtReport {
@@ -116,9 +155,63 @@ pub struct P4rtReport {
     /// Client-side latency of the modify Writes.
     pub modify_latency_ns: Percentiles,
     pub runs: usize,
-    /// The HdrHistogram logs written (`--hdr-dir`): `p4rt.<measure>.hlog`, one interval per run
-    /// tagged `run<K>`, values in ns.
-    pub hdr_logs: Vec<PathBuf>,
+    /// The HdrHistogram logs written (empty without `hdr_dir`).
+    pub hdr_logs: Vec<P4rtHdrFile>,
+}
+
+/// One run's values of one log: tag, start since the bench began, duration, values (ns).
+struct RunValues {
+    tag: String,
+    start: Duration,
+    duration: Duration,
+    values: Vec<u64>,
+}
+
+/// Writes the logs of [`HDR_LOGS`] that have runs (`series[i]` belongs to `HDR_LOGS[i]`).
+fn write_hdr_logs(
+    dir: &Path,
+    opts: &P4rtOptions,
+    series: &[Vec<RunValues>; 5],
+) -> Result<Vec<P4rtHdrFile>, String> {
+    let mut files = Vec::new();
+    for ((file, what), runs) in HDR_LOGS.iter().zip(series) {
+        if runs.is_empty() {
+            continue;
+        }
+        let mut hists = Vec::with_capacity(runs.len());
+        for r in runs {
+            let mut h = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+            for &v in &r.values {
+                h.record(v).map_err(|e| format!("{file}: {e}"))?;
+            }
+            hists.push(h);
+        }
+        let ivs: Vec<hdr::Interval<'_>> = runs
+            .iter()
+            .zip(&hists)
+            .map(|(r, h)| hdr::Interval {
+                tag: r.tag.clone(),
+                start: r.start,
+                duration: r.duration,
+                hist: h,
+            })
+            .collect();
+        let comments = [
+            format!("nevermiss bench p4rt: {what}; ns"),
+            format!(
+                "{} inserts per batch size, {} modifies per run under {} packets/s, {} runs",
+                opts.inserts, opts.modifies, opts.rate_pps, opts.runs
+            ),
+            "interval tag: run<k> (modifies), batch1-run<k> (inserts)".to_string(),
+        ];
+        hdr::write_log(&dir.join(file), &comments, &ivs)?;
+        files.push(P4rtHdrFile {
+            file: file.to_string(),
+            intervals: ivs.len(),
+            values: hists.iter().map(|h| h.len()).sum(),
+        });
+    }
+    Ok(files)
 }
 
 fn examples() -> PathBuf {
@@ -285,7 +378,7 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
         return Err("--runs, --inserts, --modifies and --rate must be at least 1".into());
     }
     if let Some(d) = &opts.hdr_dir {
-        crate::hdr::prepare_dir(d).map_err(|e| format!("--hdr-dir {e}"))?;
+        hdr::prepare_dir(d)?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -299,6 +392,9 @@ async fn run_async(
     opts: &P4rtOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<P4rtReport, String> {
+    let began = Instant::now();
+    // Per log of HDR_LOGS: each run's values.
+    let mut series: [Vec<RunValues>; 5] = Default::default();
     let mut serve = ServeOptions::default();
     serve.config.engine = opts.engine;
     let dev = Device::new(serve);
@@ -314,18 +410,6 @@ async fn run_async(
     let aom = config_of("pna-add-on-miss.p4", &[("FLOW_TABLE_SIZE", &size)])?;
     let router = config_of("v1model-router.p4", &[])?;
 
-    let t0 = Instant::now();
-    // Per measure, per run: the samples and when the run started and ended.
-    let mut logs: Vec<(&str, Vec<RunSamples>)> = [
-        "write_latency",
-        "d_control",
-        "d_data",
-        "d_all",
-        "modify_latency",
-    ]
-    .iter()
-    .map(|m| (*m, Vec::new()))
-    .collect();
     // (a) Insert rates.
     let mut inserts = Vec::new();
     let mut single_latency = Vec::new();
@@ -337,8 +421,8 @@ async fn run_async(
             let n = opts.inserts;
             let mut pending = tokio::task::JoinSet::new();
             let start = Instant::now();
-            let from = single_latency.len();
             let mut k = 0u64;
+            let first_single = single_latency.len();
             while k < n {
                 let m = (b as u64).min(n - k);
                 let updates = (k..k + m)
@@ -377,11 +461,12 @@ async fn run_async(
             }
             let secs = start.elapsed().as_secs_f64();
             rates.push(n as f64 / secs);
-            if b == 1 && opts.in_flight == 1 {
-                logs[0].1.push(RunSamples {
-                    start: start - t0,
+            if opts.hdr_dir.is_some() && single_latency.len() > first_single {
+                series[4].push(RunValues {
+                    tag: format!("batch1-run{run}"),
+                    start: start.duration_since(began),
                     duration: start.elapsed(),
-                    values: single_latency[from..].to_vec(),
+                    values: single_latency[first_single..].to_vec(),
                 });
             }
             progress(&format!(
@@ -463,7 +548,7 @@ async fn run_async(
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
         let run_start = Instant::now();
-        let ml_from = ml.len();
+        let first_write = ml.len();
         for i in 0..opts.modifies {
             let port = if i % 2 == 0 { 2 } else { 1 };
             let t = Instant::now();
@@ -480,25 +565,23 @@ async fn run_async(
         dropped += l;
         // The delays were cleared after the setup write: every row is a modify.
         let mods = dev.update_delays();
-        let run_c: Vec<u64> = mods.iter().map(|d| d.d_control_ns).collect();
-        let run_d: Vec<u64> = mods.iter().filter_map(|d| d.d_data_ns).collect();
-        let run_a: Vec<u64> = mods.iter().filter_map(|d| d.d_all_ns()).collect();
-        let (start, duration) = (run_start - t0, run_start.elapsed());
-        for (k, v) in [
-            (1, &run_c),
-            (2, &run_d),
-            (3, &run_a),
-            (4, &ml[ml_from..].to_vec()),
-        ] {
-            logs[k].1.push(RunSamples {
-                start,
-                duration,
-                values: v.clone(),
-            });
+        let run_dc: Vec<u64> = mods.iter().map(|d| d.d_control_ns).collect();
+        let run_dd: Vec<u64> = mods.iter().filter_map(|d| d.d_data_ns).collect();
+        let run_da: Vec<u64> = mods.iter().filter_map(|d| d.d_all_ns()).collect();
+        dc.extend_from_slice(&run_dc);
+        dd.extend_from_slice(&run_dd);
+        da.extend_from_slice(&run_da);
+        if opts.hdr_dir.is_some() {
+            let run_ml = ml[first_write..].to_vec();
+            for (i, values) in [run_dc, run_dd, run_da, run_ml].into_iter().enumerate() {
+                series[i].push(RunValues {
+                    tag: format!("run{run}"),
+                    start: run_start.duration_since(began),
+                    duration: run_start.elapsed(),
+                    values,
+                });
+            }
         }
-        dc.extend(run_c);
-        dd.extend(run_d);
-        da.extend(run_a);
         progress(&format!(
             "modifies, run {}: {} modifies, {s} packets, {l} dropped",
             run + 1,
@@ -507,15 +590,10 @@ async fn run_async(
     }
     hk.abort();
     server_task.abort();
-    let mut hdr_logs = Vec::new();
-    if let Some(dir) = &opts.hdr_dir {
-        for (measure, runs) in &logs {
-            if runs.is_empty() {
-                continue;
-            }
-            hdr_logs.push(write_hdr(dir, measure, runs)?);
-        }
-    }
+    let hdr_logs = match &opts.hdr_dir {
+        Some(dir) => write_hdr_logs(dir, opts, &series)?,
+        None => Vec::new(),
+    };
     Ok(P4rtReport {
         inserts,
         write_latency_ns: Percentiles::of(single_latency),
@@ -530,46 +608,6 @@ async fn run_async(
         runs: opts.runs,
         hdr_logs,
     })
-}
-
-/// The samples of one measure in one run.
-struct RunSamples {
-    start: Duration,
-    duration: Duration,
-    values: Vec<u64>,
-}
-
-/// Writes `dir/p4rt.<measure>.hlog`: one interval per run, tagged `run<K>`, values in ns.
-fn write_hdr(dir: &Path, measure: &str, runs: &[RunSamples]) -> Result<PathBuf, String> {
-    let mut hists = Vec::with_capacity(runs.len());
-    for r in runs {
-        let mut h = hdrhistogram::Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
-        for &v in &r.values {
-            // `record` grows the (auto-resizing) histogram; `saturating_record` would clamp
-            // every value to its initial range.
-            h.record(v.max(1))
-                .map_err(|e| format!("--hdr-dir: {measure}: {e}"))?;
-        }
-        hists.push(h);
-    }
-    let intervals: Vec<crate::hdr::Interval<'_>> = runs
-        .iter()
-        .zip(&hists)
-        .enumerate()
-        .map(|(k, (r, h))| crate::hdr::Interval {
-            tag: format!("run{k}"),
-            start: r.start,
-            duration: r.duration,
-            hist: h,
-        })
-        .collect();
-    let path = dir.join(crate::hdr::file_name("p4rt", measure));
-    crate::hdr::write_log(
-        &path,
-        &[format!("nevermiss bench p4rt: {measure}, ns")],
-        &intervals,
-    )?;
-    Ok(path)
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -628,5 +666,40 @@ impl P4rtReport {
             self.packets, self.packets_dropped
         ));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hdr_logs_skip_empty_series_and_keep_runs_apart() {
+        let dir = std::env::temp_dir().join(format!("nm-p4rt-hdr-{}", std::process::id()));
+        hdr::prepare_dir(&dir).unwrap();
+        let run = |k: usize, values: Vec<u64>| RunValues {
+            tag: format!("run{k}"),
+            start: Duration::from_millis(k as u64),
+            duration: Duration::from_millis(1),
+            values,
+        };
+        let mut series: [Vec<RunValues>; 5] = Default::default();
+        series[0] = vec![run(0, vec![1_000, 2_000]), run(1, vec![3_000])];
+        series[1] = vec![run(0, vec![0, 5])];
+        let opts = P4rtOptions {
+            hdr_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let files = write_hdr_logs(&dir, &opts, &series).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(names, ["modify.d_control.hlog", "modify.d_data.hlog"]);
+        assert_eq!((files[0].intervals, files[0].values), (2, 3));
+        let back = hdr::read_log(&dir.join("modify.d_control.hlog")).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[1].0, "run1");
+        assert_eq!(back[0].1.len(), 2);
+        assert!(back[1].1.equivalent(back[1].1.max(), 3_000));
+        assert!(!dir.join("insert.write.hlog").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

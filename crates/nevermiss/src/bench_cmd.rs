@@ -348,8 +348,10 @@ pub struct P4rtArgs {
     /// Also write the report as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write HdrHistogram interval logs (ns) of d_control, d_data, d_all and the client's Write
-    /// latencies here, one interval per run.
+    /// Write HdrHistogram interval logs (ns, one interval per run) here: modify.d_control.hlog,
+    /// modify.d_data.hlog, modify.d_all.hlog, modify.write.hlog (the client's modify Write
+    /// latency) and insert.write.hlog (single-update insert Writes; batch size 1 with
+    /// --in-flight 1 only).
     #[arg(long, value_name = "DIR")]
     pub hdr_dir: Option<PathBuf>,
     /// What runs the pipelines: jit or interp (docs/jit.md) [default: jit].

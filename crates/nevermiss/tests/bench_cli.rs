@@ -421,6 +421,94 @@ fn bench_p4rt_inserts_and_modifies_through_the_server() {
     }
 }
 
+/// `bench p4rt --hdr-dir`: one log per measure, one tagged interval per run, as many values as
+/// the JSON counts (every modify's d_control and Write latency, every single-update insert).
+#[test]
+fn bench_p4rt_writes_hdr_logs() {
+    let json = tmp("p4rt-hdr.json");
+    let dir = tmp("p4rt-hdr");
+    let o = run(&[
+        "p4rt",
+        "--inserts",
+        "150",
+        "--batches",
+        "1,10",
+        "--modifies",
+        "30",
+        "--rate",
+        "20000",
+        "--runs",
+        "2",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--hdr-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let n = |key: &str| u(&v[key]["n"]);
+    let want = [
+        ("modify.d_control.hlog", n("d_control_ns")),
+        ("modify.d_data.hlog", n("d_data_ns")),
+        ("modify.d_all.hlog", n("d_all_ns")),
+        ("modify.write.hlog", n("modify_latency_ns")),
+        ("insert.write.hlog", n("write_latency_ns")),
+    ];
+    assert_eq!(n("d_control_ns"), 60, "30 modifies × 2 runs");
+    assert_eq!(n("modify_latency_ns"), 60);
+    assert_eq!(n("write_latency_ns"), 300, "150 single inserts × 2 runs");
+    let logs = v["hdr_logs"].as_array().unwrap();
+    assert_eq!(logs.len(), want.len(), "{logs:?}");
+    for (file, count) in want {
+        let ivs = nevermiss_bench::hdr::read_log(&dir.join(file)).unwrap();
+        assert_eq!(ivs.len(), 2, "{file}: one interval per run");
+        let prefix = if file.starts_with("insert") {
+            "batch1-run"
+        } else {
+            "run"
+        };
+        assert!(ivs.iter().all(|(t, _)| t.starts_with(prefix)), "{file}");
+        let got: u64 = ivs.iter().map(|(_, h)| h.len()).sum();
+        assert_eq!(got, count, "{file}");
+        let l = logs.iter().find(|l| l["file"] == file).unwrap();
+        assert_eq!(u(&l["values"]), count);
+        assert_eq!(u(&l["intervals"]), 2);
+    }
+    // Delays are positive nanoseconds (d_all includes d_control).
+    let all = nevermiss_bench::hdr::read_log(&dir.join("modify.d_all.hlog")).unwrap();
+    assert!(all.iter().all(|(_, h)| h.is_empty() || h.max() > 0));
+    // Several Writes in flight: no per-Write insert latency, so no insert log.
+    let dir2 = tmp("p4rt-hdr-inflight");
+    let o = run(&[
+        "p4rt",
+        "--inserts",
+        "50",
+        "--batches",
+        "1",
+        "--in-flight",
+        "2",
+        "--modifies",
+        "5",
+        "--rate",
+        "20000",
+        "--runs",
+        "1",
+        "-q",
+        "--hdr-dir",
+        dir2.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir2.join("modify.d_control.hlog").is_file());
+    assert!(!dir2.join("insert.write.hlog").exists());
+    // An unusable directory fails before measuring, exit 2 naming it.
+    let file = tmp("p4rt-not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let o = run(&["p4rt", "--hdr-dir", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("p4rt-not-a-dir"));
+}
+
 /// `bench component`: any program against the baseline on the same packets; entries are
 /// loaded before every run; the JSON holds both sides; bad entries and bad specs exit 2.
 #[test]

@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[list[str], list[str]]] = {
         ["bench", "component"],
         ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"],
     ),
-    "bench-p4rt": (["bench", "p4rt"], ["--json", "{dir}/out.json", "-q"]),
+    "bench-p4rt": (["bench", "p4rt"], ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"]),
     "sim-sweep": (["sim", "sweep"], ["--out", "{dir}/sim", "-q"]),
 }
 
