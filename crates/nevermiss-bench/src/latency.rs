@@ -207,7 +207,12 @@ mod tests {
             count: 64 + 200,
             ..TwoPhaseConfig::default()
         };
-        let sw = build_switch(&Scenario::AddOnMiss.default_program(), 256).unwrap();
+        let sw = build_switch(
+            &Scenario::AddOnMiss.default_program(),
+            256,
+            nevermiss_runtime::Engine::Jit,
+        )
+        .unwrap();
         let rule = SampleRule {
             every: 7,
             rare_every: 3,

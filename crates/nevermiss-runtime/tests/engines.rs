@@ -3,10 +3,11 @@
 //! both engines; output packets, ports, table operations, table contents (data-plane inserts
 //! included), counters, registers and digests must be identical byte for byte.
 
-use nevermiss_runtime::{build, stf::run_stf, Config, Engine, Switch, Worker};
-use p4_front::driver::Options;
+mod common;
+
+use nevermiss_runtime::{stf::run_stf, Engine, Switch, Worker};
 use p4_ir::ir::{ExternKind, MatchKind};
-use p4_ir::{Arch, Program};
+use p4_ir::Program;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -47,19 +48,7 @@ fn programs() -> &'static Vec<(PathBuf, String)> {
 }
 
 fn switch(path: &Path, engine: Engine) -> Arc<Switch> {
-    let probe = nevermiss_runtime::load(path, &Options::default()).unwrap();
-    let host_ports = if matches!(probe.arch, Arch::PnaV06 | Arch::PnaV07) {
-        vec![1]
-    } else {
-        Vec::new()
-    };
-    let config = Config {
-        host_ports,
-        engine,
-        warm_insert_every: 0,
-        ..Config::default()
-    };
-    build(path, &Options::default(), config).unwrap_or_else(|e| panic!("{e}"))
+    common::switch(path, engine).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// STF `add` lines of random entries for the tables whose keys are exact, lpm or ternary.

@@ -4,9 +4,9 @@
 //! the test's own table entries. Generated code must never crash, and every output packet and port
 //! must equal the interpreter's. `NEVERMISS_FUZZ_SECS` bounds the run (default 10 s in all).
 
-use nevermiss_runtime::{build, stf::run_stf, Config, Engine, Switch, Worker};
-use p4_front::driver::Options;
-use p4_ir::Arch;
+mod common;
+
+use nevermiss_runtime::{stf::run_stf, Engine, Switch, Worker};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,19 +67,7 @@ fn p4_files(dir: &Path, filter: impl Fn(&str) -> bool) -> Vec<PathBuf> {
 }
 
 fn switch(path: &Path, engine: Engine) -> Option<Arc<Switch>> {
-    let prog = nevermiss_runtime::load(path, &Options::default()).ok()?;
-    let host_ports = if matches!(prog.arch, Arch::PnaV06 | Arch::PnaV07) {
-        vec![1]
-    } else {
-        Vec::new()
-    };
-    let config = Config {
-        host_ports,
-        engine,
-        warm_insert_every: 0,
-        ..Config::default()
-    };
-    build(path, &Options::default(), config).ok()
+    common::switch(path, engine).ok()
 }
 
 /// xorshift64*: a seeded generator, so a failure can be replayed from the seed it prints.
