@@ -95,9 +95,9 @@ pub fn run_once(
             let ticks = t1.saturating_sub(t0);
             record(&mut hists[c.index()], ticks);
             if let Some(rule) = rule {
-                let mut keep = idx % rule.every == 0;
+                let mut keep = idx.is_multiple_of(rule.every);
                 if idx >= m && c.is_rare() {
-                    keep |= rare % rule.rare_every == 0;
+                    keep |= rare.is_multiple_of(rule.rare_every);
                     rare += 1;
                 }
                 if keep {
