@@ -104,7 +104,7 @@ pub struct SwitchArgs {
     pub tick: Option<u64>,
     /// What runs the program: machine code compiled at load time, or the interpreter
     /// (the reference; docs/jit.md) [default: jit].
-    #[arg(long, value_name = "ENGINE", value_parser = engine)]
+    #[arg(long, value_name = "ENGINE", env = "NEVERMISS_ENGINE", value_parser = engine)]
     pub engine: Option<Engine>,
 }
 
