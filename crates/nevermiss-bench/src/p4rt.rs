@@ -213,9 +213,15 @@ impl Client {
         addr: std::net::SocketAddr,
         forward: Option<mpsc::UnboundedSender<(Instant, p4::stream_message_response::Update)>>,
     ) -> Result<Client, String> {
-        let mut c = P4RuntimeClient::connect(format!("http://{addr}"))
+        // The server reports a failed Write's per-update errors in a trailer; hyper's default
+        // limit (16 KiB of headers) is exceeded by a batch of a few hundred failed updates.
+        let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| format!("connect: {e}"))?
+            .http2_max_header_list_size(16 << 20)
+            .connect()
             .await
             .map_err(|e| format!("connect: {e}"))?;
+        let mut c = P4RuntimeClient::new(ch);
         let (tx, rx) = mpsc::channel(4);
         tx.send(p4::StreamMessageRequest {
             update: Some(p4::stream_message_request::Update::Arbitration(
