@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 from . import binary as nmbin
 from .errors import LabError, PointFailed
 
-PAPERS = ("000", "002", "003", "004")
+PAPERS = ("000", "001", "002", "003", "004")
 #: Reproductions not built yet (issue #13 is open): what each needs.
 NOT_YET = {
     "002": "not built yet: it needs the update-delay report over `nevermiss bench p4rt` and "
@@ -55,6 +55,10 @@ def _reproducer(paper: str) -> Callable[..., Path]:
         from .p000 import reproduce as r000
 
         return r000
+    if paper == "001":
+        from .p001 import reproduce as r001
+
+        return r001
     if paper in NOT_YET:
         raise LabError(f"reproduce {paper}: {NOT_YET[paper]}")
     if paper == "003":
