@@ -13,6 +13,7 @@
 pub mod component;
 pub mod hdr;
 pub mod latency;
+pub mod learn;
 pub mod model;
 pub mod p4rt;
 pub mod report;

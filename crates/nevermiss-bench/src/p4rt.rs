@@ -112,7 +112,7 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    fn of(mut v: Vec<u64>) -> Percentiles {
+    pub(crate) fn of(mut v: Vec<u64>) -> Percentiles {
         let n = v.len();
         match server::percentiles(&mut v) {
             Some([p50, p99, p99_99, max]) => Percentiles {
@@ -219,6 +219,16 @@ fn examples() -> PathBuf {
 }
 
 fn config_of(name: &str, defines: &[(&str, &str)]) -> Result<Vec<u8>, String> {
+    device_config(&examples().join(name), name, defines)
+}
+
+/// The device config (for SetForwardingPipelineConfig) of the program at `path`, compiled with
+/// `defines`; `name` is the name recorded in it.
+pub(crate) fn device_config(
+    path: &Path,
+    name: &str,
+    defines: &[(&str, &str)],
+) -> Result<Vec<u8>, String> {
     let opts = p4_front::driver::Options {
         defines: defines
             .iter()
@@ -226,8 +236,7 @@ fn config_of(name: &str, defines: &[(&str, &str)]) -> Result<Vec<u8>, String> {
             .collect(),
         ..Default::default()
     };
-    let path = examples().join(name);
-    let c = p4_front::driver::compile_file(&path, &opts).map_err(|f| f.render())?;
+    let c = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
     Ok(nevermiss_p4rt::device_config::encode(&c, name))
 }
 
@@ -235,17 +244,86 @@ fn election() -> Option<p4::Uint128> {
     Some(p4::Uint128 { high: 0, low: 1 })
 }
 
+/// `nevermiss serve`'s server on 127.0.0.1 (an unused port), with its housekeeping task; for
+/// the benches that drive it through a client. Call [`Server::stop`] inside the runtime.
+pub(crate) struct Server {
+    pub dev: Arc<Device>,
+    pub addr: std::net::SocketAddr,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Server {
+    pub(crate) fn start(opts: ServeOptions) -> Result<Server, String> {
+        let dev = Device::new(opts);
+        let (incoming, addr) =
+            server::listen(([127, 0, 0, 1], 0).into()).map_err(|e| e.to_string())?;
+        let serve = tokio::spawn({
+            let svc = server::grpc_service(dev.clone());
+            async move {
+                let _ = tonic::transport::Server::builder()
+                    .add_service(svc)
+                    .serve_with_incoming(incoming)
+                    .await;
+            }
+        });
+        let hk = tokio::spawn(server::housekeeping(dev.clone()));
+        Ok(Server {
+            dev,
+            addr,
+            tasks: vec![serve, hk],
+        })
+    }
+
+    pub(crate) fn stop(self) {
+        for t in self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// A P4Runtime client over TCP, primary (election id 1) of device 1.
 #[derive(Clone)]
-struct Client {
+pub(crate) struct Client {
     c: P4RuntimeClient<Channel>,
-    _stream: mpsc::Sender<p4::StreamMessageRequest>,
+    /// The stream channel's request side (arbitration, then e.g. digest acks).
+    stream: mpsc::Sender<p4::StreamMessageRequest>,
 }
 
 impl Client {
-    async fn connect(addr: std::net::SocketAddr) -> Result<Client, String> {
-        let mut c = P4RuntimeClient::connect(format!("http://{addr}"))
+    /// Connects and becomes primary; what the server sends on the stream afterwards is
+    /// discarded.
+    pub(crate) async fn connect(addr: std::net::SocketAddr) -> Result<Client, String> {
+        Client::connect_inner(addr, None).await
+    }
+
+    /// Connects and becomes primary; what the server sends on the stream afterwards (digest
+    /// lists, PacketIns, …) comes out of the receiver, with the time it arrived.
+    pub(crate) async fn connect_with_messages(
+        addr: std::net::SocketAddr,
+    ) -> Result<
+        (
+            Client,
+            mpsc::UnboundedReceiver<(Instant, p4::stream_message_response::Update)>,
+        ),
+        String,
+    > {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Ok((Client::connect_inner(addr, Some(tx)).await?, rx))
+    }
+
+    async fn connect_inner(
+        addr: std::net::SocketAddr,
+        forward: Option<mpsc::UnboundedSender<(Instant, p4::stream_message_response::Update)>>,
+    ) -> Result<Client, String> {
+        // The server reports a failed Write's per-update errors in a trailer; hyper's default
+        // limit (16 KiB of headers) is exceeded by a batch of a few hundred failed updates.
+        let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| format!("connect: {e}"))?
+            .http2_max_header_list_size(16 << 20)
+            .connect()
             .await
             .map_err(|e| format!("connect: {e}"))?;
+        let mut c = P4RuntimeClient::new(ch);
         let (tx, rx) = mpsc::channel(4);
         tx.send(p4::StreamMessageRequest {
             update: Some(p4::stream_message_request::Update::Arbitration(
@@ -268,11 +346,26 @@ impl Client {
         if !matches!(first, Some(Ok(_))) {
             return Err("arbitration failed".into());
         }
-        tokio::spawn(async move { while resp.next().await.is_some() {} });
-        Ok(Client { c, _stream: tx })
+        tokio::spawn(async move {
+            while let Some(m) = resp.next().await {
+                if let (Some(f), Ok(p4::StreamMessageResponse { update: Some(u) })) = (&forward, m)
+                {
+                    let _ = f.send((Instant::now(), u));
+                }
+            }
+        });
+        Ok(Client { c, stream: tx })
     }
 
-    async fn set_pipeline(&mut self, cfg: Vec<u8>) -> Result<(), String> {
+    /// Sends a message on the stream channel.
+    pub(crate) async fn send(&self, m: p4::StreamMessageRequest) -> Result<(), String> {
+        self.stream
+            .send(m)
+            .await
+            .map_err(|_| "the stream channel is closed".to_string())
+    }
+
+    pub(crate) async fn set_pipeline(&mut self, cfg: Vec<u8>) -> Result<(), String> {
         self.c
             .set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
                 device_id: 1,
@@ -289,7 +382,18 @@ impl Client {
         Ok(())
     }
 
-    async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), String> {
+    pub(crate) async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), String> {
+        self.write_status(updates)
+            .await
+            .map_err(|e| format!("Write: {}", e.message()))
+    }
+
+    /// A Write whose failure is returned as the gRPC status (per-update errors are in its
+    /// details: [`update_errors`]).
+    pub(crate) async fn write_status(
+        &mut self,
+        updates: Vec<p4::Update>,
+    ) -> Result<(), tonic::Status> {
         self.c
             .write(p4::WriteRequest {
                 device_id: 1,
@@ -297,13 +401,31 @@ impl Client {
                 updates,
                 ..Default::default()
             })
-            .await
-            .map_err(|e| format!("Write: {}", e.message()))?;
+            .await?;
         Ok(())
     }
 }
 
-fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
+/// The canonical code of every update of a failed Write (P4Runtime §12.3: one `p4.v1.Error`
+/// per update in the status details, OK ones included); `None` when the status carries none
+/// (the whole request was refused).
+pub(crate) fn update_errors(st: &tonic::Status) -> Option<Vec<i32>> {
+    use prost::Message;
+    let rpc = nevermiss_p4rt::pb::google::rpc::Status::decode(st.details()).ok()?;
+    if rpc.details.is_empty() {
+        return None;
+    }
+    rpc.details
+        .iter()
+        .map(|a| {
+            p4::Error::decode(&a.value[..])
+                .ok()
+                .map(|e| e.canonical_code)
+        })
+        .collect()
+}
+
+pub(crate) fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
     p4::Update {
         r#type: t as i32,
         entity: Some(p4::Entity {
@@ -312,7 +434,7 @@ fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
     }
 }
 
-fn exact(field: u32, v: &[u8]) -> p4::FieldMatch {
+pub(crate) fn exact(field: u32, v: &[u8]) -> p4::FieldMatch {
     p4::FieldMatch {
         field_id: field,
         field_match_type: Some(p4::field_match::FieldMatchType::Exact(
@@ -321,7 +443,7 @@ fn exact(field: u32, v: &[u8]) -> p4::FieldMatch {
     }
 }
 
-fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
+pub(crate) fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
     Some(p4::TableAction {
         r#type: Some(p4::table_action::Type::Action(p4::Action {
             action_id: id,
@@ -337,13 +459,14 @@ fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
     })
 }
 
-fn id_of(dev: &Device, name: &str) -> Result<u32, String> {
+pub(crate) fn id_of(dev: &Device, name: &str) -> Result<u32, String> {
     let p = dev.pipeline().ok_or("no pipeline")?;
     p.p4info
         .tables
         .iter()
         .filter_map(|t| t.preamble.as_ref())
         .chain(p.p4info.actions.iter().filter_map(|a| a.preamble.as_ref()))
+        .chain(p.p4info.digests.iter().filter_map(|d| d.preamble.as_ref()))
         .find(|pre| pre.name == name || pre.alias == name)
         .map(|pre| pre.id)
         .ok_or_else(|| format!("{name} is not in the P4Info"))
@@ -397,15 +520,9 @@ async fn run_async(
     let mut series: [Vec<RunValues>; 5] = Default::default();
     let mut serve = ServeOptions::default();
     serve.config.engine = opts.engine;
-    let dev = Device::new(serve);
-    let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).map_err(|e| e.to_string())?;
-    let server_task = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(server::grpc_service(dev.clone()))
-            .serve_with_incoming(incoming),
-    );
-    let hk = tokio::spawn(server::housekeeping(dev.clone()));
-    let mut client = Client::connect(addr).await?;
+    let srv = Server::start(serve)?;
+    let dev = srv.dev.clone();
+    let mut client = Client::connect(srv.addr).await?;
     let size = opts.inserts.next_power_of_two().max(1024).to_string();
     let aom = config_of("pna-add-on-miss.p4", &[("FLOW_TABLE_SIZE", &size)])?;
     let router = config_of("v1model-router.p4", &[])?;
@@ -588,8 +705,7 @@ async fn run_async(
             opts.modifies
         ));
     }
-    hk.abort();
-    server_task.abort();
+    srv.stop();
     let hdr_logs = match &opts.hdr_dir {
         Some(dir) => write_hdr_logs(dir, opts, &series)?,
         None => Vec::new(),
@@ -610,7 +726,7 @@ async fn run_async(
     })
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     match s.len() {

@@ -274,6 +274,105 @@ pub enum BenchWhat {
     /// packets: latency (TSC ticks, Eq. 4) and throughput (Eq. 3), runs alternating
     /// (papers/004's component micro-benchmarks; docs/bench.md).
     Component(Box<ComponentArgs>),
+    /// papers/001's comparison: the same flow table learning its entries with add-on-miss
+    /// (add_entry in the data plane) and with a digest to an in-process controller that
+    /// inserts them with P4Runtime; packets that missed before their flow's entry existed and
+    /// time to first hit, per flow (docs/bench.md).
+    Learn(LearnArgs),
+}
+
+#[derive(Args)]
+pub struct LearnArgs {
+    /// Variants: add-on-miss, digest (comma-separated) or both.
+    #[arg(long, value_name = "LIST", default_value = "both")]
+    pub variant: String,
+    /// Flows per run [default: 1000].
+    #[arg(long, value_name = "N", value_parser = crate::flags::count)]
+    pub flows: Option<u64>,
+    /// New flows per second [default: 1000].
+    #[arg(long, value_name = "N", value_parser = crate::flags::count)]
+    pub flow_rate: Option<u64>,
+    /// Packets per flow [default: 100].
+    #[arg(long, value_name = "N", value_parser = crate::flags::count)]
+    pub packets: Option<u64>,
+    /// Time between two packets of a flow, e.g. 1ms, 200us [default: 1ms].
+    #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration_ns)]
+    pub interval: Option<u64>,
+    /// Repetitions of each variant [default: 3].
+    #[arg(long, value_name = "K", value_parser = crate::flags::count_usize)]
+    pub runs: Option<usize>,
+    /// The server's housekeeping period, on whose ticks digest lists are sent; 1ms to 10s
+    /// [default: 10ms, as `nevermiss serve`].
+    #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration_ns)]
+    pub tick: Option<u64>,
+    /// Digest config: most digests per DigestList, 0 = no limit [default: 1].
+    #[arg(long, value_name = "N")]
+    pub max_list_size: Option<i32>,
+    /// Digest config: longest a digest waits for its list to fill, 0 = none [default: 0].
+    #[arg(long, value_name = "DURATION", value_parser = duration_or_zero)]
+    pub max_timeout: Option<u64>,
+    /// Digest config: how long a sent, unacknowledged digest suppresses its duplicates,
+    /// 0 = not at all [default: 1s].
+    #[arg(long, value_name = "DURATION", value_parser = duration_or_zero)]
+    pub ack_timeout: Option<u64>,
+    /// Seed of the flow arrivals (a Poisson process; run K uses SEED + K) [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Also write the report as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write HdrHistogram interval logs (VARIANT.MEASURE.hlog: misses, time-to-first-hit,
+    /// time-to-entry, digest-wait, write-latency; one interval per run) here.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_dir: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A duration that may be 0 (digest config values).
+fn duration_or_zero(s: &str) -> Result<u64, String> {
+    nevermiss_io::parse_duration_ns(s)
+}
+
+/// The options `bench learn`'s flags describe.
+fn learn_options(a: &LearnArgs) -> Result<nevermiss_bench::learn::LearnOptions, String> {
+    use nevermiss_bench::learn::{LearnOptions, Variant};
+    let mut o = LearnOptions::default();
+    if a.variant.trim() != "both" {
+        let mut v = Vec::new();
+        for x in a.variant.split(',') {
+            let x = Variant::parse(x).map_err(|e| format!("--variant: {e}"))?;
+            if !v.contains(&x) {
+                v.push(x);
+            }
+        }
+        o.variants = v;
+    }
+    let signed =
+        |flag: &str, ns: u64| i64::try_from(ns).map_err(|_| format!("{flag} {ns} ns: too large"));
+    o.flows = a.flows.unwrap_or(o.flows);
+    o.flow_rate = a.flow_rate.unwrap_or(o.flow_rate);
+    o.packets = a.packets.unwrap_or(o.packets);
+    o.interval_ns = a.interval.unwrap_or(o.interval_ns);
+    o.runs = a.runs.unwrap_or(o.runs);
+    o.tick_ns = a.tick.unwrap_or(o.tick_ns);
+    o.seed = a.seed.unwrap_or(o.seed);
+    if let Some(n) = a.max_list_size {
+        if n < 0 {
+            return Err(format!("--max-list-size {n}: must be 0 (no limit) or more"));
+        }
+        o.digest.max_list_size = n;
+    }
+    if let Some(t) = a.max_timeout {
+        o.digest.max_timeout_ns = signed("--max-timeout", t)?;
+    }
+    if let Some(t) = a.ack_timeout {
+        o.digest.ack_timeout_ns = signed("--ack-timeout", t)?;
+    }
+    o.hdr_dir = a.hdr_dir.clone();
+    o.validate()?;
+    Ok(o)
 }
 
 #[derive(Args)]
@@ -394,6 +493,7 @@ pub fn run(args: BenchArgs) -> u8 {
     match args.what {
         Some(BenchWhat::P4rt(a)) => crate::usage_result(run_p4rt(a)),
         Some(BenchWhat::Component(a)) => crate::usage_result(run_component(*a)),
+        Some(BenchWhat::Learn(a)) => crate::usage_result(run_learn(a)),
         None => crate::usage_result(run_inner(args)),
     }
 }
@@ -414,6 +514,19 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
     let rep = nevermiss_bench::p4rt::run(&opts, |line| {
         if !quiet {
             eprintln!("{line}");
+        }
+    })?;
+    out!("{}", rep.render());
+    JsonOut::write(json, serde_json::to_string_pretty(&rep))
+}
+
+fn run_learn(a: LearnArgs) -> Result<(), String> {
+    let opts = learn_options(&a)?;
+    let json = JsonOut::open(&a.json)?;
+    let quiet = a.quiet;
+    let rep = nevermiss_bench::learn::run(&opts, |line| {
+        if !quiet {
+            eprintln!("bench learn: {line}");
         }
     })?;
     out!("{}", rep.render());

@@ -587,3 +587,166 @@ fn bench_component_measures_a_program_against_the_baseline() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--gen"));
 }
+
+/// `bench learn`: both variants run through the in-process server and controller. What is
+/// guaranteed (and asserted): with one worker processing a flow's packets in order and a table
+/// sized for every flow, add-on-miss misses exactly once per flow (its first packet inserts
+/// the entry; entries never expire); the digest variant misses at least once per flow (the
+/// first packet's digest cannot have been answered yet), and every flow's entry exists once
+/// the controller has drained its lists. How many packets the controller's round trip costs
+/// depends on the machine and is not asserted.
+#[test]
+fn bench_learn_add_on_miss_and_digest() {
+    let json = tmp("learn.json");
+    let hdr = tmp("learn-hdr");
+    let flows = 40u64;
+    let runs = 2u64;
+    let o = run(&[
+        "learn",
+        "--flows",
+        &flows.to_string(),
+        "--flow-rate",
+        "400",
+        "--packets",
+        "12",
+        "--interval",
+        "2ms",
+        "--tick",
+        "5ms",
+        "--runs",
+        &runs.to_string(),
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--hdr-dir",
+        hdr.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stderr.is_empty(), "-q prints no progress");
+    for s in [
+        "add-on-miss (",
+        "digest (",
+        "time to first hit",
+        "digest / add-on-miss",
+    ] {
+        assert!(text.contains(s), "`{s}` missing in\n{text}");
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(u(&v["flows"]), flows);
+    let variants = v["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 2);
+    let (aom, dig) = (&variants[0], &variants[1]);
+    assert_eq!(aom["variant"], "add-on-miss");
+    assert_eq!(dig["variant"], "digest");
+    for r in variants {
+        assert_eq!(u(&r["flows"]), flows * runs);
+        assert_eq!(u(&r["packets"]), flows * runs * 12);
+        assert_eq!(
+            u(&r["flows_hit_at_end"]),
+            flows * runs,
+            "every flow hits: {r}"
+        );
+        assert_eq!(u(&r["misses_after_first_hit"]), 0, "{r}");
+        assert_eq!(r["runs"].as_array().unwrap().len(), runs as usize);
+        // The histogram covers every flow and adds up to the misses.
+        let h = r["misses_histogram"].as_array().unwrap();
+        let n: u64 = h.iter().map(|x| u(&x[1])).sum();
+        let m: u64 = h.iter().map(|x| u(&x[0]) * u(&x[1])).sum();
+        assert_eq!((n, m), (flows * runs, u(&r["misses"])), "{r}");
+    }
+    // Add-on-miss: exactly one miss per flow, and its next packet (one interval later) hits.
+    assert_eq!(
+        aom["misses_histogram"],
+        serde_json::json!([[1, flows * runs]])
+    );
+    assert_eq!(u(&aom["insert_failures"]), 0);
+    assert_eq!(u(&aom["flows_without_hit"]), 0);
+    let ttfh = &aom["time_to_first_hit_ns"];
+    assert_eq!((u(&ttfh["p50"]), u(&ttfh["max"])), (2_000_000, 2_000_000));
+    assert_eq!(u(&aom["time_to_entry_ns"]["n"]), flows * runs);
+    assert!(aom["digest"].is_null());
+    // Digest: at least one miss per flow; every flow's entry inserted exactly once, the other
+    // digests of a flow refused as ALREADY_EXISTS.
+    let h = dig["misses_histogram"].as_array().unwrap();
+    assert!(u(&h[0][0]) >= 1, "{h:?}");
+    let d = &dig["digest"];
+    assert_eq!(u(&d["entries_inserted"]), flows * runs, "{d}");
+    assert_eq!(u(&d["other_errors"]), 0, "{d}");
+    assert_eq!(u(&d["unknown_keys"]), 0, "{d}");
+    assert_eq!(u(&d["digests_packed"]), u(&dig["misses"]));
+    assert!(u(&d["digests_received"]) <= u(&d["digests_packed"]), "{d}");
+    assert_eq!(
+        u(&d["entries_inserted"]) + u(&d["already_exists"]),
+        u(&d["digests_received"]),
+        "{d}"
+    );
+    assert!(u(&d["lists_received"]) >= flows * runs && u(&d["writes"]) >= flows * runs);
+    assert_eq!(u(&d["write_latency_ns"]["n"]), u(&d["writes"]));
+    // Every flow that hit took at least one interval per miss before.
+    let t = &dig["time_to_first_hit_ns"];
+    assert!(
+        u(&t["p50"]) >= 2_000_000 && u(&t["p50"]).is_multiple_of(2_000_000),
+        "{t}"
+    );
+    // The logs: one interval per run.
+    for (variant, measures) in [
+        (
+            "add-on-miss",
+            &["misses", "time-to-first-hit", "time-to-entry"][..],
+        ),
+        (
+            "digest",
+            &[
+                "misses",
+                "time-to-first-hit",
+                "time-to-entry",
+                "digest-wait",
+                "write-latency",
+            ][..],
+        ),
+    ] {
+        for m in measures {
+            let p = hdr.join(format!("{variant}.{m}.hlog"));
+            let log = nevermiss_bench::hdr::read_log(&p).unwrap();
+            assert_eq!(log.len(), runs as usize, "{}", p.display());
+            assert_eq!(log[0].0, "rate400-run0");
+        }
+    }
+    let aom_misses = nevermiss_bench::hdr::read_log(&hdr.join("add-on-miss.misses.hlog")).unwrap();
+    assert!(aom_misses
+        .iter()
+        .all(|(_, h)| h.len() == flows && h.max() == 1));
+}
+
+#[test]
+fn bench_learn_bad_flags_exit_2() {
+    for (args, want) in [
+        (vec!["learn", "--variant", "both,x"], "unknown variant"),
+        (vec!["learn", "--flows", "0"], "--flows"),
+        (vec!["learn", "--flows", "2^21"], "--flows"),
+        (vec!["learn", "--flow-rate", "fast"], "--flow-rate"),
+        (vec!["learn", "--interval", "0"], "--interval"),
+        (vec!["learn", "--interval", "10parsecs"], "--interval"),
+        (vec!["learn", "--tick", "100us"], "--tick"),
+        (vec!["learn", "--max-list-size", "-1"], "--max-list-size"),
+        (vec!["learn", "--packets", "2^20"], "packets per run"),
+        (vec!["learn", "--interval", "60s"], "a run would last"),
+        (vec!["learn", "--json", "/nonexistent-dir/x.json"], "--json"),
+        (
+            vec!["learn", "--hdr-dir", "/proc/nevermiss-learn"],
+            "--hdr-dir",
+        ),
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: want `{want}` in {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 from . import binary as nmbin
 from .errors import LabError, PointFailed
 
-PAPERS = ("000", "002", "003", "004")
+PAPERS = ("000", "001", "002", "003", "004")
 
 
 def _executor(args: argparse.Namespace) -> "TaskExecutor":
@@ -50,6 +50,10 @@ def _reproducer(paper: str) -> Callable[..., Path]:
         from .p000 import reproduce as r000
 
         return r000
+    if paper == "001":
+        from .p001 import reproduce as r001
+
+        return r001
     if paper == "002":
         from .p002 import reproduce as r002
 

@@ -12,7 +12,7 @@ import yaml
 
 @cache
 def published(paper: str) -> dict[str, Any]:
-    """The published figures of paper `000`, `002`, `003` or `004`."""
+    """The published figures of paper `000`, `001`, `003` or `004`."""
     text = resources.files("nevermiss_lab").joinpath(f"data/paper{paper}.yaml").read_text()
     data: dict[str, Any] = yaml.safe_load(text)
     return data

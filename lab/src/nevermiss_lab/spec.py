@@ -2,7 +2,7 @@
 variables, repetitions. Validated before anything runs; an error names the field and value.
 
     name: rate-sweep
-    command: bench              # bench | bench-component | bench-p4rt | sim-sweep
+    command: bench              # bench | bench-component | bench-p4rt | bench-learn | sim-sweep
     args: {mode: latency, scenario: add-on-miss, m: "2^14"}
     sweep: {rates: [1, 10, 100]}
     repetitions: 2
@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[list[str], list[str]]] = {
         ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"],
     ),
     "bench-p4rt": (["bench", "p4rt"], ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"]),
+    "bench-learn": (["bench", "learn"], ["--json", "{dir}/out.json", "--hdr-dir", "{dir}/hdr", "-q"]),
     "sim-sweep": (["sim", "sweep"], ["--out", "{dir}/sim", "-q"]),
 }
 
@@ -52,7 +53,7 @@ class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    command: Literal["bench", "bench-component", "bench-p4rt", "sim-sweep"]
+    command: Literal["bench", "bench-component", "bench-p4rt", "bench-learn", "sim-sweep"]
     description: str = ""
     #: The program (a path relative to the spec file or the working directory): the positional
     #: PROGRAM of bench-component, `--program` of bench.
