@@ -596,12 +596,7 @@ pub fn run(opts: &LearnOptions, mut progress: impl FnMut(&str)) -> Result<LearnR
     if let Some(d) = &opts.hdr_dir {
         hdr::prepare_dir(d).map_err(|e| format!("--hdr-dir {e}"))?;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(run_async(opts, &mut progress))
+    crate::p4rt::on_runtime(run_async(opts, &mut progress))
 }
 
 async fn run_async(

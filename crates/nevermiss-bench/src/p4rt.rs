@@ -503,12 +503,19 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     if let Some(d) = &opts.hdr_dir {
         hdr::prepare_dir(d)?;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    on_runtime(run_async(opts, &mut progress))
+}
+
+/// Runs a bench's server, client and traffic to completion on a 2-thread tokio runtime.
+pub(crate) fn on_runtime<T>(
+    f: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(run_async(opts, &mut progress))
+        .map_err(|e| e.to_string())?
+        .block_on(f)
 }
 
 async fn run_async(
