@@ -114,10 +114,13 @@ pub fn overhead(n: usize) -> u64 {
     v[v.len() / 2]
 }
 
-/// The counter's granularity in ticks: the smallest non-zero step between consecutive reads
-/// that makes up at least 5% of the steps (a KVM guest's TSC may advance in steps of many
-/// ticks, with rare odd steps; this bounds what Eq. 4 can resolve, like the timestamper's
-/// 12.5 ns in papers/000 Table IIIa).
+/// The counter's granularity in ticks: the greatest common divisor of the non-zero steps between
+/// consecutive reads that make up at least 10% of the steps each. The TSC of this project's VMs
+/// advances in steps of 26 ticks (a 100 MHz reference × 26 = 2.6 GHz): consecutive reads differ
+/// by 26, 52 or 78 ticks, with a few odd steps of 1 and 25 (phase corrections); the smallest
+/// step seen is not the granularity, the divisor of the common ones is. A fine-grained counter
+/// gives steps of many neighbouring values, whose divisor is 1. This bounds what Eq. 4 can
+/// resolve, like the timestamper's 12.5 ns in papers/000 Table IIIa.
 pub fn resolution(reads: usize) -> u64 {
     let mut steps = std::collections::BTreeMap::<u64, u64>::new();
     let mut prev = raw();
@@ -128,16 +131,54 @@ pub fn resolution(reads: usize) -> u64 {
             prev = t;
         }
     }
+    step_of(&steps)
+}
+
+/// The granularity of a histogram of steps (see [`resolution`]).
+fn step_of(steps: &std::collections::BTreeMap<u64, u64>) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
     let total: u64 = steps.values().sum();
     steps
         .iter()
-        .find(|&(_, &n)| n * 20 >= total)
-        .map_or(1, |(&step, _)| step)
+        .filter(|&(_, &n)| n * 10 >= total)
+        .map(|(&s, _)| s)
+        .fold(0, gcd)
+        .max(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_step_is_the_divisor_of_the_common_steps() {
+        let h = |v: &[(u64, u64)]| {
+            v.iter()
+                .copied()
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        // This VM's counter, measured: steps of 26 ticks and their multiples, some odd ones.
+        assert_eq!(step_of(&h(&[(52, 187), (78, 683), (104, 128), (7, 2)])), 26);
+        let vm = [
+            (1, 6080),
+            (25, 1493),
+            (26, 76725),
+            (52, 6000),
+            (77, 4586),
+            (78, 5076),
+        ];
+        assert_eq!(step_of(&h(&vm)), 26);
+        // A fine-grained counter: reads differ by neighbouring values.
+        assert_eq!(step_of(&h(&[(30, 50), (31, 50), (32, 10)])), 1);
+        assert_eq!(step_of(&h(&[(40, 100)])), 40);
+        assert_eq!(step_of(&h(&[])), 1);
+    }
 
     #[test]
     fn counter_advances_and_calibrates() {
