@@ -26,6 +26,16 @@ pub fn file_name(scenario: &str, class: &str) -> String {
     format!("{scenario}.{class}.hlog")
 }
 
+/// A histogram (3 significant digits, growing to any value) of `values`; `what` names it in
+/// an error.
+pub fn histogram_of(values: &[u64], what: &str) -> Result<Histogram<u64>, String> {
+    let mut h = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+    for &v in values {
+        h.record(v).map_err(|e| format!("{what}: {e}"))?;
+    }
+    Ok(h)
+}
+
 /// Writes one interval log to `path`, with `comments` as `#` lines first.
 pub fn write_log(
     path: &Path,

@@ -23,7 +23,6 @@
 use crate::hdr;
 use crate::p4rt::{self, Client, Percentiles, Server};
 use crate::scenario::table_size_for;
-use hdrhistogram::Histogram;
 use nevermiss_io::gen::{KeyEvent, KeyKind, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::server::ServeOptions;
@@ -909,14 +908,11 @@ fn write_logs(
             if *v == Variant::AddOnMiss && matches!(name, "digest-wait" | "write-latency") {
                 continue;
             }
-            let mut hists = Vec::new();
-            for (d, fv) in rs.iter().zip(&values) {
-                let mut h = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
-                for x in pick(d, fv) {
-                    h.record(x).map_err(|e| format!("histogram: {e}"))?;
-                }
-                hists.push(h);
-            }
+            let hists = rs
+                .iter()
+                .zip(&values)
+                .map(|(d, fv)| hdr::histogram_of(&pick(d, fv), name))
+                .collect::<Result<Vec<_>, _>>()?;
             let intervals: Vec<hdr::Interval<'_>> = rs
                 .iter()
                 .zip(&hists)

@@ -14,7 +14,6 @@
 //! HdrHistogram interval logs (one interval per run; [`HDR_LOGS`]).
 
 use crate::hdr;
-use hdrhistogram::Histogram;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
@@ -178,14 +177,10 @@ fn write_hdr_logs(
         if runs.is_empty() {
             continue;
         }
-        let mut hists = Vec::with_capacity(runs.len());
-        for r in runs {
-            let mut h = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
-            for &v in &r.values {
-                h.record(v).map_err(|e| format!("{file}: {e}"))?;
-            }
-            hists.push(h);
-        }
+        let hists = runs
+            .iter()
+            .map(|r| hdr::histogram_of(&r.values, file))
+            .collect::<Result<Vec<_>, _>>()?;
         let ivs: Vec<hdr::Interval<'_>> = runs
             .iter()
             .zip(&hists)

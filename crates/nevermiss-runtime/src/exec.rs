@@ -1072,14 +1072,11 @@ impl Exec {
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
     fn build_key(&mut self, sw: &Switch, tid: TableId, td: &p4_ir::ir::Table) {
         if let Some(f) = sw.native.as_ref().and_then(|n| n.table_key(tid)) {
-            // The key function stores 8-byte words: room for the key plus 8 bytes.
-            let need = td.keys.iter().map(|k| k.expr.ty().bytes()).sum::<usize>() + 8;
             self.key.clear();
-            self.key.reserve(need);
             let len = self.run_native(sw, f) as usize;
-            // SAFETY: the key function wrote `len ≤ need - 8` bytes at the start of the
-            // buffer, whose capacity is at least `need`.
-            unsafe { self.key.set_len(len.min(need - 8)) };
+            // SAFETY: `Exec::new` gave the buffer room for every table's key plus 64 bytes (the
+            // key function's 8-byte stores fit); the function wrote `len` bytes at its start.
+            unsafe { self.key.set_len(len.min(self.key.capacity())) };
             return;
         }
         self.key.clear();
