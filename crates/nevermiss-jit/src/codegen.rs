@@ -620,8 +620,20 @@ impl Gen<'_, '_> {
     // ------------------------------------------------------------------ statements
 
     fn stmts(&mut self, ss: &[Stmt], abort: Abort) {
-        for s in ss {
-            self.stmt(s, abort);
+        let mut i = 0;
+        while i < ss.len() {
+            // Consecutive `emit`s (a deparser's `emit(hdr)` of a struct) share one reservation.
+            let run = ss[i..]
+                .iter()
+                .take_while(|s| self.fast_emit(s).is_some())
+                .count();
+            if run >= 2 {
+                self.emit_run(&ss[i..i + run], abort);
+                i += run;
+            } else {
+                self.stmt(&ss[i], abort);
+                i += 1;
+            }
         }
     }
 
@@ -845,6 +857,7 @@ impl Gen<'_, '_> {
                 varbit_bits: None,
             } if hdr.loc.fixed().is_some() => self.extract(s, hdr, abort),
             Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => self.emit(s, hdr, abort),
+            Stmt::Extern(x) if Self::dest_inline(x) => self.dest(x),
             Stmt::ApplyTable {
                 table,
                 hit,
@@ -1000,6 +1013,88 @@ impl Gen<'_, '_> {
         Some(((hl.fixed_bits / 8) as u32, fields))
     }
 
+    /// Whether `x` is a PNA `send_to_port(p)` (with `p` computed by generated code) or
+    /// `drop_packet()`, which the code does itself (see [`Gen::dest`]).
+    fn dest_inline(x: &ExternCall) -> bool {
+        x.ret.is_none()
+            && match (&x.op, x.args.first()) {
+                (XOp::SendToPort, Some(XArg::Val(e))) => Self::native(e),
+                (XOp::DropPacket, _) => true,
+                _ => false,
+            }
+    }
+
+    /// PNA `send_to_port(p)` / `drop_packet()` (PNA §6.1): the two words at `Ctx::dest`.
+    fn dest(&mut self, x: &ExternCall) {
+        let port = match (&x.op, x.args.first()) {
+            (XOp::SendToPort, Some(XArg::Val(e))) => Some(self.expr(e)),
+            _ => None,
+        };
+        let d = self.ctx_field(offset_of!(Ctx, dest));
+        let set = self.iconst(u64::from(port.is_some()));
+        self.b.ins().store(MemFlagsData::trusted(), set, d, 0);
+        if let Some(p) = port {
+            self.b.ins().store(MemFlagsData::trusted(), p, d, 8);
+        }
+    }
+
+    /// The frame offset and fast layout of `s` when it is an `emit` that [`Gen::emit`] writes
+    /// inline.
+    fn fast_emit(&self, s: &Stmt) -> Option<(u32, u32, Vec<FastField>)> {
+        match s {
+            Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => {
+                let (bytes, fields) = self.fast_layout(hdr.layout, hdr.loc.off)?;
+                Some((hdr.loc.off, bytes, fields))
+            }
+            _ => None,
+        }
+    }
+
+    /// Consecutive inline `emit`s: one reservation of the valid headers' total size, then each
+    /// valid header's words at its running offset (in order, so a header's trailing word spill
+    /// is overwritten by the next header). When the output is not at a byte boundary, the
+    /// runtime's `emit` of each, in order.
+    fn emit_run(&mut self, ss: &[Stmt], abort: Abort) {
+        let items: Vec<_> = ss.iter().filter_map(|s| self.fast_emit(s)).collect();
+        let zero = self.iconst(0);
+        let mut total = zero;
+        let mut offs = Vec::with_capacity(items.len());
+        let mut valids = Vec::with_capacity(items.len());
+        for (a, bytes, _) in &items {
+            let v = self.ld(*a);
+            let n = self.iconst(u64::from(*bytes));
+            let add = self.b.ins().select(v, n, zero);
+            offs.push(total);
+            valids.push(v);
+            total = self.b.ins().iadd(total, add);
+        }
+        let (go, join) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(total, go, &[], join, &[]);
+        self.b.switch_to_block(go);
+        let f = self.fref(self.ids.imports.emit_reserve);
+        let call = self.b.ins().call(f, &[self.ctx, total]);
+        let p = self.b.inst_results(call)[0];
+        let (inline, slow) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(p, inline, &[], slow, &[]);
+        self.b.switch_to_block(slow);
+        for s in ss {
+            self.helper_stmt(s, abort);
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(inline);
+        for (((a, bytes, fields), off), valid) in items.iter().zip(offs).zip(valids) {
+            let (st, next) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(valid, st, &[], next, &[]);
+            self.b.switch_to_block(st);
+            let at = self.b.ins().iadd(p, off);
+            self.emit_words(*a, *bytes, fields, at);
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
     /// `emit` of a valid fixed header with a fast layout: the fields are packed into 8-byte words
     /// at compile-time positions and stored big-endian straight into the output; when the output
     /// is not at a byte boundary, the runtime's `emit`.
@@ -1022,6 +1117,14 @@ impl Gen<'_, '_> {
         self.helper_stmt(s, abort);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(inline);
+        self.emit_words(a, bytes, &fields, p);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
+    /// Packs the fields of the header at frame offset `a` into big-endian 8-byte words stored
+    /// from `p` on (`bytes` bytes, plus up to 7 of spill).
+    fn emit_words(&mut self, a: u32, bytes: u32, fields: &[FastField], p: Value) {
         let vals: Vec<Value> = fields
             .iter()
             .map(|&(off, _, w)| {
@@ -1060,8 +1163,6 @@ impl Gen<'_, '_> {
                 .ins()
                 .store(MemFlagsData::trusted(), be, p, (8 * k) as i32);
         }
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
     }
 
     // ------------------------------------------------------------------ functions and parsers

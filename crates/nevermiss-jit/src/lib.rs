@@ -40,6 +40,9 @@ pub struct Ctx {
     pub loops: *mut u64,
     /// Where a table's key function writes the key (its length plus 8 bytes of room).
     pub key: *mut u8,
+    /// PNA's destination of the packet, two words: 1 after `send_to_port` (0 after
+    /// `drop_packet`), then the port.
+    pub dest: *mut u64,
 }
 
 /// How a native function ended: the codes of the runtime's `Flow`.

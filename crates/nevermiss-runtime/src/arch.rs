@@ -406,7 +406,7 @@ pub fn pna_finish(
             pna_parse(ex, sw, pi, &b, port, pass);
             continue;
         }
-        if let Some(p) = ex.ps.dest {
+        if let Some(p) = ex.ps.dest.get() {
             out.push(p as u32, &ex.out.bytes, &ex.input[start..], None);
         }
         return;

@@ -91,8 +91,8 @@ impl std::ops::BitOrAssign for TableOps {
 /// Per-packet decisions of the architecture-level externs.
 #[derive(Clone, Debug, Default)]
 pub struct PktState {
-    /// PNA: `send_to_port(p)` (`Some(p)`) or `drop_packet()` (`None`, the default).
-    pub dest: Option<u64>,
+    /// PNA: `send_to_port(p)` or `drop_packet()` (the default).
+    pub dest: Dest,
     /// PNA: mirror requests (slot, session).
     pub mirrors: Vec<(u64, u64)>,
     /// PNA (old dialect): `recirculate()` was called.
@@ -105,6 +105,31 @@ pub struct PktState {
     pub clone: Option<(u64, u64, u64)>,
     /// v1model: `truncate(bytes)`.
     pub truncate: Option<u64>,
+}
+
+/// PNA's destination of a packet: `send_to_port(p)` makes it `Some(p)`, `drop_packet()` (and
+/// no call, PNA §6.1) `None`. Two words, so that generated code stores it directly
+/// (`nevermiss_jit::Ctx::dest`: `set` then `port`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dest {
+    /// 1 after `send_to_port`, 0 otherwise.
+    pub set: u64,
+    pub port: u64,
+}
+
+impl Dest {
+    /// The port the packet goes to, `None` when it is dropped.
+    pub fn get(&self) -> Option<u64> {
+        (self.set != 0).then_some(self.port)
+    }
+
+    pub fn put(&mut self, p: Option<u64>) {
+        *self = Dest {
+            set: u64::from(p.is_some()),
+            port: p.unwrap_or(0),
+        };
+    }
 }
 
 /// The per-worker interpreter state.
@@ -1733,8 +1758,8 @@ impl Exec {
                 }
             }
             XOp::Log => {}
-            XOp::SendToPort => self.ps.dest = self.xval(args.first()),
-            XOp::DropPacket => self.ps.dest = None,
+            XOp::SendToPort => self.ps.dest.put(self.xval(args.first())),
+            XOp::DropPacket => self.ps.dest.put(None),
             XOp::MirrorPacket => {
                 let slot = self.xval(args.first()).unwrap_or(0);
                 let sess = self.xval(args.get(1)).unwrap_or(0);

@@ -59,6 +59,7 @@ impl Exec {
                 perr: addr_of_mut!((*me).perr),
                 loops: addr_of_mut!((*me).loops),
                 key: (*me).key.as_mut_ptr(),
+                dest: addr_of_mut!((*me).ps.dest).cast::<u64>(),
             };
             f(&mut ctx)
         }
