@@ -172,9 +172,12 @@ pub fn put_be(out: &mut Vec<u8>, v: u64, w: u32) {
 /// Reads a big-endian unsigned number of `bytes.len() ≤ 8` bytes.
 #[inline]
 pub fn get_be(bytes: &[u8]) -> u64 {
+    if let Some(last) = bytes.last_chunk::<8>() {
+        return u64::from_be_bytes(*last);
+    }
     let mut v = 0u64;
-    for b in bytes.iter().rev().take(8).rev() {
-        v = (v << 8) | u64::from(*b);
+    for &b in bytes {
+        v = (v << 8) | u64::from(b);
     }
     v
 }
