@@ -210,11 +210,18 @@ fn define(
     ctx: &mut Context,
     code_bytes: &mut usize,
 ) -> Result<(), JitError> {
+    // `NEVERMISS_JIT_DUMP=1` prints every function's machine code (docs/jit.md).
+    let dump = std::env::var_os("NEVERMISS_JIT_DUMP").is_some_and(|v| v == "1");
+    ctx.set_disasm(dump);
+    let name = ctx.func.name.to_string();
     module
         .define_function(id, ctx)
         .map_err(|e| JitError(format!("{e:?}")))?;
     if let Some(c) = ctx.compiled_code() {
         *code_bytes += c.code_buffer().len();
+        if let (true, Some(text)) = (dump, &c.vcode) {
+            eprintln!("== {name} ({} bytes)\n{text}", c.code_buffer().len());
+        }
     }
     module.clear_context(ctx);
     Ok(())
