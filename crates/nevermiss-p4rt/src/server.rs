@@ -1347,38 +1347,98 @@ fn unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
+/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`]: base64 (×4/3) in the
+/// `grpc-status-details-bin` trailer, with `grpc-status` and `grpc-message` beside it, it stays
+/// under 8 KiB, the smallest default limit of received metadata among gRPC clients (grpc core's
+/// `grpc.max_metadata_size`; hyper/tonic allow 16 KiB).
+pub const DETAILS_BUDGET: usize = 5632;
+
+/// Most bytes of one update's `message` (longer ones are cut at a character boundary).
+const MESSAGE_MAX: usize = 200;
+
+/// The Any type URL of a `p4.v1.Error`.
+const ERROR_TYPE_URL: &str = "type.googleapis.com/p4.v1.Error";
+
+/// `s` cut to at most `max` bytes at a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    &s[..i]
+}
+
+/// Encoded length of one `details` element (the `Any` with its field tag and length).
+fn any_len(e: &p4::Error) -> usize {
+    let v = e.encoded_len();
+    let any = prost::encoding::key_len(1)
+        + prost::encoding::encoded_len_varint(ERROR_TYPE_URL.len() as u64)
+        + ERROR_TYPE_URL.len()
+        + if v > 0 {
+            prost::encoding::key_len(2) + prost::encoding::encoded_len_varint(v as u64) + v
+        } else {
+            0
+        };
+    prost::encoding::key_len(3) + prost::encoding::encoded_len_varint(any as u64) + any
+}
+
 /// The gRPC status of a write or read with per-update results (P4Runtime §12.3: all OK → OK;
-/// else `UNKNOWN` with one `p4.v1.Error` per update, in order, in the details).
+/// else `UNKNOWN` with one `p4.v1.Error` per update, in order, in the details; successful
+/// updates get `Error{canonical_code: OK}`).
+///
+/// The details are bounded (P4Runtime §"gRPC Metadata Maximum Size"): every update keeps its
+/// `canonical_code` (and `code`), but when all messages would not fit [`DETAILS_BUDGET`], the
+/// later failures carry no message (the top-level message says how many). A batch so large that
+/// even the codes alone exceed the budget (about 140 updates) gets the codes alone: 52 bytes of
+/// trailer per update, within the `8192 + 100 × updates` bytes of metadata the specification
+/// tells clients to accept.
 fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     if results.iter().all(|r| r.is_ok()) {
         return Ok(());
     }
-    let details: Vec<prost_types::Any> = results
+    let bare = |e: &ControlError| p4::Error {
+        canonical_code: e.code(),
+        ..Default::default()
+    };
+    let full = |e: &ControlError| p4::Error {
+        canonical_code: e.code(),
+        message: cut(e.message(), MESSAGE_MAX).to_string(),
+        space: "nevermiss".into(),
+        code: 0,
+        details: None,
+    };
+    // The codes alone, then messages in update order while they fit.
+    let mut errors: Vec<p4::Error> = results
         .iter()
-        .map(|r| {
-            let e = match r {
-                Ok(()) => p4::Error::default(),
-                Err(e) => p4::Error {
-                    canonical_code: e.code(),
-                    message: e.message().to_string(),
-                    space: "nevermiss".into(),
-                    code: 0,
-                    details: None,
-                },
-            };
-            prost_types::Any {
-                type_url: "type.googleapis.com/p4.v1.Error".into(),
-                value: e.encode_to_vec(),
-            }
+        .map(|r| match r {
+            Ok(()) => p4::Error::default(),
+            Err(e) => bare(e),
         })
         .collect();
+    let mut size: usize = errors.iter().map(any_len).sum();
+    let budget = DETAILS_BUDGET.saturating_sub(MESSAGE_MAX * 2);
+    let mut without = 0usize;
+    for (slot, r) in errors.iter_mut().zip(results) {
+        let Err(e) = r else { continue };
+        let f = full(e);
+        let extra = any_len(&f) - any_len(slot);
+        if without == 0 && size + extra <= budget {
+            size += extra;
+            *slot = f;
+        } else {
+            without += 1;
+        }
+    }
     let failed = results.iter().filter(|r| r.is_err()).count();
     let first = results
         .iter()
         .find_map(|r| r.as_ref().err())
-        .map(|e| e.message().to_string())
+        .map(|e| cut(e.message(), MESSAGE_MAX).to_string())
         .unwrap_or_default();
-    let message = if results.len() == 1 {
+    let mut message = if results.len() == 1 {
         first
     } else {
         format!(
@@ -1386,10 +1446,22 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
             results.len()
         )
     };
+    if without > 0 {
+        message.push_str(&format!(
+            "; the last {without} failures carry their codes without messages, to fit the \
+             gRPC trailer"
+        ));
+    }
     let st = rpc::Status {
         code: Code::Unknown as i32,
         message: message.clone(),
-        details,
+        details: errors
+            .into_iter()
+            .map(|e| prost_types::Any {
+                type_url: ERROR_TYPE_URL.into(),
+                value: e.encode_to_vec(),
+            })
+            .collect(),
     };
     Err(Status::with_details(
         Code::Unknown,

@@ -31,6 +31,12 @@ fn device_config(name: &str) -> Vec<u8> {
 }
 
 async fn start(dev: Arc<Device>) -> P4RuntimeClient<Channel> {
+    start_with(dev, None).await
+}
+
+/// Serves `dev` on 127.0.0.1 and connects a client that accepts `header_limit` bytes of
+/// received metadata (`None`: tonic's default, 16 KiB).
+async fn start_with(dev: Arc<Device>, header_limit: Option<u32>) -> P4RuntimeClient<Channel> {
     let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).unwrap();
     tokio::spawn(server::housekeeping(dev.clone()));
     tokio::spawn(
@@ -38,9 +44,11 @@ async fn start(dev: Arc<Device>) -> P4RuntimeClient<Channel> {
             .add_service(server::grpc_service(dev))
             .serve_with_incoming(incoming),
     );
-    P4RuntimeClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
+    let mut ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    if let Some(n) = header_limit {
+        ep = ep.http2_max_header_list_size(n);
+    }
+    P4RuntimeClient::new(ep.connect().await.unwrap())
 }
 
 struct Stream {
@@ -214,8 +222,16 @@ fn table_entries(v: Vec<p4::Entity>) -> Vec<p4::TableEntry> {
 /// A device serving `config` (a device config) with a primary client (election id 1)
 /// connected: the device, the client and the primary's stream.
 async fn primary_with(config: Vec<u8>) -> (Arc<Device>, P4RuntimeClient<Channel>, Stream) {
+    primary_limited(config, None).await
+}
+
+/// [`primary_with`] whose client accepts `header_limit` bytes of received metadata.
+async fn primary_limited(
+    config: Vec<u8>,
+    header_limit: Option<u32>,
+) -> (Arc<Device>, P4RuntimeClient<Channel>, Stream) {
     let dev = Device::new(ServeOptions::default());
-    let mut c = start(dev.clone()).await;
+    let mut c = start_with(dev.clone(), header_limit).await;
     let mut s = Stream::open(&mut c).await;
     s.arbitrate(1, 1).await;
     s.arbitration().await;
@@ -1590,4 +1606,130 @@ async fn a_digest_is_not_sent_again_until_its_list_is_acknowledged() {
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+/// A batch of `n` updates of the v1model router's `ipv4_lpm`: update `i` fails with the code
+/// `want(i)` gives (an existing entry: ALREADY_EXISTS; an unknown table: NOT_FOUND; a port too
+/// wide: OUT_OF_RANGE; host bits set: INVALID_ARGUMENT) or succeeds (OK).
+fn mixed_batch(p4info: &pi::P4Info, n: usize) -> (Vec<p4::Update>, Vec<i32>) {
+    use p4::entity::Entity as E;
+    use p4::update::Type::Insert;
+    let mut updates = Vec::with_capacity(n);
+    let mut want = Vec::with_capacity(n);
+    for i in 0..n {
+        let dst = [10, (i >> 8) as u8, i as u8, 0];
+        let (e, code) = match i % 5 {
+            0 => (
+                lpm_entry(p4info, [10, 255, 255, 0], 24, &[1], &[1]),
+                Code::AlreadyExists,
+            ),
+            1 => {
+                let mut e = lpm_entry(p4info, dst, 24, &[1], &[1]);
+                e.table_id = 0x0200_0001;
+                (e, Code::NotFound)
+            }
+            2 => (
+                lpm_entry(p4info, dst, 24, &[1], &[0x02, 0x00]),
+                Code::OutOfRange,
+            ),
+            3 => (
+                lpm_entry(p4info, [10, (i >> 8) as u8, i as u8, 1], 24, &[1], &[1]),
+                Code::InvalidArgument,
+            ),
+            _ => (lpm_entry(p4info, dst, 24, &[1], &[1]), Code::Ok),
+        };
+        updates.push(update(Insert, E::TableEntry(e)));
+        want.push(code as i32);
+    }
+    (updates, want)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer() {
+    use p4::entity::Entity as E;
+    use p4::update::Type::Insert;
+    let (dev, mut c, _s) = primary_with(device_config("v1model-router.p4")).await;
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    // The entry every ALREADY_EXISTS update repeats.
+    c.write(write_req(
+        vec![update(
+            Insert,
+            E::TableEntry(lpm_entry(&p4info, [10, 255, 255, 0], 24, &[1], &[1])),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+
+    // 120 updates (96 failures): the trailer fits the default limits, messages of the later
+    // failures are left out, every code is there.
+    let (updates, want) = mixed_batch(&p4info, 120);
+    let e = c.write(write_req(updates, 1)).await.unwrap_err();
+    assert!(
+        e.details().len() <= server::DETAILS_BUDGET,
+        "{}",
+        e.details().len()
+    );
+    let got = details(&e);
+    assert_eq!(
+        got.iter().map(|e| e.canonical_code).collect::<Vec<_>>(),
+        want
+    );
+    assert!(
+        !got[0].message.is_empty(),
+        "the first failures keep messages"
+    );
+    assert!(got[1].message.contains("table"), "{:?}", got[1]);
+    assert!(got.last().unwrap().message.is_empty());
+    assert!(
+        e.message().starts_with("96 of 120 updates failed; first: ")
+            && e.message().contains("without messages"),
+        "{}",
+        e.message()
+    );
+    assert!(got
+        .iter()
+        .filter(|e| e.canonical_code == 0)
+        .all(|e| *e == p4::Error::default()));
+
+    // 2000 updates (1600 failures): a client that accepts the `8192 + 100 × updates` bytes of
+    // metadata the specification recommends gets every code.
+    let (updates, want) = mixed_batch(&p4info, 2000);
+    let (_dev2, mut c, _s2) =
+        primary_limited(device_config("v1model-router.p4"), Some(8192 + 100 * 2000)).await;
+    c.write(write_req(
+        vec![update(
+            Insert,
+            E::TableEntry(lpm_entry(&p4info, [10, 255, 255, 0], 24, &[1], &[1])),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+    let e = c.write(write_req(updates, 1)).await.unwrap_err();
+    let got = details(&e);
+    assert_eq!(got.len(), 2000);
+    assert_eq!(
+        got.iter().map(|e| e.canonical_code).collect::<Vec<_>>(),
+        want
+    );
+    assert!(
+        e.message().starts_with("1600 of 2000 updates failed"),
+        "{}",
+        e.message()
+    );
+    // The OK updates were applied, the others not: 400 + the repeated entry.
+    let n = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: id(&p4info, "ipv4_lpm"),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    )
+    .len();
+    assert_eq!(n, 1 + 400);
 }
