@@ -12,7 +12,9 @@ use crate::pb::google::rpc;
 use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{
+    meter_config_msg, meter_counters_msg, meter_counters_reset, Pipeline, ReadWants,
+};
 use nevermiss_io::{Batch, Packet, Port, PortError, PortStats};
 use nevermiss_runtime::control::{
     Atomicity, Change, CloneSession, ControlError, CounterData, MeterConfig, MulticastGroup, Op,
@@ -319,7 +321,7 @@ impl Device {
             let entries: Vec<p4::TableEntry> = notes
                 .iter()
                 .map(|n| {
-                    let mut e = p.entry_of(n.table, &n.entry, false, false);
+                    let mut e = p.entry_of(n.table, &n.entry, ReadWants::default());
                     e.action = None;
                     e.is_const = false;
                     e
@@ -696,8 +698,8 @@ impl Device {
                 } else {
                     vec![(te.table_id, p.ir_table(te.table_id)?)]
                 };
-                let want_elapsed = te.time_since_last_hit.is_some();
-                let want_counter = te.counter_data.is_some();
+                let want = ReadWants::of(te);
+                let want_elapsed = want.elapsed;
                 let mut out = Vec::new();
                 for (id, t) in tables {
                     if want_elapsed && !p.has_idle_timeout(id) {
@@ -728,7 +730,7 @@ impl Device {
                         _ => None,
                     });
                     for s in states {
-                        let pe = p.entry_of(t, &s, want_elapsed, want_counter);
+                        let pe = p.entry_of(t, &s, want);
                         if te.priority != 0 && pe.priority != te.priority {
                             continue;
                         }
@@ -788,7 +790,7 @@ impl Device {
                     .into_iter()
                     .filter_map(|s| {
                         let c = s.counter?;
-                        let mut e = p.entry_of(t, &s, false, false);
+                        let mut e = p.entry_of(t, &s, ReadWants::default());
                         e.action = None;
                         e.is_const = false;
                         e.idle_timeout_ns = 0;
@@ -896,7 +898,11 @@ impl Device {
                                 index: i64::from(i),
                             }),
                             config: p.sw.read_meter(x, i)?.map(meter_config_msg),
-                            counter_data: None,
+                            counter_data: if me.counter_data.is_some() {
+                                Some(meter_counters_msg(p.sw.read_meter_counters(x, i)?))
+                            } else {
+                                None
+                            },
                         })))
                     })
                     .collect()
@@ -916,14 +922,18 @@ impl Device {
                 let mut out = Vec::new();
                 for s in states {
                     let c = p.sw.read_direct_meter(t, &s.key)?;
-                    let mut e = p.entry_of(t, &s, false, false);
+                    let mut e = p.entry_of(t, &s, ReadWants::default());
                     e.action = None;
                     e.is_const = false;
                     e.idle_timeout_ns = 0;
                     out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
                         table_entry: Some(e),
                         config: c.map(meter_config_msg),
-                        counter_data: None,
+                        counter_data: if dm.counter_data.is_some() {
+                            s.meter_counters.map(meter_counters_msg)
+                        } else {
+                            None
+                        },
                     })));
                 }
                 Ok(out)
@@ -1186,6 +1196,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 meter: x,
                 index: index_of(i.index)?,
                 config: meter_config(m.config.as_ref())?,
+                counters: meter_counters_reset(m.counter_data.as_ref())?,
             })
         }
         E::DirectMeterEntry(dm) => {
@@ -1202,6 +1213,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 table: t,
                 key: p.key(te)?,
                 config: meter_config(dm.config.as_ref())?,
+                counters: meter_counters_reset(dm.counter_data.as_ref())?,
             })
         }
         E::ActionProfileMember(m) => {
@@ -1288,16 +1300,6 @@ fn meter_config(c: Option<&p4::MeterConfig>) -> Result<Option<MeterConfig>, Cont
         pir: c.pir as u64,
         pburst: c.pburst as u64,
     }))
-}
-
-fn meter_config_msg(c: MeterConfig) -> p4::MeterConfig {
-    p4::MeterConfig {
-        cir: c.cir as i64,
-        cburst: c.cburst as i64,
-        pir: c.pir as i64,
-        pburst: c.pburst as i64,
-        eburst: 0,
-    }
 }
 
 /// The controller's P4Info must give every table and action of the program the id nevermiss

@@ -1733,3 +1733,231 @@ async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer
     .len();
     assert_eq!(n, 1 + 400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meters_count_the_packets_and_bytes_of_each_color() {
+    let (dev, mut c, s) = primary_with(test_program("externs.p4")).await;
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let m = p4info.meters[0].preamble.as_ref().unwrap().id;
+    let dm = p4info.direct_meters[0].preamble.as_ref().unwrap().id;
+    let t = p4info.tables[0].preamble.as_ref().unwrap().id;
+    let mark = p4info
+        .actions
+        .iter()
+        .filter_map(|a| a.preamble.as_ref())
+        .find(|p| p.name.ends_with(".mark"))
+        .unwrap()
+        .id;
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Insert, Modify};
+    let send = |key: u8| {
+        let tx = s.tx.clone();
+        async move {
+            tx.send(p4::StreamMessageRequest {
+                update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+                    payload: vec![key],
+                    metadata: vec![],
+                })),
+            })
+            .await
+            .unwrap();
+        }
+    };
+    // One packet (or byte) per µs refills nothing between these packets: with bursts 1 and 2
+    // the first packet is green, the second yellow, the rest red.
+    let cfg = p4::MeterConfig {
+        cir: 1,
+        cburst: 1,
+        pir: 1,
+        pburst: 2,
+        eburst: 0,
+    };
+    let counts = |g: i64, y: i64, r: i64| p4::MeterCounterData {
+        green: Some(p4::CounterData {
+            byte_count: g,
+            packet_count: g,
+        }),
+        yellow: Some(p4::CounterData {
+            byte_count: y,
+            packet_count: y,
+        }),
+        red: Some(p4::CounterData {
+            byte_count: r,
+            packet_count: r,
+        }),
+    };
+    let zero = Some(p4::MeterCounterData::default());
+    let cell = |i: i64, config: Option<p4::MeterConfig>, counter_data| p4::MeterEntry {
+        meter_id: m,
+        index: Some(p4::Index { index: i }),
+        config,
+        counter_data,
+    };
+    let entry = |meter_config, meter_counter_data| p4::TableEntry {
+        table_id: t,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: vec![5] },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: mark,
+                params: vec![],
+            })),
+        }),
+        meter_config,
+        meter_counter_data,
+        ..Default::default()
+    };
+    c.write(write_req(
+        vec![
+            update(Modify, E::MeterEntry(cell(2, Some(cfg), None))),
+            update(Insert, E::TableEntry(entry(Some(cfg), zero))),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    for key in [2, 2, 2, 2, 2, 0, 0, 5, 5, 5, 5] {
+        send(key).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    // Indexed meter: cell 2 marked 1 green, 1 yellow, 3 red (packets of 1 byte); cell 0 is
+    // unconfigured: all green. Counters come back only when the read asks for them.
+    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(1, 1, 3)))))
+    );
+    let got = read(&mut c, E::MeterEntry(cell(0, None, None)))
+        .await
+        .unwrap();
+    assert_eq!(got[0].entity, Some(E::MeterEntry(cell(0, None, None))));
+    let all = read(
+        &mut c,
+        E::MeterEntry(p4::MeterEntry {
+            meter_id: m,
+            counter_data: zero,
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(
+        all[0].entity,
+        Some(E::MeterEntry(cell(0, None, Some(counts(2, 0, 0)))))
+    );
+    // The direct meter (bytes; the packets key 5 are 1 byte): as a DirectMeterEntry and in
+    // the table entry (with its configuration), when asked for.
+    let key_only = || {
+        let mut e = entry(None, None);
+        e.action = None;
+        e
+    };
+    let got = read(
+        &mut c,
+        E::DirectMeterEntry(p4::DirectMeterEntry {
+            table_entry: Some(key_only()),
+            config: None,
+            counter_data: zero,
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::DirectMeterEntry(p4::DirectMeterEntry {
+            table_entry: Some(key_only()),
+            config: Some(cfg),
+            counter_data: Some(counts(1, 1, 2)),
+        }))
+    );
+    let mut want_all = key_only();
+    want_all.meter_config = Some(p4::MeterConfig::default());
+    want_all.meter_counter_data = zero;
+    let got = table_entries(read(&mut c, E::TableEntry(want_all)).await.unwrap());
+    assert_eq!(got, vec![entry(Some(cfg), Some(counts(1, 1, 2)))]);
+    let got = table_entries(read(&mut c, E::TableEntry(key_only())).await.unwrap());
+    assert_eq!(got, vec![entry(None, None)], "not asked for: not returned");
+
+    // A new configuration keeps the counts; counter_data in a write resets them; a non-zero
+    // count in it is INVALID_ARGUMENT and changes nothing.
+    c.write(write_req(
+        vec![update(Modify, E::MeterEntry(cell(2, Some(cfg), None)))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(1, 1, 3)))))
+    );
+    let e = c
+        .write(write_req(
+            vec![update(
+                Modify,
+                E::MeterEntry(cell(2, Some(cfg), Some(counts(0, 0, 1)))),
+            )],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+    c.write(write_req(
+        vec![
+            update(Modify, E::MeterEntry(cell(2, Some(cfg), zero))),
+            update(
+                Modify,
+                E::DirectMeterEntry(p4::DirectMeterEntry {
+                    table_entry: Some(key_only()),
+                    config: Some(cfg),
+                    counter_data: zero,
+                }),
+            ),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(0, 0, 0)))))
+    );
+    send(5).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let got = table_entries(
+        read(&mut c, E::TableEntry(entry(None, zero)))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        got[0].meter_counter_data,
+        Some(counts(1, 0, 0)),
+        "green again after reset"
+    );
+    // A table entry MODIFY with meter_counter_data resets the direct meter's counts too.
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(entry(Some(cfg), zero)))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(
+        read(&mut c, E::TableEntry(entry(None, zero)))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(got[0].meter_counter_data, Some(counts(0, 0, 0)));
+}

@@ -27,7 +27,7 @@ pub use batch::Atomicity;
 pub use stf::ControlPlane;
 
 use crate::delay::Probe;
-use crate::externs::{Meter, RED};
+use crate::externs::{Meter, GREEN, RED, YELLOW};
 use crate::profiles::{expand, reference, Group, Member, ACTION_GROUP, ACTION_MEMBER};
 use crate::switch::{RtExtern, RtTable, Switch};
 use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, TableError, ACTION_NONE};
@@ -196,6 +196,34 @@ pub struct CounterData {
     pub bytes: u64,
 }
 
+/// The packets and bytes a meter marked with each color (P4Runtime §9.5 "MeterCounterData").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeterCounterData {
+    pub green: CounterData,
+    pub yellow: CounterData,
+    pub red: CounterData,
+}
+
+impl MeterCounterData {
+    fn of(m: &Meter) -> MeterCounterData {
+        let c = |i: usize| CounterData {
+            packets: m.counts[i][0],
+            bytes: m.counts[i][1],
+        };
+        MeterCounterData {
+            green: c(GREEN),
+            yellow: c(YELLOW),
+            red: c(RED),
+        }
+    }
+
+    fn store(&self, m: &mut Meter) {
+        for (i, c) in [self.green, self.yellow, self.red].iter().enumerate() {
+            m.counts[i] = [c.packets, c.bytes];
+        }
+    }
+}
+
 /// A two-rate three-color meter's configuration in P4Runtime units: rates per second and
 /// bursts, in packets or bytes as the meter counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -209,7 +237,8 @@ pub struct MeterConfig {
 /// A table entry as written (P4Runtime `TableEntry`). `action` may be `None` only in a modify
 /// (keep the action). `counter` and `meter` are the entry's direct counter and meter, if the
 /// table has them (`None`: zero / all green on insert, unchanged counter and default meter on
-/// modify, as P4Runtime §9.1.1 says).
+/// modify, as P4Runtime §9.1.1 says); `meter_counters` sets the direct meter's color counts
+/// (`None`: zero on insert, unchanged on modify; P4Runtime writes only zeros, a reset).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableEntry {
     pub key: EntryKey,
@@ -220,6 +249,7 @@ pub struct TableEntry {
     pub idle_timeout_ns: u64,
     pub counter: Option<CounterData>,
     pub meter: Option<MeterConfig>,
+    pub meter_counters: Option<MeterCounterData>,
 }
 
 /// An entry as read.
@@ -238,6 +268,8 @@ pub struct EntryState {
     pub counter: Option<CounterData>,
     /// The direct meter's configuration, if one was set.
     pub meter: Option<MeterConfig>,
+    /// The direct meter's color counts (tables that have one).
+    pub meter_counters: Option<MeterCounterData>,
     /// An entry of a `const entries` table.
     pub is_const: bool,
     /// Added by the data plane (PNA `add_entry`) rather than by a controller or the program.
@@ -315,16 +347,19 @@ pub enum Change {
         key: EntryKey,
         data: CounterData,
     },
-    /// `None`: back to the default (unconfigured: every packet green).
+    /// `config` `None`: back to the default (unconfigured: every packet green); `counters`
+    /// `None`: the color counts unchanged, else set (P4Runtime resets them to zero).
     Meter {
         meter: ExternId,
         index: u32,
         config: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     },
     DirectMeter {
         table: TableId,
         key: EntryKey,
         config: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     },
     /// One value per field of the register's cell type ([`Switch::register_fields`]).
     Register {
@@ -716,7 +751,7 @@ impl Switch {
         if e.counter.is_some() && td.direct_counter.is_none() {
             return Err(invalid(format!("table {} has no direct counter", td.name)));
         }
-        if e.meter.is_some() && td.direct_meter.is_none() {
+        if (e.meter.is_some() || e.meter_counters.is_some()) && td.direct_meter.is_none() {
             return Err(invalid(format!("table {} has no direct meter", td.name)));
         }
         Ok(())
@@ -804,7 +839,7 @@ impl Switch {
         let visible = self.now_ns();
         self.count_ref(rt, &data, 1);
         self.reset_direct(t as usize, h.slot());
-        self.write_direct(td, h, e.counter, e.meter);
+        self.write_direct(td, h, e.counter, e.meter, e.meter_counters);
         lock(&rt.meta.entries).insert(
             h.slot() as u32,
             EntryMeta {
@@ -833,13 +868,15 @@ impl Switch {
         ))
     }
 
-    /// Writes an entry's direct counter and meter (`None` meter: unconfigured).
+    /// Writes an entry's direct counter and meter (`None` meter: unconfigured) and, if given,
+    /// the meter's color counts.
     fn write_direct(
         &self,
         td: &p4_ir::Table,
         h: EntryHandle,
         counter: Option<CounterData>,
         meter: Option<MeterConfig>,
+        meter_counters: Option<MeterCounterData>,
     ) {
         if let (Some(c), Some(dc)) = (counter, td.direct_counter) {
             if let Some(RtExtern::DirectCounter(cells)) = self.externs.get(dc as usize) {
@@ -854,6 +891,9 @@ impl Switch {
                 if let Some(cell) = cells.get(h.slot()) {
                     let mut m = cell.lock().unwrap_or_else(PoisonError::into_inner);
                     configure_meter(&mut m, meter);
+                    if let Some(c) = meter_counters {
+                        c.store(&mut m);
+                    }
                 }
             }
         }
@@ -876,11 +916,13 @@ impl Switch {
             )));
         }
         self.check_resources(td, e)?;
-        let undo = Change::Entry(
-            Op::Modify,
-            t,
-            self.entry_state(t, td, rt, &old).into_entry(),
-        );
+        let old_state = self.entry_state(t, td, rt, &old);
+        let (old_counter, old_meter_counters) = (old_state.counter, old_state.meter_counters);
+        let mut undo_entry = old_state.into_entry();
+        // What the modify overwrites of the direct resources, the undo writes back.
+        undo_entry.counter = e.counter.and(old_counter);
+        undo_entry.meter_counters = e.meter_counters.and(old_meter_counters);
+        let undo = Change::Entry(Op::Modify, t, undo_entry);
         let new_data = match &e.action {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
@@ -906,7 +948,7 @@ impl Switch {
         let visible = self.now_ns();
         if e.counter.is_some() || td.direct_meter.is_some() {
             // P4Runtime: an unset counter is left alone; an unset meter config is reset.
-            self.write_direct(td, h, e.counter, e.meter);
+            self.write_direct(td, h, e.counter, e.meter, e.meter_counters);
         }
         lock(&rt.meta.entries).insert(
             h.slot() as u32,
@@ -960,6 +1002,20 @@ impl Switch {
         lock(&rt.meta.entries)
             .get(v.id.slot() as u32, v.id.generation())
             .unwrap_or_default()
+    }
+
+    fn direct_meter_counters_of(
+        &self,
+        td: &p4_ir::Table,
+        h: EntryHandle,
+    ) -> Option<MeterCounterData> {
+        let dm = td.direct_meter?;
+        match self.externs.get(dm as usize) {
+            Some(RtExtern::DirectMeter(cells)) => cells
+                .get(h.slot())
+                .map(|m| MeterCounterData::of(&m.lock().unwrap_or_else(PoisonError::into_inner))),
+            _ => None,
+        }
     }
 
     fn direct_counter_of(&self, td: &p4_ir::Table, h: EntryHandle) -> Option<CounterData> {
@@ -1032,6 +1088,7 @@ impl Switch {
             elapsed_ns,
             counter: self.direct_counter_of(td, v.id),
             meter: meta.meter,
+            meter_counters: self.direct_meter_counters_of(td, v.id),
             is_const: td.entries_const,
             from_data_plane,
             handle: v.id,
@@ -1232,15 +1289,35 @@ impl Switch {
             .map(from_units))
     }
 
+    /// The color counts of cell `index` of meter `x`.
+    pub fn read_meter_counters(&self, x: ExternId, index: u32) -> ControlResult<MeterCounterData> {
+        let cells = self.meter_cells(x)?;
+        let m = cells.get(index as usize).ok_or_else(|| {
+            ControlError::OutOfRange(format!(
+                "meter index {index} is past its size {}",
+                cells.len()
+            ))
+        })?;
+        Ok(MeterCounterData::of(
+            &m.lock().unwrap_or_else(PoisonError::into_inner),
+        ))
+    }
+
     fn write_meter(
         &self,
         x: ExternId,
         index: u32,
         c: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     ) -> ControlResult<(Applied, Change)> {
         let old = self.read_meter(x, index)?;
+        let old_counters = self.read_meter_counters(x, index)?;
         if let Some(m) = self.meter_cells(x)?.get(index as usize) {
-            configure_meter(&mut m.lock().unwrap_or_else(PoisonError::into_inner), c);
+            let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
+            configure_meter(&mut m, c);
+            if let Some(n) = counters {
+                n.store(&mut m);
+            }
         }
         Ok((
             self.applied(),
@@ -1248,6 +1325,7 @@ impl Switch {
                 meter: x,
                 index,
                 config: old,
+                counters: counters.map(|_| old_counters),
             },
         ))
     }
@@ -1272,6 +1350,7 @@ impl Switch {
         t: TableId,
         key: &EntryKey,
         c: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.direct_meter.is_none() {
@@ -1280,7 +1359,8 @@ impl Switch {
         let v = self.find(td, rt, key)?;
         let mut meta = self.meta_of(rt, &v);
         let old = meta.meter;
-        self.write_direct(td, v.id, None, c);
+        let old_counters = counters.and(self.direct_meter_counters_of(td, v.id));
+        self.write_direct(td, v.id, None, c, counters);
         meta.gen = v.id.generation();
         meta.meter = c;
         lock(&rt.meta.entries).insert(v.id.slot() as u32, meta);
@@ -1290,6 +1370,7 @@ impl Switch {
                 table: t,
                 key: key.clone(),
                 config: old,
+                counters: old_counters,
             },
         ))
     }
@@ -1306,7 +1387,7 @@ impl Switch {
         }
         let v = self.find(td, rt, key)?;
         let old = self.direct_counter_of(td, v.id).unwrap_or_default();
-        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter);
+        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter, None);
         Ok((
             self.applied(),
             Change::DirectCounter {
@@ -1902,10 +1983,14 @@ impl Switch {
                 meter,
                 index,
                 config,
-            } => self.write_meter(*meter, *index, *config),
-            Change::DirectMeter { table, key, config } => {
-                self.write_direct_meter(*table, key, *config)
-            }
+                counters,
+            } => self.write_meter(*meter, *index, *config, *counters),
+            Change::DirectMeter {
+                table,
+                key,
+                config,
+                counters,
+            } => self.write_direct_meter(*table, key, *config, *counters),
             Change::Register {
                 register,
                 index,
@@ -1935,6 +2020,7 @@ impl EntryState {
             },
             counter: None,
             meter: self.meter,
+            meter_counters: None,
         }
     }
 }
@@ -1959,9 +2045,8 @@ fn configure_meter(m: &mut Meter, c: Option<MeterConfig>) {
             m.configure(c.cir as f64 / 1e6, c.cburst, c.pir as f64 / 1e6, c.pburst);
             m.config = Some([c.cir, c.cburst, c.pir, c.pburst]);
         }
-        None => *m = Meter::default(),
+        None => m.unconfigure(),
     }
-    let _ = RED;
 }
 
 fn from_units(u: [u64; 4]) -> MeterConfig {

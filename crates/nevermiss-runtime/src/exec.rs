@@ -1416,9 +1416,15 @@ impl Exec {
                     } else {
                         1
                     };
+                    let len = if bytes {
+                        amount
+                    } else {
+                        self.input.len() as u64
+                    };
                     if let Some(m) = cells.get(i as usize) {
                         c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
                             amount,
+                            len,
                             self.now_ns,
                             cin,
                         );
@@ -1440,9 +1446,15 @@ impl Exec {
                     } else {
                         1
                     };
+                    let len = if bytes {
+                        amount
+                    } else {
+                        self.input.len() as u64
+                    };
                     if let Some(m) = cells.get(h.slot()) {
                         c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
                             amount,
+                            len,
                             self.now_ns,
                             cin,
                         );
