@@ -12,7 +12,7 @@ use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use nevermiss_runtime::control::{
     ActionCall, ControlError, ControlResult, CounterData, EntryAction, EntryKey, EntryState,
-    MeterCounterData, TableEntry,
+    MeterCounterData, SetAction, TableEntry,
 };
 use nevermiss_runtime::{Switch, Worker};
 use nevermiss_tables::FieldMatch;
@@ -585,11 +585,63 @@ impl Pipeline {
             Some(A::Action(a)) => Ok(EntryAction::Call(self.action_call(t, a)?)),
             Some(A::ActionProfileMemberId(m)) => Ok(EntryAction::Member(*m)),
             Some(A::ActionProfileGroupId(g)) => Ok(EntryAction::Group(*g)),
-            Some(A::ActionProfileActionSet(_)) => Err(ControlError::Unimplemented(
-                "one-shot action selector programming is not supported".into(),
-            )),
+            Some(A::ActionProfileActionSet(set)) => self.action_set(t, set),
             None => Err(invalid("table action unset")),
         }
+    }
+
+    /// A one-shot action set (P4Runtime §9.2.3 "One Shot Action Selector Programming"): each
+    /// action of the table with a weight ≥ 1 and an optional watch port. Per-group selection
+    /// modes and size semantics other than the selector's own are `UNIMPLEMENTED`; more
+    /// actions than the profile's `max_group_size` (when set) are `INVALID_ARGUMENT`.
+    fn action_set(
+        &self,
+        t: TableId,
+        set: &p4::ActionProfileActionSet,
+    ) -> ControlResult<EntryAction> {
+        use p4::action_profile_action::WatchKind as W;
+        if set.action_selection_mode != 0 || set.size_semantics != 0 {
+            return Err(ControlError::Unimplemented(
+                "per-group action selection modes and size semantics are not supported \
+                 (the selector's own apply)"
+                    .into(),
+            ));
+        }
+        let max = self
+            .p4info
+            .action_profiles
+            .iter()
+            .find(|a| a.table_ids.contains(&self.table_id(t)))
+            .map_or(0, |a| a.max_group_size);
+        if max > 0 && set.action_profile_actions.len() > max as usize {
+            return Err(invalid(format!(
+                "the action set has {} actions, the selector's max_group_size is {max}",
+                set.action_profile_actions.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(set.action_profile_actions.len());
+        for (i, a) in set.action_profile_actions.iter().enumerate() {
+            let Some(action) = &a.action else {
+                return Err(invalid(format!("action set action {i}: action unset")));
+            };
+            if a.weight < 1 {
+                return Err(invalid(format!(
+                    "action set action {i}: weight must be at least 1"
+                )));
+            }
+            #[allow(deprecated)]
+            let watch = match &a.watch_kind {
+                None => None,
+                Some(W::Watch(p)) => crate::profiles::watch_int(*p)?,
+                Some(W::WatchPort(b)) => crate::profiles::watch_bytes(b)?,
+            };
+            out.push(SetAction {
+                call: self.action_call(t, action)?,
+                weight: a.weight as u32,
+                watch,
+            });
+        }
+        Ok(EntryAction::ActionSet(out))
     }
 
     /// Whether table `id` has a const default action.
@@ -643,6 +695,25 @@ impl Pipeline {
             EntryAction::Call(c) => A::Action(self.action_of(t, c)),
             EntryAction::Member(m) => A::ActionProfileMemberId(*m),
             EntryAction::Group(g) => A::ActionProfileGroupId(*g),
+            EntryAction::ActionSet(set) => A::ActionProfileActionSet(p4::ActionProfileActionSet {
+                action_profile_actions: set
+                    .iter()
+                    .map(|a| {
+                        use p4::action_profile_action::WatchKind as W;
+                        #[allow(deprecated)]
+                        let watch_kind = a.watch.map(|w| match w.legacy {
+                            true => W::Watch(w.port as i32),
+                            false => W::WatchPort(crate::profiles::watch_msg(w)),
+                        });
+                        p4::ActionProfileAction {
+                            action: Some(self.action_of(t, &a.call)),
+                            weight: a.weight as i32,
+                            watch_kind,
+                        }
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
         };
         p4::TableEntry {
             table_id: self.table_id(t),

@@ -1961,3 +1961,298 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
     );
     assert_eq!(got[0].meter_counter_data, Some(counts(0, 0, 0)));
 }
+
+/// The results (third byte) the `grouped` table of profiles.p4 gives packets of key 1 and
+/// kinds 0..64 (the selector hashes the kind).
+async fn results(s: &mut Stream) -> std::collections::BTreeSet<u8> {
+    let mut out = std::collections::BTreeSet::new();
+    for kind in 0..64u8 {
+        out.insert(round_trip(s, vec![kind, 1, 0]).await[2]);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
+    let (dev, mut c, mut s) = primary_with(test_program("profiles.p4")).await;
+    let info = dev.pipeline().unwrap().p4info.clone();
+    let sw = dev.pipeline().unwrap().sw.clone();
+    let sel = info
+        .action_profiles
+        .iter()
+        .filter_map(|a| a.preamble.as_ref())
+        .find(|p| p.alias == "grouped.implementation")
+        .unwrap()
+        .id;
+    let (set_out, add_out) = (id(&info, "set_out"), id(&info, "add_out"));
+    let (members_t, grouped_t) = (id(&info, "direct_members"), id(&info, "grouped"));
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Delete, Insert, Modify};
+    use std::collections::BTreeSet;
+    let act = |a: u32, v: u8| p4::Action {
+        action_id: a,
+        params: vec![p4::action::Param {
+            param_id: 1,
+            value: vec![v],
+        }],
+    };
+    let one = |a: u32, v: u8, weight: i32, watch: Option<u8>| p4::ActionProfileAction {
+        action: Some(act(a, v)),
+        weight,
+        watch_kind: watch.map(|p| p4::action_profile_action::WatchKind::WatchPort(vec![p])),
+    };
+    let set_entry = |table: u32, actions: Vec<p4::ActionProfileAction>| p4::TableEntry {
+        table_id: table,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: vec![1] },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::ActionProfileActionSet(
+                p4::ActionProfileActionSet {
+                    action_profile_actions: actions,
+                    ..Default::default()
+                },
+            )),
+        }),
+        ..Default::default()
+    };
+    let code = |e: Status| details(&e)[0].canonical_code;
+
+    // A one-shot set of three actions, two of them watching ports 1 and 2.
+    let written = set_entry(
+        grouped_t,
+        vec![
+            one(add_out, 1, 1, Some(1)),
+            one(add_out, 2, 1, Some(2)),
+            one(add_out, 4, 2, None),
+        ],
+    );
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(written.clone()))],
+        1,
+    ))
+    .await
+    .unwrap();
+    // Read back as written; the hidden members and group are not the profile's.
+    let got = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: grouped_t,
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(got, vec![written.clone()]);
+    for e in [
+        E::ActionProfileMember(p4::ActionProfileMember::default()),
+        E::ActionProfileGroup(p4::ActionProfileGroup::default()),
+    ] {
+        assert!(read(&mut c, e).await.unwrap().is_empty());
+    }
+    assert_eq!(results(&mut s).await, BTreeSet::from([1, 2, 4]));
+    // Port 2 down: its action is never chosen; port 1 down too: only the unwatched one.
+    sw.set_port_up(2, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([1, 4]));
+    sw.set_port_up(1, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([4]));
+    // Modified (in place) to one action watching port 1, which is down: the set is empty for
+    // the packets (the entry hits, no action runs); port 1 up again: it runs.
+    let modified = set_entry(grouped_t, vec![one(add_out, 8, 3, Some(1))]);
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(modified.clone()))],
+        1,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(results(&mut s).await, BTreeSet::from([0]));
+    sw.set_port_up(1, true);
+    sw.set_port_up(2, true);
+    assert_eq!(results(&mut s).await, BTreeSet::from([8]));
+    let got = table_entries(read(&mut c, E::TableEntry(modified.clone())).await.unwrap());
+    assert_eq!(got, vec![modified.clone()]);
+
+    // Refusals: members and groups on a selector programmed with one-shot sets; bad sets.
+    let member = |id: u32, v: u8| p4::ActionProfileMember {
+        action_profile_id: sel,
+        member_id: id,
+        action: Some(act(add_out, v)),
+    };
+    let mut random = set_entry(grouped_t, vec![one(add_out, 1, 1, None)]);
+    if let Some(p4::table_action::Type::ActionProfileActionSet(a)) =
+        random.action.as_mut().and_then(|a| a.r#type.as_mut())
+    {
+        a.action_selection_mode = 2;
+    }
+    let mut other_key = set_entry(grouped_t, vec![one(add_out, 1, 1, None)]);
+    other_key.r#match[0].field_match_type = Some(p4::field_match::FieldMatchType::Exact(
+        p4::field_match::Exact { value: vec![2] },
+    ));
+    let refused = [
+        (
+            update(Insert, E::ActionProfileMember(member(10, 1))),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Modify,
+                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 1, 0, None)])),
+            ),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Modify,
+                E::TableEntry(set_entry(grouped_t, vec![one(set_out, 1, 1, None)])),
+            ),
+            Code::InvalidArgument,
+        ),
+        (
+            update(Modify, E::TableEntry(set_entry(grouped_t, vec![]))),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Insert,
+                E::TableEntry(set_entry(members_t, vec![one(set_out, 1, 1, None)])),
+            ),
+            Code::InvalidArgument,
+        ),
+        (update(Modify, E::TableEntry(random)), Code::Unimplemented),
+        (
+            update(
+                Insert,
+                E::TableEntry(set_entry(
+                    grouped_t,
+                    vec![p4::ActionProfileAction {
+                        watch_kind: Some(p4::action_profile_action::WatchKind::WatchPort(vec![
+                            1, 0, 0, 0, 0,
+                        ])),
+                        ..one(add_out, 1, 1, None)
+                    }],
+                )),
+            ),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Insert,
+                E::TableEntry(set_entry(
+                    grouped_t,
+                    (0..17).map(|v| one(add_out, v, 1, None)).collect(),
+                )),
+            ),
+            Code::ResourceExhausted,
+        ),
+    ];
+    for (u, want) in refused {
+        let what = format!("{u:?}");
+        let e = c.write(write_req(vec![u], 1)).await.unwrap_err();
+        assert_eq!(code(e), want as i32, "{what}");
+    }
+    let got = table_entries(read(&mut c, E::TableEntry(modified.clone())).await.unwrap());
+    assert_eq!(got, vec![modified.clone()], "refusals changed nothing");
+    // A second entry's set, then a batch that fails after it is rolled back: the first
+    // entry's set is back as it was.
+    let ok = write_req(vec![update(Insert, E::TableEntry(other_key.clone()))], 1);
+    c.write(ok).await.unwrap();
+    let mut rollback = write_req(
+        vec![
+            update(
+                Modify,
+                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 9, 1, None)])),
+            ),
+            update(Insert, E::TableEntry(other_key.clone())),
+        ],
+        1,
+    );
+    rollback.atomicity = p4::write_request::Atomicity::RollbackOnError as i32;
+    c.write(rollback).await.unwrap_err();
+    assert_eq!(results(&mut s).await, BTreeSet::from([8]));
+
+    // Deleted: the selector takes members and groups again, whose watch ports count the same
+    // way and read back in the field they were written in.
+    c.write(write_req(
+        vec![
+            update(Delete, E::TableEntry(modified)),
+            update(Delete, E::TableEntry(other_key)),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    assert!(read(
+        &mut c,
+        E::TableEntry(p4::TableEntry {
+            table_id: grouped_t,
+            ..Default::default()
+        })
+    )
+    .await
+    .unwrap()
+    .is_empty());
+    use p4::action_profile_group::member::WatchKind as W;
+    #[allow(deprecated)]
+    let group = p4::ActionProfileGroup {
+        action_profile_id: sel,
+        group_id: 7,
+        members: vec![
+            p4::action_profile_group::Member {
+                member_id: 10,
+                weight: 1,
+                watch_kind: Some(W::WatchPort(vec![3])),
+            },
+            p4::action_profile_group::Member {
+                member_id: 11,
+                weight: 1,
+                watch_kind: Some(W::Watch(4)),
+            },
+        ],
+        max_size: 0,
+    };
+    c.write(write_req(
+        vec![
+            update(Insert, E::ActionProfileMember(member(10, 16))),
+            update(Insert, E::ActionProfileMember(member(11, 32))),
+            update(Insert, E::ActionProfileGroup(group.clone())),
+            update(
+                Insert,
+                E::TableEntry(p4::TableEntry {
+                    action: Some(p4::TableAction {
+                        r#type: Some(p4::table_action::Type::ActionProfileGroupId(7)),
+                    }),
+                    ..set_entry(grouped_t, vec![])
+                }),
+            ),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::ActionProfileGroup(group.clone()))
+        .await
+        .unwrap();
+    assert_eq!(got[0].entity, Some(E::ActionProfileGroup(group)));
+    assert_eq!(results(&mut s).await, BTreeSet::from([16, 32]));
+    sw.set_port_up(3, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([32]));
+    sw.set_port_up(4, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([0]));
+    // A one-shot set is refused now that members and groups are there.
+    let e = c
+        .write(write_req(
+            vec![update(
+                Insert,
+                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 1, 1, None)])),
+            )],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), Code::InvalidArgument as i32);
+}

@@ -28,7 +28,10 @@ pub use stf::ControlPlane;
 
 use crate::delay::Probe;
 use crate::externs::{Meter, GREEN, RED, YELLOW};
-use crate::profiles::{expand, reference, Group, Member, ACTION_GROUP, ACTION_MEMBER};
+use crate::profiles::{
+    expand, reference, Group, Member, OneShot, ACTION_GROUP, ACTION_MEMBER, ACTION_ONESHOT,
+};
+pub use crate::profiles::{PortStatus, WatchPort};
 use crate::switch::{RtExtern, RtTable, Switch};
 use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, TableError, ACTION_NONE};
 use p4_ir::ir::{ExternId, TableId, ValueSetId};
@@ -181,12 +184,32 @@ pub struct ActionCall {
 }
 
 /// What an entry runs: an action (direct tables) or a member or group of the table's action
-/// profile (indirect tables).
+/// profile (indirect tables), or a one-shot action set (tables whose implementation is an
+/// action selector; P4Runtime §9.2.3 "One Shot Action Selector Programming").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EntryAction {
     Call(ActionCall),
     Member(u32),
     Group(u32),
+    ActionSet(Vec<SetAction>),
+}
+
+/// One action of a one-shot action set: the action (an index into the table's actions), its
+/// weight (≥ 1) and the port its liveness depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetAction {
+    pub call: ActionCall,
+    pub weight: u32,
+    pub watch: Option<WatchPort>,
+}
+
+/// A member of a group: its id, weight (≥ 1) and the port its liveness depends on (P4Runtime
+/// §9.3 "ActionProfileGroup": a member whose watch port is down is not selected).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupMember {
+    pub id: u32,
+    pub weight: u32,
+    pub watch: Option<WatchPort>,
 }
 
 /// Packets and bytes.
@@ -313,11 +336,11 @@ pub struct ProfileMember {
     pub action: ActionCall,
 }
 
-/// A group of an action selector: members with weights.
+/// A group of an action selector: members with weights and watch ports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileGroup {
     pub id: u32,
-    pub members: Vec<(u32, u32)>,
+    pub members: Vec<GroupMember>,
     /// Most members (0 = the profile's size).
     pub max_size: u32,
 }
@@ -786,6 +809,8 @@ impl Switch {
                 }
                 Ok(reference(ACTION_GROUP, *g))
             }
+            // Checked and stored by `store_data`.
+            (EntryAction::ActionSet(_), Some(_)) => Ok(reference(ACTION_ONESHOT, 0)),
             (EntryAction::Call(_), Some(_)) => Err(invalid(format!(
                 "table {} is indirect: entries name a member or group",
                 td.name
@@ -797,7 +822,104 @@ impl Switch {
         }
     }
 
-    /// Adjusts the reference counts of the member or group `data` points to.
+    /// The hidden one-shot set of `set` for selector `x` used by table `td` (checked: the
+    /// profile is a selector programmed with one-shot sets only, weights ≥ 1, actions of the
+    /// table, at most the profile's size of actions in all its sets).
+    fn oneshot_of(
+        &self,
+        td: &p4_ir::Table,
+        x: ExternId,
+        set: &[SetAction],
+        replacing: Option<u32>,
+    ) -> ControlResult<OneShot> {
+        let p = self.profile(x)?;
+        if !p.selector {
+            return Err(invalid(format!(
+                "table {}: a one-shot action set needs an action selector",
+                td.name
+            )));
+        }
+        let st = p.read();
+        if !st.members.is_empty() || !st.groups.is_empty() {
+            return Err(invalid(format!(
+                "table {}: its action selector is programmed with members and groups; \
+                 one-shot action sets cannot be mixed with them",
+                td.name
+            )));
+        }
+        if set.is_empty() {
+            return Err(invalid("a one-shot action set needs at least one action"));
+        }
+        let replaced = replacing
+            .and_then(|id| st.oneshots.get(&id))
+            .filter(|o| o.retired_ns.is_none())
+            .map_or(0, |o| o.actions.len());
+        if st.oneshot_actions() - replaced + set.len() > p.size.max(1) as usize {
+            return Err(ControlError::ResourceExhausted(format!(
+                "table {}: its action selector holds at most {} actions",
+                td.name, p.size
+            )));
+        }
+        let mut actions = Vec::with_capacity(set.len());
+        for a in set {
+            if a.weight == 0 {
+                return Err(invalid("one-shot action weight must be at least 1"));
+            }
+            let data = self.pack_call(td, &a.call, true)?;
+            let func = td.actions[data.action as usize].func;
+            actions.push((func, data.params.to_vec(), a.weight, a.watch));
+        }
+        Ok(OneShot::new(actions))
+    }
+
+    /// The action data to store for an entry's action: `data` from [`Switch::entry_data`],
+    /// where a one-shot set becomes a new hidden set (or replaces `reuse`'s in place: a modify
+    /// of an entry that already has one).
+    fn store_data(
+        &self,
+        td: &p4_ir::Table,
+        rt: &RtTable,
+        a: &EntryAction,
+        data: ActionData,
+        reuse: Option<&ActionData>,
+    ) -> ControlResult<ActionData> {
+        let (EntryAction::ActionSet(set), Some(x)) = (a, rt.indirect) else {
+            return Ok(data);
+        };
+        let reuse = reuse
+            .filter(|d| d.action == ACTION_ONESHOT && d.params.len() == 4)
+            .map(|d| {
+                (
+                    d,
+                    u32::from_be_bytes(d.params[..4].try_into().unwrap_or([0; 4])),
+                )
+            });
+        let o = self.oneshot_of(td, x, set, reuse.map(|r| r.1))?;
+        let p = self.profile(x)?;
+        let mut st = p.write();
+        if let Some((old, id)) = reuse {
+            if st.oneshots.get(&id).is_some_and(|o| o.retired_ns.is_none()) {
+                st.oneshots.insert(id, o);
+                return Ok(old.clone());
+            }
+        }
+        let id = st.add_oneshot(o, self.now_ns());
+        Ok(reference(ACTION_ONESHOT, id))
+    }
+
+    /// Drops a hidden set that was never stored in the table (a failed insert).
+    fn drop_oneshot(&self, rt: &RtTable, data: &ActionData) {
+        if let (Some(x), ACTION_ONESHOT, true) = (rt.indirect, data.action, data.params.len() == 4)
+        {
+            let id = u32::from_be_bytes(data.params[..4].try_into().unwrap_or([0; 4]));
+            if let Ok(p) = self.profile(x) {
+                p.write().oneshots.remove(&id);
+            }
+        }
+    }
+
+    /// Adjusts the reference counts of the member or group `data` points to; a one-shot set
+    /// (one entry's own) is retired when its entry lets go of it.
     fn count_ref(&self, rt: &RtTable, data: &ActionData, delta: i32) {
         let (Some(x), true) = (rt.indirect, data.params.len() == 4) else {
             return;
@@ -805,6 +927,15 @@ impl Switch {
         let Ok(p) = self.profile(x) else { return };
         let id = u32::from_be_bytes(data.params[..4].try_into().unwrap_or([0; 4]));
         let mut st = p.write();
+        if data.action == ACTION_ONESHOT {
+            if delta < 0 {
+                let now = self.now_ns();
+                if let Some(o) = st.oneshots.get_mut(&id) {
+                    o.retired_ns = Some(now);
+                }
+            }
+            return;
+        }
         let refs = match data.action {
             ACTION_MEMBER => st.members.get_mut(&id).map(|m| &mut m.refs),
             ACTION_GROUP => st.groups.get_mut(&id).map(|g| &mut g.refs),
@@ -829,13 +960,21 @@ impl Switch {
         };
         self.check_resources(td, e)?;
         let data = self.entry_data(td, rt, action)?;
-        let h = if td.idle_timeout != p4_ir::IdleTimeout::None {
-            let p = self.ttl_profile(td, rt, e.idle_timeout_ns)?;
-            rt.t.insert_with_timeout(&matches, e.key.priority, data.clone(), p, self.now_ns())
-        } else {
-            rt.t.insert(&matches, e.key.priority, data.clone())
+        let ttl = match td.idle_timeout {
+            p4_ir::IdleTimeout::None => None,
+            _ => Some(self.ttl_profile(td, rt, e.idle_timeout_ns)?),
+        };
+        let data = self.store_data(td, rt, action, data, None)?;
+        let h = match ttl {
+            Some(p) => {
+                rt.t.insert_with_timeout(&matches, e.key.priority, data.clone(), p, self.now_ns())
+            }
+            None => rt.t.insert(&matches, e.key.priority, data.clone()),
         }
-        .map_err(|err| ControlError::from(err).context(&td.name))?;
+        .map_err(|err| {
+            self.drop_oneshot(rt, &data);
+            ControlError::from(err).context(&td.name)
+        })?;
         let visible = self.now_ns();
         self.count_ref(rt, &data, 1);
         self.reset_direct(t as usize, h.slot());
@@ -927,6 +1066,15 @@ impl Switch {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
         };
+        // Nothing is changed before this point; a one-shot set replaces the entry's own set
+        // in place (`reused`: the entry's data stays the same reference).
+        let new_data = match (&e.action, new_data) {
+            (Some(a), Some(d)) => Some(self.store_data(td, rt, a, d, Some(&old.data))?),
+            (_, d) => d,
+        };
+        let reused = new_data
+            .as_ref()
+            .is_some_and(|d| d.action == ACTION_ONESHOT && *d == old.data);
         if e.idle_timeout_ns != self.meta_of(rt, &old).idle_timeout_ns
             && td.idle_timeout != p4_ir::IdleTimeout::None
         {
@@ -938,9 +1086,16 @@ impl Switch {
                 let matches = self.check_key(td, &e.key)?;
                 let r =
                     rt.t.modify_versioned(&matches, e.key.priority, d)
-                        .map_err(|err| ControlError::from(err).context(&td.name))?;
-                self.count_ref(rt, d, 1);
-                self.count_ref(rt, &old.data, -1);
+                        .map_err(|err| {
+                            if !reused {
+                                self.drop_oneshot(rt, d);
+                            }
+                            ControlError::from(err).context(&td.name)
+                        })?;
+                if !reused {
+                    self.count_ref(rt, d, 1);
+                    self.count_ref(rt, &old.data, -1);
+                }
                 r
             }
             None => (old.id, old.version),
@@ -1041,12 +1196,12 @@ impl Switch {
         let from_data_plane = meta.is_none() && td.add_on_miss;
         let meta = meta.unwrap_or_default();
         let action = match v.data.action {
-            ACTION_MEMBER | ACTION_GROUP if v.data.params.len() == 4 => {
+            ACTION_MEMBER | ACTION_GROUP | ACTION_ONESHOT if v.data.params.len() == 4 => {
                 let id = u32::from_be_bytes(v.data.params[..4].try_into().unwrap_or([0; 4]));
-                if v.data.action == ACTION_MEMBER {
-                    EntryAction::Member(id)
-                } else {
-                    EntryAction::Group(id)
+                match v.data.action {
+                    ACTION_MEMBER => EntryAction::Member(id),
+                    ACTION_GROUP => EntryAction::Group(id),
+                    _ => EntryAction::ActionSet(self.action_set(td, rt, id)),
                 }
             }
             a => EntryAction::Call(ActionCall {
@@ -1093,6 +1248,35 @@ impl Switch {
             from_data_plane,
             handle: v.id,
         }
+    }
+
+    /// The actions of one-shot set `id` of table `td`'s selector, as written.
+    fn action_set(&self, td: &p4_ir::Table, rt: &RtTable, id: u32) -> Vec<SetAction> {
+        let Some(p) = rt.indirect.and_then(|x| self.profile(x).ok()) else {
+            return Vec::new();
+        };
+        let st = p.read();
+        let Some(o) = st.oneshots.get(&id) else {
+            return Vec::new();
+        };
+        o.actions
+            .iter()
+            .map(|(func, params, weight, watch)| {
+                let a = td.action_of(*func).unwrap_or(ACTION_NONE);
+                SetAction {
+                    call: ActionCall {
+                        action: a,
+                        params: td
+                            .actions
+                            .get(a as usize)
+                            .map(|ad| unpack_params(ad, params))
+                            .unwrap_or_default(),
+                    },
+                    weight: *weight,
+                    watch: *watch,
+                }
+            })
+            .collect()
     }
 
     /// The entry of table `t` with this key.
@@ -1561,6 +1745,12 @@ impl Switch {
     ) -> ControlResult<(Applied, Change)> {
         let p = self.profile(x)?;
         let mut st = p.write();
+        if op == Op::Insert && st.has_oneshots() {
+            return Err(invalid(format!(
+                "action profile {x} is programmed with one-shot action sets; members and \
+                 groups cannot be mixed with them"
+            )));
+        }
         let old = st.members.get(&m.id).cloned();
         let old_call = |o: &Member| -> ControlResult<ProfileMember> {
             let td = self.profile_table(x)?;
@@ -1641,6 +1831,12 @@ impl Switch {
             )));
         }
         let mut st = p.write();
+        if op == Op::Insert && st.has_oneshots() {
+            return Err(invalid(format!(
+                "action profile {x} is programmed with one-shot action sets; members and \
+                 groups cannot be mixed with them"
+            )));
+        }
         let old = st.groups.get(&g.id).cloned();
         let undo = match (op, &old) {
             (Op::Insert, Some(_)) => {
@@ -1685,18 +1881,24 @@ impl Switch {
                     g.members.len()
                 )));
             }
-            for (m, w) in &g.members {
-                if !st.members.contains_key(m) {
-                    return Err(ControlError::NotFound(format!("member {m} does not exist")));
+            for m in &g.members {
+                if !st.members.contains_key(&m.id) {
+                    return Err(ControlError::NotFound(format!(
+                        "member {} does not exist",
+                        m.id
+                    )));
                 }
-                if *w == 0 {
-                    return Err(invalid(format!("member {m}: weight must be at least 1")));
+                if m.weight == 0 {
+                    return Err(invalid(format!(
+                        "member {}: weight must be at least 1",
+                        m.id
+                    )));
                 }
             }
         }
         if let Some(o) = &old {
-            for (m, _) in &o.members {
-                if let Some(mm) = st.members.get_mut(m) {
+            for m in &o.members {
+                if let Some(mm) = st.members.get_mut(&m.id) {
                     mm.refs = mm.refs.saturating_sub(1);
                 }
             }
@@ -1704,8 +1906,8 @@ impl Switch {
         if op == Op::Delete {
             st.groups.remove(&g.id);
         } else {
-            for (m, _) in &g.members {
-                if let Some(mm) = st.members.get_mut(m) {
+            for m in &g.members {
+                if let Some(mm) = st.members.get_mut(&m.id) {
                     mm.refs += 1;
                 }
             }

@@ -1183,7 +1183,7 @@ impl Exec {
                 .and_then(|x| sw.profiles.get(x as usize)?.as_ref())
             {
                 let mut data = std::mem::take(&mut self.lookup.data);
-                p.resolve(td, &mut data, || self.selector_hash(td));
+                p.resolve(td, &mut data, &sw.ports, || self.selector_hash(td));
                 self.lookup.data = data;
             }
         }
