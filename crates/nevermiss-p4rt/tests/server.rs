@@ -1739,7 +1739,6 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
     let (dev, mut c, s) = primary_with(test_program("externs.p4")).await;
     let p4info = dev.pipeline().unwrap().p4info.clone();
     let m = p4info.meters[0].preamble.as_ref().unwrap().id;
-    let dm = p4info.direct_meters[0].preamble.as_ref().unwrap().id;
     let t = p4info.tables[0].preamble.as_ref().unwrap().id;
     let mark = p4info
         .actions
