@@ -1066,6 +1066,14 @@ impl Switch {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
         };
+        let ttl = if e.idle_timeout_ns != self.meta_of(rt, &old).idle_timeout_ns
+            && td.idle_timeout != p4_ir::IdleTimeout::None
+        {
+            Some(self.ttl_profile(td, rt, e.idle_timeout_ns)?)
+        } else {
+            None
+        };
+        let matches = self.check_key(td, &e.key)?;
         // Nothing is changed before this point; a one-shot set replaces the entry's own set
         // in place (`reused`: the entry's data stays the same reference).
         let new_data = match (&e.action, new_data) {
@@ -1075,15 +1083,11 @@ impl Switch {
         let reused = new_data
             .as_ref()
             .is_some_and(|d| d.action == ACTION_ONESHOT && *d == old.data);
-        if e.idle_timeout_ns != self.meta_of(rt, &old).idle_timeout_ns
-            && td.idle_timeout != p4_ir::IdleTimeout::None
-        {
-            let p = self.ttl_profile(td, rt, e.idle_timeout_ns)?;
+        if let Some(p) = ttl {
             rt.t.set_expire_profile(old.id, p, self.now_ns());
         }
         let (h, version) = match &new_data {
             Some(d) => {
-                let matches = self.check_key(td, &e.key)?;
                 let r =
                     rt.t.modify_versioned(&matches, e.key.priority, d)
                         .map_err(|err| {

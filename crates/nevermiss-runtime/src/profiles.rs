@@ -207,8 +207,8 @@ impl ProfileState {
         loop {
             self.next_oneshot = self.next_oneshot.wrapping_add(1);
             let id = self.next_oneshot;
-            if !self.oneshots.contains_key(&id) {
-                self.oneshots.insert(id, o);
+            if let std::collections::hash_map::Entry::Vacant(v) = self.oneshots.entry(id) {
+                v.insert(o);
                 return id;
             }
         }
