@@ -1393,10 +1393,10 @@ fn any_len(e: &p4::Error) -> usize {
 ///
 /// The details are bounded (P4Runtime §"gRPC Metadata Maximum Size"): every update keeps its
 /// `canonical_code` (and `code`), but when all messages would not fit [`DETAILS_BUDGET`], the
-/// later failures carry no message (the top-level message says how many). A batch so large that
-/// even the codes alone exceed the budget (about 140 updates) gets the codes alone: 52 bytes of
-/// trailer per update, within the `8192 + 100 × updates` bytes of metadata the specification
-/// tells clients to accept.
+/// later failures carry no message (the top-level message says how many). A batch so large
+/// that even the codes alone exceed the budget (beyond about 130 updates) gets the codes
+/// alone: 52 bytes of trailer per update, within the `8192 + 100 × updates` bytes of metadata
+/// the specification tells clients to accept.
 fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     if results.iter().all(|r| r.is_ok()) {
         return Ok(());
