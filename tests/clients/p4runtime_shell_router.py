@@ -66,6 +66,40 @@ def main():
     check(len(got) == 1, "a read by key returns one entry")
     check(got[0].action["port"].value == b"\x05", "the modify is visible: %s" % got[0].action["port"])
 
+    # Large failed batches (duplicates of te): one code per update arrives in the trailer.
+    # 100 through the shell's own channel (grpc's default limit, 8 KiB of metadata).
+    from p4.v1 import p4runtime_pb2
+
+    def duplicates(n):
+        req = p4runtime_pb2.WriteRequest(device_id=0)
+        req.election_id.low = 1
+        for _ in range(n):
+            u = req.updates.add()
+            u.type = p4runtime_pb2.Update.INSERT
+            u.entity.table_entry.CopyFrom(te.msg())
+        return req
+
+    codes = write_error_codes(lambda: sh.client.write(duplicates(100)))
+    check(codes == [6] * 100, "100 duplicates: 100 ALREADY_EXISTS through grpc's default limit")
+    # 2000 through a channel with the limit the spec recommends (8192 + 100 x updates).
+    import grpc
+    from google.rpc import status_pb2
+    from p4.v1 import p4runtime_pb2_grpc
+    ch = grpc.insecure_channel(addr, options=[("grpc.max_metadata_size", 8192 + 100 * 2000)])
+    try:
+        p4runtime_pb2_grpc.P4RuntimeStub(ch).Write(duplicates(2000))
+        codes = []
+    except grpc.RpcError as e:
+        trailer = dict(e.trailing_metadata() or ())
+        st = status_pb2.Status.FromString(trailer.get("grpc-status-details-bin", b""))
+        codes = []
+        for a in st.details:
+            err = p4runtime_pb2.Error()
+            a.Unpack(err)
+            codes.append(err.canonical_code)
+    ch.close()
+    check(codes == [6] * 2000, "2000 duplicates: 2000 ALREADY_EXISTS (%d codes)" % len(codes))
+
     # Default action: set, read, reset.
     d = sh.TableEntry("IngressImpl.next_hop_mac")(action="IngressImpl.set_dmac", is_default=True)
     d.action["dmac"] = "aa:00:00:00:00:01"
@@ -80,7 +114,6 @@ def main():
 
     # A value wider than its field: OUT_OF_RANGE (11) is not reachable through the shell's own
     # checks, so send a port of 9 bits + 1 through the raw client.
-    from p4.v1 import p4runtime_pb2
     req = p4runtime_pb2.WriteRequest(device_id=0)
     req.election_id.high = 0
     req.election_id.low = 1

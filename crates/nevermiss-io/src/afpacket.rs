@@ -146,6 +146,18 @@ pub(crate) fn interface(name: &str) -> Result<(u32, usize), PortError> {
     Ok((ifindex, mtu))
 }
 
+/// Whether interface `name` is up and has carrier (`IFF_UP` and `IFF_RUNNING`); false when
+/// it is down, has no carrier (a veth whose peer is down) or is gone.
+pub(crate) fn link_up(name: &str) -> bool {
+    let Ok(r) = ifreq(name, libc::SIOCGIFFLAGS as libc::c_ulong) else {
+        return false;
+    };
+    // SAFETY: SIOCGIFFLAGS filled the flags member.
+    let flags = unsafe { r.ifr_ifru.ifru_flags };
+    let want = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    flags & want == want
+}
+
 /// The MTU of an interface that exists and is up.
 pub(crate) fn interface_mtu(name: &str) -> Result<usize, PortError> {
     interface(name).map(|(_, mtu)| mtu)
@@ -501,6 +513,10 @@ impl Port for AfPacketPort {
 
     fn describe(&self) -> String {
         format!("{}=if:{} (AF_PACKET, TPACKET_V3 rings)", self.id, self.name)
+    }
+
+    fn link_up(&self) -> bool {
+        link_up(&self.name)
     }
 }
 

@@ -482,6 +482,10 @@ impl Port for AfXdpPort {
     fn describe(&self) -> String {
         format!("{}=if:{} (AF_XDP, libxdp, queue 0)", self.id, self.name)
     }
+
+    fn link_up(&self) -> bool {
+        crate::afpacket::link_up(&self.name)
+    }
 }
 
 impl Drop for AfXdpPort {

@@ -95,6 +95,13 @@ pub trait Port: Send {
 
     /// A one-line description, e.g. `0=pcap:in.pcap,out.pcap`.
     fn describe(&self) -> String;
+
+    /// Whether the port's link is up: interface ports ask the kernel (the interface is up and
+    /// has carrier: `IFF_UP` and `IFF_RUNNING`, a system call, so callers poll it sparingly);
+    /// every other port is always up. P4Runtime watch ports depend on it.
+    fn link_up(&self) -> bool {
+        true
+    }
 }
 
 fn bytes_of(pkts: &[Packet]) -> u64 {
@@ -859,6 +866,9 @@ impl Port for CapturePort {
     }
     fn rx_done(&self) -> bool {
         self.inner.rx_done()
+    }
+    fn link_up(&self) -> bool {
+        self.inner.link_up()
     }
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
         for p in pkts {

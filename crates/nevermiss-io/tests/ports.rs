@@ -300,3 +300,56 @@ fn gen_port_and_null_port() {
     assert_eq!(n.stats().snapshot().tx_packets, before as u64);
     assert_eq!(n.describe(), "1=null");
 }
+
+/// A veth pair made for one test, deleted on drop (also when the test fails).
+struct Veth(String);
+
+impl Veth {
+    fn ip(args: &str) -> bool {
+        std::process::Command::new("ip")
+            .args(args.split(' '))
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+}
+
+impl Drop for Veth {
+    fn drop(&mut self) {
+        Veth::ip(&format!("link del {}", self.0));
+    }
+}
+
+#[test]
+fn an_interface_ports_link_state_follows_the_interface() {
+    // Needs root and iproute2 (as the interface tests of crates/nevermiss/tests/ifports.rs).
+    let (a, b) = (
+        format!("nmlk{}a", std::process::id() % 10000),
+        format!("nmlk{}b", std::process::id() % 10000),
+    );
+    if !Veth::ip(&format!("link add {a} type veth peer name {b}")) {
+        eprintln!("skipped: making a veth pair needs root and iproute2");
+        return;
+    }
+    let _veth = Veth(a.clone());
+    assert!(Veth::ip(&format!("link set {a} up")) && Veth::ip(&format!("link set {b} up")));
+    let port = nevermiss_io::afpacket::AfPacketPort::open(3, &a).unwrap();
+    let settle = |want: bool| {
+        // Carrier follows the peer asynchronously: wait up to 2 s.
+        for _ in 0..200 {
+            if port.link_up() == want {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
+    };
+    assert!(settle(true), "up with its peer up");
+    assert!(Veth::ip(&format!("link set {b} down")));
+    assert!(settle(false), "no carrier once the peer is down");
+    assert!(Veth::ip(&format!("link set {b} up")));
+    assert!(settle(true), "up again");
+    assert!(Veth::ip(&format!("link set {a} down")));
+    assert!(settle(false), "down itself");
+    // Ports that are not interfaces are always up.
+    assert!(QueuePort::new(1).0.link_up());
+}

@@ -12,7 +12,7 @@ use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use nevermiss_runtime::control::{
     ActionCall, ControlError, ControlResult, CounterData, EntryAction, EntryKey, EntryState,
-    TableEntry,
+    MeterCounterData, SetAction, TableEntry,
 };
 use nevermiss_runtime::{Switch, Worker};
 use nevermiss_tables::FieldMatch;
@@ -545,11 +545,7 @@ impl Pipeline {
                 self.td(t).name
             )));
         }
-        if e.meter_counter_data.is_some() {
-            return Err(ControlError::Unimplemented(
-                "meter counters are not kept (meter_counter_data)".into(),
-            ));
-        }
+        let meter_counters = meter_counters_reset(e.meter_counter_data.as_ref())?;
         let meter = match &e.meter_config {
             None => None,
             Some(c) if c.cir < 0 || c.cburst < 0 || c.pir < 0 || c.pburst < 0 || c.pir < c.cir => {
@@ -579,6 +575,7 @@ impl Pipeline {
                 bytes: c.byte_count.max(0) as u64,
             }),
             meter,
+            meter_counters,
         })
     }
 
@@ -588,11 +585,63 @@ impl Pipeline {
             Some(A::Action(a)) => Ok(EntryAction::Call(self.action_call(t, a)?)),
             Some(A::ActionProfileMemberId(m)) => Ok(EntryAction::Member(*m)),
             Some(A::ActionProfileGroupId(g)) => Ok(EntryAction::Group(*g)),
-            Some(A::ActionProfileActionSet(_)) => Err(ControlError::Unimplemented(
-                "one-shot action selector programming is not supported".into(),
-            )),
+            Some(A::ActionProfileActionSet(set)) => self.action_set(t, set),
             None => Err(invalid("table action unset")),
         }
+    }
+
+    /// A one-shot action set (P4Runtime §9.2.3 "One Shot Action Selector Programming"): each
+    /// action of the table with a weight ≥ 1 and an optional watch port. Per-group selection
+    /// modes and size semantics other than the selector's own are `UNIMPLEMENTED`; more
+    /// actions than the profile's `max_group_size` (when set) are `INVALID_ARGUMENT`.
+    fn action_set(
+        &self,
+        t: TableId,
+        set: &p4::ActionProfileActionSet,
+    ) -> ControlResult<EntryAction> {
+        use p4::action_profile_action::WatchKind as W;
+        if set.action_selection_mode != 0 || set.size_semantics != 0 {
+            return Err(ControlError::Unimplemented(
+                "per-group action selection modes and size semantics are not supported \
+                 (the selector's own apply)"
+                    .into(),
+            ));
+        }
+        let max = self
+            .p4info
+            .action_profiles
+            .iter()
+            .find(|a| a.table_ids.contains(&self.table_id(t)))
+            .map_or(0, |a| a.max_group_size);
+        if max > 0 && set.action_profile_actions.len() > max as usize {
+            return Err(invalid(format!(
+                "the action set has {} actions, the selector's max_group_size is {max}",
+                set.action_profile_actions.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(set.action_profile_actions.len());
+        for (i, a) in set.action_profile_actions.iter().enumerate() {
+            let Some(action) = &a.action else {
+                return Err(invalid(format!("action set action {i}: action unset")));
+            };
+            if a.weight < 1 {
+                return Err(invalid(format!(
+                    "action set action {i}: weight must be at least 1"
+                )));
+            }
+            #[allow(deprecated)]
+            let watch = match &a.watch_kind {
+                None => None,
+                Some(W::Watch(p)) => crate::profiles::watch_int(*p)?,
+                Some(W::WatchPort(b)) => crate::profiles::watch_bytes(b)?,
+            };
+            out.push(SetAction {
+                call: self.action_call(t, action)?,
+                weight: a.weight as u32,
+                watch,
+            });
+        }
+        Ok(EntryAction::ActionSet(out))
     }
 
     /// Whether table `id` has a const default action.
@@ -638,19 +687,33 @@ impl Pipeline {
         }
     }
 
-    /// The P4Runtime form of an entry as read.
-    pub fn entry_of(
-        &self,
-        t: TableId,
-        s: &EntryState,
-        want_elapsed: bool,
-        want_counter: bool,
-    ) -> p4::TableEntry {
+    /// The P4Runtime form of an entry as read; `want` says which optional fields the read
+    /// asked for (P4Runtime §9.1.2 "Direct resources": each is returned only if requested).
+    pub fn entry_of(&self, t: TableId, s: &EntryState, want: ReadWants) -> p4::TableEntry {
         use p4::table_action::Type as A;
         let action = match &s.action {
             EntryAction::Call(c) => A::Action(self.action_of(t, c)),
             EntryAction::Member(m) => A::ActionProfileMemberId(*m),
             EntryAction::Group(g) => A::ActionProfileGroupId(*g),
+            EntryAction::ActionSet(set) => A::ActionProfileActionSet(p4::ActionProfileActionSet {
+                action_profile_actions: set
+                    .iter()
+                    .map(|a| {
+                        use p4::action_profile_action::WatchKind as W;
+                        #[allow(deprecated)]
+                        let watch_kind = a.watch.map(|w| match w.legacy {
+                            true => W::Watch(w.port as i32),
+                            false => W::WatchPort(crate::profiles::watch_msg(w)),
+                        });
+                        p4::ActionProfileAction {
+                            action: Some(self.action_of(t, &a.call)),
+                            weight: a.weight as i32,
+                            watch_kind,
+                        }
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
         };
         p4::TableEntry {
             table_id: self.table_id(t),
@@ -663,18 +726,26 @@ impl Pipeline {
             metadata: s.metadata.clone(),
             is_const: s.is_const,
             idle_timeout_ns: s.idle_timeout_ns as i64,
-            time_since_last_hit: if want_elapsed {
+            time_since_last_hit: if want.elapsed {
                 Some(p4::table_entry::IdleTimeout {
                     elapsed_ns: s.elapsed_ns.unwrap_or(0) as i64,
                 })
             } else {
                 None
             },
-            counter_data: if want_counter {
-                s.counter.map(|c| p4::CounterData {
-                    packet_count: c.packets as i64,
-                    byte_count: c.bytes as i64,
-                })
+            counter_data: if want.counter {
+                s.counter.map(counter_msg)
+            } else {
+                None
+            },
+            // The default configuration (all green) reads as unset.
+            meter_config: if want.meter_config {
+                s.meter.map(meter_config_msg)
+            } else {
+                None
+            },
+            meter_counter_data: if want.meter_counters {
+                s.meter_counters.map(meter_counters_msg)
             } else {
                 None
             },
@@ -884,5 +955,73 @@ mod tests {
         put_bits(&mut d, 9, 7, &[0x55]);
         assert_eq!(get_bits(&d, 0, 9), vec![0x01, 0x23]);
         assert_eq!(get_bits(&d, 9, 7), vec![0x55]);
+    }
+}
+
+/// Which optional fields of a table entry a read asked for (set in the request: P4Runtime
+/// §9.1.2 "Direct resources", §9.1.5 "Idle-timeout").
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadWants {
+    pub elapsed: bool,
+    pub counter: bool,
+    pub meter_config: bool,
+    pub meter_counters: bool,
+}
+
+impl ReadWants {
+    /// What a read's table entry asks for.
+    pub fn of(te: &p4::TableEntry) -> ReadWants {
+        ReadWants {
+            elapsed: te.time_since_last_hit.is_some(),
+            counter: te.counter_data.is_some(),
+            meter_config: te.meter_config.is_some(),
+            meter_counters: te.meter_counter_data.is_some(),
+        }
+    }
+}
+
+/// A write's `MeterCounterData` (P4Runtime §9.1.2 and §9.5): unset leaves the color counts
+/// alone, set resets them to zero; a non-zero value in it is `INVALID_ARGUMENT`.
+pub fn meter_counters_reset(
+    d: Option<&p4::MeterCounterData>,
+) -> ControlResult<Option<MeterCounterData>> {
+    let Some(d) = d else { return Ok(None) };
+    let nonzero = [&d.green, &d.yellow, &d.red]
+        .iter()
+        .filter_map(|c| c.as_ref())
+        .any(|c| c.packet_count != 0 || c.byte_count != 0);
+    if nonzero {
+        return Err(invalid(
+            "meter_counter_data can only reset the color counters: its values must be 0",
+        ));
+    }
+    Ok(Some(MeterCounterData::default()))
+}
+
+/// The P4Runtime form of packets and bytes.
+pub fn counter_msg(c: CounterData) -> p4::CounterData {
+    p4::CounterData {
+        packet_count: c.packets as i64,
+        byte_count: c.bytes as i64,
+    }
+}
+
+/// The P4Runtime form of a meter's color counts.
+pub fn meter_counters_msg(c: MeterCounterData) -> p4::MeterCounterData {
+    p4::MeterCounterData {
+        green: Some(counter_msg(c.green)),
+        yellow: Some(counter_msg(c.yellow)),
+        red: Some(counter_msg(c.red)),
+    }
+}
+
+/// The P4Runtime form of a meter configuration.
+pub fn meter_config_msg(c: nevermiss_runtime::control::MeterConfig) -> p4::MeterConfig {
+    p4::MeterConfig {
+        cir: c.cir as i64,
+        cburst: c.cburst as i64,
+        pir: c.pir as i64,
+        pburst: c.pburst as i64,
+        eburst: 0,
     }
 }

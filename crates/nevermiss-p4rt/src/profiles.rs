@@ -4,18 +4,21 @@
 //!
 //! A member's action is an action of the tables that share the profile; the runtime keeps it
 //! as an index into the first such table's actions ([`Switch::profile_tables`]). Groups carry
-//! members with weights (≥ 1); watch ports are not supported (`UNIMPLEMENTED`). A value set is
+//! members with weights (≥ 1) and watch ports (`watch_port` bytes, or the deprecated `watch`
+//! int32, read back in the field they were written in; a member whose port is down is not
+//! selected: [`Switch::set_port_up`]). A value set is
 //! written whole with MODIFY (its members replace the old ones; INSERT and DELETE are
 //! `INVALID_ARGUMENT`); each member has one match per component of the set's P4Info `match`
 //! list, exact, ternary or LPM as that list declares (kept as value and mask).
 //!
 //! [`Switch::profile_tables`]: nevermiss_runtime::Switch::profile_tables
+//! [`Switch::set_port_up`]: nevermiss_runtime::Switch::set_port_up
 
 use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pipeline::{canonical, check_bytes, ids_or_all, Pipeline};
 use nevermiss_runtime::control::{
-    ActionCall, ControlError, ControlResult, ProfileGroup, ProfileMember,
+    ActionCall, ControlError, ControlResult, GroupMember, ProfileGroup, ProfileMember, WatchPort,
 };
 use nevermiss_tables::FieldMatch;
 use p4_ir::ir::{ExternId, TableId};
@@ -109,18 +112,24 @@ impl Pipeline {
                         g.group_id, m.member_id
                     )));
                 }
-                if m.watch_kind.is_some() {
-                    return Err(ControlError::Unimplemented(
-                        "watch ports of group members are not supported".into(),
-                    ));
-                }
-                if members.iter().any(|(id, _)| *id == m.member_id) {
+                use p4::action_profile_group::member::WatchKind as W;
+                #[allow(deprecated)]
+                let watch = match &m.watch_kind {
+                    None => None,
+                    Some(W::Watch(p)) => watch_int(*p)?,
+                    Some(W::WatchPort(b)) => watch_bytes(b)?,
+                };
+                if members.iter().any(|x: &GroupMember| x.id == m.member_id) {
                     return Err(invalid(format!(
                         "group {}: member {} given twice",
                         g.group_id, m.member_id
                     )));
                 }
-                members.push((m.member_id, m.weight as u32));
+                members.push(GroupMember {
+                    id: m.member_id,
+                    weight: m.weight as u32,
+                    watch,
+                });
             }
         }
         Ok((
@@ -169,10 +178,18 @@ impl Pipeline {
                 members: g
                     .members
                     .iter()
-                    .map(|(m, w)| p4::action_profile_group::Member {
-                        member_id: *m,
-                        weight: *w as i32,
-                        ..Default::default()
+                    .map(|m| {
+                        use p4::action_profile_group::member::WatchKind as W;
+                        #[allow(deprecated)]
+                        let watch_kind = m.watch.map(|w| match w.legacy {
+                            true => W::Watch(w.port as i32),
+                            false => W::WatchPort(watch_msg(w)),
+                        });
+                        p4::action_profile_group::Member {
+                            member_id: m.id,
+                            weight: m.weight as i32,
+                            watch_kind,
+                        }
                     })
                     .collect(),
                 max_size: g.max_size as i32,
@@ -327,6 +344,38 @@ impl Pipeline {
             members: out,
         })
     }
+}
+
+/// A watch port from P4Runtime's deprecated `int32 watch` field.
+pub fn watch_int(p: i32) -> ControlResult<Option<WatchPort>> {
+    match u32::try_from(p) {
+        Ok(port) => Ok(Some(WatchPort { port, legacy: true })),
+        Err(_) => Err(invalid(format!("watch port {p} is negative"))),
+    }
+}
+
+/// A watch port from `bytes watch_port` (P4Runtime §9.3: empty = none; otherwise a port
+/// number of at most 32 bits, any length as for every bytestring).
+pub fn watch_bytes(b: &[u8]) -> ControlResult<Option<WatchPort>> {
+    if b.is_empty() {
+        return Ok(None);
+    }
+    let first = b.iter().position(|x| *x != 0).unwrap_or(b.len());
+    if b.len() - first > 4 {
+        return Err(invalid(
+            "watch_port must be a port number of at most 32 bits",
+        ));
+    }
+    let port = b.iter().fold(0u32, |a, x| (a << 8) | u32::from(*x));
+    Ok(Some(WatchPort {
+        port,
+        legacy: false,
+    }))
+}
+
+/// The canonical `watch_port` bytes of a watch port.
+pub fn watch_msg(w: WatchPort) -> Vec<u8> {
+    canonical(&w.port.to_be_bytes())
 }
 
 /// The P4Runtime match kind of a value set's match field (exact when unspecified).

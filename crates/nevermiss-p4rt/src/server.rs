@@ -12,7 +12,9 @@ use crate::pb::google::rpc;
 use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{
+    meter_config_msg, meter_counters_msg, meter_counters_reset, Pipeline, ReadWants,
+};
 use nevermiss_io::{Batch, Packet, Port, PortError, PortStats};
 use nevermiss_runtime::control::{
     Atomicity, Change, CloneSession, ControlError, CounterData, MeterConfig, MulticastGroup, Op,
@@ -319,7 +321,7 @@ impl Device {
             let entries: Vec<p4::TableEntry> = notes
                 .iter()
                 .map(|n| {
-                    let mut e = p.entry_of(n.table, &n.entry, false, false);
+                    let mut e = p.entry_of(n.table, &n.entry, ReadWants::default());
                     e.action = None;
                     e.is_const = false;
                     e
@@ -696,8 +698,8 @@ impl Device {
                 } else {
                     vec![(te.table_id, p.ir_table(te.table_id)?)]
                 };
-                let want_elapsed = te.time_since_last_hit.is_some();
-                let want_counter = te.counter_data.is_some();
+                let want = ReadWants::of(te);
+                let want_elapsed = want.elapsed;
                 let mut out = Vec::new();
                 for (id, t) in tables {
                     if want_elapsed && !p.has_idle_timeout(id) {
@@ -728,7 +730,7 @@ impl Device {
                         _ => None,
                     });
                     for s in states {
-                        let pe = p.entry_of(t, &s, want_elapsed, want_counter);
+                        let pe = p.entry_of(t, &s, want);
                         if te.priority != 0 && pe.priority != te.priority {
                             continue;
                         }
@@ -788,7 +790,7 @@ impl Device {
                     .into_iter()
                     .filter_map(|s| {
                         let c = s.counter?;
-                        let mut e = p.entry_of(t, &s, false, false);
+                        let mut e = p.entry_of(t, &s, ReadWants::default());
                         e.action = None;
                         e.is_const = false;
                         e.idle_timeout_ns = 0;
@@ -896,7 +898,11 @@ impl Device {
                                 index: i64::from(i),
                             }),
                             config: p.sw.read_meter(x, i)?.map(meter_config_msg),
-                            counter_data: None,
+                            counter_data: if me.counter_data.is_some() {
+                                Some(meter_counters_msg(p.sw.read_meter_counters(x, i)?))
+                            } else {
+                                None
+                            },
                         })))
                     })
                     .collect()
@@ -916,14 +922,18 @@ impl Device {
                 let mut out = Vec::new();
                 for s in states {
                     let c = p.sw.read_direct_meter(t, &s.key)?;
-                    let mut e = p.entry_of(t, &s, false, false);
+                    let mut e = p.entry_of(t, &s, ReadWants::default());
                     e.action = None;
                     e.is_const = false;
                     e.idle_timeout_ns = 0;
                     out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
                         table_entry: Some(e),
                         config: c.map(meter_config_msg),
-                        counter_data: None,
+                        counter_data: if dm.counter_data.is_some() {
+                            s.meter_counters.map(meter_counters_msg)
+                        } else {
+                            None
+                        },
                     })));
                 }
                 Ok(out)
@@ -1186,6 +1196,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 meter: x,
                 index: index_of(i.index)?,
                 config: meter_config(m.config.as_ref())?,
+                counters: meter_counters_reset(m.counter_data.as_ref())?,
             })
         }
         E::DirectMeterEntry(dm) => {
@@ -1202,6 +1213,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 table: t,
                 key: p.key(te)?,
                 config: meter_config(dm.config.as_ref())?,
+                counters: meter_counters_reset(dm.counter_data.as_ref())?,
             })
         }
         E::ActionProfileMember(m) => {
@@ -1290,16 +1302,6 @@ fn meter_config(c: Option<&p4::MeterConfig>) -> Result<Option<MeterConfig>, Cont
     }))
 }
 
-fn meter_config_msg(c: MeterConfig) -> p4::MeterConfig {
-    p4::MeterConfig {
-        cir: c.cir as i64,
-        cburst: c.cburst as i64,
-        pir: c.pir as i64,
-        pburst: c.pburst as i64,
-        eburst: 0,
-    }
-}
-
 /// The controller's P4Info must give every table and action of the program the id nevermiss
 /// gives it (p4c's allocation), so that the server's translation is the controller's.
 fn check_compatible(ours: &pi::P4Info, given: &pi::P4Info) -> Result<(), Status> {
@@ -1347,38 +1349,98 @@ fn unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
+/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`]: base64 (×4/3) in the
+/// `grpc-status-details-bin` trailer, with `grpc-status` and `grpc-message` beside it, it stays
+/// under 8 KiB, the smallest default limit of received metadata among gRPC clients (grpc core's
+/// `grpc.max_metadata_size`; hyper/tonic allow 16 KiB).
+pub const DETAILS_BUDGET: usize = 5632;
+
+/// Most bytes of one update's `message` (longer ones are cut at a character boundary).
+const MESSAGE_MAX: usize = 200;
+
+/// The Any type URL of a `p4.v1.Error`.
+const ERROR_TYPE_URL: &str = "type.googleapis.com/p4.v1.Error";
+
+/// `s` cut to at most `max` bytes at a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    &s[..i]
+}
+
+/// Encoded length of one `details` element (the `Any` with its field tag and length).
+fn any_len(e: &p4::Error) -> usize {
+    let v = e.encoded_len();
+    let any = prost::encoding::key_len(1)
+        + prost::encoding::encoded_len_varint(ERROR_TYPE_URL.len() as u64)
+        + ERROR_TYPE_URL.len()
+        + if v > 0 {
+            prost::encoding::key_len(2) + prost::encoding::encoded_len_varint(v as u64) + v
+        } else {
+            0
+        };
+    prost::encoding::key_len(3) + prost::encoding::encoded_len_varint(any as u64) + any
+}
+
 /// The gRPC status of a write or read with per-update results (P4Runtime §12.3: all OK → OK;
-/// else `UNKNOWN` with one `p4.v1.Error` per update, in order, in the details).
+/// else `UNKNOWN` with one `p4.v1.Error` per update, in order, in the details; successful
+/// updates get `Error{canonical_code: OK}`).
+///
+/// The details are bounded (P4Runtime §"gRPC Metadata Maximum Size"): every update keeps its
+/// `canonical_code` (and `code`), but when all messages would not fit [`DETAILS_BUDGET`], the
+/// later failures carry no message (the top-level message says how many). A batch so large
+/// that even the codes alone exceed the budget (beyond about 130 updates) gets the codes
+/// alone: 52 bytes of trailer per update, within the `8192 + 100 × updates` bytes of metadata
+/// the specification tells clients to accept.
 fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     if results.iter().all(|r| r.is_ok()) {
         return Ok(());
     }
-    let details: Vec<prost_types::Any> = results
+    let bare = |e: &ControlError| p4::Error {
+        canonical_code: e.code(),
+        ..Default::default()
+    };
+    let full = |e: &ControlError| p4::Error {
+        canonical_code: e.code(),
+        message: cut(e.message(), MESSAGE_MAX).to_string(),
+        space: "nevermiss".into(),
+        code: 0,
+        details: None,
+    };
+    // The codes alone, then messages in update order while they fit.
+    let mut errors: Vec<p4::Error> = results
         .iter()
-        .map(|r| {
-            let e = match r {
-                Ok(()) => p4::Error::default(),
-                Err(e) => p4::Error {
-                    canonical_code: e.code(),
-                    message: e.message().to_string(),
-                    space: "nevermiss".into(),
-                    code: 0,
-                    details: None,
-                },
-            };
-            prost_types::Any {
-                type_url: "type.googleapis.com/p4.v1.Error".into(),
-                value: e.encode_to_vec(),
-            }
+        .map(|r| match r {
+            Ok(()) => p4::Error::default(),
+            Err(e) => bare(e),
         })
         .collect();
+    let mut size: usize = errors.iter().map(any_len).sum();
+    let budget = DETAILS_BUDGET.saturating_sub(MESSAGE_MAX * 2);
+    let mut without = 0usize;
+    for (slot, r) in errors.iter_mut().zip(results) {
+        let Err(e) = r else { continue };
+        let f = full(e);
+        let extra = any_len(&f) - any_len(slot);
+        if without == 0 && size + extra <= budget {
+            size += extra;
+            *slot = f;
+        } else {
+            without += 1;
+        }
+    }
     let failed = results.iter().filter(|r| r.is_err()).count();
     let first = results
         .iter()
         .find_map(|r| r.as_ref().err())
-        .map(|e| e.message().to_string())
+        .map(|e| cut(e.message(), MESSAGE_MAX).to_string())
         .unwrap_or_default();
-    let message = if results.len() == 1 {
+    let mut message = if results.len() == 1 {
         first
     } else {
         format!(
@@ -1386,10 +1448,22 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
             results.len()
         )
     };
+    if without > 0 {
+        message.push_str(&format!(
+            "; the last {without} failures carry their codes without messages, to fit the \
+             gRPC trailer"
+        ));
+    }
     let st = rpc::Status {
         code: Code::Unknown as i32,
         message: message.clone(),
-        details,
+        details: errors
+            .into_iter()
+            .map(|e| prost_types::Any {
+                type_url: ERROR_TYPE_URL.into(),
+                value: e.encode_to_vec(),
+            })
+            .collect(),
     };
     Err(Status::with_details(
         Code::Unknown,

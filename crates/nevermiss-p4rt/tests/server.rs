@@ -31,6 +31,12 @@ fn device_config(name: &str) -> Vec<u8> {
 }
 
 async fn start(dev: Arc<Device>) -> P4RuntimeClient<Channel> {
+    start_with(dev, None).await
+}
+
+/// Serves `dev` on 127.0.0.1 and connects a client that accepts `header_limit` bytes of
+/// received metadata (`None`: tonic's default, 16 KiB).
+async fn start_with(dev: Arc<Device>, header_limit: Option<u32>) -> P4RuntimeClient<Channel> {
     let (incoming, addr) = server::listen(([127, 0, 0, 1], 0).into()).unwrap();
     tokio::spawn(server::housekeeping(dev.clone()));
     tokio::spawn(
@@ -38,9 +44,11 @@ async fn start(dev: Arc<Device>) -> P4RuntimeClient<Channel> {
             .add_service(server::grpc_service(dev))
             .serve_with_incoming(incoming),
     );
-    P4RuntimeClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
+    let mut ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    if let Some(n) = header_limit {
+        ep = ep.http2_max_header_list_size(n);
+    }
+    P4RuntimeClient::new(ep.connect().await.unwrap())
 }
 
 struct Stream {
@@ -214,8 +222,16 @@ fn table_entries(v: Vec<p4::Entity>) -> Vec<p4::TableEntry> {
 /// A device serving `config` (a device config) with a primary client (election id 1)
 /// connected: the device, the client and the primary's stream.
 async fn primary_with(config: Vec<u8>) -> (Arc<Device>, P4RuntimeClient<Channel>, Stream) {
+    primary_limited(config, None).await
+}
+
+/// [`primary_with`] whose client accepts `header_limit` bytes of received metadata.
+async fn primary_limited(
+    config: Vec<u8>,
+    header_limit: Option<u32>,
+) -> (Arc<Device>, P4RuntimeClient<Channel>, Stream) {
     let dev = Device::new(ServeOptions::default());
-    let mut c = start(dev.clone()).await;
+    let mut c = start_with(dev.clone(), header_limit).await;
     let mut s = Stream::open(&mut c).await;
     s.arbitrate(1, 1).await;
     s.arbitration().await;
@@ -1590,4 +1606,652 @@ async fn a_digest_is_not_sent_again_until_its_list_is_acknowledged() {
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+/// A batch of `n` updates of the v1model router's `ipv4_lpm`: update `i` fails with the code
+/// `want(i)` gives (an existing entry: ALREADY_EXISTS; an unknown table: NOT_FOUND; a port too
+/// wide: OUT_OF_RANGE; host bits set: INVALID_ARGUMENT) or succeeds (OK).
+fn mixed_batch(p4info: &pi::P4Info, n: usize) -> (Vec<p4::Update>, Vec<i32>) {
+    use p4::entity::Entity as E;
+    use p4::update::Type::Insert;
+    let mut updates = Vec::with_capacity(n);
+    let mut want = Vec::with_capacity(n);
+    for i in 0..n {
+        let dst = [10, (i >> 8) as u8, i as u8, 0];
+        let (e, code) = match i % 5 {
+            0 => (
+                lpm_entry(p4info, [10, 255, 255, 0], 24, &[1], &[1]),
+                Code::AlreadyExists,
+            ),
+            1 => {
+                let mut e = lpm_entry(p4info, dst, 24, &[1], &[1]);
+                e.table_id = 0x0200_0001;
+                (e, Code::NotFound)
+            }
+            2 => (
+                lpm_entry(p4info, dst, 24, &[1], &[0x02, 0x00]),
+                Code::OutOfRange,
+            ),
+            3 => (
+                lpm_entry(p4info, [10, (i >> 8) as u8, i as u8, 1], 24, &[1], &[1]),
+                Code::InvalidArgument,
+            ),
+            _ => (lpm_entry(p4info, dst, 24, &[1], &[1]), Code::Ok),
+        };
+        updates.push(update(Insert, E::TableEntry(e)));
+        want.push(code as i32);
+    }
+    (updates, want)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer() {
+    use p4::entity::Entity as E;
+    use p4::update::Type::Insert;
+    let (dev, mut c, _s) = primary_with(device_config("v1model-router.p4")).await;
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    // The entry every ALREADY_EXISTS update repeats.
+    c.write(write_req(
+        vec![update(
+            Insert,
+            E::TableEntry(lpm_entry(&p4info, [10, 255, 255, 0], 24, &[1], &[1])),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+
+    // 120 updates (96 failures): the trailer fits the default limits, messages of the later
+    // failures are left out, every code is there.
+    let (updates, want) = mixed_batch(&p4info, 120);
+    let e = c.write(write_req(updates, 1)).await.unwrap_err();
+    assert!(
+        e.details().len() <= server::DETAILS_BUDGET,
+        "{}",
+        e.details().len()
+    );
+    let got = details(&e);
+    assert_eq!(
+        got.iter().map(|e| e.canonical_code).collect::<Vec<_>>(),
+        want
+    );
+    assert!(
+        !got[0].message.is_empty(),
+        "the first failures keep messages"
+    );
+    assert!(got[1].message.contains("table"), "{:?}", got[1]);
+    assert!(got.last().unwrap().message.is_empty());
+    assert!(
+        e.message().starts_with("96 of 120 updates failed; first: ")
+            && e.message().contains("without messages"),
+        "{}",
+        e.message()
+    );
+    assert!(got
+        .iter()
+        .filter(|e| e.canonical_code == 0)
+        .all(|e| *e == p4::Error::default()));
+
+    // 2000 updates (1600 failures): a client that accepts the `8192 + 100 × updates` bytes of
+    // metadata the specification recommends gets every code.
+    let (updates, want) = mixed_batch(&p4info, 2000);
+    let (_dev2, mut c, _s2) =
+        primary_limited(device_config("v1model-router.p4"), Some(8192 + 100 * 2000)).await;
+    c.write(write_req(
+        vec![update(
+            Insert,
+            E::TableEntry(lpm_entry(&p4info, [10, 255, 255, 0], 24, &[1], &[1])),
+        )],
+        1,
+    ))
+    .await
+    .unwrap();
+    let e = c.write(write_req(updates, 1)).await.unwrap_err();
+    let got = details(&e);
+    assert_eq!(got.len(), 2000);
+    assert_eq!(
+        got.iter().map(|e| e.canonical_code).collect::<Vec<_>>(),
+        want
+    );
+    assert!(
+        e.message().starts_with("1600 of 2000 updates failed"),
+        "{}",
+        e.message()
+    );
+    // The OK updates were applied, the others not: 400 + the repeated entry.
+    let n = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: id(&p4info, "ipv4_lpm"),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    )
+    .len();
+    assert_eq!(n, 1 + 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meters_count_the_packets_and_bytes_of_each_color() {
+    let (dev, mut c, s) = primary_with(test_program("externs.p4")).await;
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let m = p4info.meters[0].preamble.as_ref().unwrap().id;
+    let t = p4info.tables[0].preamble.as_ref().unwrap().id;
+    let mark = p4info
+        .actions
+        .iter()
+        .filter_map(|a| a.preamble.as_ref())
+        .find(|p| p.name.ends_with(".mark"))
+        .unwrap()
+        .id;
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Insert, Modify};
+    let send = |key: u8| {
+        let tx = s.tx.clone();
+        async move {
+            tx.send(p4::StreamMessageRequest {
+                update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
+                    payload: vec![key],
+                    metadata: vec![],
+                })),
+            })
+            .await
+            .unwrap();
+        }
+    };
+    // One packet (or byte) per µs refills nothing between these packets: with bursts 1 and 2
+    // the first packet is green, the second yellow, the rest red.
+    let cfg = p4::MeterConfig {
+        cir: 1,
+        cburst: 1,
+        pir: 1,
+        pburst: 2,
+        eburst: 0,
+    };
+    let counts = |g: i64, y: i64, r: i64| p4::MeterCounterData {
+        green: Some(p4::CounterData {
+            byte_count: g,
+            packet_count: g,
+        }),
+        yellow: Some(p4::CounterData {
+            byte_count: y,
+            packet_count: y,
+        }),
+        red: Some(p4::CounterData {
+            byte_count: r,
+            packet_count: r,
+        }),
+    };
+    let zero = Some(p4::MeterCounterData::default());
+    let cell = |i: i64, config: Option<p4::MeterConfig>, counter_data| p4::MeterEntry {
+        meter_id: m,
+        index: Some(p4::Index { index: i }),
+        config,
+        counter_data,
+    };
+    let entry = |meter_config, meter_counter_data| p4::TableEntry {
+        table_id: t,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: vec![5] },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::Action(p4::Action {
+                action_id: mark,
+                params: vec![],
+            })),
+        }),
+        meter_config,
+        meter_counter_data,
+        ..Default::default()
+    };
+    c.write(write_req(
+        vec![
+            update(Modify, E::MeterEntry(cell(2, Some(cfg), None))),
+            update(Insert, E::TableEntry(entry(Some(cfg), zero))),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    for key in [2, 2, 2, 2, 2, 0, 0, 5, 5, 5, 5] {
+        send(key).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    // Indexed meter: cell 2 marked 1 green, 1 yellow, 3 red (packets of 1 byte); cell 0 is
+    // unconfigured: all green. Counters come back only when the read asks for them.
+    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(1, 1, 3)))))
+    );
+    let got = read(&mut c, E::MeterEntry(cell(0, None, None)))
+        .await
+        .unwrap();
+    assert_eq!(got[0].entity, Some(E::MeterEntry(cell(0, None, None))));
+    let all = read(
+        &mut c,
+        E::MeterEntry(p4::MeterEntry {
+            meter_id: m,
+            counter_data: zero,
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(
+        all[0].entity,
+        Some(E::MeterEntry(cell(0, None, Some(counts(2, 0, 0)))))
+    );
+    // The direct meter (bytes; the packets key 5 are 1 byte): as a DirectMeterEntry and in
+    // the table entry (with its configuration), when asked for.
+    let key_only = || {
+        let mut e = entry(None, None);
+        e.action = None;
+        e
+    };
+    let got = read(
+        &mut c,
+        E::DirectMeterEntry(p4::DirectMeterEntry {
+            table_entry: Some(key_only()),
+            config: None,
+            counter_data: zero,
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::DirectMeterEntry(p4::DirectMeterEntry {
+            table_entry: Some(key_only()),
+            config: Some(cfg),
+            counter_data: Some(counts(1, 1, 2)),
+        }))
+    );
+    let mut want_all = key_only();
+    want_all.meter_config = Some(p4::MeterConfig::default());
+    want_all.meter_counter_data = zero;
+    let got = table_entries(read(&mut c, E::TableEntry(want_all)).await.unwrap());
+    assert_eq!(got, vec![entry(Some(cfg), Some(counts(1, 1, 2)))]);
+    let got = table_entries(read(&mut c, E::TableEntry(key_only())).await.unwrap());
+    assert_eq!(got, vec![entry(None, None)], "not asked for: not returned");
+
+    // A new configuration keeps the counts; counter_data in a write resets them; a non-zero
+    // count in it is INVALID_ARGUMENT and changes nothing.
+    c.write(write_req(
+        vec![update(Modify, E::MeterEntry(cell(2, Some(cfg), None)))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(1, 1, 3)))))
+    );
+    let e = c
+        .write(write_req(
+            vec![update(
+                Modify,
+                E::MeterEntry(cell(2, Some(cfg), Some(counts(0, 0, 1)))),
+            )],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
+    c.write(write_req(
+        vec![
+            update(Modify, E::MeterEntry(cell(2, Some(cfg), zero))),
+            update(
+                Modify,
+                E::DirectMeterEntry(p4::DirectMeterEntry {
+                    table_entry: Some(key_only()),
+                    config: Some(cfg),
+                    counter_data: zero,
+                }),
+            ),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(0, 0, 0)))))
+    );
+    send(5).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let got = table_entries(
+        read(&mut c, E::TableEntry(entry(None, zero)))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        got[0].meter_counter_data,
+        Some(counts(1, 0, 0)),
+        "green again after reset"
+    );
+    // A table entry MODIFY with meter_counter_data resets the direct meter's counts too.
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(entry(Some(cfg), zero)))],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = table_entries(
+        read(&mut c, E::TableEntry(entry(None, zero)))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(got[0].meter_counter_data, Some(counts(0, 0, 0)));
+}
+
+/// The results (third byte) the `grouped` table of profiles.p4 gives packets of key 1 and
+/// kinds 0..64 (the selector hashes the kind).
+async fn results(s: &mut Stream) -> std::collections::BTreeSet<u8> {
+    let mut out = std::collections::BTreeSet::new();
+    for kind in 0..64u8 {
+        out.insert(round_trip(s, vec![kind, 1, 0]).await[2]);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
+    let (dev, mut c, mut s) = primary_with(test_program("profiles.p4")).await;
+    let info = dev.pipeline().unwrap().p4info.clone();
+    let sw = dev.pipeline().unwrap().sw.clone();
+    let sel = info
+        .action_profiles
+        .iter()
+        .filter_map(|a| a.preamble.as_ref())
+        .find(|p| p.alias == "grouped.implementation")
+        .unwrap()
+        .id;
+    let (set_out, add_out) = (id(&info, "set_out"), id(&info, "add_out"));
+    let (members_t, grouped_t) = (id(&info, "direct_members"), id(&info, "grouped"));
+    use p4::entity::Entity as E;
+    use p4::update::Type::{Delete, Insert, Modify};
+    use std::collections::BTreeSet;
+    let act = |a: u32, v: u8| p4::Action {
+        action_id: a,
+        params: vec![p4::action::Param {
+            param_id: 1,
+            value: vec![v],
+        }],
+    };
+    let one = |a: u32, v: u8, weight: i32, watch: Option<u8>| p4::ActionProfileAction {
+        action: Some(act(a, v)),
+        weight,
+        watch_kind: watch.map(|p| p4::action_profile_action::WatchKind::WatchPort(vec![p])),
+    };
+    let set_entry = |table: u32, actions: Vec<p4::ActionProfileAction>| p4::TableEntry {
+        table_id: table,
+        r#match: vec![p4::FieldMatch {
+            field_id: 1,
+            field_match_type: Some(p4::field_match::FieldMatchType::Exact(
+                p4::field_match::Exact { value: vec![1] },
+            )),
+        }],
+        action: Some(p4::TableAction {
+            r#type: Some(p4::table_action::Type::ActionProfileActionSet(
+                p4::ActionProfileActionSet {
+                    action_profile_actions: actions,
+                    ..Default::default()
+                },
+            )),
+        }),
+        ..Default::default()
+    };
+    let code = |e: Status| details(&e)[0].canonical_code;
+
+    // A one-shot set of three actions, two of them watching ports 1 and 2.
+    let written = set_entry(
+        grouped_t,
+        vec![
+            one(add_out, 1, 1, Some(1)),
+            one(add_out, 2, 1, Some(2)),
+            one(add_out, 4, 2, None),
+        ],
+    );
+    c.write(write_req(
+        vec![update(Insert, E::TableEntry(written.clone()))],
+        1,
+    ))
+    .await
+    .unwrap();
+    // Read back as written; the hidden members and group are not the profile's.
+    let got = table_entries(
+        read(
+            &mut c,
+            E::TableEntry(p4::TableEntry {
+                table_id: grouped_t,
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(got, vec![written.clone()]);
+    for e in [
+        E::ActionProfileMember(p4::ActionProfileMember::default()),
+        E::ActionProfileGroup(p4::ActionProfileGroup::default()),
+    ] {
+        assert!(read(&mut c, e).await.unwrap().is_empty());
+    }
+    assert_eq!(results(&mut s).await, BTreeSet::from([1, 2, 4]));
+    // Port 2 down: its action is never chosen; port 1 down too: only the unwatched one.
+    sw.set_port_up(2, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([1, 4]));
+    sw.set_port_up(1, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([4]));
+    // Modified (in place) to one action watching port 1, which is down: the set is empty for
+    // the packets (the entry hits, no action runs); port 1 up again: it runs.
+    let modified = set_entry(grouped_t, vec![one(add_out, 8, 3, Some(1))]);
+    c.write(write_req(
+        vec![update(Modify, E::TableEntry(modified.clone()))],
+        1,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(results(&mut s).await, BTreeSet::from([0]));
+    sw.set_port_up(1, true);
+    sw.set_port_up(2, true);
+    assert_eq!(results(&mut s).await, BTreeSet::from([8]));
+    let got = table_entries(read(&mut c, E::TableEntry(modified.clone())).await.unwrap());
+    assert_eq!(got, vec![modified.clone()]);
+
+    // Refusals: members and groups on a selector programmed with one-shot sets; bad sets.
+    let member = |id: u32, v: u8| p4::ActionProfileMember {
+        action_profile_id: sel,
+        member_id: id,
+        action: Some(act(add_out, v)),
+    };
+    let mut random = set_entry(grouped_t, vec![one(add_out, 1, 1, None)]);
+    if let Some(p4::table_action::Type::ActionProfileActionSet(a)) =
+        random.action.as_mut().and_then(|a| a.r#type.as_mut())
+    {
+        a.action_selection_mode = 2;
+    }
+    let mut other_key = set_entry(grouped_t, vec![one(add_out, 1, 1, None)]);
+    other_key.r#match[0].field_match_type = Some(p4::field_match::FieldMatchType::Exact(
+        p4::field_match::Exact { value: vec![2] },
+    ));
+    let refused = [
+        (
+            update(Insert, E::ActionProfileMember(member(10, 1))),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Modify,
+                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 1, 0, None)])),
+            ),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Modify,
+                E::TableEntry(set_entry(grouped_t, vec![one(set_out, 1, 1, None)])),
+            ),
+            Code::InvalidArgument,
+        ),
+        (
+            update(Modify, E::TableEntry(set_entry(grouped_t, vec![]))),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Insert,
+                E::TableEntry(set_entry(members_t, vec![one(set_out, 1, 1, None)])),
+            ),
+            Code::InvalidArgument,
+        ),
+        (update(Modify, E::TableEntry(random)), Code::Unimplemented),
+        (
+            update(
+                Insert,
+                E::TableEntry(set_entry(
+                    grouped_t,
+                    vec![p4::ActionProfileAction {
+                        watch_kind: Some(p4::action_profile_action::WatchKind::WatchPort(vec![
+                            1, 0, 0, 0, 0,
+                        ])),
+                        ..one(add_out, 1, 1, None)
+                    }],
+                )),
+            ),
+            Code::InvalidArgument,
+        ),
+        (
+            update(
+                Insert,
+                E::TableEntry(set_entry(
+                    grouped_t,
+                    (0..17).map(|v| one(add_out, v, 1, None)).collect(),
+                )),
+            ),
+            Code::ResourceExhausted,
+        ),
+    ];
+    for (u, want) in refused {
+        let what = format!("{u:?}");
+        let e = c.write(write_req(vec![u], 1)).await.unwrap_err();
+        assert_eq!(code(e), want as i32, "{what}");
+    }
+    let got = table_entries(read(&mut c, E::TableEntry(modified.clone())).await.unwrap());
+    assert_eq!(got, vec![modified.clone()], "refusals changed nothing");
+    // A second entry's set, then a batch that fails after it is rolled back: the first
+    // entry's set is back as it was.
+    let ok = write_req(vec![update(Insert, E::TableEntry(other_key.clone()))], 1);
+    c.write(ok).await.unwrap();
+    let mut rollback = write_req(
+        vec![
+            update(
+                Modify,
+                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 9, 1, None)])),
+            ),
+            update(Insert, E::TableEntry(other_key.clone())),
+        ],
+        1,
+    );
+    rollback.atomicity = p4::write_request::Atomicity::RollbackOnError as i32;
+    c.write(rollback).await.unwrap_err();
+    assert_eq!(results(&mut s).await, BTreeSet::from([8]));
+
+    // Deleted: the selector takes members and groups again, whose watch ports count the same
+    // way and read back in the field they were written in.
+    c.write(write_req(
+        vec![
+            update(Delete, E::TableEntry(modified)),
+            update(Delete, E::TableEntry(other_key)),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    assert!(read(
+        &mut c,
+        E::TableEntry(p4::TableEntry {
+            table_id: grouped_t,
+            ..Default::default()
+        })
+    )
+    .await
+    .unwrap()
+    .is_empty());
+    use p4::action_profile_group::member::WatchKind as W;
+    #[allow(deprecated)]
+    let group = p4::ActionProfileGroup {
+        action_profile_id: sel,
+        group_id: 7,
+        members: vec![
+            p4::action_profile_group::Member {
+                member_id: 10,
+                weight: 1,
+                watch_kind: Some(W::WatchPort(vec![3])),
+            },
+            p4::action_profile_group::Member {
+                member_id: 11,
+                weight: 1,
+                watch_kind: Some(W::Watch(4)),
+            },
+        ],
+        max_size: 0,
+    };
+    c.write(write_req(
+        vec![
+            update(Insert, E::ActionProfileMember(member(10, 16))),
+            update(Insert, E::ActionProfileMember(member(11, 32))),
+            update(Insert, E::ActionProfileGroup(group.clone())),
+            update(
+                Insert,
+                E::TableEntry(p4::TableEntry {
+                    action: Some(p4::TableAction {
+                        r#type: Some(p4::table_action::Type::ActionProfileGroupId(7)),
+                    }),
+                    ..set_entry(grouped_t, vec![])
+                }),
+            ),
+        ],
+        1,
+    ))
+    .await
+    .unwrap();
+    let got = read(&mut c, E::ActionProfileGroup(group.clone()))
+        .await
+        .unwrap();
+    assert_eq!(got[0].entity, Some(E::ActionProfileGroup(group)));
+    assert_eq!(results(&mut s).await, BTreeSet::from([16, 32]));
+    sw.set_port_up(3, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([32]));
+    sw.set_port_up(4, false);
+    assert_eq!(results(&mut s).await, BTreeSet::from([0]));
+    // A one-shot set is refused now that members and groups are there.
+    let e = c
+        .write(write_req(
+            vec![update(
+                Insert,
+                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 1, 1, None)])),
+            )],
+            1,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), Code::InvalidArgument as i32);
 }

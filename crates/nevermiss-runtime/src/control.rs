@@ -27,8 +27,11 @@ pub use batch::Atomicity;
 pub use stf::ControlPlane;
 
 use crate::delay::Probe;
-use crate::externs::{Meter, RED};
-use crate::profiles::{expand, reference, Group, Member, ACTION_GROUP, ACTION_MEMBER};
+use crate::externs::{Meter, GREEN, RED, YELLOW};
+use crate::profiles::{
+    expand, reference, Group, Member, OneShot, ACTION_GROUP, ACTION_MEMBER, ACTION_ONESHOT,
+};
+pub use crate::profiles::{PortStatus, WatchPort};
 use crate::switch::{RtExtern, RtTable, Switch};
 use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, TableError, ACTION_NONE};
 use p4_ir::ir::{ExternId, TableId, ValueSetId};
@@ -181,12 +184,32 @@ pub struct ActionCall {
 }
 
 /// What an entry runs: an action (direct tables) or a member or group of the table's action
-/// profile (indirect tables).
+/// profile (indirect tables), or a one-shot action set (tables whose implementation is an
+/// action selector; P4Runtime §9.2.3 "One Shot Action Selector Programming").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EntryAction {
     Call(ActionCall),
     Member(u32),
     Group(u32),
+    ActionSet(Vec<SetAction>),
+}
+
+/// One action of a one-shot action set: the action (an index into the table's actions), its
+/// weight (≥ 1) and the port its liveness depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetAction {
+    pub call: ActionCall,
+    pub weight: u32,
+    pub watch: Option<WatchPort>,
+}
+
+/// A member of a group: its id, weight (≥ 1) and the port its liveness depends on (P4Runtime
+/// §9.3 "ActionProfileGroup": a member whose watch port is down is not selected).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupMember {
+    pub id: u32,
+    pub weight: u32,
+    pub watch: Option<WatchPort>,
 }
 
 /// Packets and bytes.
@@ -194,6 +217,34 @@ pub enum EntryAction {
 pub struct CounterData {
     pub packets: u64,
     pub bytes: u64,
+}
+
+/// The packets and bytes a meter marked with each color (P4Runtime §9.5 "MeterCounterData").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeterCounterData {
+    pub green: CounterData,
+    pub yellow: CounterData,
+    pub red: CounterData,
+}
+
+impl MeterCounterData {
+    fn of(m: &Meter) -> MeterCounterData {
+        let c = |i: usize| CounterData {
+            packets: m.counts[i][0],
+            bytes: m.counts[i][1],
+        };
+        MeterCounterData {
+            green: c(GREEN),
+            yellow: c(YELLOW),
+            red: c(RED),
+        }
+    }
+
+    fn store(&self, m: &mut Meter) {
+        for (i, c) in [self.green, self.yellow, self.red].iter().enumerate() {
+            m.counts[i] = [c.packets, c.bytes];
+        }
+    }
 }
 
 /// A two-rate three-color meter's configuration in P4Runtime units: rates per second and
@@ -209,7 +260,8 @@ pub struct MeterConfig {
 /// A table entry as written (P4Runtime `TableEntry`). `action` may be `None` only in a modify
 /// (keep the action). `counter` and `meter` are the entry's direct counter and meter, if the
 /// table has them (`None`: zero / all green on insert, unchanged counter and default meter on
-/// modify, as P4Runtime §9.1.1 says).
+/// modify, as P4Runtime §9.1.1 says); `meter_counters` sets the direct meter's color counts
+/// (`None`: zero on insert, unchanged on modify; P4Runtime writes only zeros, a reset).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableEntry {
     pub key: EntryKey,
@@ -220,6 +272,7 @@ pub struct TableEntry {
     pub idle_timeout_ns: u64,
     pub counter: Option<CounterData>,
     pub meter: Option<MeterConfig>,
+    pub meter_counters: Option<MeterCounterData>,
 }
 
 /// An entry as read.
@@ -238,6 +291,8 @@ pub struct EntryState {
     pub counter: Option<CounterData>,
     /// The direct meter's configuration, if one was set.
     pub meter: Option<MeterConfig>,
+    /// The direct meter's color counts (tables that have one).
+    pub meter_counters: Option<MeterCounterData>,
     /// An entry of a `const entries` table.
     pub is_const: bool,
     /// Added by the data plane (PNA `add_entry`) rather than by a controller or the program.
@@ -281,11 +336,11 @@ pub struct ProfileMember {
     pub action: ActionCall,
 }
 
-/// A group of an action selector: members with weights.
+/// A group of an action selector: members with weights and watch ports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileGroup {
     pub id: u32,
-    pub members: Vec<(u32, u32)>,
+    pub members: Vec<GroupMember>,
     /// Most members (0 = the profile's size).
     pub max_size: u32,
 }
@@ -315,16 +370,19 @@ pub enum Change {
         key: EntryKey,
         data: CounterData,
     },
-    /// `None`: back to the default (unconfigured: every packet green).
+    /// `config` `None`: back to the default (unconfigured: every packet green); `counters`
+    /// `None`: the color counts unchanged, else set (P4Runtime resets them to zero).
     Meter {
         meter: ExternId,
         index: u32,
         config: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     },
     DirectMeter {
         table: TableId,
         key: EntryKey,
         config: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     },
     /// One value per field of the register's cell type ([`Switch::register_fields`]).
     Register {
@@ -716,7 +774,7 @@ impl Switch {
         if e.counter.is_some() && td.direct_counter.is_none() {
             return Err(invalid(format!("table {} has no direct counter", td.name)));
         }
-        if e.meter.is_some() && td.direct_meter.is_none() {
+        if (e.meter.is_some() || e.meter_counters.is_some()) && td.direct_meter.is_none() {
             return Err(invalid(format!("table {} has no direct meter", td.name)));
         }
         Ok(())
@@ -751,6 +809,8 @@ impl Switch {
                 }
                 Ok(reference(ACTION_GROUP, *g))
             }
+            // Checked and stored by `store_data`.
+            (EntryAction::ActionSet(_), Some(_)) => Ok(reference(ACTION_ONESHOT, 0)),
             (EntryAction::Call(_), Some(_)) => Err(invalid(format!(
                 "table {} is indirect: entries name a member or group",
                 td.name
@@ -762,7 +822,104 @@ impl Switch {
         }
     }
 
-    /// Adjusts the reference counts of the member or group `data` points to.
+    /// The hidden one-shot set of `set` for selector `x` used by table `td` (checked: the
+    /// profile is a selector programmed with one-shot sets only, weights ≥ 1, actions of the
+    /// table, at most the profile's size of actions in all its sets).
+    fn oneshot_of(
+        &self,
+        td: &p4_ir::Table,
+        x: ExternId,
+        set: &[SetAction],
+        replacing: Option<u32>,
+    ) -> ControlResult<OneShot> {
+        let p = self.profile(x)?;
+        if !p.selector {
+            return Err(invalid(format!(
+                "table {}: a one-shot action set needs an action selector",
+                td.name
+            )));
+        }
+        let st = p.read();
+        if !st.members.is_empty() || !st.groups.is_empty() {
+            return Err(invalid(format!(
+                "table {}: its action selector is programmed with members and groups; \
+                 one-shot action sets cannot be mixed with them",
+                td.name
+            )));
+        }
+        if set.is_empty() {
+            return Err(invalid("a one-shot action set needs at least one action"));
+        }
+        let replaced = replacing
+            .and_then(|id| st.oneshots.get(&id))
+            .filter(|o| o.retired_ns.is_none())
+            .map_or(0, |o| o.actions.len());
+        if st.oneshot_actions() - replaced + set.len() > p.size.max(1) as usize {
+            return Err(ControlError::ResourceExhausted(format!(
+                "table {}: its action selector holds at most {} actions",
+                td.name, p.size
+            )));
+        }
+        let mut actions = Vec::with_capacity(set.len());
+        for a in set {
+            if a.weight == 0 {
+                return Err(invalid("one-shot action weight must be at least 1"));
+            }
+            let data = self.pack_call(td, &a.call, true)?;
+            let func = td.actions[data.action as usize].func;
+            actions.push((func, data.params.to_vec(), a.weight, a.watch));
+        }
+        Ok(OneShot::new(actions))
+    }
+
+    /// The action data to store for an entry's action: `data` from [`Switch::entry_data`],
+    /// where a one-shot set becomes a new hidden set (or replaces `reuse`'s in place: a modify
+    /// of an entry that already has one).
+    fn store_data(
+        &self,
+        td: &p4_ir::Table,
+        rt: &RtTable,
+        a: &EntryAction,
+        data: ActionData,
+        reuse: Option<&ActionData>,
+    ) -> ControlResult<ActionData> {
+        let (EntryAction::ActionSet(set), Some(x)) = (a, rt.indirect) else {
+            return Ok(data);
+        };
+        let reuse = reuse
+            .filter(|d| d.action == ACTION_ONESHOT && d.params.len() == 4)
+            .map(|d| {
+                (
+                    d,
+                    u32::from_be_bytes(d.params[..4].try_into().unwrap_or([0; 4])),
+                )
+            });
+        let o = self.oneshot_of(td, x, set, reuse.map(|r| r.1))?;
+        let p = self.profile(x)?;
+        let mut st = p.write();
+        if let Some((old, id)) = reuse {
+            if st.oneshots.get(&id).is_some_and(|o| o.retired_ns.is_none()) {
+                st.oneshots.insert(id, o);
+                return Ok(old.clone());
+            }
+        }
+        let id = st.add_oneshot(o, self.now_ns());
+        Ok(reference(ACTION_ONESHOT, id))
+    }
+
+    /// Drops a hidden set that was never stored in the table (a failed insert).
+    fn drop_oneshot(&self, rt: &RtTable, data: &ActionData) {
+        if let (Some(x), ACTION_ONESHOT, true) = (rt.indirect, data.action, data.params.len() == 4)
+        {
+            let id = u32::from_be_bytes(data.params[..4].try_into().unwrap_or([0; 4]));
+            if let Ok(p) = self.profile(x) {
+                p.write().oneshots.remove(&id);
+            }
+        }
+    }
+
+    /// Adjusts the reference counts of the member or group `data` points to; a one-shot set
+    /// (one entry's own) is retired when its entry lets go of it.
     fn count_ref(&self, rt: &RtTable, data: &ActionData, delta: i32) {
         let (Some(x), true) = (rt.indirect, data.params.len() == 4) else {
             return;
@@ -770,6 +927,15 @@ impl Switch {
         let Ok(p) = self.profile(x) else { return };
         let id = u32::from_be_bytes(data.params[..4].try_into().unwrap_or([0; 4]));
         let mut st = p.write();
+        if data.action == ACTION_ONESHOT {
+            if delta < 0 {
+                let now = self.now_ns();
+                if let Some(o) = st.oneshots.get_mut(&id) {
+                    o.retired_ns = Some(now);
+                }
+            }
+            return;
+        }
         let refs = match data.action {
             ACTION_MEMBER => st.members.get_mut(&id).map(|m| &mut m.refs),
             ACTION_GROUP => st.groups.get_mut(&id).map(|g| &mut g.refs),
@@ -794,17 +960,25 @@ impl Switch {
         };
         self.check_resources(td, e)?;
         let data = self.entry_data(td, rt, action)?;
-        let h = if td.idle_timeout != p4_ir::IdleTimeout::None {
-            let p = self.ttl_profile(td, rt, e.idle_timeout_ns)?;
-            rt.t.insert_with_timeout(&matches, e.key.priority, data.clone(), p, self.now_ns())
-        } else {
-            rt.t.insert(&matches, e.key.priority, data.clone())
+        let ttl = match td.idle_timeout {
+            p4_ir::IdleTimeout::None => None,
+            _ => Some(self.ttl_profile(td, rt, e.idle_timeout_ns)?),
+        };
+        let data = self.store_data(td, rt, action, data, None)?;
+        let h = match ttl {
+            Some(p) => {
+                rt.t.insert_with_timeout(&matches, e.key.priority, data.clone(), p, self.now_ns())
+            }
+            None => rt.t.insert(&matches, e.key.priority, data.clone()),
         }
-        .map_err(|err| ControlError::from(err).context(&td.name))?;
+        .map_err(|err| {
+            self.drop_oneshot(rt, &data);
+            ControlError::from(err).context(&td.name)
+        })?;
         let visible = self.now_ns();
         self.count_ref(rt, &data, 1);
         self.reset_direct(t as usize, h.slot());
-        self.write_direct(td, h, e.counter, e.meter);
+        self.write_direct(td, h, e.counter, e.meter, e.meter_counters);
         lock(&rt.meta.entries).insert(
             h.slot() as u32,
             EntryMeta {
@@ -833,13 +1007,15 @@ impl Switch {
         ))
     }
 
-    /// Writes an entry's direct counter and meter (`None` meter: unconfigured).
+    /// Writes an entry's direct counter and meter (`None` meter: unconfigured) and, if given,
+    /// the meter's color counts.
     fn write_direct(
         &self,
         td: &p4_ir::Table,
         h: EntryHandle,
         counter: Option<CounterData>,
         meter: Option<MeterConfig>,
+        meter_counters: Option<MeterCounterData>,
     ) {
         if let (Some(c), Some(dc)) = (counter, td.direct_counter) {
             if let Some(RtExtern::DirectCounter(cells)) = self.externs.get(dc as usize) {
@@ -854,6 +1030,9 @@ impl Switch {
                 if let Some(cell) = cells.get(h.slot()) {
                     let mut m = cell.lock().unwrap_or_else(PoisonError::into_inner);
                     configure_meter(&mut m, meter);
+                    if let Some(c) = meter_counters {
+                        c.store(&mut m);
+                    }
                 }
             }
         }
@@ -876,29 +1055,51 @@ impl Switch {
             )));
         }
         self.check_resources(td, e)?;
-        let undo = Change::Entry(
-            Op::Modify,
-            t,
-            self.entry_state(t, td, rt, &old).into_entry(),
-        );
+        let old_state = self.entry_state(t, td, rt, &old);
+        let (old_counter, old_meter_counters) = (old_state.counter, old_state.meter_counters);
+        let mut undo_entry = old_state.into_entry();
+        // What the modify overwrites of the direct resources, the undo writes back.
+        undo_entry.counter = e.counter.and(old_counter);
+        undo_entry.meter_counters = e.meter_counters.and(old_meter_counters);
+        let undo = Change::Entry(Op::Modify, t, undo_entry);
         let new_data = match &e.action {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
         };
-        if e.idle_timeout_ns != self.meta_of(rt, &old).idle_timeout_ns
+        let ttl = if e.idle_timeout_ns != self.meta_of(rt, &old).idle_timeout_ns
             && td.idle_timeout != p4_ir::IdleTimeout::None
         {
-            let p = self.ttl_profile(td, rt, e.idle_timeout_ns)?;
+            Some(self.ttl_profile(td, rt, e.idle_timeout_ns)?)
+        } else {
+            None
+        };
+        let matches = self.check_key(td, &e.key)?;
+        // Nothing is changed before this point; a one-shot set replaces the entry's own set
+        // in place (`reused`: the entry's data stays the same reference).
+        let new_data = match (&e.action, new_data) {
+            (Some(a), Some(d)) => Some(self.store_data(td, rt, a, d, Some(&old.data))?),
+            (_, d) => d,
+        };
+        let reused = new_data
+            .as_ref()
+            .is_some_and(|d| d.action == ACTION_ONESHOT && *d == old.data);
+        if let Some(p) = ttl {
             rt.t.set_expire_profile(old.id, p, self.now_ns());
         }
         let (h, version) = match &new_data {
             Some(d) => {
-                let matches = self.check_key(td, &e.key)?;
                 let r =
                     rt.t.modify_versioned(&matches, e.key.priority, d)
-                        .map_err(|err| ControlError::from(err).context(&td.name))?;
-                self.count_ref(rt, d, 1);
-                self.count_ref(rt, &old.data, -1);
+                        .map_err(|err| {
+                            if !reused {
+                                self.drop_oneshot(rt, d);
+                            }
+                            ControlError::from(err).context(&td.name)
+                        })?;
+                if !reused {
+                    self.count_ref(rt, d, 1);
+                    self.count_ref(rt, &old.data, -1);
+                }
                 r
             }
             None => (old.id, old.version),
@@ -906,7 +1107,7 @@ impl Switch {
         let visible = self.now_ns();
         if e.counter.is_some() || td.direct_meter.is_some() {
             // P4Runtime: an unset counter is left alone; an unset meter config is reset.
-            self.write_direct(td, h, e.counter, e.meter);
+            self.write_direct(td, h, e.counter, e.meter, e.meter_counters);
         }
         lock(&rt.meta.entries).insert(
             h.slot() as u32,
@@ -962,6 +1163,20 @@ impl Switch {
             .unwrap_or_default()
     }
 
+    fn direct_meter_counters_of(
+        &self,
+        td: &p4_ir::Table,
+        h: EntryHandle,
+    ) -> Option<MeterCounterData> {
+        let dm = td.direct_meter?;
+        match self.externs.get(dm as usize) {
+            Some(RtExtern::DirectMeter(cells)) => cells
+                .get(h.slot())
+                .map(|m| MeterCounterData::of(&m.lock().unwrap_or_else(PoisonError::into_inner))),
+            _ => None,
+        }
+    }
+
     fn direct_counter_of(&self, td: &p4_ir::Table, h: EntryHandle) -> Option<CounterData> {
         let dc = td.direct_counter?;
         match self.externs.get(dc as usize) {
@@ -985,12 +1200,12 @@ impl Switch {
         let from_data_plane = meta.is_none() && td.add_on_miss;
         let meta = meta.unwrap_or_default();
         let action = match v.data.action {
-            ACTION_MEMBER | ACTION_GROUP if v.data.params.len() == 4 => {
+            ACTION_MEMBER | ACTION_GROUP | ACTION_ONESHOT if v.data.params.len() == 4 => {
                 let id = u32::from_be_bytes(v.data.params[..4].try_into().unwrap_or([0; 4]));
-                if v.data.action == ACTION_MEMBER {
-                    EntryAction::Member(id)
-                } else {
-                    EntryAction::Group(id)
+                match v.data.action {
+                    ACTION_MEMBER => EntryAction::Member(id),
+                    ACTION_GROUP => EntryAction::Group(id),
+                    _ => EntryAction::ActionSet(self.action_set(td, rt, id)),
                 }
             }
             a => EntryAction::Call(ActionCall {
@@ -1032,10 +1247,40 @@ impl Switch {
             elapsed_ns,
             counter: self.direct_counter_of(td, v.id),
             meter: meta.meter,
+            meter_counters: self.direct_meter_counters_of(td, v.id),
             is_const: td.entries_const,
             from_data_plane,
             handle: v.id,
         }
+    }
+
+    /// The actions of one-shot set `id` of table `td`'s selector, as written.
+    fn action_set(&self, td: &p4_ir::Table, rt: &RtTable, id: u32) -> Vec<SetAction> {
+        let Some(p) = rt.indirect.and_then(|x| self.profile(x).ok()) else {
+            return Vec::new();
+        };
+        let st = p.read();
+        let Some(o) = st.oneshots.get(&id) else {
+            return Vec::new();
+        };
+        o.actions
+            .iter()
+            .map(|(func, params, weight, watch)| {
+                let a = td.action_of(*func).unwrap_or(ACTION_NONE);
+                SetAction {
+                    call: ActionCall {
+                        action: a,
+                        params: td
+                            .actions
+                            .get(a as usize)
+                            .map(|ad| unpack_params(ad, params))
+                            .unwrap_or_default(),
+                    },
+                    weight: *weight,
+                    watch: *watch,
+                }
+            })
+            .collect()
     }
 
     /// The entry of table `t` with this key.
@@ -1232,15 +1477,35 @@ impl Switch {
             .map(from_units))
     }
 
+    /// The color counts of cell `index` of meter `x`.
+    pub fn read_meter_counters(&self, x: ExternId, index: u32) -> ControlResult<MeterCounterData> {
+        let cells = self.meter_cells(x)?;
+        let m = cells.get(index as usize).ok_or_else(|| {
+            ControlError::OutOfRange(format!(
+                "meter index {index} is past its size {}",
+                cells.len()
+            ))
+        })?;
+        Ok(MeterCounterData::of(
+            &m.lock().unwrap_or_else(PoisonError::into_inner),
+        ))
+    }
+
     fn write_meter(
         &self,
         x: ExternId,
         index: u32,
         c: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     ) -> ControlResult<(Applied, Change)> {
         let old = self.read_meter(x, index)?;
+        let old_counters = self.read_meter_counters(x, index)?;
         if let Some(m) = self.meter_cells(x)?.get(index as usize) {
-            configure_meter(&mut m.lock().unwrap_or_else(PoisonError::into_inner), c);
+            let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
+            configure_meter(&mut m, c);
+            if let Some(n) = counters {
+                n.store(&mut m);
+            }
         }
         Ok((
             self.applied(),
@@ -1248,6 +1513,7 @@ impl Switch {
                 meter: x,
                 index,
                 config: old,
+                counters: counters.map(|_| old_counters),
             },
         ))
     }
@@ -1272,6 +1538,7 @@ impl Switch {
         t: TableId,
         key: &EntryKey,
         c: Option<MeterConfig>,
+        counters: Option<MeterCounterData>,
     ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.direct_meter.is_none() {
@@ -1280,7 +1547,8 @@ impl Switch {
         let v = self.find(td, rt, key)?;
         let mut meta = self.meta_of(rt, &v);
         let old = meta.meter;
-        self.write_direct(td, v.id, None, c);
+        let old_counters = counters.and(self.direct_meter_counters_of(td, v.id));
+        self.write_direct(td, v.id, None, c, counters);
         meta.gen = v.id.generation();
         meta.meter = c;
         lock(&rt.meta.entries).insert(v.id.slot() as u32, meta);
@@ -1290,6 +1558,7 @@ impl Switch {
                 table: t,
                 key: key.clone(),
                 config: old,
+                counters: old_counters,
             },
         ))
     }
@@ -1306,7 +1575,7 @@ impl Switch {
         }
         let v = self.find(td, rt, key)?;
         let old = self.direct_counter_of(td, v.id).unwrap_or_default();
-        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter);
+        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter, None);
         Ok((
             self.applied(),
             Change::DirectCounter {
@@ -1480,6 +1749,12 @@ impl Switch {
     ) -> ControlResult<(Applied, Change)> {
         let p = self.profile(x)?;
         let mut st = p.write();
+        if op == Op::Insert && st.has_oneshots() {
+            return Err(invalid(format!(
+                "action profile {x} is programmed with one-shot action sets; members and \
+                 groups cannot be mixed with them"
+            )));
+        }
         let old = st.members.get(&m.id).cloned();
         let old_call = |o: &Member| -> ControlResult<ProfileMember> {
             let td = self.profile_table(x)?;
@@ -1560,6 +1835,12 @@ impl Switch {
             )));
         }
         let mut st = p.write();
+        if op == Op::Insert && st.has_oneshots() {
+            return Err(invalid(format!(
+                "action profile {x} is programmed with one-shot action sets; members and \
+                 groups cannot be mixed with them"
+            )));
+        }
         let old = st.groups.get(&g.id).cloned();
         let undo = match (op, &old) {
             (Op::Insert, Some(_)) => {
@@ -1604,18 +1885,24 @@ impl Switch {
                     g.members.len()
                 )));
             }
-            for (m, w) in &g.members {
-                if !st.members.contains_key(m) {
-                    return Err(ControlError::NotFound(format!("member {m} does not exist")));
+            for m in &g.members {
+                if !st.members.contains_key(&m.id) {
+                    return Err(ControlError::NotFound(format!(
+                        "member {} does not exist",
+                        m.id
+                    )));
                 }
-                if *w == 0 {
-                    return Err(invalid(format!("member {m}: weight must be at least 1")));
+                if m.weight == 0 {
+                    return Err(invalid(format!(
+                        "member {}: weight must be at least 1",
+                        m.id
+                    )));
                 }
             }
         }
         if let Some(o) = &old {
-            for (m, _) in &o.members {
-                if let Some(mm) = st.members.get_mut(m) {
+            for m in &o.members {
+                if let Some(mm) = st.members.get_mut(&m.id) {
                     mm.refs = mm.refs.saturating_sub(1);
                 }
             }
@@ -1623,8 +1910,8 @@ impl Switch {
         if op == Op::Delete {
             st.groups.remove(&g.id);
         } else {
-            for (m, _) in &g.members {
-                if let Some(mm) = st.members.get_mut(m) {
+            for m in &g.members {
+                if let Some(mm) = st.members.get_mut(&m.id) {
                     mm.refs += 1;
                 }
             }
@@ -1902,10 +2189,14 @@ impl Switch {
                 meter,
                 index,
                 config,
-            } => self.write_meter(*meter, *index, *config),
-            Change::DirectMeter { table, key, config } => {
-                self.write_direct_meter(*table, key, *config)
-            }
+                counters,
+            } => self.write_meter(*meter, *index, *config, *counters),
+            Change::DirectMeter {
+                table,
+                key,
+                config,
+                counters,
+            } => self.write_direct_meter(*table, key, *config, *counters),
             Change::Register {
                 register,
                 index,
@@ -1935,6 +2226,7 @@ impl EntryState {
             },
             counter: None,
             meter: self.meter,
+            meter_counters: None,
         }
     }
 }
@@ -1959,9 +2251,8 @@ fn configure_meter(m: &mut Meter, c: Option<MeterConfig>) {
             m.configure(c.cir as f64 / 1e6, c.cburst, c.pir as f64 / 1e6, c.pburst);
             m.config = Some([c.cir, c.cburst, c.pir, c.pburst]);
         }
-        None => *m = Meter::default(),
+        None => m.unconfigure(),
     }
-    let _ = RED;
 }
 
 fn from_units(u: [u64; 4]) -> MeterConfig {

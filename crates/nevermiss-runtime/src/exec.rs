@@ -1208,7 +1208,7 @@ impl Exec {
                 .and_then(|x| sw.profiles.get(x as usize)?.as_ref())
             {
                 let mut data = std::mem::take(&mut self.lookup.data);
-                p.resolve(td, &mut data, || self.selector_hash(td));
+                p.resolve(td, &mut data, &sw.ports, || self.selector_hash(td));
                 self.lookup.data = data;
             }
         }
@@ -1441,9 +1441,15 @@ impl Exec {
                     } else {
                         1
                     };
+                    let len = if bytes {
+                        amount
+                    } else {
+                        self.input.len() as u64
+                    };
                     if let Some(m) = cells.get(i as usize) {
                         c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
                             amount,
+                            len,
                             self.now_ns,
                             cin,
                         );
@@ -1465,9 +1471,15 @@ impl Exec {
                     } else {
                         1
                     };
+                    let len = if bytes {
+                        amount
+                    } else {
+                        self.input.len() as u64
+                    };
                     if let Some(m) = cells.get(h.slot()) {
                         c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
                             amount,
+                            len,
                             self.now_ns,
                             cin,
                         );

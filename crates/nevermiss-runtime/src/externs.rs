@@ -44,7 +44,9 @@ pub const YELLOW: usize = 1;
 pub const RED: usize = 2;
 
 /// A two-rate three-color marker (RFC 2698), rates in units per microsecond (as BMv2's
-/// `meter_set_rates`). Unconfigured meters mark everything green.
+/// `meter_set_rates`). Unconfigured meters mark everything green. It counts the packets and
+/// bytes it marks with each color (P4Runtime §9.5 "MeterCounterData": "whenever a meter is
+/// executed and returns a color, the corresponding color counter is updated").
 #[derive(Debug, Default, Clone)]
 pub struct Meter {
     /// (committed rate, committed burst, peak rate, peak burst), or `None`.
@@ -52,13 +54,15 @@ pub struct Meter {
     /// The configuration as the control plane wrote it, in its own units (P4Runtime
     /// `MeterConfig`: cir, cburst, pir, pburst), for reading back exactly.
     pub config: Option<[u64; 4]>,
+    /// Per color (`GREEN`, `YELLOW`, `RED`): packets and bytes marked with it.
+    pub counts: [[u64; 2]; 3],
     tc: f64,
     tp: f64,
     last_ns: u64,
 }
 
 impl Meter {
-    /// Sets the rates; buckets start full.
+    /// Sets the rates; buckets start full. The color counts are kept.
     pub fn configure(&mut self, cir: f64, cbs: u64, pir: f64, pbs: u64) {
         self.rates = Some((cir, cbs, pir, pbs));
         self.tc = cbs as f64;
@@ -66,8 +70,25 @@ impl Meter {
         self.last_ns = 0;
     }
 
-    /// Marks `amount` units (1 packet, or bytes) at `now_ns`; `color_in` for color-aware use.
-    pub fn execute(&mut self, amount: u64, now_ns: u64, color_in: usize) -> usize {
+    /// Back to the unconfigured meter (everything green); the color counts are kept.
+    pub fn unconfigure(&mut self) {
+        *self = Meter {
+            counts: self.counts,
+            ..Meter::default()
+        };
+    }
+
+    /// Marks `amount` units (1 packet, or bytes) of a packet of `bytes` bytes at `now_ns`
+    /// (`color_in` for color-aware use) and counts the packet under the color returned.
+    pub fn execute(&mut self, amount: u64, bytes: u64, now_ns: u64, color_in: usize) -> usize {
+        let c = self.mark(amount, now_ns, color_in);
+        let n = &mut self.counts[c];
+        n[0] = n[0].wrapping_add(1);
+        n[1] = n[1].wrapping_add(bytes);
+        c
+    }
+
+    fn mark(&mut self, amount: u64, now_ns: u64, color_in: usize) -> usize {
         let Some((cir, cbs, pir, pbs)) = self.rates else {
             return GREEN;
         };
@@ -310,11 +331,18 @@ mod tests {
     #[test]
     fn meter_marks() {
         let mut m = Meter::default();
-        assert_eq!(m.execute(1, 10, GREEN), GREEN);
+        assert_eq!(m.execute(1, 64, 10, GREEN), GREEN);
         m.configure(0.0, 1, 0.0, 2);
-        assert_eq!(m.execute(1, 1000, GREEN), GREEN);
-        assert_eq!(m.execute(1, 2000, GREEN), YELLOW);
-        assert_eq!(m.execute(1, 3000, GREEN), RED);
+        assert_eq!(m.execute(1, 100, 1000, GREEN), GREEN);
+        assert_eq!(m.execute(1, 200, 2000, GREEN), YELLOW);
+        assert_eq!(m.execute(1, 300, 3000, GREEN), RED);
+        assert_eq!(m.execute(1, 400, 4000, GREEN), RED);
+        // Packets and bytes per color; a new configuration or none keeps them.
+        assert_eq!(m.counts, [[2, 164], [1, 200], [2, 700]]);
+        m.configure(1.0, 1, 1.0, 1);
+        m.unconfigure();
+        assert_eq!(m.counts, [[2, 164], [1, 200], [2, 700]]);
+        assert!(m.rates.is_none());
     }
 
     #[test]

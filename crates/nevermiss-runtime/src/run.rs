@@ -214,6 +214,9 @@ pub fn table_reports(sw: &Switch) -> Vec<TableReport> {
         .collect()
 }
 
+/// How often the run loop asks its ports whether their link is up ([`Port::link_up`]).
+pub const LINK_POLL: Duration = Duration::from_millis(100);
+
 /// Runs until every port's input is exhausted (or `max_packets` were received).
 pub fn run(
     sw: Arc<Switch>,
@@ -240,6 +243,9 @@ pub fn run(
     let tick = sw.config.tick_ns.max(1);
     let mut next_expire = sw.now_ns().saturating_add(tick);
     let mut next_stats = opts.stats_every.map(|d| start + d);
+    // Interface ports' link state, for watch ports (`Switch::set_port_up`): now, then every
+    // LINK_POLL.
+    let mut next_link_poll = start;
     let mut idle_rounds = 0u32;
     let mut traced = 0u64;
     let trace_limit = opts.trace.unwrap_or(0);
@@ -346,6 +352,12 @@ pub fn run(
                     flush(ports[ti].as_mut(), &mut tx[ti])?;
                 }
             }
+        }
+        if Instant::now() >= next_link_poll {
+            for p in &ports {
+                sw.set_port_up(p.id(), p.link_up());
+            }
+            next_link_poll = Instant::now() + LINK_POLL;
         }
         let asked = opts
             .stats_now

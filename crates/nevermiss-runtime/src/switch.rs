@@ -9,7 +9,7 @@ use crate::arch::ArchInfo;
 use crate::control::ControlState;
 use crate::delay::Watch;
 use crate::externs::{counters, meters, CounterCell, Meter, RegisterStore};
-use crate::profiles::ActionProfile;
+use crate::profiles::{ActionProfile, PortStatus};
 use nevermiss_tables::{
     ActionData, EntryView, FieldMatch, Gate, IdleTimeout as TIdle, KeySpec, MatchKind as TKind,
     Table, TableError, TableSpec, MAX_TABLE_SIZE,
@@ -183,6 +183,8 @@ pub struct Switch {
     pub(crate) clone_replicas: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
     /// Action profiles and selectors, by extern index (`None` for other externs).
     pub(crate) profiles: Vec<Option<ActionProfile>>,
+    /// Which ports are down (watch ports of selector groups).
+    pub(crate) ports: PortStatus,
     /// Workers pass it at every batch; the control plane closes it for whole-batch updates.
     pub(crate) gate: Gate,
     /// The origin of [`Switch::now_ns`], the time base of packets, timers and the control plane.
@@ -403,11 +405,29 @@ impl Switch {
             prefetch,
             clone_replicas: RwLock::new(HashMap::new()),
             profiles,
+            ports: PortStatus::default(),
             gate: Gate::new(GATE_SLOTS),
             origin: Instant::now(),
             ctl: ControlState::default(),
             native,
         })
+    }
+
+    /// Records whether port `port` is up (P4Runtime watch ports: a selector group member
+    /// watching a port that is down is not selected). Every port is up until told otherwise;
+    /// the run loop reports interface ports' link state. Returns whether it changed.
+    pub fn set_port_up(&self, port: u32, up: bool) -> bool {
+        self.ports.set(port, up)
+    }
+
+    /// Whether port `port` is up (as last reported by [`Switch::set_port_up`]).
+    pub fn port_up(&self, port: u32) -> bool {
+        self.ports.is_up(port)
+    }
+
+    /// The ports that are down, in order.
+    pub fn ports_down(&self) -> Vec<u32> {
+        self.ports.down()
     }
 
     /// The engine running this switch's program.
