@@ -589,6 +589,90 @@ fn gen_sends_through_the_forwarder_and_counts_what_comes_back() {
 }
 
 #[test]
+fn gen_on_two_cores_through_two_af_xdp_workers() {
+    if !can_run() {
+        return;
+    }
+    // Two queues per veth end. gen's two senders, pinned to the two CPUs, send on transmit
+    // queues 0 and 1 (a sender bypassing the qdisc uses its CPU's queue), which arrive on the
+    // switch end's receive queues 0 and 1: one per AF_XDP worker. The add-on-miss example
+    // answers on the same interface, where gen listens.
+    let p = ports(11, 1);
+    let _tb = Testbed::make(&p, "--flat --queues 2");
+    let dir = std::env::temp_dir().join(format!("nevermiss-ifgen2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sw = Switch::start(&[
+        "examples/pna-add-on-miss.p4",
+        "--port",
+        &format!("0=if:nm-s{},backend=af_xdp", p[0]),
+        "--cores",
+        "2",
+        "--no-pin",
+    ]);
+    let json = dir.join("gen.json");
+    let host = format!("nm-h{}", p[0]);
+    // 500 keys inserted, then every 10th of the 3500 lookups a new key: 850 distinct keys,
+    // which the two senders share (frame i goes to sender i mod 2).
+    let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+        .args(["gen", "--tx", &host, "--rx", &host, "--cores", "2"])
+        .args(["--source", "two-phase,m=500,r=10,field=ipv4.dst"])
+        .args(["--count", "4000", "--rate", "20k", "--drain", "500ms"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (code, stdout, stderr) = sw.stop();
+    assert!(o.status.success(), "{text}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(v["senders"], 2, "{text}");
+    assert_eq!(v["frames_sent"], 4000, "{text}");
+    assert_eq!(v["frames_sent_per_sender"], serde_json::json!([2000, 2000]));
+    assert_eq!(
+        v["frames_received"], 4000,
+        "every frame answered: {text}{stdout}{stderr}"
+    );
+    assert_eq!(v["frames_lost"], 0);
+    assert_eq!(v["duplicates"], 0);
+    assert!(text.contains("(2 senders: 2000 + 2000)"), "{text}");
+    assert!(
+        stdout.contains("MainControlImpl.flows: 850 entries"),
+        "exactly the distinct keys sent: {stdout}"
+    );
+    assert!(stdout.contains("in 4000 pkts"), "{stdout}");
+    for w in 0..2 {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("worker {w}:")))
+            .unwrap_or_else(|| panic!("worker {w}: {stdout}"));
+        let n: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!(n > 0, "worker {w} received nothing: {stdout}{stderr}");
+    }
+    // Bad numbers of senders.
+    for (args, want) in [
+        (vec!["--cores", "0"], "--cores 0"),
+        (vec!["--cores", "65", "--no-pin"], "1 to 64"),
+        (vec!["--cores", "1000"], "--cores 1000"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+            .args(["gen", "--tx", &host])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn an_interface_that_goes_down_and_up_again_is_survived() {
     if !can_run() {
         return;
