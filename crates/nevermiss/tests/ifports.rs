@@ -672,6 +672,118 @@ fn gen_on_two_cores_through_two_af_xdp_workers() {
     }
 }
 
+/// The scapy virtualenv's interpreter (scripts/setup.sh makes `.venv/scapy`), or `None` (the
+/// test is skipped) — a failure instead under `NEVERMISS_REQUIRE_CLIENTS` (scripts/test.sh).
+fn scapy_python() -> Option<PathBuf> {
+    let py = root().join(".venv/scapy/bin/python");
+    let works = Command::new(&py)
+        .args(["-c", "import scapy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if works {
+        return Some(py);
+    }
+    if std::env::var_os("NEVERMISS_REQUIRE_CLIENTS").is_some() {
+        panic!(
+            "{} cannot import scapy (scripts/setup.sh makes .venv/scapy), and \
+             NEVERMISS_REQUIRE_CLIENTS is set",
+            py.display()
+        );
+    }
+    eprintln!("skipped: .venv/scapy is missing (scripts/setup.sh makes it)");
+    None
+}
+
+/// Runs tests/ifports/scapy_check.py with `args`; its output, after checking it passed.
+fn scapy_check(py: &std::path::Path, args: &[&str]) -> String {
+    let o = Command::new(py)
+        .arg(root().join("tests/ifports/scapy_check.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "scapy_check {args:?}: {out}");
+    assert!(!out.contains("FAIL"), "{out}");
+    out
+}
+
+#[test]
+fn scapy_frames_cross_the_add_on_miss_example_and_the_l2_switch() {
+    if !can_run() {
+        return;
+    }
+    let Some(py) = scapy_python() else {
+        return;
+    };
+    let p = ports(12, 2);
+    let _tb = Testbed::flat(&p);
+    let (h0, h1) = (format!("nm-h{}", p[0]), format!("nm-h{}", p[1]));
+    // The add-on-miss example (the default back end: AF_XDP on this one-queue veth): 16 keys
+    // sent twice, answered on the port they came in on; scapy checks every field.
+    let sw = Switch::start(&[
+        "examples/pna-add-on-miss.p4",
+        "--port",
+        &format!("0=if:nm-s{}", p[0]),
+    ]);
+    let out = scapy_check(&py, &["add-on-miss", "--host", &h0, "--keys", "16"]);
+    let (code, stdout, stderr) = sw.stop();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Per round: 2 counts, then 3 checks per key.
+    assert!(
+        out.contains(&format!("{} checks passed", 2 * (2 + 3 * 16))),
+        "{out}"
+    );
+    assert!(
+        stdout.contains("MainControlImpl.flows: 16 entries"),
+        "exactly the distinct keys sent: {stdout}"
+    );
+    assert!(stderr.contains("(AF_XDP, libxdp, queue 0)"), "{stderr}");
+    // The L2 switch (port 0 over AF_PACKET, port 1 over AF_XDP): flooding and forwarding by
+    // destination address.
+    let dir = std::env::temp_dir().join(format!("nevermiss-ifscapy-{}", std::process::id()));
+    let entries = flood_entries(&dir);
+    let mut text = std::fs::read_to_string(&entries).unwrap();
+    text.push_str("add IngressImpl.dmac hdr.eth.dst_addr:0x020000000a01 forward(port:0)\n");
+    text.push_str("add IngressImpl.dmac hdr.eth.dst_addr:0x020000000b01 forward(port:1)\n");
+    std::fs::write(&entries, text).unwrap();
+    let sw = Switch::start(&[
+        "examples/v1model-l2-learning.p4",
+        "--port",
+        &format!("0=if:nm-s{},backend=af_packet", p[0]),
+        "--port",
+        &format!("1=if:nm-s{},backend=af_xdp", p[1]),
+        "--entries",
+        entries.to_str().unwrap(),
+    ]);
+    let out = scapy_check(
+        &py,
+        &[
+            "l2",
+            "--host0",
+            &h0,
+            "--host1",
+            &h1,
+            "--mac0",
+            "02:00:00:00:0a:01",
+            "--mac1",
+            "02:00:00:00:0b:01",
+        ],
+    );
+    let (code, stdout, stderr) = sw.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(out.contains("6 checks passed"), "{out}");
+    assert!(
+        stdout.contains("port   0: in 7 pkts (476 B), out 3 pkts (204 B), dropped 0")
+            && stdout.contains("port   1: in 3 pkts (204 B), out 7 pkts (476 B), dropped 0"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn an_interface_that_goes_down_and_up_again_is_survived() {
     if !can_run() {
