@@ -365,7 +365,8 @@ impl TrafficArgs {
     /// Opens `specs` (plus `extra()`'s ports) and runs them on `sw` until the inputs end or
     /// `stop` is set. Interface ports with `--cores N`: N workers, each with its own sockets
     /// of every interface (AF_XDP: on its own receive queues; AF_PACKET: in one fanout group
-    /// per interface) and its own `extra()` ports; all ports must then be interfaces. Otherwise one loop, or the preloading workers of `--cores`.
+    /// per interface) and its own `extra()` ports; all ports must then be interfaces. Otherwise
+    /// one loop, or the preloading workers of `--cores`.
     pub fn run_specs(
         &self,
         sw: Arc<Switch>,
