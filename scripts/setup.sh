@@ -57,6 +57,9 @@ client_venv() {
 }
 client_venv p4runtime-shell
 client_venv finsy
+# scapy for the interface-port tests (crates/nevermiss/tests/ifports.rs crafts and sniffs frames
+# with it), in the same way.
+client_venv scapy
 
 # The lab (lab/: nevermiss-lab) in .venv/lab: its pinned dependencies, then the package itself
 # (editable, so the checkout's code is what runs).

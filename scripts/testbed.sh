@@ -3,26 +3,43 @@
 # N of PORTS (default "0 1"), a network namespace nm-hN holding the host end hN (address
 # 10.0.N.1/24) and, in the root namespace, the switch end nm-sN, all up. With --flat the host
 # ends stay in the root namespace as nm-hN (no addresses), so that one process (`nevermiss gen
-# --tx nm-h0 --rx nm-h1`) can use several. `down` removes them (whatever exists of them). Run
-# as root. Traffic stays on this machine; IPv6 is off on every end (no stray frames).
+# --tx nm-h0 --rx nm-h1`) can use several. With --queues Q both ends of every pair get Q receive
+# and Q transmit queues (default 1): a frame sent on one end's transmit queue i arrives on the
+# other end's receive queue i, and the kernel picks the transmit queue by the flow's hash (or,
+# for a sender bypassing the qdisc such as `nevermiss gen`, by the sending CPU), so AF_XDP
+# workers of `nevermiss run --cores Q` each get their share. `down` removes them (whatever
+# exists of them). Run as root. Traffic stays on this machine; IPv6 is off on every end (no
+# stray frames).
 #
-#   scripts/testbed.sh up [--flat] [PORTS...]   # then: nevermiss run PROG -i 0@nm-s0 -i 1@nm-s1
+#   scripts/testbed.sh up [--flat] [--queues Q] [PORTS...]   # then: nevermiss run PROG -i 0@nm-s0 -i 1@nm-s1
 #   scripts/testbed.sh down [PORTS...]
 set -euo pipefail
 cmd="${1:-}"
 shift || true
 flat=0
-if [ "${1:-}" = "--flat" ]; then
-    flat=1
-    shift
-fi
+queues=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --flat) flat=1; shift ;;
+    --queues)
+        queues="${2:-}"
+        if ! [[ "$queues" =~ ^[1-9][0-9]*$ ]]; then
+            echo "testbed: --queues needs a positive number" >&2
+            exit 2
+        fi
+        shift 2
+        ;;
+    *) break ;;
+    esac
+done
+q=(numtxqueues "$queues" numrxqueues "$queues")
 ports=("$@")
 [ ${#ports[@]} -eq 0 ] && ports=(0 1)
 case "$cmd" in
 up)
     for n in "${ports[@]}"; do
         if [ "$flat" = 1 ]; then
-            ip link add "nm-s$n" type veth peer name "nm-h$n"
+            ip link add "nm-s$n" "${q[@]}" type veth peer name "nm-h$n" "${q[@]}"
             for end in "nm-s$n" "nm-h$n"; do
                 sysctl -qw "net.ipv6.conf.$end.disable_ipv6=1" || true
                 ip link set "$end" up
@@ -32,7 +49,7 @@ up)
         fi
         ip netns add "nm-h$n"
         ip netns exec "nm-h$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 || true
-        ip link add "nm-s$n" type veth peer name "h$n" netns "nm-h$n"
+        ip link add "nm-s$n" "${q[@]}" type veth peer name "h$n" netns "nm-h$n" "${q[@]}"
         # No IPv6 chatter (router solicitations, MLD) on the switch end.
         sysctl -qw "net.ipv6.conf.nm-s$n.disable_ipv6=1" || true
         ip link set "nm-s$n" up
@@ -49,7 +66,7 @@ down)
     done
     ;;
 *)
-    echo "usage: scripts/testbed.sh up|down [PORT...]" >&2
+    echo "usage: scripts/testbed.sh up [--flat] [--queues Q] [PORT...] | down [PORT...]" >&2
     exit 2
     ;;
 esac

@@ -1,15 +1,21 @@
-//! A port on a network interface through an AF_XDP socket (Linux
-//! `Documentation/networking/af_xdp.rst`), set up by libxdp (xdp-tools): libxdp creates the
-//! UMEM and the socket and loads its default XDP program, which redirects the interface's queue
-//! 0 into the socket. The four rings (fill, completion, rx, tx) are driven here; their
-//! producer/consumer protocol is the one libxdp's `xsk.h` inlines.
+//! A port on a network interface through AF_XDP sockets (Linux
+//! `Documentation/networking/af_xdp.rst`), set up by libxdp (xdp-tools): libxdp creates each
+//! socket's UMEM and the socket, and loads its default XDP program once per interface (the
+//! sockets on the interface's queues share it and its `xsks_map`, which redirects each receive
+//! queue into the socket bound to it; libxdp removes the program with the last socket). The four
+//! rings of every socket (fill, completion, rx, tx) are driven here; their producer/consumer
+//! protocol is the one libxdp's `xsk.h` inlines.
+//!
+//! A port owns one socket per receive queue it serves, each with its own UMEM: alone, every
+//! queue of the interface; as worker `w` of `n` (`--cores n`), the queues `q` with
+//! `q mod n = w` (so worker `w` owns queue `w`, and an interface needs at least `n` queues).
+//! It receives from its sockets in turn and transmits through its first one.
 //!
 //! libxdp is loaded at run time (`dlopen("libxdp.so.1")`), so nevermiss builds and runs without
 //! it; opening an AF_XDP port without it is an error that says how to get it (Debian:
-//! `libxdp1`). The UMEM holds 4096 frames of 2 KiB: half are lent to the kernel for receiving
+//! `libxdp1`). Each UMEM holds 4096 frames of 2 KiB: half are lent to the kernel for receiving
 //! (returned to the fill ring as soon as a frame is copied into the batch), half are
-//! transmit buffers (reclaimed from the completion ring). One socket per interface (queue 0):
-//! `--cores` with interface ports uses AF_PACKET's fanout instead.
+//! transmit buffers (reclaimed from the completion ring).
 //!
 //! Guarantees as [`crate::afpacket`]: no allocation per packet, frames over the MTU dropped and
 //! counted, errors naming the interface.
@@ -215,10 +221,9 @@ fn lib() -> Result<&'static Lib, String> {
     .map_err(Clone::clone)
 }
 
-/// An interface port over AF_XDP (`N=if:NAME,backend=af_xdp`).
-pub struct AfXdpPort {
-    id: u32,
-    name: String,
+/// One AF_XDP socket on one receive queue, with its own UMEM and rings.
+struct Xsk {
+    queue: u32,
     lib: &'static Lib,
     area: *mut u8,
     umem: *mut c_void,
@@ -230,25 +235,12 @@ pub struct AfXdpPort {
     tx: Ring,
     /// Transmit frames not in flight.
     free_tx: Vec<u64>,
-    max_frame: usize,
-    /// Scratch for the addresses handed back to the fill ring.
-    refill: Vec<u64>,
-    stats: Arc<PortStats>,
-    counters: Arc<IfCounters>,
 }
 
-// The rings and the UMEM belong to this port alone; the kernel side is synchronised through
-// the rings' indices.
-unsafe impl Send for AfXdpPort {}
-
-impl AfXdpPort {
-    /// Opens interface `name` (its queue 0) as port `id`.
-    pub fn open(id: u32, name: &str) -> Result<AfXdpPort, PortError> {
-        let err = |m: String| PortError::Other(format!("interface {name}: {m}"));
-        let lib = lib().map_err(err)?;
-        let mtu = interface_mtu(name)?;
-        let cname = CString::new(name)
-            .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
+impl Xsk {
+    /// A socket on queue `queue` of interface `cname`; errors are bare (the caller names the
+    /// interface).
+    fn open(lib: &'static Lib, cname: &CStr, queue: u32) -> Result<Xsk, String> {
         let len = (FRAMES * FRAME_SIZE) as usize;
         // SAFETY: an anonymous private mapping, page-aligned as the UMEM must be.
         let area = unsafe {
@@ -262,11 +254,11 @@ impl AfXdpPort {
             )
         };
         if area == libc::MAP_FAILED {
-            return Err(err("cannot map the UMEM".into()));
+            return Err("cannot map the UMEM".into());
         }
-        let mut port = AfXdpPort {
-            id,
-            name: name.to_string(),
+        // From here on, Drop releases what was made.
+        let mut x = Xsk {
+            queue,
             lib,
             area: area.cast(),
             umem: std::ptr::null_mut(),
@@ -279,10 +271,6 @@ impl AfXdpPort {
             free_tx: (RX_FRAMES..FRAMES)
                 .map(|f| u64::from(f * FRAME_SIZE))
                 .collect(),
-            max_frame: (mtu + 14).min(FRAME_SIZE as usize),
-            refill: Vec::with_capacity(crate::BATCH_MAX),
-            stats: PortStats::new(id),
-            counters: Arc::new(IfCounters::default()),
         };
         let ucfg = UmemConfig {
             fill_size: RING,
@@ -294,16 +282,17 @@ impl AfXdpPort {
         // SAFETY: libxdp fills the rings and the handle; the area outlives the UMEM (Drop).
         let rc = unsafe {
             (lib.umem_create)(
-                &mut port.umem,
+                &mut x.umem,
                 area,
                 len as u64,
-                &mut port.fill,
-                &mut port.comp,
+                &mut x.fill,
+                &mut x.comp,
                 &ucfg,
             )
         };
         if rc != 0 {
-            return Err(err(format!("xsk_umem__create: {}", errno_text(-rc))));
+            x.umem = std::ptr::null_mut();
+            return Err(format!("xsk_umem__create: {}", errno_text(-rc)));
         }
         let scfg = SocketConfig {
             rx_size: RING,
@@ -316,15 +305,16 @@ impl AfXdpPort {
         // kernel releases it asynchronously): EBUSY is retried for up to a second.
         let mut rc = 0;
         for attempt in 0..20 {
-            // SAFETY: as above; libxdp loads its default XDP program on the interface.
+            // SAFETY: as above; libxdp loads its default XDP program on the interface, or
+            // adds this socket to the one already there.
             rc = unsafe {
                 (lib.socket_create)(
-                    &mut port.xsk,
+                    &mut x.xsk,
                     cname.as_ptr(),
-                    0,
-                    port.umem,
-                    &mut port.rx,
-                    &mut port.tx,
+                    queue,
+                    x.umem,
+                    &mut x.rx,
+                    &mut x.tx,
                     &scfg,
                 )
             };
@@ -334,29 +324,26 @@ impl AfXdpPort {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         if rc != 0 {
-            return Err(err(format!(
-                "xsk_socket__create: {} (AF_XDP needs root, a kernel with XDP and a mounted \
-                 bpffs: mount -t bpf bpf /sys/fs/bpf)",
+            x.xsk = std::ptr::null_mut();
+            return Err(format!(
+                "xsk_socket__create on queue {queue}: {} (AF_XDP needs root, a kernel with XDP \
+                 and a mounted bpffs: mount -t bpf bpf /sys/fs/bpf)",
                 errno_text(-rc)
-            )));
+            ));
         }
         // SAFETY: a live socket handle.
-        port.fd = unsafe { (lib.socket_fd)(port.xsk) };
+        x.fd = unsafe { (lib.socket_fd)(x.xsk) };
         // Lend the receive half of the UMEM to the kernel.
-        let Some(i) = port.fill.reserve(RX_FRAMES.min(RING)) else {
-            return Err(err("the fill ring is smaller than expected".into()));
+        let lend = RX_FRAMES.min(RING);
+        let Some(i) = x.fill.reserve(lend) else {
+            return Err("the fill ring is smaller than expected".into());
         };
-        for k in 0..RX_FRAMES.min(RING) {
+        for k in 0..lend {
             // SAFETY: a reserved fill entry.
-            unsafe { *port.fill.at::<u64>(i.wrapping_add(k)) = u64::from(k * FRAME_SIZE) };
+            unsafe { *x.fill.at::<u64>(i.wrapping_add(k)) = u64::from(k * FRAME_SIZE) };
         }
-        port.fill.submit(RX_FRAMES.min(RING));
-        Ok(port)
-    }
-
-    /// Asks the kernel to send what the tx ring holds.
-    fn kick(&self) {
-        crate::afpacket::kick(self.fd, &self.counters);
+        x.fill.submit(lend);
+        Ok(x)
     }
 
     /// Takes back the transmit frames the kernel has sent.
@@ -378,6 +365,144 @@ impl AfXdpPort {
         // SAFETY: inside the UMEM.
         unsafe { std::slice::from_raw_parts(self.area.add(off), len) }
     }
+
+    /// Moves up to `batch.free()` received frames into `batch` (as port `id`), handing their
+    /// UMEM frames straight back to the fill ring; (frames, bytes).
+    fn receive(&mut self, batch: &mut Batch, id: u32, refill: &mut Vec<u64>) -> (u32, u64) {
+        let want = batch.free() as u32;
+        if want == 0 {
+            return (0, 0);
+        }
+        let (i, n) = self.rx.peek(want);
+        if n == 0 {
+            return (0, 0);
+        }
+        let mut bytes = 0u64;
+        refill.clear();
+        for k in 0..n {
+            // SAFETY: a received descriptor.
+            let d = unsafe { *self.rx.at::<XdpDesc>(i.wrapping_add(k)) };
+            let data = self.frame(d.addr, d.len as usize);
+            batch.push(data, id, 0);
+            bytes += data.len() as u64;
+            // The frame's base address (aligned mode: addr may carry an offset).
+            refill.push(d.addr - d.addr % u64::from(FRAME_SIZE));
+        }
+        self.rx.release(n);
+        // Every frame taken goes straight back to the fill ring (it has room: the kernel
+        // holds at most the RX_FRAMES lent).
+        if let Some(f) = self.fill.reserve(n) {
+            for (k, a) in refill.iter().enumerate() {
+                // SAFETY: a reserved fill entry.
+                unsafe { *self.fill.at::<u64>(f.wrapping_add(k as u32)) = *a };
+            }
+            self.fill.submit(n);
+        }
+        (n, bytes)
+    }
+
+    fn link_up(&self) -> bool {
+        crate::afpacket::link_up(&self.name)
+    }
+}
+
+impl Drop for Xsk {
+    fn drop(&mut self) {
+        // SAFETY: our own handles and mapping, released once, socket before UMEM.
+        unsafe {
+            if !self.xsk.is_null() {
+                (self.lib.socket_delete)(self.xsk);
+            }
+            if !self.umem.is_null() {
+                (self.lib.umem_delete)(self.umem);
+            }
+            libc::munmap(self.area.cast(), (FRAMES * FRAME_SIZE) as usize);
+        }
+    }
+}
+
+/// The number of receive queues of interface `name` (0 when it cannot be read: no such
+/// interface).
+pub fn rx_queues(name: &str) -> usize {
+    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// An interface port over AF_XDP (`N=if:NAME,backend=af_xdp`).
+pub struct AfXdpPort {
+    id: u32,
+    name: String,
+    /// One socket per receive queue served; transmits go through the first.
+    socks: Vec<Xsk>,
+    /// The socket the next receive starts with (turns rotate, so no queue starves).
+    next: usize,
+    max_frame: usize,
+    /// Scratch for the addresses handed back to a fill ring.
+    refill: Vec<u64>,
+    stats: Arc<PortStats>,
+    counters: Arc<IfCounters>,
+}
+
+// The rings and the UMEMs belong to this port alone; the kernel side is synchronised through
+// the rings' indices.
+unsafe impl Send for AfXdpPort {}
+
+impl AfXdpPort {
+    /// Opens every receive queue of interface `name` as port `id`.
+    pub fn open(id: u32, name: &str) -> Result<AfXdpPort, PortError> {
+        AfXdpPort::open_worker(id, name, 0, 1)
+    }
+
+    /// Opens interface `name` as port `id` of worker `worker` of `workers`: one socket on each
+    /// receive queue `q` with `q mod workers = worker`. An interface with fewer than `workers`
+    /// receive queues is an error naming it and its queue count (a worker would get none).
+    pub fn open_worker(
+        id: u32,
+        name: &str,
+        worker: usize,
+        workers: usize,
+    ) -> Result<AfXdpPort, PortError> {
+        let err = |m: String| PortError::Other(format!("interface {name}: {m}"));
+        let lib = lib().map_err(err)?;
+        let mtu = interface_mtu(name)?;
+        let cname = CString::new(name)
+            .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
+        let nq = rx_queues(name).max(1);
+        let workers = workers.max(1);
+        if nq < workers {
+            return Err(err(format!(
+                "it has {nq} receive queue{}, and AF_XDP with {workers} workers needs one per \
+                 worker (at least {workers}); give it more queues (veth: `ip link add ... \
+                 numrxqueues {workers} numtxqueues {workers}`, scripts/testbed.sh --queues \
+                 {workers}) or use backend=af_packet (fanout)",
+                if nq == 1 { "" } else { "s" }
+            )));
+        }
+        let mut socks = Vec::new();
+        for q in (worker..nq).step_by(workers) {
+            socks.push(Xsk::open(lib, &cname, q as u32).map_err(err)?);
+        }
+        Ok(AfXdpPort {
+            id,
+            name: name.to_string(),
+            socks,
+            next: 0,
+            max_frame: (mtu + 14).min(FRAME_SIZE as usize),
+            refill: Vec::with_capacity(crate::BATCH_MAX),
+            stats: PortStats::new(id),
+            counters: Arc::new(IfCounters::default()),
+        })
+    }
+
+    /// The receive queues this port's sockets are bound to.
+    pub fn queues(&self) -> Vec<u32> {
+        self.socks.iter().map(|s| s.queue).collect()
+    }
 }
 
 fn errno_text(e: i32) -> String {
@@ -390,36 +515,19 @@ impl Port for AfXdpPort {
     }
 
     fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError> {
-        let want = batch.free() as u32;
-        if want == 0 {
-            return Ok(0);
+        let k = self.socks.len();
+        let (mut frames, mut bytes) = (0u32, 0u64);
+        for j in 0..k {
+            let s = (self.next + j) % k;
+            let (n, b) = self.socks[s].receive(batch, self.id, &mut self.refill);
+            frames += n;
+            bytes += b;
         }
-        let (i, n) = self.rx.peek(want);
-        if n == 0 {
-            return Ok(0);
+        self.next = (self.next + 1) % k.max(1);
+        if frames > 0 {
+            self.stats.add_rx(u64::from(frames), bytes);
         }
-        let mut bytes = 0u64;
-        self.refill.clear();
-        for k in 0..n {
-            // SAFETY: a received descriptor.
-            let d = unsafe { *self.rx.at::<XdpDesc>(i.wrapping_add(k)) };
-            let data = self.frame(d.addr, d.len as usize);
-            batch.push(data, self.id, 0);
-            bytes += data.len() as u64;
-            // The frame's base address (aligned mode: addr may carry an offset).
-            self.refill.push(d.addr - d.addr % u64::from(FRAME_SIZE));
-        }
-        self.rx.release(n);
-        // Every frame taken goes straight back to the fill ring.
-        if let Some(f) = self.fill.reserve(n) {
-            for (k, a) in self.refill.iter().enumerate() {
-                // SAFETY: a reserved fill entry.
-                unsafe { *self.fill.at::<u64>(f.wrapping_add(k as u32)) = *a };
-            }
-            self.fill.submit(n);
-        }
-        self.stats.add_rx(u64::from(n), bytes);
-        Ok(n as usize)
+        Ok(frames as usize)
     }
 
     fn rx_done(&self) -> bool {
@@ -427,7 +535,10 @@ impl Port for AfXdpPort {
     }
 
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
-        self.reclaim();
+        let Some(x) = self.socks.first_mut() else {
+            return Ok(0);
+        };
+        x.reclaim();
         let mut taken = 0usize;
         let mut bytes = 0u64;
         for p in pkts {
@@ -437,21 +548,17 @@ impl Port for AfXdpPort {
                 self.counters.oversized.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            let Some(addr) = self.free_tx.pop() else {
+            let Some(addr) = x.free_tx.pop() else {
                 break;
             };
-            let Some(i) = self.tx.reserve(1) else {
-                self.free_tx.push(addr);
+            let Some(i) = x.tx.reserve(1) else {
+                x.free_tx.push(addr);
                 break;
             };
             // SAFETY: a free transmit frame of the UMEM; the data fits (max_frame).
             unsafe {
-                std::ptr::copy_nonoverlapping(
-                    data.as_ptr(),
-                    self.area.add(addr as usize),
-                    data.len(),
-                );
-                *self.tx.at::<XdpDesc>(i) = XdpDesc {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), x.area.add(addr as usize), data.len());
+                *x.tx.at::<XdpDesc>(i) = XdpDesc {
                     addr,
                     len: data.len() as u32,
                     options: 0,
@@ -462,16 +569,18 @@ impl Port for AfXdpPort {
         }
         if taken > 0 {
             // One producer update for the batch: the descriptors were reserved in order.
-            self.tx.submit(taken as u32);
-            self.kick();
+            x.tx.submit(taken as u32);
+            crate::afpacket::kick(x.fd, &self.counters);
             self.stats.add_tx(taken as u64, bytes);
         }
         Ok(taken)
     }
 
     fn flush(&mut self) -> Result<(), PortError> {
-        self.kick();
-        self.reclaim();
+        for x in self.socks.iter_mut() {
+            crate::afpacket::kick(x.fd, &self.counters);
+            x.reclaim();
+        }
         Ok(())
     }
 
@@ -480,26 +589,20 @@ impl Port for AfXdpPort {
     }
 
     fn describe(&self) -> String {
-        format!("{}=if:{} (AF_XDP, libxdp, queue 0)", self.id, self.name)
-    }
-
-    fn link_up(&self) -> bool {
-        crate::afpacket::link_up(&self.name)
+        let q = self.queues();
+        let list = q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        format!(
+            "{}=if:{} (AF_XDP, libxdp, queue{} {list})",
+            self.id,
+            self.name,
+            if q.len() == 1 { "" } else { "s" }
+        )
     }
 }
 
 impl Drop for AfXdpPort {
     fn drop(&mut self) {
         self.counters.report(self.id, &self.name);
-        // SAFETY: our own handles and mapping, released once, socket before UMEM.
-        unsafe {
-            if !self.xsk.is_null() {
-                (self.lib.socket_delete)(self.xsk);
-            }
-            if !self.umem.is_null() {
-                (self.lib.umem_delete)(self.umem);
-            }
-            libc::munmap(self.area.cast(), (FRAMES * FRAME_SIZE) as usize);
-        }
+        // The sockets (then their UMEMs) are released by their own Drop.
     }
 }

@@ -607,8 +607,8 @@ pub enum PortKind {
 /// How an interface port reaches the interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// The best available: AF_XDP where the kernel, libxdp and the interface allow it (one
-    /// receive queue), else AF_PACKET; the port's description says which.
+    /// The best available: AF_XDP where the kernel, libxdp and the interface allow it (a
+    /// receive queue per worker), else AF_PACKET; the port's description says which.
     Auto,
     /// An AF_PACKET socket with TPACKET_V3 rings ([`crate::afpacket`]).
     AfPacket,
@@ -736,43 +736,74 @@ impl PortSpec {
             }
             PortKind::Gen(cfg) => Box::new(GenPort::new(self.id, cfg.clone())?),
             PortKind::Null => Box::new(NullPort::new(self.id)),
-            PortKind::Interface { name, backend } => match backend {
-                Backend::AfXdp => Box::new(crate::afxdp::AfXdpPort::open(self.id, name)?),
-                Backend::AfPacket => Box::new(crate::afpacket::AfPacketPort::open(self.id, name)?),
-                Backend::Auto => {
-                    // AF_XDP where it serves the whole interface (one receive queue: the socket
-                    // binds queue 0) and libxdp can set it up; else AF_PACKET.
-                    let single_queue = std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
-                        .map(|d| {
-                            d.filter_map(Result::ok)
-                                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
-                                .count()
-                                == 1
-                        })
-                        .unwrap_or(false);
-                    match single_queue.then(|| crate::afxdp::AfXdpPort::open(self.id, name)) {
-                        Some(Ok(p)) => Box::new(p),
-                        _ => Box::new(crate::afpacket::AfPacketPort::open(self.id, name)?),
-                    }
-                }
-            },
+            PortKind::Interface { .. } => self.open_worker(0, 1, None)?.0,
         })
     }
 
-    /// Opens an interface port as one of several workers' sockets on it: every worker's
-    /// socket joins fanout group `group`, and the kernel spreads packets over them by flow.
-    /// Other kinds of port are opened as by [`PortSpec::open`].
-    pub fn open_shared(&self, group: u16) -> Result<Box<dyn Port>, PortError> {
-        match &self.kind {
-            PortKind::Interface { name, backend } if *backend != Backend::AfXdp => Ok(Box::new(
-                crate::afpacket::AfPacketPort::open_fanout(self.id, name, Some(group))?,
+    /// Opens an interface port as worker `worker`'s of `workers` (`--cores`), with the back end
+    /// it got. AF_XDP: the worker's own sockets on its receive queues (`q mod workers =
+    /// worker`, [`crate::afxdp`]); AF_PACKET: with `Some(group)`, a socket in fanout group
+    /// `group`, over which the kernel spreads packets by flow. `Auto` takes AF_XDP when the
+    /// interface has at least `workers` receive queues and libxdp can set the sockets up, else
+    /// AF_PACKET, and says why on stderr (worker 0). Other kinds of port are opened as by
+    /// [`PortSpec::open`] and reported as `Auto`.
+    pub fn open_worker(
+        &self,
+        worker: usize,
+        workers: usize,
+        group: Option<u16>,
+    ) -> Result<(Box<dyn Port>, Backend), PortError> {
+        let PortKind::Interface { name, backend } = &self.kind else {
+            return Ok((self.open()?, Backend::Auto));
+        };
+        let packet = || -> Result<(Box<dyn Port>, Backend), PortError> {
+            Ok((
+                Box::new(crate::afpacket::AfPacketPort::open_fanout(
+                    self.id, name, group,
+                )?),
+                Backend::AfPacket,
+            ))
+        };
+        match backend {
+            Backend::AfXdp => Ok((
+                Box::new(crate::afxdp::AfXdpPort::open_worker(
+                    self.id, name, worker, workers,
+                )?),
+                Backend::AfXdp,
             )),
-            PortKind::Interface { name, .. } => Err(PortError::Other(format!(
-                "interface {name}: AF_XDP uses one queue per socket; with --cores use \
-                 backend=af_packet (fanout)"
-            ))),
-            _ => self.open(),
+            Backend::AfPacket => packet(),
+            Backend::Auto => {
+                let nq = crate::afxdp::rx_queues(name);
+                if nq == 0 {
+                    // No such interface: AF_PACKET's error names it.
+                    return packet();
+                }
+                let why = if nq < workers {
+                    format!("AF_XDP needs a receive queue per worker ({workers}), and it has {nq}")
+                } else {
+                    match crate::afxdp::AfXdpPort::open_worker(self.id, name, worker, workers) {
+                        Ok(p) => return Ok((Box::new(p), Backend::AfXdp)),
+                        Err(e) => format!("AF_XDP could not be set up: {e}"),
+                    }
+                };
+                if worker == 0 {
+                    eprintln!(
+                        "port {} (interface {name}): {why}; using AF_PACKET",
+                        self.id
+                    );
+                }
+                packet()
+            }
         }
+    }
+
+    /// This spec with back end `backend` (interfaces; other kinds unchanged).
+    pub fn with_backend(&self, backend: Backend) -> PortSpec {
+        let mut s = self.clone();
+        if let PortKind::Interface { backend: b, .. } = &mut s.kind {
+            *b = backend;
+        }
+        s
     }
 
     /// Whether the port's input never ends by itself (an interface).

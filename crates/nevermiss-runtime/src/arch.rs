@@ -382,6 +382,7 @@ pub fn pna_finish(
         if run_control(ex, sw, pi.control) == Flow::Reject {
             return;
         }
+        ex.trace_headers(sw, BlockBody::Control(pi.deparser), "before deparser");
         if run_control(ex, sw, pi.deparser) == Flow::Reject {
             return;
         }
@@ -655,6 +656,7 @@ fn egress(
     let recirc = ex.ps.v1_recirculate;
     let trunc = ex.ps.truncate;
     ex.out.clear();
+    ex.trace_headers(sw, BlockBody::Control(vi.deparser), "before deparser");
     if run_control(ex, sw, vi.deparser) != Flow::Reject {
         ex.out.finish();
         let start = ex.cursor.div_ceil(8).min(ex.input.len());
@@ -913,6 +915,7 @@ pub fn process_psa(
             continue;
         }
         ex.out.clear();
+        ex.trace_headers(sw, BlockBody::Control(pi.id), "before deparser");
         if run_control(ex, sw, pi.id) == Flow::Reject {
             continue;
         }
@@ -1011,6 +1014,7 @@ pub fn process_psa(
             }
             set(ex, pi.ed_port, j.port);
             ex.out.clear();
+            ex.trace_headers(sw, BlockBody::Control(pi.ed), "before deparser");
             if run_control(ex, sw, pi.ed) == Flow::Reject {
                 continue;
             }

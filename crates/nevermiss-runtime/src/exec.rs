@@ -691,8 +691,59 @@ impl Exec {
 
     // ------------------------------------------------------------------ parsing
 
-    /// Runs a parser; false when it rejected (error code in `perr`).
+    /// Runs a parser; false when it rejected (error code in `perr`). Tracing, the headers
+    /// valid when it ends follow its states ([`Exec::trace_headers`]).
     pub fn run_parser(&mut self, sw: &Switch, pid: ParserId) -> bool {
+        let accepted = self.run_parser_states(sw, pid);
+        if self.trace.is_some() {
+            self.trace_headers(sw, BlockBody::Parser(pid), "after parser");
+        }
+        accepted
+    }
+
+    /// With `--trace`: one line `WHAT BLOCK: headers valid: hdr.a, hdr.b; invalid: hdr.c` listing the
+    /// headers (stack elements as `name[i]`, union members as `name.member`) of the parameters
+    /// of the block that runs `body`, by their validity bit (P4_16 §8.17 `isValid()`), as
+    /// simple_switch's log shows which headers were extracted and which are deparsed. Nothing
+    /// when not tracing, or when `body` is no block of the package (a sub-parser).
+    pub fn trace_headers(&mut self, sw: &Switch, body: BlockBody, what: &str) {
+        if self.trace.is_none() {
+            return;
+        }
+        let Some(block) = sw.prog.blocks.iter().find(|b| b.body == body) else {
+            return;
+        };
+        let mut all: Vec<(String, u32)> = Vec::new();
+        for p in &block.params {
+            if let (Some(region), Some(layout)) = (p.region, p.layout.as_ref()) {
+                header_slots(layout, region, &p.name, &mut all);
+            }
+        }
+        if all.is_empty() {
+            return;
+        }
+        let (valid, invalid): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|(_, a)| self.ld(*a as usize) != 0);
+        let names = |v: Vec<(String, u32)>| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
+            }
+        };
+        let line = format!(
+            "{what} {}: headers valid: {}; invalid: {}",
+            block.name,
+            names(valid),
+            names(invalid)
+        );
+        if let Some(t) = self.trace.as_mut() {
+            t.push(line);
+        }
+    }
+
+    fn run_parser_states(&mut self, sw: &Switch, pid: ParserId) -> bool {
         let Some(p) = sw.prog.parsers.get(pid as usize) else {
             return true;
         };
@@ -1945,4 +1996,31 @@ fn crc32_step(c: u32, b: u8) -> u32 {
         };
     }
     c
+}
+
+/// The headers inside `layout` at word `at` (their validity words), named from `name`.
+fn header_slots(layout: &Layout, at: u32, name: &str, out: &mut Vec<(String, u32)>) {
+    match layout {
+        Layout::Header(_) => out.push((name.to_string(), at)),
+        Layout::Struct(fs) => {
+            for (f, o, l) in fs {
+                header_slots(l, at + o, &format!("{name}.{f}"), out);
+            }
+        }
+        Layout::Union(ms) => {
+            for (m, o, _) in ms {
+                out.push((format!("{name}.{m}"), at + o));
+            }
+        }
+        Layout::Stack {
+            elem,
+            size,
+            elem_words,
+        } => {
+            for i in 0..*size {
+                header_slots(elem, at + 1 + i * elem_words, &format!("{name}[{i}]"), out);
+            }
+        }
+        Layout::Scalar(_) | Layout::Varbit(_) => {}
+    }
 }

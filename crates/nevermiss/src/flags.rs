@@ -364,8 +364,9 @@ impl TrafficArgs {
 
     /// Opens `specs` (plus `extra()`'s ports) and runs them on `sw` until the inputs end or
     /// `stop` is set. Interface ports with `--cores N`: N workers, each with its own sockets
-    /// of every interface in one fanout group (and its own `extra()` ports); all ports must
-    /// then be interfaces. Otherwise one loop, or the preloading workers of `--cores`.
+    /// of every interface (AF_XDP: on its own receive queues; AF_PACKET: in one fanout group
+    /// per interface) and its own `extra()` ports; all ports must then be interfaces. Otherwise
+    /// one loop, or the preloading workers of `--cores`.
     pub fn run_specs(
         &self,
         sw: Arc<Switch>,
@@ -392,18 +393,23 @@ impl TrafficArgs {
                     );
                 }
                 // One fanout group per interface (a group belongs to one device), numbered
-                // from the process id.
+                // from the process id. Worker 0 settles each interface's back end (`Auto`:
+                // AF_XDP with a queue per worker, else AF_PACKET fanout); the others follow it.
                 let group = (std::process::id() & 0xffff) as u16;
-                let mut sets = Vec::with_capacity(n);
+                let mut specs = specs.to_vec();
+                let mut sets: Vec<Vec<Box<dyn Port>>> = Vec::with_capacity(n);
                 for w in 0..n {
                     let mut ports = Vec::with_capacity(specs.len() + 1);
-                    for (i, s) in specs.iter().enumerate() {
-                        let p = s
-                            .open_shared(group.wrapping_add(i as u16))
+                    for (i, s) in specs.iter_mut().enumerate() {
+                        let (p, backend) = s
+                            .open_worker(w, n, Some(group.wrapping_add(i as u16)))
                             .map_err(|e| e.to_string())?;
-                        let p = self.capture(p, w)?;
                         if w == 0 {
-                            say(s, p.as_ref());
+                            *s = s.with_backend(backend);
+                        }
+                        let p = self.capture(p, w)?;
+                        if s.is_live() {
+                            eprintln!("worker {w}: port {}", p.describe());
                         }
                         ports.push(p);
                     }

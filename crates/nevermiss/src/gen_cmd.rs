@@ -4,9 +4,13 @@
 //! reordered, and per-packet latency percentiles (papers/000's MoonGen setup, on one machine;
 //! docs/io.md "Traffic generator").
 //!
-//! The stamp is the frame's last 16 bytes: `NMGN`, the sequence number (u32) and the TSC (u64),
-//! big-endian; frames are at least 64 bytes (padded, or `--size`) so the stamp never overlaps
-//! the headers a program rewrites. Generated frames get the Ethernet source 02:00:00:00:00:01
+//! The stamp is the frame's last 16 bytes: `NMG`, the sender's number (u8), its sequence number
+//! (u32) and the TSC (u64), big-endian; frames are at least 64 bytes (padded, or `--size`) so
+//! the stamp never overlaps the headers a program rewrites. With `--cores N`, N sender threads
+//! (pinned unless `--no-pin`) each send every N-th frame of the source (sender `s` the frames
+//! `i` with `i mod N = s`) at 1/N of the rate, through its own socket, numbering its frames in
+//! its own sequence: loss, reordering and duplicates are counted per sender, exactly, and
+//! summed. Generated frames get the Ethernet source 02:00:00:00:00:01
 //! (the generator writes one address as both). Latency = TSC at receive − TSC at send, in ns by the TSC's
 //! calibrated frequency.
 
@@ -18,12 +22,14 @@ use nevermiss_io::port::{PcapPort, Port, PortSpec};
 use nevermiss_io::{Batch, BATCH_MAX};
 use serde_json::json;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const MAGIC: &[u8; 4] = b"NMGN";
+const MAGIC: &[u8; 3] = b"NMG";
 const STAMP: usize = 16;
+/// Most sender threads (the stamp numbers senders in a byte).
+const MAX_SENDERS: usize = 64;
 
 #[derive(Args, Debug)]
 pub struct GenArgs {
@@ -64,6 +70,13 @@ pub struct GenArgs {
     /// Write the report as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Sender threads (1 to 64): each sends its share of the frames, the rate and the count,
+    /// through its own socket, with its own sequence numbers.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cores: usize,
+    /// Do not pin sender thread `s` to the `s`-th CPU this process may use.
+    #[arg(long)]
+    pub no_pin: bool,
 }
 
 /// A send rate.
@@ -113,6 +126,13 @@ struct Received {
     hist: Option<hdrhistogram::Histogram<u64>>,
 }
 
+/// The receiver's state of one sender's sequence.
+#[derive(Default)]
+struct Sequence {
+    seen: Vec<u64>,
+    last: Option<u32>,
+}
+
 fn source(spec: &str, count: u64) -> Result<Box<dyn Port>, String> {
     if let Some(path) = spec.strip_prefix("pcap:") {
         return Ok(Box::new(
@@ -129,16 +149,156 @@ fn source(spec: &str, count: u64) -> Result<Box<dyn Port>, String> {
     p.open().map_err(|e| format!("--source: {e}"))
 }
 
+/// What one sender thread does: frames `i` of the source with `i mod of = id`, at most
+/// `count`, paced at `pps`, until `duration`.
+struct Sender {
+    id: usize,
+    of: usize,
+    count: u64,
+    pps: Option<f64>,
+    duration: Option<Duration>,
+    fixed: Option<usize>,
+    spec: String,
+    /// The count the source is opened with (the generator derives its keys from it).
+    source_count: u64,
+    cpu: Option<usize>,
+}
+
+/// A sender's result: frames and bytes sent, and when it stopped (from the common start).
+struct Sent {
+    frames: u64,
+    bytes: u64,
+    elapsed: Duration,
+}
+
+impl Sender {
+    fn run(
+        &self,
+        mut tx: AfPacketPort,
+        progress: &AtomicU64,
+        start: Instant,
+    ) -> Result<Sent, String> {
+        if let Some(c) = self.cpu {
+            nevermiss_runtime::workers::pin_current_thread(c)
+                .map_err(|e| format!("sender {}: {e}", self.id))?;
+        }
+        let mut src = source(&self.spec, self.source_count)?;
+        let generated = !self.spec.starts_with("pcap:");
+        let (mut sent, mut sent_bytes, mut seq) = (0u64, 0u64, 0u32);
+        // Frames of the source read so far (all senders' shares): this sender's are those
+        // whose index is `id` modulo `of`.
+        let mut index = 0u64;
+        let mut b = Batch::with_capacity(BATCH_MAX);
+        let mut out = Batch::with_capacity(32);
+        let mut f: Vec<u8> = Vec::with_capacity(2048);
+        let of = self.of as u64;
+        'send: while sent < self.count && self.duration.is_none_or(|d| start.elapsed() < d) {
+            // Pacing: this sender's frame i is due at start + i / pps.
+            let want = match self.pps {
+                Some(p) => {
+                    let due = (start.elapsed().as_secs_f64() * p) as u64 + 1;
+                    due.saturating_sub(sent).min(32).min(self.count - sent)
+                }
+                None => 32u64.min(self.count - sent),
+            };
+            if want == 0 {
+                std::hint::spin_loop();
+                continue;
+            }
+            // Enough of the source for `want` frames of this sender's share.
+            let first = (self.id as u64 + of - index % of) % of;
+            let read = ((want - 1) * of + first + 1).min(BATCH_MAX as u64);
+            b.clear();
+            b.set_capacity(read as usize);
+            let n = src.rx_burst(&mut b).map_err(|e| format!("--source: {e}"))?;
+            if n == 0 {
+                if src.rx_done() {
+                    if !generated {
+                        src = source(&self.spec, 0)?;
+                        continue;
+                    }
+                    break 'send;
+                }
+                continue;
+            }
+            out.clear();
+            for p in b.as_slice() {
+                let mine = index % of == self.id as u64;
+                index += 1;
+                if !mine || out.len() as u64 >= want {
+                    continue;
+                }
+                f.clear();
+                f.extend_from_slice(p.data());
+                let size = self.fixed.unwrap_or(f.len().max(64));
+                f.resize(size, 0);
+                if generated && size >= 12 {
+                    // The generator writes one address as source and destination; a distinct
+                    // source keeps learning bridges (and switches) from dropping the frames.
+                    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
+                }
+                let t = tsc::stop();
+                f[size - STAMP..size - 13].copy_from_slice(MAGIC);
+                f[size - 13] = self.id as u8;
+                f[size - 12..size - 8].copy_from_slice(&seq.to_be_bytes());
+                f[size - 8..].copy_from_slice(&t.to_be_bytes());
+                seq = seq.wrapping_add(1);
+                out.push(&f, 0, 0);
+            }
+            if out.is_empty() {
+                continue;
+            }
+            let taken = tx.tx(out.as_slice()).map_err(|e| format!("--tx: {e}"))?;
+            sent += taken as u64;
+            sent_bytes += out.as_slice()[..taken]
+                .iter()
+                .map(|p| p.len() as u64)
+                .sum::<u64>();
+            progress.store(sent, Ordering::Relaxed);
+        }
+        tx.flush().map_err(|e| format!("--tx: {e}"))?;
+        Ok(Sent {
+            frames: sent,
+            bytes: sent_bytes,
+            elapsed: start.elapsed(),
+        })
+    }
+}
+
+/// Frames `i < count` with `i mod of = id`.
+fn share(count: u64, id: usize, of: usize) -> u64 {
+    let (id, of) = (id as u64, of as u64);
+    count / of + u64::from(id < count % of)
+}
+
 fn run_inner(a: GenArgs) -> Result<(), String> {
+    let senders = a.cores;
+    if !(1..=MAX_SENDERS).contains(&senders) {
+        return Err(format!(
+            "--cores {senders}: the number of senders must be 1 to {MAX_SENDERS}"
+        ));
+    }
+    let cpus = nevermiss_runtime::workers::available_cpus();
+    if !a.no_pin && senders > cpus.len() {
+        return Err(format!(
+            "--cores {senders}: only {} cpus to pin the senders to (or --no-pin)",
+            cpus.len()
+        ));
+    }
     let duration = match (a.count, a.duration) {
         (Some(_), None) => None,
         (_, d) => Some(Duration::from_nanos(d.unwrap_or(1_000_000_000))),
     };
     let count = a.count.unwrap_or(u64::MAX);
     let fixed = a.size.map(usize::from);
-    // The generator derives its keys from the count: a bounded one keeps them in 32 bits.
-    let mut src = source(&a.source, count.min(1 << 31))?;
-    let mut tx = AfPacketPort::open_tx(0, &a.tx).map_err(|e| format!("--tx: {e}"))?;
+    // The source is checked here (each sender opens its own); the generator derives its keys
+    // from the count: a bounded one keeps them in 32 bits.
+    let source_count = count.min(1 << 31);
+    source(&a.source, source_count)?;
+    let mut txs = Vec::with_capacity(senders);
+    for _ in 0..senders {
+        txs.push(AfPacketPort::open_tx(0, &a.tx).map_err(|e| format!("--tx: {e}"))?);
+    }
     let rx = match &a.rx {
         Some(name) => Some(AfPacketPort::open(1, name).map_err(|e| format!("--rx: {e}"))?),
         None => None,
@@ -151,7 +311,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
         Rate::Max => None,
     };
     let stop_rx = Arc::new(AtomicBool::new(false));
-    let received = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let received = Arc::new(AtomicU64::new(0));
     let receiver = rx.map(|mut port| {
         let stop = stop_rx.clone();
         let received = received.clone();
@@ -160,8 +320,7 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
                 hist: hdrhistogram::Histogram::<u64>::new(3).ok(),
                 ..Received::default()
             };
-            let mut seen: Vec<u64> = Vec::new();
-            let mut last = None::<u32>;
+            let mut seqs: Vec<Sequence> = (0..senders).map(|_| Sequence::default()).collect();
             let mut b = Batch::with_capacity(BATCH_MAX);
             while !stop.load(Ordering::Relaxed) {
                 b.clear();
@@ -173,27 +332,30 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
                 let now = tsc::stop();
                 for p in b.as_slice() {
                     let d = p.data();
-                    if d.len() < STAMP || &d[d.len() - STAMP..d.len() - 12] != MAGIC {
+                    if d.len() < STAMP || &d[d.len() - STAMP..d.len() - 13] != MAGIC {
                         continue;
                     }
+                    let Some(sq) = seqs.get_mut(usize::from(d[d.len() - 13])) else {
+                        continue;
+                    };
                     let t = &d[d.len() - 12..];
                     let seq = u32::from_be_bytes([t[0], t[1], t[2], t[3]]);
                     let sent = u64::from_be_bytes(t[4..12].try_into().unwrap_or([0; 8]));
                     let word = seq as usize / 64;
-                    if seen.len() <= word {
-                        seen.resize(word + 1, 0);
+                    if sq.seen.len() <= word {
+                        sq.seen.resize(word + 1, 0);
                     }
-                    if seen[word] & (1 << (seq % 64)) != 0 {
+                    if sq.seen[word] & (1 << (seq % 64)) != 0 {
                         r.duplicates += 1;
                         continue;
                     }
-                    seen[word] |= 1 << (seq % 64);
+                    sq.seen[word] |= 1 << (seq % 64);
                     r.frames += 1;
                     received.store(r.frames, Ordering::Relaxed);
-                    if last.is_some_and(|l| seq < l) {
+                    if sq.last.is_some_and(|l| seq < l) {
                         r.reordered += 1;
                     }
-                    last = Some(seq);
+                    sq.last = Some(seq);
                     let ns = (now.saturating_sub(sent) as f64 * 1e9 / hz) as u64;
                     if let Some(h) = r.hist.as_mut() {
                         let _ = h.record(ns.max(1));
@@ -203,80 +365,73 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
             r
         })
     });
-    let mut sent = 0u64;
-    let mut sent_bytes = 0u64;
-    let mut seq = 0u32;
-    let mut b = Batch::with_capacity(32);
-    let mut out = Batch::with_capacity(32);
-    let mut f: Vec<u8> = Vec::with_capacity(2048);
-    let generated = !a.source.starts_with("pcap:");
+    let progress: Vec<AtomicU64> = (0..senders).map(|_| AtomicU64::new(0)).collect();
     let start = Instant::now();
-    let mut last_progress = start;
-    let mut last_sent = 0u64;
-    'send: while sent < count && duration.is_none_or(|d| start.elapsed() < d) {
-        // Pacing: frame i is due at start + i / pps.
-        let want = match pps {
-            Some(p) => {
-                let due = (start.elapsed().as_secs_f64() * p) as u64 + 1;
-                due.saturating_sub(sent).min(32).min(count - sent)
+    let results: Vec<Result<Sent, String>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = txs
+            .into_iter()
+            .enumerate()
+            .map(|(id, tx)| {
+                let s = Sender {
+                    id,
+                    of: senders,
+                    count: share(count, id, senders),
+                    pps: pps.map(|p| p / senders as f64),
+                    duration,
+                    fixed,
+                    spec: a.source.clone(),
+                    source_count,
+                    cpu: (!a.no_pin).then(|| cpus[id]),
+                };
+                let progress = &progress[id];
+                sc.spawn(move || s.run(tx, progress, start))
+            })
+            .collect();
+        // A progress line per second, summing the senders.
+        let (mut last_progress, mut last_sent) = (start, 0u64);
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(10));
+            if last_progress.elapsed() >= Duration::from_secs(1) {
+                let sent: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+                let dt = last_progress.elapsed().as_secs_f64();
+                eprintln!(
+                    "{:.0} s: {} frames sent, {:.0} frames/s",
+                    start.elapsed().as_secs_f64(),
+                    sent,
+                    (sent - last_sent) as f64 / dt
+                );
+                last_progress = Instant::now();
+                last_sent = sent;
             }
-            None => 32u64.min(count - sent),
-        };
-        if want == 0 {
-            std::hint::spin_loop();
-            continue;
         }
-        b.clear();
-        b.set_capacity(want as usize);
-        let n = src.rx_burst(&mut b).map_err(|e| format!("--source: {e}"))?;
-        if n == 0 {
-            if src.rx_done() {
-                if a.source.starts_with("pcap:") {
-                    src = source(&a.source, 0)?;
-                    continue;
-                }
-                break 'send;
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a sender thread panicked".into()))
+            })
+            .collect()
+    });
+    let mut per_sender = Vec::with_capacity(senders);
+    let (mut sent, mut sent_bytes, mut send_time) = (0u64, 0u64, Duration::ZERO);
+    let mut failed = None;
+    for r in results {
+        match r {
+            Ok(s) => {
+                sent += s.frames;
+                sent_bytes += s.bytes;
+                send_time = send_time.max(s.elapsed);
+                per_sender.push(s.frames);
             }
-            continue;
-        }
-        out.clear();
-        for p in b.as_slice() {
-            f.clear();
-            f.extend_from_slice(p.data());
-            let size = fixed.unwrap_or(f.len().max(64));
-            f.resize(size, 0);
-            if generated && size >= 12 {
-                // The generator writes one address as source and destination; a distinct
-                // source keeps learning bridges (and switches) from dropping the frames.
-                f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
+            Err(e) => {
+                failed.get_or_insert(e);
             }
-            let t = tsc::stop();
-            f[size - STAMP..size - 12].copy_from_slice(MAGIC);
-            f[size - 12..size - 8].copy_from_slice(&seq.to_be_bytes());
-            f[size - 8..].copy_from_slice(&t.to_be_bytes());
-            seq = seq.wrapping_add(1);
-            out.push(&f, 0, 0);
-        }
-        let taken = tx.tx(out.as_slice()).map_err(|e| format!("--tx: {e}"))?;
-        sent += taken as u64;
-        sent_bytes += out.as_slice()[..taken]
-            .iter()
-            .map(|p| p.len() as u64)
-            .sum::<u64>();
-        if last_progress.elapsed() >= Duration::from_secs(1) {
-            let dt = last_progress.elapsed().as_secs_f64();
-            eprintln!(
-                "{:.0} s: {} frames sent, {:.0} frames/s",
-                start.elapsed().as_secs_f64(),
-                sent,
-                (sent - last_sent) as f64 / dt
-            );
-            last_progress = Instant::now();
-            last_sent = sent;
         }
     }
-    tx.flush().map_err(|e| format!("--tx: {e}"))?;
-    let send_time = start.elapsed();
+    if let Some(e) = failed {
+        stop_rx.store(true, Ordering::Relaxed);
+        return Err(e);
+    }
     // Drain: until every frame is back, or nothing has come back for --drain.
     if receiver.is_some() {
         let (mut last, mut since) = (received.load(Ordering::Relaxed), Instant::now());
@@ -293,15 +448,28 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     let rate = sent as f64 / send_time.as_secs_f64().max(1e-9);
     let size = sent_bytes.checked_div(sent).unwrap_or(0);
     outln!(
-        "sent {sent} frames of {size} B (mean) on {} in {:.3} s: {:.0} frames/s, {:.1} Mbit/s",
+        "sent {sent} frames of {size} B (mean) on {} in {:.3} s: {:.0} frames/s, {:.1} Mbit/s{}",
         a.tx,
         send_time.as_secs_f64(),
         rate,
-        sent_bytes as f64 * 8.0 / send_time.as_secs_f64().max(1e-9) / 1e6
+        sent_bytes as f64 * 8.0 / send_time.as_secs_f64().max(1e-9) / 1e6,
+        if senders > 1 {
+            format!(
+                " ({senders} senders: {})",
+                per_sender
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            )
+        } else {
+            String::new()
+        }
     );
     let mut report = json!({
         "tx": a.tx, "frames_sent": sent, "frame_bytes": size,
         "send_s": send_time.as_secs_f64(), "frames_per_s": rate,
+        "senders": senders, "frames_sent_per_sender": per_sender,
     });
     if let (Some(r), Some(name)) = (&got, &a.rx) {
         let lost = sent.saturating_sub(r.frames);
@@ -360,7 +528,21 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_rate, Rate};
+    use super::{parse_rate, share, Rate};
+
+    #[test]
+    fn senders_share_the_count_exactly() {
+        for count in [0u64, 1, 2, 3, 7, 4000, 4001] {
+            for of in 1..=5usize {
+                let shares: Vec<u64> = (0..of).map(|id| share(count, id, of)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), count, "{count} over {of}");
+                for (id, s) in shares.iter().enumerate() {
+                    let by_index = (0..count).filter(|i| *i % of as u64 == id as u64).count();
+                    assert_eq!(*s, by_index as u64, "{count} over {of}, sender {id}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn rates_parse_with_units() {

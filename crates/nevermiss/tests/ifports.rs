@@ -37,22 +37,19 @@ struct Testbed(Vec<u32>);
 
 impl Testbed {
     fn up(ns: &[u32]) -> Testbed {
-        Testbed::make(ns, false)
+        Testbed::make(ns, "")
     }
 
     /// Host ends in the root namespace too (`nm-hN`), for `nevermiss gen`.
     fn flat(ns: &[u32]) -> Testbed {
-        Testbed::make(ns, true)
+        Testbed::make(ns, "--flat")
     }
 
-    fn make(ns: &[u32], flat: bool) -> Testbed {
+    /// `scripts/testbed.sh up OPTIONS PORTS` (after a `down` of the same ports).
+    fn make(ns: &[u32], options: &str) -> Testbed {
         let tb = Testbed(ns.to_vec());
         tb.script("down");
-        let o = if flat {
-            tb.script("up --flat")
-        } else {
-            tb.script("up")
-        };
+        let o = tb.script(&format!("up {options}"));
         assert!(
             o.status.success(),
             "testbed up: {}",
@@ -64,7 +61,7 @@ impl Testbed {
     fn script(&self, what: &str) -> std::process::Output {
         Command::new("bash")
             .arg(root().join("scripts/testbed.sh"))
-            .args(what.split(' '))
+            .args(what.split(' ').filter(|w| !w.is_empty()))
             .args(self.0.iter().map(|n| n.to_string()))
             .output()
             .unwrap()
@@ -97,13 +94,20 @@ struct Switch(Child, std::sync::mpsc::Receiver<String>, Vec<String>);
 
 impl Switch {
     /// Starts `nevermiss run ARGS` and waits until it has opened its interfaces (it prints a
-    /// `port N=if:` line per interface once its socket is bound: frames sent after that are
-    /// queued in its ring, not lost).
+    /// `port N=if:` line per interface and worker once its sockets are bound: frames sent after
+    /// that are queued in its rings, not lost).
     fn start(args: &[&str]) -> Switch {
-        let interfaces = args
+        let cores: usize = args
             .iter()
-            .filter(|a| a.contains("@nm-") || a.contains("=if:"))
-            .count();
+            .position(|a| *a == "--cores")
+            .and_then(|i| args.get(i + 1))
+            .map_or(1, |n| n.parse().unwrap());
+        // Every worker says each of its interface ports.
+        let interfaces = cores
+            * args
+                .iter()
+                .filter(|a| a.contains("@nm-") || a.contains("=if:"))
+                .count();
         let mut c = Command::new(env!("CARGO_BIN_EXE_nevermiss"));
         c.arg("run").args(args).current_dir(root());
         let mut child = c
@@ -241,7 +245,9 @@ fn the_add_on_miss_example_answers_on_an_interface() {
     if !can_run() {
         return;
     }
-    add_on_miss_on(ports(0, 1), &[]);
+    let p = ports(0, 1);
+    let _tb = Testbed::up(&p);
+    add_on_miss_on(p[0], "", 8, &[]);
 }
 
 #[test]
@@ -249,31 +255,75 @@ fn two_workers_share_an_interface_through_fanout() {
     if !can_run() {
         return;
     }
-    let stdout = add_on_miss_on(ports(4, 1), &["--cores", "2", "--no-pin"]);
+    // One receive queue: the default back end of two workers is AF_PACKET fanout, and the
+    // start-up says why.
+    let p = ports(4, 1);
+    let _tb = Testbed::up(&p);
+    let (stdout, stderr) = add_on_miss_on(p[0], "", 8, &["--cores", "2", "--no-pin"]);
     assert!(
         stdout.contains("worker 0:") && stdout.contains("worker 1:"),
         "two workers: {stdout}"
     );
+    assert!(
+        stderr.contains(&format!(
+            "port 0 (interface nm-s{}): AF_XDP needs a receive queue per worker (2), and it \
+             has 1; using AF_PACKET",
+            p[0]
+        )) && stderr.contains("worker 1: port 0=if:")
+            && stderr.contains("(AF_PACKET"),
+        "{stderr}"
+    );
 }
 
-/// The add-on-miss example on testbed port `p[0]` with `flags`: 8 keys sent twice come back
-/// inserted then hit; the table ends with the 8 keys. Returns the run's output.
-fn add_on_miss_on(p: Vec<u32>, flags: &[&str]) -> String {
-    let _tb = Testbed::up(&p);
-    let iface = format!("0@nm-s{}", p[0]);
-    let mut args = vec!["examples/pna-add-on-miss.p4", "-i", &iface];
+#[test]
+fn two_af_xdp_workers_own_a_queue_each() {
+    if !can_run() {
+        return;
+    }
+    // Two queues per veth end; the host's stack spreads the 32 flows over its transmit queues
+    // by their hash, queue i arrives on the switch end's receive queue i, owned by worker i.
+    // The default back end is then AF_XDP, one socket per worker and queue.
+    let p = ports(10, 1);
+    let _tb = Testbed::make(&p, "--queues 2");
+    for backend in ["", ",backend=af_xdp"] {
+        let (stdout, stderr) = add_on_miss_on(p[0], backend, 32, &["--cores", "2", "--no-pin"]);
+        let name = format!("nm-s{}", p[0]);
+        for w in 0..2 {
+            assert!(
+                stderr.contains(&format!(
+                    "worker {w}: port 0=if:{name} (AF_XDP, libxdp, queue {w})"
+                )),
+                "{backend}: {stderr}"
+            );
+            // Both workers received packets.
+            let line = stdout
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("worker {w}:")))
+                .unwrap_or_else(|| panic!("worker {w}: {stdout}"));
+            let n: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+            assert!(n > 0, "worker {w} received nothing: {stdout}{stderr}");
+        }
+    }
+}
+
+/// The add-on-miss example on testbed port `p` (`OPTIONS` after the interface name, e.g.
+/// `,backend=af_xdp`) with `flags`: `keys` keys sent twice come back inserted then hit; the
+/// table ends with exactly the keys sent. Returns the run's output and its stderr.
+fn add_on_miss_on(p: u32, options: &str, keys: u8, flags: &[&str]) -> (String, String) {
+    let iface = format!("0=if:nm-s{p}{options}");
+    let mut args = vec!["examples/pna-add-on-miss.p4", "--port", &iface];
     args.extend(flags);
     let sw = Switch::start(&args);
-    // 8 keys, each sent twice: the first of each is inserted (outcome 2), the second hits and
+    // Each key sent twice: the first of each is inserted (outcome 2), the second hits and
     // carries the first one's source (outcome 1).
     let mut frames = Vec::new();
-    for k in 0..8u8 {
+    for k in 0..keys {
         frames.push(aom_frame([10, 0, 0, 1], [10, 9, 0, k]));
     }
-    for k in 0..8u8 {
+    for k in 0..keys {
         frames.push(aom_frame([10, 0, 0, 2], [10, 9, 0, k]));
     }
-    let got = xfer(p[0], &frames, frames.len(), 5.0);
+    let got = xfer(p, &frames, frames.len(), 5.0);
     // SIGUSR1: the statistics so far, on stderr, and the run goes on.
     // SAFETY: signalling our own child.
     unsafe {
@@ -309,11 +359,14 @@ fn add_on_miss_on(p: Vec<u32>, flags: &[&str]) -> String {
         }
     }
     assert!(
-        stdout.contains("MainControlImpl.flows: 8 entries"),
+        stdout.contains(&format!("MainControlImpl.flows: {keys} entries")),
         "exactly the distinct keys: {stdout}"
     );
-    assert!(stdout.contains("in 16 pkts"), "{stdout}");
-    stdout
+    assert!(
+        stdout.contains(&format!("in {} pkts", 2 * u32::from(keys))),
+        "{stdout}"
+    );
+    (stdout, stderr)
 }
 
 #[test]
@@ -418,6 +471,34 @@ fn bad_interfaces_are_errors_naming_them() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("interface {name} is down")), "{err}");
+    // AF_XDP on two workers needs two receive queues; this veth has one.
+    assert!(Command::new("ip")
+        .args(["link", "set", &name, "up"])
+        .status()
+        .unwrap()
+        .success());
+    let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+        .args([
+            "run",
+            "examples/pna-forwarder.p4",
+            "--cores",
+            "2",
+            "--no-pin",
+        ])
+        .arg("--port")
+        .arg(format!("0=if:{name},backend=af_xdp"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "interface {name}: it has 1 receive queue, and AF_XDP with 2 workers needs one per \
+             worker"
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -505,6 +586,202 @@ fn gen_sends_through_the_forwarder_and_counts_what_comes_back() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn gen_on_two_cores_through_two_af_xdp_workers() {
+    if !can_run() {
+        return;
+    }
+    // Two queues per veth end. gen's two senders, pinned to the two CPUs, send on transmit
+    // queues 0 and 1 (a sender bypassing the qdisc uses its CPU's queue), which arrive on the
+    // switch end's receive queues 0 and 1: one per AF_XDP worker. The add-on-miss example
+    // answers on the same interface, where gen listens.
+    let p = ports(11, 1);
+    let _tb = Testbed::make(&p, "--flat --queues 2");
+    let dir = std::env::temp_dir().join(format!("nevermiss-ifgen2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sw = Switch::start(&[
+        "examples/pna-add-on-miss.p4",
+        "--port",
+        &format!("0=if:nm-s{},backend=af_xdp", p[0]),
+        "--cores",
+        "2",
+        "--no-pin",
+    ]);
+    let json = dir.join("gen.json");
+    let host = format!("nm-h{}", p[0]);
+    // 500 keys inserted, then every 10th of the 3500 lookups a new key: 850 distinct keys,
+    // which the two senders share (frame i goes to sender i mod 2).
+    let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+        .args(["gen", "--tx", &host, "--rx", &host, "--cores", "2"])
+        .args(["--source", "two-phase,m=500,r=10,field=ipv4.dst"])
+        .args(["--count", "4000", "--rate", "20k", "--drain", "500ms"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (code, stdout, stderr) = sw.stop();
+    assert!(o.status.success(), "{text}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(v["senders"], 2, "{text}");
+    assert_eq!(v["frames_sent"], 4000, "{text}");
+    assert_eq!(v["frames_sent_per_sender"], serde_json::json!([2000, 2000]));
+    assert_eq!(
+        v["frames_received"], 4000,
+        "every frame answered: {text}{stdout}{stderr}"
+    );
+    assert_eq!(v["frames_lost"], 0);
+    assert_eq!(v["duplicates"], 0);
+    assert!(text.contains("(2 senders: 2000 + 2000)"), "{text}");
+    assert!(
+        stdout.contains("MainControlImpl.flows: 850 entries"),
+        "exactly the distinct keys sent: {stdout}"
+    );
+    assert!(stdout.contains("in 4000 pkts"), "{stdout}");
+    for w in 0..2 {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("worker {w}:")))
+            .unwrap_or_else(|| panic!("worker {w}: {stdout}"));
+        let n: u64 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!(n > 0, "worker {w} received nothing: {stdout}{stderr}");
+    }
+    // Bad numbers of senders.
+    for (args, want) in [
+        (vec!["--cores", "0"], "--cores 0"),
+        (vec!["--cores", "65", "--no-pin"], "1 to 64"),
+        (vec!["--cores", "1000"], "--cores 1000"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+            .args(["gen", "--tx", &host])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+/// The scapy virtualenv's interpreter (scripts/setup.sh makes `.venv/scapy`), or `None` (the
+/// test is skipped) — a failure instead under `NEVERMISS_REQUIRE_CLIENTS` (scripts/test.sh).
+fn scapy_python() -> Option<PathBuf> {
+    let py = root().join(".venv/scapy/bin/python");
+    let works = Command::new(&py)
+        .args(["-c", "import scapy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if works {
+        return Some(py);
+    }
+    if std::env::var_os("NEVERMISS_REQUIRE_CLIENTS").is_some() {
+        panic!(
+            "{} cannot import scapy (scripts/setup.sh makes .venv/scapy), and \
+             NEVERMISS_REQUIRE_CLIENTS is set",
+            py.display()
+        );
+    }
+    eprintln!("skipped: .venv/scapy is missing (scripts/setup.sh makes it)");
+    None
+}
+
+/// Runs tests/ifports/scapy_check.py with `args`; its output, after checking it passed.
+fn scapy_check(py: &std::path::Path, args: &[&str]) -> String {
+    let o = Command::new(py)
+        .arg(root().join("tests/ifports/scapy_check.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "scapy_check {args:?}: {out}");
+    assert!(!out.contains("FAIL"), "{out}");
+    out
+}
+
+#[test]
+fn scapy_frames_cross_the_add_on_miss_example_and_the_l2_switch() {
+    if !can_run() {
+        return;
+    }
+    let Some(py) = scapy_python() else {
+        return;
+    };
+    let p = ports(12, 2);
+    let _tb = Testbed::flat(&p);
+    let (h0, h1) = (format!("nm-h{}", p[0]), format!("nm-h{}", p[1]));
+    // The add-on-miss example (the default back end: AF_XDP on this one-queue veth): 16 keys
+    // sent twice, answered on the port they came in on; scapy checks every field.
+    let sw = Switch::start(&[
+        "examples/pna-add-on-miss.p4",
+        "--port",
+        &format!("0=if:nm-s{}", p[0]),
+    ]);
+    let out = scapy_check(&py, &["add-on-miss", "--host", &h0, "--keys", "16"]);
+    let (code, stdout, stderr) = sw.stop();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Per round: 2 counts, then 3 checks per key.
+    assert!(
+        out.contains(&format!("{} checks passed", 2 * (2 + 3 * 16))),
+        "{out}"
+    );
+    assert!(
+        stdout.contains("MainControlImpl.flows: 16 entries"),
+        "exactly the distinct keys sent: {stdout}"
+    );
+    assert!(stderr.contains("(AF_XDP, libxdp, queue 0)"), "{stderr}");
+    // The L2 switch (port 0 over AF_PACKET, port 1 over AF_XDP): flooding and forwarding by
+    // destination address.
+    let dir = std::env::temp_dir().join(format!("nevermiss-ifscapy-{}", std::process::id()));
+    let entries = flood_entries(&dir);
+    let mut text = std::fs::read_to_string(&entries).unwrap();
+    text.push_str("add IngressImpl.dmac hdr.eth.dst_addr:0x020000000a01 forward(port:0)\n");
+    text.push_str("add IngressImpl.dmac hdr.eth.dst_addr:0x020000000b01 forward(port:1)\n");
+    std::fs::write(&entries, text).unwrap();
+    let sw = Switch::start(&[
+        "examples/v1model-l2-learning.p4",
+        "--port",
+        &format!("0=if:nm-s{},backend=af_packet", p[0]),
+        "--port",
+        &format!("1=if:nm-s{},backend=af_xdp", p[1]),
+        "--entries",
+        entries.to_str().unwrap(),
+    ]);
+    let out = scapy_check(
+        &py,
+        &[
+            "l2",
+            "--host0",
+            &h0,
+            "--host1",
+            &h1,
+            "--mac0",
+            "02:00:00:00:0a:01",
+            "--mac1",
+            "02:00:00:00:0b:01",
+        ],
+    );
+    let (code, stdout, stderr) = sw.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(out.contains("6 checks passed"), "{out}");
+    assert!(
+        stdout.contains("port   0: in 7 pkts (476 B), out 3 pkts (204 B), dropped 0")
+            && stdout.contains("port   1: in 3 pkts (204 B), out 7 pkts (476 B), dropped 0"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -331,6 +331,20 @@ fn trace_follows_the_first_packets_through_parser_tables_and_outputs() {
         "{err}"
     );
     assert!(err.contains("out on port 0, 84 bytes"), "{err}");
+    // Header validity after the parser and before the deparser, as simple_switch logs it.
+    let all = "headers valid: hdr.eth, hdr.ipv4, hdr.udp, hdr.result; invalid: none";
+    assert_eq!(
+        err.matches(&format!("  after parser MainParserImpl: {all}\n"))
+            .count(),
+        3,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches(&format!("  before deparser MainDeparserImpl: {all}\n"))
+            .count(),
+        3,
+        "{err}"
+    );
     // All 6 packets ran; only 3 were traced.
     assert!(String::from_utf8_lossy(&o.stdout).contains("total: 6 packets in"));
     // A packet without a route is dropped, and the trace says so.
@@ -347,6 +361,72 @@ fn trace_follows_the_first_packets_through_parser_tables_and_outputs() {
         String::from_utf8_lossy(&o.stderr).contains("  dropped\n"),
         "{}",
         text(&o)
+    );
+    // Validity as the packet has it: a non-IPv4 frame parses only Ethernet; a header the
+    // pipeline invalidates is invalid before the deparser (v1model).
+    let o = run(&[
+        "run",
+        p(&aom),
+        "--port",
+        "0=gen:two-phase,m=2,count=1,field=eth.type",
+        "--trace",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "  after parser MainParserImpl: headers valid: hdr.eth; \
+             invalid: hdr.ipv4, hdr.udp, hdr.result\n"
+        ),
+        "{}",
+        text(&o)
+    );
+    let strip = tmp("strip-ipv4.p4");
+    std::fs::write(
+        &strip,
+        r#"#include <core.p4>
+#include <v1model.p4>
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+header ipv4_t { bit<96> a; bit<32> src; bit<32> dst; }
+header opt_t { bit<8> x; }
+struct h_t { eth_t eth; ipv4_t ipv4; opt_t[2] opts; }
+struct m_t { }
+parser P(packet_in pkt, out h_t h, inout m_t m, inout standard_metadata_t sm) {
+    state start { pkt.extract(h.eth); transition select(h.eth.type) { 0x0800: ip; default: accept; } }
+    state ip { pkt.extract(h.ipv4); transition accept; }
+}
+control V(inout h_t h, inout m_t m) { apply { } }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t sm) {
+    apply { h.ipv4.setInvalid(); h.opts[1].setValid(); sm.egress_spec = 1; }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout h_t h, inout m_t m) { apply { } }
+control D(packet_out pkt, in h_t h) { apply { pkt.emit(h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "run",
+        p(&strip),
+        "--port",
+        "0=gen:two-phase,m=2,count=1",
+        "--port",
+        "1=null",
+        "--trace",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "  after parser P: headers valid: h.eth, h.ipv4; invalid: h.opts[0], h.opts[1]\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "  before deparser D: headers valid: h.eth, h.opts[1]; invalid: h.ipv4, h.opts[0]\n"
+        ),
+        "{err}"
     );
     // --trace needs one loop; --trace-limit needs --trace.
     for args in [vec!["--trace", "--cores", "1"], vec!["--trace-limit", "5"]] {
