@@ -400,10 +400,6 @@ impl Xsk {
         }
         (n, bytes)
     }
-
-    fn link_up(&self) -> bool {
-        crate::afpacket::link_up(&self.name)
-    }
 }
 
 impl Drop for Xsk {
@@ -582,6 +578,10 @@ impl Port for AfXdpPort {
             x.reclaim();
         }
         Ok(())
+    }
+
+    fn link_up(&self) -> bool {
+        crate::afpacket::link_up(&self.name)
     }
 
     fn stats(&self) -> &Arc<PortStats> {
