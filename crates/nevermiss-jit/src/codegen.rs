@@ -4,7 +4,7 @@
 //! accepted, 0 rejected). Frame words are loaded and stored at constant offsets from `Ctx::frame`;
 //! nothing is cached in registers across a helper call, so a helper sees and changes the same frame.
 
-use crate::{flow, target, Ctx, Helpers, JitError, Limits, NativeFn};
+use crate::{flow, target, Ctx, Glue, GlueSrc, GlueStore, Helpers, JitError, Limits, NativeFn};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, UserFuncName, Value,
@@ -34,6 +34,7 @@ pub(crate) struct Output {
     pub functions: Vec<NativeFn>,
     pub parsers: Vec<NativeFn>,
     pub keys: Vec<Option<NativeFn>>,
+    pub pass: Option<(NativeFn, NativeFn)>,
     pub code_bytes: usize,
 }
 
@@ -57,6 +58,7 @@ pub(crate) fn compile(
     prog: &Arc<Program>,
     helpers: &Helpers,
     limits: Limits,
+    glue: Option<&Glue>,
 ) -> Result<Output, JitError> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(err)?;
@@ -179,6 +181,29 @@ pub(crate) fn compile(
             .map_err(|e| JitError(format!("key of table `{}`: {}", t.name, e.0)))?;
         key_ids.push(Some(id));
     }
+    // The architecture's packet pass: its two halves.
+    let mut pass_ids = None;
+    if let Some(gl) = glue {
+        let mut half = |name: &str, n: u32, run: bool| -> Result<FuncId, JitError> {
+            let id = module
+                .declare_function(name, Linkage::Local, &native_sig)
+                .map_err(err)?;
+            ctx.func.signature = native_sig.clone();
+            ctx.func.name = UserFuncName::user(3, n);
+            build(&mut module, &mut ctx, &mut fctx, prog, &ids, limits, |g| {
+                if run {
+                    g.pass_run(gl)
+                } else {
+                    g.pass_parse(gl)
+                }
+            })
+            .map_err(|e| JitError(format!("{name}: {}", e.0)))?;
+            define(&mut module, id, &mut ctx, &mut code_bytes)
+                .map_err(|e| JitError(format!("{name}: {}", e.0)))?;
+            Ok(id)
+        };
+        pass_ids = Some((half("pass_parse", 0, false)?, half("pass_run", 1, true)?));
+    }
     module.finalize_definitions().map_err(err)?;
     let get = |id: FuncId| -> NativeFn {
         let p = module.get_finalized_function(id);
@@ -189,11 +214,13 @@ pub(crate) fn compile(
     let functions = fn_ids.iter().map(|&id| get(id)).collect();
     let parsers = parser_ids.iter().map(|&id| get(id)).collect();
     let keys = key_ids.iter().map(|id| id.map(get)).collect();
+    let pass = pass_ids.map(|(a, b)| (get(a), get(b)));
     Ok(Output {
         module,
         functions,
         parsers,
         keys,
+        pass,
         code_bytes,
     })
 }
@@ -1270,6 +1297,113 @@ impl Gen<'_, '_> {
             off += n;
         }
         off
+    }
+
+    // ------------------------------------------------------------------ the architecture's pass
+
+    /// The first half of a packet pass ([`Glue`]): the frame's first `zero_words` words zeroed
+    /// (16-byte stores), the glue's stores, the parser (a direct call), the stores after it.
+    /// Returns what the parser returned.
+    fn pass_parse(&mut self, gl: &Glue) -> Result<(), JitError> {
+        let words = gl.zero_words.min(self.prog.frame_words);
+        self.zero_frame(words);
+        self.glue_stores(&gl.before_parse);
+        let Some(&pid) = self.ids.parsers.get(gl.parser as usize) else {
+            return Err(JitError(format!("no parser {}", gl.parser)));
+        };
+        let f = self.fref(pid);
+        let call = self.b.ins().call(f, &[self.ctx]);
+        let accepted = self.b.inst_results(call)[0];
+        self.glue_stores(&gl.after_parse);
+        let ret = self.ret;
+        self.b.ins().jump(ret, &[accepted.into()]);
+        Ok(())
+    }
+
+    /// The second half: the glue's controls, each a direct call; a reject ends the pass.
+    fn pass_run(&mut self, gl: &Glue) -> Result<(), JitError> {
+        let ret = self.ret;
+        for &c in &gl.controls {
+            let Some(&fid) = self.ids.functions.get(c as usize) else {
+                return Err(JitError(format!("no function {c}")));
+            };
+            let f = self.fref(fid);
+            let call = self.b.ins().call(f, &[self.ctx]);
+            let code = self.b.inst_results(call)[0];
+            let is_rej = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, code, i64::from(flow::REJECT));
+            let next = self.b.create_block();
+            let rej = self.b.ins().iconst(I32, i64::from(flow::REJECT));
+            self.b.ins().brif(is_rej, ret, &[rej.into()], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.jump_code(ret, flow::NEXT);
+        Ok(())
+    }
+
+    /// Zeroes frame words `0..words`: 16-byte stores, unrolled up to 64 words, a loop beyond.
+    fn zero_frame(&mut self, words: u32) {
+        let z = self.iconst(0);
+        let v = self.b.ins().splat(types::I64X2, z);
+        let pairs = words / 2;
+        if words <= 64 {
+            for i in 0..pairs {
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), v, self.frame, (16 * i) as i32);
+            }
+        } else {
+            let (head, body, done) = (
+                self.b.create_block(),
+                self.b.create_block(),
+                self.b.create_block(),
+            );
+            self.b.append_block_param(head, I64);
+            let start = self.iconst(0);
+            self.b.ins().jump(head, &[start.into()]);
+            self.b.switch_to_block(head);
+            let i = self.b.block_params(head)[0];
+            let end = self.iconst(u64::from(pairs) * 16);
+            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, end);
+            self.b.ins().brif(more, body, &[], done, &[]);
+            self.b.switch_to_block(body);
+            let at = self.b.ins().iadd(self.frame, i);
+            self.b.ins().store(MemFlagsData::trusted(), v, at, 0);
+            let n = self.b.ins().iadd_imm_s(i, 16);
+            self.b.ins().jump(head, &[n.into()]);
+            self.b.switch_to_block(done);
+        }
+        if words % 2 == 1 {
+            self.st(words - 1, z);
+        }
+    }
+
+    fn glue_stores(&mut self, stores: &[GlueStore]) {
+        for g in stores {
+            if !self.in_frame(g.off, 1) {
+                continue;
+            }
+            let v = match g.src {
+                GlueSrc::Const(c) => self.iconst(c),
+                GlueSrc::Port => self.ctx_field(offset_of!(Ctx, port)),
+                GlueSrc::Direction => self.ctx_field(offset_of!(Ctx, direction)),
+                GlueSrc::Pass => self.ctx_field(offset_of!(Ctx, pass)),
+                GlueSrc::Now => self.ctx_field(offset_of!(Ctx, now)),
+                GlueSrc::Recirculated => {
+                    let p = self.ctx_field(offset_of!(Ctx, pass));
+                    let z = self.iconst(0);
+                    self.bool64(IntCC::NotEqual, p, z)
+                }
+                GlueSrc::ParserError => {
+                    let pe = self.ctx_field(offset_of!(Ctx, perr));
+                    self.b.ins().load(I64, MemFlagsData::trusted(), pe, 0)
+                }
+            };
+            let v = self.mask_to(v, g.width);
+            self.st(g.off, v);
+        }
     }
 
     fn function_body(&mut self, body: &[Stmt]) {

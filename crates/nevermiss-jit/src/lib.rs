@@ -43,6 +43,52 @@ pub struct Ctx {
     /// PNA's destination of the packet, two words: 1 after `send_to_port` (0 after
     /// `drop_packet`), then the port.
     pub dest: *mut u64,
+    /// The packet's values the architecture glue stores into the frame ([`Glue`]): its input
+    /// port, direction (an architecture code), pass number and arrival time (ns).
+    pub port: u64,
+    pub direction: u64,
+    pub pass: u64,
+    pub now: u64,
+}
+
+/// Where a value the architecture glue stores into the frame comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlueSrc {
+    Const(u64),
+    /// `Ctx::port`.
+    Port,
+    /// `Ctx::direction`.
+    Direction,
+    /// `Ctx::pass`.
+    Pass,
+    /// 1 when `Ctx::pass` > 0.
+    Recirculated,
+    /// `Ctx::now`.
+    Now,
+    /// The parser error (`*Ctx::perr`), after the parser ran.
+    ParserError,
+}
+
+/// One store of the architecture glue: `src` masked to `width` bits at frame word `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlueStore {
+    pub off: u32,
+    pub width: u32,
+    pub src: GlueSrc,
+}
+
+/// An architecture's packet pass, described by the runtime so that generated code runs it whole
+/// ([`Compiled::pass_parse`], [`Compiled::pass_run`]) instead of the runtime calling each block:
+/// the frame's first `zero_words` words zeroed, `before_parse` stored, the parser run, then
+/// `after_parse` stored (they may read the parser error); then the `controls` run in order, a
+/// reject ending the pass.
+#[derive(Clone, Debug, Default)]
+pub struct Glue {
+    pub zero_words: u32,
+    pub parser: u32,
+    pub before_parse: Vec<GlueStore>,
+    pub after_parse: Vec<GlueStore>,
+    pub controls: Vec<u32>,
 }
 
 /// How a native function ended: the codes of the runtime's `Flow`.
@@ -117,6 +163,7 @@ pub struct Compiled {
     functions: Vec<NativeFn>,
     parsers: Vec<NativeFn>,
     keys: Vec<Option<NativeFn>>,
+    pass: Option<(NativeFn, NativeFn)>,
     _prog: Arc<Program>,
     /// Wall time of the compilation.
     pub compile_ns: u64,
@@ -159,21 +206,38 @@ impl Compiled {
     pub fn table_key(&self, t: u32) -> Option<NativeFn> {
         self.keys.get(t as usize).copied().flatten()
     }
+
+    /// The first half of a packet pass ([`Glue`]): the frame reset, the glue's stores and the
+    /// parser; returns 1 when the parser accepted. `None` when no glue was given.
+    #[inline]
+    pub fn pass_parse(&self) -> Option<NativeFn> {
+        self.pass.map(|p| p.0)
+    }
+
+    /// The second half of a packet pass: the glue's controls in order; returns
+    /// [`flow::REJECT`] when one rejected, else [`flow::NEXT`].
+    #[inline]
+    pub fn pass_run(&self) -> Option<NativeFn> {
+        self.pass.map(|p| p.1)
+    }
 }
 
-/// Compiles every function and parser of `prog`.
+/// Compiles every function and parser of `prog`, and the architecture's packet pass when `glue`
+/// describes it.
 pub fn compile(
     prog: &Arc<Program>,
     helpers: &Helpers,
     limits: Limits,
+    glue: Option<&Glue>,
 ) -> Result<Compiled, JitError> {
     let t0 = std::time::Instant::now();
-    let out = codegen::compile(prog, helpers, limits)?;
+    let out = codegen::compile(prog, helpers, limits, glue)?;
     Ok(Compiled {
         module: Some(out.module),
         functions: out.functions,
         parsers: out.parsers,
         keys: out.keys,
+        pass: out.pass,
         _prog: Arc::clone(prog),
         compile_ns: t0.elapsed().as_nanos() as u64,
         code_bytes: out.code_bytes,

@@ -78,6 +78,51 @@ pub struct V1Info {
     pub uses_copies: bool,
 }
 
+impl PnaInfo {
+    /// The PNA pass as generated code runs it (`nevermiss_jit::Glue`): exactly the stores of
+    /// [`pna_parse`] and the blocks of [`pna_finish`]'s first pass.
+    pub(crate) fn glue(&self, prog: &Program) -> nevermiss_jit::Glue {
+        use nevermiss_jit::{GlueSrc as S, GlueStore};
+        let put = |v: &mut Vec<GlueStore>, f: Field, src: S| {
+            if let Some((off, t)) = f {
+                v.push(GlueStore {
+                    off,
+                    width: t.width.min(64),
+                    src,
+                });
+            }
+        };
+        let mut before = Vec::new();
+        put(&mut before, self.p_input_port, S::Port);
+        put(&mut before, self.p_direction, S::Direction);
+        put(&mut before, self.p_pass, S::Pass);
+        put(&mut before, self.p_loopedback, S::Const(0));
+        put(&mut before, self.p_recirculated, S::Recirculated);
+        let mut after = Vec::new();
+        put(&mut after, self.m_input_port, S::Port);
+        put(&mut after, self.m_direction, S::Direction);
+        put(&mut after, self.m_pass, S::Pass);
+        put(&mut after, self.m_loopedback, S::Const(0));
+        put(&mut after, self.m_recirculated, S::Recirculated);
+        put(&mut after, self.m_timestamp, S::Now);
+        put(&mut after, self.m_parser_error, S::ParserError);
+        if self.pre.is_some() {
+            put(&mut after, self.pre_input_port, S::Port);
+            put(&mut after, self.pre_parser_error, S::ParserError);
+            put(&mut after, self.pre_direction, S::Direction);
+            put(&mut after, self.pre_pass, S::Pass);
+            put(&mut after, self.pre_loopedback, S::Const(0));
+        }
+        nevermiss_jit::Glue {
+            zero_words: prog.zero_words,
+            parser: self.parser,
+            before_parse: before,
+            after_parse: after,
+            controls: self.pre.into_iter().chain([self.control, self.deparser]).collect(),
+        }
+    }
+}
+
 /// What the switch needs to know about its architecture.
 #[derive(Clone, Debug, Default)]
 pub struct ArchInfo {
@@ -335,9 +380,16 @@ pub fn process_pna(
 /// main control's input metadata. [`pna_finish`] does the rest; between the two a batch can
 /// prefetch the tables the packets are about to look up.
 pub fn pna_parse(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u32, pass: u64) {
-    ex.reset(sw, data);
     let net = sw.is_net_port(u64::from(port));
     let dir = if net { pi.net_to_host } else { pi.host_to_net };
+    if let (Some(f), None) = (sw.native.as_ref().and_then(|n| n.pass_parse()), &ex.trace) {
+        // Generated code runs the whole of what follows (`PnaInfo::glue`).
+        ex.reset_packet(data);
+        ex.glue = [u64::from(port), dir, pass];
+        ex.run_native(sw, f);
+        return;
+    }
+    ex.reset(sw, data);
     set(ex, pi.p_input_port, u64::from(port));
     set(ex, pi.p_direction, dir);
     set(ex, pi.p_pass, pass);
@@ -374,17 +426,27 @@ pub fn pna_finish(
     out: &mut Outputs,
 ) {
     loop {
-        if let Some(pre) = pi.pre {
-            if run_control(ex, sw, pre) == Flow::Reject {
-                return;
+        match sw.native.as_ref().and_then(|n| n.pass_run()) {
+            // Generated code runs the blocks (`PnaInfo::glue`); traced packets are interpreted.
+            Some(f) if ex.trace.is_none() => {
+                if ex.run_native(sw, f) == nevermiss_jit::flow::REJECT {
+                    return;
+                }
             }
-        }
-        if run_control(ex, sw, pi.control) == Flow::Reject {
-            return;
-        }
-        ex.trace_headers(sw, BlockBody::Control(pi.deparser), "before deparser");
-        if run_control(ex, sw, pi.deparser) == Flow::Reject {
-            return;
+            _ => {
+                if let Some(pre) = pi.pre {
+                    if run_control(ex, sw, pre) == Flow::Reject {
+                        return;
+                    }
+                }
+                if run_control(ex, sw, pi.control) == Flow::Reject {
+                    return;
+                }
+                ex.trace_headers(sw, BlockBody::Control(pi.deparser), "before deparser");
+                if run_control(ex, sw, pi.deparser) == Flow::Reject {
+                    return;
+                }
+            }
         }
         ex.out.finish();
         let start = ex.cursor.div_ceil(8).min(ex.input.len());

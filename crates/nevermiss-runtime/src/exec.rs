@@ -160,6 +160,9 @@ pub struct Exec {
     tctx_stack: Vec<TableCtx>,
     rng: u64,
     pub(crate) loops: u64,
+    /// The packet's input port, direction code and pass, for generated code's architecture
+    /// glue (`nevermiss_jit::Ctx::port` and the next two).
+    pub(crate) glue: [u64; 3],
     /// `Some` while tracing (`nevermiss run --trace`): what the packet did, one line per
     /// parser state, table apply and `add_entry`. Off, it costs one branch per state and table.
     pub trace: Option<Vec<String>>,
@@ -199,6 +202,7 @@ impl Exec {
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
             loops: 0,
+            glue: [0; 3],
             trace: None,
         }
     }
@@ -207,6 +211,12 @@ impl Exec {
     pub fn reset(&mut self, sw: &Switch, data: &[u8]) {
         let z = (sw.prog.zero_words as usize).min(self.f.len());
         self.f[..z].fill(0);
+        self.reset_packet(data);
+    }
+
+    /// [`Exec::reset`] but for the frame, which generated code zeroes itself
+    /// (`nevermiss_jit::Compiled::pass_parse`).
+    pub(crate) fn reset_packet(&mut self, data: &[u8]) {
         self.input.clear();
         self.input.extend_from_slice(data);
         self.cursor = 0;

@@ -38,7 +38,11 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         parser_steps: config.parser_steps,
         loop_limit: config.loop_limit,
     };
-    nevermiss_jit::compile(prog, &HELPERS, limits).map_err(|e| BuildError(e.to_string()))
+    let glue = crate::arch::ArchInfo::new(prog)
+        .ok()
+        .and_then(|a| a.pna.map(|pi| pi.glue(prog)));
+    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref())
+        .map_err(|e| BuildError(e.to_string()))
 }
 
 impl Exec {
@@ -60,6 +64,10 @@ impl Exec {
                 loops: addr_of_mut!((*me).loops),
                 key: (*me).key.as_mut_ptr(),
                 dest: addr_of_mut!((*me).ps.dest).cast::<u64>(),
+                port: (*me).glue[0],
+                direction: (*me).glue[1],
+                pass: (*me).glue[2],
+                now: (*me).now_ns,
             };
             f(&mut ctx)
         }
