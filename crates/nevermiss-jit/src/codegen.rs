@@ -52,6 +52,7 @@ struct Imports {
     emit_reserve: FuncId,
     table_lookup: FuncId,
     table_done: FuncId,
+    add_entry: FuncId,
 }
 
 pub(crate) fn compile(
@@ -77,6 +78,7 @@ pub(crate) fn compile(
     jb.symbol("nm_emit_reserve", helpers.emit_reserve as *const u8);
     jb.symbol("nm_table_lookup", helpers.table_lookup as *const u8);
     jb.symbol("nm_table_done", helpers.table_done as *const u8);
+    jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
     let mut module = JITModule::new(jb);
 
     let sig = |params: &[types::Type], ret: Option<types::Type>, m: &JITModule| {
@@ -108,6 +110,12 @@ pub(crate) fn compile(
             Some(I32),
         )?,
         table_done: imp(&mut module, "nm_table_done", &[I64, I32, I32], None)?,
+        add_entry: imp(
+            &mut module,
+            "nm_add_entry",
+            &[I64, I32, I64, I64],
+            Some(I32),
+        )?,
     };
 
     let mut fn_ids = Vec::with_capacity(prog.functions.len());
@@ -892,6 +900,7 @@ impl Gen<'_, '_> {
             } if hdr.loc.fixed().is_some() => self.extract(s, hdr, abort),
             Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => self.emit(s, hdr, abort),
             Stmt::Extern(x) if Self::dest_inline(x) => self.dest(x),
+            Stmt::Extern(x) if self.add_entry_inline(x) => self.add_entry(x),
             Stmt::ApplyTable {
                 table,
                 hit,
@@ -1072,6 +1081,144 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Whether `x` is a PNA `add_entry[_if]` whose condition, parameter values and profile
+    /// generated code computes (all ≤ 64 bits, as are the action's parameters) and whose result
+    /// goes to a fixed location (see [`Gen::add_entry`]).
+    fn add_entry_inline(&self, x: &ExternCall) -> bool {
+        let XOp::AddEntry {
+            func, conditional, ..
+        } = &x.op
+        else {
+            return false;
+        };
+        let narrow = |a: Option<&XArg>| match a {
+            Some(XArg::Val(e)) => !e.ty().is_wide() && Self::native(e),
+            None | Some(XArg::None) => true,
+            _ => false,
+        };
+        let i = usize::from(*conditional);
+        let data_ok = match x.args.get(i) {
+            Some(XArg::Data(items)) => items.iter().all(|d| match d {
+                Datum::Bits(e) => !e.ty().is_wide() && Self::native(e),
+                Datum::Varbit(..) => true,
+            }),
+            None | Some(XArg::None) => true,
+            _ => false,
+        };
+        let params_ok = self
+            .action_params(*func)
+            .is_none_or(|ps| ps.iter().all(|p| !p.ty.is_wide()));
+        (!*conditional || narrow(x.args.first()))
+            && data_ok
+            && narrow(x.args.get(i + 1))
+            && params_ok
+            && x.ret.as_ref().is_none_or(|(l, t)| {
+                l.fixed().is_some() && !t.is_wide() && self.in_frame(l.off, 1)
+            })
+    }
+
+    /// The directionless parameters of action function `func`, from a table that lists it
+    /// (every table lists an action with the same parameters); `None` when no table does.
+    fn action_params(&self, func: FnId) -> Option<&[ActionParam]> {
+        self.prog
+            .tables
+            .iter()
+            .flat_map(|t| &t.actions)
+            .find(|a| a.func == func)
+            .map(|a| a.params.as_slice())
+    }
+
+    /// PNA `add_entry[_if](action, params, profile)` (PNA §"add_entry"): the parameters packed
+    /// big-endian at `Ctx::params` (the k-th bit-string item gives the action's k-th
+    /// parameter, masked to its width; missing ones are 0), then the runtime's `add_entry`;
+    /// the result is `success` when the entry was added, else its complement.
+    fn add_entry(&mut self, x: &ExternCall) {
+        let XOp::AddEntry {
+            func,
+            conditional,
+            success,
+        } = &x.op
+        else {
+            return;
+        };
+        let i = usize::from(*conditional);
+        let (run, skip, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.append_block_param(join, I32);
+        if *conditional {
+            let c = match x.args.first() {
+                Some(XArg::Val(e)) => self.expr(e),
+                _ => self.iconst(0),
+            };
+            self.b.ins().brif(c, run, &[], skip, &[]);
+        } else {
+            self.b.ins().jump(run, &[]);
+        }
+        self.b.switch_to_block(skip);
+        let no = self.b.ins().iconst(I32, 0);
+        self.b.ins().jump(join, &[no.into()]);
+        self.b.switch_to_block(run);
+        // The items' values, all evaluated (side-effect free), in order.
+        let vals: Vec<Value> = match x.args.get(i) {
+            Some(XArg::Data(items)) => items
+                .iter()
+                .filter_map(|d| match d {
+                    Datum::Bits(e) => Some(self.expr(e)),
+                    Datum::Varbit(..) => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let widths: Vec<u32> = self
+            .action_params(*func)
+            .map(|ps| ps.iter().map(|p| p.ty.width).collect())
+            .unwrap_or_default();
+        let buf = self.ctx_field(offset_of!(Ctx, params));
+        let mut off = 0u32;
+        for (k, w) in widths.iter().enumerate() {
+            let n = w.div_ceil(8);
+            if n == 0 {
+                continue;
+            }
+            let v = match vals.get(k) {
+                Some(&v) => self.mask_to(v, *w),
+                None => self.iconst(0),
+            };
+            let up = if n < 8 {
+                self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
+            } else {
+                v
+            };
+            let be = self.b.ins().bswap(up);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), be, buf, off as i32);
+            off += n;
+        }
+        let profile = match x.args.get(i + 1) {
+            Some(XArg::Val(e)) => self.expr(e),
+            _ => self.iconst(0),
+        };
+        let f = self.fref(self.ids.imports.add_entry);
+        let fv = self.b.ins().iconst(I32, i64::from(*func));
+        let len = self.iconst(u64::from(off));
+        let call = self.b.ins().call(f, &[self.ctx, fv, len, profile]);
+        let ok = self.b.inst_results(call)[0];
+        self.b.ins().jump(join, &[ok.into()]);
+        self.b.switch_to_block(join);
+        let ok = self.b.block_params(join)[0];
+        if let Some((l, t)) = &x.ret {
+            let yes = self.iconst(*success);
+            let no = self.iconst(1 - (*success).min(1));
+            let v = self.b.ins().select(ok, yes, no);
+            let v = self.mask_to(v, t.width);
+            self.st(l.off, v);
+        }
+    }
+
     /// The frame offset and fast layout of `s` when it is an `emit` that [`Gen::emit`] writes
     /// inline.
     fn fast_emit(&self, s: &Stmt) -> Option<(u32, u32, Vec<FastField>)> {
@@ -1229,6 +1376,11 @@ impl Gen<'_, '_> {
             return;
         };
         let len = self.store_key(td);
+        // The table context the lookup replaces, restored after the action.
+        let tp = self.ctx_field(offset_of!(Ctx, tctx));
+        let saved: Vec<Value> = (0..3)
+            .map(|i| self.b.ins().load(I64, MemFlagsData::trusted(), tp, 8 * i))
+            .collect();
         let f = self.fref(self.ids.imports.table_lookup);
         let tv = self.b.ins().iconst(I32, i64::from(t));
         let hv = self.b.ins().iconst(I32, i64::from(hit.unwrap_or(u32::MAX)));
@@ -1246,17 +1398,31 @@ impl Gen<'_, '_> {
             self.b.ins().brif(c, *blk, &[], next, &[]);
             self.b.switch_to_block(next);
         }
-        // No action (or one out of range): nothing more to do.
+        // No action (or one out of range): the context was not replaced; nothing more to do.
         self.b.ins().jump(join, &[]);
-        for (a, blk) in td.actions.iter().zip(&blocks) {
+        for (i, (a, blk)) in td.actions.iter().zip(&blocks).enumerate() {
             self.b.switch_to_block(*blk);
-            self.call(a.func, &a.copy_in, &a.copy_out, after);
-            self.jump_code(after, flow::NEXT);
+            let wrote = self.b.create_block();
+            self.b.append_block_param(wrote, I32);
+            self.call(a.func, &a.copy_in, &a.copy_out, wrote);
+            self.jump_code(wrote, flow::NEXT);
+            self.b.switch_to_block(wrote);
+            let code = self.b.block_params(wrote)[0];
+            if a.params.iter().any(|p| p.is_ref) {
+                let done = self.fref(self.ids.imports.table_done);
+                let av = self.b.ins().iconst(I32, i as i64);
+                self.b.ins().call(done, &[self.ctx, tv, av]);
+            }
+            self.b.ins().jump(after, &[code.into()]);
         }
         self.b.switch_to_block(after);
         let code = self.b.block_params(after)[0];
-        let done = self.fref(self.ids.imports.table_done);
-        self.b.ins().call(done, &[self.ctx, tv, action]);
+        let tp = self.ctx_field(offset_of!(Ctx, tctx));
+        for (i, v) in saved.into_iter().enumerate() {
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), v, tp, 8 * i as i32);
+        }
         // An action's `return` ends the action only.
         let ret = self
             .b

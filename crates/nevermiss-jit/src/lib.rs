@@ -40,6 +40,14 @@ pub struct Ctx {
     pub loops: *mut u64,
     /// Where a table's key function writes the key (its length plus 8 bytes of room).
     pub key: *mut u8,
+    /// Where generated code packs an `add_entry`'s action parameters (each big-endian in
+    /// `ceil(width/8)` bytes) for [`Helpers::add_entry`]; room for every action's parameters
+    /// plus 8 bytes.
+    pub params: *mut u8,
+    /// The runtime's table context (three words), which a table apply replaces while its
+    /// action runs: generated code saves the words before [`Helpers::table_lookup`] and
+    /// restores them after the action.
+    pub tctx: *mut u64,
     /// PNA's destination of the packet, two words: 1 after `send_to_port` (0 after
     /// `drop_packet`), then the port.
     pub dest: *mut u64,
@@ -126,10 +134,17 @@ pub struct Helpers {
     pub emit_reserve: unsafe extern "C" fn(*mut Ctx, u64) -> *mut u8,
     /// A table apply up to its action, with the key (`len` bytes) at `Ctx::key`:
     /// `(ctx, table, hit slot, action_run slot, len)` (slots `u32::MAX`: none); returns the action
-    /// to run, `u32::MAX` for none. An action returned is followed by `table_done`.
+    /// to run, `u32::MAX` for none; it replaces the table context (`Ctx::tctx`) only when it
+    /// returns an action.
     pub table_lookup: unsafe extern "C" fn(*mut Ctx, u32, u32, u32, u64) -> u32,
-    /// The rest of a table apply after its action ran: `(ctx, table, action)`.
+    /// The write-back of an action's `@__ref` parameters into the entry that matched, after
+    /// the action ran: `(ctx, table, action)`; called only for actions that have such
+    /// parameters.
     pub table_done: unsafe extern "C" fn(*mut Ctx, u32, u32),
+    /// PNA `add_entry` of action function `func` with the `len` bytes of parameters at
+    /// `Ctx::params` and expire profile `profile`, into the table being applied with the key it
+    /// was looked up with: `(ctx, func, len, profile)`; returns 1 when the entry was added.
+    pub add_entry: unsafe extern "C" fn(*mut Ctx, u32, u64, u64) -> u32,
 }
 
 /// Limits the generated code enforces, as the interpreter does.

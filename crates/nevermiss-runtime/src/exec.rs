@@ -29,12 +29,17 @@ pub enum Flow {
 }
 
 /// The table being applied (for `add_entry`, direct counters/meters, expiry externs).
+/// Plain data of at most three words: generated code saves it before a table apply and
+/// restores it after the action by copying the words (`nevermiss_jit::Ctx::tctx`).
 #[derive(Clone, Copy, Debug, Default)]
-struct TableCtx {
+#[repr(C, align(8))]
+pub(crate) struct TableCtx {
     table: u32,
     hit: Option<EntryHandle>,
     active: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<TableCtx>() <= 24);
 
 /// What one packet did to tables: a set of bit flags, ORed in as the packet runs (one `u8` OR per
 /// table apply / insert / update) and cleared by [`crate::Worker::process`] before each packet.
@@ -150,12 +155,15 @@ pub struct Exec {
     /// What the current packet did to tables (cleared per packet by the worker).
     pub ops: TableOps,
     pub(crate) key: Vec<u8>,
+    /// Where generated code packs an `add_entry`'s parameters (`nevermiss_jit::Ctx::params`):
+    /// as long as every action's parameters plus 8 bytes, never reallocated.
+    pub(crate) abuf: Vec<u8>,
     lookup: Lookup,
     adata: ActionData,
     pbuf: Vec<u8>,
     vals: Vec<(u64, u32)>,
     data: BitWriter,
-    tctx: TableCtx,
+    pub(crate) tctx: TableCtx,
     /// Table contexts of the applies in progress around the current one.
     tctx_stack: Vec<TableCtx>,
     rng: u64,
@@ -191,6 +199,17 @@ impl Exec {
                     .unwrap_or(0)
                     + 64,
             ),
+            abuf: vec![
+                0;
+                sw.prog
+                    .tables
+                    .iter()
+                    .flat_map(|t| &t.actions)
+                    .map(|a| a.params_bytes())
+                    .max()
+                    .unwrap_or(0)
+                    + 8
+            ],
             lookup: Lookup::default(),
             adata: ActionData::default(),
             pbuf: Vec::with_capacity(64),
@@ -1251,6 +1270,22 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
+        let outer = self.tctx;
+        let action = self.table_lookup_core(sw, tid, hit_slot, run_slot)?;
+        self.tctx_stack.push(outer);
+        Some(action)
+    }
+
+    /// [`Exec::table_lookup`] without saving the table context it replaces: generated code
+    /// saves and restores it itself (`nevermiss_jit::Ctx::tctx`). `self.tctx` changes only when
+    /// an action is returned.
+    pub(crate) fn table_lookup_core(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Option<u32> {
         let (Some(td), Some(rt)) = (
             sw.prog.tables.get(tid as usize),
             sw.tables.get(tid as usize),
@@ -1338,7 +1373,6 @@ impl Exec {
                 }
             }
         }
-        self.tctx_stack.push(self.tctx);
         self.tctx = TableCtx {
             table: tid,
             hit,
@@ -1350,6 +1384,12 @@ impl Exec {
     /// The part of a table apply after its action ran (`action`, as [`Exec::table_lookup`]
     /// returned it): `@__ref` parameters written back into the entry, the table context restored.
     pub(crate) fn table_done(&mut self, sw: &Switch, tid: TableId, action: u32) {
+        self.table_write_back(sw, tid, action);
+        self.tctx = self.tctx_stack.pop().unwrap_or_default();
+    }
+
+    /// The `@__ref` write-back of [`Exec::table_done`], without restoring the table context.
+    pub(crate) fn table_write_back(&mut self, sw: &Switch, tid: TableId, action: u32) {
         let hit = self.tctx.hit;
         if let (Some(td), Some(rt)) = (
             sw.prog.tables.get(tid as usize),
@@ -1384,7 +1424,6 @@ impl Exec {
                 }
             }
         }
-        self.tctx = self.tctx_stack.pop().unwrap_or_default();
     }
 
     // ------------------------------------------------------------------ externs
@@ -1915,7 +1954,7 @@ impl Exec {
             return false;
         }
         let tid = self.tctx.table as usize;
-        let (Some(td), Some(rt)) = (sw.prog.tables.get(tid), sw.tables.get(tid)) else {
+        let Some(td) = sw.prog.tables.get(tid) else {
             return false;
         };
         let Some(ai) = td.action_of(func) else {
@@ -1934,8 +1973,36 @@ impl Exec {
             put_be(&mut self.pbuf, v & mask(p.ty.width.min(64)), p.ty.width);
         }
         self.vals = vals;
-        self.adata.action = ai;
         self.adata.params.set(&self.pbuf);
+        self.add_entry_data(sw, ai, profile)
+    }
+
+    /// `add_entry` of action `func` whose parameters generated code packed into `abuf`'s first
+    /// `len` bytes (`nevermiss_jit::Helpers::add_entry`); the same as [`Exec::add_entry`].
+    pub(crate) fn add_entry_packed(&mut self, sw: &Switch, func: FnId, len: usize, profile: u64) -> bool {
+        if !self.tctx.active || self.tctx.hit.is_some() {
+            return false;
+        }
+        let Some(ai) = sw
+            .prog
+            .tables
+            .get(self.tctx.table as usize)
+            .and_then(|td| td.action_of(func))
+        else {
+            return false;
+        };
+        let bytes = self.abuf.get(..len).unwrap_or(&[]);
+        self.adata.params.set(bytes);
+        self.add_entry_data(sw, ai, profile)
+    }
+
+    /// The insert of [`Exec::add_entry`] with the action's parameters in `self.adata`.
+    fn add_entry_data(&mut self, sw: &Switch, ai: u32, profile: u64) -> bool {
+        let tid = self.tctx.table as usize;
+        let Some(rt) = sw.tables.get(tid) else {
+            return false;
+        };
+        self.adata.action = ai;
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
         let status =
             rt.t.add_on_miss(&self.key, &self.adata, profile, self.now_ns);

@@ -30,6 +30,7 @@ const HELPERS: Helpers = Helpers {
     emit_reserve: h_emit_reserve,
     table_lookup: h_table_lookup,
     table_done: h_table_done,
+    add_entry: h_add_entry,
 };
 
 /// Compiles `prog` for a switch with `config`; an error names the function or parser.
@@ -63,6 +64,8 @@ impl Exec {
                 perr: addr_of_mut!((*me).perr),
                 loops: addr_of_mut!((*me).loops),
                 key: (*me).key.as_mut_ptr(),
+                params: (*me).abuf.as_mut_ptr(),
+                tctx: addr_of_mut!((*me).tctx).cast::<u64>(),
                 dest: addr_of_mut!((*me).ps.dest).cast::<u64>(),
                 port: (*me).glue[0],
                 direction: (*me).glue[1],
@@ -166,13 +169,22 @@ unsafe extern "C" fn h_table_lookup(ctx: *mut Ctx, t: u32, hit: u32, run: u32, l
     let len = (len as usize).min(ex.key.capacity());
     unsafe { ex.key.set_len(len) };
     let slot = |s: u32| (s != u32::MAX).then_some(s);
-    ex.table_lookup(sw, t, slot(hit), slot(run))
+    ex.table_lookup_core(sw, t, slot(hit), slot(run))
         .unwrap_or(u32::MAX)
 }
 
-/// The rest of a table apply after its action ran.
+/// The `@__ref` write-back of a table apply after its action ran (generated code restores the
+/// table context itself).
 unsafe extern "C" fn h_table_done(ctx: *mut Ctx, t: u32, action: u32) {
     // SAFETY: as `h_stmt`.
     let (ex, sw) = unsafe { host(ctx) };
-    ex.table_done(sw, t, action);
+    ex.table_write_back(sw, t, action);
+}
+
+/// PNA `add_entry` with the parameters generated code packed at `Ctx::params`.
+unsafe extern "C" fn h_add_entry(ctx: *mut Ctx, func: u32, len: u64, profile: u64) -> u32 {
+    // SAFETY: as `h_stmt`; `Ctx::params` is `Exec::abuf`, which generated code wrote `len` bytes
+    // into (never more than its length: the parameters of an action plus 8).
+    let (ex, sw) = unsafe { host(ctx) };
+    u32::from(ex.add_entry_packed(sw, func, len as usize, profile))
 }
