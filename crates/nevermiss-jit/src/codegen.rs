@@ -1112,9 +1112,9 @@ impl Gen<'_, '_> {
             && data_ok
             && narrow(x.args.get(i + 1))
             && params_ok
-            && x.ret.as_ref().is_none_or(|(l, t)| {
-                l.fixed().is_some() && !t.is_wide() && self.in_frame(l.off, 1)
-            })
+            && x.ret
+                .as_ref()
+                .is_none_or(|(l, t)| l.fixed().is_some() && !t.is_wide() && self.in_frame(l.off, 1))
     }
 
     /// The directionless parameters of action function `func`, from a table that lists it

@@ -118,7 +118,11 @@ impl PnaInfo {
             parser: self.parser,
             before_parse: before,
             after_parse: after,
-            controls: self.pre.into_iter().chain([self.control, self.deparser]).collect(),
+            controls: self
+                .pre
+                .into_iter()
+                .chain([self.control, self.deparser])
+                .collect(),
         }
     }
 }
@@ -321,6 +325,21 @@ impl Outputs {
         self.n += 1;
     }
 
+    /// Appends a packet for `port` made of `head` followed by `tail`, taking `head`'s buffer
+    /// (what [`Outputs::push`] would copy) and leaving a reused one in its place: one copy
+    /// fewer for the packet a pass sends.
+    pub fn push_taking(&mut self, port: u32, head: &mut Vec<u8>, tail: &[u8]) {
+        if self.n == self.bufs.len() {
+            self.bufs.push((0, Vec::new()));
+        }
+        let (p, b) = &mut self.bufs[self.n];
+        *p = port;
+        head.extend_from_slice(tail);
+        std::mem::swap(b, head);
+        head.clear();
+        self.n += 1;
+    }
+
     /// The packets: (port, bytes).
     pub fn as_slice(&self) -> &[(u32, Vec<u8>)] {
         &self.bufs[..self.n]
@@ -470,7 +489,8 @@ pub fn pna_finish(
             continue;
         }
         if let Some(p) = ex.ps.dest.get() {
-            out.push(p as u32, &ex.out.bytes, &ex.input[start..], None);
+            out.push_taking(p as u32, &mut ex.out.bytes, &ex.input[start..]);
+            ex.out.clear();
         }
         return;
     }
@@ -513,6 +533,28 @@ pub fn process_v1(
     port: u32,
     out: &mut Outputs,
 ) {
+    v1_parse(ex, sw, vi, data, itype::NORMAL, u64::from(port), None);
+    v1_finish(ex, sw, vi, data, port, out);
+}
+
+/// The first part of a v1model packet's first ingress pass: the frame reset for `data`, the
+/// standard metadata set, the parser run. [`v1_finish`] does the rest; between the two a batch
+/// can prefetch the tables the packets are about to look up.
+pub fn v1_parse_first(ex: &mut Exec, sw: &Switch, vi: &V1Info, data: &[u8], port: u32) {
+    v1_parse(ex, sw, vi, data, itype::NORMAL, u64::from(port), None);
+}
+
+/// The rest of a v1model packet after [`v1_parse_first`]: its first ingress pass from the
+/// verify-checksum control on, then every further pass (egress, clones, resubmits,
+/// recirculations).
+pub fn v1_finish(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    data: &[u8],
+    port: u32,
+    out: &mut Outputs,
+) {
     let mut pending: Vec<IngressJob> = Vec::new();
     let mut owned: Vec<u8>;
     let mut cur: &[u8] = data;
@@ -525,17 +567,11 @@ pub fn process_v1(
             return;
         }
         let mut extra: Vec<EgressJob> = Vec::new();
-        if let Some(p) = ingress(
-            ex,
-            sw,
-            vi,
-            cur,
-            it,
-            in_port,
-            meta.take(),
-            &mut pending,
-            &mut extra,
-        ) {
+        // The first pass was parsed by `v1_parse_first`.
+        if passes > 1 {
+            v1_parse(ex, sw, vi, cur, it, in_port, meta.take());
+        }
+        if let Some(p) = ingress(ex, sw, vi, cur, in_port, &mut pending, &mut extra) {
             egress(ex, sw, vi, p, 0, it, None, &mut pending, out, 0);
         }
         for job in extra {
@@ -551,9 +587,9 @@ pub fn process_v1(
     }
 }
 
-/// The ingress pass; returns the unicast egress port, if the packet goes to one.
-#[allow(clippy::too_many_arguments)]
-fn ingress(
+/// The start of an ingress pass: the frame reset for `data`, the standard metadata (and the
+/// user metadata a resubmit or recirculation carries) set, the parser run.
+fn v1_parse(
     ex: &mut Exec,
     sw: &Switch,
     vi: &V1Info,
@@ -561,9 +597,7 @@ fn ingress(
     itype_v: u64,
     in_port: u64,
     meta: Option<Vec<u64>>,
-    pending: &mut Vec<IngressJob>,
-    extra: &mut Vec<EgressJob>,
-) -> Option<u64> {
+) {
     ex.reset(sw, data);
     let sm = vi.sm;
     set_rel(ex, sm, vi.ingress_port, in_port);
@@ -581,6 +615,20 @@ fn ingress(
         let e = ex.perr;
         set_rel(ex, sm, vi.parser_error, e);
     }
+}
+
+/// The rest of an ingress pass after [`v1_parse`]; returns the unicast egress port, if the
+/// packet goes to one.
+fn ingress(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    data: &[u8],
+    in_port: u64,
+    pending: &mut Vec<IngressJob>,
+    extra: &mut Vec<EgressJob>,
+) -> Option<u64> {
+    let sm = vi.sm;
     if let Some(v) = vi.verify {
         if run_control(ex, sw, v) == Flow::Reject {
             return None;
@@ -950,6 +998,60 @@ pub fn process_psa(
     port: u32,
     out: &mut Outputs,
 ) {
+    psa_parse_first(ex, sw, pi, data, port);
+    psa_finish(ex, sw, pi, data, port, out);
+}
+
+/// The start of a PSA ingress pass: the frame reset for `pkt`, the carried metadata and the
+/// parser's and ingress control's input metadata set, the ingress parser run.
+fn psa_parse(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PsaInfo,
+    pkt: &[u8],
+    (path, in_port): (u64, u64),
+    resub: &Option<Vec<u64>>,
+    recirc: &Option<Vec<u64>>,
+) {
+    ex.reset(sw, pkt);
+    put(ex, pi.resub, resub);
+    put(ex, pi.recirc, recirc);
+    set(ex, pi.ip_port, in_port);
+    set(ex, pi.ip_path, path);
+    let _ = ex.run_parser(sw, pi.ip);
+    let perr = ex.perr;
+    set(ex, pi.ig_port, in_port);
+    set(ex, pi.ig_path, path);
+    set(ex, pi.ig_ts, ex.now_ns);
+    set(ex, pi.ig_perr, perr);
+    set(ex, pi.io_drop, 1);
+}
+
+/// The first part of a PSA packet's first ingress pass (a NORMAL packet from `port`): up to
+/// and including the ingress parser. [`psa_finish`] does the rest; between the two a batch can
+/// prefetch the tables the packets are about to look up.
+pub fn psa_parse_first(ex: &mut Exec, sw: &Switch, pi: &PsaInfo, data: &[u8], port: u32) {
+    psa_parse(
+        ex,
+        sw,
+        pi,
+        data,
+        (pi.paths[0], u64::from(port)),
+        &None,
+        &None,
+    );
+}
+
+/// The rest of a PSA packet after [`psa_parse_first`]: its first ingress pass from the ingress
+/// control on, then every further pass (egress, clones, resubmits, recirculations).
+pub fn psa_finish(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PsaInfo,
+    data: &[u8],
+    port: u32,
+    out: &mut Outputs,
+) {
     // Ingress passes: (packet, path, port, resubmit meta, recirculate meta).
     let mut ingress_jobs: Vec<PsaIngress> =
         vec![(data.to_vec(), pi.paths[0], u64::from(port), None, None)];
@@ -961,18 +1063,10 @@ pub fn process_psa(
             return;
         }
         let mut egress_jobs = Vec::new();
-        ex.reset(sw, &pkt);
-        put(ex, pi.resub, &resub);
-        put(ex, pi.recirc, &recirc);
-        set(ex, pi.ip_port, in_port);
-        set(ex, pi.ip_path, path);
-        let _ = ex.run_parser(sw, pi.ip);
-        let perr = ex.perr;
-        set(ex, pi.ig_port, in_port);
-        set(ex, pi.ig_path, path);
-        set(ex, pi.ig_ts, ex.now_ns);
-        set(ex, pi.ig_perr, perr);
-        set(ex, pi.io_drop, 1);
+        // The first pass was parsed by `psa_parse_first`.
+        if passes > 1 {
+            psa_parse(ex, sw, pi, &pkt, (path, in_port), &resub, &recirc);
+        }
         if run_control(ex, sw, pi.ig) == Flow::Reject {
             continue;
         }

@@ -1979,7 +1979,13 @@ impl Exec {
 
     /// `add_entry` of action `func` whose parameters generated code packed into `abuf`'s first
     /// `len` bytes (`nevermiss_jit::Helpers::add_entry`); the same as [`Exec::add_entry`].
-    pub(crate) fn add_entry_packed(&mut self, sw: &Switch, func: FnId, len: usize, profile: u64) -> bool {
+    pub(crate) fn add_entry_packed(
+        &mut self,
+        sw: &Switch,
+        func: FnId,
+        len: usize,
+        profile: u64,
+    ) -> bool {
         if !self.tctx.active || self.tctx.hit.is_some() {
             return false;
         }

@@ -176,8 +176,10 @@ pub struct Switch {
     /// Per header type: its compact layout when every field is fixed-width ≤ 64 bits and the
     /// header is a whole number of bytes (`Exec::extract`/`emit` fast paths).
     pub(crate) fast_headers: Vec<Option<FastHeader>>,
-    /// Exact tables a batch prefetches for after parsing (PNA: the first two the main control
-    /// applies whose key needs no calls); see `Worker::process_batch`.
+    /// Exact tables a batch prefetches for after parsing: the first `Config::prefetch_tables`
+    /// exact tables whose key needs no calls that the control after the parser applies (PNA:
+    /// the pre-control, then the main control; v1model: ingress; PSA: ingress); see
+    /// `Worker::process_batch`.
     pub(crate) prefetch: Vec<TableId>,
     /// Clone session → its replicas (P4Runtime sessions of more than one replica).
     pub(crate) clone_replicas: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
@@ -383,10 +385,26 @@ impl Switch {
                 _ => None,
             })
             .collect();
-        let prefetch = match &arch.pna {
-            Some(pi) => prefetch_tables(&prog, &tables, pi.control, config.prefetch_tables),
+        // The control that runs first after the parser of a packet's first pass.
+        let first_control = match (&arch.pna, &arch.v1, &arch.psa) {
+            (Some(pi), _, _) => Some(pi.pre.unwrap_or(pi.control)),
+            (_, Some(vi), _) => Some(vi.ingress),
+            (_, _, Some(pi)) => Some(pi.ig),
+            _ => None,
+        };
+        let mut prefetch = match first_control {
+            Some(c) => prefetch_tables(&prog, &tables, c, config.prefetch_tables),
             None => Vec::new(),
         };
+        // PNA (old dialect): the main control after the pre-control.
+        if let Some(pi) = arch.pna.as_ref().filter(|pi| pi.pre.is_some()) {
+            let more = prefetch_tables(&prog, &tables, pi.control, config.prefetch_tables);
+            for t in more {
+                if prefetch.len() < config.prefetch_tables && !prefetch.contains(&t) {
+                    prefetch.push(t);
+                }
+            }
+        }
         Ok(Switch {
             prog,
             config,
@@ -476,7 +494,7 @@ impl Switch {
         self.externs.get(x as usize)
     }
 
-    /// The exact tables a PNA batch prefetches for after parsing (`Worker::process_batch`).
+    /// The exact tables a batch prefetches for after parsing (`Worker::process_batch`).
     pub fn prefetched_tables(&self) -> &[TableId] {
         &self.prefetch
     }

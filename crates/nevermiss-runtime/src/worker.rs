@@ -1,6 +1,9 @@
 //! A worker: one thread's interpreter, running packets to completion one after the other.
 
-use crate::arch::{pna_finish, pna_parse, process_pna, process_psa, process_v1, Outputs};
+use crate::arch::{
+    pna_finish, pna_parse, process_pna, process_psa, process_v1, psa_finish, psa_parse_first,
+    v1_finish, v1_parse_first, Outputs,
+};
 use crate::exec::{Exec, TableOps};
 use crate::switch::Switch;
 use nevermiss_io::Packet;
@@ -127,12 +130,13 @@ impl Worker {
     /// Runs a batch of packets, each at `now_ns(packet)`, calling `done(i, &outputs)` for packet
     /// `i` in order. The outputs are those [`Worker::process`] would give packet by packet.
     ///
-    /// PNA programs whose main control applies exact tables (`Switch::prefetch`) are run in
-    /// groups of [`PREFETCH_GROUP`]: every packet of a group is parsed, the buckets then entries
-    /// of its tables are prefetched from its key as parsed, and only then does each packet run
-    /// its controls — so the group's table misses overlap instead of costing one DRAM latency
-    /// after another (papers/000 §IV; docs/runtime.md). The prefetch is a hint: a key the control
-    /// changes before the apply is looked up as usual. Other programs run packet by packet.
+    /// Programs whose first control after the parser applies exact tables (`Switch::prefetch`;
+    /// PNA, v1model and PSA alike) are run in groups of [`PREFETCH_GROUP`]: every packet of a
+    /// group is parsed, the buckets then entries of its tables are prefetched from its key as
+    /// parsed, and only then does each packet run the rest of its passes — so the group's table
+    /// misses overlap instead of costing one DRAM latency after another (papers/000 §IV;
+    /// docs/runtime.md). The prefetch is a hint: a key the control changes before the apply is
+    /// looked up as usual. Other programs run packet by packet.
     pub fn process_batch(
         &mut self,
         pkts: &[Packet],
@@ -154,7 +158,7 @@ impl Worker {
         now_ns: impl Fn(&Packet) -> u64,
         mut done: impl FnMut(usize, &Outputs),
     ) {
-        if self.sw.arch.pna.is_none() || self.sw.prefetch.is_empty() || pkts.len() <= 1 {
+        if self.sw.prefetch.is_empty() || pkts.len() <= 1 {
             for (i, p) in pkts.iter().enumerate() {
                 self.process_inside(p.data(), p.port, now_ns(p));
                 done(i, &self.out);
@@ -172,7 +176,7 @@ impl Worker {
             ..
         } = self;
         let sw: &Switch = sw;
-        let Some(pi) = &sw.arch.pna else { return };
+        let arch = &sw.arch;
         let tables = sw.prefetch.len();
         while slots.len() < PREFETCH_GROUP.min(pkts.len()) {
             let n = slots.len() as u64;
@@ -186,7 +190,13 @@ impl Worker {
             for (ex, p) in slots.iter_mut().zip(group) {
                 ex.now_ns = now_ns(p);
                 ex.ops = TableOps::NONE;
-                pna_parse(ex, sw, pi, p.data(), p.port, 0);
+                if let Some(pi) = &arch.pna {
+                    pna_parse(ex, sw, pi, p.data(), p.port, 0);
+                } else if let Some(vi) = &arch.v1 {
+                    v1_parse_first(ex, sw, vi, p.data(), p.port);
+                } else if let Some(pi) = &arch.psa {
+                    psa_parse_first(ex, sw, pi, p.data(), p.port);
+                }
                 for &t in &sw.prefetch {
                     hints.push(ex.prefetch_table(sw, t));
                 }
@@ -198,7 +208,13 @@ impl Worker {
             }
             for (j, (ex, p)) in slots.iter_mut().zip(group).enumerate() {
                 out.clear();
-                pna_finish(ex, sw, pi, p.port, 0, out);
+                if let Some(pi) = &arch.pna {
+                    pna_finish(ex, sw, pi, p.port, 0, out);
+                } else if let Some(vi) = &arch.v1 {
+                    v1_finish(ex, sw, vi, p.data(), p.port, out);
+                } else if let Some(pi) = &arch.psa {
+                    psa_finish(ex, sw, pi, p.data(), p.port, out);
+                }
                 warm.note(ex.ops, p.data(), p.port);
                 done(g * PREFETCH_GROUP + j, out);
             }
