@@ -349,6 +349,12 @@ impl Gen<'_, '_> {
             .load(I64, MemFlagsData::trusted(), self.ctx, off as i32)
     }
 
+    fn ctx_store(&mut self, off: usize, v: Value) {
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), v, self.ctx, off as i32);
+    }
+
     /// Continues code generation in a new block (after a terminator).
     fn fresh(&mut self) {
         let blk = self.b.create_block();
@@ -804,10 +810,9 @@ impl Gen<'_, '_> {
                 self.b.ins().brif(c, run, &[], exit, &[]);
                 self.b.switch_to_block(run);
                 // One more iteration of this packet's loops; past the limit the packet is dropped.
-                let lp = self.ctx_field(offset_of!(Ctx, loops));
-                let n = self.b.ins().load(I64, MemFlagsData::trusted(), lp, 0);
+                let n = self.ctx_field(offset_of!(Ctx, loops));
                 let n = self.b.ins().iadd_imm_s(n, 1);
-                self.b.ins().store(MemFlagsData::trusted(), n, lp, 0);
+                self.ctx_store(offset_of!(Ctx, loops), n);
                 let over = self.b.ins().icmp_imm_s(
                     IntCC::UnsignedGreaterThan,
                     n,
@@ -818,9 +823,8 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(stop);
                 let f = self.fref(self.ids.imports.loop_limit);
                 self.b.ins().call(f, &[self.ctx]);
-                let pe = self.ctx_field(offset_of!(Ctx, perr));
                 let code = self.iconst(p4_ir::ir::errors::PARSER_TIMEOUT);
-                self.b.ins().store(MemFlagsData::trusted(), code, pe, 0);
+                self.ctx_store(offset_of!(Ctx, perr), code);
                 self.jump_code(abort, flow::REJECT);
                 self.b.switch_to_block(go);
                 self.loops.push((upd, exit));
@@ -889,8 +893,7 @@ impl Gen<'_, '_> {
                 self.b.ins().brif(c, next, &[], bad, &[]);
                 self.b.switch_to_block(bad);
                 let code = self.expr(e);
-                let pe = self.ctx_field(offset_of!(Ctx, perr));
-                self.b.ins().store(MemFlagsData::trusted(), code, pe, 0);
+                self.ctx_store(offset_of!(Ctx, perr), code);
                 self.jump_code(abort, flow::REJECT);
                 self.b.switch_to_block(next);
             }
@@ -979,8 +982,7 @@ impl Gen<'_, '_> {
             return self.helper_stmt(s, abort);
         };
         let bytes = i64::from(bytes);
-        let curp = self.ctx_field(offset_of!(Ctx, cursor));
-        let cur = self.b.ins().load(I64, MemFlagsData::trusted(), curp, 0);
+        let cur = self.ctx_field(offset_of!(Ctx, cursor));
         let len = self.ctx_field(offset_of!(Ctx, input_len));
         let start = self.b.ins().ushr_imm_u(cur, 3);
         let end = self.b.ins().iadd_imm_s(start, bytes + 16);
@@ -1001,24 +1003,35 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(inline);
         let input = self.ctx_field(offset_of!(Ctx, input));
         let p = self.b.ins().iadd(input, start);
+        // The header as big-endian 8-byte words, each loaded once (the window of 16 bytes beyond
+        // the header covers the last word); every field is cut out of the one or two words it
+        // lies in with shifts.
+        let words: Vec<Value> = (0..(bytes as u64).div_ceil(8))
+            .map(|k| {
+                let x = self
+                    .b
+                    .ins()
+                    .load(I64, MemFlagsData::trusted(), p, (8 * k) as i32);
+                self.b.ins().bswap(x)
+            })
+            .collect();
         for &(off, bit, w) in &fields {
-            let i = (bit / 8) as i32;
-            let lsh = bit % 8;
-            let x = self.b.ins().load(I64, MemFlagsData::trusted(), p, i);
-            let x = self.b.ins().bswap(x);
+            let (k, lsh) = ((bit / 64) as usize, bit % 64);
+            let x = words[k];
             let v = if lsh + w <= 64 {
-                let l = if lsh > 0 {
-                    self.b.ins().ishl_imm_u(x, i64::from(lsh))
+                if lsh == 0 {
+                    self.b.ins().ushr_imm_u(x, i64::from(64 - w))
+                } else if lsh + w == 64 {
+                    self.b.ins().band_imm_u(x, mask(w) as i64)
                 } else {
-                    x
-                };
-                self.b.ins().ushr_imm_u(l, i64::from(64 - w))
+                    let l = self.b.ins().ishl_imm_u(x, i64::from(lsh));
+                    self.b.ins().ushr_imm_u(l, i64::from(64 - w))
+                }
             } else {
-                // The field straddles the 8-byte window: the next byte supplies its low bits.
-                let l = self.b.ins().ishl_imm_u(x, i64::from(lsh));
-                let nb = self.b.ins().uload8(I64, MemFlagsData::trusted(), p, i + 8);
-                let nb = self.b.ins().ushr_imm_u(nb, i64::from(8 - lsh));
-                let full = self.b.ins().bor(l, nb);
+                // The field straddles two words: the next one supplies its low bits.
+                let hi = self.b.ins().ishl_imm_u(x, i64::from(lsh));
+                let lo = self.b.ins().ushr_imm_u(words[k + 1], i64::from(64 - lsh));
+                let full = self.b.ins().bor(hi, lo);
                 self.b.ins().ushr_imm_u(full, i64::from(64 - w))
             };
             self.st(a + off, v);
@@ -1026,7 +1039,7 @@ impl Gen<'_, '_> {
         let one = self.iconst(1);
         self.st(a, one);
         let nc = self.b.ins().iadd_imm_s(cur, bytes * 8);
-        self.b.ins().store(MemFlagsData::trusted(), nc, curp, 0);
+        self.ctx_store(offset_of!(Ctx, cursor), nc);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
     }
@@ -1562,10 +1575,7 @@ impl Gen<'_, '_> {
                     let z = self.iconst(0);
                     self.bool64(IntCC::NotEqual, p, z)
                 }
-                GlueSrc::ParserError => {
-                    let pe = self.ctx_field(offset_of!(Ctx, perr));
-                    self.b.ins().load(I64, MemFlagsData::trusted(), pe, 0)
-                }
+                GlueSrc::ParserError => self.ctx_field(offset_of!(Ctx, perr)),
             };
             let v = self.mask_to(v, g.width);
             self.st(g.off, v);
@@ -1663,9 +1673,8 @@ impl Gen<'_, '_> {
     }
 
     fn set_perr(&mut self, code: u64) {
-        let pe = self.ctx_field(offset_of!(Ctx, perr));
         let c = self.iconst(code);
-        self.b.ins().store(MemFlagsData::trusted(), c, pe, 0);
+        self.ctx_store(offset_of!(Ctx, perr), c);
     }
 
     fn transition(&mut self, st: &State, states: &[Block], accept: Block, reject: Block) {

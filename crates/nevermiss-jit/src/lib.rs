@@ -21,11 +21,13 @@ use p4_ir::ops;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// What generated code is called with: the packet's frame and parser input, and the runtime's
-/// state behind `host`. Built by the runtime for every call into generated code.
+/// What generated code is called with: the packet's frame, parser input and per-packet
+/// registers, and the runtime's state behind `host`. The runtime keeps one per worker and
+/// updates it as packets come (pointers into buffers that are never reallocated while a packet
+/// runs); generated code reads and writes the register fields in place.
 #[repr(C)]
 pub struct Ctx {
-    /// The runtime's own state (its helpers know what it is).
+    /// The runtime's own state (its helpers know what it is); set for every call.
     pub host: *mut c_void,
     /// The frame: `Program::frame_words` words.
     pub frame: *mut u64,
@@ -33,11 +35,11 @@ pub struct Ctx {
     pub input: *const u8,
     pub input_len: u64,
     /// Bits of `input` consumed by the parser.
-    pub cursor: *mut u64,
+    pub cursor: u64,
     /// Parser error code of a reject.
-    pub perr: *mut u64,
+    pub perr: u64,
     /// Loop iterations so far in this packet.
-    pub loops: *mut u64,
+    pub loops: u64,
     /// Where a table's key function writes the key (its length plus 8 bytes of room).
     pub key: *mut u8,
     /// Where generated code packs an `add_entry`'s action parameters (each big-endian in
@@ -46,10 +48,10 @@ pub struct Ctx {
     pub params: *mut u8,
     /// The runtime's table context (three words), which a table apply replaces while its
     /// action runs: generated code saves the words before [`Helpers::table_lookup`] and
-    /// restores them after the action.
+    /// restores them after the action. Set for every call.
     pub tctx: *mut u64,
     /// PNA's destination of the packet, two words: 1 after `send_to_port` (0 after
-    /// `drop_packet`), then the port.
+    /// `drop_packet`), then the port. Set for every call.
     pub dest: *mut u64,
     /// The packet's values the architecture glue stores into the frame ([`Glue`]): its input
     /// port, direction (an architecture code), pass number and arrival time (ns).
@@ -57,6 +59,29 @@ pub struct Ctx {
     pub direction: u64,
     pub pass: u64,
     pub now: u64,
+}
+
+impl Default for Ctx {
+    fn default() -> Ctx {
+        let null = std::ptr::null_mut();
+        Ctx {
+            host: null,
+            frame: std::ptr::null_mut(),
+            input: std::ptr::null(),
+            input_len: 0,
+            cursor: 0,
+            perr: 0,
+            loops: 0,
+            key: std::ptr::null_mut(),
+            params: std::ptr::null_mut(),
+            tctx: std::ptr::null_mut(),
+            dest: std::ptr::null_mut(),
+            port: 0,
+            direction: 0,
+            pass: 0,
+            now: 0,
+        }
+    }
 }
 
 /// Where a value the architecture glue stores into the frame comes from.

@@ -404,7 +404,7 @@ pub fn pna_parse(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u3
     if let (Some(f), None) = (sw.native.as_ref().and_then(|n| n.pass_parse()), &ex.trace) {
         // Generated code runs the whole of what follows (`PnaInfo::glue`).
         ex.reset_packet(data);
-        ex.glue = [u64::from(port), dir, pass];
+        (ex.c.port, ex.c.direction, ex.c.pass) = (u64::from(port), dir, pass);
         ex.run_native(sw, f);
         return;
     }
@@ -414,10 +414,8 @@ pub fn pna_parse(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u3
     set(ex, pi.p_pass, pass);
     set(ex, pi.p_loopedback, 0);
     set(ex, pi.p_recirculated, u64::from(pass > 0));
-    if !ex.run_parser(sw, pi.parser) && ex.perr == 0 {
-        ex.perr = errors::NO_MATCH.min(ex.perr);
-    }
-    let perr = ex.perr;
+    let _ = ex.run_parser(sw, pi.parser);
+    let perr = ex.parser_error();
     set(ex, pi.m_input_port, u64::from(port));
     set(ex, pi.m_direction, dir);
     set(ex, pi.m_pass, pass);
@@ -468,7 +466,7 @@ pub fn pna_finish(
             }
         }
         ex.out.finish();
-        let start = ex.cursor.div_ceil(8).min(ex.input.len());
+        let start = ex.cursor().div_ceil(8).min(ex.input.len());
         if !ex.ps.mirrors.is_empty() {
             let sessions = sw.sessions.read().unwrap_or_else(PoisonError::into_inner);
             for (_, s) in &ex.ps.mirrors {
@@ -612,7 +610,7 @@ fn v1_parse(
         }
     }
     if !ex.run_parser(sw, vi.parser) {
-        let e = ex.perr;
+        let e = ex.parser_error();
         set_rel(ex, sm, vi.parser_error, e);
     }
 }
@@ -635,7 +633,7 @@ fn ingress(
         }
     }
     let post_parse = if vi.uses_copies {
-        Some((ex.f.clone(), ex.cursor))
+        Some((ex.f.clone(), ex.cursor()))
     } else {
         None
     };
@@ -685,7 +683,7 @@ fn ingress(
             extra.push(EgressJob {
                 frame: ex.f.clone(),
                 input: ex.input.clone(),
-                cursor: ex.cursor,
+                cursor: ex.cursor(),
                 port: u64::from(p),
                 rid: u64::from(rid),
                 itype: itype::REPLICATION,
@@ -727,7 +725,7 @@ fn egress(
         ex.reset(sw, &job.input);
         let n = job.frame.len().min(ex.f.len());
         ex.f[..n].copy_from_slice(&job.frame[..n]);
-        ex.cursor = job.cursor;
+        ex.c.cursor = job.cursor as u64;
     }
     ex.ps.clone = None;
     ex.ps.resubmit = None;
@@ -756,7 +754,7 @@ fn egress(
         Some((_, sess, _)) if depth < 4 => session_port(sw, sess).map(|p| EgressJob {
             frame: ex.f.clone(),
             input: ex.input.clone(),
-            cursor: ex.cursor,
+            cursor: ex.cursor(),
             port: u64::from(p),
             rid: 0,
             itype: itype::EGRESS_CLONE,
@@ -769,7 +767,7 @@ fn egress(
     ex.trace_headers(sw, BlockBody::Control(vi.deparser), "before deparser");
     if run_control(ex, sw, vi.deparser) != Flow::Reject {
         ex.out.finish();
-        let start = ex.cursor.div_ceil(8).min(ex.input.len());
+        let start = ex.cursor().div_ceil(8).min(ex.input.len());
         if recirc.is_some() {
             let mut b = ex.out.bytes.clone();
             b.extend_from_slice(&ex.input[start..]);
@@ -1019,7 +1017,7 @@ fn psa_parse(
     set(ex, pi.ip_port, in_port);
     set(ex, pi.ip_path, path);
     let _ = ex.run_parser(sw, pi.ip);
-    let perr = ex.perr;
+    let perr = ex.parser_error();
     set(ex, pi.ig_port, in_port);
     set(ex, pi.ig_path, path);
     set(ex, pi.ig_ts, ex.now_ns);
@@ -1076,7 +1074,7 @@ pub fn psa_finish(
             continue;
         }
         ex.out.finish();
-        let start = ex.cursor.div_ceil(8).min(ex.input.len());
+        let start = ex.cursor().div_ceil(8).min(ex.input.len());
         let mut deparsed = ex.out.bytes.clone();
         deparsed.extend_from_slice(&ex.input[start..]);
         if get(ex, pi.io_clone) != 0 {
@@ -1158,7 +1156,7 @@ pub fn psa_finish(
             set(ex, pi.ep_port, j.port);
             set(ex, pi.ep_path, j.path);
             let _ = ex.run_parser(sw, pi.ep);
-            let perr = ex.perr;
+            let perr = ex.parser_error();
             set(ex, pi.eg_port, j.port);
             set(ex, pi.eg_path, j.path);
             set(ex, pi.eg_instance, j.instance);
@@ -1175,7 +1173,7 @@ pub fn psa_finish(
                 continue;
             }
             ex.out.finish();
-            let start = ex.cursor.div_ceil(8).min(ex.input.len());
+            let start = ex.cursor().div_ceil(8).min(ex.input.len());
             let mut bytes = ex.out.bytes.clone();
             bytes.extend_from_slice(&ex.input[start..]);
             if get(ex, pi.eo_clone) != 0 {

@@ -143,12 +143,13 @@ pub struct Exec {
     pub f: Vec<u64>,
     /// The packet being parsed.
     pub input: Vec<u8>,
-    /// Bits of `input` consumed by the parser.
-    pub cursor: usize,
+    /// The per-packet registers generated code reads and writes in place (the parser's
+    /// cursor, the parser error, the loop count, the architecture glue's values) and the
+    /// pointers it works through (`nevermiss_jit::Ctx`). The interpreter uses the same
+    /// registers, so both engines share one packet state.
+    pub(crate) c: nevermiss_jit::Ctx,
     /// The deparser's output.
     pub out: BitWriter,
-    /// Parser error code of the last reject.
-    pub perr: u64,
     /// Time of the packet (ns), for tables with idle timeouts and meters.
     pub now_ns: u64,
     pub ps: PktState,
@@ -167,24 +168,24 @@ pub struct Exec {
     /// Table contexts of the applies in progress around the current one.
     tctx_stack: Vec<TableCtx>,
     rng: u64,
-    pub(crate) loops: u64,
-    /// The packet's input port, direction code and pass, for generated code's architecture
-    /// glue (`nevermiss_jit::Ctx::port` and the next two).
-    pub(crate) glue: [u64; 3],
     /// `Some` while tracing (`nevermiss run --trace`): what the packet did, one line per
     /// parser state, table apply and `add_entry`. Off, it costs one branch per state and table.
     pub trace: Option<Vec<String>>,
 }
 
+// SAFETY: the raw pointers of `Exec::c` point into this `Exec`'s own heap buffers (frame,
+// input, key and parameter buffers, which move with it) or are set anew for every call into
+// generated code (`Exec::run_native`); nothing in them is shared with another thread.
+unsafe impl Send for Exec {}
+
 impl Exec {
     /// An interpreter for `sw`'s program.
     pub fn new(sw: &Switch, worker: u64) -> Exec {
-        Exec {
+        let mut ex = Exec {
             f: vec![0; sw.prog.frame_words as usize],
             input: Vec::with_capacity(2048),
-            cursor: 0,
+            c: nevermiss_jit::Ctx::default(),
             out: BitWriter::default(),
-            perr: 0,
             now_ns: 0,
             ps: PktState::default(),
             ops: TableOps::NONE,
@@ -220,10 +221,25 @@ impl Exec {
             rng: sw.config.seed
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
-            loops: 0,
-            glue: [0; 3],
             trace: None,
-        }
+        };
+        ex.c.frame = ex.f.as_mut_ptr();
+        ex.c.key = ex.key.as_mut_ptr();
+        ex.c.params = ex.abuf.as_mut_ptr();
+        ex.c.input = ex.input.as_ptr();
+        ex
+    }
+
+    /// Bits of the packet the parser consumed.
+    #[inline]
+    pub fn cursor(&self) -> usize {
+        self.c.cursor as usize
+    }
+
+    /// The parser error code of the last reject (0: none).
+    #[inline]
+    pub fn parser_error(&self) -> u64 {
+        self.c.perr
     }
 
     /// Prepares for a new packet: zeroes the per-packet state (headers invalid, metadata 0).
@@ -238,9 +254,12 @@ impl Exec {
     pub(crate) fn reset_packet(&mut self, data: &[u8]) {
         self.input.clear();
         self.input.extend_from_slice(data);
-        self.cursor = 0;
+        // The buffer may have grown.
+        self.c.input = self.input.as_ptr();
+        self.c.input_len = self.input.len() as u64;
+        self.c.cursor = 0;
         self.out.clear();
-        self.perr = 0;
+        self.c.perr = 0;
         self.ps = PktState {
             mirrors: std::mem::take(&mut self.ps.mirrors),
             ..PktState::default()
@@ -248,7 +267,7 @@ impl Exec {
         self.ps.mirrors.clear();
         self.tctx = TableCtx::default();
         self.tctx_stack.clear();
-        self.loops = 0;
+        self.c.loops = 0;
     }
 
     #[inline]
@@ -586,10 +605,10 @@ impl Exec {
                 if self.eval(cond) == 0 {
                     return Flow::Next;
                 }
-                self.loops += 1;
-                if self.loops > sw.config.loop_limit {
+                self.c.loops += 1;
+                if self.c.loops > sw.config.loop_limit {
                     sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
-                    self.perr = PARSER_TIMEOUT;
+                    self.c.perr = PARSER_TIMEOUT;
                     return Flow::Reject;
                 }
                 match self.exec(sw, body) {
@@ -627,7 +646,7 @@ impl Exec {
             }
             Stmt::Extract { hdr, varbit_bits } => {
                 let Some(a) = self.addr(&hdr.loc) else {
-                    self.perr = STACK_OUT_OF_BOUNDS;
+                    self.c.perr = STACK_OUT_OF_BOUNDS;
                     return Flow::Reject;
                 };
                 let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
@@ -639,12 +658,12 @@ impl Exec {
                 varbit_bits,
             } => {
                 let Some(a) = self.addr(&stack.loc) else {
-                    self.perr = STACK_OUT_OF_BOUNDS;
+                    self.c.perr = STACK_OUT_OF_BOUNDS;
                     return Flow::Reject;
                 };
                 let next = self.ld(a);
                 if next >= u64::from(stack.size) {
-                    self.perr = STACK_OUT_OF_BOUNDS;
+                    self.c.perr = STACK_OUT_OF_BOUNDS;
                     return Flow::Reject;
                 }
                 let ea = a + 1 + next as usize * stack.elem_words as usize;
@@ -655,7 +674,7 @@ impl Exec {
                         None => return Flow::Next,
                     },
                     _ => {
-                        self.perr = STACK_OUT_OF_BOUNDS;
+                        self.c.perr = STACK_OUT_OF_BOUNDS;
                         return Flow::Reject;
                     }
                 };
@@ -678,27 +697,27 @@ impl Exec {
                     return Flow::Next;
                 };
                 let bits = layout.bits(&sw.prog.headers);
-                if self.cursor as u64 + bits > 8 * self.input.len() as u64 {
-                    self.perr = PACKET_TOO_SHORT;
+                if self.c.cursor + bits > 8 * self.input.len() as u64 {
+                    self.c.perr = PACKET_TOO_SHORT;
                     return Flow::Reject;
                 }
-                let mut pos = self.cursor;
+                let mut pos = self.cursor();
                 self.read_layout(sw, a, layout, &mut pos);
                 Flow::Next
             }
             Stmt::Advance(e) => {
                 let n = self.eval_index(e);
-                let end = (self.cursor as u64).saturating_add(n);
+                let end = self.c.cursor.saturating_add(n);
                 if end > 8 * self.input.len() as u64 {
-                    self.perr = PACKET_TOO_SHORT;
+                    self.c.perr = PACKET_TOO_SHORT;
                     return Flow::Reject;
                 }
-                self.cursor = end as usize;
+                self.c.cursor = end;
                 Flow::Next
             }
             Stmt::Verify(c, e) => {
                 if self.eval(c) == 0 {
-                    self.perr = self.eval(e);
+                    self.c.perr = self.eval(e);
                     return Flow::Reject;
                 }
                 Flow::Next
@@ -789,7 +808,7 @@ impl Exec {
         loop {
             steps += 1;
             if steps > sw.config.parser_steps {
-                self.perr = PARSER_TIMEOUT;
+                self.c.perr = PARSER_TIMEOUT;
                 return false;
             }
             let Some(s) = p.states.get(st) else {
@@ -808,7 +827,7 @@ impl Exec {
                 Transition::Select { keys, cases } => match self.select(sw, keys, cases) {
                     Some(t) => t,
                     None => {
-                        self.perr = NO_MATCH;
+                        self.c.perr = NO_MATCH;
                         return false;
                     }
                 },
@@ -922,11 +941,11 @@ impl Exec {
         let vbits = match (varbit, vmax) {
             (Some(n), Some(m)) => {
                 if n > u64::from(m) {
-                    self.perr = HEADER_TOO_SHORT;
+                    self.c.perr = HEADER_TOO_SHORT;
                     return Flow::Reject;
                 }
                 if n % 8 != 0 {
-                    self.perr = PARSER_INVALID_ARGUMENT;
+                    self.c.perr = PARSER_INVALID_ARGUMENT;
                     return Flow::Reject;
                 }
                 n
@@ -934,11 +953,11 @@ impl Exec {
             _ => 0,
         };
         let total = hl.fixed_bits + vbits;
-        if self.cursor as u64 + total > 8 * self.input.len() as u64 {
-            self.perr = PACKET_TOO_SHORT;
+        if self.c.cursor + total > 8 * self.input.len() as u64 {
+            self.c.perr = PACKET_TOO_SHORT;
             return Flow::Reject;
         }
-        let mut pos = self.cursor;
+        let mut pos = self.cursor();
         for fl in &hl.fields {
             let fa = a + fl.off as usize;
             if fl.varbit.is_some() {
@@ -964,7 +983,7 @@ impl Exec {
             }
         }
         self.st(a, 1);
-        self.cursor = pos;
+        self.c.cursor = pos as u64;
         Flow::Next
     }
 
@@ -974,10 +993,10 @@ impl Exec {
     /// packet or too close to it for a whole window, or the frame is short).
     #[inline]
     fn extract_fast(&mut self, fh: &FastHeader, a: usize) -> Option<Flow> {
-        if !self.cursor.is_multiple_of(8) {
+        if !self.c.cursor.is_multiple_of(8) {
             return None;
         }
-        let start = self.cursor / 8;
+        let start = self.cursor() / 8;
         let win = self.input.get(start..start + fh.bytes + 16)?;
         let dst = self.f.get_mut(a..a + fh.words)?;
         for fl in fh.fields.iter() {
@@ -993,7 +1012,7 @@ impl Exec {
             dst[fl.off as usize] = v;
         }
         dst[0] = 1;
-        self.cursor += fh.bytes * 8;
+        self.c.cursor += (fh.bytes * 8) as u64;
         Some(Flow::Next)
     }
 
@@ -1832,7 +1851,7 @@ impl Exec {
                     self.serialize(items);
                 }
                 if *with_payload {
-                    let start = self.cursor.div_ceil(8).min(self.input.len());
+                    let start = self.cursor().div_ceil(8).min(self.input.len());
                     let payload = self.input[start..].to_vec();
                     self.data.put_bytes(&payload);
                 }

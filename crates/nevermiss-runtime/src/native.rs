@@ -51,28 +51,18 @@ impl Exec {
     pub(crate) fn run_native(&mut self, sw: &Switch, f: NativeFn) -> u32 {
         let me: *mut Exec = self;
         let mut host = Host { ex: me, sw };
-        // SAFETY: every pointer is derived from `me` and stays valid for the call: the frame and
-        // the input are not reallocated while a packet runs (only `Exec::reset` changes them);
-        // the helpers reborrow `*me` one at a time, on this thread.
+        // SAFETY: `self.c`'s buffer pointers are set by `Exec::new` and `Exec::reset_packet` to
+        // buffers that are not reallocated while a packet runs (the frame, the input, the key and
+        // parameter buffers); the pointers set here are to this `Exec`, which does not move during
+        // the call. The helpers reborrow `*me` one at a time, on this thread, and reach the
+        // registers through `Exec::c`, the `Ctx` the code was given.
         unsafe {
-            let mut ctx = Ctx {
-                host: (&mut host as *mut Host).cast::<c_void>(),
-                frame: (*me).f.as_mut_ptr(),
-                input: (*me).input.as_ptr(),
-                input_len: (*me).input.len() as u64,
-                cursor: addr_of_mut!((*me).cursor).cast::<u64>(),
-                perr: addr_of_mut!((*me).perr),
-                loops: addr_of_mut!((*me).loops),
-                key: (*me).key.as_mut_ptr(),
-                params: (*me).abuf.as_mut_ptr(),
-                tctx: addr_of_mut!((*me).tctx).cast::<u64>(),
-                dest: addr_of_mut!((*me).ps.dest).cast::<u64>(),
-                port: (*me).glue[0],
-                direction: (*me).glue[1],
-                pass: (*me).glue[2],
-                now: (*me).now_ns,
-            };
-            f(&mut ctx)
+            let c = addr_of_mut!((*me).c);
+            (*c).host = (&mut host as *mut Host).cast::<c_void>();
+            (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
+            (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
+            (*c).now = (*me).now_ns;
+            f(c)
         }
     }
 }
