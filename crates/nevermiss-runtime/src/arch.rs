@@ -391,7 +391,8 @@ pub fn process_pna(
     port: u32,
     out: &mut Outputs,
 ) {
-    pna_parse(ex, sw, pi, data, port, 0);
+    // SAFETY: `data` outlives the packet's processing, which ends with `pna_finish`.
+    unsafe { pna_parse_in_place(ex, sw, pi, data, port) };
     pna_finish(ex, sw, pi, port, 0, out);
 }
 
@@ -399,11 +400,43 @@ pub fn process_pna(
 /// main control's input metadata. [`pna_finish`] does the rest; between the two a batch can
 /// prefetch the tables the packets are about to look up.
 pub fn pna_parse(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u32, pass: u64) {
+    pna_parse_at(ex, sw, pi, data, port, pass, false);
+}
+
+/// [`pna_parse`] of a packet's first pass, parsing `data` where it lies (no copy) when
+/// generated code runs the pass.
+///
+/// # Safety
+/// `data` must stay alive and unchanged until the packet's [`pna_finish`] returns.
+pub(crate) unsafe fn pna_parse_in_place(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PnaInfo,
+    data: &[u8],
+    port: u32,
+) {
+    pna_parse_at(ex, sw, pi, data, port, 0, true);
+}
+
+fn pna_parse_at(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PnaInfo,
+    data: &[u8],
+    port: u32,
+    pass: u64,
+    in_place: bool,
+) {
     let net = sw.is_net_port(u64::from(port));
     let dir = if net { pi.net_to_host } else { pi.host_to_net };
     if let (Some(f), None) = (sw.native.as_ref().and_then(|n| n.pass_parse()), &ex.trace) {
         // Generated code runs the whole of what follows (`PnaInfo::glue`).
-        ex.reset_packet(data);
+        if in_place {
+            // SAFETY: the callers of `pna_parse_in_place` keep `data` alive for the packet.
+            unsafe { ex.reset_packet_in_place(data) };
+        } else {
+            ex.reset_packet(data);
+        }
         (ex.c.port, ex.c.direction, ex.c.pass) = (u64::from(port), dir, pass);
         ex.run_native(sw, f);
         return;
@@ -466,12 +499,12 @@ pub fn pna_finish(
             }
         }
         ex.out.finish();
-        let start = ex.cursor().div_ceil(8).min(ex.input.len());
+        let start = ex.cursor().div_ceil(8).min(ex.input().len());
         if !ex.ps.mirrors.is_empty() {
             let sessions = sw.sessions.read().unwrap_or_else(PoisonError::into_inner);
             for (_, s) in &ex.ps.mirrors {
                 if let Some(p) = sessions.get(&(*s as u32)) {
-                    out.push(*p, &ex.out.bytes, &ex.input[start..], None);
+                    out.push(*p, &ex.out.bytes, &ex.input()[start..], None);
                 }
             }
         }
@@ -482,12 +515,12 @@ pub fn pna_finish(
                 return;
             }
             let mut b = ex.out.bytes.clone();
-            b.extend_from_slice(&ex.input[start..]);
+            b.extend_from_slice(&ex.input()[start..]);
             pna_parse(ex, sw, pi, &b, port, pass);
             continue;
         }
         if let Some(p) = ex.ps.dest.get() {
-            out.push_taking(p as u32, &mut ex.out.bytes, &ex.input[start..]);
+            out.push_taking(p as u32, &mut ex.out.bytes, &crate::exec::input_of(&ex.c)[start..]);
             ex.out.clear();
         }
         return;
@@ -682,7 +715,7 @@ fn ingress(
         for (p, rid) in members {
             extra.push(EgressJob {
                 frame: ex.f.clone(),
-                input: ex.input.clone(),
+                input: ex.input().to_vec(),
                 cursor: ex.cursor(),
                 port: u64::from(p),
                 rid: u64::from(rid),
@@ -753,7 +786,7 @@ fn egress(
     let e2e = match ex.ps.clone {
         Some((_, sess, _)) if depth < 4 => session_port(sw, sess).map(|p| EgressJob {
             frame: ex.f.clone(),
-            input: ex.input.clone(),
+            input: ex.input().to_vec(),
             cursor: ex.cursor(),
             port: u64::from(p),
             rid: 0,
@@ -767,10 +800,10 @@ fn egress(
     ex.trace_headers(sw, BlockBody::Control(vi.deparser), "before deparser");
     if run_control(ex, sw, vi.deparser) != Flow::Reject {
         ex.out.finish();
-        let start = ex.cursor().div_ceil(8).min(ex.input.len());
+        let start = ex.cursor().div_ceil(8).min(ex.input().len());
         if recirc.is_some() {
             let mut b = ex.out.bytes.clone();
-            b.extend_from_slice(&ex.input[start..]);
+            b.extend_from_slice(&ex.input()[start..]);
             let meta = vi
                 .meta
                 .and_then(|(o, w)| ex.f.get(o as usize..(o + w) as usize).map(<[u64]>::to_vec));
@@ -781,7 +814,7 @@ fn egress(
                 meta,
             });
         } else {
-            out.push(port as u32, &ex.out.bytes, &ex.input[start..], trunc);
+            out.push(port as u32, &ex.out.bytes, &ex.input()[start..], trunc);
         }
     }
     if let Some(j) = e2e {
@@ -1074,9 +1107,9 @@ pub fn psa_finish(
             continue;
         }
         ex.out.finish();
-        let start = ex.cursor().div_ceil(8).min(ex.input.len());
+        let start = ex.cursor().div_ceil(8).min(ex.input().len());
         let mut deparsed = ex.out.bytes.clone();
-        deparsed.extend_from_slice(&ex.input[start..]);
+        deparsed.extend_from_slice(&ex.input()[start..]);
         if get(ex, pi.io_clone) != 0 {
             // An I2E clone is of the packet as it arrived.
             for (p, rid) in session_ports(sw, get(ex, pi.io_sess)) {
@@ -1173,9 +1206,9 @@ pub fn psa_finish(
                 continue;
             }
             ex.out.finish();
-            let start = ex.cursor().div_ceil(8).min(ex.input.len());
+            let start = ex.cursor().div_ceil(8).min(ex.input().len());
             let mut bytes = ex.out.bytes.clone();
-            bytes.extend_from_slice(&ex.input[start..]);
+            bytes.extend_from_slice(&ex.input()[start..]);
             if get(ex, pi.eo_clone) != 0 {
                 for (p, rid) in session_ports(sw, get(ex, pi.eo_sess)) {
                     egress_jobs.push(PsaEgress {

@@ -16,6 +16,19 @@ use p4_ir::*;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::PoisonError;
 
+/// The packet `c` describes (borrowing only the registers, so the frame can be written
+/// meanwhile).
+#[inline]
+pub(crate) fn input_of(c: &nevermiss_jit::Ctx) -> &[u8] {
+    if c.input.is_null() {
+        return &[];
+    }
+    // SAFETY: `c.input`/`c.input_len` describe `Exec::own` or, between
+    // `Exec::reset_packet_in_place` and the end of that packet's processing, the caller's
+    // packet, which outlives it.
+    unsafe { std::slice::from_raw_parts(c.input, c.input_len as usize) }
+}
+
 /// How a statement list ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -141,8 +154,9 @@ impl Dest {
 pub struct Exec {
     /// The frame (see `p4_ir::ir`).
     pub f: Vec<u64>,
-    /// The packet being parsed.
-    pub input: Vec<u8>,
+    /// A copy of the packet being parsed, when it is not parsed where it lies
+    /// ([`Exec::input`] is the packet either way).
+    own: Vec<u8>,
     /// The per-packet registers generated code reads and writes in place (the parser's
     /// cursor, the parser error, the loop count, the architecture glue's values) and the
     /// pointers it works through (`nevermiss_jit::Ctx`). The interpreter uses the same
@@ -183,7 +197,7 @@ impl Exec {
     pub fn new(sw: &Switch, worker: u64) -> Exec {
         let mut ex = Exec {
             f: vec![0; sw.prog.frame_words as usize],
-            input: Vec::with_capacity(2048),
+            own: Vec::with_capacity(2048),
             c: nevermiss_jit::Ctx::default(),
             out: BitWriter::default(),
             now_ns: 0,
@@ -226,8 +240,14 @@ impl Exec {
         ex.c.frame = ex.f.as_mut_ptr();
         ex.c.key = ex.key.as_mut_ptr();
         ex.c.params = ex.abuf.as_mut_ptr();
-        ex.c.input = ex.input.as_ptr();
+        ex.c.input = ex.own.as_ptr();
         ex
+    }
+
+    /// The packet being parsed.
+    #[inline]
+    pub fn input(&self) -> &[u8] {
+        input_of(&self.c)
     }
 
     /// Bits of the packet the parser consumed.
@@ -252,11 +272,28 @@ impl Exec {
     /// [`Exec::reset`] but for the frame, which generated code zeroes itself
     /// (`nevermiss_jit::Compiled::pass_parse`).
     pub(crate) fn reset_packet(&mut self, data: &[u8]) {
-        self.input.clear();
-        self.input.extend_from_slice(data);
+        self.own.clear();
+        self.own.extend_from_slice(data);
         // The buffer may have grown.
-        self.c.input = self.input.as_ptr();
-        self.c.input_len = self.input.len() as u64;
+        self.c.input = self.own.as_ptr();
+        self.c.input_len = self.own.len() as u64;
+        self.reset_state();
+    }
+
+    /// [`Exec::reset_packet`] without copying the packet: it is parsed where it lies.
+    ///
+    /// # Safety
+    /// `data` must stay alive and unchanged until this packet's processing ends (the next reset),
+    /// and nothing may read [`Exec::input`] after that.
+    pub(crate) unsafe fn reset_packet_in_place(&mut self, data: &[u8]) {
+        self.c.input = data.as_ptr();
+        self.c.input_len = data.len() as u64;
+        self.reset_state();
+    }
+
+    /// The per-packet state but the input.
+    #[inline]
+    fn reset_state(&mut self) {
         self.c.cursor = 0;
         self.out.clear();
         self.c.perr = 0;
@@ -697,7 +734,7 @@ impl Exec {
                     return Flow::Next;
                 };
                 let bits = layout.bits(&sw.prog.headers);
-                if self.c.cursor + bits > 8 * self.input.len() as u64 {
+                if self.c.cursor + bits > 8 * self.input().len() as u64 {
                     self.c.perr = PACKET_TOO_SHORT;
                     return Flow::Reject;
                 }
@@ -708,7 +745,7 @@ impl Exec {
             Stmt::Advance(e) => {
                 let n = self.eval_index(e);
                 let end = self.c.cursor.saturating_add(n);
-                if end > 8 * self.input.len() as u64 {
+                if end > 8 * self.input().len() as u64 {
                     self.c.perr = PACKET_TOO_SHORT;
                     return Flow::Reject;
                 }
@@ -953,7 +990,7 @@ impl Exec {
             _ => 0,
         };
         let total = hl.fixed_bits + vbits;
-        if self.c.cursor + total > 8 * self.input.len() as u64 {
+        if self.c.cursor + total > 8 * self.input().len() as u64 {
             self.c.perr = PACKET_TOO_SHORT;
             return Flow::Reject;
         }
@@ -964,20 +1001,22 @@ impl Exec {
                 self.st(fa, vbits);
                 let n = fl.ty.words() as usize;
                 let w = vbits as u32;
+                let input = input_of(&self.c);
                 if let Some(ws) = self.f.get_mut(fa + 1..fa + 1 + n) {
                     ws.fill(0);
                     let used = w.div_ceil(64).max(1) as usize;
-                    read_wide(&self.input, pos, w, &mut ws[..used.min(n)]);
+                    read_wide(input, pos, w, &mut ws[..used.min(n)]);
                 }
                 pos += vbits as usize;
             } else if fl.ty.width <= 64 {
-                let v = read_bits(&self.input, pos, fl.ty.width);
+                let v = read_bits(self.input(), pos, fl.ty.width);
                 self.st(fa, v);
                 pos += fl.ty.width as usize;
             } else {
                 let n = fl.ty.words() as usize;
+                let input = input_of(&self.c);
                 if let Some(ws) = self.f.get_mut(fa..fa + n) {
-                    read_wide(&self.input, pos, fl.ty.width, ws);
+                    read_wide(input, pos, fl.ty.width, ws);
                 }
                 pos += fl.ty.width as usize;
             }
@@ -997,7 +1036,7 @@ impl Exec {
             return None;
         }
         let start = self.cursor() / 8;
-        let win = self.input.get(start..start + fh.bytes + 16)?;
+        let win = input_of(&self.c).get(start..start + fh.bytes + 16)?;
         let dst = self.f.get_mut(a..a + fh.words)?;
         for fl in fh.fields.iter() {
             let i = (fl.bit / 8) as usize;
@@ -1056,12 +1095,13 @@ impl Exec {
         match layout {
             Layout::Scalar(t) => {
                 if t.width <= 64 {
-                    let v = read_bits(&self.input, *pos, t.width);
+                    let v = read_bits(self.input(), *pos, t.width);
                     self.st(a, v);
                 } else {
                     let n = t.words() as usize;
+                    let input = input_of(&self.c);
                     if let Some(ws) = self.f.get_mut(a..a + n) {
-                        read_wide(&self.input, *pos, t.width, ws);
+                        read_wide(input, *pos, t.width, ws);
                     }
                 }
                 *pos += t.width as usize;
@@ -1388,7 +1428,7 @@ impl Exec {
         if let (Some(h), Some(dc), Arch::V1Model) = (hit, td.direct_counter, sw.prog.arch) {
             if let Some(RtExtern::DirectCounter(cells)) = sw.externs.get(dc as usize) {
                 if let Some(c) = cells.get(h.slot()) {
-                    c.count(1, self.input.len() as u64);
+                    c.count(1, self.input().len() as u64);
                 }
             }
         }
@@ -1533,7 +1573,7 @@ impl Exec {
             XOp::CounterCount => {
                 if let Some(RtExtern::Counter(cells)) = inst {
                     let i = self.xval(args.first()).unwrap_or(0);
-                    let inc = self.xval(args.get(1)).unwrap_or(self.input.len() as u64);
+                    let inc = self.xval(args.get(1)).unwrap_or(self.input().len() as u64);
                     if let Some(c) = cells.get(i as usize) {
                         c.count(1, inc);
                     }
@@ -1541,7 +1581,7 @@ impl Exec {
             }
             XOp::DirectCounterCount => {
                 if let (Some(RtExtern::DirectCounter(cells)), Some(h)) = (inst, self.tctx.hit) {
-                    let inc = self.xval(args.first()).unwrap_or(self.input.len() as u64);
+                    let inc = self.xval(args.first()).unwrap_or(self.input().len() as u64);
                     if let Some(c) = cells.get(h.slot()) {
                         c.count(1, inc);
                     }
@@ -1556,14 +1596,14 @@ impl Exec {
                         .map_or(externs::GREEN, |v| color_index(colors, v));
                     let bytes = matches!(xk, Some(ExternKind::Meter { bytes: true, .. }));
                     let amount = if bytes {
-                        self.xval(args.get(2)).unwrap_or(self.input.len() as u64)
+                        self.xval(args.get(2)).unwrap_or(self.input().len() as u64)
                     } else {
                         1
                     };
                     let len = if bytes {
                         amount
                     } else {
-                        self.input.len() as u64
+                        self.input().len() as u64
                     };
                     if let Some(m) = cells.get(i as usize) {
                         c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
@@ -1586,14 +1626,14 @@ impl Exec {
                         .map_or(externs::GREEN, |v| color_index(colors, v));
                     let bytes = matches!(xk, Some(ExternKind::DirectMeter { bytes: true }));
                     let amount = if bytes {
-                        self.xval(args.get(1)).unwrap_or(self.input.len() as u64)
+                        self.xval(args.get(1)).unwrap_or(self.input().len() as u64)
                     } else {
                         1
                     };
                     let len = if bytes {
                         amount
                     } else {
-                        self.input.len() as u64
+                        self.input().len() as u64
                     };
                     if let Some(m) = cells.get(h.slot()) {
                         c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
@@ -1851,8 +1891,8 @@ impl Exec {
                     self.serialize(items);
                 }
                 if *with_payload {
-                    let start = self.cursor().div_ceil(8).min(self.input.len());
-                    let payload = self.input[start..].to_vec();
+                    let start = self.cursor().div_ceil(8).min(self.input().len());
+                    let payload = self.input()[start..].to_vec();
                     self.data.put_bytes(&payload);
                 }
                 let r = self.next_rand();
@@ -1960,7 +2000,7 @@ impl Exec {
             }
             XOp::PacketLength => {
                 if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, self.input.len() as u64);
+                    self.xstore(l, *t, self.input().len() as u64);
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! A worker: one thread's interpreter, running packets to completion one after the other.
 
 use crate::arch::{
-    pna_finish, pna_parse, process_pna, process_psa, process_v1, psa_finish, psa_parse_first,
+    pna_finish, pna_parse_in_place, process_pna, process_psa, process_v1, psa_finish, psa_parse_first,
     v1_finish, v1_parse_first, Outputs,
 };
 use crate::exec::{Exec, TableOps};
@@ -191,7 +191,9 @@ impl Worker {
                 ex.now_ns = now_ns(p);
                 ex.ops = TableOps::NONE;
                 if let Some(pi) = &arch.pna {
-                    pna_parse(ex, sw, pi, p.data(), p.port, 0);
+                    // SAFETY: the group's packets outlive the batch, whose
+                    // `pna_finish` of this packet comes below.
+                    unsafe { pna_parse_in_place(ex, sw, pi, p.data(), p.port) };
                 } else if let Some(vi) = &arch.v1 {
                     v1_parse_first(ex, sw, vi, p.data(), p.port);
                 } else if let Some(pi) = &arch.psa {
