@@ -28,6 +28,30 @@ const I8: types::Type = types::I8;
 const EXTRACT_MAX_BYTES: u32 = 128;
 /// Copies of at most this many words are inline loads and stores; longer ones call the helper.
 const COPY_INLINE_WORDS: u32 = 16;
+/// Callees of at most this many statements (nested ones counted) are generated in place of
+/// their call, up to this depth of calls generated in place.
+const INLINE_STMTS: usize = 48;
+const INLINE_DEPTH: u32 = 3;
+
+/// Statements in `ss`, nested ones included.
+fn stmt_count(ss: &[Stmt]) -> usize {
+    ss.iter()
+        .map(|s| {
+            1 + match s {
+                Stmt::If(_, a, b) => stmt_count(a) + stmt_count(b),
+                Stmt::Switch { bodies, .. } => bodies.iter().map(|b| stmt_count(b)).sum(),
+                Stmt::Loop { body, update, .. } => stmt_count(body) + stmt_count(update),
+                Stmt::Call {
+                    copy_in, copy_out, ..
+                }
+                | Stmt::CallParser {
+                    copy_in, copy_out, ..
+                } => stmt_count(copy_in) + stmt_count(copy_out),
+                _ => 0,
+            }
+        })
+        .sum()
+}
 
 pub(crate) struct Output {
     pub module: JITModule,
@@ -296,6 +320,7 @@ fn build(
         refs: HashMap::new(),
         loops: Vec::new(),
         ret,
+        inline_depth: 0,
     };
     body(&mut g)?;
     // The return block: every path that ends the function jumps here with its code.
@@ -327,6 +352,8 @@ struct Gen<'a, 'b> {
     /// Innermost last: (continue target, break target).
     loops: Vec<(Block, Block)>,
     ret: Block,
+    /// Calls generated in place around the current statement.
+    inline_depth: u32,
 }
 
 impl Gen<'_, '_> {
@@ -943,9 +970,61 @@ impl Gen<'_, '_> {
         let Some(&id) = self.ids.functions.get(func as usize) else {
             return;
         };
-        let f = self.fref(id);
-        let call = self.b.ins().call(f, &[self.ctx]);
-        let code = self.b.inst_results(call)[0];
+        let code = match self.prog.functions.get(func as usize) {
+            // A small callee is generated in place: no call, no flow code on the normal path.
+            Some(fun) if self.inline_depth < INLINE_DEPTH && stmt_count(&fun.body) <= INLINE_STMTS => {
+                let (end, done) = (self.b.create_block(), self.b.create_block());
+                self.b.append_block_param(end, I32);
+                // `break`/`continue` outside a loop of the callee end the callee, as in a call.
+                let loops = std::mem::take(&mut self.loops);
+                self.inline_depth += 1;
+                self.stmts(&fun.body, end);
+                self.inline_depth -= 1;
+                self.loops = loops;
+                self.b.ins().jump(done, &[]);
+                self.b.switch_to_block(end);
+                let code = self.b.block_params(end)[0];
+                // An early end: reject and exit leave through `abort` below, the rest goes on.
+                let is_early = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, code, i64::from(flow::EXIT));
+                let (early, exit_or_rej) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(is_early, exit_or_rej, &[], done, &[]);
+                self.b.switch_to_block(exit_or_rej);
+                self.b.ins().jump(early, &[]);
+                self.b.switch_to_block(early);
+                let is_rej = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, code, i64::from(flow::REJECT));
+                let is_exit = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::Equal, code, i64::from(flow::EXIT));
+                let (rej, exit, rest) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(is_rej, rej, &[], rest, &[]);
+                self.b.switch_to_block(rej);
+                self.jump_code(abort, flow::REJECT);
+                self.b.switch_to_block(rest);
+                self.b.ins().brif(is_exit, exit, &[], done, &[]);
+                self.b.switch_to_block(exit);
+                self.stmts(copy_out, abort);
+                self.jump_code(abort, flow::EXIT);
+                self.b.switch_to_block(done);
+                self.stmts(copy_out, abort);
+                return;
+            }
+            _ => {
+                let f = self.fref(id);
+                let call = self.b.ins().call(f, &[self.ctx]);
+                self.b.inst_results(call)[0]
+            }
+        };
         let (rej, exit, rest) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -1503,17 +1582,21 @@ impl Gen<'_, '_> {
     fn pass_run(&mut self, gl: &Glue) -> Result<(), JitError> {
         let ret = self.ret;
         for &c in &gl.controls {
-            let Some(&fid) = self.ids.functions.get(c as usize) else {
+            if self.ids.functions.get(c as usize).is_none() {
                 return Err(JitError(format!("no function {c}")));
-            };
-            let f = self.fref(fid);
-            let call = self.b.ins().call(f, &[self.ctx]);
-            let code = self.b.inst_results(call)[0];
+            }
+            // The control as a call (generated in place when small): a reject ends the pass, an
+            // exit ends only the control.
+            let (ended, next) = (self.b.create_block(), self.b.create_block());
+            self.b.append_block_param(ended, I32);
+            self.call(c, &[], &[], ended);
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(ended);
+            let code = self.b.block_params(ended)[0];
             let is_rej = self
                 .b
                 .ins()
                 .icmp_imm_s(IntCC::Equal, code, i64::from(flow::REJECT));
-            let next = self.b.create_block();
             let rej = self.b.ins().iconst(I32, i64::from(flow::REJECT));
             self.b.ins().brif(is_rej, ret, &[rej.into()], next, &[]);
             self.b.switch_to_block(next);
