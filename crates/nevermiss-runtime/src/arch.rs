@@ -328,6 +328,7 @@ impl Outputs {
     /// Appends a packet for `port` made of `head` followed by `tail`, taking `head`'s buffer
     /// (what [`Outputs::push`] would copy) and leaving a reused one in its place: one copy
     /// fewer for the packet a pass sends.
+    #[inline]
     pub fn push_taking(&mut self, port: u32, head: &mut Vec<u8>, tail: &[u8]) {
         if self.n == self.bufs.len() {
             self.bufs.push((0, Vec::new()));
@@ -418,6 +419,7 @@ pub(crate) unsafe fn pna_parse_in_place(
     pna_parse_at(ex, sw, pi, data, port, 0, true);
 }
 
+#[inline]
 fn pna_parse_at(
     ex: &mut Exec,
     sw: &Switch,
@@ -467,16 +469,51 @@ fn pna_parse_at(
 
 /// The rest of a PNA packet after [`pna_parse`] of pass `pass`: pre-control, main control,
 /// deparser, mirror copies, and further passes while the packet recirculates.
+#[inline]
 pub fn pna_finish(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PnaInfo,
+    port: u32,
+    pass: u64,
+    out: &mut Outputs,
+) {
+    // The common case, kept small: generated code runs the blocks and the packet leaves by one
+    // port (or none), without mirrors or recirculation.
+    if let (Some(f), None) = (sw.native.as_ref().and_then(|n| n.pass_run()), &ex.trace) {
+        if ex.run_native(sw, f) == nevermiss_jit::flow::REJECT {
+            return;
+        }
+        if ex.ps.mirrors.is_empty() && !ex.ps.recirculate {
+            ex.out.finish();
+            if let Some(p) = ex.ps.dest.get() {
+                let input = crate::exec::input_of(&ex.c);
+                let start = ex.c.cursor.div_ceil(8).min(input.len() as u64) as usize;
+                out.push_taking(p as u32, &mut ex.out.bytes, &input[start..]);
+                ex.out.clear();
+            }
+            return;
+        }
+        return pna_deliver(ex, sw, pi, port, pass, out);
+    }
+    pna_finish_all(ex, sw, pi, port, pass, out, false);
+}
+
+/// [`pna_finish`] in full: the blocks (unless generated code already ran them for this pass:
+/// `ran`), mirrors, recirculation, the output.
+#[cold]
+fn pna_finish_all(
     ex: &mut Exec,
     sw: &Switch,
     pi: &PnaInfo,
     port: u32,
     mut pass: u64,
     out: &mut Outputs,
+    mut ran: bool,
 ) {
     loop {
         match sw.native.as_ref().and_then(|n| n.pass_run()) {
+            _ if ran => ran = false,
             // Generated code runs the blocks (`PnaInfo::glue`); traced packets are interpreted.
             Some(f) if ex.trace.is_none() => {
                 if ex.run_native(sw, f) == nevermiss_jit::flow::REJECT {
@@ -525,6 +562,13 @@ pub fn pna_finish(
         }
         return;
     }
+}
+
+/// The rest of [`pna_finish`] after generated code ran the blocks of a packet that mirrors
+/// or recirculates.
+#[cold]
+fn pna_deliver(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, port: u32, pass: u64, out: &mut Outputs) {
+    pna_finish_all(ex, sw, pi, port, pass, out, true);
 }
 
 /// BMv2 packet instance types.

@@ -116,9 +116,10 @@ impl BitWriter {
     }
 
     /// Makes room for `n` whole bytes at the end, for a caller that writes them itself, and
-    /// returns where they start: `None` unless the writer is at a byte boundary. The bytes are
-    /// zero until written; the 8 bytes of capacity beyond them may be written too (a caller
-    /// storing 8-byte words), they are not part of the string.
+    /// returns where they start: `None` unless the writer is at a byte boundary. The caller
+    /// must write every one of the `n` bytes before the string is read (generated code's `emit`
+    /// stores whole 8-byte words over them); the 8 bytes of capacity beyond them may be written
+    /// too, they are not part of the string.
     #[inline]
     pub fn append_raw(&mut self, n: usize) -> Option<*mut u8> {
         if self.n != 0 {
@@ -131,11 +132,10 @@ impl BitWriter {
         if self.bytes.capacity() - len < n + 8 {
             self.bytes.reserve(n + 8);
         }
-        // SAFETY: the capacity holds `len + n + 8` bytes; the `n` new ones are zeroed before
-        // they become part of the vector.
+        // SAFETY: the capacity holds `len + n + 8` bytes; the caller writes the `n` new ones
+        // before anything reads them (see above).
         unsafe {
             let p = self.bytes.as_mut_ptr().add(len);
-            std::ptr::write_bytes(p, 0, n);
             self.bytes.set_len(len + n);
             self.bits += 8 * n;
             Some(p)

@@ -112,6 +112,7 @@ impl Worker {
     }
 
     /// [`Worker::process`] inside the gate.
+    #[inline]
     fn process_inside(&mut self, data: &[u8], port: u32, now_ns: u64) {
         self.out.clear();
         self.ex.now_ns = now_ns;
