@@ -972,7 +972,9 @@ impl Gen<'_, '_> {
         };
         let code = match self.prog.functions.get(func as usize) {
             // A small callee is generated in place: no call, no flow code on the normal path.
-            Some(fun) if self.inline_depth < INLINE_DEPTH && stmt_count(&fun.body) <= INLINE_STMTS => {
+            Some(fun)
+                if self.inline_depth < INLINE_DEPTH && stmt_count(&fun.body) <= INLINE_STMTS =>
+            {
                 let (end, done) = (self.b.create_block(), self.b.create_block());
                 self.b.append_block_param(end, I32);
                 // `break`/`continue` outside a loop of the callee end the callee, as in a call.
@@ -985,10 +987,11 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(end);
                 let code = self.b.block_params(end)[0];
                 // An early end: reject and exit leave through `abort` below, the rest goes on.
-                let is_early = self
-                    .b
-                    .ins()
-                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, code, i64::from(flow::EXIT));
+                let is_early = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    code,
+                    i64::from(flow::EXIT),
+                );
                 let (early, exit_or_rej) = (self.b.create_block(), self.b.create_block());
                 self.b.ins().brif(is_early, exit_or_rej, &[], done, &[]);
                 self.b.switch_to_block(exit_or_rej);
@@ -1566,12 +1569,15 @@ impl Gen<'_, '_> {
         let words = gl.zero_words.min(self.prog.frame_words);
         self.zero_frame(words);
         self.glue_stores(&gl.before_parse);
-        let Some(&pid) = self.ids.parsers.get(gl.parser as usize) else {
+        let Some(p) = self.prog.parsers.get(gl.parser as usize) else {
             return Err(JitError(format!("no parser {}", gl.parser)));
         };
-        let f = self.fref(pid);
-        let call = self.b.ins().call(f, &[self.ctx]);
-        let accepted = self.b.inst_results(call)[0];
+        // The parser generated in place.
+        let parsed = self.b.create_block();
+        self.b.append_block_param(parsed, I32);
+        self.parser_to(p, parsed);
+        self.b.switch_to_block(parsed);
+        let accepted = self.b.block_params(parsed)[0];
         self.glue_stores(&gl.after_parse);
         let ret = self.ret;
         self.b.ins().jump(ret, &[accepted.into()]);
@@ -1674,6 +1680,11 @@ impl Gen<'_, '_> {
     /// A parser: `init`, then the state machine (P4_16 §12), as `Exec::run_parser`.
     fn parser(&mut self, p: &Parser) {
         let ret = self.ret;
+        self.parser_to(p, ret);
+    }
+
+    /// A parser's code, ending at `ret` with 1 (accepted) or 0 (rejected).
+    fn parser_to(&mut self, p: &Parser, ret: Block) {
         let steps = self.b.declare_var(I64);
         let z = self.iconst(0);
         self.b.def_var(steps, z);

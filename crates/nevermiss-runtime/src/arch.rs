@@ -392,9 +392,43 @@ pub fn process_pna(
     port: u32,
     out: &mut Outputs,
 ) {
-    // SAFETY: `data` outlives the packet's processing, which ends with `pna_finish`.
-    unsafe { pna_parse_in_place(ex, sw, pi, data, port) };
+    if let (Some(n), None) = (sw.native.as_deref(), &ex.trace) {
+        if let (Some(parse), Some(run)) = (n.pass_parse(), n.pass_run()) {
+            // Generated code runs the pass (`PnaInfo::glue`), on the packet where it lies:
+            // `data` outlives this call, which is the whole of the packet's processing.
+            unsafe { ex.reset_packet_in_place(data) };
+            let dir = if sw.is_net_port(u64::from(port)) {
+                pi.net_to_host
+            } else {
+                pi.host_to_net
+            };
+            (ex.c.port, ex.c.direction, ex.c.pass) = (u64::from(port), dir, 0);
+            ex.run_native(sw, parse);
+            if ex.run_native(sw, run) == nevermiss_jit::flow::REJECT {
+                return;
+            }
+            return pna_output(ex, sw, pi, port, out);
+        }
+    }
+    pna_parse(ex, sw, pi, data, port, 0);
     pna_finish(ex, sw, pi, port, 0, out);
+}
+
+/// The output of a pass generated code ran: the deparsed packet to its port (or nowhere), and
+/// in the rare cases (mirrors, recirculation) the rest of [`pna_finish`].
+#[inline]
+fn pna_output(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, port: u32, out: &mut Outputs) {
+    if ex.ps.mirrors.is_empty() && !ex.ps.recirculate {
+        ex.out.finish();
+        if let Some(p) = ex.ps.dest.get() {
+            let input = crate::exec::input_of(&ex.c);
+            let start = ex.c.cursor.div_ceil(8).min(input.len() as u64) as usize;
+            out.push_taking(p as u32, &mut ex.out.bytes, &input[start..]);
+            ex.out.clear();
+        }
+        return;
+    }
+    pna_deliver(ex, sw, pi, port, 0, out);
 }
 
 /// The first part of a PNA pass: resets `ex` for `data`, runs the main parser and fills the
@@ -484,15 +518,8 @@ pub fn pna_finish(
         if ex.run_native(sw, f) == nevermiss_jit::flow::REJECT {
             return;
         }
-        if ex.ps.mirrors.is_empty() && !ex.ps.recirculate {
-            ex.out.finish();
-            if let Some(p) = ex.ps.dest.get() {
-                let input = crate::exec::input_of(&ex.c);
-                let start = ex.c.cursor.div_ceil(8).min(input.len() as u64) as usize;
-                out.push_taking(p as u32, &mut ex.out.bytes, &input[start..]);
-                ex.out.clear();
-            }
-            return;
+        if pass == 0 {
+            return pna_output(ex, sw, pi, port, out);
         }
         return pna_deliver(ex, sw, pi, port, pass, out);
     }
@@ -557,7 +584,11 @@ fn pna_finish_all(
             continue;
         }
         if let Some(p) = ex.ps.dest.get() {
-            out.push_taking(p as u32, &mut ex.out.bytes, &crate::exec::input_of(&ex.c)[start..]);
+            out.push_taking(
+                p as u32,
+                &mut ex.out.bytes,
+                &crate::exec::input_of(&ex.c)[start..],
+            );
             ex.out.clear();
         }
         return;

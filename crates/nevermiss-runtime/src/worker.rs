@@ -1,8 +1,8 @@
 //! A worker: one thread's interpreter, running packets to completion one after the other.
 
 use crate::arch::{
-    pna_finish, pna_parse_in_place, process_pna, process_psa, process_v1, psa_finish, psa_parse_first,
-    v1_finish, v1_parse_first, Outputs,
+    pna_finish, pna_parse_in_place, process_pna, process_psa, process_v1, psa_finish,
+    psa_parse_first, v1_finish, v1_parse_first, Outputs,
 };
 use crate::exec::{Exec, TableOps};
 use crate::switch::Switch;
