@@ -33,6 +33,21 @@ const COPY_INLINE_WORDS: u32 = 16;
 const INLINE_STMTS: usize = 48;
 const INLINE_DEPTH: u32 = 3;
 
+/// Whether the interpreter running `s` may write the frame: everything but an extern call
+/// with no result and no `out` arguments, and `emit`.
+fn writes_frame(s: &Stmt) -> bool {
+    match s {
+        Stmt::Emit(_) => false,
+        Stmt::Extern(x) => {
+            x.ret.is_some()
+                || x.args
+                    .iter()
+                    .any(|a| matches!(a, XArg::Out(..) | XArg::Agg(..)))
+        }
+        _ => true,
+    }
+}
+
 /// Statements in `ss`, nested ones included.
 fn stmt_count(ss: &[Stmt]) -> usize {
     ss.iter()
@@ -60,6 +75,8 @@ pub(crate) struct Output {
     pub keys: Vec<Option<NativeFn>>,
     pub pass: Option<(NativeFn, NativeFn)>,
     pub code_bytes: usize,
+    /// Words the frame needs past `Program::frame_words` ([`Clean`]).
+    pub extra_words: u32,
 }
 
 fn err(e: impl std::fmt::Display) -> JitError {
@@ -160,10 +177,12 @@ pub(crate) fn compile(
     let mut fctx = FunctionBuilderContext::new();
     let mut ctx = module.make_context();
     let mut code_bytes = 0usize;
+    let clean = Clean::new(prog);
     let ids = Ids {
         functions: &fn_ids,
         parsers: &parser_ids,
         imports: &imports,
+        clean: &clean,
     };
     for (i, f) in prog.functions.iter().enumerate() {
         ctx.func.signature = native_sig.clone();
@@ -254,6 +273,7 @@ pub(crate) fn compile(
         keys,
         pass,
         code_bytes,
+        extra_words: clean.words(),
     })
 }
 
@@ -261,6 +281,109 @@ struct Ids<'a> {
     functions: &'a [FuncId],
     parsers: &'a [FuncId],
     imports: &'a Imports,
+    clean: &'a Clean,
+}
+
+/// Headers whose bytes `emit` may copy from the packet instead of packing their fields (PISCES'
+/// "inline editing"): a header extracted in place and written by nothing since is, byte for
+/// byte, the packet's bytes at its extract. Words past the program's frame hold, per packet, a
+/// word that makes every header dirty (`all`), then one word per tracked header: 0 (dirty, or
+/// not extracted in place) or 1 + the byte offset in the packet it was extracted from. Every
+/// store generated code makes into a tracked header clears its word; a call of a runtime
+/// helper that may write the frame sets `all`.
+pub(crate) struct Clean {
+    /// Per frame word: the tracked header it belongs to (`u32::MAX`: none).
+    of_word: Vec<u32>,
+    /// Per tracked header: its validity word.
+    headers: Vec<u32>,
+    /// The frame word of `all`; the header words follow it.
+    base: u32,
+}
+
+impl Clean {
+    /// Headers both extracted (in place) and emitted somewhere in `prog`.
+    fn new(prog: &Program) -> Clean {
+        fn walk(ss: &[Stmt], ex: &mut Vec<(u32, HeaderId)>, em: &mut Vec<(u32, HeaderId)>) {
+            for s in ss {
+                match s {
+                    Stmt::Extract {
+                        hdr,
+                        varbit_bits: None,
+                    } if hdr.loc.fixed().is_some() => ex.push((hdr.loc.off, hdr.layout)),
+                    Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => {
+                        em.push((hdr.loc.off, hdr.layout))
+                    }
+                    Stmt::If(_, a, b) => {
+                        walk(a, ex, em);
+                        walk(b, ex, em);
+                    }
+                    Stmt::Switch { bodies, .. } => bodies.iter().for_each(|b| walk(b, ex, em)),
+                    Stmt::Loop { body, update, .. } => {
+                        walk(body, ex, em);
+                        walk(update, ex, em);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let (mut ex, mut em) = (Vec::new(), Vec::new());
+        for f in &prog.functions {
+            walk(&f.body, &mut ex, &mut em);
+        }
+        for p in &prog.parsers {
+            walk(&p.init, &mut ex, &mut em);
+            for st in &p.states {
+                walk(&st.body, &mut ex, &mut em);
+            }
+        }
+        let mut of_word = vec![u32::MAX; prog.frame_words as usize];
+        let mut headers = Vec::new();
+        ex.sort_unstable();
+        ex.dedup();
+        for (off, h) in ex {
+            let Some(hl) = prog.headers.get(h as usize) else {
+                continue;
+            };
+            let end = u64::from(off) + u64::from(hl.words);
+            if !em.contains(&(off, h)) || end > u64::from(prog.frame_words) {
+                continue;
+            }
+            let range = off as usize..end as usize;
+            // Two instances over the same words (unions): not tracked.
+            if of_word[range.clone()].iter().any(|w| *w != u32::MAX) {
+                continue;
+            }
+            of_word[range].fill(headers.len() as u32);
+            headers.push(off);
+        }
+        Clean {
+            of_word,
+            headers,
+            base: prog.frame_words,
+        }
+    }
+
+    /// Words past the frame this needs (none without tracked headers).
+    pub(crate) fn words(&self) -> u32 {
+        if self.headers.is_empty() {
+            0
+        } else {
+            1 + self.headers.len() as u32
+        }
+    }
+
+    /// The frame word of tracked header `i`'s state.
+    fn word(&self, i: u32) -> u32 {
+        self.base + 1 + i
+    }
+
+    /// The tracked header whose validity word is `off`.
+    fn header_at(&self, off: u32) -> Option<u32> {
+        self.headers
+            .iter()
+            .position(|h| *h == off)
+            .map(|i| i as u32)
+    }
 }
 
 fn define(
@@ -404,10 +527,29 @@ impl Gen<'_, '_> {
             .load(I64, MemFlagsData::trusted(), self.frame, (off * 8) as i32)
     }
 
+    /// Stores frame word `off`; a store into a tracked header makes it dirty ([`Clean`]).
     fn st(&mut self, off: u32, v: Value) {
+        self.st_raw(off, v);
+        if let Some(&i) = self.ids.clean.of_word.get(off as usize) {
+            if i != u32::MAX {
+                let z = self.iconst(0);
+                self.st_raw(self.ids.clean.word(i), z);
+            }
+        }
+    }
+
+    fn st_raw(&mut self, off: u32, v: Value) {
         self.b
             .ins()
             .store(MemFlagsData::trusted(), v, self.frame, (off * 8) as i32);
+    }
+
+    /// Every tracked header dirty: after a runtime helper that may write the frame.
+    fn all_dirty(&mut self) {
+        if self.ids.clean.words() > 0 {
+            let one = self.iconst(1);
+            self.st_raw(self.ids.clean.base, one);
+        }
     }
 
     fn mask_to(&mut self, v: Value, w: u32) -> Value {
@@ -448,6 +590,17 @@ impl Gen<'_, '_> {
     /// A statement the runtime runs: a non-`NEXT` code ends the list at `abort`.
     fn helper_stmt(&mut self, s: &Stmt, abort: Abort) {
         let code = self.call_stmt(s);
+        match s {
+            // The interpreter's extract writes that header's words only.
+            Stmt::Extract { hdr, .. } if hdr.loc.fixed().is_some() => {
+                if let Some(i) = self.ids.clean.header_at(hdr.loc.off) {
+                    let z = self.iconst(0);
+                    self.st_raw(self.ids.clean.word(i), z);
+                }
+            }
+            _ if writes_frame(s) => self.all_dirty(),
+            _ => {}
+        }
         let next = self.b.create_block();
         self.b.ins().brif(code, abort, &[code.into()], next, &[]);
         self.b.switch_to_block(next);
@@ -960,6 +1113,7 @@ impl Gen<'_, '_> {
             self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
             self.b.ins().jump(join, &[]);
             self.b.switch_to_block(join);
+            self.all_dirty();
         }
     }
 
@@ -1116,10 +1270,15 @@ impl Gen<'_, '_> {
                 let full = self.b.ins().bor(hi, lo);
                 self.b.ins().ushr_imm_u(full, i64::from(64 - w))
             };
-            self.st(a + off, v);
+            self.st_raw(a + off, v);
         }
         let one = self.iconst(1);
-        self.st(a, one);
+        self.st_raw(a, one);
+        // The header is, byte for byte, the packet's bytes from `start` on ([`Clean`]).
+        if let Some(i) = self.ids.clean.header_at(a) {
+            let at = self.b.ins().iadd_imm_s(start, 1);
+            self.st_raw(self.ids.clean.word(i), at);
+        }
         let nc = self.b.ins().iadd_imm_s(cur, bytes * 8);
         self.ctx_store(offset_of!(Ctx, cursor), nc);
         self.b.ins().jump(join, &[]);
@@ -1363,7 +1522,7 @@ impl Gen<'_, '_> {
             self.b.ins().brif(valid, st, &[], next, &[]);
             self.b.switch_to_block(st);
             let at = self.b.ins().iadd(p, off);
-            self.emit_words(*a, *bytes, fields, at);
+            self.emit_header(*a, *bytes, fields, at);
             self.b.ins().jump(next, &[]);
             self.b.switch_to_block(next);
         }
@@ -1393,9 +1552,48 @@ impl Gen<'_, '_> {
         self.helper_stmt(s, abort);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(inline);
-        self.emit_words(a, bytes, &fields, p);
+        self.emit_header(a, bytes, &fields, p);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
+    }
+
+    /// A valid header's bytes at `p`: copied from the packet when the header is clean
+    /// ([`Clean`]), else packed from its fields ([`Gen::emit_words`]).
+    fn emit_header(&mut self, a: u32, bytes: u32, fields: &[FastField], p: Value) {
+        let Some(i) = self.ids.clean.header_at(a) else {
+            return self.emit_words(a, bytes, fields, p);
+        };
+        let from = self.ld(self.ids.clean.word(i));
+        let all = self.ld(self.ids.clean.base);
+        let z = self.iconst(0);
+        let has = self.b.ins().icmp(IntCC::NotEqual, from, z);
+        let none = self.b.ins().icmp(IntCC::Equal, all, z);
+        let clean = self.b.ins().band(has, none);
+        let (copy, pack, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(clean, copy, &[], pack, &[]);
+        self.b.switch_to_block(copy);
+        // 8-byte words from the packet: its extract checked that 16 bytes beyond the header
+        // are in it, and the output has 8 bytes of room beyond the reservation.
+        let input = self.ctx_field(offset_of!(Ctx, input));
+        let src = self.b.ins().iadd(input, from);
+        for k in 0..bytes.div_ceil(8) {
+            let w = self
+                .b
+                .ins()
+                .load(I64, MemFlagsData::trusted(), src, (8 * k) as i32 - 1);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), w, p, (8 * k) as i32);
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(pack);
+        self.emit_words(a, bytes, fields, p);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// Packs the fields of the header at frame offset `a` into big-endian 8-byte words stored
@@ -1483,6 +1681,22 @@ impl Gen<'_, '_> {
         let lv = self.iconst(u64::from(len));
         let call = self.b.ins().call(f, &[self.ctx, tv, hv, rv, lv]);
         let action = self.b.inst_results(call)[0];
+        // The runtime wrote the `hit`/`action_run` slots and the action's parameters.
+        let written = [hit, run].into_iter().flatten().chain(
+            td.actions
+                .iter()
+                .flat_map(|a| a.params.iter().map(|p| p.slot)),
+        );
+        let tracked = |w: u32| {
+            self.ids
+                .clean
+                .of_word
+                .get(w as usize)
+                .is_some_and(|i| *i != u32::MAX)
+        };
+        if written.into_iter().any(tracked) {
+            self.all_dirty();
+        }
         let join = self.b.create_block();
         let after = self.b.create_block();
         self.b.append_block_param(after, I32);
@@ -1568,6 +1782,12 @@ impl Gen<'_, '_> {
     fn pass_parse(&mut self, gl: &Glue) -> Result<(), JitError> {
         let words = gl.zero_words.min(self.prog.frame_words);
         self.zero_frame(words);
+        // The clean-header words past the frame ([`Clean`]).
+        let z = self.iconst(0);
+        let base = self.ids.clean.base;
+        for i in 0..self.ids.clean.words() {
+            self.st_raw(base + i, z);
+        }
         self.glue_stores(&gl.before_parse);
         let Some(p) = self.prog.parsers.get(gl.parser as usize) else {
             return Err(JitError(format!("no parser {}", gl.parser)));

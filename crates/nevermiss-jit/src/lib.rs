@@ -209,6 +209,9 @@ pub struct Compiled {
     pub compile_ns: u64,
     /// Bytes of machine code.
     pub code_bytes: usize,
+    /// Words the frame must have past `Program::frame_words`, zeroed at every packet's start
+    /// like the frame's first `Program::zero_words` (generated code's per-packet state).
+    pub extra_words: u32,
 }
 
 // SAFETY: after `finalize_definitions` the module's code is immutable and only executed; the
@@ -281,6 +284,7 @@ pub fn compile(
         _prog: Arc::clone(prog),
         compile_ns: t0.elapsed().as_nanos() as u64,
         code_bytes: out.code_bytes,
+        extra_words: out.extra_words,
     })
 }
 

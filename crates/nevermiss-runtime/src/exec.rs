@@ -195,8 +195,9 @@ unsafe impl Send for Exec {}
 impl Exec {
     /// An interpreter for `sw`'s program.
     pub fn new(sw: &Switch, worker: u64) -> Exec {
+        let extra = sw.native.as_ref().map_or(0, |n| n.extra_words);
         let mut ex = Exec {
-            f: vec![0; sw.prog.frame_words as usize],
+            f: vec![0; (sw.prog.frame_words + extra) as usize],
             own: Vec::with_capacity(2048),
             c: nevermiss_jit::Ctx::default(),
             out: BitWriter::default(),
@@ -266,6 +267,9 @@ impl Exec {
     pub fn reset(&mut self, sw: &Switch, data: &[u8]) {
         let z = (sw.prog.zero_words as usize).min(self.f.len());
         self.f[..z].fill(0);
+        // Generated code's words past the frame (`nevermiss_jit::Compiled::extra_words`).
+        let past = (sw.prog.frame_words as usize).min(self.f.len());
+        self.f[past..].fill(0);
         self.reset_packet(data);
     }
 
