@@ -1,0 +1,262 @@
+//! Instructions per operation of the exact engine's data-plane calls, counted by callgrind.
+//!
+//! ```text
+//! cargo build --release -p nevermiss-tables --example icount
+//! target/release/examples/icount [FILTER]          # runs itself under valgrind once per op
+//! target/release/examples/icount run OP [N]        # one op, N times (what valgrind runs)
+//! ```
+//! Each operation is a `#[inline(never)]` function `op_<name>` looping N times over prepared
+//! keys; callgrind collects only inside it (`--toggle-collect`), so table setup is not counted.
+//! The result is (instructions of the loop − instructions of the same loop doing nothing) / N.
+//! Tables: `k4` = one 32-bit exact field, 4-byte parameters (the add-on-miss example);
+//! `k13` = a 5-tuple (32+32+16+16+8 bits), 8-byte parameters. Lookups run on 1024 stored keys
+//! (in cache); inserts add N new keys to a 2^20-entry table (bucket almost never full).
+//! Numbers are deterministic (same binary, same N), so two builds compare exactly.
+use std::hint::black_box;
+use std::process::Command;
+
+use nevermiss_tables::*;
+
+const N: usize = 1 << 14;
+const STORED: usize = 1024;
+
+/// One measured operation: its name and the loop it runs.
+struct Op {
+    name: &'static str,
+    run: fn(&Ctx, usize),
+}
+
+/// Prepared tables and keys for one key shape.
+struct Ctx {
+    t: Table,
+    kl: usize,
+    /// `STORED` keys present in `t`, back to back.
+    hits: Vec<u8>,
+    /// `STORED` keys absent from `t`.
+    misses: Vec<u8>,
+    /// `N` fresh keys for inserts (absent).
+    fresh: Vec<u8>,
+    data: ActionData,
+}
+
+fn mix(i: u64) -> u64 {
+    let x = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^ (x >> 29)
+}
+
+fn key(kl: usize, i: u64) -> Vec<u8> {
+    let a = mix(i).to_le_bytes();
+    let b = mix(i ^ 0x5555_0000_0000).to_le_bytes();
+    a.iter().chain(&b).take(kl).copied().collect()
+}
+
+fn ctx(kl: usize, fresh: bool) -> Ctx {
+    let (keys, params) = if kl == 4 {
+        (vec![KeySpec::new("dst", 32, MatchKind::Exact)], 4)
+    } else {
+        let f = |n: &str, w| KeySpec::new(n, w, MatchKind::Exact);
+        (
+            vec![
+                f("src", 32),
+                f("dst", 32),
+                f("sport", 16),
+                f("dport", 16),
+                f("proto", 8),
+            ],
+            8,
+        )
+    };
+    let size = if fresh { 1 << 20 } else { 4 * STORED };
+    let t = Table::new(
+        TableSpec::new("flows", keys, size)
+            .with_add_on_miss(true)
+            .with_max_params_bytes(params),
+    )
+    .expect("table");
+    t.set_default(ActionData::bare(2)).expect("default");
+    let data = ActionData::new(1, vec![7u8; params]);
+    let hits: Vec<u8> = (0..STORED as u64).flat_map(|i| key(kl, i)).collect();
+    let misses: Vec<u8> = (0..STORED as u64)
+        .flat_map(|i| key(kl, i + (1 << 40)))
+        .collect();
+    let fresh: Vec<u8> = if fresh {
+        (0..N as u64).flat_map(|i| key(kl, i + (1 << 41))).collect()
+    } else {
+        Vec::new()
+    };
+    if !fresh.is_empty() {
+        // A few entries so the insert path's free list and counters are warm.
+        for i in 0..64u64 {
+            t.add_on_miss(&key(kl, i + (1 << 42)), &data, 0, 0);
+        }
+    } else {
+        for k in hits.chunks_exact(kl) {
+            assert!(t.add_on_miss(k, &data, 0, 0).is_added());
+        }
+    }
+    Ctx {
+        t,
+        kl,
+        hits,
+        misses,
+        fresh,
+        data,
+    }
+}
+
+/// The loop every op runs, without the table call.
+#[inline(never)]
+fn op_empty(c: &Ctx, n: usize) {
+    for k in c.hits.chunks_exact(c.kl).cycle().take(n) {
+        black_box(k);
+    }
+}
+
+#[inline(never)]
+fn op_hit(c: &Ctx, n: usize) {
+    let mut out = Lookup::default();
+    let mut h = 0;
+    for k in c.hits.chunks_exact(c.kl).cycle().take(n) {
+        h += c.t.lookup_into(black_box(k), 0, &mut out) as usize;
+    }
+    assert_eq!(h, n);
+}
+
+#[inline(never)]
+fn op_miss(c: &Ctx, n: usize) {
+    let mut out = Lookup::default();
+    let mut h = 0;
+    for k in c.misses.chunks_exact(c.kl).cycle().take(n) {
+        h += c.t.lookup_into(black_box(k), 0, &mut out) as usize;
+    }
+    assert_eq!(h, 0);
+}
+
+#[inline(never)]
+fn op_prefetch(c: &Ctx, n: usize) {
+    for k in c.hits.chunks_exact(c.kl).cycle().take(n) {
+        if let Some(p) = c.t.prefetch(black_box(k)) {
+            c.t.prefetch_entry(p);
+        }
+    }
+}
+
+#[inline(never)]
+fn op_add(c: &Ctx, n: usize) {
+    let mut a = 0;
+    for k in c.fresh.chunks_exact(c.kl).cycle().take(n) {
+        a += c.t.add_on_miss(black_box(k), &c.data, 0, 0).is_added() as usize;
+    }
+    assert_eq!(a, n.min(N));
+}
+
+#[inline(never)]
+fn op_update(c: &Ctx, n: usize) {
+    let mut out = Lookup::default();
+    c.t.lookup_into(&c.hits[..c.kl], 0, &mut out);
+    let h = out.hit.expect("hit");
+    let p = c.data.params.clone();
+    for _ in 0..n {
+        assert!(c.t.update_params(h, black_box(&p)));
+    }
+}
+
+const OPS: &[Op] = &[
+    Op {
+        name: "empty",
+        run: op_empty,
+    },
+    Op {
+        name: "hit",
+        run: op_hit,
+    },
+    Op {
+        name: "miss",
+        run: op_miss,
+    },
+    Op {
+        name: "prefetch",
+        run: op_prefetch,
+    },
+    Op {
+        name: "add",
+        run: op_add,
+    },
+    Op {
+        name: "update",
+        run: op_update,
+    },
+];
+
+/// `k4_hit` → (4, the `hit` op).
+fn parse(name: &str) -> Option<(usize, &'static Op)> {
+    let (shape, op) = name.split_once('_')?;
+    let kl = match shape {
+        "k4" => 4,
+        "k13" => 13,
+        _ => return None,
+    };
+    Some((kl, OPS.iter().find(|o| o.name == op)?))
+}
+
+fn names() -> Vec<String> {
+    ["k4", "k13"]
+        .iter()
+        .flat_map(|s| OPS.iter().map(move |o| format!("{s}_{}", o.name)))
+        .collect()
+}
+
+/// Instructions callgrind collected inside `op_<op>` for `icount run NAME N`.
+fn measure(exe: &str, name: &str, n: usize) -> u64 {
+    let (_, op) = parse(name).expect("op");
+    let out = format!("/tmp/icount.{}.{name}.out", std::process::id());
+    let st = Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "-q",
+            &format!("--callgrind-out-file={out}"),
+            &format!("--toggle-collect=icount::op_{}", op.name),
+            exe,
+            "run",
+            name,
+            &n.to_string(),
+        ])
+        .status()
+        .expect("valgrind (apt-get install valgrind)");
+    assert!(st.success(), "valgrind failed for {name}");
+    let text = std::fs::read_to_string(&out).expect("callgrind output");
+    let _ = std::fs::remove_file(&out);
+    text.lines()
+        .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("totals line")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("run") {
+        let name = args.get(2).expect("op name");
+        let n = args.get(3).map_or(N, |s| s.parse().expect("N"));
+        let (kl, op) = parse(name).unwrap_or_else(|| panic!("unknown op {name}: {:?}", names()));
+        let c = ctx(kl, op.name == "add");
+        (op.run)(&c, n);
+        return;
+    }
+    let filter = args.get(1).cloned().unwrap_or_default();
+    let exe = std::env::current_exe().expect("own path");
+    let exe = exe.to_str().expect("utf-8 path");
+    let mut empty = std::collections::HashMap::new();
+    println!("op               instructions/op   (N = {N}, loop overhead subtracted)");
+    for name in names() {
+        if !name.contains(&filter) || name.ends_with("_empty") {
+            continue;
+        }
+        let shape = name.split('_').next().unwrap_or_default().to_string();
+        let base = *empty
+            .entry(shape.clone())
+            .or_insert_with(|| measure(exe, &format!("{shape}_empty"), N));
+        let total = measure(exe, &name, N);
+        let per = (total as f64 - base as f64) / N as f64;
+        println!("{name:<16} {per:>10.1}");
+    }
+}
