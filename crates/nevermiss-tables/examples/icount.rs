@@ -227,7 +227,10 @@ fn measure(exe: &str, name: &str, n: usize) -> u64 {
     let text = std::fs::read_to_string(&out).expect("callgrind output");
     let _ = std::fs::remove_file(&out);
     text.lines()
-        .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
+        .find_map(|l| {
+            l.strip_prefix("totals:")
+                .or_else(|| l.strip_prefix("summary:"))
+        })
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .expect("totals line")
 }

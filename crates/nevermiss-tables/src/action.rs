@@ -78,6 +78,52 @@ impl Params {
         }
     }
 
+    /// [`Params::fill_words`] for parameters of at most [`Params::INLINE`] bytes copied as `pw`
+    /// (≤ 4, covering `len`) whole words: no loop, no bounds checks.
+    #[inline(always)]
+    pub(crate) fn fill_inline(
+        &mut self,
+        len: usize,
+        pw: usize,
+        mut word: impl FnMut(usize) -> u64,
+    ) {
+        debug_assert!(pw <= 4);
+        // No clamp: callers pass a length read from a cell, at most `max_params` ≤ INLINE in a
+        // consistent read (a torn one is overwritten by the retry; even a longer length would
+        // only make `as_slice` panic on the empty heap buffer, never read out of bounds).
+        self.len = len as u32;
+        let [a, b, c, d] = self.inline.as_chunks_mut::<8>().0 else {
+            return;
+        };
+        if pw > 0 {
+            *a = word(0).to_le_bytes();
+            if pw > 1 {
+                *b = word(1).to_le_bytes();
+                if pw > 2 {
+                    *c = word(2).to_le_bytes();
+                    if pw > 3 {
+                        *d = word(3).to_le_bytes();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Word `j` of the parameters as cells store them (little-endian; the last one's bytes
+    /// past the length are unspecified), for `j < len().div_ceil(8)`.
+    #[inline(always)]
+    pub(crate) fn word(&self, j: usize) -> u64 {
+        let len = self.len as usize;
+        if len <= Self::INLINE {
+            match self.inline.as_chunks::<8>().0.get(j) {
+                Some(w) => u64::from_le_bytes(*w),
+                None => 0,
+            }
+        } else {
+            crate::hash::word_at(&self.heap[..len.min(self.heap.len())], j)
+        }
+    }
+
     /// The bytes as a slice.
     pub fn as_slice(&self) -> &[u8] {
         let len = self.len as usize;

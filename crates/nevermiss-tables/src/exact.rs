@@ -35,7 +35,7 @@
 
 use crate::action::ActionData;
 use crate::arena::Arena;
-use crate::cell::{gen7, Cells, CellsHot};
+use crate::cell::{gen7, Cells, EntryRead};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
 use crate::stats::{stripe, STRIPES};
@@ -111,6 +111,16 @@ pub(crate) enum Ins {
     Full,
 }
 
+/// Outcome of [`Hot::find_quick`].
+pub(crate) enum Quick {
+    /// (slot, gen, version); the entry's data is in the output.
+    Hit(u32, u32, u64),
+    /// A valid miss.
+    Miss,
+    /// Undecided: run [`Exact::find`].
+    Slow,
+}
+
 /// Candidate found by the second stage of a batched lookup.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Probe {
@@ -139,7 +149,7 @@ pub(crate) struct Exact {
     seed: u64,
     size: u32,
     /// Striped free lists, one per [`stripe`]: (ABA counter << 32) | (slot + 1), 0 = empty.
-    free_heads: Box<[Padded<AtomicU64>]>,
+    free_heads: Box<[Padded<AtomicU64>; STRIPES]>,
     /// Next never-used slot; taken [`CHUNK`] slots at a time by a stripe.
     fresh: Padded<AtomicU64>,
     next: Arena<AtomicU32>,
@@ -182,7 +192,7 @@ impl Exact {
             nb: nb as u64,
             seed,
             size: size as u32,
-            free_heads: (0..STRIPES).map(|_| Padded(AtomicU64::new(0))).collect(),
+            free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
             fresh: Padded(AtomicU64::new(0)),
             next: Arena::new(size)?,
             insert_code: AtomicUsize::new(0),
@@ -237,26 +247,7 @@ impl Exact {
         key: &impl ProbeKey,
         out: &mut ActionData,
     ) -> Option<(u32, u32, u64)> {
-        let (b1, tag) = self.place(h);
-        let bk1 = &self.buckets[b1];
-        loop {
-            let h1 = bk1.hdr.load(Acquire);
-            if let Some(r) = scan(bk1, tag, cells, key, out) {
-                return Some(r);
-            }
-            if h1 >= OVF_ONE {
-                let b2 = self.alt(b1, tag);
-                if b2 != b1 {
-                    if let Some(r) = scan(&self.buckets[b2], tag, cells, key, out) {
-                        return Some(r);
-                    }
-                }
-            }
-            fence(Acquire);
-            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
-                return None;
-            }
-        }
+        self.hot().find(&cells.hot(), h, key, out)
     }
 
     /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
@@ -274,19 +265,7 @@ impl Exact {
     // ------------------------------------------------------------------ writer side
 
     fn lock(&self, b: usize) {
-        let hdr = &self.buckets[b].hdr;
-        let mut backoff = Backoff::new();
-        loop {
-            let v = hdr.load(Relaxed);
-            if v & LOCK == 0
-                && hdr
-                    .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
-                    .is_ok()
-            {
-                return;
-            }
-            backoff.snooze();
-        }
+        lock_hdr(&self.buckets[b].hdr);
     }
 
     fn unlock(&self, b: usize) {
@@ -355,7 +334,46 @@ impl Exact {
     /// in the second result and must be released by the caller with [`Exact::free`]); otherwise
     /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
     /// generation, and the entry is published.
+    ///
+    /// The common case — the primary bucket has no overflowed entries, no way with the key's
+    /// tag and a free way — is decided here under the primary bucket's lock alone (the key can
+    /// then only be in the primary bucket, and is not: see [`Exact::insert_slow`]); everything
+    /// else unlocks and runs [`Exact::insert_slow`] from the start.
+    #[inline(always)]
     pub fn insert<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
+        &self,
+        cells: &Cells,
+        h: u64,
+        key: &K,
+        replace: R,
+        mut init: I,
+    ) -> (Ins, Option<u32>) {
+        let (b1, tag) = self.place(h);
+        if let Some(bk) = self.buckets.get(b1) {
+            let v = lock_hdr(&bk.hdr);
+            if v < OVF_ONE {
+                let (m, empty) = match_mask(bk, tag);
+                if m == 0 && empty != 0 {
+                    if let Some(s) = self.alloc_hint(&cells.hot()) {
+                        let i = empty.trailing_zeros() as usize;
+                        let gen = init(s);
+                        if let Some(w) = bk.way.get(i) {
+                            w.store(word(tag, false, gen, s), Release);
+                            // Unlock: the header does not change while its lock is held.
+                            bk.hdr.store(v, Release);
+                            return (Ins::Added(s, gen), None);
+                        }
+                    }
+                }
+            }
+            bk.hdr.store(v, Release);
+        }
+        self.insert_slow(cells, h, key, replace, init)
+    }
+
+    /// [`Exact::insert`]'s general case.
+    #[inline(never)]
+    fn insert_slow<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
         &self,
         cells: &Cells,
         h: u64,
@@ -365,7 +383,7 @@ impl Exact {
     ) -> (Ins, Option<u32>) {
         if self.insert_code.load(Relaxed) == 0 {
             type F<K, R, I> = fn(&Exact, &Cells, u64, &K, R, I) -> (Ins, Option<u32>);
-            let f: F<K, R, I> = Exact::insert::<K, R, I>;
+            let f: F<K, R, I> = Exact::insert_slow::<K, R, I>;
             self.insert_code.store(f as usize, Relaxed);
         }
         let (b1, tag) = self.place(h);
@@ -595,6 +613,33 @@ impl Exact {
         self.alloc_in(stripe())
     }
 
+    /// [`Exact::alloc`], popping the own free list inline (one CAS) and prefetching the cell
+    /// and link of the slot the next allocation will take.
+    #[inline(always)]
+    fn alloc_hint(&self, cells: &impl EntryRead) -> Option<u32> {
+        let st = stripe();
+        let head = &self.free_heads[st].0;
+        let h = head.load(Acquire);
+        let top = h as u32;
+        if let Some(link) = self.next.get((top as usize).wrapping_sub(1)) {
+            let next = link.load(Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
+            if head.compare_exchange(h, new, Acquire, Relaxed).is_ok() {
+                if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
+                    cells.prefetch(next as usize - 1);
+                    prefetch(l);
+                }
+                return Some(top - 1);
+            }
+        }
+        self.alloc_cold(st)
+    }
+
+    #[inline(never)]
+    fn alloc_cold(&self, st: usize) -> Option<u32> {
+        self.alloc_in(st)
+    }
+
     /// A free slot from free list `st` first: its own list, then a fresh chunk of never-used
     /// slots (whose rest goes to list `st`), then the other stripes' lists (so no slot is ever
     /// stranded in another stripe). `None` when every list was seen empty twice and no fresh
@@ -693,6 +738,39 @@ impl Exact {
     }
 }
 
+/// Locks a bucket header (its spin lock bit); returns its value without the lock bit. Every
+/// change of a header is made under its lock, so the holder unlocks by storing that value back
+/// (plus its own changes).
+#[inline(always)]
+fn lock_hdr(hdr: &AtomicU64) -> u64 {
+    let v = hdr.load(Relaxed);
+    if v & LOCK == 0
+        && hdr
+            .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
+            .is_ok()
+    {
+        return v;
+    }
+    lock_hdr_slow(hdr)
+}
+
+#[cold]
+#[inline(never)]
+fn lock_hdr_slow(hdr: &AtomicU64) -> u64 {
+    let mut backoff = Backoff::new();
+    loop {
+        let v = hdr.load(Relaxed);
+        if v & LOCK == 0
+            && hdr
+                .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
+                .is_ok()
+        {
+            return v;
+        }
+        backoff.snooze();
+    }
+}
+
 /// Primary bucket (of `nb`) and tag of a hash. Tags are never 0, so an empty way (word 0) never
 /// matches a tag compare ([`match_mask`]).
 #[inline(always)]
@@ -721,6 +799,83 @@ pub(crate) struct Hot<'a> {
 }
 
 impl Hot<'_> {
+    /// [`Exact::find`] with the bucket and cell arrays at hand.
+    #[inline(always)]
+    pub fn find(
+        &self,
+        cells: &impl EntryRead,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        match self.find_quick(cells, h, key, out) {
+            Quick::Hit(s, gen, version) => Some((s, gen, version)),
+            Quick::Miss => None,
+            Quick::Slow => self.find_slow(cells, h, key, out),
+        }
+    }
+
+    /// The common cases of [`Exact::find`], for inlining: a hit in the primary bucket, and a
+    /// miss of a primary bucket without overflowed entries whose counter did not change
+    /// meanwhile. `Slow`: run the whole protocol ([`Hot::find_slow`]).
+    #[inline(always)]
+    pub fn find_quick(
+        &self,
+        cells: &impl EntryRead,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Quick {
+        let (b1, tag) = place(self.nb, h);
+        let Some(bk1) = self.buckets.get(b1) else {
+            return Quick::Miss;
+        };
+        let h1 = bk1.hdr.load(Acquire);
+        if let Some((s, gen, version)) = scan(bk1, tag, cells, key, out) {
+            return Quick::Hit(s, gen, version);
+        }
+        if h1 < OVF_ONE {
+            fence(Acquire);
+            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
+                return Quick::Miss;
+            }
+        }
+        Quick::Slow
+    }
+
+    /// The whole protocol of [`Exact::find`]: scan the primary bucket, then the secondary one
+    /// if the primary has overflowed entries; a miss is valid if the primary's counter did not
+    /// change meanwhile, else start again.
+    #[inline(never)]
+    fn find_slow(
+        &self,
+        cells: &impl EntryRead,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        let (b1, tag) = place(self.nb, h);
+        let bk1 = self.buckets.get(b1)?;
+        loop {
+            let h1 = bk1.hdr.load(Acquire);
+            if let Some(r) = scan(bk1, tag, cells, key, out) {
+                return Some(r);
+            }
+            if h1 >= OVF_ONE {
+                let b2 = alt(self.nb, b1, tag);
+                if b2 != b1 {
+                    if let Some(r) = scan(self.buckets.get(b2)?, tag, cells, key, out) {
+                        return Some(r);
+                    }
+                }
+            }
+            fence(Acquire);
+            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
+                return None;
+            }
+        }
+    }
+
     /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
     #[inline(always)]
     pub fn stage1(&self, h: u64) -> Probe {
@@ -736,7 +891,7 @@ impl Hot<'_> {
     /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
     /// stage 3 should look at the secondary bucket.
     #[inline(always)]
-    pub fn stage2(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+    pub fn stage2(&self, cells: &impl EntryRead, p: Probe) -> u64 {
         let Some(bk) = self.buckets.get(p.b1 as usize) else {
             return 0;
         };
@@ -756,7 +911,7 @@ impl Hot<'_> {
     /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
     /// bucket, its cell prefetched, or 0.
     #[inline(always)]
-    pub fn stage3(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+    pub fn stage3(&self, cells: &impl EntryRead, p: Probe) -> u64 {
         let Some(bk) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) else {
             return 0;
         };
@@ -775,7 +930,7 @@ impl Hot<'_> {
     #[inline(always)]
     pub fn stage4(
         &self,
-        cells: &CellsHot<'_>,
+        cells: &impl EntryRead,
         e: u64,
         key: &impl ProbeKey,
         out: &mut ActionData,
@@ -784,7 +939,7 @@ impl Hot<'_> {
             return None;
         }
         let s = slot_of(e);
-        let (gen, version) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out)?;
+        let (gen, version) = cells.read_match(s as usize, key, (e >> 32) as u32, tag_of(e), out)?;
         Some((s, gen, version))
     }
 }
@@ -878,19 +1033,21 @@ fn first_match(bk: &Bucket, tag: u32) -> Option<u64> {
 fn scan(
     bk: &Bucket,
     tag: u32,
-    cells: &Cells,
+    cells: &impl EntryRead,
     key: &impl ProbeKey,
     out: &mut ActionData,
 ) -> Option<(u32, u32, u64)> {
     let mut m = match_mask(bk, tag).0;
     while m != 0 {
+        // The way may have changed since the tags were compared: its slot is checked by the
+        // cell read (an empty way's slot is out of range), its tag with the generation after
+        // the read (`word_matches`).
         let e = bk.way[m.trailing_zeros() as usize].load(Acquire);
         m &= m - 1;
-        if tag_of(e) == tag && e as u32 != 0 {
-            let s = slot_of(e);
-            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
-                return Some((s, gen, version));
-            }
+        let s = slot_of(e);
+        if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) as u32, tag, out)
+        {
+            return Some((s, gen, version));
         }
     }
     None
@@ -908,7 +1065,7 @@ mod tests {
                 nb: nb as u64,
                 seed: 0,
                 size: 0,
-                free_heads: (0..STRIPES).map(|_| Padded(AtomicU64::new(0))).collect(),
+                free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
                 fresh: Padded(AtomicU64::new(0)),
                 next: Arena::new(0).unwrap(),
                 insert_code: AtomicUsize::new(0),

@@ -21,8 +21,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, NEVER};
 use crate::error::TableError;
-use crate::exact::{Exact, Ins, Probe, SECOND};
-use crate::hash::{random_seed, Key, ProbeKey, Words};
+use crate::exact::{Exact, Ins, Probe, Quick, SECOND};
+use crate::hash::{hash_start, random_seed, word_at, Four, Key, ProbeKey, Words};
 use crate::index::Index;
 use crate::spec::{
     compile, decompile, Compiled, EntryView, FieldMatch, IdleTimeout, Layout, TableSpec,
@@ -153,6 +153,48 @@ macro_rules! with_key {
     }};
 }
 
+/// [`with_key!`] for an exact table of key shape `$kw` (`Table::kw`): register-held words for
+/// 1 to 6 words, [`Four`] for 4-byte keys, else `$other`.
+macro_rules! with_words {
+    ($kw:expr, $key:expr, |$k:ident| $body:expr, $other:expr) => {{
+        let key: &[u8] = $key;
+        match $kw {
+            1 => {
+                let $k = Words::<1>::new(key);
+                $body
+            }
+            2 => {
+                let $k = Words::<2>::new(key);
+                $body
+            }
+            3 => {
+                let $k = Words::<3>::new(key);
+                $body
+            }
+            4 => {
+                let $k = Words::<4>::new(key);
+                $body
+            }
+            5 => {
+                let $k = Words::<5>::new(key);
+                $body
+            }
+            6 => {
+                let $k = Words::<6>::new(key);
+                $body
+            }
+            KW_FOUR => {
+                let $k = Four::new(key);
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}
+
+/// [`Table::kw`] of a table with 4-byte keys.
+const KW_FOUR: usize = 7;
+
 enum Engine {
     /// Lock-free cuckoo index (all fields exact).
     Exact(Exact),
@@ -167,6 +209,11 @@ pub struct Table {
     has_priority: bool,
     auto_delete: bool,
     size: usize,
+    /// Exact tables: the key's shape, what the data-plane calls dispatch on once: its words
+    /// (`ceil(key_len / 8)`) or [`KW_FOUR`] for 4-byte keys; 0 for other tables and empty keys.
+    kw: usize,
+    /// Exact tables: the state a key's hash starts from (`hash_start(key_len, seed)`).
+    hstart: u64,
     engine: Engine,
     cells: Cells,
     wheel: Option<Mutex<Wheel>>,
@@ -212,6 +259,12 @@ impl Table {
             has_priority: spec.has_priority(),
             auto_delete: spec.idle_timeout == IdleTimeout::AutoDelete,
             size,
+            kw: match layout.key_len {
+                _ if !spec.is_exact() || spec.keys.is_empty() => 0,
+                4 => KW_FOUR,
+                n => n.div_ceil(8),
+            },
+            hstart: hash_start(layout.key_len, seed),
             layout,
             engine,
             cells,
@@ -311,6 +364,117 @@ impl Table {
     /// [`Table::lookup`] into a caller-owned result (reuses its parameter buffer); returns hit.
     /// Exact tables: lock-free, no shared memory written but this thread's statistics line.
     pub fn lookup_into(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
+        if let Engine::Exact(x) = &self.engine {
+            if key.len() == self.layout.key_len {
+                let hit = with_words!(
+                    self.kw,
+                    key,
+                    |k| self.lookup_exact_k(x, &k, k.hash_from(self.hstart), now_ns, out),
+                    return self.lookup_generic(key, now_ns, out)
+                );
+                self.stats.add(Counter::hit_or_miss(hit), 1);
+                return hit;
+            }
+        }
+        self.lookup_generic(key, now_ns, out)
+    }
+
+    /// The hash of `key` for [`Table::lookup_exact_hashed`], [`Table::prefetch_hashed`] and
+    /// [`Table::add_on_miss_hashed`] (exact tables; a seeded function of the key's bytes, fixed
+    /// for the table's lifetime). 0 for other tables and keys of the wrong length.
+    #[inline]
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        match &self.engine {
+            Engine::Exact(x) if key.len() == self.layout.key_len => {
+                with_words!(
+                    self.kw,
+                    key,
+                    |k| k.hash_from(self.hstart),
+                    x.hash(&Key::new(key))
+                )
+            }
+            _ => 0,
+        }
+    }
+
+    /// [`Table::lookup_into`] for a caller that already has `hash` = [`Table::hash_key`]`(key)`
+    /// (e.g. from [`Table::prefetch_hashed`]): the same result, without hashing the key again.
+    /// A `hash` that is not the key's makes the lookup miss (never a wrong hit, never unsafe).
+    /// Tables other than exact ones ignore `hash`.
+    pub fn lookup_exact_hashed(
+        &self,
+        key: &[u8],
+        hash: u64,
+        now_ns: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        if let Engine::Exact(x) = &self.engine {
+            if key.len() == self.layout.key_len {
+                let hit = with_words!(
+                    self.kw,
+                    key,
+                    |k| self.lookup_exact_k(x, &k, hash, now_ns, out),
+                    return self.lookup_generic(key, now_ns, out)
+                );
+                self.stats.add(Counter::hit_or_miss(hit), 1);
+                return hit;
+            }
+        }
+        self.lookup_generic(key, now_ns, out)
+    }
+
+    /// An exact lookup of the prepared key `k` with hash `h`: the hit's data, or the default
+    /// action's, copied into `out`.
+    #[inline(always)]
+    fn lookup_exact_k<K: ProbeKey + Copy>(
+        &self,
+        x: &Exact,
+        k: &K,
+        h: u64,
+        now: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        if K::WORDS != 0 && K::WORDS <= 4 {
+            if let Some(lc) = self.cells.lines() {
+                match x.hot().find_quick(&lc, h, k, &mut out.data) {
+                    Quick::Hit(s, gen, version) => {
+                        if !self.auto_delete
+                            || self.cells.cell(s as usize).deadline.load(Relaxed) > now
+                        {
+                            out.hit = Some(EntryHandle { slot: s, gen });
+                            out.version = version;
+                            return true;
+                        }
+                    }
+                    Quick::Miss => {}
+                    Quick::Slow => return self.lookup_exact_cells(x, *k, h, now, out),
+                }
+                let (_, version) = lc.read_k::<K>(self.default_slot(), &mut out.data);
+                out.hit = None;
+                out.version = version;
+                return false;
+            }
+        }
+        self.lookup_exact_cells(x, *k, h, now, out)
+    }
+
+    /// [`Table::lookup_exact_k`] for every cell layout.
+    #[inline(never)]
+    fn lookup_exact_cells<K: ProbeKey>(
+        &self,
+        x: &Exact,
+        k: K,
+        h: u64,
+        now: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        let r = x.hot().find(&self.cells.hot(), h, &k, &mut out.data);
+        self.finish_exact(r, now, out)
+    }
+
+    /// [`Table::lookup_into`] for every kind of table and key.
+    #[inline(never)]
+    fn lookup_generic(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
         let hit = if !self.key_ok(key) {
             self.finish(None, now_ns, out)
         } else {
@@ -325,8 +489,7 @@ impl Table {
                 }
             }
         };
-        self.stats
-            .add(if hit { Counter::Hits } else { Counter::Misses }, 1);
+        self.stats.add(Counter::hit_or_miss(hit), 1);
         hit
     }
 
@@ -438,9 +601,25 @@ impl Table {
     #[inline]
     pub fn prefetch(&self, key: &[u8]) -> Option<Prefetch> {
         match &self.engine {
-            Engine::Exact(x) if self.key_ok(key) => {
-                with_key!(key, |k| Some(Prefetch(x.hot().stage1(x.hash(&k)))))
+            Engine::Exact(x) if key.len() == self.layout.key_len && self.kw > 0 => {
+                let h = with_words!(
+                    self.kw,
+                    key,
+                    |k| k.hash_from(self.hstart),
+                    x.hash(&Key::new(key))
+                );
+                Some(Prefetch(x.hot().stage1(h)))
             }
+            _ => None,
+        }
+    }
+
+    /// [`Table::prefetch`] of the key whose [`Table::hash_key`] is `hash` (exact tables; `None`
+    /// for others).
+    #[inline]
+    pub fn prefetch_hashed(&self, hash: u64) -> Option<Prefetch> {
+        match &self.engine {
+            Engine::Exact(x) if self.kw > 0 => Some(Prefetch(x.hot().stage1(hash))),
             _ => None,
         }
     }
@@ -547,7 +726,7 @@ impl Table {
                     continue;
                 }
                 Some(r) => Some(r),
-                None => x.find(&self.cells, hs[i], &ks[i], &mut o.data),
+                None => xh.find(&ch, hs[i], &ks[i], &mut o.data),
             };
             hits += self.finish_exact(r, now, o) as usize;
         }
@@ -568,17 +747,51 @@ impl Table {
         expire_profile: u8,
         now_ns: u64,
     ) -> AddStatus {
-        if !self.spec.add_on_miss {
+        let p = &data.params;
+        let d = (data.action, p.len(), |j| p.word(j));
+        self.add_words(key, None, d, expire_profile, now_ns)
+    }
+
+    /// [`Table::add_on_miss`] for a caller that has the key's `hash` = [`Table::hash_key`]`(key)`
+    /// (e.g. from the lookup that missed) and the action as its id and packed parameter bytes:
+    /// the same semantics (exactly one `Added` among concurrent adds of one key), without hashing
+    /// the key again or building an [`ActionData`]. The hash decides the key's buckets, so it
+    /// must be the key's: debug builds assert it, and release builds would store an entry that
+    /// lookups of the key do not find (and that a later add of the key would duplicate).
+    pub fn add_on_miss_hashed(
+        &self,
+        key: &[u8],
+        hash: u64,
+        action: u32,
+        params: &[u8],
+        expire_profile: u8,
+        now_ns: u64,
+    ) -> AddStatus {
+        debug_assert!(
+            self.kw == 0 || key.len() != self.layout.key_len || hash == self.hash_key(key),
+            "add_on_miss_hashed: the hash is not the key's"
+        );
+        let d = (action, params.len(), |j| word_at(params, j));
+        self.add_words(key, Some(hash), d, expire_profile, now_ns)
+    }
+
+    /// Shared body of the add-on-miss calls: the action as (id, parameter length, parameter
+    /// word `j`), the key's hash if the caller has it.
+    #[inline(always)]
+    fn add_words(
+        &self,
+        key: &[u8],
+        hash: Option<u64>,
+        data: (u32, usize, impl Fn(usize) -> u64),
+        expire_profile: u8,
+        now_ns: u64,
+    ) -> AddStatus {
+        let Engine::Exact(x) = &self.engine else {
+            // add_on_miss tables are exact (checked by TableSpec::validate).
             return AddStatus::Rejected(TableError::NotAddOnMiss);
-        }
-        if !self.key_ok(key) {
-            return AddStatus::Rejected(TableError::BadKey {
-                field: None,
-                reason: "key length differs from the table's key length",
-            });
-        }
-        if let Err(e) = self.check_params(data.params.len()) {
-            return AddStatus::Rejected(e);
+        };
+        if !self.spec.add_on_miss || !self.key_ok(key) || data.1 > self.cells.max_params() {
+            return self.add_rejected(key, data.1);
         }
         let deadline = match self.wheel {
             None => NEVER,
@@ -587,19 +800,56 @@ impl Table {
                 None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
             },
         };
-        let Engine::Exact(x) = &self.engine else {
-            // add_on_miss tables are exact (checked by TableSpec::validate).
-            return AddStatus::Rejected(TableError::NotAddOnMiss);
-        };
         let ins = (data, expire_profile, deadline, now_ns, self.auto_delete);
-        match with_key!(key, |k| self.insert_exact_k(x, &k, ins, Counter::Inserts)) {
+        let r = with_words!(
+            self.kw,
+            key,
+            |k| {
+                let h = hash.unwrap_or_else(|| k.hash_from(self.hstart));
+                self.insert_exact_k(x, &k, h, ins, Counter::Inserts)
+            },
+            {
+                let k = Key::new(key);
+                let h = hash.unwrap_or_else(|| x.hash(&k));
+                self.insert_exact_k(x, &k, h, ins, Counter::Inserts)
+            }
+        );
+        match r {
             Ok(h) => AddStatus::Added(h),
-            Err(TableError::Exists) => AddStatus::AlreadyPresent,
-            Err(TableError::Full) => {
+            Err(e) => self.add_failed(e),
+        }
+    }
+
+    /// Why an add-on-miss call was refused before trying.
+    #[cold]
+    #[inline(never)]
+    fn add_rejected(&self, key: &[u8], params_len: usize) -> AddStatus {
+        AddStatus::Rejected(if !self.spec.add_on_miss {
+            TableError::NotAddOnMiss
+        } else if !self.key_ok(key) {
+            TableError::BadKey {
+                field: None,
+                reason: "key length differs from the table's key length",
+            }
+        } else {
+            TableError::ParamsTooLong {
+                len: params_len,
+                max: self.cells.max_params(),
+            }
+        })
+    }
+
+    /// The status of an add-on-miss insert that did not add.
+    #[cold]
+    #[inline(never)]
+    fn add_failed(&self, e: TableError) -> AddStatus {
+        match e {
+            TableError::Exists => AddStatus::AlreadyPresent,
+            TableError::Full => {
                 self.stats.add(Counter::InsertsFull, 1);
                 AddStatus::Full
             }
-            Err(e) => AddStatus::Rejected(e),
+            e => AddStatus::Rejected(e),
         }
     }
 
@@ -616,22 +866,31 @@ impl Table {
         now: u64,
         replace_expired: bool,
     ) -> Result<EntryHandle, TableError> {
-        let ins = (data, profile, deadline, now, replace_expired);
-        with_key!(key, |k| self.insert_exact_k(x, &k, ins, Counter::Live))
+        let p = &data.params;
+        let d = (data.action, p.len(), |j| p.word(j));
+        let ins = (d, profile, deadline, now, replace_expired);
+        with_key!(key, |k| self.insert_exact_k(
+            x,
+            &k,
+            x.hash(&k),
+            ins,
+            Counter::Live
+        ))
     }
 
     /// [`Table::insert_exact`] with the key prepared as `k`; an added entry is counted in
     /// `counter` (`Inserts` for the data plane, `Live` for the control plane; both count as
     /// live entries).
     #[inline(always)]
-    fn insert_exact_k(
+    #[allow(clippy::type_complexity)]
+    fn insert_exact_k<W: Fn(usize) -> u64>(
         &self,
         x: &Exact,
         k: &impl ProbeKey,
-        (data, profile, deadline, now, replace_expired): (&ActionData, u8, u64, u64, bool),
+        h: u64,
+        (data, profile, deadline, now, replace_expired): ((u32, usize, W), u8, u64, u64, bool),
         counter: Counter,
     ) -> Result<EntryHandle, TableError> {
-        let h = x.hash(k);
         let mut reclaimed = false;
         loop {
             let (r, replaced) = x.insert(
@@ -639,7 +898,7 @@ impl Table {
                 h,
                 k,
                 |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
-                |s| self.init_cell_k(s, Some(k), data, profile, deadline),
+                |s| self.init_cell_k(s, Some(k), (data.0, data.1, &data.2), profile, deadline),
             );
             if let Some(s) = replaced {
                 self.release(s);
@@ -647,7 +906,6 @@ impl Table {
             }
             match r {
                 Ins::Added(s, gen) => {
-                    x.prefetch_alloc(&self.cells);
                     self.stats.add(counter, 1);
                     self.link_timer(s, gen, deadline);
                     return Ok(EntryHandle { slot: s, gen });
@@ -779,12 +1037,12 @@ impl Table {
         &self,
         s: u32,
         key: Option<&impl ProbeKey>,
-        data: &ActionData,
+        (action, len, word): (u32, usize, &impl Fn(usize) -> u64),
         profile: u8,
         deadline: u64,
     ) -> u32 {
         let g = self.cells.lock(s as usize);
-        let gen = g.init_k(key, data, profile as u32);
+        let gen = g.init_k(key, action, len, word, profile as u32);
         if self.timed() {
             self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
         }
@@ -973,7 +1231,9 @@ impl Table {
             None => return Err(TableError::Full),
         };
         idx.insert(s, &c, prio);
-        let gen = self.init_cell_k(s, None::<&Key<'_>>, data, profile, deadline);
+        let p = &data.params;
+        let d = (data.action, p.len(), &|j| p.word(j));
+        let gen = self.init_cell_k(s, None::<&Key<'_>>, d, profile, deadline);
         self.stats.add(Counter::Live, 1);
         drop(idx);
         self.link_timer(s, gen, deadline);
