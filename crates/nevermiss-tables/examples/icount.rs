@@ -6,11 +6,16 @@
 //! target/release/examples/icount run OP [N]        # one op, N times (what valgrind runs)
 //! ```
 //! Each operation is a `#[inline(never)]` function `op_<name>` looping N times over prepared
-//! keys; callgrind collects only inside it (`--toggle-collect`), so table setup is not counted.
-//! The result is (instructions of the loop − instructions of the same loop doing nothing) / N.
+//! keys. Callgrind collects only inside the table call (`--toggle-collect`), so neither setup
+//! nor the loop is counted: the result is the table function's inclusive instructions / N (its
+//! call instruction excluded). Calls that are `#[inline]` (lookups, prefetch, hash_key) are
+//! inlined into the loop, so for them the result is (the loop − the same loop without the
+//! call) / N, which also counts the loop's use of the result (1–3 instructions).
 //! Tables: `k4` = one 32-bit exact field, 4-byte parameters (the add-on-miss example);
 //! `k13` = a 5-tuple (32+32+16+16+8 bits), 8-byte parameters. Lookups run on 1024 stored keys
 //! (in cache); inserts add N new keys to a 2^20-entry table (bucket almost never full).
+//! `*_hashed` ops call the API for callers that have the key's hash (`hash_key`, measured as
+//! `hash`): `lookup_exact_hashed`, `prefetch_hashed` + `prefetch_entry`, `add_on_miss_hashed`.
 //! Numbers are deterministic (same binary, same N), so two builds compare exactly.
 use std::hint::black_box;
 use std::process::Command;
@@ -20,10 +25,13 @@ use nevermiss_tables::*;
 const N: usize = 1 << 14;
 const STORED: usize = 1024;
 
-/// One measured operation: its name and the loop it runs.
+/// One measured operation: its name, the loop it runs, and the table functions whose
+/// inclusive instructions are its cost (none: the loop minus the same loop doing nothing, for
+/// calls that are inlined into the loop).
 struct Op {
     name: &'static str,
     run: fn(&Ctx, usize),
+    collect: &'static [&'static str],
 }
 
 /// Prepared tables and keys for one key shape.
@@ -36,6 +44,10 @@ struct Ctx {
     misses: Vec<u8>,
     /// `N` fresh keys for inserts (absent).
     fresh: Vec<u8>,
+    /// `hash_key` of each key of `hits`, `misses`, `fresh`.
+    hits_h: Vec<u64>,
+    misses_h: Vec<u64>,
+    fresh_h: Vec<u64>,
     data: ActionData,
 }
 
@@ -94,7 +106,15 @@ fn ctx(kl: usize, fresh: bool) -> Ctx {
             assert!(t.add_on_miss(k, &data, 0, 0).is_added());
         }
     }
+    let hashes = |v: &[u8]| {
+        v.chunks_exact(kl)
+            .map(|k| t.hash_key(k))
+            .collect::<Vec<_>>()
+    };
     Ctx {
+        hits_h: hashes(&hits),
+        misses_h: hashes(&misses),
+        fresh_h: hashes(&fresh),
         t,
         kl,
         hits,
@@ -150,6 +170,62 @@ fn op_add(c: &Ctx, n: usize) {
     assert_eq!(a, n.min(N));
 }
 
+/// The loop of the `*_hashed` ops, without the table call.
+#[inline(never)]
+fn op_empty_hashed(c: &Ctx, n: usize) {
+    for (k, h) in c.hits.chunks_exact(c.kl).zip(&c.hits_h).cycle().take(n) {
+        black_box((k, h));
+    }
+}
+
+#[inline(never)]
+fn op_hash(c: &Ctx, n: usize) {
+    for k in c.hits.chunks_exact(c.kl).cycle().take(n) {
+        black_box(c.t.hash_key(black_box(k)));
+    }
+}
+
+#[inline(never)]
+fn op_hit_hashed(c: &Ctx, n: usize) {
+    let mut out = Lookup::default();
+    let mut h = 0;
+    for (k, &hash) in c.hits.chunks_exact(c.kl).zip(&c.hits_h).cycle().take(n) {
+        h += c.t.lookup_exact_hashed(black_box(k), hash, 0, &mut out) as usize;
+    }
+    assert_eq!(h, n);
+}
+
+#[inline(never)]
+fn op_miss_hashed(c: &Ctx, n: usize) {
+    let mut out = Lookup::default();
+    let mut h = 0;
+    for (k, &hash) in c.misses.chunks_exact(c.kl).zip(&c.misses_h).cycle().take(n) {
+        h += c.t.lookup_exact_hashed(black_box(k), hash, 0, &mut out) as usize;
+    }
+    assert_eq!(h, 0);
+}
+
+#[inline(never)]
+fn op_prefetch_hashed(c: &Ctx, n: usize) {
+    for (_, &hash) in c.hits.chunks_exact(c.kl).zip(&c.hits_h).cycle().take(n) {
+        if let Some(p) = c.t.prefetch_hashed(black_box(hash)) {
+            c.t.prefetch_entry(p);
+        }
+    }
+}
+
+#[inline(never)]
+fn op_add_hashed(c: &Ctx, n: usize) {
+    let mut a = 0;
+    let p = &c.data.params[..];
+    for (k, &hash) in c.fresh.chunks_exact(c.kl).zip(&c.fresh_h).cycle().take(n) {
+        a +=
+            c.t.add_on_miss_hashed(black_box(k), hash, 1, p, 0, 0)
+                .is_added() as usize;
+    }
+    assert_eq!(a, n.min(N));
+}
+
 #[inline(never)]
 fn op_update(c: &Ctx, n: usize) {
     let mut out = Lookup::default();
@@ -165,26 +241,62 @@ const OPS: &[Op] = &[
     Op {
         name: "empty",
         run: op_empty,
+        collect: &[],
     },
     Op {
         name: "hit",
         run: op_hit,
+        collect: &[],
     },
     Op {
         name: "miss",
         run: op_miss,
+        collect: &[],
     },
     Op {
         name: "prefetch",
         run: op_prefetch,
+        collect: &[],
     },
     Op {
         name: "add",
         run: op_add,
+        collect: &[],
     },
     Op {
         name: "update",
         run: op_update,
+        collect: &["update_params"],
+    },
+    Op {
+        name: "hash",
+        run: op_hash,
+        collect: &[],
+    },
+    Op {
+        name: "hit_hashed",
+        run: op_hit_hashed,
+        collect: &[],
+    },
+    Op {
+        name: "miss_hashed",
+        run: op_miss_hashed,
+        collect: &[],
+    },
+    Op {
+        name: "prefetch_hashed",
+        run: op_prefetch_hashed,
+        collect: &[],
+    },
+    Op {
+        name: "add_hashed",
+        run: op_add_hashed,
+        collect: &[],
+    },
+    Op {
+        name: "empty_hashed",
+        run: op_empty_hashed,
+        collect: &[],
     },
 ];
 
@@ -206,21 +318,27 @@ fn names() -> Vec<String> {
         .collect()
 }
 
-/// Instructions callgrind collected inside `op_<op>` for `icount run NAME N`.
-fn measure(exe: &str, name: &str, n: usize) -> u64 {
+/// Instructions callgrind collected inside the functions `collect` (or `icount::op_<op>`)
+/// for `icount run NAME N`.
+fn measure(exe: &str, name: &str, collect: &[&str], n: usize) -> u64 {
     let (_, op) = parse(name).expect("op");
     let out = format!("/tmp/icount.{}.{name}.out", std::process::id());
+    let mut args = vec![
+        "--tool=callgrind".to_string(),
+        "-q".to_string(),
+        format!("--callgrind-out-file={out}"),
+    ];
+    if collect.is_empty() {
+        args.push(format!("--toggle-collect=icount::op_{}", op.name));
+    }
+    for f in collect {
+        args.push(format!(
+            "--toggle-collect=nevermiss_tables::table::Table::{f}"
+        ));
+    }
     let st = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "-q",
-            &format!("--callgrind-out-file={out}"),
-            &format!("--toggle-collect=icount::op_{}", op.name),
-            exe,
-            "run",
-            name,
-            &n.to_string(),
-        ])
+        .args(&args)
+        .args([exe, "run", name, &n.to_string()])
         .status()
         .expect("valgrind (apt-get install valgrind)");
     assert!(st.success(), "valgrind failed for {name}");
@@ -241,7 +359,7 @@ fn main() {
         let name = args.get(2).expect("op name");
         let n = args.get(3).map_or(N, |s| s.parse().expect("N"));
         let (kl, op) = parse(name).unwrap_or_else(|| panic!("unknown op {name}: {:?}", names()));
-        let c = ctx(kl, op.name == "add");
+        let c = ctx(kl, op.name.starts_with("add"));
         (op.run)(&c, n);
         return;
     }
@@ -249,17 +367,32 @@ fn main() {
     let exe = std::env::current_exe().expect("own path");
     let exe = exe.to_str().expect("utf-8 path");
     let mut empty = std::collections::HashMap::new();
-    println!("op               instructions/op   (N = {N}, loop overhead subtracted)");
+    println!("op                    instructions/op  (N = {N})");
     for name in names() {
-        if !name.contains(&filter) || name.ends_with("_empty") {
+        if !name.contains(&filter) || name.contains("_empty") {
             continue;
         }
-        let shape = name.split('_').next().unwrap_or_default().to_string();
-        let base = *empty
-            .entry(shape.clone())
-            .or_insert_with(|| measure(exe, &format!("{shape}_empty"), N));
-        let total = measure(exe, &name, N);
-        let per = (total as f64 - base as f64) / N as f64;
-        println!("{name:<16} {per:>10.1}");
+        let (_, op) = parse(&name).expect("op");
+        let per = if op.collect.is_empty() {
+            // Inlined into the loop: the loop minus the same loop without the call.
+            let shape = name.split('_').next().unwrap_or_default().to_string();
+            let e = if name.ends_with("_hashed") {
+                "empty_hashed"
+            } else {
+                "empty"
+            };
+            let base = *empty
+                .entry(format!("{shape}_{e}"))
+                .or_insert_with(|| measure(exe, &format!("{shape}_{e}"), &[], N));
+            (measure(exe, &name, &[], N) as f64 - base as f64) / N as f64
+        } else {
+            measure(exe, &name, op.collect, N) as f64 / N as f64
+        };
+        let how = if op.collect.is_empty() {
+            "(loop − empty loop)".to_string()
+        } else {
+            format!("(inside {})", op.collect.join(", "))
+        };
+        println!("{name:<20} {per:>8.1}   {how}");
     }
 }

@@ -49,8 +49,9 @@ pub(crate) struct Cells {
     params_off: usize,
     /// Words of parameters (`ceil(max_params / 8)`).
     pwords: usize,
-    /// Whether the parameters end in the first line and fit [`Params::INLINE`]: reads and writes
-    /// of the action data then touch that line alone, with word offsets known in advance.
+    /// Whether a cell is one 64-byte line (header, key, parameters and timer words) and its
+    /// parameters fit [`Params::INLINE`]: lookups then read it as a [`Line`] at word offsets
+    /// known in advance.
     one_line: bool,
     /// Offsets of the deadline and schedule words, or of `dummy` for tables without timers.
     timed: bool,
@@ -119,7 +120,7 @@ impl Cells {
             key_len,
             params_off,
             pwords: max_params.div_ceil(8),
-            one_line: params_off + max_params.div_ceil(8) <= 8 && max_params <= Params::INLINE,
+            one_line: stride == 8 && max_params <= Params::INLINE,
             timed,
             deadline_off,
             sched_off,
@@ -195,7 +196,6 @@ impl Cells {
     pub fn lines(&self) -> Option<LineCells<'_>> {
         self.one_line.then(|| LineCells {
             lines: self.words.as_chunks::<8>().0,
-            stride_lines: self.stride / 8,
             pwords: self.pwords,
         })
     }
@@ -233,16 +233,7 @@ impl Cells {
     #[inline(always)]
     pub fn lock(&self, i: usize) -> CellGuard<'_> {
         let c = self.c(i);
-        let seq = &c[SEQ];
-        let s = seq.load(Relaxed);
-        let s = if s & 1 == 0 && seq.compare_exchange(s, s + 1, Acquire, Relaxed).is_ok() {
-            s
-        } else {
-            lock_slow(seq)
-        };
-        // Orders the locking store before the writer's field stores (Boehm's seqlock writer;
-        // free on x86).
-        fence(Release);
+        let s = lock_seq(&c[SEQ]);
         CellGuard {
             cells: self,
             c,
@@ -292,15 +283,14 @@ pub(crate) trait EntryRead {
     fn prefetch(&self, i: usize);
 }
 
-/// The cells of a table whose entries keep key and action data in their first line (exact
-/// tables with key words + parameter words ≤ 4, e.g. a 13-byte key with ≤ 16 bytes of
-/// parameters): a lookup reads that line at word offsets known in advance and copies the
-/// parameters as the table's `pwords` whole words (at most 4) — no loop over the length, no
-/// bounds check but the slot's.
+/// The cells of a table whose entries are one line each (exact tables with key words +
+/// parameter words (+ 2 timer words) ≤ 4, e.g. a 13-byte key with ≤ 16 bytes of parameters): a
+/// lookup reads that line at word offsets known in advance and copies the parameters as whole
+/// words — no loop over the length, no bounds check but the slot's.
 #[derive(Clone, Copy)]
 pub(crate) struct LineCells<'a> {
+    /// Cell `i` is line `i`.
     lines: &'a [Line],
-    stride_lines: usize,
     pwords: usize,
 }
 
@@ -309,16 +299,52 @@ impl LineCells<'_> {
     /// line; returns (gen, version). A slot out of range reads as (0, 0), no data.
     #[inline(always)]
     pub fn read(&self, i: usize, po: usize, out: &mut ActionData) -> (u32, u64) {
-        match self.lines.get(i * self.stride_lines) {
+        match self.lines.get(i) {
             Some(line) => self.read_line(line, po, self.pwords, out),
             None => (0, 0),
         }
     }
 
+    /// Makes cell `i` (a slot just allocated, not reachable from the index) a fresh entry, as
+    /// [`CellGuard::init_k`] does: under the cell's lock, a new odd generation and expire
+    /// profile `profile`, the key, action `action` with parameters `params` (at most
+    /// `max_params` bytes), version 0. Returns the generation; `None` (nothing written) for a
+    /// slot out of range.
+    #[inline(always)]
+    pub fn init<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        action: u32,
+        params: &[u8],
+        profile: u32,
+    ) -> Option<u32> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            return None;
+        }
+        let line = self.lines.get(i)?;
+        let s = lock_seq(&line[SEQ]);
+        let gp = &line[GEN_PROFILE];
+        let gen = (gp.load(Relaxed) as u32).wrapping_add(1) | 1;
+        gp.store(gen as u64 | (profile as u64) << 32, Release);
+        key.store_words(&line[KEY..]);
+        // The table's parameter words (the line's words past them may be timer words).
+        let (po, pw) = (KEY + K::WORDS, self.pwords);
+        for j in 0..4 - K::WORDS {
+            if j < pw {
+                line[(po + j) & 7].store(word_at(params, j), Relaxed);
+            }
+        }
+        line[ACTION_LEN].store(action as u64 | (params.len() as u64) << 32, Relaxed);
+        line[VERSION].store(0, Relaxed);
+        line[SEQ].store(s + 2, Release);
+        Some(gen)
+    }
+
     /// [`LineCells::read`] in an exact table whose keys are `K`s (`K::WORDS` in 1..=4).
     #[inline(always)]
     pub fn read_k<K: ProbeKey>(&self, i: usize, out: &mut ActionData) -> (u32, u64) {
-        match self.lines.get(i * self.stride_lines) {
+        match self.lines.get(i) {
             Some(line) => self.read_line(line, KEY + K::WORDS, 4 - K::WORDS, out),
             None => (0, 0),
         }
@@ -331,24 +357,45 @@ impl LineCells<'_> {
     /// sequence lock like the rest, and past the length, so never seen.
     #[inline(always)]
     fn read_line(&self, line: &Line, po: usize, pw: usize, out: &mut ActionData) -> (u32, u64) {
-        loop {
-            let s1 = line[SEQ].load(Acquire);
-            if s1 & 1 == 0 {
-                let al = line[ACTION_LEN].load(Relaxed);
-                let gen = line[GEN_PROFILE].load(Relaxed) as u32;
-                let version = line[VERSION].load(Relaxed);
-                // ≤ max_params in a consistent read; `fill_inline` bounds a torn one (retried).
-                let len = (al >> 32) as usize;
-                // `po + j < 8` for `j < pw` (`one_line`); the mask only spares a bounds check.
-                out.params
-                    .fill_inline(len, pw, |j| line[(po + j) & 7].load(Relaxed));
-                fence(Acquire);
-                if line[SEQ].load(Relaxed) == s1 {
-                    out.action = al as u32;
-                    return (gen, version);
-                }
-            }
-            wait_writer(&line[SEQ]);
+        match try_read_line(line, po, pw, out) {
+            Some(r) => r,
+            None => read_line_slow(line, po, pw, out),
+        }
+    }
+}
+
+/// One attempt of a sequence-locked read of a line's action data (see
+/// [`LineCells::read_line`]); `None` if a writer was active or came meanwhile.
+#[inline(always)]
+fn try_read_line(line: &Line, po: usize, pw: usize, out: &mut ActionData) -> Option<(u32, u64)> {
+    let s1 = line[SEQ].load(Acquire);
+    if s1 & 1 != 0 {
+        return None;
+    }
+    let al = line[ACTION_LEN].load(Relaxed);
+    let gen = line[GEN_PROFILE].load(Relaxed) as u32;
+    let version = line[VERSION].load(Relaxed);
+    // ≤ max_params in a consistent read; a torn one is overwritten by the retry.
+    let len = (al >> 32) as usize;
+    // `po + j < 8` for `j < pw` (`one_line`); the mask only spares a bounds check.
+    out.params
+        .fill_inline(len, pw, |j| line[(po + j) & 7].load(Relaxed));
+    fence(Acquire);
+    if line[SEQ].load(Relaxed) != s1 {
+        return None;
+    }
+    out.action = al as u32;
+    Some((gen, version))
+}
+
+/// [`LineCells::read_line`] after a first attempt met a writer: wait, retry.
+#[cold]
+#[inline(never)]
+fn read_line_slow(line: &Line, po: usize, pw: usize, out: &mut ActionData) -> (u32, u64) {
+    loop {
+        wait_writer(&line[SEQ]);
+        if let Some(r) = try_read_line(line, po, pw, out) {
+            return r;
         }
     }
 }
@@ -378,7 +425,7 @@ impl EntryRead for LineCells<'_> {
             // and its lookups prepare keys as `Words`.
             return None;
         }
-        let line = self.lines.get(i * self.stride_lines)?;
+        let line = self.lines.get(i)?;
         if !key.eq_words(&line[KEY..]) {
             return None;
         }
@@ -388,7 +435,7 @@ impl EntryRead for LineCells<'_> {
 
     #[inline(always)]
     fn prefetch(&self, i: usize) {
-        if let Some(l) = self.lines.get(i * self.stride_lines) {
+        if let Some(l) = self.lines.get(i) {
             crate::sync::prefetch(l);
         }
     }
@@ -481,6 +528,22 @@ impl CellsHot<'_> {
             backoff.snooze();
         }
     }
+}
+
+/// Locks a cell's sequence word against other writers (makes it odd); returns its value before
+/// locking. The writer's field stores follow; unlocking stores that value + 2 (release).
+#[inline(always)]
+fn lock_seq(seq: &AtomicU64) -> u64 {
+    let s = seq.load(Relaxed);
+    let s = if s & 1 == 0 && seq.compare_exchange(s, s + 1, Acquire, Relaxed).is_ok() {
+        s
+    } else {
+        lock_slow(seq)
+    };
+    // Orders the locking store before the writer's field stores (Boehm's seqlock writer; free
+    // on x86).
+    fence(Release);
+    s
 }
 
 /// Locks a cell's sequence word against other writers (contended case); returns its value

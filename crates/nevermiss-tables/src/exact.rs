@@ -335,11 +335,8 @@ impl Exact {
     /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
     /// generation, and the entry is published.
     ///
-    /// The common case — the primary bucket has no overflowed entries, no way with the key's
-    /// tag and a free way — is decided here under the primary bucket's lock alone (the key can
-    /// then only be in the primary bucket, and is not: see [`Exact::insert_slow`]); everything
-    /// else unlocks and runs [`Exact::insert_slow`] from the start.
-    #[inline(always)]
+    /// Tries [`Exact::insert_fast`] first.
+    #[inline]
     pub fn insert<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
         &self,
         cells: &Cells,
@@ -348,27 +345,44 @@ impl Exact {
         replace: R,
         mut init: I,
     ) -> (Ins, Option<u32>) {
-        let (b1, tag) = self.place(h);
-        if let Some(bk) = self.buckets.get(b1) {
-            let v = lock_hdr(&bk.hdr);
-            if v < OVF_ONE {
-                let (m, empty) = match_mask(bk, tag);
-                if m == 0 && empty != 0 {
-                    if let Some(s) = self.alloc_hint(&cells.hot()) {
-                        let i = empty.trailing_zeros() as usize;
-                        let gen = init(s);
-                        if let Some(w) = bk.way.get(i) {
-                            w.store(word(tag, false, gen, s), Release);
-                            // Unlock: the header does not change while its lock is held.
-                            bk.hdr.store(v, Release);
-                            return (Ins::Added(s, gen), None);
-                        }
-                    }
-                }
-            }
-            bk.hdr.store(v, Release);
+        if let Some((s, gen)) = self.insert_fast(cells, h, &mut init) {
+            return (Ins::Added(s, gen), None);
         }
         self.insert_slow(cells, h, key, replace, init)
+    }
+
+    /// The common case of [`Exact::insert`], for inlining: the primary bucket has no
+    /// overflowed entries, no way with the key's tag, and a free way. Then the key can only be
+    /// in the primary bucket (an entry gets into its secondary bucket, or leaves it, only under
+    /// its primary's lock, which counts it in the overflow count) and is not, so this alone
+    /// decides, under the primary bucket's lock: a slot is allocated, `init(slot)` writes the
+    /// cell and returns its generation, the way word is published. `None`: not the common case
+    /// (or no free slot here), nothing was changed; run [`Exact::insert`].
+    #[inline(always)]
+    pub fn insert_fast(
+        &self,
+        cells: &Cells,
+        h: u64,
+        init: impl FnOnce(u32) -> u32,
+    ) -> Option<(u32, u32)> {
+        let (b1, tag) = self.place(h);
+        let bk = self.buckets.get(b1)?;
+        let v = lock_hdr(&bk.hdr);
+        if v < OVF_ONE {
+            let (m, empty) = match_mask(bk, tag);
+            // `empty == 0`: index 32, no way.
+            if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
+                if let Some(s) = self.alloc_hint(cells) {
+                    let gen = init(s);
+                    w.store(word(tag, false, gen, s), Release);
+                    // Unlock: the header does not change while its lock is held.
+                    bk.hdr.store(v, Release);
+                    return Some((s, gen));
+                }
+            }
+        }
+        bk.hdr.store(v, Release);
+        None
     }
 
     /// [`Exact::insert`]'s general case.
@@ -616,7 +630,7 @@ impl Exact {
     /// [`Exact::alloc`], popping the own free list inline (one CAS) and prefetching the cell
     /// and link of the slot the next allocation will take.
     #[inline(always)]
-    fn alloc_hint(&self, cells: &impl EntryRead) -> Option<u32> {
+    fn alloc_hint(&self, cells: &Cells) -> Option<u32> {
         let st = stripe();
         let head = &self.free_heads[st].0;
         let h = head.load(Acquire);
@@ -698,9 +712,13 @@ impl Exact {
         let end = (f + CHUNK).min(size) as u32;
         let f = f as u32;
         if end > f + 1 {
-            for x in f + 1..end - 1 {
+            let links = self
+                .next
+                .get(f as usize + 1..end as usize - 1)
+                .unwrap_or_default();
+            for (x, l) in (f + 1..).zip(links) {
                 // slot x links to slot x + 1, stored as (x + 1) + 1
-                self.next[x as usize].store(x + 2, Relaxed);
+                l.store(x + 2, Relaxed);
             }
             self.push_chain(st, f + 1, end - 1);
         }
@@ -831,8 +849,15 @@ impl Hot<'_> {
             return Quick::Miss;
         };
         let h1 = bk1.hdr.load(Acquire);
-        if let Some((s, gen, version)) = scan(bk1, tag, cells, key, out) {
-            return Quick::Hit(s, gen, version);
+        let m = match_mask(bk1, tag).0;
+        if m != 0 {
+            // The first candidate only (a second one means a tag collision, 7 in 2^24).
+            let e = bk1.way[m.trailing_zeros() as usize].load(Acquire);
+            let s = slot_of(e);
+            return match cells.read_match(s as usize, key, (e >> 32) as u32, tag, out) {
+                Some((gen, version)) => Quick::Hit(s, gen, version),
+                None => Quick::Slow,
+            };
         }
         if h1 < OVF_ONE {
             fence(Acquire);

@@ -334,6 +334,26 @@ impl<const N: usize> ProbeKey for Words<N> {
     }
 }
 
+/// A [`ProbeKey`] held in registers, made from a key's bytes.
+pub(crate) trait FromKey: ProbeKey + Copy {
+    /// The key `k` (of the length the type is meant for).
+    fn from_key(k: &[u8]) -> Self;
+}
+
+impl<const N: usize> FromKey for Words<N> {
+    #[inline(always)]
+    fn from_key(k: &[u8]) -> Self {
+        Words::new(k)
+    }
+}
+
+impl FromKey for Four {
+    #[inline(always)]
+    fn from_key(k: &[u8]) -> Self {
+        Four::new(k)
+    }
+}
+
 /// A key of exactly 4 bytes (an IPv4 address, the commonest exact key): one 32-bit load.
 /// Equal to [`Words<1>`] of the same bytes in hash and stored form.
 #[derive(Clone, Copy)]

@@ -22,7 +22,7 @@ use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, NEVER};
 use crate::error::TableError;
 use crate::exact::{Exact, Ins, Probe, Quick, SECOND};
-use crate::hash::{hash_start, random_seed, word_at, Four, Key, ProbeKey, Words};
+use crate::hash::{hash_start, random_seed, word_at, Four, FromKey, Key, ProbeKey, Words};
 use crate::index::Index;
 use crate::spec::{
     compile, decompile, Compiled, EntryView, FieldMatch, IdleTimeout, Layout, TableSpec,
@@ -195,6 +195,54 @@ macro_rules! with_words {
 /// [`Table::kw`] of a table with 4-byte keys.
 const KW_FOUR: usize = 7;
 
+/// Evaluates `$body` with the type `$K` bound to the [`FromKey`] type of key shape `$kw`
+/// (see [`with_words!`]), or `$other` for shapes without one.
+macro_rules! with_shape {
+    ($kw:expr, |$K:ident| $body:expr, $other:expr) => {{
+        match $kw {
+            1 => {
+                type $K = Words<1>;
+                $body
+            }
+            2 => {
+                type $K = Words<2>;
+                $body
+            }
+            3 => {
+                type $K = Words<3>;
+                $body
+            }
+            4 => {
+                type $K = Words<4>;
+                $body
+            }
+            5 => {
+                type $K = Words<5>;
+                $body
+            }
+            6 => {
+                type $K = Words<6>;
+                $body
+            }
+            KW_FOUR => {
+                type $K = Four;
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}
+
+/// What an exact insert writes: (action, parameters, expire profile, deadline, now, whether an
+/// AUTO_DELETE entry of the key past its deadline at `now` is replaced).
+type InsertArgs<'a> = (u32, &'a [u8], u8, u64, u64, bool);
+
+/// A lookup specialized for one table kind: (table, key, hash, now, out) -> hit.
+type LookupFn = fn(&Table, &[u8], u64, u64, &mut Lookup) -> bool;
+/// An add-on-miss specialized for one table kind: (table, key, hash, action, params, profile,
+/// now).
+type AddFn = fn(&Table, &[u8], u64, u32, &[u8], u8, u64) -> AddStatus;
+
 enum Engine {
     /// Lock-free cuckoo index (all fields exact).
     Exact(Exact),
@@ -214,6 +262,13 @@ pub struct Table {
     kw: usize,
     /// Exact tables: the state a key's hash starts from (`hash_start(key_len, seed)`).
     hstart: u64,
+    /// [`Table::lookup_into`] and [`Table::lookup_exact_hashed`] for this table's engine and
+    /// key shape, chosen once: a data-plane lookup is one indirect call, not a dispatch.
+    lookup_fn: LookupFn,
+    lookup_hashed_fn: LookupFn,
+    /// [`Table::add_on_miss`] and [`Table::add_on_miss_hashed`], chosen likewise.
+    add_fn: AddFn,
+    add_hashed_fn: AddFn,
     engine: Engine,
     cells: Cells,
     wheel: Option<Mutex<Wheel>>,
@@ -244,6 +299,11 @@ impl Table {
             Engine::Tuple(RwLock::new(Index::new(size, &layout, seed)?))
         };
         let key_in_cell = if spec.is_exact() { layout.key_len } else { 0 };
+        let kw = match layout.key_len {
+            _ if !spec.is_exact() || spec.keys.is_empty() => 0,
+            4 => KW_FOUR,
+            n => n.div_ceil(8),
+        };
         let cells = Cells::new(size + 1, key_in_cell, spec.max_params_bytes, timed)?;
         // The default action starts as ACTION_NONE, version 0.
         cells.lock(size).write(&ActionData::default());
@@ -259,12 +319,12 @@ impl Table {
             has_priority: spec.has_priority(),
             auto_delete: spec.idle_timeout == IdleTimeout::AutoDelete,
             size,
-            kw: match layout.key_len {
-                _ if !spec.is_exact() || spec.keys.is_empty() => 0,
-                4 => KW_FOUR,
-                n => n.div_ceil(8),
-            },
+            kw,
             hstart: hash_start(layout.key_len, seed),
+            lookup_fn: Table::lookup_fn(&engine, kw, false),
+            lookup_hashed_fn: Table::lookup_fn(&engine, kw, true),
+            add_fn: Table::add_fn(&engine, kw, false),
+            add_hashed_fn: Table::add_fn(&engine, kw, true),
             layout,
             engine,
             cells,
@@ -363,20 +423,25 @@ impl Table {
 
     /// [`Table::lookup`] into a caller-owned result (reuses its parameter buffer); returns hit.
     /// Exact tables: lock-free, no shared memory written but this thread's statistics line.
+    #[inline]
     pub fn lookup_into(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
-        if let Engine::Exact(x) = &self.engine {
-            if key.len() == self.layout.key_len {
-                let hit = with_words!(
-                    self.kw,
-                    key,
-                    |k| self.lookup_exact_k(x, &k, k.hash_from(self.hstart), now_ns, out),
-                    return self.lookup_generic(key, now_ns, out)
-                );
-                self.stats.add(Counter::hit_or_miss(hit), 1);
-                return hit;
-            }
+        (self.lookup_fn)(self, key, 0, now_ns, out)
+    }
+
+    /// The lookup function of a table with engine `engine` and key shape `kw`.
+    fn lookup_fn(engine: &Engine, kw: usize, hashed: bool) -> LookupFn {
+        fn generic(t: &Table, key: &[u8], _: u64, now: u64, out: &mut Lookup) -> bool {
+            t.lookup_generic(key, now, out)
         }
-        self.lookup_generic(key, now_ns, out)
+        match (engine, hashed) {
+            (Engine::Exact(_), false) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, false>, generic)
+            }
+            (Engine::Exact(_), true) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, true>, generic)
+            }
+            (Engine::Tuple(_), _) => generic,
+        }
     }
 
     /// The hash of `key` for [`Table::lookup_exact_hashed`], [`Table::prefetch_hashed`] and
@@ -401,6 +466,7 @@ impl Table {
     /// (e.g. from [`Table::prefetch_hashed`]): the same result, without hashing the key again.
     /// A `hash` that is not the key's makes the lookup miss (never a wrong hit, never unsafe).
     /// Tables other than exact ones ignore `hash`.
+    #[inline]
     pub fn lookup_exact_hashed(
         &self,
         key: &[u8],
@@ -408,19 +474,35 @@ impl Table {
         now_ns: u64,
         out: &mut Lookup,
     ) -> bool {
-        if let Engine::Exact(x) = &self.engine {
-            if key.len() == self.layout.key_len {
-                let hit = with_words!(
-                    self.kw,
-                    key,
-                    |k| self.lookup_exact_k(x, &k, hash, now_ns, out),
-                    return self.lookup_generic(key, now_ns, out)
-                );
-                self.stats.add(Counter::hit_or_miss(hit), 1);
-                return hit;
-            }
+        (self.lookup_hashed_fn)(self, key, hash, now_ns, out)
+    }
+
+    /// The exact lookup of `key` (of the table's length) prepared as a `K`, hashed unless
+    /// `HASHED` (then `hash` is its hash), counted: one function per key shape, so that each
+    /// keeps only its own values in registers.
+    #[inline(never)]
+    fn lookup_shape<K: FromKey, const HASHED: bool>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        now: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        let Engine::Exact(x) = &self.engine else {
+            return self.lookup_generic(key, now, out);
+        };
+        if key.len() != self.layout.key_len {
+            return self.lookup_generic(key, now, out);
         }
-        self.lookup_generic(key, now_ns, out)
+        let k = K::from_key(key);
+        let h = if HASHED {
+            hash
+        } else {
+            k.hash_from(self.hstart)
+        };
+        let hit = self.lookup_exact_k(x, &k, h, now, out);
+        self.stats.add(Counter::hit_or_miss(hit), 1);
+        hit
     }
 
     /// An exact lookup of the prepared key `k` with hash `h`: the hit's data, or the default
@@ -740,6 +822,7 @@ impl Table {
     /// An AUTO_DELETE entry past its deadline counts as absent and is replaced. When the table
     /// is full, expired AUTO_DELETE entries are reclaimed before `Full` is reported. Exact
     /// tables: locks only the key's two buckets, so adds on other keys proceed in parallel.
+    #[inline]
     pub fn add_on_miss(
         &self,
         key: &[u8],
@@ -747,9 +830,15 @@ impl Table {
         expire_profile: u8,
         now_ns: u64,
     ) -> AddStatus {
-        let p = &data.params;
-        let d = (data.action, p.len(), |j| p.word(j));
-        self.add_words(key, None, d, expire_profile, now_ns)
+        (self.add_fn)(
+            self,
+            key,
+            0,
+            data.action,
+            &data.params,
+            expire_profile,
+            now_ns,
+        )
     }
 
     /// [`Table::add_on_miss`] for a caller that has the key's `hash` = [`Table::hash_key`]`(key)`
@@ -758,6 +847,7 @@ impl Table {
     /// the key again or building an [`ActionData`]. The hash decides the key's buckets, so it
     /// must be the key's: debug builds assert it, and release builds would store an entry that
     /// lookups of the key do not find (and that a later add of the key would duplicate).
+    #[inline]
     pub fn add_on_miss_hashed(
         &self,
         key: &[u8],
@@ -771,27 +861,61 @@ impl Table {
             self.kw == 0 || key.len() != self.layout.key_len || hash == self.hash_key(key),
             "add_on_miss_hashed: the hash is not the key's"
         );
-        let d = (action, params.len(), |j| word_at(params, j));
-        self.add_words(key, Some(hash), d, expire_profile, now_ns)
+        (self.add_hashed_fn)(self, key, hash, action, params, expire_profile, now_ns)
     }
 
-    /// Shared body of the add-on-miss calls: the action as (id, parameter length, parameter
-    /// word `j`), the key's hash if the caller has it.
-    #[inline(always)]
-    fn add_words(
+    /// The add-on-miss function of a table with engine `engine` and key shape `kw`.
+    fn add_fn(engine: &Engine, kw: usize, hashed: bool) -> AddFn {
+        fn generic(
+            t: &Table,
+            key: &[u8],
+            hash: u64,
+            action: u32,
+            params: &[u8],
+            profile: u8,
+            now: u64,
+        ) -> AddStatus {
+            t.add_generic(key, Some(hash), action, params, profile, now)
+        }
+        fn generic_unhashed(
+            t: &Table,
+            key: &[u8],
+            _: u64,
+            action: u32,
+            params: &[u8],
+            profile: u8,
+            now: u64,
+        ) -> AddStatus {
+            t.add_generic(key, None, action, params, profile, now)
+        }
+        match (engine, hashed) {
+            (Engine::Exact(_), false) => {
+                with_shape!(kw, |K| Table::add_shape::<K, false>, generic_unhashed)
+            }
+            (Engine::Exact(_), true) => with_shape!(kw, |K| Table::add_shape::<K, true>, generic),
+            (Engine::Tuple(_), _) => generic_unhashed,
+        }
+    }
+
+    /// The add-on-miss call for keys prepared as `K`s (hashed here unless `HASHED`).
+    #[inline(never)]
+    fn add_shape<K: FromKey, const HASHED: bool>(
         &self,
         key: &[u8],
-        hash: Option<u64>,
-        data: (u32, usize, impl Fn(usize) -> u64),
+        hash: u64,
+        action: u32,
+        params: &[u8],
         expire_profile: u8,
         now_ns: u64,
     ) -> AddStatus {
         let Engine::Exact(x) = &self.engine else {
-            // add_on_miss tables are exact (checked by TableSpec::validate).
-            return AddStatus::Rejected(TableError::NotAddOnMiss);
+            return self.add_rejected(key, params.len());
         };
-        if !self.spec.add_on_miss || !self.key_ok(key) || data.1 > self.cells.max_params() {
-            return self.add_rejected(key, data.1);
+        if !self.spec.add_on_miss
+            || key.len() != self.layout.key_len
+            || params.len() > self.cells.max_params()
+        {
+            return self.add_rejected(key, params.len());
         }
         let deadline = match self.wheel {
             None => NEVER,
@@ -800,21 +924,62 @@ impl Table {
                 None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
             },
         };
-        let ins = (data, expire_profile, deadline, now_ns, self.auto_delete);
-        let r = with_words!(
-            self.kw,
-            key,
-            |k| {
-                let h = hash.unwrap_or_else(|| k.hash_from(self.hstart));
-                self.insert_exact_k(x, &k, h, ins, Counter::Inserts)
-            },
-            {
-                let k = Key::new(key);
-                let h = hash.unwrap_or_else(|| x.hash(&k));
-                self.insert_exact_k(x, &k, h, ins, Counter::Inserts)
-            }
+        let k = K::from_key(key);
+        let h = if HASHED {
+            hash
+        } else {
+            k.hash_from(self.hstart)
+        };
+        let ins = (
+            action,
+            params,
+            expire_profile,
+            deadline,
+            now_ns,
+            self.auto_delete,
         );
-        match r {
+        match self.insert_exact_k(x, &k, h, ins, Counter::Inserts) {
+            Ok(h) => AddStatus::Added(h),
+            Err(e) => self.add_failed(e),
+        }
+    }
+
+    /// The add-on-miss call for every table and key (`hash`, if given, is the key's).
+    #[inline(never)]
+    fn add_generic(
+        &self,
+        key: &[u8],
+        hash: Option<u64>,
+        action: u32,
+        params: &[u8],
+        expire_profile: u8,
+        now_ns: u64,
+    ) -> AddStatus {
+        let Engine::Exact(x) = &self.engine else {
+            // add_on_miss tables are exact (checked by TableSpec::validate).
+            return AddStatus::Rejected(TableError::NotAddOnMiss);
+        };
+        if !self.spec.add_on_miss || !self.key_ok(key) || params.len() > self.cells.max_params() {
+            return self.add_rejected(key, params.len());
+        }
+        let deadline = match self.wheel {
+            None => NEVER,
+            Some(_) => match self.profile_ns(expire_profile) {
+                Some(d) => now_ns.saturating_add(d),
+                None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
+            },
+        };
+        let k = Key::new(key);
+        let h = hash.unwrap_or_else(|| x.hash(&k));
+        let ins = (
+            action,
+            params,
+            expire_profile,
+            deadline,
+            now_ns,
+            self.auto_delete,
+        );
+        match self.insert_exact_k(x, &k, h, ins, Counter::Inserts) {
             Ok(h) => AddStatus::Added(h),
             Err(e) => self.add_failed(e),
         }
@@ -866,9 +1031,14 @@ impl Table {
         now: u64,
         replace_expired: bool,
     ) -> Result<EntryHandle, TableError> {
-        let p = &data.params;
-        let d = (data.action, p.len(), |j| p.word(j));
-        let ins = (d, profile, deadline, now, replace_expired);
+        let ins = (
+            data.action,
+            &data.params[..],
+            profile,
+            deadline,
+            now,
+            replace_expired,
+        );
         with_key!(key, |k| self.insert_exact_k(
             x,
             &k,
@@ -882,24 +1052,62 @@ impl Table {
     /// `counter` (`Inserts` for the data plane, `Live` for the control plane; both count as
     /// live entries).
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn insert_exact_k<W: Fn(usize) -> u64>(
+    fn insert_exact_k<K: ProbeKey>(
         &self,
         x: &Exact,
-        k: &impl ProbeKey,
+        k: &K,
         h: u64,
-        (data, profile, deadline, now, replace_expired): ((u32, usize, W), u8, u64, u64, bool),
+        args: InsertArgs<'_>,
         counter: Counter,
     ) -> Result<EntryHandle, TableError> {
+        let (action, params, profile, deadline, ..) = args;
+        if let Some((s, gen)) = x.insert_fast(
+            &self.cells,
+            h,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline),
+        ) {
+            self.stats.add(counter, 1);
+            self.link_timer(s, gen, deadline);
+            return Ok(EntryHandle { slot: s, gen });
+        }
+        self.insert_exact_rest(x, k, h, args, counter)
+    }
+
+    /// One [`Exact::insert`] of `k` with the cell written from `args`.
+    #[inline(always)]
+    fn insert_once<K: ProbeKey>(
+        &self,
+        x: &Exact,
+        k: &K,
+        h: u64,
+        (action, params, profile, deadline, now, replace_expired): InsertArgs<'_>,
+    ) -> (Ins, Option<u32>) {
+        x.insert(
+            &self.cells,
+            h,
+            k,
+            |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
+            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline),
+        )
+    }
+
+    /// [`Table::insert_exact_k`] when the common case did not apply: the whole insert
+    /// (present key, secondary bucket, cuckoo moves), releasing a replaced expired entry, and
+    /// reclaiming expired entries once when the table is full before trying again.
+    #[inline(never)]
+    fn insert_exact_rest<K: ProbeKey>(
+        &self,
+        x: &Exact,
+        k: &K,
+        h: u64,
+        args: InsertArgs<'_>,
+        counter: Counter,
+    ) -> Result<EntryHandle, TableError> {
+        let (deadline, now) = (args.3, args.4);
         let mut reclaimed = false;
         loop {
-            let (r, replaced) = x.insert(
-                &self.cells,
-                h,
-                k,
-                |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
-                |s| self.init_cell_k(s, Some(k), (data.0, data.1, &data.2), profile, deadline),
-            );
+            let (r, replaced) = self.insert_once(x, k, h, args);
             if let Some(s) = replaced {
                 self.release(s);
                 self.stats.add(Counter::Expirations, 1);
@@ -1033,16 +1241,29 @@ impl Table {
     /// Writes a fresh entry into slot `s` (not yet reachable; the key given as prepared words,
     /// `None` for an empty key) and returns its generation.
     #[inline(always)]
-    fn init_cell_k(
+    fn init_cell_k<K: ProbeKey>(
         &self,
         s: u32,
-        key: Option<&impl ProbeKey>,
-        (action, len, word): (u32, usize, &impl Fn(usize) -> u64),
+        key: Option<&K>,
+        action: u32,
+        params: &[u8],
         profile: u8,
         deadline: u64,
     ) -> u32 {
-        let g = self.cells.lock(s as usize);
-        let gen = g.init_k(key, action, len, word, profile as u32);
+        let line = match (key, self.cells.lines()) {
+            (Some(k), Some(lc)) => lc.init(s as usize, k, action, params, profile as u32),
+            _ => None,
+        };
+        let gen = match line {
+            Some(gen) => gen,
+            None => self.cells.lock(s as usize).init_k(
+                key,
+                action,
+                params.len(),
+                |j| word_at(params, j),
+                profile as u32,
+            ),
+        };
         if self.timed() {
             self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
         }
@@ -1231,9 +1452,14 @@ impl Table {
             None => return Err(TableError::Full),
         };
         idx.insert(s, &c, prio);
-        let p = &data.params;
-        let d = (data.action, p.len(), &|j| p.word(j));
-        let gen = self.init_cell_k(s, None::<&Key<'_>>, d, profile, deadline);
+        let gen = self.init_cell_k(
+            s,
+            None::<&Key<'_>>,
+            data.action,
+            &data.params,
+            profile,
+            deadline,
+        );
         self.stats.add(Counter::Live, 1);
         drop(idx);
         self.link_timer(s, gen, deadline);
