@@ -572,7 +572,10 @@ fn lock_slow(seq: &AtomicU64) -> u64 {
 /// tags were compared.)
 #[inline(always)]
 pub(crate) fn word_matches(hi: u32, tag: u32, gen: u32) -> bool {
-    gen & 1 == 1 && hi & !0x80 == (tag << 8 | (gen >> 1) & 0x7f)
+    // The low byte of `gen` rotated right by one is `live:1 | gen:7`; the word's tag bits
+    // xor `tag` are zero exactly when the tags match, and its secondary bit is set to stand for
+    // `live`: one compare for both.
+    (gen as u8).rotate_right(1) as u32 == (hi ^ tag << 8) | 0x80
 }
 
 /// The generation bits a bucket word carries: bits 1..8 of the generation (bit 0 is the
@@ -692,5 +695,35 @@ impl CellGuard<'_> {
 impl Drop for CellGuard<'_> {
     fn drop(&mut self) {
         self.w(SEQ).store(self.seq + 2, Release);
+    }
+}
+
+#[cfg(test)]
+mod word_match_tests {
+    use super::*;
+
+    /// `word_matches` is exactly: live, same tag, same 7 generation bits (secondary ignored).
+    #[test]
+    fn word_matches_is_tag_generation_and_liveness() {
+        for gen in [0u32, 1, 2, 3, 0x7f, 0x80, 0xff, 0x101, 0xfffe, 0xffff_ffff] {
+            for g7 in [0u32, 1, 0x3f, 0x7f] {
+                for sec in [0u32, 0x80] {
+                    for (wtag, tag) in [
+                        (1u32, 1u32),
+                        (0xabcdef, 0xabcdef),
+                        (1, 2),
+                        (0xffffff, 0x7fffff),
+                    ] {
+                        let hi = wtag << 8 | sec | g7;
+                        let want = gen & 1 == 1 && wtag == tag && (gen >> 1) & 0x7f == g7;
+                        assert_eq!(
+                            word_matches(hi, tag, gen),
+                            want,
+                            "{hi:#x} {tag:#x} {gen:#x}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

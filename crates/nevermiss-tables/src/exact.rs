@@ -911,6 +911,25 @@ impl Hot<'_> {
         Probe { b1: b1 as u32, tag }
     }
 
+    /// [`crate::Table::prefetch_entry`]: with the primary bucket (likely) at hand, prefetches
+    /// the cell of its first way whose tag matches, or else the secondary bucket if the key may
+    /// be there. A hint: a way that changed meanwhile only wastes the prefetch.
+    #[inline(always)]
+    pub fn prefetch_entry(&self, cells: &Cells, p: Probe) {
+        let Some(bk) = self.buckets.get(p.b1 as usize) else {
+            return;
+        };
+        let m = match_mask(bk, p.tag).0;
+        if m != 0 {
+            let e = bk.way[m.trailing_zeros() as usize].load(Relaxed);
+            cells.prefetch(slot_of(e) as usize);
+        } else if bk.hdr.load(Relaxed) >= OVF_ONE {
+            if let Some(b2) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) {
+                prefetch(b2);
+            }
+        }
+    }
+
     /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
     /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
     /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when

@@ -153,45 +153,6 @@ macro_rules! with_key {
     }};
 }
 
-/// [`with_key!`] for an exact table of key shape `$kw` (`Table::kw`): register-held words for
-/// 1 to 6 words, [`Four`] for 4-byte keys, else `$other`.
-macro_rules! with_words {
-    ($kw:expr, $key:expr, |$k:ident| $body:expr, $other:expr) => {{
-        let key: &[u8] = $key;
-        match $kw {
-            1 => {
-                let $k = Words::<1>::new(key);
-                $body
-            }
-            2 => {
-                let $k = Words::<2>::new(key);
-                $body
-            }
-            3 => {
-                let $k = Words::<3>::new(key);
-                $body
-            }
-            4 => {
-                let $k = Words::<4>::new(key);
-                $body
-            }
-            5 => {
-                let $k = Words::<5>::new(key);
-                $body
-            }
-            6 => {
-                let $k = Words::<6>::new(key);
-                $body
-            }
-            KW_FOUR => {
-                let $k = Four::new(key);
-                $body
-            }
-            _ => $other,
-        }
-    }};
-}
-
 /// [`Table::kw`] of a table with 4-byte keys.
 const KW_FOUR: usize = 7;
 
@@ -237,6 +198,8 @@ macro_rules! with_shape {
 /// AUTO_DELETE entry of the key past its deadline at `now` is replaced).
 type InsertArgs<'a> = (u32, &'a [u8], u8, u64, u64, bool);
 
+/// [`Table::hash_key`] specialized for one table kind.
+type HashFn = fn(&Table, &[u8]) -> u64;
 /// A lookup specialized for one table kind: (table, key, hash, now, out) -> hit.
 type LookupFn = fn(&Table, &[u8], u64, u64, &mut Lookup) -> bool;
 /// An add-on-miss specialized for one table kind: (table, key, hash, action, params, profile,
@@ -266,6 +229,8 @@ pub struct Table {
     /// key shape, chosen once: a data-plane lookup is one indirect call, not a dispatch.
     lookup_fn: LookupFn,
     lookup_hashed_fn: LookupFn,
+    /// [`Table::hash_key`], chosen likewise.
+    hash_fn: HashFn,
     /// [`Table::add_on_miss`] and [`Table::add_on_miss_hashed`], chosen likewise.
     add_fn: AddFn,
     add_hashed_fn: AddFn,
@@ -323,6 +288,7 @@ impl Table {
             hstart: hash_start(layout.key_len, seed),
             lookup_fn: Table::lookup_fn(&engine, kw, false),
             lookup_hashed_fn: Table::lookup_fn(&engine, kw, true),
+            hash_fn: Table::hash_fn(&engine, kw),
             add_fn: Table::add_fn(&engine, kw, false),
             add_hashed_fn: Table::add_fn(&engine, kw, true),
             layout,
@@ -449,17 +415,30 @@ impl Table {
     /// for the table's lifetime). 0 for other tables and keys of the wrong length.
     #[inline]
     pub fn hash_key(&self, key: &[u8]) -> u64 {
-        match &self.engine {
-            Engine::Exact(x) if key.len() == self.layout.key_len => {
-                with_words!(
-                    self.kw,
-                    key,
-                    |k| k.hash_from(self.hstart),
-                    x.hash(&Key::new(key))
-                )
+        (self.hash_fn)(self, key)
+    }
+
+    /// The key-hashing function of a table with engine `engine` and key shape `kw`.
+    fn hash_fn(engine: &Engine, kw: usize) -> HashFn {
+        fn generic(t: &Table, key: &[u8]) -> u64 {
+            match &t.engine {
+                Engine::Exact(x) if key.len() == t.layout.key_len => x.hash(&Key::new(key)),
+                _ => 0,
             }
-            _ => 0,
         }
+        match engine {
+            Engine::Exact(_) => with_shape!(kw, |K| Table::hash_shape::<K>, generic),
+            Engine::Tuple(_) => generic,
+        }
+    }
+
+    /// [`Table::hash_key`] for keys prepared as `K`s.
+    #[inline(never)]
+    fn hash_shape<K: FromKey>(&self, key: &[u8]) -> u64 {
+        if key.len() != self.layout.key_len {
+            return 0;
+        }
+        K::from_key(key).hash_from(self.hstart)
     }
 
     /// [`Table::lookup_into`] for a caller that already has `hash` = [`Table::hash_key`]`(key)`
@@ -684,13 +663,7 @@ impl Table {
     pub fn prefetch(&self, key: &[u8]) -> Option<Prefetch> {
         match &self.engine {
             Engine::Exact(x) if key.len() == self.layout.key_len && self.kw > 0 => {
-                let h = with_words!(
-                    self.kw,
-                    key,
-                    |k| k.hash_from(self.hstart),
-                    x.hash(&Key::new(key))
-                );
-                Some(Prefetch(x.hot().stage1(h)))
+                Some(Prefetch(x.hot().stage1(self.hash_key(key))))
             }
             _ => None,
         }
@@ -711,7 +684,7 @@ impl Table {
     #[inline]
     pub fn prefetch_entry(&self, p: Prefetch) {
         if let Engine::Exact(x) = &self.engine {
-            x.hot().stage2(&self.cells.hot(), p.0);
+            x.hot().prefetch_entry(&self.cells, p.0);
         }
     }
 
