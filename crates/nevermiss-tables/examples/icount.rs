@@ -153,6 +153,26 @@ fn op_miss(c: &Ctx, n: usize) {
     assert_eq!(h, 0);
 }
 
+/// `lookup_batch` of 32 stored keys per call; the count is per key.
+#[inline(never)]
+fn op_batch(c: &Ctx, n: usize) {
+    let mut outs = vec![Lookup::default(); 32];
+    let b = 32 * c.kl;
+    let mut h = 0;
+    for keys in c.hits.chunks_exact(b).cycle().take(n / 32) {
+        h += c.t.lookup_batch(black_box(keys), 0, &mut outs).unwrap_or(0);
+    }
+    assert_eq!(h, n / 32 * 32);
+}
+
+/// The loop of `op_batch` without the call.
+#[inline(never)]
+fn op_empty_batch(c: &Ctx, n: usize) {
+    for keys in c.hits.chunks_exact(32 * c.kl).cycle().take(n / 32) {
+        black_box(keys);
+    }
+}
+
 #[inline(never)]
 fn op_prefetch(c: &Ctx, n: usize) {
     for k in c.hits.chunks_exact(c.kl).cycle().take(n) {
@@ -270,6 +290,16 @@ const OPS: &[Op] = &[
         collect: &["update_params"],
     },
     Op {
+        name: "batch",
+        run: op_batch,
+        collect: &["lookup_batch"],
+    },
+    Op {
+        name: "empty_batch",
+        run: op_empty_batch,
+        collect: &[],
+    },
+    Op {
         name: "hash",
         run: op_hash,
         collect: &["hash_shape"],
@@ -380,6 +410,8 @@ fn main() {
         let shape = name.split('_').next().unwrap_or_default().to_string();
         let e = if name.ends_with("_hashed") {
             "empty_hashed"
+        } else if name.ends_with("_batch") {
+            "empty_batch"
         } else {
             "empty"
         };

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::action::ActionData;
-use crate::cell::{alloc_slice, CellGuard, Cells, NEVER};
+use crate::cell::{alloc_slice, CellGuard, Cells, EntryRead, NEVER};
 use crate::error::TableError;
 use crate::exact::{Exact, Ins, Probe, Quick, SECOND};
 use crate::hash::{hash_start, random_seed, word_at, Four, FromKey, Key, ProbeKey, Words};
@@ -617,12 +617,24 @@ impl Table {
                         // A miss of this batch may be added next: fetch the slot it would take.
                         x.prefetch_alloc(&self.cells);
                     }
+                    // One-line cells (only for keys of ≤ 4 words) are read at fixed offsets.
                     macro_rules! groups {
-                        ($mk:expr) => {
-                            for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
-                                hits += self.exact_group(x, kc, kl, now_ns, oc, $mk);
+                        ($mk:expr) => {{
+                            let chunks = keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH));
+                            match self.cells.lines() {
+                                Some(lc) => {
+                                    for (kc, oc) in chunks {
+                                        hits += self.exact_group(x, &lc, kc, kl, now_ns, oc, $mk);
+                                    }
+                                }
+                                None => {
+                                    let ch = self.cells.hot();
+                                    for (kc, oc) in chunks {
+                                        hits += self.exact_group(x, &ch, kc, kl, now_ns, oc, $mk);
+                                    }
+                                }
                             }
-                        };
+                        }};
                     }
                     match kl.div_ceil(8) {
                         1 => groups!(Words::<1>::new),
@@ -731,16 +743,18 @@ impl Table {
     /// prefetch each likely entry (or the secondary bucket); then the secondary buckets' likely
     /// entries; then probe.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn exact_group<'k, K: ProbeKey + Copy>(
         &self,
         x: &Exact,
+        ch: &impl EntryRead,
         kc: &'k [u8],
         kl: usize,
         now: u64,
         oc: &mut [Lookup],
         mk: impl Fn(&'k [u8]) -> K,
     ) -> usize {
-        let (xh, ch) = (x.hot(), self.cells.hot());
+        let xh = x.hot();
         let n = oc.len().min(BATCH);
         let Some(k0) = kc.get(..kl) else {
             return 0;
@@ -760,20 +774,20 @@ impl Table {
         }
         let mut any_second = false;
         for i in 0..n {
-            cand[i] = xh.stage2(&ch, ps[i]);
+            cand[i] = xh.stage2(ch, ps[i]);
             any_second |= cand[i] == SECOND;
         }
         if any_second {
             for i in 0..n {
                 if cand[i] == SECOND {
-                    cand[i] = xh.stage3(&ch, ps[i]);
+                    cand[i] = xh.stage3(ch, ps[i]);
                 }
             }
         }
         let auto_delete = self.auto_delete;
         let mut hits = 0;
         for (i, o) in oc.iter_mut().enumerate().take(n) {
-            let r = match xh.stage4(&ch, cand[i], &ks[i], &mut o.data) {
+            let r = match xh.stage4(ch, cand[i], &ks[i], &mut o.data) {
                 Some((s, gen, version)) if !auto_delete => {
                     o.hit = Some(EntryHandle { slot: s, gen });
                     o.version = version;
@@ -781,7 +795,7 @@ impl Table {
                     continue;
                 }
                 Some(r) => Some(r),
-                None => xh.find(&ch, hs[i], &ks[i], &mut o.data),
+                None => xh.find(ch, hs[i], &ks[i], &mut o.data),
             };
             hits += self.finish_exact(r, now, o) as usize;
         }
