@@ -281,6 +281,20 @@ pub(crate) trait EntryRead {
 
     /// Hint that cell `i` is about to be read by a lookup.
     fn prefetch(&self, i: usize);
+
+    /// [`EntryRead::read_match`] for an inline fast path: `Err(())` instead of waiting when a
+    /// writer holds or took the cell meanwhile (the caller then runs the whole lookup again).
+    #[inline(always)]
+    fn quick_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Result<Option<(u32, u64)>, ()> {
+        Ok(self.read_match(i, key, hi, tag, out))
+    }
 }
 
 /// The cells of a table whose entries are one line each (exact tables with key words +
@@ -341,13 +355,11 @@ impl LineCells<'_> {
         Some(gen)
     }
 
-    /// [`LineCells::read`] in an exact table whose keys are `K`s (`K::WORDS` in 1..=4).
+    /// [`LineCells::read`] in an exact table whose keys are `K`s (`K::WORDS` in 1..=4), without
+    /// waiting: `None` if a writer holds or took the cell meanwhile.
     #[inline(always)]
-    pub fn read_k<K: ProbeKey>(&self, i: usize, out: &mut ActionData) -> (u32, u64) {
-        match self.lines.get(i) {
-            Some(line) => self.read_line(line, KEY + K::WORDS, 4 - K::WORDS, out),
-            None => (0, 0),
-        }
+    pub fn try_read_k<K: ProbeKey>(&self, i: usize, out: &mut ActionData) -> Option<(u32, u64)> {
+        try_read_line(self.lines.get(i)?, KEY + K::WORDS, 4 - K::WORDS, out)
     }
 
     /// [`CellsHot::read_cell`] of the line `line`, parameters at word `po`, copying `pw` words
@@ -438,6 +450,28 @@ impl EntryRead for LineCells<'_> {
         if let Some(l) = self.lines.get(i) {
             crate::sync::prefetch(l);
         }
+    }
+
+    #[inline(always)]
+    fn quick_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Result<Option<(u32, u64)>, ()> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            return Ok(None);
+        }
+        let Some(line) = self.lines.get(i) else {
+            return Ok(None);
+        };
+        if !key.eq_words(&line[KEY..]) {
+            return Ok(None);
+        }
+        let (gen, version) = try_read_line(line, KEY + K::WORDS, 4 - K::WORDS, out).ok_or(())?;
+        Ok(word_matches(hi, tag, gen).then_some((gen, version)))
     }
 }
 

@@ -854,9 +854,9 @@ impl Hot<'_> {
             // The first candidate only (a second one means a tag collision, 7 in 2^24).
             let e = bk1.way[m.trailing_zeros() as usize].load(Acquire);
             let s = slot_of(e);
-            return match cells.read_match(s as usize, key, (e >> 32) as u32, tag, out) {
-                Some((gen, version)) => Quick::Hit(s, gen, version),
-                None => Quick::Slow,
+            return match cells.quick_match(s as usize, key, (e >> 32) as u32, tag, out) {
+                Ok(Some((gen, version))) => Quick::Hit(s, gen, version),
+                _ => Quick::Slow,
             };
         }
         if h1 < OVF_ONE {
@@ -995,8 +995,8 @@ impl Hot<'_> {
 ///
 /// x86-64: the line is read by four 16-byte SSE2 loads in inline assembly (each of its aligned
 /// 8-byte words is read atomically, in program order with the atomics around it on x86-TSO;
-/// assembly keeps the racing read out of the Rust memory model), then the high halves of the
-/// words — tag:24 | secondary:1 | gen:7 — are compared four at a time.
+/// assembly keeps the racing read out of the Rust memory model), then the tags of the words
+/// (their high halves shifted right by 8) are compared four at a time.
 #[cfg(all(target_arch = "x86_64", not(loom)))]
 #[inline(always)]
 fn match_mask(bk: &Bucket, tag: u32) -> (u32, u32) {
@@ -1025,14 +1025,13 @@ fn match_mask(bk: &Bucket, tag: u32) -> (u32, u32) {
                 _mm_castsi128_ps(y),
             ))
         };
-        let (h0, h1) = (hi(a, b), hi(c, d));
-        let m = _mm_set1_epi32(0xffff_ff00u32 as i32);
-        let t = _mm_set1_epi32((tag << 8) as i32);
+        // The tags: the high dwords shifted right by 8.
+        let (h0, h1) = (_mm_srli_epi32::<8>(hi(a, b)), _mm_srli_epi32::<8>(hi(c, d)));
+        let t = _mm_set1_epi32(tag as i32);
         let z = _mm_setzero_si128();
         let bits = |v: __m128i| _mm_movemask_ps(_mm_castsi128_ps(v)) as u32;
-        let tags = bits(_mm_cmpeq_epi32(_mm_and_si128(h0, m), t))
-            | bits(_mm_cmpeq_epi32(_mm_and_si128(h1, m), t)) << 4;
-        // A live way's high half is never 0 (its tag is not); an empty way is all 0.
+        let tags = bits(_mm_cmpeq_epi32(h0, t)) | bits(_mm_cmpeq_epi32(h1, t)) << 4;
+        // A live way's tag is never 0; an empty way is all 0.
         let empty = bits(_mm_cmpeq_epi32(h0, z)) | bits(_mm_cmpeq_epi32(h1, z)) << 4;
         (tags >> 1, (empty >> 1) & 0x7f)
     }

@@ -264,6 +264,7 @@ impl Table {
             Engine::Tuple(RwLock::new(Index::new(size, &layout, seed)?))
         };
         let key_in_cell = if spec.is_exact() { layout.key_len } else { 0 };
+        let auto_delete = spec.idle_timeout == IdleTimeout::AutoDelete;
         let kw = match layout.key_len {
             _ if !spec.is_exact() || spec.keys.is_empty() => 0,
             4 => KW_FOUR,
@@ -282,12 +283,12 @@ impl Table {
         }
         Ok(Table {
             has_priority: spec.has_priority(),
-            auto_delete: spec.idle_timeout == IdleTimeout::AutoDelete,
+            auto_delete,
             size,
             kw,
             hstart: hash_start(layout.key_len, seed),
-            lookup_fn: Table::lookup_fn(&engine, kw, false),
-            lookup_hashed_fn: Table::lookup_fn(&engine, kw, true),
+            lookup_fn: Table::lookup_fn(&engine, kw, false, auto_delete),
+            lookup_hashed_fn: Table::lookup_fn(&engine, kw, true, auto_delete),
             hash_fn: Table::hash_fn(&engine, kw),
             add_fn: Table::add_fn(&engine, kw, false),
             add_hashed_fn: Table::add_fn(&engine, kw, true),
@@ -394,19 +395,26 @@ impl Table {
         (self.lookup_fn)(self, key, 0, now_ns, out)
     }
 
-    /// The lookup function of a table with engine `engine` and key shape `kw`.
-    fn lookup_fn(engine: &Engine, kw: usize, hashed: bool) -> LookupFn {
+    /// The lookup function of a table with engine `engine`, key shape `kw`, AUTO_DELETE
+    /// entries if `auto`.
+    fn lookup_fn(engine: &Engine, kw: usize, hashed: bool, auto: bool) -> LookupFn {
         fn generic(t: &Table, key: &[u8], _: u64, now: u64, out: &mut Lookup) -> bool {
             t.lookup_generic(key, now, out)
         }
-        match (engine, hashed) {
-            (Engine::Exact(_), false) => {
-                with_shape!(kw, |K| Table::lookup_shape::<K, false>, generic)
+        match (engine, hashed, auto) {
+            (Engine::Exact(_), false, false) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, false, false>, generic)
             }
-            (Engine::Exact(_), true) => {
-                with_shape!(kw, |K| Table::lookup_shape::<K, true>, generic)
+            (Engine::Exact(_), true, false) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, true, false>, generic)
             }
-            (Engine::Tuple(_), _) => generic,
+            (Engine::Exact(_), false, true) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, false, true>, generic)
+            }
+            (Engine::Exact(_), true, true) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, true, true>, generic)
+            }
+            (Engine::Tuple(_), ..) => generic,
         }
     }
 
@@ -460,7 +468,7 @@ impl Table {
     /// `HASHED` (then `hash` is its hash), counted: one function per key shape, so that each
     /// keeps only its own values in registers.
     #[inline(never)]
-    fn lookup_shape<K: FromKey, const HASHED: bool>(
+    fn lookup_shape<K: FromKey, const HASHED: bool, const AUTO: bool>(
         &self,
         key: &[u8],
         hash: u64,
@@ -479,47 +487,41 @@ impl Table {
         } else {
             k.hash_from(self.hstart)
         };
-        let hit = self.lookup_exact_k(x, &k, h, now, out);
-        self.stats.add(Counter::hit_or_miss(hit), 1);
-        hit
-    }
-
-    /// An exact lookup of the prepared key `k` with hash `h`: the hit's data, or the default
-    /// action's, copied into `out`.
-    #[inline(always)]
-    fn lookup_exact_k<K: ProbeKey + Copy>(
-        &self,
-        x: &Exact,
-        k: &K,
-        h: u64,
-        now: u64,
-        out: &mut Lookup,
-    ) -> bool {
+        // One-line cells: the common cases inline, without a call that is not the last thing
+        // done (so that the function needs few registers); anything else — a writer met, a
+        // tag collision, the secondary bucket, a concurrent move — runs the whole lookup again.
         if K::WORDS != 0 && K::WORDS <= 4 {
             if let Some(lc) = self.cells.lines() {
-                match x.hot().find_quick(&lc, h, k, &mut out.data) {
+                let miss = match x.hot().find_quick(&lc, h, &k, &mut out.data) {
                     Quick::Hit(s, gen, version) => {
-                        if !self.auto_delete
-                            || self.cells.cell(s as usize).deadline.load(Relaxed) > now
-                        {
+                        // AUTO = self.auto_delete (the function was chosen for the table).
+                        if !AUTO || self.cells.cell(s as usize).deadline.load(Relaxed) > now {
                             out.hit = Some(EntryHandle { slot: s, gen });
                             out.version = version;
+                            self.stats.add(Counter::Hits, 1);
                             return true;
                         }
+                        true
                     }
-                    Quick::Miss => {}
-                    Quick::Slow => return self.lookup_exact_cells(x, *k, h, now, out),
+                    Quick::Miss => true,
+                    Quick::Slow => false,
+                };
+                if miss {
+                    if let Some((_, version)) =
+                        lc.try_read_k::<K>(self.default_slot(), &mut out.data)
+                    {
+                        out.hit = None;
+                        out.version = version;
+                        self.stats.add(Counter::Misses, 1);
+                        return false;
+                    }
                 }
-                let (_, version) = lc.read_k::<K>(self.default_slot(), &mut out.data);
-                out.hit = None;
-                out.version = version;
-                return false;
             }
         }
-        self.lookup_exact_cells(x, *k, h, now, out)
+        self.lookup_exact_cells(x, k, h, now, out)
     }
 
-    /// [`Table::lookup_exact_k`] for every cell layout.
+    /// [`Table::lookup_shape`] for every cell layout and case, counted.
     #[inline(never)]
     fn lookup_exact_cells<K: ProbeKey>(
         &self,
@@ -530,7 +532,9 @@ impl Table {
         out: &mut Lookup,
     ) -> bool {
         let r = x.hot().find(&self.cells.hot(), h, &k, &mut out.data);
-        self.finish_exact(r, now, out)
+        let hit = self.finish_exact(r, now, out);
+        self.stats.add(Counter::hit_or_miss(hit), 1);
+        hit
     }
 
     /// [`Table::lookup_into`] for every kind of table and key.
