@@ -25,6 +25,7 @@ impl Params {
     pub const INLINE: usize = 32;
 
     /// Empty parameters.
+    #[inline]
     pub const fn new() -> Self {
         Params {
             len: 0,
@@ -34,6 +35,7 @@ impl Params {
     }
 
     /// Copy of `bytes`.
+    #[inline]
     pub fn from_slice(bytes: &[u8]) -> Self {
         let mut p = Params::new();
         p.set(bytes);
@@ -41,11 +43,13 @@ impl Params {
     }
 
     /// Replaces the contents with `bytes`, reusing storage.
+    #[inline]
     pub fn set(&mut self, bytes: &[u8]) {
         self.resize(bytes.len()).copy_from_slice(bytes);
     }
 
     /// Sets the length to `len` (contents unspecified) and returns the bytes for writing.
+    #[inline]
     pub(crate) fn resize(&mut self, len: usize) -> &mut [u8] {
         self.len = len as u32;
         if len <= Self::INLINE {
@@ -125,6 +129,7 @@ impl Params {
     }
 
     /// The bytes as a slice.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         let len = self.len as usize;
         if len <= Self::INLINE {
@@ -134,6 +139,7 @@ impl Params {
         }
     }
 
+    #[inline]
     fn as_mut_slice(&mut self) -> &mut [u8] {
         let len = self.len as usize;
         if len <= Self::INLINE {
@@ -146,12 +152,14 @@ impl Params {
 
 impl Deref for Params {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         self.as_slice()
     }
 }
 
 impl DerefMut for Params {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         self.as_mut_slice()
     }
@@ -209,6 +217,7 @@ pub struct ActionData {
 
 impl ActionData {
     /// Action `action` with parameters `params`.
+    #[inline]
     pub fn new(action: u32, params: impl Into<Params>) -> Self {
         ActionData {
             action,
@@ -217,6 +226,7 @@ impl ActionData {
     }
 
     /// Action `action` without parameters.
+    #[inline]
     pub fn bare(action: u32) -> Self {
         ActionData {
             action,

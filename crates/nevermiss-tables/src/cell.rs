@@ -178,6 +178,15 @@ impl Cells {
         self.hot().prefetch(i)
     }
 
+    /// Hint that cell `i`'s first line (its header, where a writer starts) is about to be
+    /// written.
+    #[inline(always)]
+    pub fn prefetch_first(&self, i: usize) {
+        if let Some(w) = self.words.get(i.wrapping_mul(self.stride)) {
+            crate::sync::prefetch(w);
+        }
+    }
+
     /// The fields a batched lookup reads for every key, copied out once per group.
     #[inline(always)]
     pub fn hot(&self) -> CellsHot<'_> {
@@ -355,11 +364,48 @@ impl LineCells<'_> {
         Some(gen)
     }
 
-    /// [`LineCells::read`] in an exact table whose keys are `K`s (`K::WORDS` in 1..=4), without
-    /// waiting: `None` if a writer holds or took the cell meanwhile.
+    /// The lookup's read of cell `i` in an exact table whose keys are `K`s (`K::WORDS` in
+    /// 1..=4) holding `key`, found through a bucket word whose high half xor the tag looked
+    /// for, with bit 7 set, is `want` ([`word_matches`]): `Some(gen)` if it is that live
+    /// entry, its action data and version stored into `out` and `version`; `None` otherwise
+    /// or if a writer interfered (then `out` and `version` hold garbage: the caller runs the
+    /// whole lookup again).
     #[inline(always)]
-    pub fn try_read_k<K: ProbeKey>(&self, i: usize, out: &mut ActionData) -> Option<(u32, u64)> {
-        try_read_line(self.lines.get(i)?, KEY + K::WORDS, 4 - K::WORDS, out)
+    pub fn try_hit<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        want: u32,
+        out: &mut ActionData,
+        version: &mut u64,
+    ) -> Option<u32> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            return None;
+        }
+        let line = self.lines.get(i)?;
+        if !key.eq_words(&line[KEY..]) {
+            return None;
+        }
+        let gen = try_read_line_into(line, KEY + K::WORDS, 4 - K::WORDS, out, version)?;
+        ((gen as u8).rotate_right(1) as u32 == want).then_some(gen)
+    }
+
+    /// The default action's read of a lookup that missed ([`LineCells::try_hit`]'s read of
+    /// cell `i` without the key and generation checks).
+    #[inline(always)]
+    pub fn try_default<K: ProbeKey>(
+        &self,
+        i: usize,
+        out: &mut ActionData,
+        version: &mut u64,
+    ) -> Option<u32> {
+        try_read_line_into(
+            self.lines.get(i)?,
+            KEY + K::WORDS,
+            4 - K::WORDS,
+            out,
+            version,
+        )
     }
 
     /// [`CellsHot::read_cell`] of the line `line`, parameters at word `po`, copying `pw` words
@@ -398,6 +444,33 @@ fn try_read_line(line: &Line, po: usize, pw: usize, out: &mut ActionData) -> Opt
     }
     out.action = al as u32;
     Some((gen, version))
+}
+
+/// [`try_read_line`] for a lookup's inline path, which needs few registers: the action, the
+/// parameters and the version are stored into `out` and `version` as they are read (the
+/// caller discards them, running the whole lookup again, unless this returns `Some`); returns
+/// the generation, `None` if a writer was active or came meanwhile.
+#[inline(always)]
+fn try_read_line_into(
+    line: &Line,
+    po: usize,
+    pw: usize,
+    out: &mut ActionData,
+    version: &mut u64,
+) -> Option<u32> {
+    let s1 = line[SEQ].load(Acquire);
+    if s1 & 1 != 0 {
+        return None;
+    }
+    let al = line[ACTION_LEN].load(Relaxed);
+    out.action = al as u32;
+    out.params.fill_inline((al >> 32) as usize, pw, |j| {
+        line[(po + j) & 7].load(Relaxed)
+    });
+    *version = line[VERSION].load(Relaxed);
+    let gen = line[GEN_PROFILE].load(Relaxed) as u32;
+    fence(Acquire);
+    (line[SEQ].load(Relaxed) == s1).then_some(gen)
 }
 
 /// [`LineCells::read_line`] after a first attempt met a writer: wait, retry.
@@ -606,10 +679,16 @@ fn lock_slow(seq: &AtomicU64) -> u64 {
 /// tags were compared.)
 #[inline(always)]
 pub(crate) fn word_matches(hi: u32, tag: u32, gen: u32) -> bool {
+    (gen as u8).rotate_right(1) as u32 == word_want(hi, tag)
+}
+
+/// What [`word_matches`] compares a cell's rotated generation byte with.
+#[inline(always)]
+pub(crate) fn word_want(hi: u32, tag: u32) -> u32 {
     // The low byte of `gen` rotated right by one is `live:1 | gen:7`; the word's tag bits
     // xor `tag` are zero exactly when the tags match, and its secondary bit is set to stand for
     // `live`: one compare for both.
-    (gen as u8).rotate_right(1) as u32 == (hi ^ tag << 8) | 0x80
+    (hi ^ tag << 8) | 0x80
 }
 
 /// The generation bits a bucket word carries: bits 1..8 of the generation (bit 0 is the

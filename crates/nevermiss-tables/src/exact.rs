@@ -35,7 +35,7 @@
 
 use crate::action::ActionData;
 use crate::arena::Arena;
-use crate::cell::{gen7, Cells, EntryRead};
+use crate::cell::{gen7, word_want, Cells, EntryRead, LineCells};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
 use crate::stats::{stripe, STRIPES};
@@ -109,6 +109,16 @@ pub(crate) enum Ins {
     Present(u32),
     /// No free slot, or no cuckoo path.
     Full,
+}
+
+/// Outcome of [`Hot::lookup_line`].
+pub(crate) enum Line {
+    /// (slot, gen): the entry's data and version are in the outputs.
+    Hit(u32, u32),
+    /// A valid miss; the default action's data and version are in the outputs.
+    Miss,
+    /// Undecided: run the whole lookup.
+    Slow,
 }
 
 /// Outcome of [`Hot::find_quick`].
@@ -640,7 +650,7 @@ impl Exact {
             let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
             if head.compare_exchange(h, new, Acquire, Relaxed).is_ok() {
                 if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
-                    cells.prefetch(next as usize - 1);
+                    cells.prefetch_first(next as usize - 1);
                     prefetch(l);
                 }
                 return Some(top - 1);
@@ -866,6 +876,47 @@ impl Hot<'_> {
             }
         }
         Quick::Slow
+    }
+
+    /// The one-line-cell lookup's inline path ([`crate::Table`]'s `lookup_line`): like
+    /// [`Hot::find_quick`], with the hit's or the default action's data and version stored
+    /// straight into `out` and `version` (cell `default` is the default action's).
+    #[inline(always)]
+    pub fn lookup_line<K: ProbeKey>(
+        &self,
+        lc: &LineCells<'_>,
+        default: usize,
+        h: u64,
+        key: &K,
+        out: &mut ActionData,
+        version: &mut u64,
+    ) -> Line {
+        let (b1, tag) = place(self.nb, h);
+        let Some(bk1) = self.buckets.get(b1) else {
+            return Line::Slow;
+        };
+        let h1 = bk1.hdr.load(Acquire);
+        let m = match_mask(bk1, tag).0;
+        if m != 0 {
+            // The first candidate only (a second one means a tag collision, 7 in 2^24).
+            let e = bk1.way[m.trailing_zeros() as usize].load(Acquire);
+            let want = word_want((e >> 32) as u32, tag);
+            return match lc.try_hit(slot_of(e) as usize, key, want, out, version) {
+                Some(gen) => Line::Hit(slot_of(e), gen),
+                None => Line::Slow,
+            };
+        }
+        if h1 >= OVF_ONE {
+            return Line::Slow;
+        }
+        fence(Acquire);
+        if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK != 0 {
+            return Line::Slow;
+        }
+        match lc.try_default::<K>(default, out, version) {
+            Some(_) => Line::Miss,
+            None => Line::Slow,
+        }
     }
 
     /// The whole protocol of [`Exact::find`]: scan the primary bucket, then the secondary one

@@ -43,6 +43,10 @@ pub(crate) fn short_word(b: &[u8]) -> u64 {
     let n = b.len();
     if n >= 4 {
         let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        if n == 4 {
+            // The commonest length (an IPv4 address): one load.
+            return lo;
+        }
         let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
         // The two loads overlap by 8 - n bytes, which are equal in both.
         lo | hi << (8 * (n - 4))
@@ -336,8 +340,20 @@ impl<const N: usize> ProbeKey for Words<N> {
 
 /// A [`ProbeKey`] held in registers, made from a key's bytes.
 pub(crate) trait FromKey: ProbeKey + Copy {
+    /// The key length the type is made for, 0 if several.
+    const LEN: usize = 0;
     /// The key `k` (of the length the type is meant for).
     fn from_key(k: &[u8]) -> Self;
+    /// Whether `k` has the table's key length `len` (compared with [`FromKey::LEN`] when the
+    /// type fixes it, which the compiler then knows when loading the key).
+    #[inline(always)]
+    fn len_ok(k: &[u8], len: usize) -> bool {
+        if Self::LEN != 0 {
+            k.len() == Self::LEN
+        } else {
+            k.len() == len
+        }
+    }
 }
 
 impl<const N: usize> FromKey for Words<N> {
@@ -348,6 +364,7 @@ impl<const N: usize> FromKey for Words<N> {
 }
 
 impl FromKey for Four {
+    const LEN: usize = 4;
     #[inline(always)]
     fn from_key(k: &[u8]) -> Self {
         Four::new(k)

@@ -52,8 +52,9 @@ impl Counter {
 struct Stripe([AtomicU64; N]);
 
 pub(crate) struct Stats {
-    /// `STRIPES` owned stripes, then the shared one.
-    stripes: Box<[Stripe; STRIPES + 1]>,
+    /// `STRIPES` owned stripes, then the shared one (inside the table, so that a counter's
+    /// address is the table's plus a constant and the stripe's offset).
+    stripes: [Stripe; STRIPES + 1],
 }
 
 /// Bit `i`: stripe `i` has an owner thread.
@@ -134,7 +135,7 @@ pub(crate) fn stripe() -> usize {
 impl Stats {
     pub fn new() -> Stats {
         Stats {
-            stripes: Box::default(),
+            stripes: Default::default(),
         }
     }
 
@@ -179,11 +180,6 @@ impl Stats {
                 .wrapping_add(s.0[Counter::Inserts as usize].load(Relaxed))
         });
         (sum as i64).max(0) as usize
-    }
-
-    /// Bytes of the stripes.
-    pub fn bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.stripes)
     }
 
     pub fn snapshot(&self) -> TableStats {

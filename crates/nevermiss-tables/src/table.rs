@@ -21,7 +21,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, EntryRead, NEVER};
 use crate::error::TableError;
-use crate::exact::{Exact, Ins, Probe, Quick, SECOND};
+use crate::exact::{Exact, Ins, Line, Probe, SECOND};
 use crate::hash::{hash_start, random_seed, word_at, Four, FromKey, Key, ProbeKey, Words};
 use crate::index::Index;
 use crate::spec::{
@@ -41,10 +41,12 @@ pub struct EntryHandle {
 
 impl EntryHandle {
     /// Slot index in `0..capacity()`.
+    #[inline]
     pub fn slot(&self) -> usize {
         self.slot as usize
     }
     /// Generation of the slot when the handle was issued.
+    #[inline]
     pub fn generation(&self) -> u32 {
         self.gen
     }
@@ -66,6 +68,7 @@ pub struct Lookup {
 
 impl Lookup {
     /// Whether an entry matched.
+    #[inline]
     pub fn is_hit(&self) -> bool {
         self.hit.is_some()
     }
@@ -86,6 +89,7 @@ pub enum AddStatus {
 
 impl AddStatus {
     /// Whether an entry was added (PNA `ADD_ENTRY_SUCCESS`).
+    #[inline]
     pub fn is_added(&self) -> bool {
         matches!(self, AddStatus::Added(_))
     }
@@ -202,9 +206,20 @@ type InsertArgs<'a> = (u32, &'a [u8], u8, u64, u64, bool);
 type HashFn = fn(&Table, &[u8]) -> u64;
 /// A lookup specialized for one table kind: (table, key, hash, now, out) -> hit.
 type LookupFn = fn(&Table, &[u8], u64, u64, &mut Lookup) -> bool;
-/// An add-on-miss specialized for one table kind: (table, key, hash, action, params, profile,
-/// now).
-type AddFn = fn(&Table, &[u8], u64, u32, &[u8], u8, u64) -> AddStatus;
+/// An add-on-miss specialized for one table kind: (table, key, hash, parameters,
+/// `action | expire_profile << 32`, now) -> `(slot + 1) | gen << 32` when added, else
+/// [`ADD_PRESENT`], [`ADD_FULL`] or [`ADD_REJECTED`] (a result in two registers, no status
+/// written through memory).
+type AddFn = fn(&Table, &[u8], u64, &[u8], u64, u64) -> u64;
+const ADD_PRESENT: u64 = 1 << 32;
+const ADD_FULL: u64 = 2 << 32;
+const ADD_REJECTED: u64 = 3 << 32;
+
+/// The [`AddFn`] result of an added entry (slots are < 2^28, so `slot + 1` is never 0).
+#[inline(always)]
+fn add_code(h: EntryHandle) -> u64 {
+    (h.slot as u64 + 1) | (h.gen as u64) << 32
+}
 
 enum Engine {
     /// Lock-free cuckoo index (all fields exact).
@@ -290,8 +305,8 @@ impl Table {
             lookup_fn: Table::lookup_fn(&engine, kw, false, auto_delete),
             lookup_hashed_fn: Table::lookup_fn(&engine, kw, true, auto_delete),
             hash_fn: Table::hash_fn(&engine, kw),
-            add_fn: Table::add_fn(&engine, kw, false),
-            add_hashed_fn: Table::add_fn(&engine, kw, true),
+            add_fn: Table::add_fn(&engine, kw, false, timed, spec.add_on_miss),
+            add_hashed_fn: Table::add_fn(&engine, kw, true, timed, spec.add_on_miss),
             layout,
             engine,
             cells,
@@ -305,16 +320,19 @@ impl Table {
     }
 
     /// The description the table was built from.
+    #[inline]
     pub fn spec(&self) -> &TableSpec {
         &self.spec
     }
 
     /// Bytes of a packed key.
+    #[inline]
     pub fn key_len(&self) -> usize {
         self.layout.key_len
     }
 
     /// Maximum number of entries.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.size
     }
@@ -355,12 +373,7 @@ impl Table {
             Engine::Tuple(ix) => read(ix).bytes(),
         };
         let wheel = self.wheel.as_ref().map_or(0, |w| lock(w).bytes());
-        std::mem::size_of::<Table>()
-            + index
-            + self.cells.bytes()
-            + wheel
-            + self.profiles.len() * 8
-            + self.stats.bytes()
+        std::mem::size_of::<Table>() + index + self.cells.bytes() + wheel + self.profiles.len() * 8
     }
 
     /// Bytes of one entry's cell (action data, version, generation, timer, and the key for exact
@@ -443,7 +456,7 @@ impl Table {
     /// [`Table::hash_key`] for keys prepared as `K`s.
     #[inline(never)]
     fn hash_shape<K: FromKey>(&self, key: &[u8]) -> u64 {
-        if key.len() != self.layout.key_len {
+        if !K::len_ok(key, self.layout.key_len) {
             return 0;
         }
         K::from_key(key).hash_from(self.hstart)
@@ -478,7 +491,8 @@ impl Table {
         let Engine::Exact(x) = &self.engine else {
             return self.lookup_generic(key, now, out);
         };
-        if key.len() != self.layout.key_len {
+        // (The function was chosen for this table, so `K::LEN`, if set, is its key length.)
+        if !K::len_ok(key, self.layout.key_len) {
             return self.lookup_generic(key, now, out);
         }
         let k = K::from_key(key);
@@ -492,29 +506,25 @@ impl Table {
         // tag collision, the secondary bucket, a concurrent move — runs the whole lookup again.
         if K::WORDS != 0 && K::WORDS <= 4 {
             if let Some(lc) = self.cells.lines() {
-                let miss = match x.hot().find_quick(&lc, h, &k, &mut out.data) {
-                    Quick::Hit(s, gen, version) => {
+                let default = self.default_slot();
+                match x
+                    .hot()
+                    .lookup_line(&lc, default, h, &k, &mut out.data, &mut out.version)
+                {
+                    Line::Hit(slot, gen) => {
                         // AUTO = self.auto_delete (the function was chosen for the table).
-                        if !AUTO || self.cells.cell(s as usize).deadline.load(Relaxed) > now {
-                            out.hit = Some(EntryHandle { slot: s, gen });
-                            out.version = version;
+                        if !AUTO || self.cells.cell(slot as usize).deadline.load(Relaxed) > now {
+                            out.hit = Some(EntryHandle { slot, gen });
                             self.stats.add(Counter::Hits, 1);
                             return true;
                         }
-                        true
                     }
-                    Quick::Miss => true,
-                    Quick::Slow => false,
-                };
-                if miss {
-                    if let Some((_, version)) =
-                        lc.try_read_k::<K>(self.default_slot(), &mut out.data)
-                    {
+                    Line::Miss => {
                         out.hit = None;
-                        out.version = version;
                         self.stats.add(Counter::Misses, 1);
                         return false;
                     }
+                    Line::Slow => {}
                 }
             }
         }
@@ -821,15 +831,9 @@ impl Table {
         expire_profile: u8,
         now_ns: u64,
     ) -> AddStatus {
-        (self.add_fn)(
-            self,
-            key,
-            0,
-            data.action,
-            &data.params,
-            expire_profile,
-            now_ns,
-        )
+        let ap = data.action as u64 | (expire_profile as u64) << 32;
+        let r = (self.add_fn)(self, key, 0, &data.params, ap, now_ns);
+        self.add_status(r, key, data.params.len(), expire_profile)
     }
 
     /// [`Table::add_on_miss`] for a caller that has the key's `hash` = [`Table::hash_key`]`(key)`
@@ -852,68 +856,129 @@ impl Table {
             self.kw == 0 || key.len() != self.layout.key_len || hash == self.hash_key(key),
             "add_on_miss_hashed: the hash is not the key's"
         );
-        (self.add_hashed_fn)(self, key, hash, action, params, expire_profile, now_ns)
+        let ap = action as u64 | (expire_profile as u64) << 32;
+        let r = (self.add_hashed_fn)(self, key, hash, params, ap, now_ns);
+        self.add_status(r, key, params.len(), expire_profile)
     }
 
-    /// The add-on-miss function of a table with engine `engine` and key shape `kw`.
-    fn add_fn(engine: &Engine, kw: usize, hashed: bool) -> AddFn {
-        fn generic(
-            t: &Table,
-            key: &[u8],
-            hash: u64,
-            action: u32,
-            params: &[u8],
-            profile: u8,
-            now: u64,
-        ) -> AddStatus {
-            t.add_generic(key, Some(hash), action, params, profile, now)
+    /// The [`AddStatus`] of an add function's result ([`AddFn`]).
+    #[inline(always)]
+    fn add_status(&self, r: u64, key: &[u8], params_len: usize, profile: u8) -> AddStatus {
+        if r as u32 != 0 {
+            return AddStatus::Added(EntryHandle {
+                slot: (r as u32).wrapping_sub(1),
+                gen: (r >> 32) as u32,
+            });
+        }
+        self.add_status_cold(r, key, params_len, profile)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_status_cold(&self, r: u64, key: &[u8], params_len: usize, profile: u8) -> AddStatus {
+        match r {
+            ADD_PRESENT => AddStatus::AlreadyPresent,
+            ADD_FULL => AddStatus::Full,
+            _ => AddStatus::Rejected(self.add_error(key, params_len, profile)),
+        }
+    }
+
+    /// Why an add-on-miss call with these arguments is refused.
+    fn add_error(&self, key: &[u8], params_len: usize, profile: u8) -> TableError {
+        if !self.spec.add_on_miss || !matches!(self.engine, Engine::Exact(_)) {
+            TableError::NotAddOnMiss
+        } else if !self.key_ok(key) {
+            TableError::BadKey {
+                field: None,
+                reason: "key length differs from the table's key length",
+            }
+        } else if params_len > self.cells.max_params() {
+            TableError::ParamsTooLong {
+                len: params_len,
+                max: self.cells.max_params(),
+            }
+        } else {
+            TableError::BadProfile(profile as u32)
+        }
+    }
+
+    /// The add-on-miss function of a table with engine `engine`, key shape `kw`, timers if
+    /// `timed`, add-on-miss if `enabled`.
+    fn add_fn(engine: &Engine, kw: usize, hashed: bool, timed: bool, enabled: bool) -> AddFn {
+        fn generic(t: &Table, key: &[u8], hash: u64, params: &[u8], ap: u64, now: u64) -> u64 {
+            t.add_generic(key, Some(hash), params, ap, now)
         }
         fn generic_unhashed(
             t: &Table,
             key: &[u8],
             _: u64,
-            action: u32,
             params: &[u8],
-            profile: u8,
+            ap: u64,
             now: u64,
-        ) -> AddStatus {
-            t.add_generic(key, None, action, params, profile, now)
+        ) -> u64 {
+            t.add_generic(key, None, params, ap, now)
         }
-        match (engine, hashed) {
-            (Engine::Exact(_), false) => {
-                with_shape!(kw, |K| Table::add_shape::<K, false>, generic_unhashed)
+        if !enabled {
+            return generic_unhashed;
+        }
+        match (engine, hashed, timed) {
+            (Engine::Exact(_), false, false) => {
+                with_shape!(
+                    kw,
+                    |K| Table::add_shape::<K, false, false>,
+                    generic_unhashed
+                )
             }
-            (Engine::Exact(_), true) => with_shape!(kw, |K| Table::add_shape::<K, true>, generic),
-            (Engine::Tuple(_), _) => generic_unhashed,
+            (Engine::Exact(_), true, false) => {
+                with_shape!(kw, |K| Table::add_shape::<K, true, false>, generic)
+            }
+            (Engine::Exact(_), false, true) => {
+                with_shape!(kw, |K| Table::add_shape::<K, false, true>, generic_unhashed)
+            }
+            (Engine::Exact(_), true, true) => {
+                with_shape!(kw, |K| Table::add_shape::<K, true, true>, generic)
+            }
+            (Engine::Tuple(_), ..) => generic_unhashed,
         }
     }
 
-    /// The add-on-miss call for keys prepared as `K`s (hashed here unless `HASHED`).
+    /// The deadline of an entry added at `now` with expire profile `profile`: `NEVER` without
+    /// idle timeout, `None` for an unknown profile.
+    #[inline(always)]
+    fn add_deadline(&self, profile: u8, now: u64) -> Option<u64> {
+        match self.wheel {
+            None => Some(NEVER),
+            Some(_) => Some(now.saturating_add(self.profile_ns(profile)?)),
+        }
+    }
+
+    /// The add-on-miss call for keys prepared as `K`s (hashed here unless `HASHED`); `ap` is
+    /// `action | expire_profile << 32`. Returns an [`AddFn`] result.
+    /// The function was chosen for the table: it is an add-on-miss table, and `TIMED` says
+    /// whether it has an idle timeout.
     #[inline(never)]
-    fn add_shape<K: FromKey, const HASHED: bool>(
+    fn add_shape<K: FromKey, const HASHED: bool, const TIMED: bool>(
         &self,
         key: &[u8],
         hash: u64,
-        action: u32,
         params: &[u8],
-        expire_profile: u8,
-        now_ns: u64,
-    ) -> AddStatus {
+        ap: u64,
+        now: u64,
+    ) -> u64 {
         let Engine::Exact(x) = &self.engine else {
-            return self.add_rejected(key, params.len());
+            return ADD_REJECTED;
         };
-        if !self.spec.add_on_miss
-            || key.len() != self.layout.key_len
-            || params.len() > self.cells.max_params()
-        {
-            return self.add_rejected(key, params.len());
+        if !K::len_ok(key, self.layout.key_len) || params.len() > self.cells.max_params() {
+            return ADD_REJECTED;
         }
-        let deadline = match self.wheel {
-            None => NEVER,
-            Some(_) => match self.profile_ns(expire_profile) {
-                Some(d) => now_ns.saturating_add(d),
-                None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
-            },
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let deadline = if TIMED {
+            match self.add_deadline(profile, now) {
+                Some(d) => d,
+                None => return ADD_REJECTED,
+            }
+        } else {
+            NEVER
         };
         let k = K::from_key(key);
         let h = if HASHED {
@@ -921,91 +986,81 @@ impl Table {
         } else {
             k.hash_from(self.hstart)
         };
-        let ins = (
-            action,
-            params,
-            expire_profile,
-            deadline,
-            now_ns,
-            self.auto_delete,
-        );
-        match self.insert_exact_k(x, &k, h, ins, Counter::Inserts) {
-            Ok(h) => AddStatus::Added(h),
-            Err(e) => self.add_failed(e),
+        // The common case inline; anything else (present key, secondary bucket, cuckoo moves,
+        // no free slot on this stripe) starts over out of line, with the same arguments.
+        if let Some((s, gen)) = x.insert_fast(
+            &self.cells,
+            h,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(&k), action, params, profile, deadline, TIMED),
+        ) {
+            self.stats.add(Counter::Inserts, 1);
+            if TIMED {
+                self.link_timer(s, gen, deadline);
+            }
+            return add_code(EntryHandle { slot: s, gen });
         }
+        self.add_slow::<K, HASHED>(key, hash, params, ap, now)
+    }
+
+    /// [`Table::add_shape`] when its inline insert did not apply (it changed nothing): the
+    /// whole insert.
+    #[inline(never)]
+    fn add_slow<K: FromKey, const HASHED: bool>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        params: &[u8],
+        ap: u64,
+        now: u64,
+    ) -> u64 {
+        let Engine::Exact(x) = &self.engine else {
+            return ADD_REJECTED;
+        };
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let Some(deadline) = self.add_deadline(profile, now) else {
+            return ADD_REJECTED;
+        };
+        let k = K::from_key(key);
+        let h = if HASHED {
+            hash
+        } else {
+            k.hash_from(self.hstart)
+        };
+        let ins = (action, params, profile, deadline, now, self.auto_delete);
+        self.add_result(self.insert_exact_rest(x, &k, h, ins, Counter::Inserts))
     }
 
     /// The add-on-miss call for every table and key (`hash`, if given, is the key's).
     #[inline(never)]
-    fn add_generic(
-        &self,
-        key: &[u8],
-        hash: Option<u64>,
-        action: u32,
-        params: &[u8],
-        expire_profile: u8,
-        now_ns: u64,
-    ) -> AddStatus {
+    fn add_generic(&self, key: &[u8], hash: Option<u64>, params: &[u8], ap: u64, now: u64) -> u64 {
         let Engine::Exact(x) = &self.engine else {
             // add_on_miss tables are exact (checked by TableSpec::validate).
-            return AddStatus::Rejected(TableError::NotAddOnMiss);
+            return ADD_REJECTED;
         };
         if !self.spec.add_on_miss || !self.key_ok(key) || params.len() > self.cells.max_params() {
-            return self.add_rejected(key, params.len());
+            return ADD_REJECTED;
         }
-        let deadline = match self.wheel {
-            None => NEVER,
-            Some(_) => match self.profile_ns(expire_profile) {
-                Some(d) => now_ns.saturating_add(d),
-                None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
-            },
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let Some(deadline) = self.add_deadline(profile, now) else {
+            return ADD_REJECTED;
         };
         let k = Key::new(key);
         let h = hash.unwrap_or_else(|| x.hash(&k));
-        let ins = (
-            action,
-            params,
-            expire_profile,
-            deadline,
-            now_ns,
-            self.auto_delete,
-        );
-        match self.insert_exact_k(x, &k, h, ins, Counter::Inserts) {
-            Ok(h) => AddStatus::Added(h),
-            Err(e) => self.add_failed(e),
-        }
+        let ins = (action, params, profile, deadline, now, self.auto_delete);
+        self.add_result(self.insert_exact_k(x, &k, h, ins, Counter::Inserts))
     }
 
-    /// Why an add-on-miss call was refused before trying.
-    #[cold]
-    #[inline(never)]
-    fn add_rejected(&self, key: &[u8], params_len: usize) -> AddStatus {
-        AddStatus::Rejected(if !self.spec.add_on_miss {
-            TableError::NotAddOnMiss
-        } else if !self.key_ok(key) {
-            TableError::BadKey {
-                field: None,
-                reason: "key length differs from the table's key length",
-            }
-        } else {
-            TableError::ParamsTooLong {
-                len: params_len,
-                max: self.cells.max_params(),
-            }
-        })
-    }
-
-    /// The status of an add-on-miss insert that did not add.
-    #[cold]
-    #[inline(never)]
-    fn add_failed(&self, e: TableError) -> AddStatus {
-        match e {
-            TableError::Exists => AddStatus::AlreadyPresent,
-            TableError::Full => {
+    /// The [`AddFn`] result of an insert.
+    fn add_result(&self, r: Result<EntryHandle, TableError>) -> u64 {
+        match r {
+            Ok(h) => add_code(h),
+            Err(TableError::Exists) => ADD_PRESENT,
+            Err(TableError::Full) => {
                 self.stats.add(Counter::InsertsFull, 1);
-                AddStatus::Full
+                ADD_FULL
             }
-            e => AddStatus::Rejected(e),
+            Err(_) => ADD_REJECTED,
         }
     }
 
@@ -1056,7 +1111,7 @@ impl Table {
             &self.cells,
             h,
             #[inline(always)]
-            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline),
+            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline, self.timed()),
         ) {
             self.stats.add(counter, 1);
             self.link_timer(s, gen, deadline);
@@ -1079,7 +1134,7 @@ impl Table {
             h,
             k,
             |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
-            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline),
+            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline, self.timed()),
         )
     }
 
@@ -1230,8 +1285,10 @@ impl Table {
     }
 
     /// Writes a fresh entry into slot `s` (not yet reachable; the key given as prepared words,
-    /// `None` for an empty key) and returns its generation.
+    /// `None` for an empty key) and returns its generation. `timed`: the table has an idle
+    /// timeout (`self.timed()`, passed as a constant by callers that know it).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn init_cell_k<K: ProbeKey>(
         &self,
         s: u32,
@@ -1240,6 +1297,7 @@ impl Table {
         params: &[u8],
         profile: u8,
         deadline: u64,
+        timed: bool,
     ) -> u32 {
         let line = match (key, self.cells.lines()) {
             (Some(k), Some(lc)) => lc.init(s as usize, k, action, params, profile as u32),
@@ -1255,7 +1313,7 @@ impl Table {
                 profile as u32,
             ),
         };
-        if self.timed() {
+        if timed {
             self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
         }
         gen
@@ -1450,6 +1508,7 @@ impl Table {
             &data.params,
             profile,
             deadline,
+            self.timed(),
         );
         self.stats.add(Counter::Live, 1);
         drop(idx);
