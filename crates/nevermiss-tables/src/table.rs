@@ -111,9 +111,10 @@ pub const DEFAULT_PROFILES_S: [u64; 8] = [10, 30, 60, 120, 300, 43200, 120, 120]
 pub const MAX_PROFILES: usize = 256;
 
 /// Cache lines of code prefetched from the start of each function of the insert path: about
-/// their sizes in a release build of x86-64 (add_on_miss, Exact::insert with the cell's
-/// initialization inlined, alloc). A wrong size only wastes or misses a few prefetches.
-const WARM_LINES: [usize; 3] = [128, 80, 14];
+/// their sizes in a release build of x86-64 (the table's add-on-miss functions with the
+/// common insert inlined, 2.4–2.6 KB; the general insert `Exact::insert_slow`, 3.1–3.5 KB; the
+/// slot allocator's slow path). A wrong size only wastes or misses a few prefetches.
+const WARM_LINES: [usize; 3] = [40, 56, 14];
 
 /// Keys per group in [`Table::lookup_batch`]: all their buckets are requested before any is
 /// used, so about this many DRAM misses are in flight at once.
@@ -736,12 +737,11 @@ impl Table {
     /// first lines of the functions an insert runs; a hint, never a fault.
     #[inline(always)]
     fn warm_insert_path(&self, x: &Exact) {
-        type Add = fn(&Table, &[u8], &ActionData, u8, u64) -> AddStatus;
-        let add: Add = Table::add_on_miss;
-        let alloc: fn(&Exact) -> Option<u32> = Exact::alloc;
+        let alloc: fn(&Exact, usize) -> Option<u32> = Exact::alloc_in;
         let ins = x.insert_code.load(Relaxed);
         for (f, lines) in [
-            (add as usize, WARM_LINES[0]),
+            (self.add_fn as usize, WARM_LINES[0]),
+            (self.add_hashed_fn as usize, WARM_LINES[0]),
             (ins, WARM_LINES[1]),
             (alloc as usize, WARM_LINES[2]),
         ] {
