@@ -141,6 +141,55 @@ fn exact(c: &mut Criterion) {
                 black_box(h)
             })
         });
+        // The interpreter's pattern (`Worker::process_batch`): the buckets of 32 keys prefetched,
+        // then their likely entries, then each key looked up on its own.
+        g.bench_with_input(BenchmarkId::new("exact_prefetched32", n), &n, |b, _| {
+            let mut j = 0;
+            let mut out = Lookup::default();
+            let mut pf = Vec::with_capacity(B);
+            b.iter(|| {
+                j = (j + B * 13) % stream.len();
+                let keys = &stream[j..j + B * 13];
+                pf.clear();
+                pf.extend(keys.chunks_exact(13).filter_map(|k| t.prefetch(k)));
+                for p in &pf {
+                    t.prefetch_entry(*p);
+                }
+                let mut h = 0;
+                for k in keys.chunks_exact(13) {
+                    h += t.lookup_into(k, 0, &mut out) as usize;
+                }
+                black_box(h)
+            })
+        });
+        // The same with the hashed calls: each key hashed once for its prefetch and lookup.
+        g.bench_with_input(
+            BenchmarkId::new("exact_prefetched32_hashed", n),
+            &n,
+            |b, _| {
+                let mut j = 0;
+                let mut out = Lookup::default();
+                let mut pf = Vec::with_capacity(B);
+                let mut hs = [0u64; B];
+                b.iter(|| {
+                    j = (j + B * 13) % stream.len();
+                    let keys = &stream[j..j + B * 13];
+                    pf.clear();
+                    for (h, k) in hs.iter_mut().zip(keys.chunks_exact(13)) {
+                        *h = t.hash_key(k);
+                        pf.extend(t.prefetch_hashed(*h));
+                    }
+                    for p in &pf {
+                        t.prefetch_entry(*p);
+                    }
+                    let mut n = 0;
+                    for (h, k) in hs.iter().zip(keys.chunks_exact(13)) {
+                        n += t.lookup_exact_hashed(k, *h, 0, &mut out) as usize;
+                    }
+                    black_box(n)
+                })
+            },
+        );
         g.bench_with_input(BenchmarkId::new("exact_batch32", n), &n, |b, _| {
             let mut j = 0;
             let mut out = vec![Lookup::default(); B];
@@ -298,6 +347,27 @@ fn inserts(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTim
             total
         })
     });
+    // The same with the hashed call (the hash, computed before the add, is timed too).
+    g.bench_with_input(
+        BenchmarkId::new("exact_add_after_miss_hashed", n),
+        &n,
+        |b, _| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let keys = bed.fresh();
+                    bed.t.lookup_batch(&keys, 0, &mut out).unwrap();
+                    let t0 = std::time::Instant::now();
+                    for k in keys.chunks_exact(13) {
+                        let h = bed.t.hash_key(k);
+                        black_box(bed.t.add_on_miss_hashed(k, h, 1, &[7u8; 8], 0, 0));
+                    }
+                    total += t0.elapsed();
+                }
+                total
+            })
+        },
+    );
     // Rare inserts: a batch of 31 hits and 1 new key (not timed), then the add of that key
     // alone (timed, including ~20-40 ns of clock reads; see `clock_overhead`).
     g.throughput(Throughput::Elements(1));

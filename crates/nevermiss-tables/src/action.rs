@@ -25,6 +25,7 @@ impl Params {
     pub const INLINE: usize = 32;
 
     /// Empty parameters.
+    #[inline]
     pub const fn new() -> Self {
         Params {
             len: 0,
@@ -34,6 +35,7 @@ impl Params {
     }
 
     /// Copy of `bytes`.
+    #[inline]
     pub fn from_slice(bytes: &[u8]) -> Self {
         let mut p = Params::new();
         p.set(bytes);
@@ -41,11 +43,13 @@ impl Params {
     }
 
     /// Replaces the contents with `bytes`, reusing storage.
+    #[inline]
     pub fn set(&mut self, bytes: &[u8]) {
         self.resize(bytes.len()).copy_from_slice(bytes);
     }
 
     /// Sets the length to `len` (contents unspecified) and returns the bytes for writing.
+    #[inline]
     pub(crate) fn resize(&mut self, len: usize) -> &mut [u8] {
         self.len = len as u32;
         if len <= Self::INLINE {
@@ -78,7 +82,54 @@ impl Params {
         }
     }
 
+    /// [`Params::fill_words`] for parameters of at most [`Params::INLINE`] bytes copied as `pw`
+    /// (≤ 4, covering `len`) whole words: no loop, no bounds checks.
+    #[inline(always)]
+    pub(crate) fn fill_inline(
+        &mut self,
+        len: usize,
+        pw: usize,
+        mut word: impl FnMut(usize) -> u64,
+    ) {
+        debug_assert!(pw <= 4);
+        // No clamp: callers pass a length read from a cell, at most `max_params` ≤ INLINE in a
+        // consistent read (a torn one is overwritten by the retry; even a longer length would
+        // only make `as_slice` panic on the empty heap buffer, never read out of bounds).
+        self.len = len as u32;
+        let [a, b, c, d] = self.inline.as_chunks_mut::<8>().0 else {
+            return;
+        };
+        if pw > 0 {
+            *a = word(0).to_le_bytes();
+            if pw > 1 {
+                *b = word(1).to_le_bytes();
+                if pw > 2 {
+                    *c = word(2).to_le_bytes();
+                    if pw > 3 {
+                        *d = word(3).to_le_bytes();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Word `j` of the parameters as cells store them (little-endian; the last one's bytes
+    /// past the length are unspecified), for `j < len().div_ceil(8)`.
+    #[inline(always)]
+    pub(crate) fn word(&self, j: usize) -> u64 {
+        let len = self.len as usize;
+        if len <= Self::INLINE {
+            match self.inline.as_chunks::<8>().0.get(j) {
+                Some(w) => u64::from_le_bytes(*w),
+                None => 0,
+            }
+        } else {
+            crate::hash::word_at(&self.heap[..len.min(self.heap.len())], j)
+        }
+    }
+
     /// The bytes as a slice.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         let len = self.len as usize;
         if len <= Self::INLINE {
@@ -88,6 +139,7 @@ impl Params {
         }
     }
 
+    #[inline]
     fn as_mut_slice(&mut self) -> &mut [u8] {
         let len = self.len as usize;
         if len <= Self::INLINE {
@@ -100,12 +152,14 @@ impl Params {
 
 impl Deref for Params {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         self.as_slice()
     }
 }
 
 impl DerefMut for Params {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         self.as_mut_slice()
     }
@@ -163,6 +217,7 @@ pub struct ActionData {
 
 impl ActionData {
     /// Action `action` with parameters `params`.
+    #[inline]
     pub fn new(action: u32, params: impl Into<Params>) -> Self {
         ActionData {
             action,
@@ -171,6 +226,7 @@ impl ActionData {
     }
 
     /// Action `action` without parameters.
+    #[inline]
     pub fn bare(action: u32) -> Self {
         ActionData {
             action,

@@ -11,10 +11,10 @@
 //! The generation `gen` is odd while the slot holds a live entry and changes whenever the slot is
 //! freed or reused, so an [`crate::EntryHandle`] held across a delete is detected as stale.
 
-use crate::action::ActionData;
+use crate::action::{ActionData, Params};
 use crate::arena::Arena;
 use crate::error::TableError;
-use crate::hash::{Key, ProbeKey};
+use crate::hash::{word_at, ProbeKey};
 use crate::sync::{fence, AtomicU64, Backoff, Ordering::*};
 
 /// Deadline / schedule value meaning "no timer".
@@ -35,6 +35,9 @@ const HEADER: usize = 4;
 /// Offset of the stored key (exact tables).
 const KEY: usize = HEADER;
 
+/// The first 64-byte line of a cell: the header, then (exact tables) the key and parameters.
+pub(crate) type Line = [AtomicU64; 8];
+
 pub(crate) struct Cells {
     /// All cells' words; the arena is 64-byte aligned and `stride` a multiple of 8, so every
     /// cell starts a cache line.
@@ -44,6 +47,12 @@ pub(crate) struct Cells {
     max_params: usize,
     key_len: usize,
     params_off: usize,
+    /// Words of parameters (`ceil(max_params / 8)`).
+    pwords: usize,
+    /// Whether a cell is one 64-byte line (header, key, parameters and timer words) and its
+    /// parameters fit [`Params::INLINE`]: lookups then read it as a [`Line`] at word offsets
+    /// known in advance.
+    one_line: bool,
     /// Offsets of the deadline and schedule words, or of `dummy` for tables without timers.
     timed: bool,
     deadline_off: usize,
@@ -110,6 +119,8 @@ impl Cells {
             max_params,
             key_len,
             params_off,
+            pwords: max_params.div_ceil(8),
+            one_line: stride == 8 && max_params <= Params::INLINE,
             timed,
             deadline_off,
             sched_off,
@@ -167,6 +178,15 @@ impl Cells {
         self.hot().prefetch(i)
     }
 
+    /// Hint that cell `i`'s first line (its header, where a writer starts) is about to be
+    /// written.
+    #[inline(always)]
+    pub fn prefetch_first(&self, i: usize) {
+        if let Some(w) = self.words.get(i.wrapping_mul(self.stride)) {
+            crate::sync::prefetch(w);
+        }
+    }
+
     /// The fields a batched lookup reads for every key, copied out once per group.
     #[inline(always)]
     pub fn hot(&self) -> CellsHot<'_> {
@@ -177,6 +197,16 @@ impl Cells {
             max_params: self.max_params,
             two_lines: self.hit_lines > 1,
         }
+    }
+
+    /// The cells as lines, if every entry's action data lies in its first line
+    /// ([`LineCells`]).
+    #[inline(always)]
+    pub fn lines(&self) -> Option<LineCells<'_>> {
+        self.one_line.then(|| LineCells {
+            lines: self.words.as_chunks::<8>().0,
+            pwords: self.pwords,
+        })
     }
 
     /// Whether cell `i` stores exactly `key` (exact tables). Reads the key words without the
@@ -196,41 +226,27 @@ impl Cells {
         k
     }
 
-    /// See [`CellsHot::read_match`].
-    #[inline(always)]
-    pub fn read_match(
-        &self,
-        i: usize,
-        key: &impl ProbeKey,
-        g7: u64,
-        out: &mut ActionData,
-    ) -> Option<(u32, u64)> {
-        self.hot().read_match(i, key, g7, out)
-    }
-
     /// Consistent copy of cell `i`'s action data into `out`; returns (gen, version).
     #[inline(always)]
     pub fn read(&self, i: usize, out: &mut ActionData) -> (u32, u64) {
-        let h = self.hot();
-        h.read_cell(h.c(i), out)
+        match self.lines() {
+            Some(l) => l.read(i, self.params_off, out),
+            None => {
+                let h = self.hot();
+                h.read_cell(h.c(i), out)
+            }
+        }
     }
 
     /// Exclusive write access to cell `i` (readers retry while it is held).
-    #[inline]
+    #[inline(always)]
     pub fn lock(&self, i: usize) -> CellGuard<'_> {
-        let c = &self.c(i)[SEQ];
-        let mut backoff = Backoff::new();
-        loop {
-            let s = c.load(Relaxed);
-            if s & 1 == 0 && c.compare_exchange_weak(s, s + 1, Acquire, Relaxed).is_ok() {
-                fence(Release);
-                return CellGuard {
-                    cells: self,
-                    c: self.c(i),
-                    seq: s,
-                };
-            }
-            backoff.snooze();
+        let c = self.c(i);
+        let s = lock_seq(&c[SEQ]);
+        CellGuard {
+            cells: self,
+            c,
+            seq: s,
         }
     }
 
@@ -248,6 +264,307 @@ pub(crate) struct CellsHot<'a> {
     params_off: usize,
     max_params: usize,
     two_lines: bool,
+}
+
+/// How a lookup reads the entry a bucket word points to: [`CellsHot`] for every layout,
+/// [`LineCells`] for entries whose action data lies in their first line.
+pub(crate) trait EntryRead {
+    /// For an exact lookup that found slot `i` through a bucket word whose high half is `hi`
+    /// (`tag:24 | secondary:1 | gen:7`), looking for tag `tag`: if the cell holds `key` and is
+    /// the live entry a word with that tag was published for ([`word_matches`]), copies its
+    /// action data into `out` and returns (gen, version).
+    ///
+    /// Why this is enough without any lock: the key words of a cell change only when the slot
+    /// is reused, and a reuse gives the cell a new generation before its key is written; the
+    /// generation is read inside the seqlock after the key compare, so a key read from another
+    /// incarnation shows up as a generation that differs from the bucket word's (modulo 128
+    /// reuses of the slot during one lookup).
+    fn read_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Option<(u32, u64)>;
+
+    /// Hint that cell `i` is about to be read by a lookup.
+    fn prefetch(&self, i: usize);
+
+    /// [`EntryRead::read_match`] for an inline fast path: `Err(())` instead of waiting when a
+    /// writer holds or took the cell meanwhile (the caller then runs the whole lookup again).
+    #[inline(always)]
+    fn quick_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Result<Option<(u32, u64)>, ()> {
+        Ok(self.read_match(i, key, hi, tag, out))
+    }
+}
+
+/// The cells of a table whose entries are one line each (exact tables with key words +
+/// parameter words (+ 2 timer words) ≤ 4, e.g. a 13-byte key with ≤ 16 bytes of parameters): a
+/// lookup reads that line at word offsets known in advance and copies the parameters as whole
+/// words — no loop over the length, no bounds check but the slot's.
+#[derive(Clone, Copy)]
+pub(crate) struct LineCells<'a> {
+    /// Cell `i` is line `i`.
+    lines: &'a [Line],
+    pwords: usize,
+}
+
+impl LineCells<'_> {
+    /// Consistent copy of cell `i`'s action data into `out`, its parameters at word `po` of the
+    /// line; returns (gen, version). A slot out of range reads as (0, 0), no data.
+    #[inline(always)]
+    pub fn read(&self, i: usize, po: usize, out: &mut ActionData) -> (u32, u64) {
+        match self.lines.get(i) {
+            Some(line) => self.read_line(line, po, self.pwords, out),
+            None => (0, 0),
+        }
+    }
+
+    /// Makes cell `i` (a slot just allocated, not reachable from the index) a fresh entry, as
+    /// [`CellGuard::init_k`] does: under the cell's lock, a new odd generation and expire
+    /// profile `profile`, the key, action `action` with parameters `params` (at most
+    /// `max_params` bytes), version 0. Returns the generation; `None` (nothing written) for a
+    /// slot out of range.
+    #[inline(always)]
+    pub fn init<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        action: u32,
+        params: &[u8],
+        profile: u32,
+    ) -> Option<u32> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            return None;
+        }
+        let line = self.lines.get(i)?;
+        let s = lock_seq(&line[SEQ]);
+        let gp = &line[GEN_PROFILE];
+        let gen = (gp.load(Relaxed) as u32).wrapping_add(1) | 1;
+        gp.store(gen as u64 | (profile as u64) << 32, Release);
+        key.store_words(&line[KEY..]);
+        // The table's parameter words (the line's words past them may be timer words).
+        let (po, pw) = (KEY + K::WORDS, self.pwords);
+        for j in 0..4 - K::WORDS {
+            if j < pw {
+                line[(po + j) & 7].store(word_at(params, j), Relaxed);
+            }
+        }
+        line[ACTION_LEN].store(action as u64 | (params.len() as u64) << 32, Relaxed);
+        line[VERSION].store(0, Relaxed);
+        line[SEQ].store(s + 2, Release);
+        Some(gen)
+    }
+
+    /// The lookup's read of cell `i` in an exact table whose keys are `K`s (`K::WORDS` in
+    /// 1..=4) holding `key`, found through a bucket word whose high half xor the tag looked
+    /// for, with bit 7 set, is `want` ([`word_matches`]): `Some(gen)` if it is that live
+    /// entry, its action data and version stored into `out` and `version`; `None` otherwise
+    /// or if a writer interfered (then `out` and `version` hold garbage: the caller runs the
+    /// whole lookup again).
+    #[inline(always)]
+    pub fn try_hit<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        want: u32,
+        out: &mut ActionData,
+        version: &mut u64,
+    ) -> Option<u32> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            return None;
+        }
+        let line = self.lines.get(i)?;
+        if !key.eq_words(&line[KEY..]) {
+            return None;
+        }
+        let gen = try_read_line_into(line, KEY + K::WORDS, 4 - K::WORDS, out, version)?;
+        ((gen as u8).rotate_right(1) as u32 == want).then_some(gen)
+    }
+
+    /// The default action's read of a lookup that missed ([`LineCells::try_hit`]'s read of
+    /// cell `i` without the key and generation checks).
+    #[inline(always)]
+    pub fn try_default<K: ProbeKey>(
+        &self,
+        i: usize,
+        out: &mut ActionData,
+        version: &mut u64,
+    ) -> Option<u32> {
+        try_read_line_into(
+            self.lines.get(i)?,
+            KEY + K::WORDS,
+            4 - K::WORDS,
+            out,
+            version,
+        )
+    }
+
+    /// [`CellsHot::read_cell`] of the line `line`, parameters at word `po`, copying `pw` words
+    /// (`po + pw <= 8`, `pw <= 4`, covering the parameters). Exact lookups copy every word from
+    /// the parameters to the end of the line, a number known at compile time: the words past
+    /// the parameters are the same line's padding or timer words, read as atomics inside the
+    /// sequence lock like the rest, and past the length, so never seen.
+    #[inline(always)]
+    fn read_line(&self, line: &Line, po: usize, pw: usize, out: &mut ActionData) -> (u32, u64) {
+        match try_read_line(line, po, pw, out) {
+            Some(r) => r,
+            None => read_line_slow(line, po, pw, out),
+        }
+    }
+}
+
+/// One attempt of a sequence-locked read of a line's action data (see
+/// [`LineCells::read_line`]); `None` if a writer was active or came meanwhile.
+#[inline(always)]
+fn try_read_line(line: &Line, po: usize, pw: usize, out: &mut ActionData) -> Option<(u32, u64)> {
+    let s1 = line[SEQ].load(Acquire);
+    if s1 & 1 != 0 {
+        return None;
+    }
+    let al = line[ACTION_LEN].load(Relaxed);
+    let gen = line[GEN_PROFILE].load(Relaxed) as u32;
+    let version = line[VERSION].load(Relaxed);
+    // ≤ max_params in a consistent read; a torn one is overwritten by the retry.
+    let len = (al >> 32) as usize;
+    // `po + j < 8` for `j < pw` (`one_line`); the mask only spares a bounds check.
+    out.params
+        .fill_inline(len, pw, |j| line[(po + j) & 7].load(Relaxed));
+    fence(Acquire);
+    if line[SEQ].load(Relaxed) != s1 {
+        return None;
+    }
+    out.action = al as u32;
+    Some((gen, version))
+}
+
+/// [`try_read_line`] for a lookup's inline path, which needs few registers: the action, the
+/// parameters and the version are stored into `out` and `version` as they are read (the
+/// caller discards them, running the whole lookup again, unless this returns `Some`); returns
+/// the generation, `None` if a writer was active or came meanwhile.
+#[inline(always)]
+fn try_read_line_into(
+    line: &Line,
+    po: usize,
+    pw: usize,
+    out: &mut ActionData,
+    version: &mut u64,
+) -> Option<u32> {
+    let s1 = line[SEQ].load(Acquire);
+    if s1 & 1 != 0 {
+        return None;
+    }
+    let al = line[ACTION_LEN].load(Relaxed);
+    out.action = al as u32;
+    out.params.fill_inline((al >> 32) as usize, pw, |j| {
+        line[(po + j) & 7].load(Relaxed)
+    });
+    *version = line[VERSION].load(Relaxed);
+    let gen = line[GEN_PROFILE].load(Relaxed) as u32;
+    fence(Acquire);
+    (line[SEQ].load(Relaxed) == s1).then_some(gen)
+}
+
+/// [`LineCells::read_line`] after a first attempt met a writer: wait, retry.
+#[cold]
+#[inline(never)]
+fn read_line_slow(line: &Line, po: usize, pw: usize, out: &mut ActionData) -> (u32, u64) {
+    loop {
+        wait_writer(&line[SEQ]);
+        if let Some(r) = try_read_line(line, po, pw, out) {
+            return r;
+        }
+    }
+}
+
+/// A seqlock reader met a writer: waits until the cell's sequence word is even again.
+#[cold]
+#[inline(never)]
+fn wait_writer(seq: &AtomicU64) {
+    let mut backoff = Backoff::new();
+    while seq.load(Relaxed) & 1 == 1 {
+        backoff.snooze();
+    }
+}
+
+impl EntryRead for LineCells<'_> {
+    #[inline(always)]
+    fn read_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Option<(u32, u64)> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            // Never: a table whose key words + parameter words fit in 4 has keys of ≤ 4 words,
+            // and its lookups prepare keys as `Words`.
+            return None;
+        }
+        let line = self.lines.get(i)?;
+        if !key.eq_words(&line[KEY..]) {
+            return None;
+        }
+        let (gen, version) = self.read_line(line, KEY + K::WORDS, 4 - K::WORDS, out);
+        word_matches(hi, tag, gen).then_some((gen, version))
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        if let Some(l) = self.lines.get(i) {
+            crate::sync::prefetch(l);
+        }
+    }
+
+    #[inline(always)]
+    fn quick_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Result<Option<(u32, u64)>, ()> {
+        if K::WORDS == 0 || K::WORDS > 4 {
+            return Ok(None);
+        }
+        let Some(line) = self.lines.get(i) else {
+            return Ok(None);
+        };
+        if !key.eq_words(&line[KEY..]) {
+            return Ok(None);
+        }
+        let (gen, version) = try_read_line(line, KEY + K::WORDS, 4 - K::WORDS, out).ok_or(())?;
+        Ok(word_matches(hi, tag, gen).then_some((gen, version)))
+    }
+}
+
+impl EntryRead for CellsHot<'_> {
+    #[inline(always)]
+    fn read_match<K: ProbeKey>(
+        &self,
+        i: usize,
+        key: &K,
+        hi: u32,
+        tag: u32,
+        out: &mut ActionData,
+    ) -> Option<(u32, u64)> {
+        CellsHot::read_match(self, i, key, hi, tag, out)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        CellsHot::prefetch(self, i)
+    }
 }
 
 impl CellsHot<'_> {
@@ -271,21 +588,14 @@ impl CellsHot<'_> {
         }
     }
 
-    /// For an exact lookup that found slot `i` through a bucket word carrying generation bits
-    /// `g7`: if the cell holds `key` and is the live entry the word was published for, copies
-    /// its action data into `out` and returns (gen, version).
-    ///
-    /// Why this is enough without any lock: the key words of a cell change only when the slot is
-    /// reused, and a reuse gives the cell a new generation before its key is written; the
-    /// generation is read inside the seqlock after the key compare, so a key read from another
-    /// incarnation shows up as a generation that differs from the bucket word's (modulo 128
-    /// reuses of the slot during one lookup).
+    /// [`EntryRead::read_match`] for every cell layout.
     #[inline(always)]
-    pub fn read_match(
+    pub fn read_match<K: ProbeKey>(
         &self,
         i: usize,
-        key: &impl ProbeKey,
-        g7: u64,
+        key: &K,
+        hi: u32,
+        tag: u32,
         out: &mut ActionData,
     ) -> Option<(u32, u64)> {
         let c = self.c(i);
@@ -293,7 +603,7 @@ impl CellsHot<'_> {
             return None;
         }
         let (gen, version) = self.read_cell(c, out);
-        (gen & 1 == 1 && gen7(gen) == g7).then_some((gen, version))
+        word_matches(hi, tag, gen).then_some((gen, version))
     }
 
     /// Consistent copy of the action data of the cell whose words are `c` into `out`; returns
@@ -327,6 +637,60 @@ impl CellsHot<'_> {
     }
 }
 
+/// Locks a cell's sequence word against other writers (makes it odd); returns its value before
+/// locking. The writer's field stores follow; unlocking stores that value + 2 (release).
+#[inline(always)]
+fn lock_seq(seq: &AtomicU64) -> u64 {
+    let s = seq.load(Relaxed);
+    let s = if s & 1 == 0 && seq.compare_exchange(s, s + 1, Acquire, Relaxed).is_ok() {
+        s
+    } else {
+        lock_slow(seq)
+    };
+    // Orders the locking store before the writer's field stores (Boehm's seqlock writer; free
+    // on x86).
+    fence(Release);
+    s
+}
+
+/// Locks a cell's sequence word against other writers (contended case); returns its value
+/// before locking.
+#[cold]
+#[inline(never)]
+fn lock_slow(seq: &AtomicU64) -> u64 {
+    let mut backoff = Backoff::new();
+    loop {
+        let s = seq.load(Relaxed);
+        if s & 1 == 0
+            && seq
+                .compare_exchange_weak(s, s + 1, Acquire, Relaxed)
+                .is_ok()
+        {
+            return s;
+        }
+        backoff.snooze();
+    }
+}
+
+/// Whether a cell whose generation is `gen` holds the live entry that a bucket word with high
+/// half `hi` (`tag:24 | secondary:1 | gen:7`) was published for, with tag `tag`: the cell is
+/// live, and the word's tag and generation bits are `tag` and the cell's. (Checked after the
+/// cell's sequence-locked read, this also covers a way word that changed since the bucket's
+/// tags were compared.)
+#[inline(always)]
+pub(crate) fn word_matches(hi: u32, tag: u32, gen: u32) -> bool {
+    (gen as u8).rotate_right(1) as u32 == word_want(hi, tag)
+}
+
+/// What [`word_matches`] compares a cell's rotated generation byte with.
+#[inline(always)]
+pub(crate) fn word_want(hi: u32, tag: u32) -> u32 {
+    // The low byte of `gen` rotated right by one is `live:1 | gen:7`; the word's tag bits
+    // xor `tag` are zero exactly when the tags match, and its secondary bit is set to stand for
+    // `live`: one compare for both.
+    (hi ^ tag << 8) | 0x80
+}
+
 /// The generation bits a bucket word carries: bits 1..8 of the generation (bit 0 is the
 /// live flag), so 128 reuses of a slot pass before the bits repeat.
 #[inline(always)]
@@ -340,31 +704,6 @@ pub(crate) struct CellGuard<'a> {
     /// The cell's words.
     c: &'a [AtomicU64],
     seq: u64,
-}
-
-/// Stores the words of `bytes` (zero-padded) into `dst`.
-#[inline(always)]
-fn store_words(dst: &[AtomicU64], bytes: &[u8]) {
-    let chunks = bytes.chunks_exact(8);
-    let tail = chunks.remainder();
-    let mut n = 0;
-    for (d, c) in dst.iter().zip(chunks) {
-        d.store(
-            u64::from_le_bytes(c.try_into().unwrap_or_default()),
-            Relaxed,
-        );
-        n += 1;
-    }
-    if !tail.is_empty() {
-        if let Some(d) = dst.get(n) {
-            let w = match bytes.last_chunk::<8>() {
-                // The last 8 bytes, shifted so that only the partial word's bytes remain.
-                Some(l) => u64::from_le_bytes(*l) >> (8 * (8 - tail.len())),
-                None => Key::new(tail).word(0),
-            };
-            d.store(w, Relaxed);
-        }
-    }
 }
 
 impl CellGuard<'_> {
@@ -394,29 +733,46 @@ impl CellGuard<'_> {
     }
 
     /// Makes the cell a fresh entry: new (odd) generation, `key` as prepared words (exact
-    /// tables; `None` for none), `data`, version 0, expire profile `profile`. Returns the
+    /// tables; `None` for none), action `action` with `len` parameter bytes whose words
+    /// `word(j)` gives (`len <= max_params`), version 0, expire profile `profile`. Returns the
     /// generation.
     #[inline(always)]
-    pub fn init_k(&self, key: Option<&impl ProbeKey>, data: &ActionData, profile: u32) -> u32 {
-        let gen = self.gen().wrapping_add(1) | 1;
-        self.w(GEN_PROFILE)
-            .store(gen as u64 | (profile as u64) << 32, Release);
+    pub fn init_k(
+        &self,
+        key: Option<&impl ProbeKey>,
+        action: u32,
+        len: usize,
+        word: impl Fn(usize) -> u64,
+        profile: u32,
+    ) -> u32 {
+        let gp = self.w(GEN_PROFILE);
+        let gen = (gp.load(Relaxed) as u32).wrapping_add(1) | 1;
+        gp.store(gen as u64 | (profile as u64) << 32, Release);
         if let Some(k) = key {
             k.store_words(self.c.get(KEY..).unwrap_or_default());
         }
-        let p = &data.params;
-        debug_assert!(p.len() <= self.cells.max_params);
-        store_words(&self.c[self.cells.params_off..], p);
+        self.put_params(len, word);
         self.w(ACTION_LEN)
-            .store(data.action as u64 | (p.len() as u64) << 32, Relaxed);
+            .store(action as u64 | (len as u64) << 32, Relaxed);
         self.w(VERSION).store(0, Relaxed);
         gen
     }
 
+    /// Stores `len` parameter bytes given as words (the last one's bytes past `len` are
+    /// unspecified: nothing reads past the length); the caller checked `len <= max_params`.
+    #[inline(always)]
+    fn put_params(&self, len: usize, word: impl Fn(usize) -> u64) {
+        debug_assert!(len <= self.cells.max_params);
+        let p = self.c.get(self.cells.params_off..).unwrap_or_default();
+        for (j, d) in p.iter().take(len.div_ceil(8)).enumerate() {
+            d.store(word(j), Relaxed);
+        }
+    }
+
     /// Stores parameters; the caller has checked `params.len() <= max_params`.
+    #[inline(always)]
     pub fn write_params(&self, params: &[u8]) {
-        debug_assert!(params.len() <= self.cells.max_params);
-        store_words(&self.c[self.cells.params_off..], params);
+        self.put_params(params.len(), |j| word_at(params, j));
         let al = self.w(ACTION_LEN);
         al.store(
             (al.load(Relaxed) & 0xffff_ffff) | ((params.len() as u64) << 32),
@@ -426,8 +782,7 @@ impl CellGuard<'_> {
 
     pub fn write(&self, data: &ActionData) {
         let p = &data.params;
-        debug_assert!(p.len() <= self.cells.max_params);
-        store_words(&self.c[self.cells.params_off..], p);
+        self.put_params(p.len(), |j| p.word(j));
         self.w(ACTION_LEN)
             .store(data.action as u64 | (p.len() as u64) << 32, Relaxed);
     }
@@ -436,7 +791,9 @@ impl CellGuard<'_> {
     #[cfg(any(test, loom))]
     pub fn write_key(&self, key: &[u8]) {
         debug_assert_eq!(key.len(), self.cells.key_len);
-        store_words(&self.c[KEY..], key);
+        for (j, d) in self.c[KEY..].iter().take(key.len().div_ceil(8)).enumerate() {
+            d.store(word_at(key, j), Relaxed);
+        }
     }
 
     pub fn version(&self) -> u64 {
@@ -451,5 +808,35 @@ impl CellGuard<'_> {
 impl Drop for CellGuard<'_> {
     fn drop(&mut self) {
         self.w(SEQ).store(self.seq + 2, Release);
+    }
+}
+
+#[cfg(test)]
+mod word_match_tests {
+    use super::*;
+
+    /// `word_matches` is exactly: live, same tag, same 7 generation bits (secondary ignored).
+    #[test]
+    fn word_matches_is_tag_generation_and_liveness() {
+        for gen in [0u32, 1, 2, 3, 0x7f, 0x80, 0xff, 0x101, 0xfffe, 0xffff_ffff] {
+            for g7 in [0u32, 1, 0x3f, 0x7f] {
+                for sec in [0u32, 0x80] {
+                    for (wtag, tag) in [
+                        (1u32, 1u32),
+                        (0xabcdef, 0xabcdef),
+                        (1, 2),
+                        (0xffffff, 0x7fffff),
+                    ] {
+                        let hi = wtag << 8 | sec | g7;
+                        let want = gen & 1 == 1 && wtag == tag && (gen >> 1) & 0x7f == g7;
+                        assert_eq!(
+                            word_matches(hi, tag, gen),
+                            want,
+                            "{hi:#x} {tag:#x} {gen:#x}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

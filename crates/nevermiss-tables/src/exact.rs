@@ -35,7 +35,7 @@
 
 use crate::action::ActionData;
 use crate::arena::Arena;
-use crate::cell::{gen7, Cells, CellsHot};
+use crate::cell::{gen7, word_want, Cells, EntryRead, LineCells};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
 use crate::stats::{stripe, STRIPES};
@@ -111,6 +111,26 @@ pub(crate) enum Ins {
     Full,
 }
 
+/// Outcome of [`Hot::lookup_line`].
+pub(crate) enum Line {
+    /// (slot, gen): the entry's data and version are in the outputs.
+    Hit(u32, u32),
+    /// A valid miss; the default action's data and version are in the outputs.
+    Miss,
+    /// Undecided: run the whole lookup.
+    Slow,
+}
+
+/// Outcome of [`Hot::find_quick`].
+pub(crate) enum Quick {
+    /// (slot, gen, version); the entry's data is in the output.
+    Hit(u32, u32, u64),
+    /// A valid miss.
+    Miss,
+    /// Undecided: run [`Exact::find`].
+    Slow,
+}
+
 /// Candidate found by the second stage of a batched lookup.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Probe {
@@ -139,7 +159,7 @@ pub(crate) struct Exact {
     seed: u64,
     size: u32,
     /// Striped free lists, one per [`stripe`]: (ABA counter << 32) | (slot + 1), 0 = empty.
-    free_heads: Box<[Padded<AtomicU64>]>,
+    free_heads: Box<[Padded<AtomicU64>; STRIPES]>,
     /// Next never-used slot; taken [`CHUNK`] slots at a time by a stripe.
     fresh: Padded<AtomicU64>,
     next: Arena<AtomicU32>,
@@ -182,7 +202,7 @@ impl Exact {
             nb: nb as u64,
             seed,
             size: size as u32,
-            free_heads: (0..STRIPES).map(|_| Padded(AtomicU64::new(0))).collect(),
+            free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
             fresh: Padded(AtomicU64::new(0)),
             next: Arena::new(size)?,
             insert_code: AtomicUsize::new(0),
@@ -237,26 +257,7 @@ impl Exact {
         key: &impl ProbeKey,
         out: &mut ActionData,
     ) -> Option<(u32, u32, u64)> {
-        let (b1, tag) = self.place(h);
-        let bk1 = &self.buckets[b1];
-        loop {
-            let h1 = bk1.hdr.load(Acquire);
-            if let Some(r) = scan(bk1, tag, cells, key, out) {
-                return Some(r);
-            }
-            if h1 >= OVF_ONE {
-                let b2 = self.alt(b1, tag);
-                if b2 != b1 {
-                    if let Some(r) = scan(&self.buckets[b2], tag, cells, key, out) {
-                        return Some(r);
-                    }
-                }
-            }
-            fence(Acquire);
-            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
-                return None;
-            }
-        }
+        self.hot().find(&cells.hot(), h, key, out)
     }
 
     /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
@@ -274,19 +275,7 @@ impl Exact {
     // ------------------------------------------------------------------ writer side
 
     fn lock(&self, b: usize) {
-        let hdr = &self.buckets[b].hdr;
-        let mut backoff = Backoff::new();
-        loop {
-            let v = hdr.load(Relaxed);
-            if v & LOCK == 0
-                && hdr
-                    .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
-                    .is_ok()
-            {
-                return;
-            }
-            backoff.snooze();
-        }
+        lock_hdr(&self.buckets[b].hdr);
     }
 
     fn unlock(&self, b: usize) {
@@ -355,7 +344,60 @@ impl Exact {
     /// in the second result and must be released by the caller with [`Exact::free`]); otherwise
     /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
     /// generation, and the entry is published.
+    ///
+    /// Tries [`Exact::insert_fast`] first.
+    #[inline]
     pub fn insert<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
+        &self,
+        cells: &Cells,
+        h: u64,
+        key: &K,
+        replace: R,
+        mut init: I,
+    ) -> (Ins, Option<u32>) {
+        if let Some((s, gen)) = self.insert_fast(cells, h, &mut init) {
+            return (Ins::Added(s, gen), None);
+        }
+        self.insert_slow(cells, h, key, replace, init)
+    }
+
+    /// The common case of [`Exact::insert`], for inlining: the primary bucket has no
+    /// overflowed entries, no way with the key's tag, and a free way. Then the key can only be
+    /// in the primary bucket (an entry gets into its secondary bucket, or leaves it, only under
+    /// its primary's lock, which counts it in the overflow count) and is not, so this alone
+    /// decides, under the primary bucket's lock: a slot is allocated, `init(slot)` writes the
+    /// cell and returns its generation, the way word is published. `None`: not the common case
+    /// (or no free slot here), nothing was changed; run [`Exact::insert`].
+    #[inline(always)]
+    pub fn insert_fast(
+        &self,
+        cells: &Cells,
+        h: u64,
+        init: impl FnOnce(u32) -> u32,
+    ) -> Option<(u32, u32)> {
+        let (b1, tag) = self.place(h);
+        let bk = self.buckets.get(b1)?;
+        let v = lock_hdr(&bk.hdr);
+        if v < OVF_ONE {
+            let (m, empty) = match_mask(bk, tag);
+            // `empty == 0`: index 32, no way.
+            if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
+                if let Some(s) = self.alloc_hint(cells) {
+                    let gen = init(s);
+                    w.store(word(tag, false, gen, s), Release);
+                    // Unlock: the header does not change while its lock is held.
+                    bk.hdr.store(v, Release);
+                    return Some((s, gen));
+                }
+            }
+        }
+        bk.hdr.store(v, Release);
+        None
+    }
+
+    /// [`Exact::insert`]'s general case.
+    #[inline(never)]
+    fn insert_slow<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
         &self,
         cells: &Cells,
         h: u64,
@@ -365,7 +407,7 @@ impl Exact {
     ) -> (Ins, Option<u32>) {
         if self.insert_code.load(Relaxed) == 0 {
             type F<K, R, I> = fn(&Exact, &Cells, u64, &K, R, I) -> (Ins, Option<u32>);
-            let f: F<K, R, I> = Exact::insert::<K, R, I>;
+            let f: F<K, R, I> = Exact::insert_slow::<K, R, I>;
             self.insert_code.store(f as usize, Relaxed);
         }
         let (b1, tag) = self.place(h);
@@ -595,6 +637,33 @@ impl Exact {
         self.alloc_in(stripe())
     }
 
+    /// [`Exact::alloc`], popping the own free list inline (one CAS) and prefetching the cell
+    /// and link of the slot the next allocation will take.
+    #[inline(always)]
+    fn alloc_hint(&self, cells: &Cells) -> Option<u32> {
+        let st = stripe();
+        let head = &self.free_heads[st].0;
+        let h = head.load(Acquire);
+        let top = h as u32;
+        if let Some(link) = self.next.get((top as usize).wrapping_sub(1)) {
+            let next = link.load(Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
+            if head.compare_exchange(h, new, Acquire, Relaxed).is_ok() {
+                if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
+                    cells.prefetch_first(next as usize - 1);
+                    prefetch(l);
+                }
+                return Some(top - 1);
+            }
+        }
+        self.alloc_cold(st)
+    }
+
+    #[inline(never)]
+    fn alloc_cold(&self, st: usize) -> Option<u32> {
+        self.alloc_in(st)
+    }
+
     /// A free slot from free list `st` first: its own list, then a fresh chunk of never-used
     /// slots (whose rest goes to list `st`), then the other stripes' lists (so no slot is ever
     /// stranded in another stripe). `None` when every list was seen empty twice and no fresh
@@ -653,9 +722,13 @@ impl Exact {
         let end = (f + CHUNK).min(size) as u32;
         let f = f as u32;
         if end > f + 1 {
-            for x in f + 1..end - 1 {
+            let links = self
+                .next
+                .get(f as usize + 1..end as usize - 1)
+                .unwrap_or_default();
+            for (x, l) in (f + 1..).zip(links) {
                 // slot x links to slot x + 1, stored as (x + 1) + 1
-                self.next[x as usize].store(x + 2, Relaxed);
+                l.store(x + 2, Relaxed);
             }
             self.push_chain(st, f + 1, end - 1);
         }
@@ -693,6 +766,39 @@ impl Exact {
     }
 }
 
+/// Locks a bucket header (its spin lock bit); returns its value without the lock bit. Every
+/// change of a header is made under its lock, so the holder unlocks by storing that value back
+/// (plus its own changes).
+#[inline(always)]
+fn lock_hdr(hdr: &AtomicU64) -> u64 {
+    let v = hdr.load(Relaxed);
+    if v & LOCK == 0
+        && hdr
+            .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
+            .is_ok()
+    {
+        return v;
+    }
+    lock_hdr_slow(hdr)
+}
+
+#[cold]
+#[inline(never)]
+fn lock_hdr_slow(hdr: &AtomicU64) -> u64 {
+    let mut backoff = Backoff::new();
+    loop {
+        let v = hdr.load(Relaxed);
+        if v & LOCK == 0
+            && hdr
+                .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
+                .is_ok()
+        {
+            return v;
+        }
+        backoff.snooze();
+    }
+}
+
 /// Primary bucket (of `nb`) and tag of a hash. Tags are never 0, so an empty way (word 0) never
 /// matches a tag compare ([`match_mask`]).
 #[inline(always)]
@@ -721,6 +827,131 @@ pub(crate) struct Hot<'a> {
 }
 
 impl Hot<'_> {
+    /// [`Exact::find`] with the bucket and cell arrays at hand.
+    #[inline(always)]
+    pub fn find(
+        &self,
+        cells: &impl EntryRead,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        match self.find_quick(cells, h, key, out) {
+            Quick::Hit(s, gen, version) => Some((s, gen, version)),
+            Quick::Miss => None,
+            Quick::Slow => self.find_slow(cells, h, key, out),
+        }
+    }
+
+    /// The common cases of [`Exact::find`], for inlining: a hit in the primary bucket, and a
+    /// miss of a primary bucket without overflowed entries whose counter did not change
+    /// meanwhile. `Slow`: run the whole protocol ([`Hot::find_slow`]).
+    #[inline(always)]
+    pub fn find_quick(
+        &self,
+        cells: &impl EntryRead,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Quick {
+        let (b1, tag) = place(self.nb, h);
+        let Some(bk1) = self.buckets.get(b1) else {
+            return Quick::Miss;
+        };
+        let h1 = bk1.hdr.load(Acquire);
+        let m = match_mask(bk1, tag).0;
+        if m != 0 {
+            // The first candidate only (a second one means a tag collision, 7 in 2^24).
+            let e = bk1.way[m.trailing_zeros() as usize].load(Acquire);
+            let s = slot_of(e);
+            return match cells.quick_match(s as usize, key, (e >> 32) as u32, tag, out) {
+                Ok(Some((gen, version))) => Quick::Hit(s, gen, version),
+                _ => Quick::Slow,
+            };
+        }
+        if h1 < OVF_ONE {
+            fence(Acquire);
+            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
+                return Quick::Miss;
+            }
+        }
+        Quick::Slow
+    }
+
+    /// The one-line-cell lookup's inline path ([`crate::Table`]'s `lookup_line`): like
+    /// [`Hot::find_quick`], with the hit's or the default action's data and version stored
+    /// straight into `out` and `version` (cell `default` is the default action's).
+    #[inline(always)]
+    pub fn lookup_line<K: ProbeKey>(
+        &self,
+        lc: &LineCells<'_>,
+        default: usize,
+        h: u64,
+        key: &K,
+        out: &mut ActionData,
+        version: &mut u64,
+    ) -> Line {
+        let (b1, tag) = place(self.nb, h);
+        let Some(bk1) = self.buckets.get(b1) else {
+            return Line::Slow;
+        };
+        let h1 = bk1.hdr.load(Acquire);
+        let m = match_mask(bk1, tag).0;
+        if m != 0 {
+            // The first candidate only (a second one means a tag collision, 7 in 2^24).
+            let e = bk1.way[m.trailing_zeros() as usize].load(Acquire);
+            let want = word_want((e >> 32) as u32, tag);
+            return match lc.try_hit(slot_of(e) as usize, key, want, out, version) {
+                Some(gen) => Line::Hit(slot_of(e), gen),
+                None => Line::Slow,
+            };
+        }
+        if h1 >= OVF_ONE {
+            return Line::Slow;
+        }
+        fence(Acquire);
+        if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK != 0 {
+            return Line::Slow;
+        }
+        match lc.try_default::<K>(default, out, version) {
+            Some(_) => Line::Miss,
+            None => Line::Slow,
+        }
+    }
+
+    /// The whole protocol of [`Exact::find`]: scan the primary bucket, then the secondary one
+    /// if the primary has overflowed entries; a miss is valid if the primary's counter did not
+    /// change meanwhile, else start again.
+    #[inline(never)]
+    fn find_slow(
+        &self,
+        cells: &impl EntryRead,
+        h: u64,
+        key: &impl ProbeKey,
+        out: &mut ActionData,
+    ) -> Option<(u32, u32, u64)> {
+        let (b1, tag) = place(self.nb, h);
+        let bk1 = self.buckets.get(b1)?;
+        loop {
+            let h1 = bk1.hdr.load(Acquire);
+            if let Some(r) = scan(bk1, tag, cells, key, out) {
+                return Some(r);
+            }
+            if h1 >= OVF_ONE {
+                let b2 = alt(self.nb, b1, tag);
+                if b2 != b1 {
+                    if let Some(r) = scan(self.buckets.get(b2)?, tag, cells, key, out) {
+                        return Some(r);
+                    }
+                }
+            }
+            fence(Acquire);
+            if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK == 0 {
+                return None;
+            }
+        }
+    }
+
     /// Batch stage 1: hash-derived place of a key, with its primary bucket prefetched.
     #[inline(always)]
     pub fn stage1(&self, h: u64) -> Probe {
@@ -731,12 +962,31 @@ impl Hot<'_> {
         Probe { b1: b1 as u32, tag }
     }
 
+    /// [`crate::Table::prefetch_entry`]: with the primary bucket (likely) at hand, prefetches
+    /// the cell of its first way whose tag matches, or else the secondary bucket if the key may
+    /// be there. A hint: a way that changed meanwhile only wastes the prefetch.
+    #[inline(always)]
+    pub fn prefetch_entry(&self, cells: &Cells, p: Probe) {
+        let Some(bk) = self.buckets.get(p.b1 as usize) else {
+            return;
+        };
+        let m = match_mask(bk, p.tag).0;
+        if m != 0 {
+            let e = bk.way[m.trailing_zeros() as usize].load(Relaxed);
+            cells.prefetch(slot_of(e) as usize);
+        } else if bk.hdr.load(Relaxed) >= OVF_ONE {
+            if let Some(b2) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) {
+                prefetch(b2);
+            }
+        }
+    }
+
     /// Batch stage 2: with the primary bucket at hand, find the first way whose tag matches and
     /// prefetch its entry's cell; if there is none and the key may live in its secondary bucket,
     /// prefetch that bucket instead. Returns the matching way word, 0 for none, or `SECOND` when
     /// stage 3 should look at the secondary bucket.
     #[inline(always)]
-    pub fn stage2(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+    pub fn stage2(&self, cells: &impl EntryRead, p: Probe) -> u64 {
         let Some(bk) = self.buckets.get(p.b1 as usize) else {
             return 0;
         };
@@ -756,7 +1006,7 @@ impl Hot<'_> {
     /// Batch stage 3 (after stage 2 returned `SECOND`): the first matching way of the secondary
     /// bucket, its cell prefetched, or 0.
     #[inline(always)]
-    pub fn stage3(&self, cells: &CellsHot<'_>, p: Probe) -> u64 {
+    pub fn stage3(&self, cells: &impl EntryRead, p: Probe) -> u64 {
         let Some(bk) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) else {
             return 0;
         };
@@ -775,7 +1025,7 @@ impl Hot<'_> {
     #[inline(always)]
     pub fn stage4(
         &self,
-        cells: &CellsHot<'_>,
+        cells: &impl EntryRead,
         e: u64,
         key: &impl ProbeKey,
         out: &mut ActionData,
@@ -784,7 +1034,7 @@ impl Hot<'_> {
             return None;
         }
         let s = slot_of(e);
-        let (gen, version) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out)?;
+        let (gen, version) = cells.read_match(s as usize, key, (e >> 32) as u32, tag_of(e), out)?;
         Some((s, gen, version))
     }
 }
@@ -796,8 +1046,8 @@ impl Hot<'_> {
 ///
 /// x86-64: the line is read by four 16-byte SSE2 loads in inline assembly (each of its aligned
 /// 8-byte words is read atomically, in program order with the atomics around it on x86-TSO;
-/// assembly keeps the racing read out of the Rust memory model), then the high halves of the
-/// words — tag:24 | secondary:1 | gen:7 — are compared four at a time.
+/// assembly keeps the racing read out of the Rust memory model), then the tags of the words
+/// (their high halves shifted right by 8) are compared four at a time.
 #[cfg(all(target_arch = "x86_64", not(loom)))]
 #[inline(always)]
 fn match_mask(bk: &Bucket, tag: u32) -> (u32, u32) {
@@ -826,14 +1076,13 @@ fn match_mask(bk: &Bucket, tag: u32) -> (u32, u32) {
                 _mm_castsi128_ps(y),
             ))
         };
-        let (h0, h1) = (hi(a, b), hi(c, d));
-        let m = _mm_set1_epi32(0xffff_ff00u32 as i32);
-        let t = _mm_set1_epi32((tag << 8) as i32);
+        // The tags: the high dwords shifted right by 8.
+        let (h0, h1) = (_mm_srli_epi32::<8>(hi(a, b)), _mm_srli_epi32::<8>(hi(c, d)));
+        let t = _mm_set1_epi32(tag as i32);
         let z = _mm_setzero_si128();
         let bits = |v: __m128i| _mm_movemask_ps(_mm_castsi128_ps(v)) as u32;
-        let tags = bits(_mm_cmpeq_epi32(_mm_and_si128(h0, m), t))
-            | bits(_mm_cmpeq_epi32(_mm_and_si128(h1, m), t)) << 4;
-        // A live way's high half is never 0 (its tag is not); an empty way is all 0.
+        let tags = bits(_mm_cmpeq_epi32(h0, t)) | bits(_mm_cmpeq_epi32(h1, t)) << 4;
+        // A live way's tag is never 0; an empty way is all 0.
         let empty = bits(_mm_cmpeq_epi32(h0, z)) | bits(_mm_cmpeq_epi32(h1, z)) << 4;
         (tags >> 1, (empty >> 1) & 0x7f)
     }
@@ -878,19 +1127,21 @@ fn first_match(bk: &Bucket, tag: u32) -> Option<u64> {
 fn scan(
     bk: &Bucket,
     tag: u32,
-    cells: &Cells,
+    cells: &impl EntryRead,
     key: &impl ProbeKey,
     out: &mut ActionData,
 ) -> Option<(u32, u32, u64)> {
     let mut m = match_mask(bk, tag).0;
     while m != 0 {
+        // The way may have changed since the tags were compared: its slot is checked by the
+        // cell read (an empty way's slot is out of range), its tag with the generation after
+        // the read (`word_matches`).
         let e = bk.way[m.trailing_zeros() as usize].load(Acquire);
         m &= m - 1;
-        if tag_of(e) == tag && e as u32 != 0 {
-            let s = slot_of(e);
-            if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) & 0x7f, out) {
-                return Some((s, gen, version));
-            }
+        let s = slot_of(e);
+        if let Some((gen, version)) = cells.read_match(s as usize, key, (e >> 32) as u32, tag, out)
+        {
+            return Some((s, gen, version));
         }
     }
     None
@@ -908,7 +1159,7 @@ mod tests {
                 nb: nb as u64,
                 seed: 0,
                 size: 0,
-                free_heads: (0..STRIPES).map(|_| Padded(AtomicU64::new(0))).collect(),
+                free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
                 fresh: Padded(AtomicU64::new(0)),
                 next: Arena::new(0).unwrap(),
                 insert_code: AtomicUsize::new(0),

@@ -36,6 +36,44 @@ fn tail(b: &[u8]) -> u64 {
     }
 }
 
+/// The zero-padded little-endian word of a 0..=7-byte slice (the form cells store keys and
+/// parameters in): two overlapping 4-byte loads, or three byte loads, instead of a byte loop.
+#[inline(always)]
+pub(crate) fn short_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        if n == 4 {
+            // The commonest length (an IPv4 address): one load.
+            return lo;
+        }
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        // The two loads overlap by 8 - n bytes, which are equal in both.
+        lo | hi << (8 * (n - 4))
+    } else if n > 0 {
+        (b[0] as u64) | (b[n / 2] as u64) << (8 * (n / 2)) | (b[n - 1] as u64) << (8 * (n - 1))
+    } else {
+        0
+    }
+}
+
+/// Word `j` of `b` as cells store it (little-endian, the last one zero-padded); 0 past the end.
+#[inline(always)]
+pub(crate) fn word_at(b: &[u8], j: usize) -> u64 {
+    let len = b.len();
+    let o = j * 8;
+    if o + 8 <= len {
+        word8(&b[o..])
+    } else if o >= len {
+        0
+    } else if len >= 8 {
+        // The last 8 bytes, shifted so that only the partial word's bytes remain.
+        word8(&b[len - 8..]) >> (8 * (o + 8 - len))
+    } else {
+        short_word(b)
+    }
+}
+
 /// Hash of `key` (masked by `mask` when given; `mask.len() == key.len()`), seeded with `seed`.
 /// Guarantee: `hash(k, Some(m), s) == hash(k & m, None, s)`.
 #[inline]
@@ -137,9 +175,7 @@ impl<'a> Key<'a> {
             // The last 8 bytes, shifted so that only the partial word's bytes remain.
             word8(&k[len - 8..]) >> (8 * (8 - t))
         } else {
-            k.iter()
-                .enumerate()
-                .fold(0, |w, (i, &b)| w | (b as u64) << (8 * i))
+            short_word(k)
         };
         Key {
             body: &k[..nb],
@@ -167,23 +203,38 @@ impl<'a> Key<'a> {
 
 /// A key as the exact engine probes it: its hash and a compare against the words a cell stores.
 pub(crate) trait ProbeKey {
+    /// Number of key words if fixed by the type (0: known at run time only).
+    const WORDS: usize;
     /// Seeded hash; equal for equal key bytes whatever the representation.
-    fn hash(&self, seed: u64) -> u64;
+    #[inline(always)]
+    fn hash(&self, seed: u64) -> u64 {
+        self.hash_from(hash_start(self.len(), seed))
+    }
+    /// [`ProbeKey::hash`] from `hash_start(len, seed)` (precomputed per table).
+    fn hash_from(&self, h0: u64) -> u64;
+    /// Bytes of the key.
+    fn len(&self) -> usize;
     /// Whether `stored` (the key words of a cell) equals this key.
     fn eq_words(&self, stored: &[AtomicU64]) -> bool;
     /// Stores the key's words (the last one zero-padded) into `dst` (a cell's key words).
     fn store_words(&self, dst: &[AtomicU64]);
 }
 
+/// The state a key's hash starts from: the seed and the key's length (fixed for a table).
 #[inline(always)]
-fn hash_start(len: usize, seed: u64) -> u64 {
+pub(crate) fn hash_start(len: usize, seed: u64) -> u64 {
     seed ^ (len as u64).wrapping_mul(K1)
 }
 
 impl ProbeKey for Key<'_> {
+    const WORDS: usize = 0;
     #[inline(always)]
-    fn hash(&self, seed: u64) -> u64 {
-        let mut h = hash_start(self.len, seed);
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline(always)]
+    fn hash_from(&self, h0: u64) -> u64 {
+        let mut h = h0;
         for c in self.body.chunks_exact(8) {
             h = fold(h ^ word8(c), K0);
         }
@@ -238,6 +289,8 @@ impl<const N: usize> Words<N> {
                 // The last 8 bytes, shifted so that only the partial word's bytes remain.
                 w[N - 1] = word8(&k[len - 8..]) >> (8 * (8 - t));
             }
+        } else if len < 8 {
+            w[0] = short_word(k);
         } else {
             let key = Key::new(k);
             for (j, x) in w.iter_mut().enumerate().take(key.words()) {
@@ -249,9 +302,14 @@ impl<const N: usize> Words<N> {
 }
 
 impl<const N: usize> ProbeKey for Words<N> {
+    const WORDS: usize = N;
     #[inline(always)]
-    fn hash(&self, seed: u64) -> u64 {
-        let mut h = hash_start(self.len, seed);
+    fn len(&self) -> usize {
+        self.len
+    }
+    #[inline(always)]
+    fn hash_from(&self, h0: u64) -> u64 {
+        let mut h = h0;
         for w in self.w {
             h = fold(h ^ w, K0);
         }
@@ -276,6 +334,76 @@ impl<const N: usize> ProbeKey for Words<N> {
             for (d, w) in dst.iter().zip(self.w) {
                 d.store(w, Relaxed);
             }
+        }
+    }
+}
+
+/// A [`ProbeKey`] held in registers, made from a key's bytes.
+pub(crate) trait FromKey: ProbeKey + Copy {
+    /// The key length the type is made for, 0 if several.
+    const LEN: usize = 0;
+    /// The key `k` (of the length the type is meant for).
+    fn from_key(k: &[u8]) -> Self;
+    /// Whether `k` has the table's key length `len` (compared with [`FromKey::LEN`] when the
+    /// type fixes it, which the compiler then knows when loading the key).
+    #[inline(always)]
+    fn len_ok(k: &[u8], len: usize) -> bool {
+        if Self::LEN != 0 {
+            k.len() == Self::LEN
+        } else {
+            k.len() == len
+        }
+    }
+}
+
+impl<const N: usize> FromKey for Words<N> {
+    #[inline(always)]
+    fn from_key(k: &[u8]) -> Self {
+        Words::new(k)
+    }
+}
+
+impl FromKey for Four {
+    const LEN: usize = 4;
+    #[inline(always)]
+    fn from_key(k: &[u8]) -> Self {
+        Four::new(k)
+    }
+}
+
+/// A key of exactly 4 bytes (an IPv4 address, the commonest exact key): one 32-bit load.
+/// Equal to [`Words<1>`] of the same bytes in hash and stored form.
+#[derive(Clone, Copy)]
+pub(crate) struct Four(u32);
+
+impl Four {
+    /// `k` must be 4 bytes long (anything else reads as zero).
+    #[inline(always)]
+    pub fn new(k: &[u8]) -> Four {
+        Four(k.first_chunk::<4>().map_or(0, |b| u32::from_le_bytes(*b)))
+    }
+}
+
+impl ProbeKey for Four {
+    const WORDS: usize = 1;
+    #[inline(always)]
+    fn len(&self) -> usize {
+        4
+    }
+    #[inline(always)]
+    fn hash_from(&self, h0: u64) -> u64 {
+        fold(fold(h0 ^ self.0 as u64, K0), K1)
+    }
+    #[inline(always)]
+    fn eq_words(&self, stored: &[AtomicU64]) -> bool {
+        stored
+            .first()
+            .is_some_and(|s| s.load(Relaxed) == self.0 as u64)
+    }
+    #[inline(always)]
+    fn store_words(&self, dst: &[AtomicU64]) {
+        if let Some(d) = dst.first() {
+            d.store(self.0 as u64, Relaxed);
         }
     }
 }
@@ -338,6 +466,35 @@ mod tests {
                 )*};
             }
             same!(1, 2, 3);
+            if n == 4 {
+                assert_eq!(Four::new(&k).hash(3), key.hash(3));
+                assert_eq!(Four::new(&k).0 as u64, key.word(0));
+            }
+        }
+    }
+
+    #[test]
+    fn short_words_and_word_at_match_key_words() {
+        for n in 0..40usize {
+            let k: Vec<u8> = (0..n as u8)
+                .map(|i| i.wrapping_mul(37).wrapping_add(1))
+                .collect();
+            let key = Key::new(&k);
+            if n < 8 {
+                assert_eq!(
+                    short_word(&k),
+                    if n == 0 { 0 } else { key.word(0) },
+                    "len {n}"
+                );
+                assert_eq!(
+                    Words::<1>::new(&k).w[0],
+                    if n == 0 { 0 } else { key.word(0) }
+                );
+            }
+            for j in 0..6 {
+                let want = if j < key.words() { key.word(j) } else { 0 };
+                assert_eq!(word_at(&k, j), want, "len {n} word {j}");
+            }
         }
     }
 

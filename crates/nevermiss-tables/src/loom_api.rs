@@ -6,7 +6,7 @@
 use crate::action::ActionData;
 use crate::cell::Cells;
 use crate::exact::{Exact, Ins};
-use crate::hash::Key;
+use crate::hash::{Key, Words};
 
 /// An exact index of 8-byte keys whose entries carry a 16-byte value (the same `u64` twice, so a
 /// torn read shows as two different halves).
@@ -62,6 +62,42 @@ impl Model {
         let k = Key::new(&kb);
         let mut out = ActionData::default();
         let (_, gen, _) = self.x.find(&self.cells, self.x.hash(&k), &k, &mut out)?;
+        assert_eq!(gen & 1, 1, "dead entry returned");
+        let lo = u64::from_le_bytes(out.params[..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(out.params[8..].try_into().expect("8 bytes"));
+        assert_eq!(lo, hi, "torn value");
+        Some(lo)
+    }
+
+    /// [`Model::insert`] with the cell written by `LineCells::init` and the insert's inline
+    /// fast path, as the table's add-on-miss calls do for one-line cells.
+    pub fn insert_line(&self, key: u64, v: u64) -> Option<bool> {
+        let kb = key.to_le_bytes();
+        let k = Words::<1>::new(&kb);
+        let lc = self.cells.lines().expect("one-line cells");
+        let p = data(v).params;
+        let (r, _) = self.x.insert(
+            &self.cells,
+            self.x.hash(&k),
+            &k,
+            |_| false,
+            |s| lc.init(s as usize, &k, 1, &p, 0).expect("slot in range"),
+        );
+        match r {
+            Ins::Added(..) => Some(true),
+            Ins::Present(_) => Some(false),
+            Ins::Full => None,
+        }
+    }
+
+    /// [`Model::get`] through the one-line cell reader the table's lookups use (first
+    /// candidate inline, the rest of the protocol out of line). Panics on a torn value.
+    pub fn get_line(&self, key: u64) -> Option<u64> {
+        let kb = key.to_le_bytes();
+        let k = Words::<1>::new(&kb);
+        let lc = self.cells.lines().expect("one-line cells");
+        let mut out = ActionData::default();
+        let (_, gen, _) = self.x.hot().find(&lc, self.x.hash(&k), &k, &mut out)?;
         assert_eq!(gen & 1, 1, "dead entry returned");
         let lo = u64::from_le_bytes(out.params[..8].try_into().expect("8 bytes"));
         let hi = u64::from_le_bytes(out.params[8..].try_into().expect("8 bytes"));

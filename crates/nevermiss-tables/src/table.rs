@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::action::ActionData;
-use crate::cell::{alloc_slice, CellGuard, Cells, NEVER};
+use crate::cell::{alloc_slice, CellGuard, Cells, EntryRead, NEVER};
 use crate::error::TableError;
-use crate::exact::{Exact, Ins, Probe, SECOND};
-use crate::hash::{random_seed, Key, ProbeKey, Words};
+use crate::exact::{Exact, Ins, Line, Probe, SECOND};
+use crate::hash::{hash_start, random_seed, word_at, Four, FromKey, Key, ProbeKey, Words};
 use crate::index::Index;
 use crate::spec::{
     compile, decompile, Compiled, EntryView, FieldMatch, IdleTimeout, Layout, TableSpec,
@@ -41,10 +41,12 @@ pub struct EntryHandle {
 
 impl EntryHandle {
     /// Slot index in `0..capacity()`.
+    #[inline]
     pub fn slot(&self) -> usize {
         self.slot as usize
     }
     /// Generation of the slot when the handle was issued.
+    #[inline]
     pub fn generation(&self) -> u32 {
         self.gen
     }
@@ -66,6 +68,7 @@ pub struct Lookup {
 
 impl Lookup {
     /// Whether an entry matched.
+    #[inline]
     pub fn is_hit(&self) -> bool {
         self.hit.is_some()
     }
@@ -86,6 +89,7 @@ pub enum AddStatus {
 
 impl AddStatus {
     /// Whether an entry was added (PNA `ADD_ENTRY_SUCCESS`).
+    #[inline]
     pub fn is_added(&self) -> bool {
         matches!(self, AddStatus::Added(_))
     }
@@ -107,9 +111,10 @@ pub const DEFAULT_PROFILES_S: [u64; 8] = [10, 30, 60, 120, 300, 43200, 120, 120]
 pub const MAX_PROFILES: usize = 256;
 
 /// Cache lines of code prefetched from the start of each function of the insert path: about
-/// their sizes in a release build of x86-64 (add_on_miss, Exact::insert with the cell's
-/// initialization inlined, alloc). A wrong size only wastes or misses a few prefetches.
-const WARM_LINES: [usize; 3] = [128, 80, 14];
+/// their sizes in a release build of x86-64 (the table's add-on-miss functions with the
+/// common insert inlined, 2.4–2.6 KB; the general insert `Exact::insert_slow`, 3.1–3.5 KB; the
+/// slot allocator's slow path). A wrong size only wastes or misses a few prefetches.
+const WARM_LINES: [usize; 3] = [40, 56, 14];
 
 /// Keys per group in [`Table::lookup_batch`]: all their buckets are requested before any is
 /// used, so about this many DRAM misses are in flight at once.
@@ -153,6 +158,70 @@ macro_rules! with_key {
     }};
 }
 
+/// [`Table::kw`] of a table with 4-byte keys.
+const KW_FOUR: usize = 7;
+
+/// Evaluates `$body` with the type `$K` bound to the [`FromKey`] type of key shape `$kw`
+/// (see [`with_words!`]), or `$other` for shapes without one.
+macro_rules! with_shape {
+    ($kw:expr, |$K:ident| $body:expr, $other:expr) => {{
+        match $kw {
+            1 => {
+                type $K = Words<1>;
+                $body
+            }
+            2 => {
+                type $K = Words<2>;
+                $body
+            }
+            3 => {
+                type $K = Words<3>;
+                $body
+            }
+            4 => {
+                type $K = Words<4>;
+                $body
+            }
+            5 => {
+                type $K = Words<5>;
+                $body
+            }
+            6 => {
+                type $K = Words<6>;
+                $body
+            }
+            KW_FOUR => {
+                type $K = Four;
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}
+
+/// What an exact insert writes: (action, parameters, expire profile, deadline, now, whether an
+/// AUTO_DELETE entry of the key past its deadline at `now` is replaced).
+type InsertArgs<'a> = (u32, &'a [u8], u8, u64, u64, bool);
+
+/// [`Table::hash_key`] specialized for one table kind.
+type HashFn = fn(&Table, &[u8]) -> u64;
+/// A lookup specialized for one table kind: (table, key, hash, now, out) -> hit.
+type LookupFn = fn(&Table, &[u8], u64, u64, &mut Lookup) -> bool;
+/// An add-on-miss specialized for one table kind: (table, key, hash, parameters,
+/// `action | expire_profile << 32`, now) -> `(slot + 1) | gen << 32` when added, else
+/// [`ADD_PRESENT`], [`ADD_FULL`] or [`ADD_REJECTED`] (a result in two registers, no status
+/// written through memory).
+type AddFn = fn(&Table, &[u8], u64, &[u8], u64, u64) -> u64;
+const ADD_PRESENT: u64 = 1 << 32;
+const ADD_FULL: u64 = 2 << 32;
+const ADD_REJECTED: u64 = 3 << 32;
+
+/// The [`AddFn`] result of an added entry (slots are < 2^28, so `slot + 1` is never 0).
+#[inline(always)]
+fn add_code(h: EntryHandle) -> u64 {
+    (h.slot as u64 + 1) | (h.gen as u64) << 32
+}
+
 enum Engine {
     /// Lock-free cuckoo index (all fields exact).
     Exact(Exact),
@@ -167,6 +236,20 @@ pub struct Table {
     has_priority: bool,
     auto_delete: bool,
     size: usize,
+    /// Exact tables: the key's shape, what the data-plane calls dispatch on once: its words
+    /// (`ceil(key_len / 8)`) or [`KW_FOUR`] for 4-byte keys; 0 for other tables and empty keys.
+    kw: usize,
+    /// Exact tables: the state a key's hash starts from (`hash_start(key_len, seed)`).
+    hstart: u64,
+    /// [`Table::lookup_into`] and [`Table::lookup_exact_hashed`] for this table's engine and
+    /// key shape, chosen once: a data-plane lookup is one indirect call, not a dispatch.
+    lookup_fn: LookupFn,
+    lookup_hashed_fn: LookupFn,
+    /// [`Table::hash_key`], chosen likewise.
+    hash_fn: HashFn,
+    /// [`Table::add_on_miss`] and [`Table::add_on_miss_hashed`], chosen likewise.
+    add_fn: AddFn,
+    add_hashed_fn: AddFn,
     engine: Engine,
     cells: Cells,
     wheel: Option<Mutex<Wheel>>,
@@ -197,6 +280,12 @@ impl Table {
             Engine::Tuple(RwLock::new(Index::new(size, &layout, seed)?))
         };
         let key_in_cell = if spec.is_exact() { layout.key_len } else { 0 };
+        let auto_delete = spec.idle_timeout == IdleTimeout::AutoDelete;
+        let kw = match layout.key_len {
+            _ if !spec.is_exact() || spec.keys.is_empty() => 0,
+            4 => KW_FOUR,
+            n => n.div_ceil(8),
+        };
         let cells = Cells::new(size + 1, key_in_cell, spec.max_params_bytes, timed)?;
         // The default action starts as ACTION_NONE, version 0.
         cells.lock(size).write(&ActionData::default());
@@ -210,8 +299,15 @@ impl Table {
         }
         Ok(Table {
             has_priority: spec.has_priority(),
-            auto_delete: spec.idle_timeout == IdleTimeout::AutoDelete,
+            auto_delete,
             size,
+            kw,
+            hstart: hash_start(layout.key_len, seed),
+            lookup_fn: Table::lookup_fn(&engine, kw, false, auto_delete),
+            lookup_hashed_fn: Table::lookup_fn(&engine, kw, true, auto_delete),
+            hash_fn: Table::hash_fn(&engine, kw),
+            add_fn: Table::add_fn(&engine, kw, false, timed, spec.add_on_miss),
+            add_hashed_fn: Table::add_fn(&engine, kw, true, timed, spec.add_on_miss),
             layout,
             engine,
             cells,
@@ -225,16 +321,19 @@ impl Table {
     }
 
     /// The description the table was built from.
+    #[inline]
     pub fn spec(&self) -> &TableSpec {
         &self.spec
     }
 
     /// Bytes of a packed key.
+    #[inline]
     pub fn key_len(&self) -> usize {
         self.layout.key_len
     }
 
     /// Maximum number of entries.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.size
     }
@@ -275,12 +374,7 @@ impl Table {
             Engine::Tuple(ix) => read(ix).bytes(),
         };
         let wheel = self.wheel.as_ref().map_or(0, |w| lock(w).bytes());
-        std::mem::size_of::<Table>()
-            + index
-            + self.cells.bytes()
-            + wheel
-            + self.profiles.len() * 8
-            + self.stats.bytes()
+        std::mem::size_of::<Table>() + index + self.cells.bytes() + wheel + self.profiles.len() * 8
     }
 
     /// Bytes of one entry's cell (action data, version, generation, timer, and the key for exact
@@ -310,7 +404,153 @@ impl Table {
 
     /// [`Table::lookup`] into a caller-owned result (reuses its parameter buffer); returns hit.
     /// Exact tables: lock-free, no shared memory written but this thread's statistics line.
+    #[inline]
     pub fn lookup_into(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
+        (self.lookup_fn)(self, key, 0, now_ns, out)
+    }
+
+    /// The lookup function of a table with engine `engine`, key shape `kw`, AUTO_DELETE
+    /// entries if `auto`.
+    fn lookup_fn(engine: &Engine, kw: usize, hashed: bool, auto: bool) -> LookupFn {
+        fn generic(t: &Table, key: &[u8], _: u64, now: u64, out: &mut Lookup) -> bool {
+            t.lookup_generic(key, now, out)
+        }
+        match (engine, hashed, auto) {
+            (Engine::Exact(_), false, false) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, false, false>, generic)
+            }
+            (Engine::Exact(_), true, false) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, true, false>, generic)
+            }
+            (Engine::Exact(_), false, true) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, false, true>, generic)
+            }
+            (Engine::Exact(_), true, true) => {
+                with_shape!(kw, |K| Table::lookup_shape::<K, true, true>, generic)
+            }
+            (Engine::Tuple(_), ..) => generic,
+        }
+    }
+
+    /// The hash of `key` for [`Table::lookup_exact_hashed`], [`Table::prefetch_hashed`] and
+    /// [`Table::add_on_miss_hashed`] (exact tables; a seeded function of the key's bytes, fixed
+    /// for the table's lifetime). 0 for other tables and keys of the wrong length.
+    #[inline]
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        (self.hash_fn)(self, key)
+    }
+
+    /// The key-hashing function of a table with engine `engine` and key shape `kw`.
+    fn hash_fn(engine: &Engine, kw: usize) -> HashFn {
+        fn generic(t: &Table, key: &[u8]) -> u64 {
+            match &t.engine {
+                Engine::Exact(x) if key.len() == t.layout.key_len => x.hash(&Key::new(key)),
+                _ => 0,
+            }
+        }
+        match engine {
+            Engine::Exact(_) => with_shape!(kw, |K| Table::hash_shape::<K>, generic),
+            Engine::Tuple(_) => generic,
+        }
+    }
+
+    /// [`Table::hash_key`] for keys prepared as `K`s.
+    #[inline(never)]
+    fn hash_shape<K: FromKey>(&self, key: &[u8]) -> u64 {
+        if !K::len_ok(key, self.layout.key_len) {
+            return 0;
+        }
+        K::from_key(key).hash_from(self.hstart)
+    }
+
+    /// [`Table::lookup_into`] for a caller that already has `hash` = [`Table::hash_key`]`(key)`
+    /// (e.g. from [`Table::prefetch_hashed`]): the same result, without hashing the key again.
+    /// A `hash` that is not the key's makes the lookup miss (never a wrong hit, never unsafe).
+    /// Tables other than exact ones ignore `hash`.
+    #[inline]
+    pub fn lookup_exact_hashed(
+        &self,
+        key: &[u8],
+        hash: u64,
+        now_ns: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        (self.lookup_hashed_fn)(self, key, hash, now_ns, out)
+    }
+
+    /// The exact lookup of `key` (of the table's length) prepared as a `K`, hashed unless
+    /// `HASHED` (then `hash` is its hash), counted: one function per key shape, so that each
+    /// keeps only its own values in registers.
+    #[inline(never)]
+    fn lookup_shape<K: FromKey, const HASHED: bool, const AUTO: bool>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        now: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        let Engine::Exact(x) = &self.engine else {
+            return self.lookup_generic(key, now, out);
+        };
+        // (The function was chosen for this table, so `K::LEN`, if set, is its key length.)
+        if !K::len_ok(key, self.layout.key_len) {
+            return self.lookup_generic(key, now, out);
+        }
+        let k = K::from_key(key);
+        let h = if HASHED {
+            hash
+        } else {
+            k.hash_from(self.hstart)
+        };
+        // One-line cells: the common cases inline, without a call that is not the last thing
+        // done (so that the function needs few registers); anything else — a writer met, a
+        // tag collision, the secondary bucket, a concurrent move — runs the whole lookup again.
+        if K::WORDS != 0 && K::WORDS <= 4 {
+            if let Some(lc) = self.cells.lines() {
+                let default = self.default_slot();
+                match x
+                    .hot()
+                    .lookup_line(&lc, default, h, &k, &mut out.data, &mut out.version)
+                {
+                    Line::Hit(slot, gen) => {
+                        // AUTO = self.auto_delete (the function was chosen for the table).
+                        if !AUTO || self.cells.cell(slot as usize).deadline.load(Relaxed) > now {
+                            out.hit = Some(EntryHandle { slot, gen });
+                            self.stats.add(Counter::Hits, 1);
+                            return true;
+                        }
+                    }
+                    Line::Miss => {
+                        out.hit = None;
+                        self.stats.add(Counter::Misses, 1);
+                        return false;
+                    }
+                    Line::Slow => {}
+                }
+            }
+        }
+        self.lookup_exact_cells(x, k, h, now, out)
+    }
+
+    /// [`Table::lookup_shape`] for every cell layout and case, counted.
+    #[inline(never)]
+    fn lookup_exact_cells<K: ProbeKey>(
+        &self,
+        x: &Exact,
+        k: K,
+        h: u64,
+        now: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        let r = x.hot().find(&self.cells.hot(), h, &k, &mut out.data);
+        let hit = self.finish_exact(r, now, out);
+        self.stats.add(Counter::hit_or_miss(hit), 1);
+        hit
+    }
+
+    /// [`Table::lookup_into`] for every kind of table and key.
+    #[inline(never)]
+    fn lookup_generic(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
         let hit = if !self.key_ok(key) {
             self.finish(None, now_ns, out)
         } else {
@@ -325,8 +565,7 @@ impl Table {
                 }
             }
         };
-        self.stats
-            .add(if hit { Counter::Hits } else { Counter::Misses }, 1);
+        self.stats.add(Counter::hit_or_miss(hit), 1);
         hit
     }
 
@@ -393,12 +632,24 @@ impl Table {
                         // A miss of this batch may be added next: fetch the slot it would take.
                         x.prefetch_alloc(&self.cells);
                     }
+                    // One-line cells (only for keys of ≤ 4 words) are read at fixed offsets.
                     macro_rules! groups {
-                        ($mk:expr) => {
-                            for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
-                                hits += self.exact_group(x, kc, kl, now_ns, oc, $mk);
+                        ($mk:expr) => {{
+                            let chunks = keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH));
+                            match self.cells.lines() {
+                                Some(lc) => {
+                                    for (kc, oc) in chunks {
+                                        hits += self.exact_group(x, &lc, kc, kl, now_ns, oc, $mk);
+                                    }
+                                }
+                                None => {
+                                    let ch = self.cells.hot();
+                                    for (kc, oc) in chunks {
+                                        hits += self.exact_group(x, &ch, kc, kl, now_ns, oc, $mk);
+                                    }
+                                }
                             }
-                        };
+                        }};
                     }
                     match kl.div_ceil(8) {
                         1 => groups!(Words::<1>::new),
@@ -438,9 +689,19 @@ impl Table {
     #[inline]
     pub fn prefetch(&self, key: &[u8]) -> Option<Prefetch> {
         match &self.engine {
-            Engine::Exact(x) if self.key_ok(key) => {
-                with_key!(key, |k| Some(Prefetch(x.hot().stage1(x.hash(&k)))))
+            Engine::Exact(x) if key.len() == self.layout.key_len && self.kw > 0 => {
+                Some(Prefetch(x.hot().stage1(self.hash_key(key))))
             }
+            _ => None,
+        }
+    }
+
+    /// [`Table::prefetch`] of the key whose [`Table::hash_key`] is `hash` (exact tables; `None`
+    /// for others).
+    #[inline]
+    pub fn prefetch_hashed(&self, hash: u64) -> Option<Prefetch> {
+        match &self.engine {
+            Engine::Exact(x) if self.kw > 0 => Some(Prefetch(x.hot().stage1(hash))),
             _ => None,
         }
     }
@@ -450,7 +711,7 @@ impl Table {
     #[inline]
     pub fn prefetch_entry(&self, p: Prefetch) {
         if let Engine::Exact(x) = &self.engine {
-            x.hot().stage2(&self.cells.hot(), p.0);
+            x.hot().prefetch_entry(&self.cells, p.0);
         }
     }
 
@@ -476,12 +737,11 @@ impl Table {
     /// first lines of the functions an insert runs; a hint, never a fault.
     #[inline(always)]
     fn warm_insert_path(&self, x: &Exact) {
-        type Add = fn(&Table, &[u8], &ActionData, u8, u64) -> AddStatus;
-        let add: Add = Table::add_on_miss;
-        let alloc: fn(&Exact) -> Option<u32> = Exact::alloc;
+        let alloc: fn(&Exact, usize) -> Option<u32> = Exact::alloc_in;
         let ins = x.insert_code.load(Relaxed);
         for (f, lines) in [
-            (add as usize, WARM_LINES[0]),
+            (self.add_fn as usize, WARM_LINES[0]),
+            (self.add_hashed_fn as usize, WARM_LINES[0]),
             (ins, WARM_LINES[1]),
             (alloc as usize, WARM_LINES[2]),
         ] {
@@ -497,16 +757,18 @@ impl Table {
     /// prefetch each likely entry (or the secondary bucket); then the secondary buckets' likely
     /// entries; then probe.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn exact_group<'k, K: ProbeKey + Copy>(
         &self,
         x: &Exact,
+        ch: &impl EntryRead,
         kc: &'k [u8],
         kl: usize,
         now: u64,
         oc: &mut [Lookup],
         mk: impl Fn(&'k [u8]) -> K,
     ) -> usize {
-        let (xh, ch) = (x.hot(), self.cells.hot());
+        let xh = x.hot();
         let n = oc.len().min(BATCH);
         let Some(k0) = kc.get(..kl) else {
             return 0;
@@ -526,20 +788,20 @@ impl Table {
         }
         let mut any_second = false;
         for i in 0..n {
-            cand[i] = xh.stage2(&ch, ps[i]);
+            cand[i] = xh.stage2(ch, ps[i]);
             any_second |= cand[i] == SECOND;
         }
         if any_second {
             for i in 0..n {
                 if cand[i] == SECOND {
-                    cand[i] = xh.stage3(&ch, ps[i]);
+                    cand[i] = xh.stage3(ch, ps[i]);
                 }
             }
         }
         let auto_delete = self.auto_delete;
         let mut hits = 0;
         for (i, o) in oc.iter_mut().enumerate().take(n) {
-            let r = match xh.stage4(&ch, cand[i], &ks[i], &mut o.data) {
+            let r = match xh.stage4(ch, cand[i], &ks[i], &mut o.data) {
                 Some((s, gen, version)) if !auto_delete => {
                     o.hit = Some(EntryHandle { slot: s, gen });
                     o.version = version;
@@ -547,7 +809,7 @@ impl Table {
                     continue;
                 }
                 Some(r) => Some(r),
-                None => x.find(&self.cells, hs[i], &ks[i], &mut o.data),
+                None => xh.find(ch, hs[i], &ks[i], &mut o.data),
             };
             hits += self.finish_exact(r, now, o) as usize;
         }
@@ -561,6 +823,7 @@ impl Table {
     /// An AUTO_DELETE entry past its deadline counts as absent and is replaced. When the table
     /// is full, expired AUTO_DELETE entries are reclaimed before `Full` is reported. Exact
     /// tables: locks only the key's two buckets, so adds on other keys proceed in parallel.
+    #[inline]
     pub fn add_on_miss(
         &self,
         key: &[u8],
@@ -568,38 +831,236 @@ impl Table {
         expire_profile: u8,
         now_ns: u64,
     ) -> AddStatus {
-        if !self.spec.add_on_miss {
-            return AddStatus::Rejected(TableError::NotAddOnMiss);
-        }
-        if !self.key_ok(key) {
-            return AddStatus::Rejected(TableError::BadKey {
-                field: None,
-                reason: "key length differs from the table's key length",
+        let ap = data.action as u64 | (expire_profile as u64) << 32;
+        let r = (self.add_fn)(self, key, 0, &data.params, ap, now_ns);
+        self.add_status(r, key, data.params.len(), expire_profile)
+    }
+
+    /// [`Table::add_on_miss`] for a caller that has the key's `hash` = [`Table::hash_key`]`(key)`
+    /// (e.g. from the lookup that missed) and the action as its id and packed parameter bytes:
+    /// the same semantics (exactly one `Added` among concurrent adds of one key), without hashing
+    /// the key again or building an [`ActionData`]. The hash decides the key's buckets, so it
+    /// must be the key's: debug builds assert it, and release builds would store an entry that
+    /// lookups of the key do not find (and that a later add of the key would duplicate).
+    #[inline]
+    pub fn add_on_miss_hashed(
+        &self,
+        key: &[u8],
+        hash: u64,
+        action: u32,
+        params: &[u8],
+        expire_profile: u8,
+        now_ns: u64,
+    ) -> AddStatus {
+        debug_assert!(
+            self.kw == 0 || key.len() != self.layout.key_len || hash == self.hash_key(key),
+            "add_on_miss_hashed: the hash is not the key's"
+        );
+        let ap = action as u64 | (expire_profile as u64) << 32;
+        let r = (self.add_hashed_fn)(self, key, hash, params, ap, now_ns);
+        self.add_status(r, key, params.len(), expire_profile)
+    }
+
+    /// The [`AddStatus`] of an add function's result ([`AddFn`]).
+    #[inline(always)]
+    fn add_status(&self, r: u64, key: &[u8], params_len: usize, profile: u8) -> AddStatus {
+        if r as u32 != 0 {
+            return AddStatus::Added(EntryHandle {
+                slot: (r as u32).wrapping_sub(1),
+                gen: (r >> 32) as u32,
             });
         }
-        if let Err(e) = self.check_params(data.params.len()) {
-            return AddStatus::Rejected(e);
+        self.add_status_cold(r, key, params_len, profile)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_status_cold(&self, r: u64, key: &[u8], params_len: usize, profile: u8) -> AddStatus {
+        match r {
+            ADD_PRESENT => AddStatus::AlreadyPresent,
+            ADD_FULL => AddStatus::Full,
+            _ => AddStatus::Rejected(self.add_error(key, params_len, profile)),
         }
-        let deadline = match self.wheel {
-            None => NEVER,
-            Some(_) => match self.profile_ns(expire_profile) {
-                Some(d) => now_ns.saturating_add(d),
-                None => return AddStatus::Rejected(TableError::BadProfile(expire_profile as u32)),
-            },
+    }
+
+    /// Why an add-on-miss call with these arguments is refused.
+    fn add_error(&self, key: &[u8], params_len: usize, profile: u8) -> TableError {
+        if !self.spec.add_on_miss || !matches!(self.engine, Engine::Exact(_)) {
+            TableError::NotAddOnMiss
+        } else if !self.key_ok(key) {
+            TableError::BadKey {
+                field: None,
+                reason: "key length differs from the table's key length",
+            }
+        } else if params_len > self.cells.max_params() {
+            TableError::ParamsTooLong {
+                len: params_len,
+                max: self.cells.max_params(),
+            }
+        } else {
+            TableError::BadProfile(profile as u32)
+        }
+    }
+
+    /// The add-on-miss function of a table with engine `engine`, key shape `kw`, timers if
+    /// `timed`, add-on-miss if `enabled`.
+    fn add_fn(engine: &Engine, kw: usize, hashed: bool, timed: bool, enabled: bool) -> AddFn {
+        fn generic(t: &Table, key: &[u8], hash: u64, params: &[u8], ap: u64, now: u64) -> u64 {
+            t.add_generic(key, Some(hash), params, ap, now)
+        }
+        fn generic_unhashed(
+            t: &Table,
+            key: &[u8],
+            _: u64,
+            params: &[u8],
+            ap: u64,
+            now: u64,
+        ) -> u64 {
+            t.add_generic(key, None, params, ap, now)
+        }
+        if !enabled {
+            return generic_unhashed;
+        }
+        match (engine, hashed, timed) {
+            (Engine::Exact(_), false, false) => {
+                with_shape!(
+                    kw,
+                    |K| Table::add_shape::<K, false, false>,
+                    generic_unhashed
+                )
+            }
+            (Engine::Exact(_), true, false) => {
+                with_shape!(kw, |K| Table::add_shape::<K, true, false>, generic)
+            }
+            (Engine::Exact(_), false, true) => {
+                with_shape!(kw, |K| Table::add_shape::<K, false, true>, generic_unhashed)
+            }
+            (Engine::Exact(_), true, true) => {
+                with_shape!(kw, |K| Table::add_shape::<K, true, true>, generic)
+            }
+            (Engine::Tuple(_), ..) => generic_unhashed,
+        }
+    }
+
+    /// The deadline of an entry added at `now` with expire profile `profile`: `NEVER` without
+    /// idle timeout, `None` for an unknown profile.
+    #[inline(always)]
+    fn add_deadline(&self, profile: u8, now: u64) -> Option<u64> {
+        match self.wheel {
+            None => Some(NEVER),
+            Some(_) => Some(now.saturating_add(self.profile_ns(profile)?)),
+        }
+    }
+
+    /// The add-on-miss call for keys prepared as `K`s (hashed here unless `HASHED`); `ap` is
+    /// `action | expire_profile << 32`. Returns an [`AddFn`] result.
+    /// The function was chosen for the table: it is an add-on-miss table, and `TIMED` says
+    /// whether it has an idle timeout.
+    #[inline(never)]
+    fn add_shape<K: FromKey, const HASHED: bool, const TIMED: bool>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        params: &[u8],
+        ap: u64,
+        now: u64,
+    ) -> u64 {
+        let Engine::Exact(x) = &self.engine else {
+            return ADD_REJECTED;
         };
+        if !K::len_ok(key, self.layout.key_len) || params.len() > self.cells.max_params() {
+            return ADD_REJECTED;
+        }
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let deadline = if TIMED {
+            match self.add_deadline(profile, now) {
+                Some(d) => d,
+                None => return ADD_REJECTED,
+            }
+        } else {
+            NEVER
+        };
+        let k = K::from_key(key);
+        let h = if HASHED {
+            hash
+        } else {
+            k.hash_from(self.hstart)
+        };
+        // The common case inline; anything else (present key, secondary bucket, cuckoo moves,
+        // no free slot on this stripe) starts over out of line, with the same arguments.
+        if let Some((s, gen)) = x.insert_fast(
+            &self.cells,
+            h,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(&k), action, params, profile, deadline, TIMED),
+        ) {
+            self.stats.add(Counter::Inserts, 1);
+            if TIMED {
+                self.link_timer(s, gen, deadline);
+            }
+            return add_code(EntryHandle { slot: s, gen });
+        }
+        self.add_slow::<K, HASHED>(key, hash, params, ap, now)
+    }
+
+    /// [`Table::add_shape`] when its inline insert did not apply (it changed nothing): the
+    /// whole insert.
+    #[inline(never)]
+    fn add_slow<K: FromKey, const HASHED: bool>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        params: &[u8],
+        ap: u64,
+        now: u64,
+    ) -> u64 {
+        let Engine::Exact(x) = &self.engine else {
+            return ADD_REJECTED;
+        };
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let Some(deadline) = self.add_deadline(profile, now) else {
+            return ADD_REJECTED;
+        };
+        let k = K::from_key(key);
+        let h = if HASHED {
+            hash
+        } else {
+            k.hash_from(self.hstart)
+        };
+        let ins = (action, params, profile, deadline, now, self.auto_delete);
+        self.add_result(self.insert_exact_rest(x, &k, h, ins, Counter::Inserts))
+    }
+
+    /// The add-on-miss call for every table and key (`hash`, if given, is the key's).
+    #[inline(never)]
+    fn add_generic(&self, key: &[u8], hash: Option<u64>, params: &[u8], ap: u64, now: u64) -> u64 {
         let Engine::Exact(x) = &self.engine else {
             // add_on_miss tables are exact (checked by TableSpec::validate).
-            return AddStatus::Rejected(TableError::NotAddOnMiss);
+            return ADD_REJECTED;
         };
-        let ins = (data, expire_profile, deadline, now_ns, self.auto_delete);
-        match with_key!(key, |k| self.insert_exact_k(x, &k, ins, Counter::Inserts)) {
-            Ok(h) => AddStatus::Added(h),
-            Err(TableError::Exists) => AddStatus::AlreadyPresent,
+        if !self.spec.add_on_miss || !self.key_ok(key) || params.len() > self.cells.max_params() {
+            return ADD_REJECTED;
+        }
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let Some(deadline) = self.add_deadline(profile, now) else {
+            return ADD_REJECTED;
+        };
+        let k = Key::new(key);
+        let h = hash.unwrap_or_else(|| x.hash(&k));
+        let ins = (action, params, profile, deadline, now, self.auto_delete);
+        self.add_result(self.insert_exact_k(x, &k, h, ins, Counter::Inserts))
+    }
+
+    /// The [`AddFn`] result of an insert.
+    fn add_result(&self, r: Result<EntryHandle, TableError>) -> u64 {
+        match r {
+            Ok(h) => add_code(h),
+            Err(TableError::Exists) => ADD_PRESENT,
             Err(TableError::Full) => {
                 self.stats.add(Counter::InsertsFull, 1);
-                AddStatus::Full
+                ADD_FULL
             }
-            Err(e) => AddStatus::Rejected(e),
+            Err(_) => ADD_REJECTED,
         }
     }
 
@@ -616,38 +1077,89 @@ impl Table {
         now: u64,
         replace_expired: bool,
     ) -> Result<EntryHandle, TableError> {
-        let ins = (data, profile, deadline, now, replace_expired);
-        with_key!(key, |k| self.insert_exact_k(x, &k, ins, Counter::Live))
+        let ins = (
+            data.action,
+            &data.params[..],
+            profile,
+            deadline,
+            now,
+            replace_expired,
+        );
+        with_key!(key, |k| self.insert_exact_k(
+            x,
+            &k,
+            x.hash(&k),
+            ins,
+            Counter::Live
+        ))
     }
 
     /// [`Table::insert_exact`] with the key prepared as `k`; an added entry is counted in
     /// `counter` (`Inserts` for the data plane, `Live` for the control plane; both count as
     /// live entries).
     #[inline(always)]
-    fn insert_exact_k(
+    fn insert_exact_k<K: ProbeKey>(
         &self,
         x: &Exact,
-        k: &impl ProbeKey,
-        (data, profile, deadline, now, replace_expired): (&ActionData, u8, u64, u64, bool),
+        k: &K,
+        h: u64,
+        args: InsertArgs<'_>,
         counter: Counter,
     ) -> Result<EntryHandle, TableError> {
-        let h = x.hash(k);
+        let (action, params, profile, deadline, ..) = args;
+        if let Some((s, gen)) = x.insert_fast(
+            &self.cells,
+            h,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline, self.timed()),
+        ) {
+            self.stats.add(counter, 1);
+            self.link_timer(s, gen, deadline);
+            return Ok(EntryHandle { slot: s, gen });
+        }
+        self.insert_exact_rest(x, k, h, args, counter)
+    }
+
+    /// One [`Exact::insert`] of `k` with the cell written from `args`.
+    #[inline(always)]
+    fn insert_once<K: ProbeKey>(
+        &self,
+        x: &Exact,
+        k: &K,
+        h: u64,
+        (action, params, profile, deadline, now, replace_expired): InsertArgs<'_>,
+    ) -> (Ins, Option<u32>) {
+        x.insert(
+            &self.cells,
+            h,
+            k,
+            |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
+            |s| self.init_cell_k(s, Some(k), action, params, profile, deadline, self.timed()),
+        )
+    }
+
+    /// [`Table::insert_exact_k`] when the common case did not apply: the whole insert
+    /// (present key, secondary bucket, cuckoo moves), releasing a replaced expired entry, and
+    /// reclaiming expired entries once when the table is full before trying again.
+    #[inline(never)]
+    fn insert_exact_rest<K: ProbeKey>(
+        &self,
+        x: &Exact,
+        k: &K,
+        h: u64,
+        args: InsertArgs<'_>,
+        counter: Counter,
+    ) -> Result<EntryHandle, TableError> {
+        let (deadline, now) = (args.3, args.4);
         let mut reclaimed = false;
         loop {
-            let (r, replaced) = x.insert(
-                &self.cells,
-                h,
-                k,
-                |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
-                |s| self.init_cell_k(s, Some(k), data, profile, deadline),
-            );
+            let (r, replaced) = self.insert_once(x, k, h, args);
             if let Some(s) = replaced {
                 self.release(s);
                 self.stats.add(Counter::Expirations, 1);
             }
             match r {
                 Ins::Added(s, gen) => {
-                    x.prefetch_alloc(&self.cells);
                     self.stats.add(counter, 1);
                     self.link_timer(s, gen, deadline);
                     return Ok(EntryHandle { slot: s, gen });
@@ -773,19 +1285,35 @@ impl Table {
     }
 
     /// Writes a fresh entry into slot `s` (not yet reachable; the key given as prepared words,
-    /// `None` for an empty key) and returns its generation.
+    /// `None` for an empty key) and returns its generation. `timed`: the table has an idle
+    /// timeout (`self.timed()`, passed as a constant by callers that know it).
     #[inline(always)]
-    fn init_cell_k(
+    #[allow(clippy::too_many_arguments)]
+    fn init_cell_k<K: ProbeKey>(
         &self,
         s: u32,
-        key: Option<&impl ProbeKey>,
-        data: &ActionData,
+        key: Option<&K>,
+        action: u32,
+        params: &[u8],
         profile: u8,
         deadline: u64,
+        timed: bool,
     ) -> u32 {
-        let g = self.cells.lock(s as usize);
-        let gen = g.init_k(key, data, profile as u32);
-        if self.timed() {
+        let line = match (key, self.cells.lines()) {
+            (Some(k), Some(lc)) => lc.init(s as usize, k, action, params, profile as u32),
+            _ => None,
+        };
+        let gen = match line {
+            Some(gen) => gen,
+            None => self.cells.lock(s as usize).init_k(
+                key,
+                action,
+                params.len(),
+                |j| word_at(params, j),
+                profile as u32,
+            ),
+        };
+        if timed {
             self.cells.cell(s as usize).deadline.store(deadline, SeqCst);
         }
         gen
@@ -973,7 +1501,15 @@ impl Table {
             None => return Err(TableError::Full),
         };
         idx.insert(s, &c, prio);
-        let gen = self.init_cell_k(s, None::<&Key<'_>>, data, profile, deadline);
+        let gen = self.init_cell_k(
+            s,
+            None::<&Key<'_>>,
+            data.action,
+            &data.params,
+            profile,
+            deadline,
+            self.timed(),
+        );
         self.stats.add(Counter::Live, 1);
         drop(idx);
         self.link_timer(s, gen, deadline);

@@ -122,6 +122,85 @@ fn modify_is_atomic_for_readers() {
     });
 }
 
+/// The same key added by two threads through the one-line cell init (the add-on-miss fast
+/// path): one adds it, the other sees it, and a one-line reader gets the winner's value.
+#[test]
+fn same_key_added_once_through_line_cells() {
+    check(|| {
+        let m = Arc::new(Model::new(4, 2));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.insert_line(7, 1));
+        let u = thread::spawn(move || m3.insert_line(7, 2));
+        let theirs = t.join().unwrap();
+        let mine = u.join().unwrap();
+        let mut r = [mine, theirs];
+        r.sort();
+        assert_eq!(r, [Some(false), Some(true)]);
+        let v = m.get_line(7).unwrap();
+        assert_eq!(v, if mine == Some(true) { 2 } else { 1 });
+    });
+}
+
+/// A one-line reader during an in-place modify sees the old or the new value, never a torn mix
+/// and never a miss.
+#[test]
+fn modify_is_atomic_for_line_readers() {
+    check(|| {
+        let m = Arc::new(Model::new(2, 2));
+        assert_eq!(m.insert_line(3, 1), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || assert!(m2.modify(3, 2)));
+        let u = thread::spawn(move || {
+            let v = m3.get_line(3);
+            assert!(v == Some(1) || v == Some(2), "{v:?}");
+        });
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get_line(3), Some(2));
+    });
+}
+
+/// A one-line reader of key 1 while the writer deletes it and adds key 2 through the one-line
+/// init, which reuses the slot at once: key 1's value or nothing, never key 2's.
+#[test]
+fn line_slot_reuse_is_never_seen_through_a_stale_bucket_word() {
+    check(|| {
+        let m = Arc::new(Model::new(1, 2));
+        assert_eq!(m.insert_line(1, 10), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || {
+            assert!(m2.remove(1));
+            assert_eq!(m2.insert_line(2, 20), Some(true));
+        });
+        let u = thread::spawn(move || {
+            let v = m3.get_line(1);
+            assert!(v == Some(10) || v.is_none(), "{v:?}");
+        });
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get_line(1), None);
+        assert_eq!(m.get_line(2), Some(20));
+    });
+}
+
+/// A one-line reader never misses an entry being moved between its buckets.
+#[test]
+fn line_lookup_never_misses_an_entry_being_moved() {
+    check(|| {
+        let m = Arc::new(Model::new(4, 3));
+        assert_eq!(m.insert_line(5, 50), Some(true));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || {
+            assert!(m2.relocate(5));
+            assert!(m2.relocate(5));
+        });
+        let u = thread::spawn(move || assert_eq!(m3.get_line(5), Some(50)));
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get_line(5), Some(50));
+    });
+}
+
 /// The free list: concurrent allocations and a free never hand out one slot twice.
 #[test]
 fn free_list_hands_out_each_slot_once() {
