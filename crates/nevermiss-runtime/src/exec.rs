@@ -8,7 +8,7 @@
 use crate::bits::{put_be, read_bits, read_wide, BitWriter};
 use crate::externs::{self, RED};
 use crate::switch::{DigestMsg, FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
-use nevermiss_tables::{ActionData, AddStatus, EntryHandle, Lookup, ACTION_NONE};
+use nevermiss_tables::{AddStatus, EntryHandle, Lookup, ACTION_NONE};
 use num_bigint::BigUint;
 use p4_ir::errors::*;
 use p4_ir::ops::{self, mask};
@@ -174,7 +174,6 @@ pub struct Exec {
     /// as long as every action's parameters plus 8 bytes, never reallocated.
     pub(crate) abuf: Vec<u8>,
     lookup: Lookup,
-    adata: ActionData,
     pbuf: Vec<u8>,
     vals: Vec<(u64, u32)>,
     data: BitWriter,
@@ -227,7 +226,6 @@ impl Exec {
                     + 8
             ],
             lookup: Lookup::default(),
-            adata: ActionData::default(),
             pbuf: Vec::with_capacity(64),
             vals: Vec::with_capacity(8),
             data: BitWriter::default(),
@@ -2036,8 +2034,7 @@ impl Exec {
             put_be(&mut self.pbuf, v & mask(p.ty.width.min(64)), p.ty.width);
         }
         self.vals = vals;
-        self.adata.params.set(&self.pbuf);
-        self.add_entry_data(sw, ai, profile)
+        self.add_entry_data(sw, ai, profile, None)
     }
 
     /// `add_entry` of action `func` whose parameters generated code packed into `abuf`'s first
@@ -2060,21 +2057,32 @@ impl Exec {
         else {
             return false;
         };
-        let bytes = self.abuf.get(..len).unwrap_or(&[]);
-        self.adata.params.set(bytes);
-        self.add_entry_data(sw, ai, profile)
+        self.add_entry_data(sw, ai, profile, Some(len))
     }
 
-    /// The insert of [`Exec::add_entry`] with the action's parameters in `self.adata`.
-    fn add_entry_data(&mut self, sw: &Switch, ai: u32, profile: u64) -> bool {
+    /// The insert of [`Exec::add_entry`] with the action's parameters in `self.pbuf`
+    /// (`packed`: `None`) or in `self.abuf`'s first `packed` bytes, keyed by `self.key` as
+    /// the table's lookup left it.
+    fn add_entry_data(
+        &mut self,
+        sw: &Switch,
+        ai: u32,
+        profile: u64,
+        packed: Option<usize>,
+    ) -> bool {
         let tid = self.tctx.table as usize;
         let Some(rt) = sw.tables.get(tid) else {
             return false;
         };
-        self.adata.action = ai;
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
+        let params: &[u8] = match packed {
+            Some(n) => self.abuf.get(..n).unwrap_or(&[]),
+            None => &self.pbuf,
+        };
+        // The action as its index and parameter bytes, no `ActionData` built.
+        let hash = rt.t.hash_key(&self.key);
         let status =
-            rt.t.add_on_miss(&self.key, &self.adata, profile, self.now_ns);
+            rt.t.add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
         if let Some(t) = self.trace.as_mut() {
             t.push(format!(
                 "add_entry into {}: {}",
