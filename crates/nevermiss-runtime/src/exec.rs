@@ -1347,12 +1347,11 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
-        let (Some(td), Some(rt)) = (
-            sw.prog.tables.get(tid as usize),
-            sw.tables.get(tid as usize),
-        ) else {
-            return None;
-        };
+        let rt = sw.tables.get(tid as usize)?;
+        if let (Some(plan), None) = (&rt.plan, &self.trace) {
+            return self.table_lookup_lean(sw, tid, rt, plan, hit_slot, run_slot);
+        }
+        let td = sw.prog.tables.get(tid as usize)?;
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {
@@ -1432,6 +1431,58 @@ impl Exec {
                 if let Some(c) = cells.get(h.slot()) {
                     c.count(1, self.input().len() as u64);
                 }
+            }
+        }
+        self.tctx = TableCtx {
+            table: tid,
+            hit,
+            active: true,
+        };
+        Some(action)
+    }
+
+    /// [`Exec::table_lookup_core`] of a table whose entries need nothing but their action and
+    /// narrow parameters (`RtTable::plan`): the same steps, with the parameters' slots, offsets
+    /// and masks computed at load time.
+    #[inline]
+    fn table_lookup_lean(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        rt: &crate::switch::RtTable,
+        plan: &[Vec<crate::switch::ParamPlan>],
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Option<u32> {
+        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        let hit = self.lookup.hit;
+        if let Some(h) = hit {
+            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+        }
+        let action = self.lookup.data.action;
+        self.ops |= if hit.is_some() {
+            TableOps::HIT
+        } else {
+            TableOps::MISS
+        };
+        if let Some(h) = hit_slot {
+            self.st(h as usize, u64::from(hit.is_some()));
+        }
+        if let Some(r) = run_slot {
+            let v = if action == ACTION_NONE {
+                u64::MAX
+            } else {
+                u64::from(action)
+            };
+            self.st(r as usize, v);
+        }
+        let params = plan.get(action as usize)?;
+        let bytes: &[u8] = &self.lookup.data.params;
+        for &(slot, off, n, m) in params {
+            let b = bytes.get(off as usize..(off + n) as usize).unwrap_or(&[]);
+            let v = crate::bits::get_be(b) & m;
+            if let Some(x) = self.f.get_mut(slot as usize) {
+                *x = v;
             }
         }
         self.tctx = TableCtx {

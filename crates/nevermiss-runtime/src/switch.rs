@@ -108,9 +108,18 @@ pub struct RtTable {
     pub(crate) indirect: Option<u32>,
     /// The update-delay probe (`crate::delay`).
     pub(crate) watch: Watch,
+    /// Per action: where each parameter goes, when every parameter is at most 64 bits —
+    /// (frame slot, byte offset in the packed parameters, bytes, mask) — for the lean apply
+    /// path (`Exec::table_lookup_core`); `None` for a table that needs the general one (an
+    /// action profile, v1model's direct counter, a timer restarted on hits, wide parameters).
+    pub(crate) plan: Option<Vec<Vec<ParamPlan>>>,
     /// Control-plane state of the table's entries (metadata, idle timeouts).
     pub(crate) meta: crate::control::TableMeta,
 }
+
+/// Where one action parameter goes: (frame slot, byte offset in the packed parameters, bytes,
+/// mask of its width).
+pub(crate) type ParamPlan = (u32, u32, u32, u64);
 
 /// State of an extern instance.
 pub enum RtExtern {
@@ -304,6 +313,30 @@ impl Switch {
                 .collect();
             let restart_on_hit = td.idle_timeout == IdleTimeout::NotifyControl
                 && matches!(prog.arch, p4_ir::Arch::V1Model | p4_ir::Arch::Psa);
+            let lean = indirect.is_none()
+                && !restart_on_hit
+                && !(td.direct_counter.is_some() && prog.arch == p4_ir::Arch::V1Model)
+                && td
+                    .actions
+                    .iter()
+                    .all(|a| a.params.iter().all(|p| !p.ty.is_wide()));
+            let plan = lean.then(|| {
+                td.actions
+                    .iter()
+                    .map(|a| {
+                        let mut off = 0u32;
+                        a.params
+                            .iter()
+                            .map(|p| {
+                                let n = p.ty.bytes() as u32;
+                                let at = (p.slot, off, n, p4_ir::ops::mask(p.ty.width));
+                                off += n;
+                                at
+                            })
+                            .collect()
+                    })
+                    .collect()
+            });
             tables.push(RtTable {
                 t,
                 writes_back,
@@ -311,6 +344,7 @@ impl Switch {
                 indirect,
                 watch: Watch::default(),
                 meta: Default::default(),
+                plan,
             });
         }
         // Constant entries.
