@@ -33,6 +33,162 @@ const COPY_INLINE_WORDS: u32 = 16;
 const INLINE_STMTS: usize = 48;
 const INLINE_DEPTH: u32 = 3;
 
+/// Tables whose `const` entries generated code matches itself have at most this many.
+const CONST_INLINE_ENTRIES: usize = 16;
+
+/// What a `const` entry's match of one key field requires of the field's value.
+enum FieldCond {
+    Any,
+    /// `value & mask == value0 & mask`.
+    Masked(u64, u64),
+    /// `lo <= value <= hi`.
+    Range(u64, u64),
+}
+
+/// The condition of entry match `m` on a field of kind `kind`, as the runtime installs it
+/// (`nevermiss_runtime::switch::entry_matches`); `None` where it installs no entry.
+fn match_of(kind: MatchKind, m: &EntryMatch, w: u32) -> Option<FieldCond> {
+    Some(match (kind, m) {
+        (_, EntryMatch::Exact(v)) => FieldCond::Masked(v.low(), u64::MAX),
+        (MatchKind::Lpm, EntryMatch::Lpm(v, l)) => FieldCond::Masked(v.low(), prefix_mask(*l, w)),
+        (MatchKind::Lpm, EntryMatch::Any) => FieldCond::Any,
+        (MatchKind::Ternary, EntryMatch::Ternary(v, m)) => FieldCond::Masked(v.low(), m.low()),
+        (MatchKind::Ternary, EntryMatch::Lpm(v, l)) => {
+            FieldCond::Masked(v.low(), prefix_mask(*l, w))
+        }
+        (MatchKind::Ternary, EntryMatch::Any) => FieldCond::Any,
+        (MatchKind::Range, EntryMatch::Range(lo, hi)) => FieldCond::Range(lo.low(), hi.low()),
+        (MatchKind::Range, EntryMatch::Any) => FieldCond::Any,
+        (MatchKind::Optional, EntryMatch::Any) => FieldCond::Any,
+        (MatchKind::Optional, EntryMatch::Ternary(v, _)) => FieldCond::Masked(v.low(), u64::MAX),
+        _ => return None,
+    })
+}
+
+/// The mask of the first `l` bits of a `w`-bit field.
+fn prefix_mask(l: u32, w: u32) -> u64 {
+    let l = l.min(w);
+    if l == 0 {
+        0
+    } else {
+        mask(l) << (w - l)
+    }
+}
+
+/// Whether statements `ss` (and the functions they call) use the entry a table apply matched:
+/// `add_entry`, the expiry externs, direct counters and meters.
+fn uses_entry(prog: &Program, ss: &[Stmt], depth: u32) -> bool {
+    if depth > 8 {
+        return true;
+    }
+    ss.iter().any(|s| match s {
+        Stmt::Extern(x) => matches!(
+            x.op,
+            XOp::AddEntry { .. }
+                | XOp::SetEntryExpireTime { .. }
+                | XOp::RestartExpireTimer
+                | XOp::UpdateExpireInfo
+                | XOp::DirectCounterCount
+                | XOp::DirectMeterExecute { .. }
+                | XOp::DirectMeterRead { .. }
+        ),
+        Stmt::If(_, a, b) => uses_entry(prog, a, depth) || uses_entry(prog, b, depth),
+        Stmt::Switch { bodies, .. } => bodies.iter().any(|b| uses_entry(prog, b, depth)),
+        Stmt::Loop { body, update, .. } => {
+            uses_entry(prog, body, depth) || uses_entry(prog, update, depth)
+        }
+        Stmt::Call {
+            func,
+            copy_in,
+            copy_out,
+        } => {
+            uses_entry(prog, copy_in, depth)
+                || uses_entry(prog, copy_out, depth)
+                || prog
+                    .functions
+                    .get(*func as usize)
+                    .is_some_and(|f| uses_entry(prog, &f.body, depth + 1))
+        }
+        _ => false,
+    })
+}
+
+/// The entries of table `t` in the order they take precedence, when generated code matches
+/// them itself (ESwitch's specialisation of a table to its contents; possible for contents
+/// that can never change): a table whose entries are `const` (at most
+/// [`CONST_INLINE_ENTRIES`] of them), with keys and action parameters of at most 64 bits,
+/// no action profile, direct counter or meter, idle timeout or add-on-miss, and actions that
+/// neither write parameters back (`@__ref`) nor use the matched entry (`add_entry`, the
+/// expiry and direct externs). Entries the runtime does not install (a wildcard on an exact
+/// field) are left out; the order is the runtime's: by priority (larger first) when a field is
+/// ternary, range or optional, else by prefix length (longer first) when one is lpm, ties in
+/// declaration order (the first of two equal entries wins, the second is refused).
+fn const_entries(prog: &Program, t: TableId) -> Option<Vec<&ConstEntry>> {
+    let td = prog.tables.get(t as usize)?;
+    let keys: Vec<&TableKey> = td
+        .keys
+        .iter()
+        .filter(|k| k.kind != MatchKind::Selector)
+        .collect();
+    let ok = td.entries_const
+        && !td.entries.is_empty()
+        && td.entries.len() <= CONST_INLINE_ENTRIES
+        && td.key_pre.is_empty()
+        && !keys.is_empty()
+        && keys.len() == td.keys.len()
+        && keys.iter().all(|k| !k.expr.ty().is_wide())
+        && td.implementation.is_none()
+        && td.direct_counter.is_none()
+        && td.direct_meter.is_none()
+        && td.idle_timeout == IdleTimeout::None
+        && !td.add_on_miss
+        && td.actions.iter().all(|a| {
+            a.params.iter().all(|p| !p.ty.is_wide() && !p.is_ref)
+                && prog
+                    .functions
+                    .get(a.func as usize)
+                    .is_some_and(|f| !uses_entry(prog, &f.body, 0))
+        });
+    if !ok {
+        return None;
+    }
+    let priority = keys.iter().any(|k| {
+        matches!(
+            k.kind,
+            MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+        )
+    });
+    let mut es: Vec<&ConstEntry> = td
+        .entries
+        .iter()
+        .filter(|e| {
+            e.matches.len() == keys.len()
+                && keys
+                    .iter()
+                    .zip(&e.matches)
+                    .all(|(k, m)| match_of(k.kind, m, k.expr.ty().width).is_some())
+                && td.actions.get(e.action as usize).is_some()
+        })
+        .collect();
+    let prefix = |e: &ConstEntry| -> u32 {
+        keys.iter()
+            .zip(&e.matches)
+            .filter(|(k, _)| k.kind == MatchKind::Lpm)
+            .map(|(k, m)| match m {
+                EntryMatch::Lpm(_, l) => (*l).min(k.expr.ty().width),
+                EntryMatch::Exact(_) => k.expr.ty().width,
+                _ => 0,
+            })
+            .sum()
+    };
+    if priority {
+        es.sort_by_key(|e| std::cmp::Reverse(e.priority));
+    } else if keys.iter().any(|k| k.kind == MatchKind::Lpm) {
+        es.sort_by_key(|e| std::cmp::Reverse(prefix(e)));
+    }
+    Some(es)
+}
+
 /// Whether the interpreter running `s` may write the frame: everything but an extern call
 /// with no result and no `out` arguments, and `emit`.
 fn writes_frame(s: &Stmt) -> bool {
@@ -94,6 +250,7 @@ struct Imports {
     table_lookup: FuncId,
     table_done: FuncId,
     add_entry: FuncId,
+    const_hit: FuncId,
 }
 
 pub(crate) fn compile(
@@ -120,6 +277,7 @@ pub(crate) fn compile(
     jb.symbol("nm_table_lookup", helpers.table_lookup as *const u8);
     jb.symbol("nm_table_done", helpers.table_done as *const u8);
     jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
+    jb.symbol("nm_const_hit", helpers.const_hit as *const u8);
     let mut module = JITModule::new(jb);
 
     let sig = |params: &[types::Type], ret: Option<types::Type>, m: &JITModule| {
@@ -157,6 +315,7 @@ pub(crate) fn compile(
             &[I64, I32, I64, I64],
             Some(I32),
         )?,
+        const_hit: imp(&mut module, "nm_const_hit", &[I64, I32], None)?,
     };
 
     let mut fn_ids = Vec::with_capacity(prog.functions.len());
@@ -1088,6 +1247,13 @@ impl Gen<'_, '_> {
                 table,
                 hit,
                 action_run,
+            } if const_entries(self.prog, *table).is_some() => {
+                self.apply_const(*table, *hit, *action_run, abort)
+            }
+            Stmt::ApplyTable {
+                table,
+                hit,
+                action_run,
             } if self.native_apply(*table) => self.apply(*table, *hit, *action_run, abort),
             // Everything else is the runtime's: tables, externs, emit, stacks, lookahead, advance,
             // values wider than 64 bits, locations with run-time indices.
@@ -1659,6 +1825,116 @@ impl Gen<'_, '_> {
                     .filter(|k| k.kind != MatchKind::Selector)
                     .all(|k| !k.expr.ty().is_wide())
         })
+    }
+
+    /// `t.apply()` of a table whose `const` entries generated code matches itself
+    /// ([`const_entries`]): the key fields computed, the entries tested in precedence
+    /// order; a hit counts itself in the table's statistics (`Helpers::const_hit`), stores
+    /// `hit`, `action_run` and the entry's parameters as constants and runs the action in place;
+    /// a miss takes the general apply (which looks the key up and finds no entry, and runs the
+    /// default action, which the control plane may have changed).
+    fn apply_const(&mut self, t: TableId, hit: Option<u32>, run: Option<u32>, abort: Abort) {
+        let prog = self.prog;
+        let (Some(td), Some(entries)) = (prog.tables.get(t as usize), const_entries(prog, t))
+        else {
+            return;
+        };
+        let kv: Vec<(Value, MatchKind, u32)> = td
+            .keys
+            .iter()
+            .map(|k| {
+                let w = k.expr.ty().width;
+                let v = self.expr(&k.expr);
+                (self.mask_to(v, w), k.kind, w)
+            })
+            .collect();
+        let join = self.b.create_block();
+        for e in entries {
+            let mut all = self.b.ins().iconst(I8, 1);
+            for (&(k, kind, w), m) in kv.iter().zip(&e.matches) {
+                let Some(c) = match_of(kind, m, w) else {
+                    continue;
+                };
+                let cond = match c {
+                    FieldCond::Any => continue,
+                    FieldCond::Masked(v, msk) => {
+                        let (v, msk) = (v & mask(w), msk & mask(w));
+                        if msk == mask(w) {
+                            self.b.ins().icmp_imm_s(IntCC::Equal, k, (v & msk) as i64)
+                        } else {
+                            let km = self.b.ins().band_imm_u(k, msk as i64);
+                            self.b.ins().icmp_imm_s(IntCC::Equal, km, (v & msk) as i64)
+                        }
+                    }
+                    FieldCond::Range(lo, hi) => {
+                        let (lo, hi) = (lo & mask(w), hi & mask(w));
+                        let a = self.b.ins().icmp_imm_s(
+                            IntCC::UnsignedGreaterThanOrEqual,
+                            k,
+                            lo as i64,
+                        );
+                        let b =
+                            self.b
+                                .ins()
+                                .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, k, hi as i64);
+                        self.b.ins().band(a, b)
+                    }
+                };
+                all = self.b.ins().band(all, cond);
+            }
+            let (hit_blk, next) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(all, hit_blk, &[], next, &[]);
+            self.b.switch_to_block(hit_blk);
+            let f = self.fref(self.ids.imports.const_hit);
+            let tv = self.b.ins().iconst(I32, i64::from(t));
+            self.b.ins().call(f, &[self.ctx, tv]);
+            if let Some(h) = hit {
+                let one = self.iconst(1);
+                self.st(h, one);
+            }
+            if let Some(r) = run {
+                let a = self.iconst(u64::from(e.action));
+                self.st(r, a);
+            }
+            let Some(a) = td.actions.get(e.action as usize) else {
+                self.b.ins().jump(join, &[]);
+                self.b.switch_to_block(next);
+                continue;
+            };
+            let mut off = 0usize;
+            for p in &a.params {
+                let n = p.ty.bytes();
+                let v = e.params.get(off..off + n).map_or(0, |b| {
+                    b.iter().fold(0u64, |acc, x| (acc << 8) | u64::from(*x))
+                }) & mask(p.ty.width);
+                off += n;
+                let c = self.iconst(v);
+                self.st(p.slot, c);
+            }
+            // The action: its `return` ends only the action; an `exit` or reject ends the list.
+            let done = self.b.create_block();
+            self.b.append_block_param(done, I32);
+            self.call(a.func, &a.copy_in, &a.copy_out, done);
+            self.jump_code(done, flow::NEXT);
+            self.b.switch_to_block(done);
+            let code = self.b.block_params(done)[0];
+            let ret = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, code, i64::from(flow::RETURN));
+            let zero = self.b.ins().iconst(I32, 0);
+            let code = self.b.ins().select(ret, zero, code);
+            let stop = self.b.create_block();
+            self.b.ins().brif(code, stop, &[], join, &[]);
+            self.b.switch_to_block(stop);
+            self.b.ins().jump(abort, &[code.into()]);
+            self.b.switch_to_block(next);
+        }
+        // No entry matched: the general apply (a lookup that misses, the default action);
+        // `const_entries` implies `native_apply`.
+        self.apply(t, hit, run, abort);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
     }
 
     /// `t.apply()` (P4_16 §14.2.2): the key stored inline, the lookup and what surrounds it by the

@@ -170,6 +170,9 @@ pub struct Helpers {
     /// `Ctx::params` and expire profile `profile`, into the table being applied with the key it
     /// was looked up with: `(ctx, func, len, profile)`; returns 1 when the entry was added.
     pub add_entry: unsafe extern "C" fn(*mut Ctx, u32, u64, u64) -> u32,
+    /// A hit generated code found among table `t`'s `const` entries itself (it matches them in
+    /// place): counted as the table's lookups count theirs: `(ctx, table)`.
+    pub const_hit: unsafe extern "C" fn(*mut Ctx, u32),
 }
 
 /// Limits the generated code enforces, as the interpreter does.

@@ -31,6 +31,7 @@ const HELPERS: Helpers = Helpers {
     table_lookup: h_table_lookup,
     table_done: h_table_done,
     add_entry: h_add_entry,
+    const_hit: h_const_hit,
 };
 
 /// Compiles `prog` for a switch with `config`; an error names the function or parser.
@@ -177,4 +178,15 @@ unsafe extern "C" fn h_add_entry(ctx: *mut Ctx, func: u32, len: u64, profile: u6
     // into (never more than its length: the parameters of an action plus 8).
     let (ex, sw) = unsafe { host(ctx) };
     u32::from(ex.add_entry_packed(sw, func, len as usize, profile))
+}
+
+/// A hit among a `const` table's entries that generated code matched itself: counted as
+/// `Exec::table_lookup_core` counts a hit (the table's statistics, the packet's operations).
+unsafe extern "C" fn h_const_hit(ctx: *mut Ctx, t: u32) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    if let Some(rt) = sw.tables.get(t as usize) {
+        rt.t.count_hit();
+    }
+    ex.ops |= crate::exec::TableOps::HIT;
 }

@@ -130,6 +130,15 @@ fn state(sw: &Switch) -> Vec<String> {
             .collect();
         rows.sort();
         out.push(format!("table {}: {rows:?}", td.name));
+        // Hits and misses: the compiled engine counts the hits it matches in its own code
+        // (`const` entries) as the table's lookups count theirs.
+        if let Some(t) = sw.table(t as u32) {
+            let st = t.stats();
+            out.push(format!(
+                "stats {}: hits {} misses {}",
+                td.name, st.hits, st.misses
+            ));
+        }
     }
     for (x, xd) in prog.externs.iter().enumerate() {
         let x = x as u32;
