@@ -367,7 +367,7 @@ impl Client {
                 election_id: election(),
                 action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
                 config: Some(p4::ForwardingPipelineConfig {
-                    p4_device_config: cfg,
+                    p4_device_config: cfg.into(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -424,7 +424,7 @@ pub(crate) fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
     p4::Update {
         r#type: t as i32,
         entity: Some(p4::Entity {
-            entity: Some(p4::entity::Entity::TableEntry(e)),
+            entity: Some(p4::entity::Entity::TableEntry(Box::new(e))),
         }),
     }
 }
@@ -433,7 +433,9 @@ pub(crate) fn exact(field: u32, v: &[u8]) -> p4::FieldMatch {
     p4::FieldMatch {
         field_id: field,
         field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-            p4::field_match::Exact { value: v.to_vec() },
+            p4::field_match::Exact {
+                value: v.to_vec().into(),
+            },
         )),
     }
 }
@@ -447,7 +449,7 @@ pub(crate) fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
                 .enumerate()
                 .map(|(i, v)| p4::action::Param {
                     param_id: i as u32 + 1,
-                    value: v.to_vec(),
+                    value: v.to_vec().into(),
                 })
                 .collect(),
         })),
@@ -618,7 +620,7 @@ async fn run_async(
                 field_id: 1,
                 field_match_type: Some(p4::field_match::FieldMatchType::Lpm(
                     p4::field_match::Lpm {
-                        value: vec![10, 0, 0, 0],
+                        value: vec![10, 0, 0, 0].into(),
                         prefix_len: 8,
                     },
                 )),

@@ -4,6 +4,7 @@
 //! translates between protobuf and the runtime; the runtime never sees protobuf types.
 
 pub mod arbitration;
+pub mod codec;
 pub mod device_config;
 pub mod format;
 pub mod p4info;

@@ -228,7 +228,7 @@ impl Device {
             Arc::new(sw),
             p4info,
             built.ids,
-            device_config.to_vec(),
+            prost::bytes::Bytes::copy_from_slice(device_config),
             cookie,
         )))
     }
@@ -712,7 +712,9 @@ impl Device {
                     }
                     if te.is_default_action {
                         let d = p.sw.read_default(t)?;
-                        out.push(wrap(E::TableEntry(p.default_entry_of(t, d.as_ref()))));
+                        out.push(wrap(E::TableEntry(Box::new(
+                            p.default_entry_of(t, d.as_ref()),
+                        ))));
                         continue;
                     }
                     let states = if te.r#match.is_empty() {
@@ -751,7 +753,7 @@ impl Device {
                                 continue;
                             }
                         }
-                        out.push(wrap(E::TableEntry(pe)));
+                        out.push(wrap(E::TableEntry(Box::new(pe))));
                     }
                 }
                 Ok(out)
@@ -794,10 +796,12 @@ impl Device {
                         e.action = None;
                         e.is_const = false;
                         e.idle_timeout_ns = 0;
-                        Some(wrap(E::DirectCounterEntry(p4::DirectCounterEntry {
-                            table_entry: Some(e),
-                            data: Some(counter_data(c)),
-                        })))
+                        Some(wrap(E::DirectCounterEntry(Box::new(
+                            p4::DirectCounterEntry {
+                                table_entry: Some(e),
+                                data: Some(counter_data(c)),
+                            },
+                        ))))
                     })
                     .collect())
             }
@@ -820,7 +824,7 @@ impl Device {
                                                     .iter()
                                                     .map(replica_of)
                                                     .collect(),
-                                                metadata: g.metadata,
+                                                metadata: g.metadata.into(),
                                             },
                                         )),
                                     },
@@ -892,7 +896,7 @@ impl Device {
                 cells
                     .into_iter()
                     .map(|(id, x, i)| {
-                        Ok(wrap(E::MeterEntry(p4::MeterEntry {
+                        Ok(wrap(E::MeterEntry(Box::new(p4::MeterEntry {
                             meter_id: id,
                             index: Some(p4::Index {
                                 index: i64::from(i),
@@ -903,7 +907,7 @@ impl Device {
                             } else {
                                 None
                             },
-                        })))
+                        }))))
                     })
                     .collect()
             }
@@ -926,7 +930,7 @@ impl Device {
                     e.action = None;
                     e.is_const = false;
                     e.idle_timeout_ns = 0;
-                    out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
+                    out.push(wrap(E::DirectMeterEntry(Box::new(p4::DirectMeterEntry {
                         table_entry: Some(e),
                         config: c.map(meter_config_msg),
                         counter_data: if dm.counter_data.is_some() {
@@ -934,7 +938,7 @@ impl Device {
                         } else {
                             None
                         },
-                    })));
+                    }))));
                 }
                 Ok(out)
             }
@@ -1133,7 +1137,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                         MulticastGroup {
                             id: g.multicast_group_id,
                             replicas: replicas(&g.replicas)?,
-                            metadata: g.metadata.clone(),
+                            metadata: g.metadata.to_vec(),
                         },
                     ))
                 }
@@ -1245,7 +1249,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
 fn register_value(d: &p4::P4Data, fields: usize) -> Result<Vec<Vec<u8>>, ControlError> {
     use p4::p4_data::Data;
     let bits = |d: &p4::P4Data| match &d.data {
-        Some(Data::Bitstring(b)) if !b.is_empty() => Ok(b.clone()),
+        Some(Data::Bitstring(b)) if !b.is_empty() => Ok(b.to_vec()),
         Some(Data::Bool(b)) => Ok(vec![u8::from(*b)]),
         _ => Err(ControlError::InvalidArgument(
             "register fields are bit strings".into(),
