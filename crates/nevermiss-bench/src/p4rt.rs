@@ -14,10 +14,12 @@
 //! HdrHistogram interval logs (one interval per run; [`HDR_LOGS`]).
 
 use crate::hdr;
+use nevermiss_p4rt::codec::PreparedCodec;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
 use nevermiss_runtime::Worker;
+use prost::bytes::Bytes;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +44,10 @@ pub struct P4rtOptions {
     /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
     /// at a time, in arrival order.
     pub in_flight: usize,
+    /// Build and encode each insert Write inside the timed loop, as it is sent; by default
+    /// every Write of a run is built and encoded before the clock starts, so that the rate
+    /// is the server's and the transport's (a controller with its entries ready).
+    pub build_in_loop: bool,
     /// Write HdrHistogram interval logs (ns, one interval per run) into this directory.
     pub hdr_dir: Option<PathBuf>,
     /// What runs the pipelines.
@@ -82,6 +88,7 @@ impl Default for P4rtOptions {
             rate_pps: 1_000_000,
             runs: 5,
             in_flight: 1,
+            build_in_loop: false,
             hdr_dir: None,
             engine: nevermiss_runtime::Engine::default(),
         }
@@ -94,6 +101,8 @@ pub struct InsertRate {
     pub batch: usize,
     /// Writes in flight at once.
     pub in_flight: usize,
+    /// Whether the Writes were built and encoded inside the timed loop (else before it).
+    pub built_in_loop: bool,
     pub entries: u64,
     /// Median over the runs.
     pub entries_per_s: f64,
@@ -280,6 +289,8 @@ impl Server {
 #[derive(Clone)]
 pub(crate) struct Client {
     c: P4RuntimeClient<Channel>,
+    /// For Writes sent as prepared bytes ([`Client::write_prepared`]).
+    ch: Channel,
     /// The stream channel's request side (arbitration, then e.g. digest acks).
     stream: mpsc::Sender<p4::StreamMessageRequest>,
 }
@@ -318,7 +329,7 @@ impl Client {
             .connect()
             .await
             .map_err(|e| format!("connect: {e}"))?;
-        let mut c = P4RuntimeClient::new(ch);
+        let mut c = P4RuntimeClient::new(ch.clone());
         let (tx, rx) = mpsc::channel(4);
         tx.send(p4::StreamMessageRequest {
             update: Some(p4::stream_message_request::Update::Arbitration(
@@ -349,7 +360,7 @@ impl Client {
                 }
             }
         });
-        Ok(Client { c, stream: tx })
+        Ok(Client { c, ch, stream: tx })
     }
 
     /// Sends a message on the stream channel.
@@ -377,10 +388,35 @@ impl Client {
         Ok(())
     }
 
+    /// A Write of updates, or of a request prepared beforehand.
+    async fn send_write(&mut self, w: Write) -> Result<(), String> {
+        match w {
+            Write::Updates(u) => self.write(u).await,
+            Write::Prepared(b) => self.write_prepared(b).await,
+        }
+    }
+
     pub(crate) async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), String> {
         self.write_status(updates)
             .await
             .map_err(|e| format!("Write: {}", e.message()))
+    }
+
+    /// A Write of a request encoded beforehand ([`prepare`]).
+    pub(crate) async fn write_prepared(&mut self, req: Bytes) -> Result<(), String> {
+        let mut g = tonic::client::Grpc::new(self.ch.clone());
+        g.ready()
+            .await
+            .map_err(|e| format!("Write: the channel is not ready: {e}"))?;
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static("/p4.v1.P4Runtime/Write");
+        g.unary(
+            tonic::Request::new(req),
+            path,
+            PreparedCodec::<p4::WriteResponse>::default(),
+        )
+        .await
+        .map_err(|e| format!("Write: {}", e.message()))?;
+        Ok(())
     }
 
     /// A Write whose failure is returned as the gRPC status (per-update errors are in its
@@ -401,6 +437,12 @@ impl Client {
     }
 }
 
+/// What an insert Write sends.
+enum Write {
+    Updates(Vec<p4::Update>),
+    Prepared(Bytes),
+}
+
 /// The canonical code of every update of a failed Write (P4Runtime §12.3: one `p4.v1.Error`
 /// per update in the status details, OK ones included); `None` when the status carries none
 /// (the whole request was refused).
@@ -418,6 +460,20 @@ pub(crate) fn update_errors(st: &tonic::Status) -> Option<Vec<i32>> {
                 .map(|e| e.canonical_code)
         })
         .collect()
+}
+
+/// The encoded WriteRequest (device 1, election id 1) of `updates`, as [`Client::write`]
+/// would send it.
+pub(crate) fn prepare(updates: Vec<p4::Update>) -> Bytes {
+    use prost::Message;
+    p4::WriteRequest {
+        device_id: 1,
+        election_id: election(),
+        updates,
+        ..Default::default()
+    }
+    .encode_to_vec()
+    .into()
 }
 
 pub(crate) fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
@@ -540,13 +596,8 @@ async fn run_async(
             client.set_pipeline(aom.clone()).await?;
             let (flows, hit) = (id_of(&dev, "flows")?, id_of(&dev, "flow_hit")?);
             let n = opts.inserts;
-            let mut pending = tokio::task::JoinSet::new();
-            let start = Instant::now();
-            let mut k = 0u64;
-            let first_single = single_latency.len();
-            while k < n {
-                let m = (b as u64).min(n - k);
-                let updates = (k..k + m)
+            let build = |k: u64, m: u64| -> Vec<p4::Update> {
+                (k..k + m)
                     .map(|i| {
                         let key = (i as u32).to_be_bytes();
                         update(
@@ -559,7 +610,26 @@ async fn run_async(
                             },
                         )
                     })
-                    .collect();
+                    .collect()
+            };
+            let chunks: Vec<(u64, u64)> = (0..n)
+                .step_by(b)
+                .map(|k| (k, (b as u64).min(n - k)))
+                .collect();
+            let mut prepared: Vec<Bytes> = if opts.build_in_loop {
+                Vec::new()
+            } else {
+                chunks.iter().map(|&(k, m)| prepare(build(k, m))).collect()
+            };
+            prepared.reverse();
+            let mut pending = tokio::task::JoinSet::new();
+            let start = Instant::now();
+            let first_single = single_latency.len();
+            for &(k, m) in &chunks {
+                let req = match prepared.pop() {
+                    Some(bytes) => Write::Prepared(bytes),
+                    None => Write::Updates(build(k, m)),
+                };
                 if opts.in_flight > 1 {
                     while pending.len() >= opts.in_flight {
                         if let Some(r) = pending.join_next().await {
@@ -567,15 +637,14 @@ async fn run_async(
                         }
                     }
                     let mut c = client.clone();
-                    pending.spawn(async move { c.write(updates).await });
+                    pending.spawn(async move { c.send_write(req).await });
                 } else {
                     let t = Instant::now();
-                    client.write(updates).await?;
+                    client.send_write(req).await?;
                     if b == 1 {
                         single_latency.push(t.elapsed().as_nanos() as u64);
                     }
                 }
-                k += m;
             }
             while let Some(r) = pending.join_next().await {
                 r.map_err(|e| e.to_string())??;
@@ -599,6 +668,7 @@ async fn run_async(
         inserts.push(InsertRate {
             batch: b,
             in_flight: opts.in_flight,
+            built_in_loop: opts.build_in_loop,
             entries: opts.inserts,
             entries_per_s: median(&rates),
             runs_entries_per_s: rates,
@@ -758,12 +828,17 @@ impl P4rtReport {
         );
         for r in &self.inserts {
             s.push_str(&format!(
-                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run, {} Write{} in flight)\n",
+                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run, {} Write{} in flight, {})\n",
                 r.batch,
                 r.entries_per_s,
                 r.entries,
                 r.in_flight,
-                if r.in_flight == 1 { "" } else { "s" }
+                if r.in_flight == 1 { "" } else { "s" },
+                if r.built_in_loop {
+                    "built and encoded as sent"
+                } else {
+                    "requests prepared before the clock"
+                }
             ));
         }
         s.push_str(&format!(

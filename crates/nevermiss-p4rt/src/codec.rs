@@ -1,11 +1,11 @@
 //! The gRPC codec of the generated client and server: protobuf through prost, as
 //! `tonic_prost::ProstCodec`, except that a received message is decoded from the frozen bytes of
 //! its frame. Its bytestrings (`Bytes` fields, `build.rs`) then become slices of that one buffer
-//! instead of one allocation and copy each, and the decoder advances through a plain slice
-//! rather than tonic's `BytesMut` wrapper; a Write of a thousand table entries has several
-//! thousand bytestrings.
+//! instead of one allocation and copy each, and the decoder advances through `Bytes` rather
+//! than tonic's `BytesMut` wrapper; a Write of a thousand table entries has several thousand
+//! bytestrings. A message sent is encoded into a `Vec` and copied into the frame at once.
 
-use prost::bytes::Buf;
+use prost::bytes::{Buf, BufMut};
 use prost::Message;
 use std::marker::PhantomData;
 use tonic::codec::{DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -49,9 +49,14 @@ impl<T: Message> Encoder for MessageEncoder<T> {
     type Error = Status;
 
     fn encode(&mut self, item: T, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        // EncodeBuf grows as needed: encoding cannot run out of space.
-        item.encode(buf)
-            .map_err(|e| Status::internal(format!("encoding a message: {e}")))
+        // Into a Vec first, then one copy: every byte written through EncodeBuf (a BytesMut)
+        // costs a capacity check and a call, and `Message::encode` would compute the
+        // message's length once more just to check the buffer's room, which a Vec, growing
+        // as needed, does not need.
+        let mut v = Vec::with_capacity(1024);
+        item.encode_raw(&mut v);
+        buf.put_slice(&v);
+        Ok(())
     }
 }
 
@@ -70,6 +75,50 @@ impl<U: Message + Default> Decoder for MessageDecoder<U> {
         U::decode(frame)
             .map(Some)
             .map_err(|e| Status::internal(e.to_string()))
+    }
+}
+
+/// A client codec whose requests are already encoded: a controller that prepares its
+/// messages ahead (or replays recorded ones) sends the bytes as they are; replies of type `U`
+/// are decoded as by [`Codec`]. Use with `tonic::client::Grpc::unary`.
+#[derive(Debug, Clone, Copy)]
+pub struct PreparedCodec<U>(PhantomData<U>);
+
+impl<U> Default for PreparedCodec<U> {
+    fn default() -> Self {
+        PreparedCodec(PhantomData)
+    }
+}
+
+impl<U> tonic::codec::Codec for PreparedCodec<U>
+where
+    U: Message + Default + Send + 'static,
+{
+    type Encode = prost::bytes::Bytes;
+    type Decode = U;
+    type Encoder = PreparedEncoder;
+    type Decoder = MessageDecoder<U>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        PreparedEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        MessageDecoder(PhantomData)
+    }
+}
+
+/// Writes an encoded message into its frame.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PreparedEncoder;
+
+impl Encoder for PreparedEncoder {
+    type Item = prost::bytes::Bytes;
+    type Error = Status;
+
+    fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        buf.put_slice(&item);
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@ use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 use crate::pipeline::{
-    meter_config_msg, meter_counters_msg, meter_counters_reset, Pipeline, ReadWants,
+    meter_config_msg, meter_counters_msg, meter_counters_reset, IdMap, Pipeline, ReadWants,
 };
 use nevermiss_io::{Batch, Packet, Port, PortError, PortStats};
 use nevermiss_runtime::control::{
@@ -122,7 +122,7 @@ pub fn percentiles(v: &mut [u64]) -> Option<[u64; 4]> {
 struct Delays {
     rows: Vec<UpdateDelay>,
     /// Probe id → row.
-    pending: HashMap<u64, usize>,
+    pending: IdMap<u64, usize>,
 }
 
 /// Counters of what the server did.

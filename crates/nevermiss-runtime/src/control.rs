@@ -33,9 +33,12 @@ use crate::profiles::{
 };
 pub use crate::profiles::{PortStatus, WatchPort};
 use crate::switch::{RtExtern, RtTable, Switch};
-use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, TableError, ACTION_NONE};
+use nevermiss_tables::{
+    ActionData, EntryHandle, EntryView, FieldMatch, Params, TableError, ACTION_NONE,
+};
 use p4_ir::ir::{ExternId, TableId, ValueSetId};
 use p4_ir::{ExternKind, Layout, MatchKind, Ty};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -549,6 +552,62 @@ fn sized(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<Vec<u
     Ok(out)
 }
 
+/// Writes big-endian `v` right-aligned into `out` (`ceil(width/8)` bytes, zeroed);
+/// `OutOfRange` if it does not fit `width` bits.
+fn sized_into(
+    out: &mut [u8],
+    v: &[u8],
+    width: u32,
+    what: &dyn Fn() -> String,
+) -> ControlResult<()> {
+    if !fits(v, width) {
+        return Err(ControlError::OutOfRange(format!(
+            "{} does not fit {width} bits",
+            what()
+        )));
+    }
+    let v = &v[v.len().saturating_sub(out.len())..];
+    let n = out.len();
+    out[n - v.len()..].copy_from_slice(v);
+    Ok(())
+}
+
+/// Whether a match is already as [`Switch::check_key`] would make it: of the field's kind,
+/// every value of exactly `ceil(width/8)` bytes that fit, no bits outside an lpm prefix or a
+/// ternary mask, low ≤ high.
+fn is_normal(kind: MatchKind, width: u32, m: &FieldMatch) -> bool {
+    let n = (width as usize).div_ceil(8);
+    let ok = |v: &[u8]| v.len() == n && fits(v, width);
+    match (kind, m) {
+        (MatchKind::Exact, FieldMatch::Exact(v)) => ok(v),
+        (MatchKind::Lpm, FieldMatch::Lpm(v, plen)) => {
+            // Bits from `first` on (counted from the most significant bit of the bytes) are
+            // past the prefix and must be 0.
+            let first = (n * 8 - width as usize) + *plen as usize;
+            *plen <= width
+                && ok(v)
+                && v.iter().enumerate().all(|(i, b)| {
+                    let lo = i * 8;
+                    let past = if first <= lo {
+                        0xff
+                    } else if first >= lo + 8 {
+                        0
+                    } else {
+                        0xffu8 >> (first - lo)
+                    };
+                    b & past == 0
+                })
+        }
+        (MatchKind::Ternary, FieldMatch::Ternary(v, m)) => {
+            ok(v) && ok(m) && v.iter().zip(m).all(|(a, b)| a & !b == 0)
+        }
+        (MatchKind::Range, FieldMatch::Range(lo, hi)) => ok(lo) && ok(hi) && lo <= hi,
+        (MatchKind::Optional, FieldMatch::Optional(None)) => true,
+        (MatchKind::Optional, FieldMatch::Optional(Some(v))) => ok(v),
+        _ => false,
+    }
+}
+
 /// Mask of the first `plen` bits of a `width`-bit field in `ceil(width/8)` bytes.
 fn prefix_mask(width: u32, plen: u32) -> Vec<u8> {
     let n = (width as usize).div_ceil(8);
@@ -574,25 +633,26 @@ impl Switch {
     /// Checks an entry key against the table (P4Runtime §9.1 "TableEntry"): one match per key
     /// field of the field's kind, values that fit, no bits outside an lpm prefix or a ternary
     /// mask, low ≤ high, a priority iff the table needs one. Returns the matches sized to the
-    /// fields.
-    fn check_key(&self, td: &p4_ir::Table, key: &EntryKey) -> ControlResult<Vec<FieldMatch>> {
-        let fields: Vec<&p4_ir::TableKey> = td
-            .keys
-            .iter()
-            .filter(|k| k.kind != MatchKind::Selector)
-            .collect();
-        if fields.is_empty() {
+    /// fields (`key`'s own when they already are).
+    fn check_key<'k>(
+        &self,
+        td: &p4_ir::Table,
+        key: &'k EntryKey,
+    ) -> ControlResult<Cow<'k, [FieldMatch]>> {
+        let fields = || td.keys.iter().filter(|k| k.kind != MatchKind::Selector);
+        let count = fields().count();
+        if count == 0 {
             return Err(invalid(format!("table {} has no key", td.name)));
         }
-        if key.matches.len() != fields.len() {
+        if key.matches.len() != count {
             return Err(invalid(format!(
                 "table {} has {} key fields, {} matches given",
                 td.name,
-                fields.len(),
+                count,
                 key.matches.len()
             )));
         }
-        let needs_priority = fields.iter().any(|k| {
+        let needs_priority = fields().any(|k| {
             matches!(
                 k.kind,
                 MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
@@ -610,8 +670,14 @@ impl Switch {
                 td.name
             )));
         }
-        let mut out = Vec::with_capacity(fields.len());
-        for (k, m) in fields.iter().zip(&key.matches) {
+        if fields()
+            .zip(&key.matches)
+            .all(|(k, m)| is_normal(k.kind, k.expr.ty().width, m))
+        {
+            return Ok(Cow::Borrowed(&key.matches));
+        }
+        let mut out = Vec::with_capacity(count);
+        for (k, m) in fields().zip(&key.matches) {
             let w = k.expr.ty().width;
             let name = || format!("field {}", k.name);
             let m = match (k.kind, m) {
@@ -678,7 +744,7 @@ impl Switch {
             };
             out.push(m);
         }
-        Ok(out)
+        Ok(Cow::Owned(out))
     }
 
     /// Packs an action call's parameters for table `td`; `in_entry` says whether it is for an
@@ -946,7 +1012,12 @@ impl Switch {
         }
     }
 
-    fn insert_entry(&self, t: TableId, e: &TableEntry) -> ControlResult<(Applied, Change)> {
+    fn insert_entry(
+        &self,
+        t: TableId,
+        e: &TableEntry,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (td, rt) = self.rt(t)?;
         if td.entries_const {
             return Err(ControlError::PermissionDenied(format!(
@@ -990,14 +1061,16 @@ impl Switch {
             },
         );
         let probe = self.arm_probe(rt, h, 0, visible);
-        let undo = Change::Entry(
-            Op::Delete,
-            t,
-            TableEntry {
-                key: e.key.clone(),
-                ..TableEntry::default()
-            },
-        );
+        let undo = undo.then(|| {
+            Change::Entry(
+                Op::Delete,
+                t,
+                TableEntry {
+                    key: e.key.clone(),
+                    ..TableEntry::default()
+                },
+            )
+        });
         Ok((
             Applied {
                 visible_ns: visible,
@@ -1045,7 +1118,12 @@ impl Switch {
             .map_err(|e| ControlError::from(e).context(&td.name))
     }
 
-    fn modify_entry(&self, t: TableId, e: &TableEntry) -> ControlResult<(Applied, Change)> {
+    fn modify_entry(
+        &self,
+        t: TableId,
+        e: &TableEntry,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (td, rt) = self.rt(t)?;
         let old = self.find(td, rt, &e.key)?;
         if td.entries_const && e.action.is_some() {
@@ -1055,13 +1133,15 @@ impl Switch {
             )));
         }
         self.check_resources(td, e)?;
-        let old_state = self.entry_state(t, td, rt, &old);
-        let (old_counter, old_meter_counters) = (old_state.counter, old_state.meter_counters);
-        let mut undo_entry = old_state.into_entry();
-        // What the modify overwrites of the direct resources, the undo writes back.
-        undo_entry.counter = e.counter.and(old_counter);
-        undo_entry.meter_counters = e.meter_counters.and(old_meter_counters);
-        let undo = Change::Entry(Op::Modify, t, undo_entry);
+        let undo = undo.then(|| {
+            let old_state = self.entry_state(t, td, rt, &old);
+            let (old_counter, old_meter_counters) = (old_state.counter, old_state.meter_counters);
+            let mut undo_entry = old_state.into_entry();
+            // What the modify overwrites of the direct resources, the undo writes back.
+            undo_entry.counter = e.counter.and(old_counter);
+            undo_entry.meter_counters = e.meter_counters.and(old_meter_counters);
+            Change::Entry(Op::Modify, t, undo_entry)
+        });
         let new_data = match &e.action {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
@@ -1132,7 +1212,12 @@ impl Switch {
         ))
     }
 
-    fn delete_entry(&self, t: TableId, key: &EntryKey) -> ControlResult<(Applied, Change)> {
+    fn delete_entry(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (td, rt) = self.rt(t)?;
         if td.entries_const {
             return Err(ControlError::PermissionDenied(format!(
@@ -1141,8 +1226,11 @@ impl Switch {
             )));
         }
         let old = self.find(td, rt, key)?;
-        let mut undo_entry = self.entry_state(t, td, rt, &old).into_entry();
-        undo_entry.counter = self.direct_counter_of(td, old.id);
+        let undo = undo.then(|| {
+            let mut undo_entry = self.entry_state(t, td, rt, &old).into_entry();
+            undo_entry.counter = self.direct_counter_of(td, old.id);
+            Change::Entry(Op::Insert, t, undo_entry)
+        });
         rt.t.delete_id(old.id)
             .map_err(|e| ControlError::from(e).context(&td.name))?;
         let visible = self.now_ns();
@@ -1153,7 +1241,7 @@ impl Switch {
                 visible_ns: visible,
                 probe: None,
             },
-            Change::Entry(Op::Insert, t, undo_entry),
+            undo,
         ))
     }
 
@@ -2169,13 +2257,14 @@ impl Switch {
 
     // ------------------------------------------------------------------ one change
 
-    /// Applies one change (the caller holds the write lock); returns what it did and the change
-    /// that undoes it.
-    fn apply_change(&self, c: &Change) -> ControlResult<(Applied, Change)> {
-        match c {
-            Change::Entry(Op::Insert, t, e) => self.insert_entry(*t, e),
-            Change::Entry(Op::Modify, t, e) => self.modify_entry(*t, e),
-            Change::Entry(Op::Delete, t, e) => self.delete_entry(*t, &e.key),
+    /// Applies one change (the caller holds the write lock); returns what it did and, with
+    /// `undo`, the change that undoes it (table entries: `None` without `undo`, sparing a
+    /// batch that is not rolled back the copies).
+    fn apply_change(&self, c: &Change, undo: bool) -> ControlResult<(Applied, Option<Change>)> {
+        let r = match c {
+            Change::Entry(Op::Insert, t, e) => return self.insert_entry(*t, e, undo),
+            Change::Entry(Op::Modify, t, e) => return self.modify_entry(*t, e, undo),
+            Change::Entry(Op::Delete, t, e) => return self.delete_entry(*t, &e.key, undo),
             Change::Default(t, a) => self.set_default(*t, a.as_ref()),
             Change::Counter {
                 counter,
@@ -2207,7 +2296,8 @@ impl Switch {
             Change::Multicast(op, g) => self.write_multicast(*op, g),
             Change::Clone(op, s) => self.write_clone(*op, s),
             Change::ValueSet { set, members } => self.write_value_set(*set, members),
-        }
+        };
+        r.map(|(a, u)| (a, Some(u)))
     }
 }
 
@@ -2265,7 +2355,7 @@ fn from_units(u: [u64; 4]) -> MeterConfig {
 }
 
 /// Packs parameter values (one per parameter, any length that fits) into the table's layout.
-fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Vec<u8>> {
+fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Params> {
     if values.len() != a.params.len() {
         return Err(invalid(format!(
             "action {} takes {} parameters, {} given",
@@ -2274,13 +2364,24 @@ fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Vec<
             values.len()
         )));
     }
-    let mut out = Vec::with_capacity(a.params_bytes());
+    let mut inline = [0u8; Params::INLINE];
+    let mut heap = Vec::new();
+    let total = a.params_bytes();
+    let out: &mut [u8] = if total <= Params::INLINE {
+        &mut inline[..total]
+    } else {
+        heap.resize(total, 0);
+        &mut heap
+    };
+    let mut off = 0;
     for (p, v) in a.params.iter().zip(values) {
-        out.extend(sized(v, p.ty.width, &|| {
+        let n = p.ty.bytes();
+        sized_into(&mut out[off..off + n], v, p.ty.width, &|| {
             format!("parameter {} of action {}", p.name, a.name)
-        })?);
+        })?;
+        off += n;
     }
-    Ok(out)
+    Ok(Params::from_slice(out))
 }
 
 /// Splits packed parameters into one value per parameter (`ceil(w/8)` bytes each).

@@ -266,6 +266,38 @@ fn field_value((_, n, top): (usize, usize, u8), i: usize, v: &[u8]) -> Result<Ve
     Ok(out)
 }
 
+/// [`field_value`] appended to `out`.
+fn push_field_value(
+    out: &mut Vec<u8>,
+    f: (usize, usize, u8),
+    i: usize,
+    v: &[u8],
+) -> Result<(), TableError> {
+    let (_, n, top) = f;
+    let bad = || TableError::BadKey {
+        field: Some(i),
+        reason: "value is wider than the field",
+    };
+    // Redundant leading zero bytes are accepted, real overflow is not.
+    let v = if v.len() > n {
+        let extra = v.len() - n;
+        if v[..extra].iter().any(|&b| b != 0) {
+            return Err(bad());
+        }
+        &v[extra..]
+    } else {
+        v
+    };
+    let start = out.len();
+    out.resize(start + n - v.len(), 0);
+    out.extend_from_slice(v);
+    if n > 0 && out[start] & !top != 0 {
+        out.truncate(start);
+        return Err(bad());
+    }
+    Ok(())
+}
+
 /// Mask bytes for a prefix of `plen` bits of a field of `width` bits in `n` bytes.
 pub(crate) fn prefix_mask(width: u32, n: usize, plen: u32) -> Vec<u8> {
     let pad = n as u32 * 8 - width;
@@ -338,6 +370,19 @@ pub(crate) fn compile(
             field: Some(i),
             reason,
         };
+        // A plain value (exact, or exactly `v` of another kind) is written straight into the
+        // key: it needs no masking and no temporary.
+        if let (MatchKind::Optional, FieldMatch::Optional(Some(v)))
+        | (MatchKind::Exact | MatchKind::Ternary | MatchKind::Optional, FieldMatch::Exact(v)) =
+            (ks.kind, m)
+        {
+            push_field_value(&mut c.key, f, i, v)?;
+            if n > 0 {
+                c.mask.push(top);
+                c.mask.resize(c.mask.len() + n - 1, 0xff);
+            }
+            continue;
+        }
         let (value, mask) = match (ks.kind, m) {
             (MatchKind::Range, FieldMatch::Range(lo, hi)) => {
                 let lo = field_value(f, i, lo)?;
