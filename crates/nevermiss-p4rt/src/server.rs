@@ -1009,8 +1009,23 @@ fn read_cells<'a>(
     Ok(out)
 }
 
+/// An extern's cell index (P4Runtime §9.4, §9.5, §9.8: a negative one is
+/// `INVALID_ARGUMENT`; one past the size is `OUT_OF_RANGE`, which the runtime answers).
 fn index_of(i: i64) -> Result<u32, ControlError> {
+    if i < 0 {
+        return Err(ControlError::InvalidArgument(format!(
+            "index {i} is negative"
+        )));
+    }
     u32::try_from(i).map_err(|_| ControlError::OutOfRange(format!("index {i} out of range")))
+}
+
+/// The packets and bytes of a write's `CounterData` (negative counts as 0).
+fn counter_of(d: p4::CounterData) -> CounterData {
+    CounterData {
+        packets: d.packet_count.max(0) as u64,
+        bytes: d.byte_count.max(0) as u64,
+    }
 }
 
 fn counter_data(d: CounterData) -> p4::CounterData {
@@ -1087,20 +1102,13 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                     "counter entries can only be modified".into(),
                 ));
             }
+            // P4Runtime §9.4 "CounterEntry": without an index every cell is set; without data
+            // nothing is.
             let x = extern_of(p, ce.counter_id, "counter")?;
-            let Some(i) = &ce.index else {
-                return Err(ControlError::Unimplemented(
-                    "writing every cell of a counter at once is not supported".into(),
-                ));
-            };
-            let d = ce.data.unwrap_or_default();
             Ok(Change::Counter {
                 counter: x,
-                index: index_of(i.index)?,
-                data: CounterData {
-                    packets: d.packet_count.max(0) as u64,
-                    bytes: d.byte_count.max(0) as u64,
-                },
+                index: ce.index.map(|i| index_of(i.index)).transpose()?,
+                data: ce.data.map(counter_of),
             })
         }
         E::DirectCounterEntry(dc) => {
@@ -1113,14 +1121,10 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 return Err(ControlError::InvalidArgument("table_entry unset".into()));
             };
             let t = p.ir_table(te.table_id)?;
-            let d = dc.data.unwrap_or_default();
             Ok(Change::DirectCounter {
                 table: t,
                 key: p.key(te)?,
-                data: CounterData {
-                    packets: d.packet_count.max(0) as u64,
-                    bytes: d.byte_count.max(0) as u64,
-                },
+                data: dc.data.map(counter_of),
             })
         }
         E::PacketReplicationEngineEntry(pre) => {
@@ -1168,19 +1172,16 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                     "register entries can only be modified".into(),
                 ));
             }
+            // P4Runtime §9.8 "RegisterEntry": without an index every cell is written.
             let x = extern_of(p, r.register_id, "register")?;
-            let Some(i) = &r.index else {
-                return Err(ControlError::Unimplemented(
-                    "writing every cell of a register at once is not supported".into(),
-                ));
-            };
+            let index = r.index.map(|i| index_of(i.index)).transpose()?;
             let fields = p.sw.register_fields(x)?;
             let Some(data) = &r.data else {
                 return Err(ControlError::InvalidArgument("register data unset".into()));
             };
             Ok(Change::Register {
                 register: x,
-                index: index_of(i.index)?,
+                index,
                 value: register_value(data, fields.len())?,
             })
         }
@@ -1190,15 +1191,12 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                     "meter entries can only be modified".into(),
                 ));
             }
+            // P4Runtime §9.5 "MeterEntry": without an index every cell is configured (or
+            // reset to the default without a config).
             let x = extern_of(p, m.meter_id, "meter")?;
-            let Some(i) = &m.index else {
-                return Err(ControlError::Unimplemented(
-                    "configuring every cell of a meter at once is not supported".into(),
-                ));
-            };
             Ok(Change::Meter {
                 meter: x,
-                index: index_of(i.index)?,
+                index: m.index.map(|i| index_of(i.index)).transpose()?,
                 config: meter_config(m.config.as_ref())?,
                 counters: meter_counters_reset(m.counter_data.as_ref())?,
             })
@@ -1476,6 +1474,10 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     ))
 }
 
+/// Writes of more updates than this (about a millisecond's work) run with
+/// `tokio::task::block_in_place` on a multi-threaded runtime.
+const LONG_WRITE_UPDATES: usize = 2048;
+
 /// The service.
 #[derive(Clone)]
 pub struct Service {
@@ -1497,10 +1499,21 @@ impl P4Runtime for Service {
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let p = dev.current()?;
         let received = p.sw.now_ns();
-        // Writes take microseconds (a dataplane-atomic one may wait for the workers' quiescent
-        // point): run them on this thread, telling the runtime it blocks, rather than paying a
-        // hop to the blocking pool in every update's d_control.
-        let results = tokio::task::block_in_place(|| dev.write_updates(&p, &req, received));
+        // An update takes about a microsecond: a Write runs on this thread, without a hop to
+        // another. One that may take long (a dataplane-atomic batch waits for the workers'
+        // quiescent point; a batch of many thousands of updates) tells a multi-threaded
+        // runtime that it blocks, which hands this worker's other tasks to another thread;
+        // that handover costs tens of microseconds, too much for every Write.
+        let long = req.atomicity == p4::write_request::Atomicity::DataplaneAtomic as i32
+            || req.updates.len() > LONG_WRITE_UPDATES;
+        let results = if long
+            && tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::MultiThread
+        {
+            tokio::task::block_in_place(|| dev.write_updates(&p, &req, received))
+        } else {
+            dev.write_updates(&p, &req, received)
+        };
         {
             let mut s = lock(&dev.stats);
             s.writes += 1;

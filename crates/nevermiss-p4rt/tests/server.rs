@@ -1217,6 +1217,196 @@ async fn registers_and_meters_are_written_and_read() {
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
 }
 
+/// P4Runtime §9.4, §9.5, §9.8: a CounterEntry, MeterEntry or RegisterEntry written without an
+/// index sets every cell of the array (a counter's data unset: nothing changes; a meter's
+/// config unset: every cell back to the default); a negative index is INVALID_ARGUMENT, one
+/// past the size OUT_OF_RANGE; a batch that fails under ROLLBACK_ON_ERROR or DATAPLANE_ATOMIC
+/// leaves every cell as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_cell_of_a_counter_meter_or_register_is_written_at_once() {
+    let (dev, mut c, _s) = primary_with(test_program("externs.p4")).await;
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let pid = |v: Vec<Option<&pi::Preamble>>, name: &str| {
+        v.into_iter()
+            .flatten()
+            .find(|p| p.name.ends_with(name))
+            .map(|p| p.id)
+            .unwrap()
+    };
+    let r = pid(
+        p4info
+            .registers
+            .iter()
+            .map(|x| x.preamble.as_ref())
+            .collect(),
+        ".r",
+    );
+    let ctr = pid(
+        p4info
+            .counters
+            .iter()
+            .map(|x| x.preamble.as_ref())
+            .collect(),
+        ".c",
+    );
+    let m = pid(
+        p4info.meters.iter().map(|x| x.preamble.as_ref()).collect(),
+        ".m",
+    );
+    use p4::entity::Entity as E;
+    use p4::update::Type::Modify;
+    let index = |i: Option<i64>| i.map(|index| p4::Index { index });
+    let register = |i: Option<i64>, v: &[u8]| {
+        E::RegisterEntry(p4::RegisterEntry {
+            register_id: r,
+            index: index(i),
+            data: Some(p4::P4Data {
+                data: Some(p4::p4_data::Data::Bitstring(v.to_vec().into())),
+            }),
+        })
+    };
+    let counter = |i: Option<i64>, d: Option<(i64, i64)>| {
+        E::CounterEntry(p4::CounterEntry {
+            counter_id: ctr,
+            index: index(i),
+            data: d.map(|(packet_count, byte_count)| p4::CounterData {
+                packet_count,
+                byte_count,
+            }),
+        })
+    };
+    let meter = |i: Option<i64>, config: Option<p4::MeterConfig>| {
+        E::MeterEntry(Box::new(p4::MeterEntry {
+            meter_id: m,
+            index: index(i),
+            config,
+            counter_data: None,
+        }))
+    };
+    let cfg = |cir: i64| p4::MeterConfig {
+        cir,
+        cburst: 10,
+        pir: 2 * cir,
+        pburst: 20,
+        eburst: 0,
+    };
+    let write = |c: &mut P4RuntimeClient<Channel>, atomicity: i32, es: Vec<E>| {
+        let mut req = write_req(es.into_iter().map(|e| update(Modify, e)).collect(), 1);
+        req.atomicity = atomicity;
+        let mut c = c.clone();
+        async move { c.write(req).await.map(|_| ()) }
+    };
+    // What a wildcard read returns of each array, cell by cell.
+    async fn cells(c: &mut P4RuntimeClient<Channel>, e: E) -> Vec<E> {
+        read(c, e)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|x| x.entity.unwrap())
+            .collect()
+    }
+    let registers = |v: &[u8]| (0..8).map(|i| register(Some(i), v)).collect::<Vec<_>>();
+    let counters = |d: (i64, i64)| {
+        (0..4)
+            .map(|i| counter(Some(i), Some(d)))
+            .collect::<Vec<_>>()
+    };
+    let meters = |config: Option<p4::MeterConfig>| {
+        (0..4).map(|i| meter(Some(i), config)).collect::<Vec<_>>()
+    };
+    let all_registers = || {
+        E::RegisterEntry(p4::RegisterEntry {
+            register_id: r,
+            ..Default::default()
+        })
+    };
+    let all_counters = || counter(None, None);
+    let all_meters = || meter(None, None);
+
+    // Every cell written by one update each, under each atomicity mode.
+    for (atomicity, v) in [(0, 0x77u8), (1, 0x78), (2, 0x79)] {
+        let n = i64::from(v);
+        write(
+            &mut c,
+            atomicity,
+            vec![
+                register(None, &[v]),
+                counter(None, Some((n, 10 * n))),
+                meter(None, Some(cfg(n))),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(cells(&mut c, all_registers()).await, registers(&[v]));
+        assert_eq!(cells(&mut c, all_counters()).await, counters((n, 10 * n)));
+        assert_eq!(cells(&mut c, all_meters()).await, meters(Some(cfg(n))));
+    }
+    // A counter written without data is left as it is, every cell or one.
+    write(&mut c, 0, vec![counter(None, None), counter(Some(2), None)])
+        .await
+        .unwrap();
+    assert_eq!(
+        cells(&mut c, all_counters()).await,
+        counters((0x79, 0x79 * 10))
+    );
+
+    // A batch whose last update fails changes no cell under ROLLBACK_ON_ERROR and
+    // DATAPLANE_ATOMIC; the others report ABORTED.
+    for atomicity in [1, 2] {
+        let e = write(
+            &mut c,
+            atomicity,
+            vec![
+                register(None, &[1]),
+                counter(None, Some((1, 1))),
+                meter(None, None),
+                register(Some(8), &[1]),
+            ],
+        )
+        .await
+        .unwrap_err();
+        let codes: Vec<i32> = details(&e).iter().map(|d| d.canonical_code).collect();
+        let aborted = Code::Aborted as i32;
+        assert_eq!(
+            codes,
+            [aborted, aborted, aborted, Code::OutOfRange as i32],
+            "atomicity {atomicity}"
+        );
+        assert_eq!(cells(&mut c, all_registers()).await, registers(&[0x79]));
+        assert_eq!(
+            cells(&mut c, all_counters()).await,
+            counters((0x79, 0x79 * 10))
+        );
+        assert_eq!(cells(&mut c, all_meters()).await, meters(Some(cfg(0x79))));
+    }
+    // Under CONTINUE_ON_ERROR the others are applied.
+    let e = write(&mut c, 0, vec![meter(None, None), meter(Some(4), None)])
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&e).iter().map(|d| d.canonical_code).collect();
+    assert_eq!(codes, [Code::Ok as i32, Code::OutOfRange as i32]);
+    assert_eq!(cells(&mut c, all_meters()).await, meters(None));
+
+    // Indices: negative is INVALID_ARGUMENT, past the size OUT_OF_RANGE.
+    for (e, code) in [
+        (register(Some(-1), &[1]), Code::InvalidArgument),
+        (counter(Some(-1), Some((1, 1))), Code::InvalidArgument),
+        (meter(Some(-2), None), Code::InvalidArgument),
+        (register(Some(8), &[1]), Code::OutOfRange),
+        (counter(Some(4), Some((1, 1))), Code::OutOfRange),
+        (counter(Some(4), None), Code::OutOfRange),
+    ] {
+        let err = write(&mut c, 0, vec![e.clone()]).await.unwrap_err();
+        assert_eq!(details(&err)[0].canonical_code, code as i32, "{e:?}");
+    }
+    // A value wider than the register's cells is refused for every cell at once too.
+    let err = write(&mut c, 0, vec![register(None, &[1, 0, 0, 0, 0])])
+        .await
+        .unwrap_err();
+    assert_eq!(details(&err)[0].canonical_code, Code::OutOfRange as i32);
+    assert_eq!(cells(&mut c, all_registers()).await, registers(&[0x79]));
+}
+
 /// The PacketIn of one PacketOut through the primary's stream.
 async fn round_trip(s: &mut Stream, payload: Vec<u8>) -> Vec<u8> {
     s.tx.send(p4::StreamMessageRequest {

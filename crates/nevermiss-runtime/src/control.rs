@@ -363,21 +363,25 @@ pub enum Change {
     Entry(Op, TableId, TableEntry),
     /// Set the default action (`None`: back to the program's initial default).
     Default(TableId, Option<ActionCall>),
+    /// Cell `index` of an indexed counter, or every cell (`None`: P4Runtime's CounterEntry
+    /// without an index), set to `data` (`None`: left as it is, the index still checked).
     Counter {
         counter: ExternId,
-        index: u32,
-        data: CounterData,
+        index: Option<u32>,
+        data: Option<CounterData>,
     },
+    /// `data` `None`: the counter left as it is (the entry must exist).
     DirectCounter {
         table: TableId,
         key: EntryKey,
-        data: CounterData,
+        data: Option<CounterData>,
     },
-    /// `config` `None`: back to the default (unconfigured: every packet green); `counters`
-    /// `None`: the color counts unchanged, else set (P4Runtime resets them to zero).
+    /// Cell `index` of an indexed meter, or every cell (`None`). `config` `None`: back to the
+    /// default (unconfigured: every packet green); `counters` `None`: the color counts
+    /// unchanged, else set (P4Runtime resets them to zero).
     Meter {
         meter: ExternId,
-        index: u32,
+        index: Option<u32>,
         config: Option<MeterConfig>,
         counters: Option<MeterCounterData>,
     },
@@ -387,12 +391,17 @@ pub enum Change {
         config: Option<MeterConfig>,
         counters: Option<MeterCounterData>,
     },
-    /// One value per field of the register's cell type ([`Switch::register_fields`]).
+    /// Cell `index` of a register, or every cell (`None`), set to one value per field of the
+    /// register's cell type ([`Switch::register_fields`]).
     Register {
         register: ExternId,
-        index: u32,
+        index: Option<u32>,
         value: Vec<Vec<u8>>,
     },
+    /// Puts back every cell of a counter, meter or register as a write of every cell found
+    /// them: the undo of such a write in a batch that may roll back (only the runtime makes
+    /// one).
+    Restore(SavedCells),
     Member(Op, ExternId, ProfileMember),
     Group(Op, ExternId, ProfileGroup),
     Multicast(Op, MulticastGroup),
@@ -403,6 +412,22 @@ pub enum Change {
         set: ValueSetId,
         members: Vec<Vec<FieldMatch>>,
     },
+}
+
+/// Every cell of an indexed extern as a write of every cell found it ([`Change::Restore`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedCells(Saved);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Saved {
+    Counter(ExternId, Vec<CounterData>),
+    /// Each cell's configuration and, if the write set them, its color counts.
+    Meter(
+        ExternId,
+        Vec<(Option<MeterConfig>, Option<MeterCounterData>)>,
+    ),
+    /// The register's words, cell after cell.
+    Register(ExternId, Vec<u64>),
 }
 
 /// What a successful change did, for the update-delay instrumentation.
@@ -1507,26 +1532,51 @@ impl Switch {
         Ok(self.direct_counter_of(td, v.id).unwrap_or_default())
     }
 
+    /// Writes cell `index` of counter `x`, or every cell; returns the undo if asked.
     fn write_counter(
         &self,
         x: ExternId,
-        index: u32,
-        d: CounterData,
-    ) -> ControlResult<(Applied, Change)> {
-        let old = self.read_counter(x, index)?;
+        index: Option<u32>,
+        d: Option<CounterData>,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let cells = self.counter_cells(x)?;
-        if let Some(c) = cells.get(index as usize) {
+        let set = |c: &crate::externs::CounterCell, d: CounterData| {
             c.reset();
             c.count(d.packets, d.bytes);
-        }
-        Ok((
-            self.applied(),
-            Change::Counter {
-                counter: x,
-                index,
-                data: old,
-            },
-        ))
+        };
+        let saved = match index {
+            Some(i) => {
+                let old = self.read_counter(x, i)?;
+                if let (Some(d), Some(c)) = (d, cells.get(i as usize)) {
+                    set(c, d);
+                }
+                d.map(|_| Change::Counter {
+                    counter: x,
+                    index: Some(i),
+                    data: Some(old),
+                })
+            }
+            None => {
+                let Some(d) = d else {
+                    return Ok((self.applied(), None));
+                };
+                let old = undo.then(|| {
+                    cells
+                        .iter()
+                        .map(|c| {
+                            let (packets, bytes) = c.read();
+                            CounterData { packets, bytes }
+                        })
+                        .collect()
+                });
+                for c in cells.iter() {
+                    set(c, d);
+                }
+                old.map(|o| Change::Restore(SavedCells(Saved::Counter(x, o))))
+            }
+        };
+        Ok((self.applied(), saved.filter(|_| undo)))
     }
 
     fn applied(&self) -> Applied {
@@ -1579,31 +1629,56 @@ impl Switch {
         ))
     }
 
+    /// Writes cell `index` of meter `x`, or every cell; returns the undo if asked.
     fn write_meter(
         &self,
         x: ExternId,
-        index: u32,
+        index: Option<u32>,
         c: Option<MeterConfig>,
         counters: Option<MeterCounterData>,
-    ) -> ControlResult<(Applied, Change)> {
-        let old = self.read_meter(x, index)?;
-        let old_counters = self.read_meter_counters(x, index)?;
-        if let Some(m) = self.meter_cells(x)?.get(index as usize) {
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
+        let cells = self.meter_cells(x)?;
+        let write = |m: &Mutex<Meter>| {
             let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
+            let old = (
+                m.config.map(from_units),
+                counters.map(|_| MeterCounterData::of(&m)),
+            );
             configure_meter(&mut m, c);
             if let Some(n) = counters {
                 n.store(&mut m);
             }
-        }
-        Ok((
-            self.applied(),
-            Change::Meter {
-                meter: x,
-                index,
-                config: old,
-                counters: counters.map(|_| old_counters),
-            },
-        ))
+            old
+        };
+        let saved = match index {
+            Some(i) => {
+                let Some(m) = cells.get(i as usize) else {
+                    return Err(ControlError::OutOfRange(format!(
+                        "meter index {i} is past its size {}",
+                        cells.len()
+                    )));
+                };
+                let (config, counters) = write(m);
+                Change::Meter {
+                    meter: x,
+                    index: Some(i),
+                    config,
+                    counters,
+                }
+            }
+            None => {
+                let mut old = Vec::with_capacity(if undo { cells.len() } else { 0 });
+                for m in cells.iter() {
+                    let o = write(m);
+                    if undo {
+                        old.push(o);
+                    }
+                }
+                Change::Restore(SavedCells(Saved::Meter(x, old)))
+            }
+        };
+        Ok((self.applied(), undo.then_some(saved)))
     }
 
     /// The direct meter configuration of table `t`'s entry with this key.
@@ -1655,7 +1730,7 @@ impl Switch {
         &self,
         t: TableId,
         key: &EntryKey,
-        d: CounterData,
+        d: Option<CounterData>,
     ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.direct_counter.is_none() {
@@ -1663,13 +1738,15 @@ impl Switch {
         }
         let v = self.find(td, rt, key)?;
         let old = self.direct_counter_of(td, v.id).unwrap_or_default();
-        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter, None);
+        if d.is_some() {
+            self.write_direct(td, v.id, d, self.meta_of(rt, &v).meter, None);
+        }
         Ok((
             self.applied(),
             Change::DirectCounter {
                 table: t,
                 key: key.clone(),
-                data: old,
+                data: d.map(|_| old),
             },
         ))
     }
@@ -1721,15 +1798,24 @@ impl Switch {
             .collect())
     }
 
+    /// Writes cell `index` of register `x`, or every cell; returns the undo if asked.
     fn write_register(
         &self,
         x: ExternId,
-        index: u32,
+        index: Option<u32>,
         value: &[Vec<u8>],
-    ) -> ControlResult<(Applied, Change)> {
-        let old = self.read_register(x, index)?;
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (r, _) = self.register(x)?;
         let fields = self.register_fields(x)?;
+        if let Some(i) = index {
+            if i >= r.size {
+                return Err(ControlError::OutOfRange(format!(
+                    "register index {i} is past its size {}",
+                    r.size
+                )));
+            }
+        }
         if value.len() != fields.len() {
             return Err(invalid(format!(
                 "register cell has {} fields, {} values given",
@@ -1747,15 +1833,61 @@ impl Switch {
             }
             bytes_to_words(v, &mut words[*off as usize..]);
         }
-        r.write(u64::from(index), &words);
-        Ok((
-            self.applied(),
-            Change::Register {
-                register: x,
-                index,
-                value: old,
-            },
-        ))
+        let saved = match index {
+            Some(i) => {
+                let old = self.read_register(x, i)?;
+                r.write(u64::from(i), &words);
+                Change::Register {
+                    register: x,
+                    index: Some(i),
+                    value: old,
+                }
+            }
+            None => {
+                let n = r.words as usize;
+                let mut old = vec![0u64; if undo { n * r.size as usize } else { 0 }];
+                for i in 0..r.size {
+                    if undo {
+                        let at = i as usize * n;
+                        r.read(u64::from(i), &mut old[at..at + n]);
+                    }
+                    r.write(u64::from(i), &words);
+                }
+                Change::Restore(SavedCells(Saved::Register(x, old)))
+            }
+        };
+        Ok((self.applied(), undo.then_some(saved)))
+    }
+
+    /// Puts back the cells a write of every cell saved.
+    fn restore(&self, s: &SavedCells) -> ControlResult<(Applied, Option<Change>)> {
+        match &s.0 {
+            Saved::Counter(x, cells) => {
+                for (c, d) in self.counter_cells(*x)?.iter().zip(cells) {
+                    c.reset();
+                    c.count(d.packets, d.bytes);
+                }
+            }
+            Saved::Meter(x, cells) => {
+                for (m, (config, counters)) in self.meter_cells(*x)?.iter().zip(cells) {
+                    let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
+                    configure_meter(&mut m, *config);
+                    if let Some(n) = counters {
+                        n.store(&mut m);
+                    }
+                }
+            }
+            Saved::Register(x, words) => {
+                let (r, _) = self.register(*x)?;
+                let n = r.words as usize;
+                if n > 0 {
+                    for (i, w) in words.chunks(n).enumerate() {
+                        r.write(i as u64, w);
+                    }
+                }
+            }
+        }
+        Ok((self.applied(), None))
     }
 
     // ------------------------------------------------------------------ action profiles
@@ -2270,7 +2402,7 @@ impl Switch {
                 counter,
                 index,
                 data,
-            } => self.write_counter(*counter, *index, *data),
+            } => return self.write_counter(*counter, *index, *data, undo),
             Change::DirectCounter { table, key, data } => {
                 self.write_direct_counter(*table, key, *data)
             }
@@ -2279,7 +2411,7 @@ impl Switch {
                 index,
                 config,
                 counters,
-            } => self.write_meter(*meter, *index, *config, *counters),
+            } => return self.write_meter(*meter, *index, *config, *counters, undo),
             Change::DirectMeter {
                 table,
                 key,
@@ -2290,7 +2422,8 @@ impl Switch {
                 register,
                 index,
                 value,
-            } => self.write_register(*register, *index, value),
+            } => return self.write_register(*register, *index, value, undo),
+            Change::Restore(saved) => return self.restore(saved),
             Change::Member(op, x, m) => self.write_member(*op, *x, m),
             Change::Group(op, x, g) => self.write_group(*op, *x, g),
             Change::Multicast(op, g) => self.write_multicast(*op, g),
