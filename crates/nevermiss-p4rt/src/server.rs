@@ -120,9 +120,47 @@ pub fn percentiles(v: &mut [u64]) -> Option<[u64; 4]> {
 
 #[derive(Default)]
 struct Delays {
-    rows: Vec<UpdateDelay>,
+    rows: Rows,
     /// Probe id → row.
     pending: IdMap<u64, usize>,
+}
+
+/// Every update's delays, in chunks of a fixed size: recording one never moves the others
+/// (a single vector of millions of rows would be copied whenever it grows, inside a Write).
+#[derive(Default)]
+struct Rows {
+    chunks: Vec<Vec<UpdateDelay>>,
+    len: usize,
+}
+
+impl Rows {
+    /// Rows per chunk (2 MiB).
+    const CHUNK: usize = 1 << 16;
+
+    fn push(&mut self, r: UpdateDelay) {
+        if self.len % Self::CHUNK == 0 {
+            self.chunks.push(Vec::with_capacity(Self::CHUNK));
+        }
+        if let Some(c) = self.chunks.last_mut() {
+            c.push(r);
+            self.len += 1;
+        }
+    }
+
+    fn get_mut(&mut self, i: usize) -> Option<&mut UpdateDelay> {
+        self.chunks
+            .get_mut(i / Self::CHUNK)
+            .and_then(|c| c.get_mut(i % Self::CHUNK))
+    }
+
+    fn to_vec(&self) -> Vec<UpdateDelay> {
+        self.chunks.concat()
+    }
+
+    fn clear(&mut self) {
+        self.chunks.clear();
+        self.len = 0;
+    }
 }
 
 /// Counters of what the server did.
@@ -162,9 +200,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// RESOURCE_EXHAUSTED for a request over the server's limit.
-fn check_size(m: &impl Message, max: usize) -> Result<(), Status> {
-    let n = m.encoded_len();
+/// RESOURCE_EXHAUSTED for a request over the server's limit: its size as received (counted
+/// by [`GrpcService`]), else as encoded again.
+fn check_size<T: Message>(r: &Request<T>, max: usize) -> Result<(), Status> {
+    let n = match r.extensions().get::<BodySize>() {
+        Some(b) => {
+            b.0.load(std::sync::atomic::Ordering::Relaxed)
+                .saturating_sub(5)
+        }
+        None => r.get_ref().encoded_len(),
+    };
     if n > max {
         return Err(Status::resource_exhausted(format!(
             "request of {n} bytes is over the server's limit of {max} bytes"
@@ -433,7 +478,7 @@ impl Device {
         if let Some(p) = self.pipeline() {
             self.harvest_probes(&p, false);
         }
-        lock(&self.delays).rows.clone()
+        lock(&self.delays).rows.to_vec()
     }
 
     /// Forgets the recorded delays.
@@ -446,7 +491,7 @@ impl Device {
     fn record(&self, received_ns: u64, applied: &[Option<nevermiss_runtime::control::Applied>]) {
         let mut d = lock(&self.delays);
         for a in applied.iter().flatten() {
-            let i = d.rows.len();
+            let i = d.rows.len;
             d.rows.push(UpdateDelay {
                 received_ns,
                 d_control_ns: a.visible_ns.saturating_sub(received_ns),
@@ -1492,9 +1537,9 @@ impl P4Runtime for Service {
         &self,
         request: Request<p4::WriteRequest>,
     ) -> Result<Response<p4::WriteResponse>, Status> {
-        let req = request.into_inner();
         let dev = &self.dev;
-        check_size(&req, dev.opts.max_message_bytes)?;
+        check_size(&request, dev.opts.max_message_bytes)?;
+        let req = request.into_inner();
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let p = dev.current()?;
@@ -1564,9 +1609,9 @@ impl P4Runtime for Service {
         request: Request<p4::SetForwardingPipelineConfigRequest>,
     ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
         use p4::set_forwarding_pipeline_config_request::Action as A;
-        let req = request.into_inner();
         let dev = &self.dev;
-        check_size(&req, dev.opts.max_message_bytes)?;
+        check_size(&request, dev.opts.max_message_bytes)?;
+        let req = request.into_inner();
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let action = A::try_from(req.action).unwrap_or(A::Unspecified);
@@ -1768,13 +1813,90 @@ impl P4Runtime for Service {
 }
 
 /// The tonic server of a device (requests up to `ServeOptions::max_message_bytes`).
-pub fn grpc_service(dev: Arc<Device>) -> P4RuntimeServer<Service> {
+pub fn grpc_service(dev: Arc<Device>) -> GrpcService {
     let max = dev.opts.max_message_bytes;
-    P4RuntimeServer::new(Service { dev })
-        // Up to twice the limit is decoded so that the handlers can answer RESOURCE_EXHAUSTED
-        // (gRPC's code for a message over the limit); tonic answers OUT_OF_RANGE beyond that.
-        .max_decoding_message_size(max.saturating_mul(2))
-        .max_encoding_message_size(256 << 20)
+    GrpcService(
+        P4RuntimeServer::new(Service { dev })
+            // Up to twice the limit is decoded so that the handlers can answer
+            // RESOURCE_EXHAUSTED (gRPC's code for a message over the limit); tonic answers
+            // OUT_OF_RANGE beyond that.
+            .max_decoding_message_size(max.saturating_mul(2))
+            .max_encoding_message_size(256 << 20),
+    )
+}
+
+/// The P4Runtime service as served ([`grpc_service`]): the generated server, with the bytes of
+/// each request's body counted on their way in, so that a handler knows a request's size
+/// without encoding it again.
+#[derive(Clone)]
+pub struct GrpcService(P4RuntimeServer<Service>);
+
+/// The bytes of a request's body received so far (gRPC's 5-byte message prefix included).
+#[derive(Clone)]
+struct BodySize(Arc<std::sync::atomic::AtomicUsize>);
+
+impl tonic::server::NamedService for GrpcService {
+    const NAME: &'static str = <P4RuntimeServer<Service> as tonic::server::NamedService>::NAME;
+}
+
+impl tonic::codegen::Service<tonic::codegen::http::Request<tonic::body::Body>> for GrpcService {
+    type Response = tonic::codegen::http::Response<tonic::body::Body>;
+    type Error = std::convert::Infallible;
+    type Future = tonic::codegen::BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        tonic::codegen::Service::<tonic::codegen::http::Request<Counted>>::poll_ready(
+            &mut self.0,
+            cx,
+        )
+    }
+
+    fn call(&mut self, req: tonic::codegen::http::Request<tonic::body::Body>) -> Self::Future {
+        let size = BodySize(Arc::default());
+        let (mut parts, inner) = req.into_parts();
+        parts.extensions.insert(size.clone());
+        let body = Counted { inner, size };
+        self.0
+            .call(tonic::codegen::http::Request::from_parts(parts, body))
+    }
+}
+
+/// A request body that counts its bytes into a [`BodySize`].
+struct Counted {
+    inner: tonic::body::Body,
+    size: BodySize,
+}
+
+impl tonic::codegen::Body for Counted {
+    type Data = prost::bytes::Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.inner).poll_frame(cx);
+        if let std::task::Poll::Ready(Some(Ok(f))) = &r {
+            if let Some(d) = f.data_ref() {
+                this.size
+                    .0
+                    .fetch_add(d.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// A listening socket for the server on `addr` (port 0: any free port) with Nagle's algorithm
