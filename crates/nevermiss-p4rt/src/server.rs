@@ -138,7 +138,7 @@ impl Rows {
     const CHUNK: usize = 1 << 16;
 
     fn push(&mut self, r: UpdateDelay) {
-        if self.len % Self::CHUNK == 0 {
+        if self.len.is_multiple_of(Self::CHUNK) {
             self.chunks.push(Vec::with_capacity(Self::CHUNK));
         }
         if let Some(c) = self.chunks.last_mut() {
