@@ -1,8 +1,11 @@
 //! `nevermiss bench p4rt`: papers/002's control-plane experiment on nevermiss, with no external
-//! box. One process runs `nevermiss serve`'s server on 127.0.0.1 and a gRPC client (tonic, over
-//! TCP) that
+//! box. One process runs `nevermiss serve`'s server on 127.0.0.1 (on its own runtime of two
+//! worker threads, as `serve` runs it) and a gRPC client (tonic, over TCP, on a single-threaded
+//! runtime of the calling thread, as a controller process would) that
 //! - inserts entries (exact keys into the add-on-miss example's table) in Write requests of 1, 10,
-//!   100 and 1000 updates, and reports entries/s and, for single updates, the Write latency;
+//!   100 and 1000 updates, and reports entries/s and, for single updates, the Write latency
+//!   (the requests of a run are built and encoded before the clock starts, unless
+//!   `build_in_loop`);
 //! - with a worker sending packets through the v1model router at a fixed rate, modifies one
 //!   route back and forth between two next hops (ports 1 and 2), one Write each, and reports the
 //!   server's d_control (request arrived → change visible), d_data (visible → first packet that
@@ -278,8 +281,8 @@ impl Server {
         })
     }
 
-    pub(crate) fn stop(self) {
-        for t in self.tasks {
+    pub(crate) fn stop(&self) {
+        for t in &self.tasks {
             t.abort();
         }
     }
@@ -556,7 +559,27 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     if let Some(d) = &opts.hdr_dir {
         hdr::prepare_dir(d)?;
     }
-    on_runtime(run_async(opts, &mut progress))
+    // The server on its own runtime, as `nevermiss serve` runs it (two worker threads); the
+    // client on a single-threaded runtime of this thread, as a controller process would be.
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("p4rt-server")
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let srv = server_rt.block_on(async {
+        let mut serve = ServeOptions::default();
+        serve.config.engine = opts.engine;
+        Server::start(serve)
+    })?;
+    let r = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+        .and_then(|rt| rt.block_on(run_async(opts, &srv, &mut progress)));
+    srv.stop();
+    server_rt.shutdown_timeout(Duration::from_secs(1));
+    r
 }
 
 /// Runs a bench's server, client and traffic to completion on a 2-thread tokio runtime.
@@ -573,14 +596,12 @@ pub(crate) fn on_runtime<T>(
 
 async fn run_async(
     opts: &P4rtOptions,
+    srv: &Server,
     progress: &mut dyn FnMut(&str),
 ) -> Result<P4rtReport, String> {
     let began = Instant::now();
     // Per log of HDR_LOGS: each run's values.
     let mut series: [Vec<RunValues>; 5] = Default::default();
-    let mut serve = ServeOptions::default();
-    serve.config.engine = opts.engine;
-    let srv = Server::start(serve)?;
     let dev = srv.dev.clone();
     let mut client = Client::connect(srv.addr).await?;
     let size = opts.inserts.next_power_of_two().max(1024).to_string();
@@ -779,7 +800,6 @@ async fn run_async(
             opts.modifies
         ));
     }
-    srv.stop();
     let hdr_logs = match &opts.hdr_dir {
         Some(dir) => write_hdr_logs(dir, opts, &series)?,
         None => Vec::new(),
