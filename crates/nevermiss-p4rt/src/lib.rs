@@ -12,3 +12,4 @@ pub mod pb;
 pub mod pipeline;
 pub mod profiles;
 pub mod server;
+pub mod wire;
