@@ -473,7 +473,7 @@ fn digest_fields(d: &p4::P4Data) -> Option<(Vec<u8>, Vec<u8>)> {
         return None;
     };
     let bits = |i: usize| match s.members.get(i).and_then(|m| m.data.as_ref()) {
-        Some(Data::Bitstring(b)) => Some(b.clone()),
+        Some(Data::Bitstring(b)) => Some(b.to_vec()),
         _ => None,
     };
     Some((bits(0)?, bits(1)?))
@@ -1119,10 +1119,10 @@ mod tests {
             data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
                 members: vec![
                     p4::P4Data {
-                        data: Some(p4::p4_data::Data::Bitstring(vec![11, 0, 0, 5])),
+                        data: Some(p4::p4_data::Data::Bitstring(vec![11, 0, 0, 5].into())),
                     },
                     p4::P4Data {
-                        data: Some(p4::p4_data::Data::Bitstring(vec![1])),
+                        data: Some(p4::p4_data::Data::Bitstring(vec![1].into())),
                     },
                 ],
             })),

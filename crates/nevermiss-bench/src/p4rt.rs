@@ -1,8 +1,11 @@
 //! `nevermiss bench p4rt`: papers/002's control-plane experiment on nevermiss, with no external
-//! box. One process runs `nevermiss serve`'s server on 127.0.0.1 and a gRPC client (tonic, over
-//! TCP) that
+//! box. One process runs `nevermiss serve`'s server on 127.0.0.1 (on its own runtime of two
+//! worker threads, as `serve` runs it) and a gRPC client (tonic, over TCP, on a single-threaded
+//! runtime of the calling thread, as a controller process would) that
 //! - inserts entries (exact keys into the add-on-miss example's table) in Write requests of 1, 10,
-//!   100 and 1000 updates, and reports entries/s and, for single updates, the Write latency;
+//!   100 and 1000 updates, and reports entries/s and, for single updates, the Write latency
+//!   (the requests of a run are built and encoded before the clock starts, unless
+//!   `build_in_loop`);
 //! - with a worker sending packets through the v1model router at a fixed rate, modifies one
 //!   route back and forth between two next hops (ports 1 and 2), one Write each, and reports the
 //!   server's d_control (request arrived → change visible), d_data (visible → first packet that
@@ -14,10 +17,12 @@
 //! HdrHistogram interval logs (one interval per run; [`HDR_LOGS`]).
 
 use crate::hdr;
+use nevermiss_p4rt::codec::PreparedCodec;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
 use nevermiss_runtime::Worker;
+use prost::bytes::Bytes;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +47,10 @@ pub struct P4rtOptions {
     /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
     /// at a time, in arrival order.
     pub in_flight: usize,
+    /// Build and encode each insert Write inside the timed loop, as it is sent; by default
+    /// every Write of a run is built and encoded before the clock starts, so that the rate
+    /// is the server's and the transport's (a controller with its entries ready).
+    pub build_in_loop: bool,
     /// Write HdrHistogram interval logs (ns, one interval per run) into this directory.
     pub hdr_dir: Option<PathBuf>,
     /// What runs the pipelines.
@@ -82,6 +91,7 @@ impl Default for P4rtOptions {
             rate_pps: 1_000_000,
             runs: 5,
             in_flight: 1,
+            build_in_loop: false,
             hdr_dir: None,
             engine: nevermiss_runtime::Engine::default(),
         }
@@ -94,6 +104,8 @@ pub struct InsertRate {
     pub batch: usize,
     /// Writes in flight at once.
     pub in_flight: usize,
+    /// Whether the Writes were built and encoded inside the timed loop (else before it).
+    pub built_in_loop: bool,
     pub entries: u64,
     /// Median over the runs.
     pub entries_per_s: f64,
@@ -269,8 +281,8 @@ impl Server {
         })
     }
 
-    pub(crate) fn stop(self) {
-        for t in self.tasks {
+    pub(crate) fn stop(&self) {
+        for t in &self.tasks {
             t.abort();
         }
     }
@@ -280,6 +292,8 @@ impl Server {
 #[derive(Clone)]
 pub(crate) struct Client {
     c: P4RuntimeClient<Channel>,
+    /// For Writes sent as prepared bytes ([`Client::write_prepared`]).
+    ch: Channel,
     /// The stream channel's request side (arbitration, then e.g. digest acks).
     stream: mpsc::Sender<p4::StreamMessageRequest>,
 }
@@ -318,7 +332,7 @@ impl Client {
             .connect()
             .await
             .map_err(|e| format!("connect: {e}"))?;
-        let mut c = P4RuntimeClient::new(ch);
+        let mut c = P4RuntimeClient::new(ch.clone());
         let (tx, rx) = mpsc::channel(4);
         tx.send(p4::StreamMessageRequest {
             update: Some(p4::stream_message_request::Update::Arbitration(
@@ -349,7 +363,7 @@ impl Client {
                 }
             }
         });
-        Ok(Client { c, stream: tx })
+        Ok(Client { c, ch, stream: tx })
     }
 
     /// Sends a message on the stream channel.
@@ -367,7 +381,7 @@ impl Client {
                 election_id: election(),
                 action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
                 config: Some(p4::ForwardingPipelineConfig {
-                    p4_device_config: cfg,
+                    p4_device_config: cfg.into(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -377,10 +391,35 @@ impl Client {
         Ok(())
     }
 
+    /// A Write of updates, or of a request prepared beforehand.
+    async fn send_write(&mut self, w: Write) -> Result<(), String> {
+        match w {
+            Write::Updates(u) => self.write(u).await,
+            Write::Prepared(b) => self.write_prepared(b).await,
+        }
+    }
+
     pub(crate) async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), String> {
         self.write_status(updates)
             .await
             .map_err(|e| format!("Write: {}", e.message()))
+    }
+
+    /// A Write of a request encoded beforehand ([`prepare`]).
+    pub(crate) async fn write_prepared(&mut self, req: Bytes) -> Result<(), String> {
+        let mut g = tonic::client::Grpc::new(self.ch.clone());
+        g.ready()
+            .await
+            .map_err(|e| format!("Write: the channel is not ready: {e}"))?;
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static("/p4.v1.P4Runtime/Write");
+        g.unary(
+            tonic::Request::new(req),
+            path,
+            PreparedCodec::<p4::WriteResponse>::default(),
+        )
+        .await
+        .map_err(|e| format!("Write: {}", e.message()))?;
+        Ok(())
     }
 
     /// A Write whose failure is returned as the gRPC status (per-update errors are in its
@@ -399,6 +438,12 @@ impl Client {
             .await?;
         Ok(())
     }
+}
+
+/// What an insert Write sends.
+enum Write {
+    Updates(Vec<p4::Update>),
+    Prepared(Bytes),
 }
 
 /// The canonical code of every update of a failed Write (P4Runtime §12.3: one `p4.v1.Error`
@@ -420,11 +465,25 @@ pub(crate) fn update_errors(st: &tonic::Status) -> Option<Vec<i32>> {
         .collect()
 }
 
+/// The encoded WriteRequest (device 1, election id 1) of `updates`, as [`Client::write`]
+/// would send it.
+pub(crate) fn prepare(updates: Vec<p4::Update>) -> Bytes {
+    use prost::Message;
+    p4::WriteRequest {
+        device_id: 1,
+        election_id: election(),
+        updates,
+        ..Default::default()
+    }
+    .encode_to_vec()
+    .into()
+}
+
 pub(crate) fn update(t: p4::update::Type, e: p4::TableEntry) -> p4::Update {
     p4::Update {
         r#type: t as i32,
         entity: Some(p4::Entity {
-            entity: Some(p4::entity::Entity::TableEntry(e)),
+            entity: Some(p4::entity::Entity::TableEntry(Box::new(e))),
         }),
     }
 }
@@ -433,7 +492,9 @@ pub(crate) fn exact(field: u32, v: &[u8]) -> p4::FieldMatch {
     p4::FieldMatch {
         field_id: field,
         field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-            p4::field_match::Exact { value: v.to_vec() },
+            p4::field_match::Exact {
+                value: v.to_vec().into(),
+            },
         )),
     }
 }
@@ -447,7 +508,7 @@ pub(crate) fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
                 .enumerate()
                 .map(|(i, v)| p4::action::Param {
                     param_id: i as u32 + 1,
-                    value: v.to_vec(),
+                    value: v.to_vec().into(),
                 })
                 .collect(),
         })),
@@ -498,7 +559,27 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     if let Some(d) = &opts.hdr_dir {
         hdr::prepare_dir(d)?;
     }
-    on_runtime(run_async(opts, &mut progress))
+    // The server on its own runtime, as `nevermiss serve` runs it (two worker threads); the
+    // client on a single-threaded runtime of this thread, as a controller process would be.
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("p4rt-server")
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let srv = server_rt.block_on(async {
+        let mut serve = ServeOptions::default();
+        serve.config.engine = opts.engine;
+        Server::start(serve)
+    })?;
+    let r = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+        .and_then(|rt| rt.block_on(run_async(opts, &srv, &mut progress)));
+    srv.stop();
+    server_rt.shutdown_timeout(Duration::from_secs(1));
+    r
 }
 
 /// Runs a bench's server, client and traffic to completion on a 2-thread tokio runtime.
@@ -515,14 +596,12 @@ pub(crate) fn on_runtime<T>(
 
 async fn run_async(
     opts: &P4rtOptions,
+    srv: &Server,
     progress: &mut dyn FnMut(&str),
 ) -> Result<P4rtReport, String> {
     let began = Instant::now();
     // Per log of HDR_LOGS: each run's values.
     let mut series: [Vec<RunValues>; 5] = Default::default();
-    let mut serve = ServeOptions::default();
-    serve.config.engine = opts.engine;
-    let srv = Server::start(serve)?;
     let dev = srv.dev.clone();
     let mut client = Client::connect(srv.addr).await?;
     let size = opts.inserts.next_power_of_two().max(1024).to_string();
@@ -538,13 +617,8 @@ async fn run_async(
             client.set_pipeline(aom.clone()).await?;
             let (flows, hit) = (id_of(&dev, "flows")?, id_of(&dev, "flow_hit")?);
             let n = opts.inserts;
-            let mut pending = tokio::task::JoinSet::new();
-            let start = Instant::now();
-            let mut k = 0u64;
-            let first_single = single_latency.len();
-            while k < n {
-                let m = (b as u64).min(n - k);
-                let updates = (k..k + m)
+            let build = |k: u64, m: u64| -> Vec<p4::Update> {
+                (k..k + m)
                     .map(|i| {
                         let key = (i as u32).to_be_bytes();
                         update(
@@ -557,7 +631,26 @@ async fn run_async(
                             },
                         )
                     })
-                    .collect();
+                    .collect()
+            };
+            let chunks: Vec<(u64, u64)> = (0..n)
+                .step_by(b)
+                .map(|k| (k, (b as u64).min(n - k)))
+                .collect();
+            let mut prepared: Vec<Bytes> = if opts.build_in_loop {
+                Vec::new()
+            } else {
+                chunks.iter().map(|&(k, m)| prepare(build(k, m))).collect()
+            };
+            prepared.reverse();
+            let mut pending = tokio::task::JoinSet::new();
+            let start = Instant::now();
+            let first_single = single_latency.len();
+            for &(k, m) in &chunks {
+                let req = match prepared.pop() {
+                    Some(bytes) => Write::Prepared(bytes),
+                    None => Write::Updates(build(k, m)),
+                };
                 if opts.in_flight > 1 {
                     while pending.len() >= opts.in_flight {
                         if let Some(r) = pending.join_next().await {
@@ -565,15 +658,14 @@ async fn run_async(
                         }
                     }
                     let mut c = client.clone();
-                    pending.spawn(async move { c.write(updates).await });
+                    pending.spawn(async move { c.send_write(req).await });
                 } else {
                     let t = Instant::now();
-                    client.write(updates).await?;
+                    client.send_write(req).await?;
                     if b == 1 {
                         single_latency.push(t.elapsed().as_nanos() as u64);
                     }
                 }
-                k += m;
             }
             while let Some(r) = pending.join_next().await {
                 r.map_err(|e| e.to_string())??;
@@ -597,6 +689,7 @@ async fn run_async(
         inserts.push(InsertRate {
             batch: b,
             in_flight: opts.in_flight,
+            built_in_loop: opts.build_in_loop,
             entries: opts.inserts,
             entries_per_s: median(&rates),
             runs_entries_per_s: rates,
@@ -618,7 +711,7 @@ async fn run_async(
                 field_id: 1,
                 field_match_type: Some(p4::field_match::FieldMatchType::Lpm(
                     p4::field_match::Lpm {
-                        value: vec![10, 0, 0, 0],
+                        value: vec![10, 0, 0, 0].into(),
                         prefix_len: 8,
                     },
                 )),
@@ -707,7 +800,6 @@ async fn run_async(
             opts.modifies
         ));
     }
-    srv.stop();
     let hdr_logs = match &opts.hdr_dir {
         Some(dir) => write_hdr_logs(dir, opts, &series)?,
         None => Vec::new(),
@@ -756,12 +848,17 @@ impl P4rtReport {
         );
         for r in &self.inserts {
             s.push_str(&format!(
-                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run, {} Write{} in flight)\n",
+                "  inserts in batches of {:>4}: {:>10.0} entries/s ({} entries per run, {} Write{} in flight, {})\n",
                 r.batch,
                 r.entries_per_s,
                 r.entries,
                 r.in_flight,
-                if r.in_flight == 1 { "" } else { "s" }
+                if r.in_flight == 1 { "" } else { "s" },
+                if r.built_in_loop {
+                    "built and encoded as sent"
+                } else {
+                    "requests prepared before the clock"
+                }
             ));
         }
         s.push_str(&format!(

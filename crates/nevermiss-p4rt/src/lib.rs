@@ -4,6 +4,7 @@
 //! translates between protobuf and the runtime; the runtime never sees protobuf types.
 
 pub mod arbitration;
+pub mod codec;
 pub mod device_config;
 pub mod format;
 pub mod p4info;
@@ -11,3 +12,4 @@ pub mod pb;
 pub mod pipeline;
 pub mod profiles;
 pub mod server;
+pub mod wire;

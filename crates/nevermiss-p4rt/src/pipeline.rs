@@ -17,38 +17,82 @@ use nevermiss_runtime::control::{
 use nevermiss_runtime::{Switch, Worker};
 use nevermiss_tables::FieldMatch;
 use p4_ir::{FnId, MatchKind, TableId};
+use prost::bytes::Bytes;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
+
+/// Hashes the integer ids of P4Info objects (and other integer keys) with one multiply:
+/// they are already spread (p4c's ids are a hash of the name) or small and dense, and a
+/// Write looks several of them up per update, where SipHash's cost shows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // Folded 128-bit product: every bit of the id reaches the low bits (the bucket)
+        // and the high bits (the tag).
+        let p = u128::from(self.0) * 0x9E37_79B9_7F4A_7C15;
+        (p >> 64) as u64 ^ p as u64
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.0 = self.0.rotate_left(32) ^ u64::from(i);
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = self.0.rotate_left(32) ^ i;
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+/// A map keyed by ids, hashed with [`IdHasher`].
+pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// One key field of a table, in key order.
+struct FieldInfo {
+    id: u32,
+    kind: MatchKind,
+    width: u32,
+}
 
 /// One table's P4Info view.
 struct TableInfo {
     ir: TableId,
-    /// Match field id → position among the table's (non-selector) key fields, and the
-    /// field's kind and width.
-    fields: HashMap<u32, (usize, MatchKind, u32)>,
-    /// Field ids in key order.
-    field_ids: Vec<u32>,
+    /// The table's (non-selector) key fields, in key order.
+    fields: Vec<FieldInfo>,
     const_default: bool,
     idle_timeout: bool,
 }
 
-/// One action's P4Info view: parameter id → (position, width).
+/// One action's P4Info view.
 struct ActionInfo {
-    params: HashMap<u32, (usize, u32)>,
-    param_ids: Vec<u32>,
+    /// Parameters in order: (id, width).
+    params: Vec<(u32, u32)>,
+    /// The IR functions of the action (one per instance).
+    fns: Vec<FnId>,
 }
 
 /// A pipeline the server runs.
 pub struct Pipeline {
     pub sw: Arc<Switch>,
     pub p4info: pi::P4Info,
-    pub device_config: Vec<u8>,
+    pub device_config: Bytes,
     pub cookie: Option<u64>,
     pub ids: ControlPlaneIds,
-    tables: HashMap<u32, TableInfo>,
-    table_ids: HashMap<TableId, u32>,
-    actions: HashMap<u32, ActionInfo>,
-    fn_ids: HashMap<FnId, u32>,
+    tables: IdMap<u32, TableInfo>,
+    table_ids: IdMap<TableId, u32>,
+    actions: IdMap<u32, ActionInfo>,
+    fn_ids: IdMap<FnId, u32>,
     /// The worker that runs PacketOuts.
     pub worker: Mutex<Worker>,
     /// Controller header fields: (id, bitwidth), in header order.
@@ -72,11 +116,30 @@ pub(crate) fn ids_or_all<'a>(
 }
 
 /// The canonical bytestring of a big-endian value.
-pub fn canonical(v: &[u8]) -> Vec<u8> {
+pub fn canonical(v: &[u8]) -> Bytes {
     match v.iter().position(|&b| b != 0) {
-        Some(i) => v[i..].to_vec(),
-        None => vec![0],
+        Some(i) => Bytes::copy_from_slice(&v[i..]),
+        None => Bytes::from_static(&[0]),
     }
+}
+
+/// A received bytestring checked against a width (non-empty and fits: see [`check_bytes`]),
+/// as exactly `ceil(width/8)` big-endian bytes.
+pub(crate) fn sized_bytes(
+    v: &[u8],
+    width: u32,
+    what: &dyn Fn() -> String,
+) -> ControlResult<Vec<u8>> {
+    check_bytes(v, width, what)?;
+    let n = (width as usize).div_ceil(8);
+    if v.len() == n {
+        return Ok(v.to_vec());
+    }
+    let mut out = vec![0u8; n];
+    // Longer values have only zeros in front (they fit).
+    let v = &v[v.len().saturating_sub(n)..];
+    out[n - v.len()..].copy_from_slice(v);
+    Ok(out)
 }
 
 /// Checks a received bytestring against a width: non-empty and fits.
@@ -147,12 +210,12 @@ impl Pipeline {
         sw: Arc<Switch>,
         p4info: pi::P4Info,
         ids: ControlPlaneIds,
-        device_config: Vec<u8>,
+        device_config: Bytes,
         cookie: Option<u64>,
     ) -> Pipeline {
         let prog = sw.prog().clone();
-        let mut tables = HashMap::new();
-        let mut table_ids = HashMap::new();
+        let mut tables = IdMap::default();
+        let mut table_ids = IdMap::default();
         for t in &p4info.tables {
             let Some(pre) = &t.preamble else { continue };
             let Some(&ir) = ids.tables.get(&pre.id) else {
@@ -166,18 +229,21 @@ impl Pipeline {
                 .iter()
                 .filter(|k| k.kind != MatchKind::Selector)
                 .collect();
-            let mut fields = HashMap::new();
-            let mut field_ids = Vec::new();
-            for (i, (mf, k)) in t.match_fields.iter().zip(&keys).enumerate() {
-                fields.insert(mf.id, (i, k.kind, k.expr.ty().width));
-                field_ids.push(mf.id);
-            }
+            let fields = t
+                .match_fields
+                .iter()
+                .zip(&keys)
+                .map(|(mf, k)| FieldInfo {
+                    id: mf.id,
+                    kind: k.kind,
+                    width: k.expr.ty().width,
+                })
+                .collect();
             tables.insert(
                 pre.id,
                 TableInfo {
                     ir,
                     fields,
-                    field_ids,
                     const_default: t.const_default_action_id != 0,
                     idle_timeout: t.idle_timeout_behavior
                         == pi::table::IdleTimeoutBehavior::NotifyControl as i32,
@@ -185,18 +251,14 @@ impl Pipeline {
             );
             table_ids.insert(ir, pre.id);
         }
-        let mut actions = HashMap::new();
+        let mut actions = IdMap::default();
         for a in &p4info.actions {
             let Some(pre) = &a.preamble else { continue };
-            let mut params = HashMap::new();
-            let mut param_ids = Vec::new();
-            for (i, p) in a.params.iter().enumerate() {
-                params.insert(p.id, (i, p.bitwidth as u32));
-                param_ids.push(p.id);
-            }
-            actions.insert(pre.id, ActionInfo { params, param_ids });
+            let params = a.params.iter().map(|p| (p.id, p.bitwidth as u32)).collect();
+            let fns = ids.actions.get(&pre.id).cloned().unwrap_or_default();
+            actions.insert(pre.id, ActionInfo { params, fns });
         }
-        let mut fn_ids = HashMap::new();
+        let mut fn_ids = IdMap::default();
         for (id, fns) in &ids.actions {
             for f in fns {
                 fn_ids.insert(*f, *id);
@@ -284,107 +346,74 @@ impl Pipeline {
     /// §9.1.1 "Match format").
     pub fn key(&self, e: &p4::TableEntry) -> ControlResult<EntryKey> {
         let ti = self.table(e.table_id)?;
-        let td = self.td(ti.ir);
-        let mut matches: Vec<Option<FieldMatch>> = vec![None; ti.field_ids.len()];
-        use p4::field_match::FieldMatchType as F;
-        for m in &e.r#match {
-            let Some(&(pos, kind, w)) = ti.fields.get(&m.field_id) else {
-                return Err(invalid(format!(
-                    "table {}: unknown match field id {}",
-                    td.name, m.field_id
-                )));
-            };
-            if matches[pos].is_some() {
-                return Err(invalid(format!(
-                    "table {}: match field id {} given twice",
-                    td.name, m.field_id
-                )));
+        self.key_of(ti, e)
+    }
+
+    /// [`Pipeline::key`] for table `ti`. Values are checked and given the field's byte size.
+    fn key_of(&self, ti: &TableInfo, e: &p4::TableEntry) -> ControlResult<EntryKey> {
+        let n = ti.fields.len();
+        let mut out = Vec::with_capacity(n);
+        // Every field given, in key order: the common case, without the bookkeeping of
+        // fields given in any order or left out.
+        let in_order = e.r#match.len() == n
+            && e.r#match
+                .iter()
+                .zip(&ti.fields)
+                .all(|(m, f)| m.field_id == f.id);
+        if in_order {
+            for (m, f) in e.r#match.iter().zip(&ti.fields) {
+                out.push(self.field_match(ti, f, m)?);
             }
-            let what = || format!("table {} field {}", td.name, m.field_id);
-            let fm = match (&m.field_match_type, kind) {
-                (Some(F::Exact(x)), MatchKind::Exact) => {
-                    check_bytes(&x.value, w, &what)?;
-                    FieldMatch::Exact(x.value.clone())
-                }
-                (Some(F::Lpm(x)), MatchKind::Lpm) => {
-                    check_bytes(&x.value, w, &what)?;
-                    if x.prefix_len <= 0 || x.prefix_len as u32 > w {
-                        return Err(invalid(format!(
-                            "{}: prefix length {} must be in 1..={w} (omit the field for a \
-                             don't-care)",
-                            what(),
-                            x.prefix_len
-                        )));
-                    }
-                    FieldMatch::Lpm(x.value.clone(), x.prefix_len as u32)
-                }
-                (Some(F::Ternary(x)), MatchKind::Ternary) => {
-                    check_bytes(&x.value, w, &what)?;
-                    check_bytes(&x.mask, w, &what)?;
-                    if is_zero(&x.mask) {
-                        return Err(invalid(format!(
-                            "{}: a zero mask is a don't-care: omit the field",
-                            what()
-                        )));
-                    }
-                    FieldMatch::Ternary(x.value.clone(), x.mask.clone())
-                }
-                (Some(F::Range(x)), MatchKind::Range) => {
-                    check_bytes(&x.low, w, &what)?;
-                    check_bytes(&x.high, w, &what)?;
-                    let lo = canonical(&x.low);
-                    let hi = canonical(&x.high);
-                    if is_zero(&lo) && all_ones(&pad(&hi, w), w) {
-                        return Err(invalid(format!(
-                            "{}: the full range is a don't-care: omit the field",
-                            what()
-                        )));
-                    }
-                    FieldMatch::Range(x.low.clone(), x.high.clone())
-                }
-                (Some(F::Optional(x)), MatchKind::Optional) => {
-                    check_bytes(&x.value, w, &what)?;
-                    FieldMatch::Optional(Some(x.value.clone()))
-                }
-                (None, _) => return Err(invalid(format!("{}: match type unset", what()))),
-                _ => {
+        } else {
+            let mut matches: Vec<Option<FieldMatch>> = vec![None; n];
+            for m in &e.r#match {
+                let Some(pos) = ti.fields.iter().position(|f| f.id == m.field_id) else {
                     return Err(invalid(format!(
-                        "{}: the match type differs from the field's ({kind:?})",
-                        what()
-                    )))
-                }
-            };
-            matches[pos] = Some(fm);
-        }
-        let keys: Vec<&p4_ir::TableKey> = td
-            .keys
-            .iter()
-            .filter(|k| k.kind != MatchKind::Selector)
-            .collect();
-        let mut out = Vec::with_capacity(matches.len());
-        for (m, k) in matches.into_iter().zip(keys) {
-            let w = k.expr.ty().width;
-            let n = (w as usize).div_ceil(8);
-            out.push(match (m, k.kind) {
-                (Some(m), _) => m,
-                (None, MatchKind::Exact) => {
+                        "table {}: unknown match field id {}",
+                        self.td(ti.ir).name,
+                        m.field_id
+                    )));
+                };
+                if matches[pos].is_some() {
                     return Err(invalid(format!(
-                        "table {}: exact field {} cannot be omitted",
-                        td.name, k.name
-                    )))
+                        "table {}: match field id {} given twice",
+                        self.td(ti.ir).name,
+                        m.field_id
+                    )));
                 }
-                (None, MatchKind::Lpm) => FieldMatch::Lpm(vec![0; n], 0),
-                (None, MatchKind::Ternary) => FieldMatch::Ternary(vec![0; n], vec![0; n]),
-                (None, MatchKind::Range) => {
-                    let mut hi = vec![0xff; n];
-                    if n > 0 {
-                        hi[0] = 0xff >> (n as u32 * 8 - w);
+                matches[pos] = Some(self.field_match(ti, &ti.fields[pos], m)?);
+            }
+            for (m, f) in matches.into_iter().zip(&ti.fields) {
+                let w = f.width;
+                let n = (w as usize).div_ceil(8);
+                out.push(match (m, f.kind) {
+                    (Some(m), _) => m,
+                    (None, MatchKind::Exact) => {
+                        let td = self.td(ti.ir);
+                        let name = td
+                            .keys
+                            .iter()
+                            .filter(|k| k.kind != MatchKind::Selector)
+                            .nth(out.len())
+                            .map_or("?", |k| k.name.as_str());
+                        return Err(invalid(format!(
+                            "table {}: exact field {name} cannot be omitted",
+                            td.name
+                        )));
                     }
-                    FieldMatch::Range(vec![0; n], hi)
-                }
-                (None, MatchKind::Optional) => FieldMatch::Optional(None),
-                (None, MatchKind::Selector) => continue,
-            });
+                    (None, MatchKind::Lpm) => FieldMatch::Lpm(vec![0; n], 0),
+                    (None, MatchKind::Ternary) => FieldMatch::Ternary(vec![0; n], vec![0; n]),
+                    (None, MatchKind::Range) => {
+                        let mut hi = vec![0xff; n];
+                        if n > 0 {
+                            hi[0] = 0xff >> (n as u32 * 8 - w);
+                        }
+                        FieldMatch::Range(vec![0; n], hi)
+                    }
+                    (None, MatchKind::Optional) => FieldMatch::Optional(None),
+                    (None, MatchKind::Selector) => continue,
+                });
+            }
         }
         if e.priority < 0 {
             return Err(invalid("priority must not be negative"));
@@ -395,6 +424,68 @@ impl Pipeline {
         })
     }
 
+    /// One field's match, checked against the field (kind, width, no zero mask, no full
+    /// range or prefix 0: those are don't-cares, written by omitting the field).
+    fn field_match(
+        &self,
+        ti: &TableInfo,
+        f: &FieldInfo,
+        m: &p4::FieldMatch,
+    ) -> ControlResult<FieldMatch> {
+        use p4::field_match::FieldMatchType as F;
+        let w = f.width;
+        let what = || format!("table {} field {}", self.td(ti.ir).name, m.field_id);
+        Ok(match (&m.field_match_type, f.kind) {
+            (Some(F::Exact(x)), MatchKind::Exact) => {
+                FieldMatch::Exact(sized_bytes(&x.value, w, &what)?)
+            }
+            (Some(F::Lpm(x)), MatchKind::Lpm) => {
+                let v = sized_bytes(&x.value, w, &what)?;
+                if x.prefix_len <= 0 || x.prefix_len as u32 > w {
+                    return Err(invalid(format!(
+                        "{}: prefix length {} must be in 1..={w} (omit the field for a \
+                         don't-care)",
+                        what(),
+                        x.prefix_len
+                    )));
+                }
+                FieldMatch::Lpm(v, x.prefix_len as u32)
+            }
+            (Some(F::Ternary(x)), MatchKind::Ternary) => {
+                let v = sized_bytes(&x.value, w, &what)?;
+                let mask = sized_bytes(&x.mask, w, &what)?;
+                if is_zero(&mask) {
+                    return Err(invalid(format!(
+                        "{}: a zero mask is a don't-care: omit the field",
+                        what()
+                    )));
+                }
+                FieldMatch::Ternary(v, mask)
+            }
+            (Some(F::Range(x)), MatchKind::Range) => {
+                let lo = sized_bytes(&x.low, w, &what)?;
+                let hi = sized_bytes(&x.high, w, &what)?;
+                if is_zero(&lo) && all_ones(&hi, w) {
+                    return Err(invalid(format!(
+                        "{}: the full range is a don't-care: omit the field",
+                        what()
+                    )));
+                }
+                FieldMatch::Range(lo, hi)
+            }
+            (Some(F::Optional(x)), MatchKind::Optional) => {
+                FieldMatch::Optional(Some(sized_bytes(&x.value, w, &what)?))
+            }
+            (None, _) => return Err(invalid(format!("{}: match type unset", what()))),
+            (_, kind) => {
+                return Err(invalid(format!(
+                    "{}: the match type differs from the field's ({kind:?})",
+                    what()
+                )))
+            }
+        })
+    }
+
     /// The P4Runtime match of an entry key (don't-care fields omitted, canonical values).
     pub fn match_of(&self, t: TableId, key: &EntryKey) -> Vec<p4::FieldMatch> {
         use p4::field_match::{self as fm, FieldMatchType as F};
@@ -402,15 +493,9 @@ impl Pipeline {
         let Some(ti) = self.tables.get(&id) else {
             return Vec::new();
         };
-        let td = self.td(t);
-        let keys: Vec<&p4_ir::TableKey> = td
-            .keys
-            .iter()
-            .filter(|k| k.kind != MatchKind::Selector)
-            .collect();
-        let mut out = Vec::new();
-        for ((m, fid), k) in key.matches.iter().zip(&ti.field_ids).zip(keys) {
-            let w = k.expr.ty().width;
+        let mut out = Vec::with_capacity(key.matches.len());
+        for (m, f) in key.matches.iter().zip(&ti.fields) {
+            let w = f.width;
             let t = match m {
                 FieldMatch::Exact(v) => Some(F::Exact(fm::Exact {
                     value: canonical(v),
@@ -437,7 +522,7 @@ impl Pipeline {
             };
             if let Some(t) = t {
                 out.push(p4::FieldMatch {
-                    field_id: *fid,
+                    field_id: f.id,
                     field_match_type: Some(t),
                 });
             }
@@ -457,41 +542,51 @@ impl Pipeline {
                 a.action_id
             )));
         };
-        let fns = self.ids.actions.get(&a.action_id);
-        let Some(index) = fns.into_iter().flatten().find_map(|f| td.action_of(*f)) else {
+        let Some(index) = ai.fns.iter().find_map(|f| td.action_of(*f)) else {
             return Err(invalid(format!(
                 "action id {} is not an action of table {}",
                 a.action_id, td.name
             )));
         };
-        let mut params: Vec<Option<Vec<u8>>> = vec![None; ai.param_ids.len()];
-        for p in &a.params {
-            let Some(&(pos, w)) = ai.params.get(&p.param_id) else {
-                return Err(invalid(format!(
-                    "action id {}: unknown param id {}",
-                    a.action_id, p.param_id
-                )));
-            };
-            if params[pos].is_some() {
-                return Err(invalid(format!(
-                    "action id {}: param id {} given twice",
-                    a.action_id, p.param_id
-                )));
+        let what = |id: u32| move || format!("action id {} param {id}", a.action_id);
+        let n = ai.params.len();
+        let mut out = Vec::with_capacity(n);
+        // Every parameter given, in order: the common case.
+        if a.params.len() == n
+            && a.params
+                .iter()
+                .zip(&ai.params)
+                .all(|(p, (id, _))| p.param_id == *id)
+        {
+            for (p, (id, w)) in a.params.iter().zip(&ai.params) {
+                out.push(sized_bytes(&p.value, *w, &what(*id))?);
             }
-            check_bytes(&p.value, w, &|| {
-                format!("action id {} param {}", a.action_id, p.param_id)
-            })?;
-            params[pos] = Some(p.value.clone());
-        }
-        let mut out = Vec::with_capacity(params.len());
-        for (i, p) in params.into_iter().enumerate() {
-            match p {
-                Some(v) => out.push(v),
-                None => {
+        } else {
+            let mut params: Vec<Option<Vec<u8>>> = vec![None; n];
+            for p in &a.params {
+                let Some(pos) = ai.params.iter().position(|(id, _)| *id == p.param_id) else {
                     return Err(invalid(format!(
-                        "action id {}: param id {} missing",
-                        a.action_id, ai.param_ids[i]
-                    )))
+                        "action id {}: unknown param id {}",
+                        a.action_id, p.param_id
+                    )));
+                };
+                if params[pos].is_some() {
+                    return Err(invalid(format!(
+                        "action id {}: param id {} given twice",
+                        a.action_id, p.param_id
+                    )));
+                }
+                params[pos] = Some(sized_bytes(&p.value, ai.params[pos].1, &what(p.param_id))?);
+            }
+            for (i, p) in params.into_iter().enumerate() {
+                match p {
+                    Some(v) => out.push(v),
+                    None => {
+                        return Err(invalid(format!(
+                            "action id {}: param id {} missing",
+                            a.action_id, ai.params[i].0
+                        )))
+                    }
                 }
             }
         }
@@ -508,19 +603,15 @@ impl Pipeline {
             return p4::Action::default();
         };
         let id = self.fn_ids.get(&ta.func).copied().unwrap_or(0);
-        let pids = self
-            .actions
-            .get(&id)
-            .map(|a| a.param_ids.clone())
-            .unwrap_or_default();
+        let pids = self.actions.get(&id).map_or(&[][..], |a| &a.params[..]);
         p4::Action {
             action_id: id,
             params: c
                 .params
                 .iter()
                 .zip(pids)
-                .map(|(v, pid)| p4::action::Param {
-                    param_id: pid,
+                .map(|(v, (pid, _))| p4::action::Param {
+                    param_id: *pid,
                     value: canonical(v),
                 })
                 .collect(),
@@ -538,7 +629,8 @@ impl Pipeline {
         if e.idle_timeout_ns < 0 {
             return Err(invalid("idle_timeout_ns must not be negative"));
         }
-        if e.idle_timeout_ns > 0 && !self.has_idle_timeout(e.table_id) {
+        let ti = self.table(e.table_id)?;
+        if e.idle_timeout_ns > 0 && !ti.idle_timeout {
             return Err(invalid(format!(
                 "table {} has no idle timeout (idle_timeout_behavior NOTIFY_CONTROL); \
                  idle_timeout_ns must be 0",
@@ -565,10 +657,10 @@ impl Pipeline {
             Some(ta) => Some(self.entry_action(t, ta)?),
         };
         Ok(TableEntry {
-            key: self.key(e)?,
+            key: self.key_of(ti, e)?,
             action,
             controller_metadata: e.controller_metadata,
-            metadata: e.metadata.clone(),
+            metadata: e.metadata.to_vec(),
             idle_timeout_ns: e.idle_timeout_ns as u64,
             counter: e.counter_data.as_ref().map(|c| CounterData {
                 packets: c.packet_count.max(0) as u64,
@@ -723,7 +815,7 @@ impl Pipeline {
             }),
             priority: s.key.priority as i32,
             controller_metadata: s.controller_metadata,
-            metadata: s.metadata.clone(),
+            metadata: s.metadata.clone().into(),
             is_const: s.is_const,
             idle_timeout_ns: s.idle_timeout_ns as i64,
             time_since_last_hit: if want.elapsed {
@@ -779,7 +871,7 @@ impl Pipeline {
             if !po.metadata.is_empty() {
                 return Err(invalid("the program has no packet_out controller header"));
             }
-            return Ok(po.payload.clone());
+            return Ok(po.payload.to_vec());
         }
         let bits: u32 = self.packet_out.iter().map(|(_, w)| w).sum();
         let mut hdr = vec![0u8; (bits as usize).div_ceil(8)];
@@ -813,7 +905,7 @@ impl Pipeline {
         let n = (bits as usize).div_ceil(8);
         if self.packet_in.is_empty() || data.len() < n {
             return p4::PacketIn {
-                payload: data.to_vec(),
+                payload: Bytes::copy_from_slice(data),
                 metadata: Vec::new(),
             };
         }
@@ -831,7 +923,7 @@ impl Pipeline {
             })
             .collect();
         p4::PacketIn {
-            payload: data[n..].to_vec(),
+            payload: Bytes::copy_from_slice(&data[n..]),
             metadata,
         }
     }

@@ -254,12 +254,12 @@ impl Pipeline {
                 comps[pos] = Some(match (&m.field_match_type, kind) {
                     (Some(F::Exact(x)), pi::match_field::MatchType::Exact) => {
                         check_bytes(&x.value, w, &what)?;
-                        FieldMatch::Exact(x.value.clone())
+                        FieldMatch::Exact(x.value.to_vec())
                     }
                     (Some(F::Ternary(x)), pi::match_field::MatchType::Ternary) => {
                         check_bytes(&x.value, w, &what)?;
                         check_bytes(&x.mask, w, &what)?;
-                        FieldMatch::Ternary(x.value.clone(), x.mask.clone())
+                        FieldMatch::Ternary(x.value.to_vec(), x.mask.to_vec())
                     }
                     (Some(F::Lpm(x)), pi::match_field::MatchType::Lpm) => {
                         check_bytes(&x.value, w, &what)?;
@@ -271,7 +271,7 @@ impl Pipeline {
                             )));
                         }
                         let mask = prefix_mask(w, x.prefix_len as u32);
-                        FieldMatch::Ternary(x.value.clone(), mask)
+                        FieldMatch::Ternary(x.value.to_vec(), mask)
                     }
                     (None, _) => return Err(invalid(format!("{}: match type unset", what()))),
                     _ => {
@@ -374,7 +374,7 @@ pub fn watch_bytes(b: &[u8]) -> ControlResult<Option<WatchPort>> {
 }
 
 /// The canonical `watch_port` bytes of a watch port.
-pub fn watch_msg(w: WatchPort) -> Vec<u8> {
+pub fn watch_msg(w: WatchPort) -> prost::bytes::Bytes {
     canonical(&w.port.to_be_bytes())
 }
 

@@ -13,7 +13,7 @@ use crate::pb::p4::config::v1 as pi;
 use crate::pb::p4::v1 as p4;
 use crate::pb::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 use crate::pipeline::{
-    meter_config_msg, meter_counters_msg, meter_counters_reset, Pipeline, ReadWants,
+    meter_config_msg, meter_counters_msg, meter_counters_reset, IdMap, Pipeline, ReadWants,
 };
 use nevermiss_io::{Batch, Packet, Port, PortError, PortStats};
 use nevermiss_runtime::control::{
@@ -120,9 +120,47 @@ pub fn percentiles(v: &mut [u64]) -> Option<[u64; 4]> {
 
 #[derive(Default)]
 struct Delays {
-    rows: Vec<UpdateDelay>,
+    rows: Rows,
     /// Probe id → row.
-    pending: HashMap<u64, usize>,
+    pending: IdMap<u64, usize>,
+}
+
+/// Every update's delays, in chunks of a fixed size: recording one never moves the others
+/// (a single vector of millions of rows would be copied whenever it grows, inside a Write).
+#[derive(Default)]
+struct Rows {
+    chunks: Vec<Vec<UpdateDelay>>,
+    len: usize,
+}
+
+impl Rows {
+    /// Rows per chunk (2 MiB).
+    const CHUNK: usize = 1 << 16;
+
+    fn push(&mut self, r: UpdateDelay) {
+        if self.len.is_multiple_of(Self::CHUNK) {
+            self.chunks.push(Vec::with_capacity(Self::CHUNK));
+        }
+        if let Some(c) = self.chunks.last_mut() {
+            c.push(r);
+            self.len += 1;
+        }
+    }
+
+    fn get_mut(&mut self, i: usize) -> Option<&mut UpdateDelay> {
+        self.chunks
+            .get_mut(i / Self::CHUNK)
+            .and_then(|c| c.get_mut(i % Self::CHUNK))
+    }
+
+    fn to_vec(&self) -> Vec<UpdateDelay> {
+        self.chunks.concat()
+    }
+
+    fn clear(&mut self) {
+        self.chunks.clear();
+        self.len = 0;
+    }
 }
 
 /// Counters of what the server did.
@@ -162,9 +200,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// RESOURCE_EXHAUSTED for a request over the server's limit.
-fn check_size(m: &impl Message, max: usize) -> Result<(), Status> {
-    let n = m.encoded_len();
+/// RESOURCE_EXHAUSTED for a request over the server's limit: its size as received (counted
+/// by [`GrpcService`]), else as encoded again.
+fn check_size<T: Message>(r: &Request<T>, max: usize) -> Result<(), Status> {
+    let n = match r.extensions().get::<BodySize>() {
+        Some(b) => {
+            b.0.load(std::sync::atomic::Ordering::Relaxed)
+                .saturating_sub(5)
+        }
+        None => r.get_ref().encoded_len(),
+    };
     if n > max {
         return Err(Status::resource_exhausted(format!(
             "request of {n} bytes is over the server's limit of {max} bytes"
@@ -228,7 +273,7 @@ impl Device {
             Arc::new(sw),
             p4info,
             built.ids,
-            device_config.to_vec(),
+            prost::bytes::Bytes::copy_from_slice(device_config),
             cookie,
         )))
     }
@@ -433,7 +478,7 @@ impl Device {
         if let Some(p) = self.pipeline() {
             self.harvest_probes(&p, false);
         }
-        lock(&self.delays).rows.clone()
+        lock(&self.delays).rows.to_vec()
     }
 
     /// Forgets the recorded delays.
@@ -446,7 +491,7 @@ impl Device {
     fn record(&self, received_ns: u64, applied: &[Option<nevermiss_runtime::control::Applied>]) {
         let mut d = lock(&self.delays);
         for a in applied.iter().flatten() {
-            let i = d.rows.len();
+            let i = d.rows.len;
             d.rows.push(UpdateDelay {
                 received_ns,
                 d_control_ns: a.visible_ns.saturating_sub(received_ns),
@@ -712,7 +757,9 @@ impl Device {
                     }
                     if te.is_default_action {
                         let d = p.sw.read_default(t)?;
-                        out.push(wrap(E::TableEntry(p.default_entry_of(t, d.as_ref()))));
+                        out.push(wrap(E::TableEntry(Box::new(
+                            p.default_entry_of(t, d.as_ref()),
+                        ))));
                         continue;
                     }
                     let states = if te.r#match.is_empty() {
@@ -751,7 +798,7 @@ impl Device {
                                 continue;
                             }
                         }
-                        out.push(wrap(E::TableEntry(pe)));
+                        out.push(wrap(E::TableEntry(Box::new(pe))));
                     }
                 }
                 Ok(out)
@@ -794,10 +841,12 @@ impl Device {
                         e.action = None;
                         e.is_const = false;
                         e.idle_timeout_ns = 0;
-                        Some(wrap(E::DirectCounterEntry(p4::DirectCounterEntry {
-                            table_entry: Some(e),
-                            data: Some(counter_data(c)),
-                        })))
+                        Some(wrap(E::DirectCounterEntry(Box::new(
+                            p4::DirectCounterEntry {
+                                table_entry: Some(e),
+                                data: Some(counter_data(c)),
+                            },
+                        ))))
                     })
                     .collect())
             }
@@ -820,7 +869,7 @@ impl Device {
                                                     .iter()
                                                     .map(replica_of)
                                                     .collect(),
-                                                metadata: g.metadata,
+                                                metadata: g.metadata.into(),
                                             },
                                         )),
                                     },
@@ -892,7 +941,7 @@ impl Device {
                 cells
                     .into_iter()
                     .map(|(id, x, i)| {
-                        Ok(wrap(E::MeterEntry(p4::MeterEntry {
+                        Ok(wrap(E::MeterEntry(Box::new(p4::MeterEntry {
                             meter_id: id,
                             index: Some(p4::Index {
                                 index: i64::from(i),
@@ -903,7 +952,7 @@ impl Device {
                             } else {
                                 None
                             },
-                        })))
+                        }))))
                     })
                     .collect()
             }
@@ -926,7 +975,7 @@ impl Device {
                     e.action = None;
                     e.is_const = false;
                     e.idle_timeout_ns = 0;
-                    out.push(wrap(E::DirectMeterEntry(p4::DirectMeterEntry {
+                    out.push(wrap(E::DirectMeterEntry(Box::new(p4::DirectMeterEntry {
                         table_entry: Some(e),
                         config: c.map(meter_config_msg),
                         counter_data: if dm.counter_data.is_some() {
@@ -934,7 +983,7 @@ impl Device {
                         } else {
                             None
                         },
-                    })));
+                    }))));
                 }
                 Ok(out)
             }
@@ -1005,8 +1054,23 @@ fn read_cells<'a>(
     Ok(out)
 }
 
+/// An extern's cell index (P4Runtime §9.4, §9.5, §9.8: a negative one is
+/// `INVALID_ARGUMENT`; one past the size is `OUT_OF_RANGE`, which the runtime answers).
 fn index_of(i: i64) -> Result<u32, ControlError> {
+    if i < 0 {
+        return Err(ControlError::InvalidArgument(format!(
+            "index {i} is negative"
+        )));
+    }
     u32::try_from(i).map_err(|_| ControlError::OutOfRange(format!("index {i} out of range")))
+}
+
+/// The packets and bytes of a write's `CounterData` (negative counts as 0).
+fn counter_of(d: p4::CounterData) -> CounterData {
+    CounterData {
+        packets: d.packet_count.max(0) as u64,
+        bytes: d.byte_count.max(0) as u64,
+    }
 }
 
 fn counter_data(d: CounterData) -> p4::CounterData {
@@ -1083,20 +1147,13 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                     "counter entries can only be modified".into(),
                 ));
             }
+            // P4Runtime §9.4 "CounterEntry": without an index every cell is set; without data
+            // nothing is.
             let x = extern_of(p, ce.counter_id, "counter")?;
-            let Some(i) = &ce.index else {
-                return Err(ControlError::Unimplemented(
-                    "writing every cell of a counter at once is not supported".into(),
-                ));
-            };
-            let d = ce.data.unwrap_or_default();
             Ok(Change::Counter {
                 counter: x,
-                index: index_of(i.index)?,
-                data: CounterData {
-                    packets: d.packet_count.max(0) as u64,
-                    bytes: d.byte_count.max(0) as u64,
-                },
+                index: ce.index.map(|i| index_of(i.index)).transpose()?,
+                data: ce.data.map(counter_of),
             })
         }
         E::DirectCounterEntry(dc) => {
@@ -1109,14 +1166,10 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                 return Err(ControlError::InvalidArgument("table_entry unset".into()));
             };
             let t = p.ir_table(te.table_id)?;
-            let d = dc.data.unwrap_or_default();
             Ok(Change::DirectCounter {
                 table: t,
                 key: p.key(te)?,
-                data: CounterData {
-                    packets: d.packet_count.max(0) as u64,
-                    bytes: d.byte_count.max(0) as u64,
-                },
+                data: dc.data.map(counter_of),
             })
         }
         E::PacketReplicationEngineEntry(pre) => {
@@ -1133,7 +1186,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                         MulticastGroup {
                             id: g.multicast_group_id,
                             replicas: replicas(&g.replicas)?,
-                            metadata: g.metadata.clone(),
+                            metadata: g.metadata.to_vec(),
                         },
                     ))
                 }
@@ -1164,19 +1217,16 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                     "register entries can only be modified".into(),
                 ));
             }
+            // P4Runtime §9.8 "RegisterEntry": without an index every cell is written.
             let x = extern_of(p, r.register_id, "register")?;
-            let Some(i) = &r.index else {
-                return Err(ControlError::Unimplemented(
-                    "writing every cell of a register at once is not supported".into(),
-                ));
-            };
+            let index = r.index.map(|i| index_of(i.index)).transpose()?;
             let fields = p.sw.register_fields(x)?;
             let Some(data) = &r.data else {
                 return Err(ControlError::InvalidArgument("register data unset".into()));
             };
             Ok(Change::Register {
                 register: x,
-                index: index_of(i.index)?,
+                index,
                 value: register_value(data, fields.len())?,
             })
         }
@@ -1186,15 +1236,12 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
                     "meter entries can only be modified".into(),
                 ));
             }
+            // P4Runtime §9.5 "MeterEntry": without an index every cell is configured (or
+            // reset to the default without a config).
             let x = extern_of(p, m.meter_id, "meter")?;
-            let Some(i) = &m.index else {
-                return Err(ControlError::Unimplemented(
-                    "configuring every cell of a meter at once is not supported".into(),
-                ));
-            };
             Ok(Change::Meter {
                 meter: x,
-                index: index_of(i.index)?,
+                index: m.index.map(|i| index_of(i.index)).transpose()?,
                 config: meter_config(m.config.as_ref())?,
                 counters: meter_counters_reset(m.counter_data.as_ref())?,
             })
@@ -1245,7 +1292,7 @@ fn translate(p: &Pipeline, op: Op, e: &p4::entity::Entity) -> Result<Change, Con
 fn register_value(d: &p4::P4Data, fields: usize) -> Result<Vec<Vec<u8>>, ControlError> {
     use p4::p4_data::Data;
     let bits = |d: &p4::P4Data| match &d.data {
-        Some(Data::Bitstring(b)) if !b.is_empty() => Ok(b.clone()),
+        Some(Data::Bitstring(b)) if !b.is_empty() => Ok(b.to_vec()),
         Some(Data::Bool(b)) => Ok(vec![u8::from(*b)]),
         _ => Err(ControlError::InvalidArgument(
             "register fields are bit strings".into(),
@@ -1472,6 +1519,10 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     ))
 }
 
+/// Writes of more updates than this (about a millisecond's work) run with
+/// `tokio::task::block_in_place` on a multi-threaded runtime.
+const LONG_WRITE_UPDATES: usize = 2048;
+
 /// The service.
 #[derive(Clone)]
 pub struct Service {
@@ -1486,17 +1537,28 @@ impl P4Runtime for Service {
         &self,
         request: Request<p4::WriteRequest>,
     ) -> Result<Response<p4::WriteResponse>, Status> {
-        let req = request.into_inner();
         let dev = &self.dev;
-        check_size(&req, dev.opts.max_message_bytes)?;
+        check_size(&request, dev.opts.max_message_bytes)?;
+        let req = request.into_inner();
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let p = dev.current()?;
         let received = p.sw.now_ns();
-        // Writes take microseconds (a dataplane-atomic one may wait for the workers' quiescent
-        // point): run them on this thread, telling the runtime it blocks, rather than paying a
-        // hop to the blocking pool in every update's d_control.
-        let results = tokio::task::block_in_place(|| dev.write_updates(&p, &req, received));
+        // An update takes about a microsecond: a Write runs on this thread, without a hop to
+        // another. One that may take long (a dataplane-atomic batch waits for the workers'
+        // quiescent point; a batch of many thousands of updates) tells a multi-threaded
+        // runtime that it blocks, which hands this worker's other tasks to another thread;
+        // that handover costs tens of microseconds, too much for every Write.
+        let long = req.atomicity == p4::write_request::Atomicity::DataplaneAtomic as i32
+            || req.updates.len() > LONG_WRITE_UPDATES;
+        let results = if long
+            && tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::MultiThread
+        {
+            tokio::task::block_in_place(|| dev.write_updates(&p, &req, received))
+        } else {
+            dev.write_updates(&p, &req, received)
+        };
         {
             let mut s = lock(&dev.stats);
             s.writes += 1;
@@ -1547,9 +1609,9 @@ impl P4Runtime for Service {
         request: Request<p4::SetForwardingPipelineConfigRequest>,
     ) -> Result<Response<p4::SetForwardingPipelineConfigResponse>, Status> {
         use p4::set_forwarding_pipeline_config_request::Action as A;
-        let req = request.into_inner();
         let dev = &self.dev;
-        check_size(&req, dev.opts.max_message_bytes)?;
+        check_size(&request, dev.opts.max_message_bytes)?;
+        let req = request.into_inner();
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let action = A::try_from(req.action).unwrap_or(A::Unspecified);
@@ -1751,13 +1813,90 @@ impl P4Runtime for Service {
 }
 
 /// The tonic server of a device (requests up to `ServeOptions::max_message_bytes`).
-pub fn grpc_service(dev: Arc<Device>) -> P4RuntimeServer<Service> {
+pub fn grpc_service(dev: Arc<Device>) -> GrpcService {
     let max = dev.opts.max_message_bytes;
-    P4RuntimeServer::new(Service { dev })
-        // Up to twice the limit is decoded so that the handlers can answer RESOURCE_EXHAUSTED
-        // (gRPC's code for a message over the limit); tonic answers OUT_OF_RANGE beyond that.
-        .max_decoding_message_size(max.saturating_mul(2))
-        .max_encoding_message_size(256 << 20)
+    GrpcService(
+        P4RuntimeServer::new(Service { dev })
+            // Up to twice the limit is decoded so that the handlers can answer
+            // RESOURCE_EXHAUSTED (gRPC's code for a message over the limit); tonic answers
+            // OUT_OF_RANGE beyond that.
+            .max_decoding_message_size(max.saturating_mul(2))
+            .max_encoding_message_size(256 << 20),
+    )
+}
+
+/// The P4Runtime service as served ([`grpc_service`]): the generated server, with the bytes of
+/// each request's body counted on their way in, so that a handler knows a request's size
+/// without encoding it again.
+#[derive(Clone)]
+pub struct GrpcService(P4RuntimeServer<Service>);
+
+/// The bytes of a request's body received so far (gRPC's 5-byte message prefix included).
+#[derive(Clone)]
+struct BodySize(Arc<std::sync::atomic::AtomicUsize>);
+
+impl tonic::server::NamedService for GrpcService {
+    const NAME: &'static str = <P4RuntimeServer<Service> as tonic::server::NamedService>::NAME;
+}
+
+impl tonic::codegen::Service<tonic::codegen::http::Request<tonic::body::Body>> for GrpcService {
+    type Response = tonic::codegen::http::Response<tonic::body::Body>;
+    type Error = std::convert::Infallible;
+    type Future = tonic::codegen::BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        tonic::codegen::Service::<tonic::codegen::http::Request<Counted>>::poll_ready(
+            &mut self.0,
+            cx,
+        )
+    }
+
+    fn call(&mut self, req: tonic::codegen::http::Request<tonic::body::Body>) -> Self::Future {
+        let size = BodySize(Arc::default());
+        let (mut parts, inner) = req.into_parts();
+        parts.extensions.insert(size.clone());
+        let body = Counted { inner, size };
+        self.0
+            .call(tonic::codegen::http::Request::from_parts(parts, body))
+    }
+}
+
+/// A request body that counts its bytes into a [`BodySize`].
+struct Counted {
+    inner: tonic::body::Body,
+    size: BodySize,
+}
+
+impl tonic::codegen::Body for Counted {
+    type Data = prost::bytes::Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let r = Pin::new(&mut this.inner).poll_frame(cx);
+        if let std::task::Poll::Ready(Some(Ok(f))) = &r {
+            if let Some(d) = f.data_ref() {
+                this.size
+                    .0
+                    .fetch_add(d.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// A listening socket for the server on `addr` (port 0: any free port) with Nagle's algorithm

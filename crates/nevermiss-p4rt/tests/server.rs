@@ -168,7 +168,7 @@ fn lpm_entry(
         r#match: vec![p4::FieldMatch {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Lpm(p4::field_match::Lpm {
-                value: dst.to_vec(),
+                value: dst.to_vec().into(),
                 prefix_len: len,
             })),
         }],
@@ -178,11 +178,11 @@ fn lpm_entry(
                 params: vec![
                     p4::action::Param {
                         param_id: 1,
-                        value: next_hop.to_vec(),
+                        value: next_hop.to_vec().into(),
                     },
                     p4::action::Param {
                         param_id: 2,
-                        value: port.to_vec(),
+                        value: port.to_vec().into(),
                     },
                 ],
             })),
@@ -213,7 +213,7 @@ async fn read(
 fn table_entries(v: Vec<p4::Entity>) -> Vec<p4::TableEntry> {
     v.into_iter()
         .filter_map(|e| match e.entity {
-            Some(p4::entity::Entity::TableEntry(t)) => Some(t),
+            Some(p4::entity::Entity::TableEntry(t)) => Some(*t),
             _ => None,
         })
         .collect()
@@ -240,7 +240,7 @@ async fn primary_limited(
         election_id: election(1),
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
         config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: config,
+            p4_device_config: config.into(),
             ..Default::default()
         }),
         ..Default::default()
@@ -320,7 +320,7 @@ async fn a_controller_programs_the_v1model_router() {
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
         config: Some(p4::ForwardingPipelineConfig {
             p4info: None,
-            p4_device_config: cfg.clone(),
+            p4_device_config: cfg.clone().into(),
             cookie: Some(p4::forwarding_pipeline_config::Cookie { cookie }),
         }),
         ..Default::default()
@@ -365,7 +365,7 @@ async fn a_controller_programs_the_v1model_router() {
     // Insert with padded bytestrings; read back canonical.
     let e1 = lpm_entry(&p4info, [10, 0, 1, 0], 24, &[0, 0, 0, 7], &[0, 2]);
     c.write(write_req(
-        vec![update(Insert, E::TableEntry(e1.clone()))],
+        vec![update(Insert, E::TableEntry(Box::new(e1.clone())))],
         10,
     ))
     .await
@@ -373,10 +373,10 @@ async fn a_controller_programs_the_v1model_router() {
     let got = table_entries(
         read(
             &mut c,
-            E::TableEntry(p4::TableEntry {
+            E::TableEntry(Box::new(p4::TableEntry {
                 table_id: id(&p4info, "ipv4_lpm"),
                 ..Default::default()
-            }),
+            })),
         )
         .await
         .unwrap(),
@@ -386,7 +386,7 @@ async fn a_controller_programs_the_v1model_router() {
     // A backup's write is refused before any update is tried.
     let e = c
         .write(write_req(
-            vec![update(Insert, E::TableEntry(e1.clone()))],
+            vec![update(Insert, E::TableEntry(Box::new(e1.clone())))],
             5,
         ))
         .await
@@ -403,11 +403,11 @@ async fn a_controller_programs_the_v1model_router() {
     let e = c
         .write(write_req(
             vec![
-                update(Insert, E::TableEntry(dup)),
-                update(Insert, E::TableEntry(wide)),
-                update(Insert, E::TableEntry(host_bits)),
-                update(Insert, E::TableEntry(good.clone())),
-                update(Insert, E::TableEntry(unknown_table)),
+                update(Insert, E::TableEntry(Box::new(dup))),
+                update(Insert, E::TableEntry(Box::new(wide))),
+                update(Insert, E::TableEntry(Box::new(host_bits))),
+                update(Insert, E::TableEntry(Box::new(good.clone()))),
+                update(Insert, E::TableEntry(Box::new(unknown_table))),
             ],
             10,
         ))
@@ -427,22 +427,26 @@ async fn a_controller_programs_the_v1model_router() {
     // Modify, then read by key.
     let m = lpm_entry(&p4info, [10, 0, 4, 0], 24, &[9], &[3]);
     c.write(write_req(
-        vec![update(Modify, E::TableEntry(m.clone()))],
+        vec![update(Modify, E::TableEntry(Box::new(m.clone())))],
         10,
     ))
     .await
     .unwrap();
-    let got = table_entries(read(&mut c, E::TableEntry(good.clone())).await.unwrap());
+    let got = table_entries(
+        read(&mut c, E::TableEntry(Box::new(good.clone())))
+            .await
+            .unwrap(),
+    );
     assert_eq!(got, vec![m.clone()]);
 
     // Rollback: a batch with one bad update changes nothing.
     let fresh = lpm_entry(&p4info, [10, 0, 5, 0], 24, &[5], &[5]);
     let mut req = write_req(
         vec![
-            update(Insert, E::TableEntry(fresh.clone())),
+            update(Insert, E::TableEntry(Box::new(fresh.clone()))),
             update(
                 Delete,
-                E::TableEntry(lpm_entry(&p4info, [10, 9, 9, 0], 24, &[1], &[1])),
+                E::TableEntry(Box::new(lpm_entry(&p4info, [10, 9, 9, 0], 24, &[1], &[1]))),
             ),
         ],
         10,
@@ -451,7 +455,12 @@ async fn a_controller_programs_the_v1model_router() {
     let e = c.write(req).await.unwrap_err();
     let codes: Vec<i32> = details(&e).iter().map(|e| e.canonical_code).collect();
     assert_eq!(codes, vec![Code::Aborted as i32, Code::NotFound as i32]);
-    assert!(table_entries(read(&mut c, E::TableEntry(fresh.clone())).await.unwrap()).is_empty());
+    assert!(table_entries(
+        read(&mut c, E::TableEntry(Box::new(fresh.clone())))
+            .await
+            .unwrap()
+    )
+    .is_empty());
 
     // Default entry: set, read, reset with no action.
     let t = id(&p4info, "next_hop_mac");
@@ -463,14 +472,14 @@ async fn a_controller_programs_the_v1model_router() {
                 action_id: id(&p4info, "set_dmac"),
                 params: vec![p4::action::Param {
                     param_id: 1,
-                    value: vec![0xaa, 0, 0, 0, 0, 1],
+                    value: vec![0xaa, 0, 0, 0, 0, 1].into(),
                 }],
             })),
         }),
         ..Default::default()
     };
     c.write(write_req(
-        vec![update(Modify, E::TableEntry(set_default.clone()))],
+        vec![update(Modify, E::TableEntry(Box::new(set_default.clone())))],
         10,
     ))
     .await
@@ -481,19 +490,22 @@ async fn a_controller_programs_the_v1model_router() {
         ..Default::default()
     };
     let got = table_entries(
-        read(&mut c, E::TableEntry(default_read.clone()))
+        read(&mut c, E::TableEntry(Box::new(default_read.clone())))
             .await
             .unwrap(),
     );
     assert_eq!(got, vec![set_default]);
     c.write(write_req(
-        vec![update(Modify, E::TableEntry(default_read.clone()))],
+        vec![update(
+            Modify,
+            E::TableEntry(Box::new(default_read.clone())),
+        )],
         10,
     ))
     .await
     .unwrap();
     let got = table_entries(
-        read(&mut c, E::TableEntry(default_read.clone()))
+        read(&mut c, E::TableEntry(Box::new(default_read.clone())))
             .await
             .unwrap(),
     );
@@ -505,7 +517,7 @@ async fn a_controller_programs_the_v1model_router() {
     // INSERT of a default entry is invalid.
     let e = c
         .write(write_req(
-            vec![update(Insert, E::TableEntry(default_read))],
+            vec![update(Insert, E::TableEntry(Box::new(default_read)))],
             10,
         ))
         .await
@@ -519,8 +531,8 @@ async fn a_controller_programs_the_v1model_router() {
             field_id: 3,
             field_match_type: Some(p4::field_match::FieldMatchType::Ternary(
                 p4::field_match::Ternary {
-                    value: vec![17],
-                    mask: vec![0xff],
+                    value: vec![17].into(),
+                    mask: vec![0xff].into(),
                 },
             )),
         }],
@@ -535,7 +547,7 @@ async fn a_controller_programs_the_v1model_router() {
     };
     let e = c
         .write(write_req(
-            vec![update(Insert, E::TableEntry(acl.clone()))],
+            vec![update(Insert, E::TableEntry(Box::new(acl.clone())))],
             10,
         ))
         .await
@@ -546,16 +558,12 @@ async fn a_controller_programs_the_v1model_router() {
         ..acl
     };
     c.write(write_req(
-        vec![update(Insert, E::TableEntry(acl.clone()))],
+        vec![update(Insert, E::TableEntry(Box::new(acl.clone())))],
         10,
     ))
     .await
     .unwrap();
-    let all = table_entries(
-        read(&mut c, E::TableEntry(p4::TableEntry::default()))
-            .await
-            .unwrap(),
-    );
+    let all = table_entries(read(&mut c, E::TableEntry(Box::default())).await.unwrap());
     assert_eq!(all.len(), 3, "{all:?}");
     assert!(all.contains(&acl));
 
@@ -563,13 +571,16 @@ async fn a_controller_programs_the_v1model_router() {
     let mut del = m.clone();
     del.action = None;
     c.write(write_req(
-        vec![update(Delete, E::TableEntry(del.clone()))],
+        vec![update(Delete, E::TableEntry(Box::new(del.clone())))],
         10,
     ))
     .await
     .unwrap();
     let e = c
-        .write(write_req(vec![update(Delete, E::TableEntry(del))], 10))
+        .write(write_req(
+            vec![update(Delete, E::TableEntry(Box::new(del)))],
+            10,
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&e)[0].canonical_code, Code::NotFound as i32);
@@ -583,9 +594,9 @@ async fn a_controller_programs_the_v1model_router() {
                     replicas: vec![p4::Replica {
                         instance: 1,
                         backup_replicas: vec![],
-                        port_kind: Some(p4::replica::PortKind::Port(vec![0, 4])),
+                        port_kind: Some(p4::replica::PortKind::Port(vec![0, 4].into())),
                     }],
-                    metadata: vec![],
+                    metadata: vec![].into(),
                 },
             ),
         ),
@@ -646,7 +657,7 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
         election_id: election(1),
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
         config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: l2_cpu_config(),
+            p4_device_config: l2_cpu_config().into(),
             ..Default::default()
         }),
         ..Default::default()
@@ -683,15 +694,15 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
     let f = frame([2, 0, 0, 0, 0, 1], src);
     let po = |egress: u8, f: &[u8]| p4::StreamMessageRequest {
         update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
-            payload: f.to_vec(),
+            payload: f.to_vec().into(),
             metadata: vec![
                 p4::PacketMetadata {
                     metadata_id: 1,
-                    value: vec![egress],
+                    value: vec![egress].into(),
                 },
                 p4::PacketMetadata {
                     metadata_id: 2,
-                    value: vec![0],
+                    value: vec![0].into(),
                 },
             ],
         })),
@@ -712,11 +723,11 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
         vec![
             p4::PacketMetadata {
                 metadata_id: 1,
-                value: vec![0x01, 0xfe]
+                value: vec![0x01, 0xfe].into()
             },
             p4::PacketMetadata {
                 metadata_id: 2,
-                value: vec![0]
+                value: vec![0].into()
             }
         ]
     );
@@ -728,10 +739,10 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
             data: Some(p4::p4_data::Data::Struct(p4::P4StructLike {
                 members: vec![
                     p4::P4Data {
-                        data: Some(p4::p4_data::Data::Bitstring(src.to_vec()))
+                        data: Some(p4::p4_data::Data::Bitstring(src.to_vec().into()))
                     },
                     p4::P4Data {
-                        data: Some(p4::p4_data::Data::Bitstring(vec![0x01, 0xfe]))
+                        data: Some(p4::p4_data::Data::Bitstring(vec![0x01, 0xfe].into()))
                     },
                 ]
             }))
@@ -746,7 +757,7 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Exact(
                 p4::field_match::Exact {
-                    value: src.to_vec(),
+                    value: src.to_vec().into(),
                 },
             )),
         }],
@@ -760,7 +771,7 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
         ..Default::default()
     };
     c.write(write_req(
-        vec![update(Insert, E::TableEntry(learnt.clone()))],
+        vec![update(Insert, E::TableEntry(Box::new(learnt.clone())))],
         1,
     ))
     .await
@@ -768,11 +779,11 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
     let got = table_entries(
         read(
             &mut c,
-            E::TableEntry(p4::TableEntry {
+            E::TableEntry(Box::new(p4::TableEntry {
                 table_id: smac,
                 time_since_last_hit: Some(p4::table_entry::IdleTimeout { elapsed_ns: 0 }),
                 ..Default::default()
-            }),
+            })),
         )
         .await
         .unwrap(),
@@ -803,7 +814,10 @@ async fn packets_digests_and_idle_timeouts_reach_the_primary() {
         })),
     });
     let e = c
-        .write(write_req(vec![update(Insert, E::TableEntry(bad))], 1))
+        .write(write_req(
+            vec![update(Insert, E::TableEntry(Box::new(bad)))],
+            1,
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
@@ -850,7 +864,7 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
         election_id: election(1),
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
         config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "aom"),
+            p4_device_config: nevermiss_p4rt::device_config::encode(&compiled, "aom").into(),
             ..Default::default()
         }),
         ..Default::default()
@@ -865,16 +879,16 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
     // A packet misses and the data plane adds its key with add_entry.
     s.tx.send(p4::StreamMessageRequest {
         update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
-            payload: aom_frame(0x0a00_0001, 0x0a00_0063),
+            payload: aom_frame(0x0a00_0001, 0x0a00_0063).into(),
             metadata: vec![],
         })),
     })
     .await
     .unwrap();
-    let flows_read = E::TableEntry(p4::TableEntry {
+    let flows_read = E::TableEntry(Box::new(p4::TableEntry {
         table_id: flows,
         ..Default::default()
-    });
+    }));
     let mut got = Vec::new();
     for _ in 0..100 {
         got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
@@ -890,7 +904,7 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
         Some(p4::table_action::Type::Action(a)) => (a.action_id, a.params[0].value.clone()),
         other => panic!("{other:?}"),
     };
-    assert_eq!(param(e), (hit, vec![0x0a, 0, 0, 1]));
+    assert_eq!(param(e), (hit, vec![0x0a, 0, 0, 1].into()));
 
     // The controller modifies it.
     let mut m = e.clone();
@@ -899,19 +913,19 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
             action_id: hit,
             params: vec![p4::action::Param {
                 param_id: 1,
-                value: vec![7],
+                value: vec![7].into(),
             }],
         })),
     });
     m.idle_timeout_ns = 0;
     c.write(write_req(
-        vec![update(p4::update::Type::Modify, E::TableEntry(m))],
+        vec![update(p4::update::Type::Modify, E::TableEntry(Box::new(m)))],
         1,
     ))
     .await
     .unwrap();
     let got = table_entries(read(&mut c, flows_read.clone()).await.unwrap());
-    assert_eq!(param(&got[0]), (hit, vec![7]));
+    assert_eq!(param(&got[0]), (hit, vec![7].into()));
 
     // Idle for its profile's time: the controller is told.
     let note = loop {
@@ -927,7 +941,7 @@ async fn entries_the_data_plane_added_are_read_modified_notified_and_deleted() {
     let mut d = e.clone();
     d.action = None;
     c.write(write_req(
-        vec![update(p4::update::Type::Delete, E::TableEntry(d))],
+        vec![update(p4::update::Type::Delete, E::TableEntry(Box::new(d)))],
         1,
     ))
     .await
@@ -957,7 +971,7 @@ async fn streams_that_close_early_and_oversized_requests_are_survived() {
         election_id: election(4),
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
         config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: vec![b' '; 3 << 19],
+            p4_device_config: vec![b' '; 3 << 19].into(),
             ..Default::default()
         }),
         ..Default::default()
@@ -970,7 +984,7 @@ async fn streams_that_close_early_and_oversized_requests_are_survived() {
         election_id: election(4),
         action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
         config: Some(p4::ForwardingPipelineConfig {
-            p4_device_config: b"control c() { apply { x = ; } }".to_vec(),
+            p4_device_config: b"control c() { apply { x = ; } }".to_vec().into(),
             ..Default::default()
         }),
         ..Default::default()
@@ -1104,7 +1118,7 @@ async fn registers_and_meters_are_written_and_read() {
         register_id: r,
         index: Some(p4::Index { index: i }),
         data: Some(p4::P4Data {
-            data: Some(p4::p4_data::Data::Bitstring(v)),
+            data: Some(p4::p4_data::Data::Bitstring(v.into())),
         }),
     };
     c.write(write_req(
@@ -1115,7 +1129,7 @@ async fn registers_and_meters_are_written_and_read() {
     .unwrap();
     s.tx.send(p4::StreamMessageRequest {
         update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
-            payload: vec![3],
+            payload: vec![3].into(),
             metadata: vec![],
         })),
     })
@@ -1170,25 +1184,32 @@ async fn registers_and_meters_are_written_and_read() {
         counter_data: None,
     };
     c.write(write_req(
-        vec![update(Modify, E::MeterEntry(meter(Some(cfg))))],
+        vec![update(Modify, E::MeterEntry(Box::new(meter(Some(cfg)))))],
         1,
     ))
     .await
     .unwrap();
-    let got = read(&mut c, E::MeterEntry(meter(None))).await.unwrap();
-    assert_eq!(got[0].entity, Some(E::MeterEntry(meter(Some(cfg)))));
+    let got = read(&mut c, E::MeterEntry(Box::new(meter(None))))
+        .await
+        .unwrap();
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(Box::new(meter(Some(cfg)))))
+    );
     c.write(write_req(
-        vec![update(Modify, E::MeterEntry(meter(None)))],
+        vec![update(Modify, E::MeterEntry(Box::new(meter(None))))],
         1,
     ))
     .await
     .unwrap();
-    let got = read(&mut c, E::MeterEntry(meter(None))).await.unwrap();
-    assert_eq!(got[0].entity, Some(E::MeterEntry(meter(None))));
+    let got = read(&mut c, E::MeterEntry(Box::new(meter(None))))
+        .await
+        .unwrap();
+    assert_eq!(got[0].entity, Some(E::MeterEntry(Box::new(meter(None)))));
     let bad = p4::MeterConfig { pir: 10, ..cfg };
     let e = c
         .write(write_req(
-            vec![update(Modify, E::MeterEntry(meter(Some(bad))))],
+            vec![update(Modify, E::MeterEntry(Box::new(meter(Some(bad)))))],
             1,
         ))
         .await
@@ -1196,11 +1217,201 @@ async fn registers_and_meters_are_written_and_read() {
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
 }
 
+/// P4Runtime §9.4, §9.5, §9.8: a CounterEntry, MeterEntry or RegisterEntry written without an
+/// index sets every cell of the array (a counter's data unset: nothing changes; a meter's
+/// config unset: every cell back to the default); a negative index is INVALID_ARGUMENT, one
+/// past the size OUT_OF_RANGE; a batch that fails under ROLLBACK_ON_ERROR or DATAPLANE_ATOMIC
+/// leaves every cell as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_cell_of_a_counter_meter_or_register_is_written_at_once() {
+    let (dev, mut c, _s) = primary_with(test_program("externs.p4")).await;
+    let p4info = dev.pipeline().unwrap().p4info.clone();
+    let pid = |v: Vec<Option<&pi::Preamble>>, name: &str| {
+        v.into_iter()
+            .flatten()
+            .find(|p| p.name.ends_with(name))
+            .map(|p| p.id)
+            .unwrap()
+    };
+    let r = pid(
+        p4info
+            .registers
+            .iter()
+            .map(|x| x.preamble.as_ref())
+            .collect(),
+        ".r",
+    );
+    let ctr = pid(
+        p4info
+            .counters
+            .iter()
+            .map(|x| x.preamble.as_ref())
+            .collect(),
+        ".c",
+    );
+    let m = pid(
+        p4info.meters.iter().map(|x| x.preamble.as_ref()).collect(),
+        ".m",
+    );
+    use p4::entity::Entity as E;
+    use p4::update::Type::Modify;
+    let index = |i: Option<i64>| i.map(|index| p4::Index { index });
+    let register = |i: Option<i64>, v: &[u8]| {
+        E::RegisterEntry(p4::RegisterEntry {
+            register_id: r,
+            index: index(i),
+            data: Some(p4::P4Data {
+                data: Some(p4::p4_data::Data::Bitstring(v.to_vec().into())),
+            }),
+        })
+    };
+    let counter = |i: Option<i64>, d: Option<(i64, i64)>| {
+        E::CounterEntry(p4::CounterEntry {
+            counter_id: ctr,
+            index: index(i),
+            data: d.map(|(packet_count, byte_count)| p4::CounterData {
+                packet_count,
+                byte_count,
+            }),
+        })
+    };
+    let meter = |i: Option<i64>, config: Option<p4::MeterConfig>| {
+        E::MeterEntry(Box::new(p4::MeterEntry {
+            meter_id: m,
+            index: index(i),
+            config,
+            counter_data: None,
+        }))
+    };
+    let cfg = |cir: i64| p4::MeterConfig {
+        cir,
+        cburst: 10,
+        pir: 2 * cir,
+        pburst: 20,
+        eburst: 0,
+    };
+    let write = |c: &mut P4RuntimeClient<Channel>, atomicity: i32, es: Vec<E>| {
+        let mut req = write_req(es.into_iter().map(|e| update(Modify, e)).collect(), 1);
+        req.atomicity = atomicity;
+        let mut c = c.clone();
+        async move { c.write(req).await.map(|_| ()) }
+    };
+    // What a wildcard read returns of each array, cell by cell.
+    async fn cells(c: &mut P4RuntimeClient<Channel>, e: E) -> Vec<E> {
+        read(c, e)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|x| x.entity.unwrap())
+            .collect()
+    }
+    let registers = |v: &[u8]| (0..8).map(|i| register(Some(i), v)).collect::<Vec<_>>();
+    let counters = |d: (i64, i64)| {
+        (0..4)
+            .map(|i| counter(Some(i), Some(d)))
+            .collect::<Vec<_>>()
+    };
+    let meters = |config: Option<p4::MeterConfig>| {
+        (0..4).map(|i| meter(Some(i), config)).collect::<Vec<_>>()
+    };
+    let all_registers = || {
+        E::RegisterEntry(p4::RegisterEntry {
+            register_id: r,
+            ..Default::default()
+        })
+    };
+    let all_counters = || counter(None, None);
+    let all_meters = || meter(None, None);
+
+    // Every cell written by one update each, under each atomicity mode.
+    for (atomicity, v) in [(0, 0x77u8), (1, 0x78), (2, 0x79)] {
+        let n = i64::from(v);
+        write(
+            &mut c,
+            atomicity,
+            vec![
+                register(None, &[v]),
+                counter(None, Some((n, 10 * n))),
+                meter(None, Some(cfg(n))),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(cells(&mut c, all_registers()).await, registers(&[v]));
+        assert_eq!(cells(&mut c, all_counters()).await, counters((n, 10 * n)));
+        assert_eq!(cells(&mut c, all_meters()).await, meters(Some(cfg(n))));
+    }
+    // A counter written without data is left as it is, every cell or one.
+    write(&mut c, 0, vec![counter(None, None), counter(Some(2), None)])
+        .await
+        .unwrap();
+    assert_eq!(
+        cells(&mut c, all_counters()).await,
+        counters((0x79, 0x79 * 10))
+    );
+
+    // A batch whose last update fails changes no cell under ROLLBACK_ON_ERROR and
+    // DATAPLANE_ATOMIC; the others report ABORTED.
+    for atomicity in [1, 2] {
+        let e = write(
+            &mut c,
+            atomicity,
+            vec![
+                register(None, &[1]),
+                counter(None, Some((1, 1))),
+                meter(None, None),
+                register(Some(8), &[1]),
+            ],
+        )
+        .await
+        .unwrap_err();
+        let codes: Vec<i32> = details(&e).iter().map(|d| d.canonical_code).collect();
+        let aborted = Code::Aborted as i32;
+        assert_eq!(
+            codes,
+            [aborted, aborted, aborted, Code::OutOfRange as i32],
+            "atomicity {atomicity}"
+        );
+        assert_eq!(cells(&mut c, all_registers()).await, registers(&[0x79]));
+        assert_eq!(
+            cells(&mut c, all_counters()).await,
+            counters((0x79, 0x79 * 10))
+        );
+        assert_eq!(cells(&mut c, all_meters()).await, meters(Some(cfg(0x79))));
+    }
+    // Under CONTINUE_ON_ERROR the others are applied.
+    let e = write(&mut c, 0, vec![meter(None, None), meter(Some(4), None)])
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&e).iter().map(|d| d.canonical_code).collect();
+    assert_eq!(codes, [Code::Ok as i32, Code::OutOfRange as i32]);
+    assert_eq!(cells(&mut c, all_meters()).await, meters(None));
+
+    // Indices: negative is INVALID_ARGUMENT, past the size OUT_OF_RANGE.
+    for (e, code) in [
+        (register(Some(-1), &[1]), Code::InvalidArgument),
+        (counter(Some(-1), Some((1, 1))), Code::InvalidArgument),
+        (meter(Some(-2), None), Code::InvalidArgument),
+        (register(Some(8), &[1]), Code::OutOfRange),
+        (counter(Some(4), Some((1, 1))), Code::OutOfRange),
+        (counter(Some(4), None), Code::OutOfRange),
+    ] {
+        let err = write(&mut c, 0, vec![e.clone()]).await.unwrap_err();
+        assert_eq!(details(&err)[0].canonical_code, code as i32, "{e:?}");
+    }
+    // A value wider than the register's cells is refused for every cell at once too.
+    let err = write(&mut c, 0, vec![register(None, &[1, 0, 0, 0, 0])])
+        .await
+        .unwrap_err();
+    assert_eq!(details(&err)[0].canonical_code, Code::OutOfRange as i32);
+    assert_eq!(cells(&mut c, all_registers()).await, registers(&[0x79]));
+}
+
 /// The PacketIn of one PacketOut through the primary's stream.
 async fn round_trip(s: &mut Stream, payload: Vec<u8>) -> Vec<u8> {
     s.tx.send(p4::StreamMessageRequest {
         update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
-            payload,
+            payload: payload.into(),
             metadata: vec![],
         })),
     })
@@ -1208,7 +1419,7 @@ async fn round_trip(s: &mut Stream, payload: Vec<u8>) -> Vec<u8> {
     .unwrap();
     loop {
         if let p4::stream_message_response::Update::Packet(p) = s.next().await.unwrap() {
-            return p.payload;
+            return p.payload.to_vec();
         }
     }
 }
@@ -1241,7 +1452,7 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
             action_id: action,
             params: vec![p4::action::Param {
                 param_id: 1,
-                value: vec![v],
+                value: vec![v].into(),
             }],
         }),
     };
@@ -1263,7 +1474,9 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
         r#match: vec![p4::FieldMatch {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-                p4::field_match::Exact { value: vec![key] },
+                p4::field_match::Exact {
+                    value: vec![key].into(),
+                },
             )),
         }],
         action: Some(p4::TableAction { r#type: Some(a) }),
@@ -1281,11 +1494,11 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
             ),
             update(
                 Insert,
-                E::TableEntry(entry(members_t, 1, ActionProfileMemberId(1))),
+                E::TableEntry(Box::new(entry(members_t, 1, ActionProfileMemberId(1)))),
             ),
             update(
                 Insert,
-                E::TableEntry(entry(grouped_t, 1, ActionProfileGroupId(100))),
+                E::TableEntry(Box::new(entry(grouped_t, 1, ActionProfileGroupId(100)))),
             ),
         ],
         1,
@@ -1302,7 +1515,9 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
         r#match: vec![p4::FieldMatch {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-                p4::field_match::Exact { value: vec![v] },
+                p4::field_match::Exact {
+                    value: vec![v].into(),
+                },
             )),
         }],
     };
@@ -1405,7 +1620,7 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
         (
             update(
                 Insert,
-                E::TableEntry(entry(members_t, 3, ActionProfileMemberId(77))),
+                E::TableEntry(Box::new(entry(members_t, 3, ActionProfileMemberId(77)))),
             ),
             Code::NotFound,
         ),
@@ -1430,12 +1645,12 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
         vec![
             update(
                 Delete,
-                E::TableEntry(entry(grouped_t, 1, ActionProfileGroupId(100))),
+                E::TableEntry(Box::new(entry(grouped_t, 1, ActionProfileGroupId(100)))),
             ),
             update(Delete, E::ActionProfileGroup(group(100, &[]))),
             update(
                 Delete,
-                E::TableEntry(entry(members_t, 1, ActionProfileMemberId(1))),
+                E::TableEntry(Box::new(entry(members_t, 1, ActionProfileMemberId(1)))),
             ),
             update(Delete, E::ActionProfileMember(member(ap, 1, set_out, 9))),
             update(Delete, E::ActionProfileMember(member(sel, 10, add_out, 1))),
@@ -1532,15 +1747,15 @@ async fn a_digest_is_not_sent_again_until_its_list_is_acknowledged() {
         for &src in srcs {
             s.tx.send(p4::StreamMessageRequest {
                 update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
-                    payload: frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, src]),
+                    payload: frame([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, src]).into(),
                     metadata: vec![
                         p4::PacketMetadata {
                             metadata_id: 1,
-                            value: vec![0],
+                            value: vec![0].into(),
                         },
                         p4::PacketMetadata {
                             metadata_id: 2,
-                            value: vec![0],
+                            value: vec![0].into(),
                         },
                     ],
                 })),
@@ -1573,7 +1788,15 @@ async fn a_digest_is_not_sent_again_until_its_list_is_acknowledged() {
     // Source 9's list acknowledged: 9 is reported again, 10 is still held back.
     let nine = first
         .iter()
-        .find(|l| format!("{:?}", l.data).contains("[2, 0, 0, 0, 0, 9]"))
+        .find(|l| {
+            // A member of the digest's data is the source MAC 02:00:00:00:00:09.
+            l.data.iter().any(|d| match &d.data {
+                Some(p4::p4_data::Data::Struct(st)) => st.members.iter().any(|m| {
+                    matches!(&m.data, Some(p4::p4_data::Data::Bitstring(b)) if b[..] == [2, 0, 0, 0, 0, 9])
+                }),
+                _ => false,
+            })
+        })
         .unwrap();
     s.tx.send(p4::StreamMessageRequest {
         update: Some(p4::stream_message_request::Update::DigestAck(
@@ -1638,7 +1861,7 @@ fn mixed_batch(p4info: &pi::P4Info, n: usize) -> (Vec<p4::Update>, Vec<i32>) {
             ),
             _ => (lpm_entry(p4info, dst, 24, &[1], &[1]), Code::Ok),
         };
-        updates.push(update(Insert, E::TableEntry(e)));
+        updates.push(update(Insert, E::TableEntry(Box::new(e))));
         want.push(code as i32);
     }
     (updates, want)
@@ -1654,7 +1877,13 @@ async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer
     c.write(write_req(
         vec![update(
             Insert,
-            E::TableEntry(lpm_entry(&p4info, [10, 255, 255, 0], 24, &[1], &[1])),
+            E::TableEntry(Box::new(lpm_entry(
+                &p4info,
+                [10, 255, 255, 0],
+                24,
+                &[1],
+                &[1],
+            ))),
         )],
         1,
     ))
@@ -1700,7 +1929,13 @@ async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer
     c.write(write_req(
         vec![update(
             Insert,
-            E::TableEntry(lpm_entry(&p4info, [10, 255, 255, 0], 24, &[1], &[1])),
+            E::TableEntry(Box::new(lpm_entry(
+                &p4info,
+                [10, 255, 255, 0],
+                24,
+                &[1],
+                &[1],
+            ))),
         )],
         1,
     ))
@@ -1722,10 +1957,10 @@ async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer
     let n = table_entries(
         read(
             &mut c,
-            E::TableEntry(p4::TableEntry {
+            E::TableEntry(Box::new(p4::TableEntry {
                 table_id: id(&p4info, "ipv4_lpm"),
                 ..Default::default()
-            }),
+            })),
         )
         .await
         .unwrap(),
@@ -1754,7 +1989,7 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
         async move {
             tx.send(p4::StreamMessageRequest {
                 update: Some(p4::stream_message_request::Update::Packet(p4::PacketOut {
-                    payload: vec![key],
+                    payload: vec![key].into(),
                     metadata: vec![],
                 })),
             })
@@ -1797,7 +2032,9 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
         r#match: vec![p4::FieldMatch {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-                p4::field_match::Exact { value: vec![5] },
+                p4::field_match::Exact {
+                    value: vec![5].into(),
+                },
             )),
         }],
         action: Some(p4::TableAction {
@@ -1812,8 +2049,8 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
     };
     c.write(write_req(
         vec![
-            update(Modify, E::MeterEntry(cell(2, Some(cfg), None))),
-            update(Insert, E::TableEntry(entry(Some(cfg), zero))),
+            update(Modify, E::MeterEntry(Box::new(cell(2, Some(cfg), None)))),
+            update(Insert, E::TableEntry(Box::new(entry(Some(cfg), zero)))),
         ],
         1,
     ))
@@ -1826,31 +2063,42 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
 
     // Indexed meter: cell 2 marked 1 green, 1 yellow, 3 red (packets of 1 byte); cell 0 is
     // unconfigured: all green. Counters come back only when the read asks for them.
-    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+    let got = read(&mut c, E::MeterEntry(Box::new(cell(2, None, zero))))
         .await
         .unwrap();
     assert_eq!(
         got[0].entity,
-        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(1, 1, 3)))))
+        Some(E::MeterEntry(Box::new(cell(
+            2,
+            Some(cfg),
+            Some(counts(1, 1, 3))
+        ))))
     );
-    let got = read(&mut c, E::MeterEntry(cell(0, None, None)))
+    let got = read(&mut c, E::MeterEntry(Box::new(cell(0, None, None))))
         .await
         .unwrap();
-    assert_eq!(got[0].entity, Some(E::MeterEntry(cell(0, None, None))));
+    assert_eq!(
+        got[0].entity,
+        Some(E::MeterEntry(Box::new(cell(0, None, None))))
+    );
     let all = read(
         &mut c,
-        E::MeterEntry(p4::MeterEntry {
+        E::MeterEntry(Box::new(p4::MeterEntry {
             meter_id: m,
             counter_data: zero,
             ..Default::default()
-        }),
+        })),
     )
     .await
     .unwrap();
     assert_eq!(all.len(), 4);
     assert_eq!(
         all[0].entity,
-        Some(E::MeterEntry(cell(0, None, Some(counts(2, 0, 0)))))
+        Some(E::MeterEntry(Box::new(cell(
+            0,
+            None,
+            Some(counts(2, 0, 0))
+        ))))
     );
     // The direct meter (bytes; the packets key 5 are 1 byte): as a DirectMeterEntry and in
     // the table entry (with its configuration), when asked for.
@@ -1861,50 +2109,65 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
     };
     let got = read(
         &mut c,
-        E::DirectMeterEntry(p4::DirectMeterEntry {
+        E::DirectMeterEntry(Box::new(p4::DirectMeterEntry {
             table_entry: Some(key_only()),
             config: None,
             counter_data: zero,
-        }),
+        })),
     )
     .await
     .unwrap();
     assert_eq!(
         got[0].entity,
-        Some(E::DirectMeterEntry(p4::DirectMeterEntry {
+        Some(E::DirectMeterEntry(Box::new(p4::DirectMeterEntry {
             table_entry: Some(key_only()),
             config: Some(cfg),
             counter_data: Some(counts(1, 1, 2)),
-        }))
+        })))
     );
     let mut want_all = key_only();
     want_all.meter_config = Some(p4::MeterConfig::default());
     want_all.meter_counter_data = zero;
-    let got = table_entries(read(&mut c, E::TableEntry(want_all)).await.unwrap());
+    let got = table_entries(
+        read(&mut c, E::TableEntry(Box::new(want_all)))
+            .await
+            .unwrap(),
+    );
     assert_eq!(got, vec![entry(Some(cfg), Some(counts(1, 1, 2)))]);
-    let got = table_entries(read(&mut c, E::TableEntry(key_only())).await.unwrap());
+    let got = table_entries(
+        read(&mut c, E::TableEntry(Box::new(key_only())))
+            .await
+            .unwrap(),
+    );
     assert_eq!(got, vec![entry(None, None)], "not asked for: not returned");
 
     // A new configuration keeps the counts; counter_data in a write resets them; a non-zero
     // count in it is INVALID_ARGUMENT and changes nothing.
     c.write(write_req(
-        vec![update(Modify, E::MeterEntry(cell(2, Some(cfg), None)))],
+        vec![update(
+            Modify,
+            E::MeterEntry(Box::new(cell(2, Some(cfg), None))),
+        )],
         1,
     ))
     .await
     .unwrap();
-    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+    let got = read(&mut c, E::MeterEntry(Box::new(cell(2, None, zero))))
         .await
         .unwrap();
     assert_eq!(
         got[0].entity,
-        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(1, 1, 3)))))
+        Some(E::MeterEntry(Box::new(cell(
+            2,
+            Some(cfg),
+            Some(counts(1, 1, 3))
+        ))))
     );
     let e = c
         .write(write_req(
             vec![update(
                 Modify,
-                E::MeterEntry(cell(2, Some(cfg), Some(counts(0, 0, 1)))),
+                E::MeterEntry(Box::new(cell(2, Some(cfg), Some(counts(0, 0, 1))))),
             )],
             1,
         ))
@@ -1913,31 +2176,35 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
     assert_eq!(details(&e)[0].canonical_code, Code::InvalidArgument as i32);
     c.write(write_req(
         vec![
-            update(Modify, E::MeterEntry(cell(2, Some(cfg), zero))),
+            update(Modify, E::MeterEntry(Box::new(cell(2, Some(cfg), zero)))),
             update(
                 Modify,
-                E::DirectMeterEntry(p4::DirectMeterEntry {
+                E::DirectMeterEntry(Box::new(p4::DirectMeterEntry {
                     table_entry: Some(key_only()),
                     config: Some(cfg),
                     counter_data: zero,
-                }),
+                })),
             ),
         ],
         1,
     ))
     .await
     .unwrap();
-    let got = read(&mut c, E::MeterEntry(cell(2, None, zero)))
+    let got = read(&mut c, E::MeterEntry(Box::new(cell(2, None, zero))))
         .await
         .unwrap();
     assert_eq!(
         got[0].entity,
-        Some(E::MeterEntry(cell(2, Some(cfg), Some(counts(0, 0, 0)))))
+        Some(E::MeterEntry(Box::new(cell(
+            2,
+            Some(cfg),
+            Some(counts(0, 0, 0))
+        ))))
     );
     send(5).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let got = table_entries(
-        read(&mut c, E::TableEntry(entry(None, zero)))
+        read(&mut c, E::TableEntry(Box::new(entry(None, zero))))
             .await
             .unwrap(),
     );
@@ -1948,13 +2215,16 @@ async fn meters_count_the_packets_and_bytes_of_each_color() {
     );
     // A table entry MODIFY with meter_counter_data resets the direct meter's counts too.
     c.write(write_req(
-        vec![update(Modify, E::TableEntry(entry(Some(cfg), zero)))],
+        vec![update(
+            Modify,
+            E::TableEntry(Box::new(entry(Some(cfg), zero))),
+        )],
         1,
     ))
     .await
     .unwrap();
     let got = table_entries(
-        read(&mut c, E::TableEntry(entry(None, zero)))
+        read(&mut c, E::TableEntry(Box::new(entry(None, zero))))
             .await
             .unwrap(),
     );
@@ -1992,20 +2262,22 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
         action_id: a,
         params: vec![p4::action::Param {
             param_id: 1,
-            value: vec![v],
+            value: vec![v].into(),
         }],
     };
     let one = |a: u32, v: u8, weight: i32, watch: Option<u8>| p4::ActionProfileAction {
         action: Some(act(a, v)),
         weight,
-        watch_kind: watch.map(|p| p4::action_profile_action::WatchKind::WatchPort(vec![p])),
+        watch_kind: watch.map(|p| p4::action_profile_action::WatchKind::WatchPort(vec![p].into())),
     };
     let set_entry = |table: u32, actions: Vec<p4::ActionProfileAction>| p4::TableEntry {
         table_id: table,
         r#match: vec![p4::FieldMatch {
             field_id: 1,
             field_match_type: Some(p4::field_match::FieldMatchType::Exact(
-                p4::field_match::Exact { value: vec![1] },
+                p4::field_match::Exact {
+                    value: vec![1].into(),
+                },
             )),
         }],
         action: Some(p4::TableAction {
@@ -2030,7 +2302,7 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
         ],
     );
     c.write(write_req(
-        vec![update(Insert, E::TableEntry(written.clone()))],
+        vec![update(Insert, E::TableEntry(Box::new(written.clone())))],
         1,
     ))
     .await
@@ -2039,10 +2311,10 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
     let got = table_entries(
         read(
             &mut c,
-            E::TableEntry(p4::TableEntry {
+            E::TableEntry(Box::new(p4::TableEntry {
                 table_id: grouped_t,
                 ..Default::default()
-            }),
+            })),
         )
         .await
         .unwrap(),
@@ -2064,7 +2336,7 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
     // the packets (the entry hits, no action runs); port 1 up again: it runs.
     let modified = set_entry(grouped_t, vec![one(add_out, 8, 3, Some(1))]);
     c.write(write_req(
-        vec![update(Modify, E::TableEntry(modified.clone()))],
+        vec![update(Modify, E::TableEntry(Box::new(modified.clone())))],
         1,
     ))
     .await
@@ -2073,7 +2345,11 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
     sw.set_port_up(1, true);
     sw.set_port_up(2, true);
     assert_eq!(results(&mut s).await, BTreeSet::from([8]));
-    let got = table_entries(read(&mut c, E::TableEntry(modified.clone())).await.unwrap());
+    let got = table_entries(
+        read(&mut c, E::TableEntry(Box::new(modified.clone())))
+            .await
+            .unwrap(),
+    );
     assert_eq!(got, vec![modified.clone()]);
 
     // Refusals: members and groups on a selector programmed with one-shot sets; bad sets.
@@ -2090,7 +2366,9 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
     }
     let mut other_key = set_entry(grouped_t, vec![one(add_out, 1, 1, None)]);
     other_key.r#match[0].field_match_type = Some(p4::field_match::FieldMatchType::Exact(
-        p4::field_match::Exact { value: vec![2] },
+        p4::field_match::Exact {
+            value: vec![2].into(),
+        },
     ));
     let refused = [
         (
@@ -2100,51 +2378,66 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
         (
             update(
                 Modify,
-                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 1, 0, None)])),
+                E::TableEntry(Box::new(set_entry(
+                    grouped_t,
+                    vec![one(add_out, 1, 0, None)],
+                ))),
             ),
             Code::InvalidArgument,
         ),
         (
             update(
                 Modify,
-                E::TableEntry(set_entry(grouped_t, vec![one(set_out, 1, 1, None)])),
+                E::TableEntry(Box::new(set_entry(
+                    grouped_t,
+                    vec![one(set_out, 1, 1, None)],
+                ))),
             ),
             Code::InvalidArgument,
         ),
         (
-            update(Modify, E::TableEntry(set_entry(grouped_t, vec![]))),
+            update(
+                Modify,
+                E::TableEntry(Box::new(set_entry(grouped_t, vec![]))),
+            ),
             Code::InvalidArgument,
         ),
         (
             update(
                 Insert,
-                E::TableEntry(set_entry(members_t, vec![one(set_out, 1, 1, None)])),
+                E::TableEntry(Box::new(set_entry(
+                    members_t,
+                    vec![one(set_out, 1, 1, None)],
+                ))),
             ),
             Code::InvalidArgument,
         ),
-        (update(Modify, E::TableEntry(random)), Code::Unimplemented),
+        (
+            update(Modify, E::TableEntry(Box::new(random))),
+            Code::Unimplemented,
+        ),
         (
             update(
                 Insert,
-                E::TableEntry(set_entry(
+                E::TableEntry(Box::new(set_entry(
                     grouped_t,
                     vec![p4::ActionProfileAction {
-                        watch_kind: Some(p4::action_profile_action::WatchKind::WatchPort(vec![
-                            1, 0, 0, 0, 0,
-                        ])),
+                        watch_kind: Some(p4::action_profile_action::WatchKind::WatchPort(
+                            vec![1, 0, 0, 0, 0].into(),
+                        )),
                         ..one(add_out, 1, 1, None)
                     }],
-                )),
+                ))),
             ),
             Code::InvalidArgument,
         ),
         (
             update(
                 Insert,
-                E::TableEntry(set_entry(
+                E::TableEntry(Box::new(set_entry(
                     grouped_t,
                     (0..17).map(|v| one(add_out, v, 1, None)).collect(),
-                )),
+                ))),
             ),
             Code::ResourceExhausted,
         ),
@@ -2154,19 +2447,29 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
         let e = c.write(write_req(vec![u], 1)).await.unwrap_err();
         assert_eq!(code(e), want as i32, "{what}");
     }
-    let got = table_entries(read(&mut c, E::TableEntry(modified.clone())).await.unwrap());
+    let got = table_entries(
+        read(&mut c, E::TableEntry(Box::new(modified.clone())))
+            .await
+            .unwrap(),
+    );
     assert_eq!(got, vec![modified.clone()], "refusals changed nothing");
     // A second entry's set, then a batch that fails after it is rolled back: the first
     // entry's set is back as it was.
-    let ok = write_req(vec![update(Insert, E::TableEntry(other_key.clone()))], 1);
+    let ok = write_req(
+        vec![update(Insert, E::TableEntry(Box::new(other_key.clone())))],
+        1,
+    );
     c.write(ok).await.unwrap();
     let mut rollback = write_req(
         vec![
             update(
                 Modify,
-                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 9, 1, None)])),
+                E::TableEntry(Box::new(set_entry(
+                    grouped_t,
+                    vec![one(add_out, 9, 1, None)],
+                ))),
             ),
-            update(Insert, E::TableEntry(other_key.clone())),
+            update(Insert, E::TableEntry(Box::new(other_key.clone()))),
         ],
         1,
     );
@@ -2178,8 +2481,8 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
     // way and read back in the field they were written in.
     c.write(write_req(
         vec![
-            update(Delete, E::TableEntry(modified)),
-            update(Delete, E::TableEntry(other_key)),
+            update(Delete, E::TableEntry(Box::new(modified))),
+            update(Delete, E::TableEntry(Box::new(other_key))),
         ],
         1,
     ))
@@ -2187,10 +2490,10 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
     .unwrap();
     assert!(read(
         &mut c,
-        E::TableEntry(p4::TableEntry {
+        E::TableEntry(Box::new(p4::TableEntry {
             table_id: grouped_t,
             ..Default::default()
-        })
+        }))
     )
     .await
     .unwrap()
@@ -2204,7 +2507,7 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
             p4::action_profile_group::Member {
                 member_id: 10,
                 weight: 1,
-                watch_kind: Some(W::WatchPort(vec![3])),
+                watch_kind: Some(W::WatchPort(vec![3].into())),
             },
             p4::action_profile_group::Member {
                 member_id: 11,
@@ -2221,12 +2524,12 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
             update(Insert, E::ActionProfileGroup(group.clone())),
             update(
                 Insert,
-                E::TableEntry(p4::TableEntry {
+                E::TableEntry(Box::new(p4::TableEntry {
                     action: Some(p4::TableAction {
                         r#type: Some(p4::table_action::Type::ActionProfileGroupId(7)),
                     }),
                     ..set_entry(grouped_t, vec![])
-                }),
+                })),
             ),
         ],
         1,
@@ -2247,7 +2550,10 @@ async fn one_shot_action_sets_and_watch_ports_choose_among_live_members() {
         .write(write_req(
             vec![update(
                 Insert,
-                E::TableEntry(set_entry(grouped_t, vec![one(add_out, 1, 1, None)])),
+                E::TableEntry(Box::new(set_entry(
+                    grouped_t,
+                    vec![one(add_out, 1, 1, None)],
+                ))),
             )],
             1,
         ))

@@ -70,7 +70,7 @@ fn fixture() -> Fixture {
                 election_id: Some(p4::Uint128 { high: 0, low: 9 }),
                 action: p4::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
                 config: Some(p4::ForwardingPipelineConfig {
-                    p4_device_config: cfg,
+                    p4_device_config: cfg.into(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -98,15 +98,15 @@ fn state(f: &mut Fixture) -> Vec<String> {
         .filter_map(|t| t.preamble.as_ref().map(|p| p.id))
         .collect();
     let mut entities = vec![p4::Entity {
-        entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry::default())),
+        entity: Some(p4::entity::Entity::TableEntry(Box::default())),
     }];
     for t in tables {
         entities.push(p4::Entity {
-            entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry {
+            entity: Some(p4::entity::Entity::TableEntry(Box::new(p4::TableEntry {
                 table_id: t,
                 is_default_action: true,
                 ..Default::default()
-            })),
+            }))),
         });
     }
     let client = &mut f.client;
@@ -161,13 +161,24 @@ fn field_match() -> impl Strategy<Value = p4::FieldMatch> {
     (
         0u32..5,
         prop_oneof![
-            bytes().prop_map(|value| Some(F::Exact(fm::Exact { value }))),
-            (bytes(), -2i32..40)
-                .prop_map(|(value, prefix_len)| Some(F::Lpm(fm::Lpm { value, prefix_len }))),
-            (bytes(), bytes())
-                .prop_map(|(value, mask)| Some(F::Ternary(fm::Ternary { value, mask }))),
-            (bytes(), bytes()).prop_map(|(low, high)| Some(F::Range(fm::Range { low, high }))),
-            bytes().prop_map(|value| Some(F::Optional(fm::Optional { value }))),
+            bytes().prop_map(|value| Some(F::Exact(fm::Exact {
+                value: value.into()
+            }))),
+            (bytes(), -2i32..40).prop_map(|(value, prefix_len)| Some(F::Lpm(fm::Lpm {
+                value: value.into(),
+                prefix_len
+            }))),
+            (bytes(), bytes()).prop_map(|(value, mask)| Some(F::Ternary(fm::Ternary {
+                value: value.into(),
+                mask: mask.into()
+            }))),
+            (bytes(), bytes()).prop_map(|(low, high)| Some(F::Range(fm::Range {
+                low: low.into(),
+                high: high.into()
+            }))),
+            bytes().prop_map(|value| Some(F::Optional(fm::Optional {
+                value: value.into()
+            }))),
             Just(None),
         ],
     )
@@ -201,7 +212,10 @@ fn entry(tables: Vec<u32>, actions: Vec<u32>) -> impl Strategy<Value = p4::Table
                             action_id,
                             params: params
                                 .into_iter()
-                                .map(|(param_id, value)| p4::action::Param { param_id, value })
+                                .map(|(param_id, value)| p4::action::Param {
+                                    param_id,
+                                    value: value.into(),
+                                })
                                 .collect(),
                         })),
                     }),
@@ -209,7 +223,11 @@ fn entry(tables: Vec<u32>, actions: Vec<u32>) -> impl Strategy<Value = p4::Table
                     is_default_action,
                     idle_timeout_ns: idle,
                     is_const,
-                    metadata: if meta { vec![1, 2, 3] } else { vec![] },
+                    metadata: if meta {
+                        vec![1, 2, 3].into()
+                    } else {
+                        vec![].into()
+                    },
                     ..Default::default()
                 }
             },
@@ -247,7 +265,7 @@ fn valid_entry(p: &pi::P4Info) -> impl Strategy<Value = p4::TableEntry> {
                     .enumerate()
                     .map(|(i, value)| p4::action::Param {
                         param_id: i as u32 + 1,
-                        value,
+                        value: value.into(),
                     })
                     .collect(),
             })),
@@ -260,7 +278,7 @@ fn valid_entry(p: &pi::P4Info) -> impl Strategy<Value = p4::TableEntry> {
                 r#match: vec![p4::FieldMatch {
                     field_id: 1,
                     field_match_type: Some(F::Lpm(fm::Lpm {
-                        value: vec![10, key, 0, 0],
+                        value: vec![10, key, 0, 0].into(),
                         prefix_len: 16,
                     })),
                 }],
@@ -271,7 +289,9 @@ fn valid_entry(p: &pi::P4Info) -> impl Strategy<Value = p4::TableEntry> {
                 table_id: mac,
                 r#match: vec![p4::FieldMatch {
                     field_id: 1,
-                    field_match_type: Some(F::Exact(fm::Exact { value: vec![key] })),
+                    field_match_type: Some(F::Exact(fm::Exact {
+                        value: vec![key].into(),
+                    })),
                 }],
                 action: act(dmac, vec![vec![2, 0, 0, 0, 0, v]]),
                 ..Default::default()
@@ -281,8 +301,8 @@ fn valid_entry(p: &pi::P4Info) -> impl Strategy<Value = p4::TableEntry> {
                 r#match: vec![p4::FieldMatch {
                     field_id: 3,
                     field_match_type: Some(F::Ternary(fm::Ternary {
-                        value: vec![key],
-                        mask: vec![0xff],
+                        value: vec![key].into(),
+                        mask: vec![0xff].into(),
                     })),
                 }],
                 priority: 1 + i32::from(key),
@@ -305,8 +325,8 @@ fn entity(
 ) -> impl Strategy<Value = Option<p4::entity::Entity>> {
     use p4::entity::Entity as E;
     prop_oneof![
-        8 => valid_entry(p).prop_map(|e| Some(E::TableEntry(e))),
-        6 => entry(tables, actions).prop_map(|e| Some(E::TableEntry(e))),
+        8 => valid_entry(p).prop_map(|e| Some(E::TableEntry(Box::new(e)))),
+        6 => entry(tables, actions).prop_map(|e| Some(E::TableEntry(Box::new(e)))),
         1 => (any::<u32>(), prop::collection::vec((bytes(), any::<u32>()), 0..3)).prop_map(|(id, rs)| {
             Some(E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
                 r#type: Some(p4::packet_replication_engine_entry::Type::MulticastGroupEntry(
@@ -317,10 +337,10 @@ fn entity(
                             .map(|(port, instance)| p4::Replica {
                                 instance,
                                 backup_replicas: vec![],
-                                port_kind: Some(p4::replica::PortKind::Port(port)),
+                                port_kind: Some(p4::replica::PortKind::Port(port.into())),
                             })
                             .collect(),
-                        metadata: vec![],
+                        metadata: vec![].into(),
                     },
                 )),
             }))

@@ -33,9 +33,12 @@ use crate::profiles::{
 };
 pub use crate::profiles::{PortStatus, WatchPort};
 use crate::switch::{RtExtern, RtTable, Switch};
-use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, TableError, ACTION_NONE};
+use nevermiss_tables::{
+    ActionData, EntryHandle, EntryView, FieldMatch, Params, TableError, ACTION_NONE,
+};
 use p4_ir::ir::{ExternId, TableId, ValueSetId};
 use p4_ir::{ExternKind, Layout, MatchKind, Ty};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -360,21 +363,25 @@ pub enum Change {
     Entry(Op, TableId, TableEntry),
     /// Set the default action (`None`: back to the program's initial default).
     Default(TableId, Option<ActionCall>),
+    /// Cell `index` of an indexed counter, or every cell (`None`: P4Runtime's CounterEntry
+    /// without an index), set to `data` (`None`: left as it is, the index still checked).
     Counter {
         counter: ExternId,
-        index: u32,
-        data: CounterData,
+        index: Option<u32>,
+        data: Option<CounterData>,
     },
+    /// `data` `None`: the counter left as it is (the entry must exist).
     DirectCounter {
         table: TableId,
         key: EntryKey,
-        data: CounterData,
+        data: Option<CounterData>,
     },
-    /// `config` `None`: back to the default (unconfigured: every packet green); `counters`
-    /// `None`: the color counts unchanged, else set (P4Runtime resets them to zero).
+    /// Cell `index` of an indexed meter, or every cell (`None`). `config` `None`: back to the
+    /// default (unconfigured: every packet green); `counters` `None`: the color counts
+    /// unchanged, else set (P4Runtime resets them to zero).
     Meter {
         meter: ExternId,
-        index: u32,
+        index: Option<u32>,
         config: Option<MeterConfig>,
         counters: Option<MeterCounterData>,
     },
@@ -384,12 +391,17 @@ pub enum Change {
         config: Option<MeterConfig>,
         counters: Option<MeterCounterData>,
     },
-    /// One value per field of the register's cell type ([`Switch::register_fields`]).
+    /// Cell `index` of a register, or every cell (`None`), set to one value per field of the
+    /// register's cell type ([`Switch::register_fields`]).
     Register {
         register: ExternId,
-        index: u32,
+        index: Option<u32>,
         value: Vec<Vec<u8>>,
     },
+    /// Puts back every cell of a counter, meter or register as a write of every cell found
+    /// them: the undo of such a write in a batch that may roll back (only the runtime makes
+    /// one).
+    Restore(SavedCells),
     Member(Op, ExternId, ProfileMember),
     Group(Op, ExternId, ProfileGroup),
     Multicast(Op, MulticastGroup),
@@ -400,6 +412,22 @@ pub enum Change {
         set: ValueSetId,
         members: Vec<Vec<FieldMatch>>,
     },
+}
+
+/// Every cell of an indexed extern as a write of every cell found it ([`Change::Restore`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedCells(Saved);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Saved {
+    Counter(ExternId, Vec<CounterData>),
+    /// Each cell's configuration and, if the write set them, its color counts.
+    Meter(
+        ExternId,
+        Vec<(Option<MeterConfig>, Option<MeterCounterData>)>,
+    ),
+    /// The register's words, cell after cell.
+    Register(ExternId, Vec<u64>),
 }
 
 /// What a successful change did, for the update-delay instrumentation.
@@ -549,6 +577,62 @@ fn sized(v: &[u8], width: u32, what: &dyn Fn() -> String) -> ControlResult<Vec<u
     Ok(out)
 }
 
+/// Writes big-endian `v` right-aligned into `out` (`ceil(width/8)` bytes, zeroed);
+/// `OutOfRange` if it does not fit `width` bits.
+fn sized_into(
+    out: &mut [u8],
+    v: &[u8],
+    width: u32,
+    what: &dyn Fn() -> String,
+) -> ControlResult<()> {
+    if !fits(v, width) {
+        return Err(ControlError::OutOfRange(format!(
+            "{} does not fit {width} bits",
+            what()
+        )));
+    }
+    let v = &v[v.len().saturating_sub(out.len())..];
+    let n = out.len();
+    out[n - v.len()..].copy_from_slice(v);
+    Ok(())
+}
+
+/// Whether a match is already as [`Switch::check_key`] would make it: of the field's kind,
+/// every value of exactly `ceil(width/8)` bytes that fit, no bits outside an lpm prefix or a
+/// ternary mask, low ≤ high.
+fn is_normal(kind: MatchKind, width: u32, m: &FieldMatch) -> bool {
+    let n = (width as usize).div_ceil(8);
+    let ok = |v: &[u8]| v.len() == n && fits(v, width);
+    match (kind, m) {
+        (MatchKind::Exact, FieldMatch::Exact(v)) => ok(v),
+        (MatchKind::Lpm, FieldMatch::Lpm(v, plen)) => {
+            // Bits from `first` on (counted from the most significant bit of the bytes) are
+            // past the prefix and must be 0.
+            let first = (n * 8 - width as usize) + *plen as usize;
+            *plen <= width
+                && ok(v)
+                && v.iter().enumerate().all(|(i, b)| {
+                    let lo = i * 8;
+                    let past = if first <= lo {
+                        0xff
+                    } else if first >= lo + 8 {
+                        0
+                    } else {
+                        0xffu8 >> (first - lo)
+                    };
+                    b & past == 0
+                })
+        }
+        (MatchKind::Ternary, FieldMatch::Ternary(v, m)) => {
+            ok(v) && ok(m) && v.iter().zip(m).all(|(a, b)| a & !b == 0)
+        }
+        (MatchKind::Range, FieldMatch::Range(lo, hi)) => ok(lo) && ok(hi) && lo <= hi,
+        (MatchKind::Optional, FieldMatch::Optional(None)) => true,
+        (MatchKind::Optional, FieldMatch::Optional(Some(v))) => ok(v),
+        _ => false,
+    }
+}
+
 /// Mask of the first `plen` bits of a `width`-bit field in `ceil(width/8)` bytes.
 fn prefix_mask(width: u32, plen: u32) -> Vec<u8> {
     let n = (width as usize).div_ceil(8);
@@ -574,25 +658,26 @@ impl Switch {
     /// Checks an entry key against the table (P4Runtime §9.1 "TableEntry"): one match per key
     /// field of the field's kind, values that fit, no bits outside an lpm prefix or a ternary
     /// mask, low ≤ high, a priority iff the table needs one. Returns the matches sized to the
-    /// fields.
-    fn check_key(&self, td: &p4_ir::Table, key: &EntryKey) -> ControlResult<Vec<FieldMatch>> {
-        let fields: Vec<&p4_ir::TableKey> = td
-            .keys
-            .iter()
-            .filter(|k| k.kind != MatchKind::Selector)
-            .collect();
-        if fields.is_empty() {
+    /// fields (`key`'s own when they already are).
+    fn check_key<'k>(
+        &self,
+        td: &p4_ir::Table,
+        key: &'k EntryKey,
+    ) -> ControlResult<Cow<'k, [FieldMatch]>> {
+        let fields = || td.keys.iter().filter(|k| k.kind != MatchKind::Selector);
+        let count = fields().count();
+        if count == 0 {
             return Err(invalid(format!("table {} has no key", td.name)));
         }
-        if key.matches.len() != fields.len() {
+        if key.matches.len() != count {
             return Err(invalid(format!(
                 "table {} has {} key fields, {} matches given",
                 td.name,
-                fields.len(),
+                count,
                 key.matches.len()
             )));
         }
-        let needs_priority = fields.iter().any(|k| {
+        let needs_priority = fields().any(|k| {
             matches!(
                 k.kind,
                 MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
@@ -610,8 +695,14 @@ impl Switch {
                 td.name
             )));
         }
-        let mut out = Vec::with_capacity(fields.len());
-        for (k, m) in fields.iter().zip(&key.matches) {
+        if fields()
+            .zip(&key.matches)
+            .all(|(k, m)| is_normal(k.kind, k.expr.ty().width, m))
+        {
+            return Ok(Cow::Borrowed(&key.matches));
+        }
+        let mut out = Vec::with_capacity(count);
+        for (k, m) in fields().zip(&key.matches) {
             let w = k.expr.ty().width;
             let name = || format!("field {}", k.name);
             let m = match (k.kind, m) {
@@ -678,7 +769,7 @@ impl Switch {
             };
             out.push(m);
         }
-        Ok(out)
+        Ok(Cow::Owned(out))
     }
 
     /// Packs an action call's parameters for table `td`; `in_entry` says whether it is for an
@@ -946,7 +1037,12 @@ impl Switch {
         }
     }
 
-    fn insert_entry(&self, t: TableId, e: &TableEntry) -> ControlResult<(Applied, Change)> {
+    fn insert_entry(
+        &self,
+        t: TableId,
+        e: &TableEntry,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (td, rt) = self.rt(t)?;
         if td.entries_const {
             return Err(ControlError::PermissionDenied(format!(
@@ -990,14 +1086,16 @@ impl Switch {
             },
         );
         let probe = self.arm_probe(rt, h, 0, visible);
-        let undo = Change::Entry(
-            Op::Delete,
-            t,
-            TableEntry {
-                key: e.key.clone(),
-                ..TableEntry::default()
-            },
-        );
+        let undo = undo.then(|| {
+            Change::Entry(
+                Op::Delete,
+                t,
+                TableEntry {
+                    key: e.key.clone(),
+                    ..TableEntry::default()
+                },
+            )
+        });
         Ok((
             Applied {
                 visible_ns: visible,
@@ -1045,7 +1143,12 @@ impl Switch {
             .map_err(|e| ControlError::from(e).context(&td.name))
     }
 
-    fn modify_entry(&self, t: TableId, e: &TableEntry) -> ControlResult<(Applied, Change)> {
+    fn modify_entry(
+        &self,
+        t: TableId,
+        e: &TableEntry,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (td, rt) = self.rt(t)?;
         let old = self.find(td, rt, &e.key)?;
         if td.entries_const && e.action.is_some() {
@@ -1055,13 +1158,15 @@ impl Switch {
             )));
         }
         self.check_resources(td, e)?;
-        let old_state = self.entry_state(t, td, rt, &old);
-        let (old_counter, old_meter_counters) = (old_state.counter, old_state.meter_counters);
-        let mut undo_entry = old_state.into_entry();
-        // What the modify overwrites of the direct resources, the undo writes back.
-        undo_entry.counter = e.counter.and(old_counter);
-        undo_entry.meter_counters = e.meter_counters.and(old_meter_counters);
-        let undo = Change::Entry(Op::Modify, t, undo_entry);
+        let undo = undo.then(|| {
+            let old_state = self.entry_state(t, td, rt, &old);
+            let (old_counter, old_meter_counters) = (old_state.counter, old_state.meter_counters);
+            let mut undo_entry = old_state.into_entry();
+            // What the modify overwrites of the direct resources, the undo writes back.
+            undo_entry.counter = e.counter.and(old_counter);
+            undo_entry.meter_counters = e.meter_counters.and(old_meter_counters);
+            Change::Entry(Op::Modify, t, undo_entry)
+        });
         let new_data = match &e.action {
             Some(a) => Some(self.entry_data(td, rt, a)?),
             None => None,
@@ -1132,7 +1237,12 @@ impl Switch {
         ))
     }
 
-    fn delete_entry(&self, t: TableId, key: &EntryKey) -> ControlResult<(Applied, Change)> {
+    fn delete_entry(
+        &self,
+        t: TableId,
+        key: &EntryKey,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (td, rt) = self.rt(t)?;
         if td.entries_const {
             return Err(ControlError::PermissionDenied(format!(
@@ -1141,8 +1251,11 @@ impl Switch {
             )));
         }
         let old = self.find(td, rt, key)?;
-        let mut undo_entry = self.entry_state(t, td, rt, &old).into_entry();
-        undo_entry.counter = self.direct_counter_of(td, old.id);
+        let undo = undo.then(|| {
+            let mut undo_entry = self.entry_state(t, td, rt, &old).into_entry();
+            undo_entry.counter = self.direct_counter_of(td, old.id);
+            Change::Entry(Op::Insert, t, undo_entry)
+        });
         rt.t.delete_id(old.id)
             .map_err(|e| ControlError::from(e).context(&td.name))?;
         let visible = self.now_ns();
@@ -1153,7 +1266,7 @@ impl Switch {
                 visible_ns: visible,
                 probe: None,
             },
-            Change::Entry(Op::Insert, t, undo_entry),
+            undo,
         ))
     }
 
@@ -1419,26 +1532,51 @@ impl Switch {
         Ok(self.direct_counter_of(td, v.id).unwrap_or_default())
     }
 
+    /// Writes cell `index` of counter `x`, or every cell; returns the undo if asked.
     fn write_counter(
         &self,
         x: ExternId,
-        index: u32,
-        d: CounterData,
-    ) -> ControlResult<(Applied, Change)> {
-        let old = self.read_counter(x, index)?;
+        index: Option<u32>,
+        d: Option<CounterData>,
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let cells = self.counter_cells(x)?;
-        if let Some(c) = cells.get(index as usize) {
+        let set = |c: &crate::externs::CounterCell, d: CounterData| {
             c.reset();
             c.count(d.packets, d.bytes);
-        }
-        Ok((
-            self.applied(),
-            Change::Counter {
-                counter: x,
-                index,
-                data: old,
-            },
-        ))
+        };
+        let saved = match index {
+            Some(i) => {
+                let old = self.read_counter(x, i)?;
+                if let (Some(d), Some(c)) = (d, cells.get(i as usize)) {
+                    set(c, d);
+                }
+                d.map(|_| Change::Counter {
+                    counter: x,
+                    index: Some(i),
+                    data: Some(old),
+                })
+            }
+            None => {
+                let Some(d) = d else {
+                    return Ok((self.applied(), None));
+                };
+                let old = undo.then(|| {
+                    cells
+                        .iter()
+                        .map(|c| {
+                            let (packets, bytes) = c.read();
+                            CounterData { packets, bytes }
+                        })
+                        .collect()
+                });
+                for c in cells.iter() {
+                    set(c, d);
+                }
+                old.map(|o| Change::Restore(SavedCells(Saved::Counter(x, o))))
+            }
+        };
+        Ok((self.applied(), saved.filter(|_| undo)))
     }
 
     fn applied(&self) -> Applied {
@@ -1491,31 +1629,56 @@ impl Switch {
         ))
     }
 
+    /// Writes cell `index` of meter `x`, or every cell; returns the undo if asked.
     fn write_meter(
         &self,
         x: ExternId,
-        index: u32,
+        index: Option<u32>,
         c: Option<MeterConfig>,
         counters: Option<MeterCounterData>,
-    ) -> ControlResult<(Applied, Change)> {
-        let old = self.read_meter(x, index)?;
-        let old_counters = self.read_meter_counters(x, index)?;
-        if let Some(m) = self.meter_cells(x)?.get(index as usize) {
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
+        let cells = self.meter_cells(x)?;
+        let write = |m: &Mutex<Meter>| {
             let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
+            let old = (
+                m.config.map(from_units),
+                counters.map(|_| MeterCounterData::of(&m)),
+            );
             configure_meter(&mut m, c);
             if let Some(n) = counters {
                 n.store(&mut m);
             }
-        }
-        Ok((
-            self.applied(),
-            Change::Meter {
-                meter: x,
-                index,
-                config: old,
-                counters: counters.map(|_| old_counters),
-            },
-        ))
+            old
+        };
+        let saved = match index {
+            Some(i) => {
+                let Some(m) = cells.get(i as usize) else {
+                    return Err(ControlError::OutOfRange(format!(
+                        "meter index {i} is past its size {}",
+                        cells.len()
+                    )));
+                };
+                let (config, counters) = write(m);
+                Change::Meter {
+                    meter: x,
+                    index: Some(i),
+                    config,
+                    counters,
+                }
+            }
+            None => {
+                let mut old = Vec::with_capacity(if undo { cells.len() } else { 0 });
+                for m in cells.iter() {
+                    let o = write(m);
+                    if undo {
+                        old.push(o);
+                    }
+                }
+                Change::Restore(SavedCells(Saved::Meter(x, old)))
+            }
+        };
+        Ok((self.applied(), undo.then_some(saved)))
     }
 
     /// The direct meter configuration of table `t`'s entry with this key.
@@ -1567,7 +1730,7 @@ impl Switch {
         &self,
         t: TableId,
         key: &EntryKey,
-        d: CounterData,
+        d: Option<CounterData>,
     ) -> ControlResult<(Applied, Change)> {
         let (td, rt) = self.rt(t)?;
         if td.direct_counter.is_none() {
@@ -1575,13 +1738,15 @@ impl Switch {
         }
         let v = self.find(td, rt, key)?;
         let old = self.direct_counter_of(td, v.id).unwrap_or_default();
-        self.write_direct(td, v.id, Some(d), self.meta_of(rt, &v).meter, None);
+        if d.is_some() {
+            self.write_direct(td, v.id, d, self.meta_of(rt, &v).meter, None);
+        }
         Ok((
             self.applied(),
             Change::DirectCounter {
                 table: t,
                 key: key.clone(),
-                data: old,
+                data: d.map(|_| old),
             },
         ))
     }
@@ -1633,15 +1798,24 @@ impl Switch {
             .collect())
     }
 
+    /// Writes cell `index` of register `x`, or every cell; returns the undo if asked.
     fn write_register(
         &self,
         x: ExternId,
-        index: u32,
+        index: Option<u32>,
         value: &[Vec<u8>],
-    ) -> ControlResult<(Applied, Change)> {
-        let old = self.read_register(x, index)?;
+        undo: bool,
+    ) -> ControlResult<(Applied, Option<Change>)> {
         let (r, _) = self.register(x)?;
         let fields = self.register_fields(x)?;
+        if let Some(i) = index {
+            if i >= r.size {
+                return Err(ControlError::OutOfRange(format!(
+                    "register index {i} is past its size {}",
+                    r.size
+                )));
+            }
+        }
         if value.len() != fields.len() {
             return Err(invalid(format!(
                 "register cell has {} fields, {} values given",
@@ -1659,15 +1833,61 @@ impl Switch {
             }
             bytes_to_words(v, &mut words[*off as usize..]);
         }
-        r.write(u64::from(index), &words);
-        Ok((
-            self.applied(),
-            Change::Register {
-                register: x,
-                index,
-                value: old,
-            },
-        ))
+        let saved = match index {
+            Some(i) => {
+                let old = self.read_register(x, i)?;
+                r.write(u64::from(i), &words);
+                Change::Register {
+                    register: x,
+                    index: Some(i),
+                    value: old,
+                }
+            }
+            None => {
+                let n = r.words as usize;
+                let mut old = vec![0u64; if undo { n * r.size as usize } else { 0 }];
+                for i in 0..r.size {
+                    if undo {
+                        let at = i as usize * n;
+                        r.read(u64::from(i), &mut old[at..at + n]);
+                    }
+                    r.write(u64::from(i), &words);
+                }
+                Change::Restore(SavedCells(Saved::Register(x, old)))
+            }
+        };
+        Ok((self.applied(), undo.then_some(saved)))
+    }
+
+    /// Puts back the cells a write of every cell saved.
+    fn restore(&self, s: &SavedCells) -> ControlResult<(Applied, Option<Change>)> {
+        match &s.0 {
+            Saved::Counter(x, cells) => {
+                for (c, d) in self.counter_cells(*x)?.iter().zip(cells) {
+                    c.reset();
+                    c.count(d.packets, d.bytes);
+                }
+            }
+            Saved::Meter(x, cells) => {
+                for (m, (config, counters)) in self.meter_cells(*x)?.iter().zip(cells) {
+                    let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
+                    configure_meter(&mut m, *config);
+                    if let Some(n) = counters {
+                        n.store(&mut m);
+                    }
+                }
+            }
+            Saved::Register(x, words) => {
+                let (r, _) = self.register(*x)?;
+                let n = r.words as usize;
+                if n > 0 {
+                    for (i, w) in words.chunks(n).enumerate() {
+                        r.write(i as u64, w);
+                    }
+                }
+            }
+        }
+        Ok((self.applied(), None))
     }
 
     // ------------------------------------------------------------------ action profiles
@@ -2169,19 +2389,20 @@ impl Switch {
 
     // ------------------------------------------------------------------ one change
 
-    /// Applies one change (the caller holds the write lock); returns what it did and the change
-    /// that undoes it.
-    fn apply_change(&self, c: &Change) -> ControlResult<(Applied, Change)> {
-        match c {
-            Change::Entry(Op::Insert, t, e) => self.insert_entry(*t, e),
-            Change::Entry(Op::Modify, t, e) => self.modify_entry(*t, e),
-            Change::Entry(Op::Delete, t, e) => self.delete_entry(*t, &e.key),
+    /// Applies one change (the caller holds the write lock); returns what it did and, with
+    /// `undo`, the change that undoes it (table entries: `None` without `undo`, sparing a
+    /// batch that is not rolled back the copies).
+    fn apply_change(&self, c: &Change, undo: bool) -> ControlResult<(Applied, Option<Change>)> {
+        let r = match c {
+            Change::Entry(Op::Insert, t, e) => return self.insert_entry(*t, e, undo),
+            Change::Entry(Op::Modify, t, e) => return self.modify_entry(*t, e, undo),
+            Change::Entry(Op::Delete, t, e) => return self.delete_entry(*t, &e.key, undo),
             Change::Default(t, a) => self.set_default(*t, a.as_ref()),
             Change::Counter {
                 counter,
                 index,
                 data,
-            } => self.write_counter(*counter, *index, *data),
+            } => return self.write_counter(*counter, *index, *data, undo),
             Change::DirectCounter { table, key, data } => {
                 self.write_direct_counter(*table, key, *data)
             }
@@ -2190,7 +2411,7 @@ impl Switch {
                 index,
                 config,
                 counters,
-            } => self.write_meter(*meter, *index, *config, *counters),
+            } => return self.write_meter(*meter, *index, *config, *counters, undo),
             Change::DirectMeter {
                 table,
                 key,
@@ -2201,13 +2422,15 @@ impl Switch {
                 register,
                 index,
                 value,
-            } => self.write_register(*register, *index, value),
+            } => return self.write_register(*register, *index, value, undo),
+            Change::Restore(saved) => return self.restore(saved),
             Change::Member(op, x, m) => self.write_member(*op, *x, m),
             Change::Group(op, x, g) => self.write_group(*op, *x, g),
             Change::Multicast(op, g) => self.write_multicast(*op, g),
             Change::Clone(op, s) => self.write_clone(*op, s),
             Change::ValueSet { set, members } => self.write_value_set(*set, members),
-        }
+        };
+        r.map(|(a, u)| (a, Some(u)))
     }
 }
 
@@ -2265,7 +2488,7 @@ fn from_units(u: [u64; 4]) -> MeterConfig {
 }
 
 /// Packs parameter values (one per parameter, any length that fits) into the table's layout.
-fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Vec<u8>> {
+fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Params> {
     if values.len() != a.params.len() {
         return Err(invalid(format!(
             "action {} takes {} parameters, {} given",
@@ -2274,13 +2497,24 @@ fn pack_params(a: &p4_ir::TableAction, values: &[Vec<u8>]) -> ControlResult<Vec<
             values.len()
         )));
     }
-    let mut out = Vec::with_capacity(a.params_bytes());
+    let mut inline = [0u8; Params::INLINE];
+    let mut heap = Vec::new();
+    let total = a.params_bytes();
+    let out: &mut [u8] = if total <= Params::INLINE {
+        &mut inline[..total]
+    } else {
+        heap.resize(total, 0);
+        &mut heap
+    };
+    let mut off = 0;
     for (p, v) in a.params.iter().zip(values) {
-        out.extend(sized(v, p.ty.width, &|| {
+        let n = p.ty.bytes();
+        sized_into(&mut out[off..off + n], v, p.ty.width, &|| {
             format!("parameter {} of action {}", p.name, a.name)
-        })?);
+        })?;
+        off += n;
     }
-    Ok(out)
+    Ok(Params::from_slice(out))
 }
 
 /// Splits packed parameters into one value per parameter (`ceil(w/8)` bytes each).

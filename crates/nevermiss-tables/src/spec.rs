@@ -266,6 +266,38 @@ fn field_value((_, n, top): (usize, usize, u8), i: usize, v: &[u8]) -> Result<Ve
     Ok(out)
 }
 
+/// [`field_value`] appended to `out`.
+fn push_field_value(
+    out: &mut Vec<u8>,
+    f: (usize, usize, u8),
+    i: usize,
+    v: &[u8],
+) -> Result<(), TableError> {
+    let (_, n, top) = f;
+    let bad = || TableError::BadKey {
+        field: Some(i),
+        reason: "value is wider than the field",
+    };
+    // Redundant leading zero bytes are accepted, real overflow is not.
+    let v = if v.len() > n {
+        let extra = v.len() - n;
+        if v[..extra].iter().any(|&b| b != 0) {
+            return Err(bad());
+        }
+        &v[extra..]
+    } else {
+        v
+    };
+    let start = out.len();
+    out.resize(start + n - v.len(), 0);
+    out.extend_from_slice(v);
+    if n > 0 && out[start] & !top != 0 {
+        out.truncate(start);
+        return Err(bad());
+    }
+    Ok(())
+}
+
 /// Mask bytes for a prefix of `plen` bits of a field of `width` bits in `n` bytes.
 pub(crate) fn prefix_mask(width: u32, n: usize, plen: u32) -> Vec<u8> {
     let pad = n as u32 * 8 - width;
@@ -303,10 +335,13 @@ fn full_mask(n: usize, top: u8) -> Vec<u8> {
     m
 }
 
+/// The key (and, `with_mask`, the mask: tables indexed by exact keys alone need none) of a
+/// match spec.
 pub(crate) fn compile(
     spec: &TableSpec,
     layout: &Layout,
     matches: &[FieldMatch],
+    with_mask: bool,
 ) -> Result<Compiled, TableError> {
     if spec.keys.is_empty() {
         return Err(TableError::BadKey {
@@ -322,7 +357,7 @@ pub(crate) fn compile(
     }
     let mut c = Compiled {
         key: Vec::with_capacity(layout.key_len),
-        mask: Vec::with_capacity(layout.key_len),
+        mask: Vec::with_capacity(if with_mask { layout.key_len } else { 0 }),
         ranges: Vec::with_capacity(layout.range_len),
         prefix_len: 0,
     };
@@ -338,6 +373,19 @@ pub(crate) fn compile(
             field: Some(i),
             reason,
         };
+        // A plain value (exact, or exactly `v` of another kind) is written straight into the
+        // key: it needs no masking and no temporary.
+        if let (MatchKind::Optional, FieldMatch::Optional(Some(v)))
+        | (MatchKind::Exact | MatchKind::Ternary | MatchKind::Optional, FieldMatch::Exact(v)) =
+            (ks.kind, m)
+        {
+            push_field_value(&mut c.key, f, i, v)?;
+            if with_mask && n > 0 {
+                c.mask.push(top);
+                c.mask.resize(c.mask.len() + n - 1, 0xff);
+            }
+            continue;
+        }
         let (value, mask) = match (ks.kind, m) {
             (MatchKind::Range, FieldMatch::Range(lo, hi)) => {
                 let lo = field_value(f, i, lo)?;
@@ -377,7 +425,9 @@ pub(crate) fn compile(
             _ => return Err(bad("match kind differs from the field's match kind")),
         };
         c.key.extend(value.iter().zip(&mask).map(|(v, m)| v & m));
-        c.mask.extend_from_slice(&mask);
+        if with_mask {
+            c.mask.extend_from_slice(&mask);
+        }
     }
     Ok(c)
 }
@@ -473,13 +523,15 @@ mod tests {
                 FieldMatch::Exact(vec![1, 0xab]),
                 FieldMatch::Exact(vec![8, 0]),
             ],
+            true,
         )
         .unwrap();
         assert_eq!(c.key, vec![0x01, 0xab, 0x08, 0x00]);
         assert!(compile(
             &s,
             &l,
-            &[FieldMatch::Exact(vec![2, 0]), FieldMatch::Exact(vec![0])]
+            &[FieldMatch::Exact(vec![2, 0]), FieldMatch::Exact(vec![0])],
+            true
         )
         .is_err());
         // short values are zero-extended, redundant leading zeros accepted
@@ -490,6 +542,7 @@ mod tests {
                 FieldMatch::Exact(vec![0, 1, 0xab]),
                 FieldMatch::Exact(vec![8, 0]),
             ],
+            true,
         );
         assert_eq!(c2.unwrap().key, c.key);
     }
@@ -521,6 +574,7 @@ mod tests {
             &s,
             &l,
             &[FieldMatch::Lpm(vec![1], 9), FieldMatch::Exact(vec![1])],
+            true,
         );
         assert!(matches!(e, Err(TableError::BadKey { field: Some(0), .. })));
         let e = compile(
@@ -530,6 +584,7 @@ mod tests {
                 FieldMatch::Lpm(vec![1], 8),
                 FieldMatch::Range(vec![5], vec![4]),
             ],
+            true,
         );
         assert!(matches!(e, Err(TableError::BadKey { field: Some(1), .. })));
         let e = compile(
@@ -539,9 +594,10 @@ mod tests {
                 FieldMatch::Ternary(vec![1], vec![1]),
                 FieldMatch::Exact(vec![1]),
             ],
+            true,
         );
         assert!(matches!(e, Err(TableError::BadKey { field: Some(0), .. })));
-        assert!(compile(&s, &l, &[]).is_err());
+        assert!(compile(&s, &l, &[], true).is_err());
     }
 
     #[test]
@@ -563,7 +619,7 @@ mod tests {
             FieldMatch::Optional(None),
             FieldMatch::Optional(Some(vec![4])),
         ];
-        let c = compile(&s, &l, &m).unwrap();
+        let c = compile(&s, &l, &m, true).unwrap();
         assert_eq!(decompile(&s, &l, &c.key, Some(&c.mask), &c.ranges), m);
     }
 }

@@ -1263,7 +1263,12 @@ impl Table {
         matches: &[FieldMatch],
         priority: u32,
     ) -> Result<(Compiled, u32), TableError> {
-        let c = compile(&self.spec, &self.layout, matches)?;
+        let c = compile(
+            &self.spec,
+            &self.layout,
+            matches,
+            !matches!(self.engine, Engine::Exact(_)),
+        )?;
         let prio = if self.has_priority {
             if priority == 0 {
                 return Err(TableError::BadPriority);

@@ -444,6 +444,10 @@ pub struct P4rtArgs {
     /// Insert Writes kept in flight at once (1: each waits for the previous response).
     #[arg(long, default_value = "1", value_parser = crate::flags::count_usize)]
     pub in_flight: usize,
+    /// Build and encode each insert Write in the timed loop, as it is sent (by default every
+    /// Write of a run is prepared before the clock starts).
+    #[arg(long)]
+    pub build_in_loop: bool,
     /// Also write the report as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -507,6 +511,7 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
         rate_pps: a.rate,
         runs: a.runs,
         in_flight: a.in_flight,
+        build_in_loop: a.build_in_loop,
         hdr_dir: a.hdr_dir.clone(),
         engine: a.engine.unwrap_or_default(),
     };

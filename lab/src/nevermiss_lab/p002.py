@@ -252,8 +252,12 @@ def differences(bench: dict[str, Any]) -> str:
         f"{int(bench['packets']):,}.\n"
         "- **Insert rates.** papers/002 measures modifies only; the 30,000–80,000 entries/s it cites "
         "(§3) are a Tofino's, limited by a slow control CPU and PCIe. nevermiss's figures are a client "
-        "and server sharing two cores, so batching mostly saves the per-Write gRPC cost.\n"
-        f"- **What it means for packets.** At 100 Gbit/s (Table 1: {per_us_100g} packets per µs), a "
+        "and server sharing two cores, so batching mostly saves the per-Write gRPC cost"
+        + (" (each Write built and encoded as it was sent).\n"
+           if any(r.get("built_in_loop") for r in bench["inserts"])
+           else " (the Writes of a run built and encoded before the clock started: the rate is the "
+                "server's and the transport's).\n")
+        + f"- **What it means for packets.** At 100 Gbit/s (Table 1: {per_us_100g} packets per µs), a "
         f"d_all of {fmt(d_all)} µs (nevermiss's median) spans about {at_100g} packets; the paper's "
         f"{theirs}.\n"
     )

@@ -1,5 +1,6 @@
-// Registers and meters for the server's tests (tests/server.rs): a register of 8 cells that
-// counts packets per key, an indirect packet meter and a table with a direct meter.
+// Registers, counters and meters for the server's tests (tests/server.rs): a register of 8
+// cells that counts packets per key, an indexed counter of 4 cells, an indirect packet meter
+// and a table with a direct meter.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -22,6 +23,7 @@ control VerifyImpl(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
     register<bit<32>>(8) r;
+    counter(4, CounterType.packets_and_bytes) c;
     meter(4, MeterType.packets) m;
     direct_meter<bit<2>>(MeterType.bytes) dm;
     bit<2> color = 0;
@@ -36,6 +38,7 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
         bit<32> v;
         r.read(v, (bit<32>)hdr.h.key);
         r.write((bit<32>)hdr.h.key, v + 1);
+        c.count((bit<32>)hdr.h.key);
         m.execute_meter((bit<32>)hdr.h.key, color);
         t.apply();
     }

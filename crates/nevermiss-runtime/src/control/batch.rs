@@ -33,7 +33,7 @@ impl Switch {
         match atomicity {
             Atomicity::ContinueOnError => changes
                 .iter()
-                .map(|c| self.apply_change(c).map(|(a, _)| a))
+                .map(|c| self.apply_change(c, false).map(|(a, _)| a))
                 .collect(),
             Atomicity::RollbackOnError => self.write_all_or_none(changes),
             Atomicity::DataplaneAtomic => {
@@ -60,23 +60,23 @@ impl Switch {
     /// Applies one change (a batch of one, `ContinueOnError`).
     pub fn write_one(&self, change: &Change) -> ControlResult<Applied> {
         let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
-        self.apply_change(change).map(|(a, _)| a)
+        self.apply_change(change, false).map(|(a, _)| a)
     }
 
     fn write_all_or_none(&self, changes: &[Change]) -> Vec<ControlResult<Applied>> {
         let mut undo: Vec<Change> = Vec::with_capacity(changes.len());
         let mut done: Vec<Applied> = Vec::with_capacity(changes.len());
         for (i, c) in changes.iter().enumerate() {
-            match self.apply_change(c) {
+            match self.apply_change(c, true) {
                 Ok((a, u)) => {
                     done.push(a);
-                    undo.push(u);
+                    undo.extend(u);
                 }
                 Err(e) => {
                     for u in undo.iter().rev() {
                         // Undoing a change that succeeded restores what it replaced; should it
                         // fail nonetheless, nothing better can be done than to go on.
-                        let _ = self.apply_change(u);
+                        let _ = self.apply_change(u, false);
                     }
                     return changes
                         .iter()
