@@ -26,8 +26,9 @@ for comp in rustfmt clippy; do
 done
 # openssl: the TLS test makes its certificates with it; iproute2: the interface-port testbed
 # (scripts/testbed.sh: namespaces and veth pairs); libxdp1: the AF_XDP back end (loaded at run
-# time; without it interface ports use AF_PACKET)
-apt_install pkg-config openssl iproute2 libxdp1
+# time; without it interface ports use AF_PACKET); valgrind: the memcheck test of generated code
+# (crates/nevermiss/tests/memcheck.rs)
+apt_install pkg-config openssl iproute2 libxdp1 valgrind
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned; never .proto files in the repository.

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from nevermiss_lab import cli, components
+from nevermiss_lab.runner import point_status
 
 
 def test_reproduce_004_quick(tmp_path: Path, nm: Path) -> None:
@@ -18,6 +19,10 @@ def test_reproduce_004_quick(tmp_path: Path, nm: Path) -> None:
     text = (out / "report.md").read_text()
     models = json.loads((out / "models.json").read_text())
     assert set(models) == set(components.COMPONENTS)
+    # Every point ran to the end (a crashed benchmark leaves its status and stderr, not a number).
+    for d in sorted((out / "runs" / "points").iterdir()):
+        st = point_status(d)
+        assert st and st.get("status") == "ok", (d.name, st)
     for comp, m in models.items():
         # A component whose whole cost stays within a few steps of the clock (this VM's TSC moves
         # ~26 ticks = 10 ns between the reads around a packet) has no error to bound: sMAPE on

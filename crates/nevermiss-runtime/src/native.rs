@@ -55,15 +55,21 @@ impl Exec {
         // SAFETY: `self.c`'s buffer pointers are set by `Exec::new` and `Exec::reset_packet` to
         // buffers that are not reallocated while a packet runs (the frame, the input, the key and
         // parameter buffers); the pointers set here are to this `Exec`, which does not move during
-        // the call. The helpers reborrow `*me` one at a time, on this thread, and reach the
-        // registers through `Exec::c`, the `Ctx` the code was given.
+        // the call, and to `host`, which lives until the call returns — a nested call (a helper
+        // running the interpreter, which calls generated code again) points `Ctx::host` at its
+        // own and puts the outer one back before it returns. The helpers reborrow `*me` one at a
+        // time, on this thread, and reach the registers through `Exec::c`, the `Ctx` the code was
+        // given.
         unsafe {
             let c = addr_of_mut!((*me).c);
+            let outer = (*c).host;
             (*c).host = (&mut host as *mut Host).cast::<c_void>();
             (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
             (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
             (*c).now = (*me).now_ns;
-            f(c)
+            let r = f(c);
+            (*c).host = outer;
+            r
         }
     }
 }

@@ -771,7 +771,11 @@ impl<'a> Lw<'a> {
         }
         if tys.len() > 1 {
             match &ks.kind {
-                ExprKind::Default | ExprKind::DontCare => return Ok(vec![KeySet::Any; tys.len()]),
+                ExprKind::Default | ExprKind::DontCare => {
+                    // Built one by one: `vec![KeySet::Any; n]` clones an `Any`, whose
+                    // optimised clone valgrind reports as a jump on uninitialised bytes.
+                    return Ok(tys.iter().map(|_| KeySet::Any).collect());
+                }
                 _ => {
                     // A value set (or a struct constant) matching all keys jointly.
                     let k = self.keyset(ks, Ty::bits(64))?;
