@@ -1,6 +1,7 @@
 //! The exact engine at 2^16 and 2^20 entries against hashbrown and papaya (lookups one by one and
-//! batched, in-place updates, add-on-miss inserts dense, rare and very rare), then lpm, ternary,
-//! range and optional lookups at 10^3..10^5 entries. Multi-core scaling: `benches/scaling.rs`.
+//! batched, in-place updates, add-on-miss inserts dense, rare and very rare); a 16-bit exact key
+//! on the direct array against the same table on the cuckoo hash (`narrow_*`); then lpm,
+//! ternary, range and optional lookups at 10^3..10^5 entries. Multi-core scaling: `benches/scaling.rs`.
 //! Run: `cargo bench -p nevermiss-tables` (one group: `cargo bench -p nevermiss-tables -- exact`).
 //! Criterion reports time per iteration and, via `Throughput::Elements`, operations per second;
 //! ns per operation = 1e9 / throughput (exact benchmarks: 32 operations per iteration).
@@ -703,5 +704,124 @@ fn optional(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, exact, lpm, ternary, range, optional);
+/// A table of 16-bit keys (a port, a VLAN id, an EtherType), 4-byte parameters, room for every
+/// key: the direct array (`ExactEngine::Auto`) or the cuckoo hash (`ExactEngine::Hash`).
+fn narrow_table(e: ExactEngine) -> Table {
+    Table::new(
+        TableSpec::new(
+            "ports",
+            vec![KeySpec::new("port", 16, MatchKind::Exact)],
+            1 << 16,
+        )
+        .with_add_on_miss(true)
+        .with_max_params_bytes(4)
+        .with_exact_engine(e),
+    )
+    .unwrap()
+}
+
+/// All 2^16 keys in a random order (from `seed`), packed.
+fn narrow_keys(seed: u64) -> Vec<[u8; 2]> {
+    let mut r = Rng(seed);
+    let mut v: Vec<[u8; 2]> = (0..=u16::MAX).map(u16::to_be_bytes).collect();
+    for i in (1..v.len()).rev() {
+        v.swap(i, r.next() as usize % (i + 1));
+    }
+    v
+}
+
+/// 16-bit keys, direct array against cuckoo hash (same spec): one-at-a-time hits and misses,
+/// batched hits, on tables holding `n` of the 2^16 keys (256: a port table, in L1; 32768: half
+/// the key space, its cells 2 MiB); then add-on-miss after a miss, the table kept between 50 %
+/// and 95 % full.
+fn narrow(c: &mut Criterion) {
+    let mut g = config(c);
+    g.throughput(Throughput::Elements(B as u64));
+    for n in [256usize, 1 << 15] {
+        let keys = narrow_keys(0xabc + n as u64);
+        let (present, absent) = keys.split_at(n);
+        let mut r = Rng(7);
+        let hits: Vec<u8> = (0..STREAM)
+            .flat_map(|_| present[r.next() as usize % n])
+            .collect();
+        let misses: Vec<u8> = (0..STREAM)
+            .flat_map(|_| absent[r.next() as usize % absent.len()])
+            .collect();
+        for (name, e) in [("direct", ExactEngine::Auto), ("cuckoo", ExactEngine::Hash)] {
+            let t = narrow_table(e);
+            assert_eq!(t.is_direct(), name == "direct");
+            for (i, k) in present.iter().enumerate() {
+                assert!(t
+                    .add_on_miss(k, &ActionData::new(1, (i as u32).to_le_bytes()), 0, 0)
+                    .is_added());
+            }
+            for (what, stream) in [("hit", &hits), ("miss", &misses)] {
+                g.bench_with_input(
+                    BenchmarkId::new(format!("narrow_{what}_{name}"), n),
+                    &n,
+                    |b, _| {
+                        let mut j = 0;
+                        let mut out = Lookup::default();
+                        b.iter(|| {
+                            j = (j + B * 2) % stream.len();
+                            let mut h = 0;
+                            for k in stream[j..j + B * 2].chunks_exact(2) {
+                                h += t.lookup_into(k, 0, &mut out) as usize;
+                            }
+                            black_box(h)
+                        })
+                    },
+                );
+            }
+            g.bench_with_input(
+                BenchmarkId::new(format!("narrow_batch32_{name}"), n),
+                &n,
+                |b, _| {
+                    let mut j = 0;
+                    let mut out = vec![Lookup::default(); B];
+                    b.iter(|| {
+                        j = (j + B * 2) % hits.len();
+                        black_box(t.lookup_batch(&hits[j..j + B * 2], 0, &mut out).unwrap())
+                    })
+                },
+            );
+        }
+    }
+    // add_on_miss of 32 absent keys after their (missed, untimed) batched lookup.
+    for (name, e) in [("direct", ExactEngine::Auto), ("cuckoo", ExactEngine::Hash)] {
+        let keys = narrow_keys(0xadd);
+        let fill = |t: &Table| {
+            for k in &keys[..1 << 15] {
+                t.add_on_miss(k, &ActionData::new(1, [7u8; 4]), 0, 0);
+            }
+        };
+        let mut bed = (narrow_table(e), 1usize << 15);
+        fill(&bed.0);
+        let data = ActionData::new(2, [9u8; 4]);
+        let mut out = vec![Lookup::default(); B];
+        g.bench_function(format!("narrow_add_after_miss_{name}"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    if bed.1 + B > keys.len() * 95 / 100 {
+                        bed = (narrow_table(e), 1 << 15);
+                        fill(&bed.0);
+                    }
+                    let batch: Vec<u8> = keys[bed.1..bed.1 + B].concat();
+                    bed.1 += B;
+                    bed.0.lookup_batch(&batch, 0, &mut out).unwrap();
+                    let t0 = std::time::Instant::now();
+                    for k in batch.chunks_exact(2) {
+                        black_box(bed.0.add_on_miss(k, &data, 0, 0));
+                    }
+                    total += t0.elapsed();
+                }
+                total
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, exact, narrow, lpm, ternary, range, optional);
 criterion_main!(benches);

@@ -13,8 +13,11 @@
 //! per-table function pointer (`lookup_shape`, `add_shape`, `hash_shape`), where there is one;
 //! `update_params` is not inline, so B is all of it.
 //! Tables: `k4` = one 32-bit exact field, 4-byte parameters (the add-on-miss example);
-//! `k13` = a 5-tuple (32+32+16+16+8 bits), 8-byte parameters. Lookups run on 1024 stored keys
-//! (in cache); inserts add N new keys to a 2^20-entry table (bucket almost never full).
+//! `k13` = a 5-tuple (32+32+16+16+8 bits), 8-byte parameters; `k2` = one 16-bit exact field,
+//! 4-byte parameters (a direct table: the key indexes an array), and `k2h` the same table
+//! forced onto the cuckoo hash (`ExactEngine::Hash`). Lookups run on 1024 stored keys (in
+//! cache); inserts add N new keys to a 2^20-entry table (bucket almost never full), for `k2`
+//! and `k2h` to a 2^16-entry one (N keys, 25 % of the key space).
 //! `*_hashed` ops call the API for callers that have the key's hash (`hash_key`, measured as
 //! `hash`): `lookup_exact_hashed`, `prefetch_hashed` + `prefetch_entry`, `add_on_miss_hashed`.
 //! Numbers are deterministic (same binary, same N), so two builds compare exactly.
@@ -33,6 +36,13 @@ struct Op {
     name: &'static str,
     run: fn(&Ctx, usize),
     collect: &'static [&'static str],
+}
+
+/// A table shape: key bytes and whether the cuckoo hash is forced.
+#[derive(Clone, Copy)]
+struct Shape {
+    kl: usize,
+    hash: bool,
 }
 
 /// Prepared tables and keys for one key shape.
@@ -58,14 +68,23 @@ fn mix(i: u64) -> u64 {
 }
 
 fn key(kl: usize, i: u64) -> Vec<u8> {
+    if kl == 2 {
+        // Distinct for distinct i < 2^16: an odd multiplier is a permutation of the 16-bit keys.
+        return ((i as u16).wrapping_mul(0x9e37) ^ 0x5a5a)
+            .to_be_bytes()
+            .to_vec();
+    }
     let a = mix(i).to_le_bytes();
     let b = mix(i ^ 0x5555_0000_0000).to_le_bytes();
     a.iter().chain(&b).take(kl).copied().collect()
 }
 
-fn ctx(kl: usize, fresh: bool) -> Ctx {
+fn ctx(shape: Shape, fresh: bool) -> Ctx {
+    let kl = shape.kl;
     let (keys, params) = if kl == 4 {
         (vec![KeySpec::new("dst", 32, MatchKind::Exact)], 4)
+    } else if kl == 2 {
+        (vec![KeySpec::new("port", 16, MatchKind::Exact)], 4)
     } else {
         let f = |n: &str, w| KeySpec::new(n, w, MatchKind::Exact);
         (
@@ -79,28 +98,49 @@ fn ctx(kl: usize, fresh: bool) -> Ctx {
             8,
         )
     };
-    let size = if fresh { 1 << 20 } else { 4 * STORED };
+    let size = match (fresh, kl) {
+        (true, 2) => 1 << 16,
+        (true, _) => 1 << 20,
+        (false, _) => 4 * STORED,
+    };
+    let engine = if shape.hash {
+        ExactEngine::Hash
+    } else {
+        ExactEngine::Auto
+    };
     let t = Table::new(
         TableSpec::new("flows", keys, size)
             .with_add_on_miss(true)
-            .with_max_params_bytes(params),
+            .with_max_params_bytes(params)
+            .with_exact_engine(engine),
     )
     .expect("table");
+    assert_eq!(t.is_direct(), kl <= 2 && !shape.hash);
     t.set_default(ActionData::bare(2)).expect("default");
     let data = ActionData::new(1, vec![7u8; params]);
     let hits: Vec<u8> = (0..STORED as u64).flat_map(|i| key(kl, i)).collect();
+    // (2-byte keys: disjoint ranges of the 2^16 distinct ones.)
+    let (miss0, fresh0, warm0) = if kl == 2 {
+        (
+            STORED as u64,
+            2 * STORED as u64,
+            2 * STORED as u64 + N as u64,
+        )
+    } else {
+        (1 << 40, 1 << 41, 1 << 42)
+    };
     let misses: Vec<u8> = (0..STORED as u64)
-        .flat_map(|i| key(kl, i + (1 << 40)))
+        .flat_map(|i| key(kl, i + miss0))
         .collect();
     let fresh: Vec<u8> = if fresh {
-        (0..N as u64).flat_map(|i| key(kl, i + (1 << 41))).collect()
+        (0..N as u64).flat_map(|i| key(kl, i + fresh0)).collect()
     } else {
         Vec::new()
     };
     if !fresh.is_empty() {
         // A few entries so the insert path's free list and counters are warm.
         for i in 0..64u64 {
-            t.add_on_miss(&key(kl, i + (1 << 42)), &data, 0, 0);
+            t.add_on_miss(&key(kl, i + warm0), &data, 0, 0);
         }
     } else {
         for k in hits.chunks_exact(kl) {
@@ -267,12 +307,12 @@ const OPS: &[Op] = &[
     Op {
         name: "hit",
         run: op_hit,
-        collect: &["lookup_shape"],
+        collect: &["lookup_shape", "lookup_direct"],
     },
     Op {
         name: "miss",
         run: op_miss,
-        collect: &["lookup_shape"],
+        collect: &["lookup_shape", "lookup_direct"],
     },
     Op {
         name: "prefetch",
@@ -282,7 +322,7 @@ const OPS: &[Op] = &[
     Op {
         name: "add",
         run: op_add,
-        collect: &["add_shape"],
+        collect: &["add_shape", "add_direct"],
     },
     Op {
         name: "update",
@@ -302,17 +342,17 @@ const OPS: &[Op] = &[
     Op {
         name: "hash",
         run: op_hash,
-        collect: &["hash_shape"],
+        collect: &["hash_shape", "hash_direct"],
     },
     Op {
         name: "hit_hashed",
         run: op_hit_hashed,
-        collect: &["lookup_shape"],
+        collect: &["lookup_shape", "lookup_direct"],
     },
     Op {
         name: "miss_hashed",
         run: op_miss_hashed,
-        collect: &["lookup_shape"],
+        collect: &["lookup_shape", "lookup_direct"],
     },
     Op {
         name: "prefetch_hashed",
@@ -322,7 +362,7 @@ const OPS: &[Op] = &[
     Op {
         name: "add_hashed",
         run: op_add_hashed,
-        collect: &["add_shape"],
+        collect: &["add_shape", "add_direct"],
     },
     Op {
         name: "empty_hashed",
@@ -331,19 +371,21 @@ const OPS: &[Op] = &[
     },
 ];
 
-/// `k4_hit` → (4, the `hit` op).
-fn parse(name: &str) -> Option<(usize, &'static Op)> {
+/// `k4_hit` → (4-byte keys, the `hit` op).
+fn parse(name: &str) -> Option<(Shape, &'static Op)> {
     let (shape, op) = name.split_once('_')?;
-    let kl = match shape {
-        "k4" => 4,
-        "k13" => 13,
+    let (kl, hash) = match shape {
+        "k4" => (4, false),
+        "k13" => (13, false),
+        "k2" => (2, false),
+        "k2h" => (2, true),
         _ => return None,
     };
-    Some((kl, OPS.iter().find(|o| o.name == op)?))
+    Some((Shape { kl, hash }, OPS.iter().find(|o| o.name == op)?))
 }
 
 fn names() -> Vec<String> {
-    ["k4", "k13"]
+    ["k4", "k13", "k2", "k2h"]
         .iter()
         .flat_map(|s| OPS.iter().map(move |o| format!("{s}_{}", o.name)))
         .collect()
@@ -389,8 +431,8 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("run") {
         let name = args.get(2).expect("op name");
         let n = args.get(3).map_or(N, |s| s.parse().expect("N"));
-        let (kl, op) = parse(name).unwrap_or_else(|| panic!("unknown op {name}: {:?}", names()));
-        let c = ctx(kl, op.name.starts_with("add"));
+        let (shape, op) = parse(name).unwrap_or_else(|| panic!("unknown op {name}: {:?}", names()));
+        let c = ctx(shape, op.name.starts_with("add"));
         (op.run)(&c, n);
         return;
     }

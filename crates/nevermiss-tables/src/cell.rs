@@ -390,10 +390,13 @@ impl LineCells<'_> {
         ((gen as u8).rotate_right(1) as u32 == want).then_some(gen)
     }
 
-    /// The default action's read of a lookup that missed ([`LineCells::try_hit`]'s read of
-    /// cell `i` without the key and generation checks).
+    /// One attempt of [`LineCells::try_hit`]'s read of cell `i` without the key and generation
+    /// checks, for cells whose keys are `K`s: the default action's read of a lookup that
+    /// missed, and a direct table's read of an entry (whose generation the caller compares).
+    /// `Some(gen)`, the action data and version stored into `out` and `version`; `None` if a
+    /// writer held or took the cell meanwhile (then they hold garbage).
     #[inline(always)]
-    pub fn try_default<K: ProbeKey>(
+    pub fn try_read<K: ProbeKey>(
         &self,
         i: usize,
         out: &mut ActionData,

@@ -38,10 +38,8 @@ use crate::arena::Arena;
 use crate::cell::{gen7, word_want, Cells, EntryRead, LineCells};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
-use crate::stats::{stripe, STRIPES};
-use crate::sync::{
-    fence, lock, prefetch, AtomicU32, AtomicU64, Backoff, Mutex, Ordering::*, Zeroed,
-};
+use crate::slots::{Padded, Slots};
+use crate::sync::{fence, lock, prefetch, AtomicU64, Backoff, Mutex, Ordering::*, Zeroed};
 use std::sync::atomic::AtomicUsize;
 
 /// Ways per bucket (7 words of 8 bytes after the header fill one line).
@@ -57,8 +55,6 @@ const MIN_BUCKETS: usize = 64;
 const MAX_BFS: usize = 2 + 2 * WAYS + 2 * WAYS * WAYS + 2 * WAYS * WAYS * WAYS;
 /// Attempts to insert before reporting `Full` when displacements keep racing with others.
 const MAX_TRIES: usize = 8;
-/// Never-used slots a free-list stripe takes at a time.
-const CHUNK: u64 = 64;
 
 const LOCK: u64 = 1;
 const CTR_ONE: u64 = 2;
@@ -84,9 +80,6 @@ unsafe impl Zeroed for Bucket {
         }
     }
 }
-
-#[repr(align(128))]
-struct Padded<T>(T);
 
 /// A node of the breadth-first search for a cuckoo path: bucket `bucket`, reached by moving the
 /// entry `word` out of way `way` of node `parent`'s bucket.
@@ -138,6 +131,23 @@ pub(crate) struct Probe {
     tag: u32,
 }
 
+impl Probe {
+    /// A direct table's probe ([`crate::direct`]): the key's index.
+    #[inline(always)]
+    pub fn direct(i: usize) -> Probe {
+        Probe {
+            b1: i as u32,
+            tag: 0,
+        }
+    }
+
+    /// The key index of a direct table's probe.
+    #[inline(always)]
+    pub fn index(&self) -> usize {
+        self.b1 as usize
+    }
+}
+
 #[inline(always)]
 fn tag_of(e: u64) -> u32 {
     (e >> 40) as u32
@@ -157,12 +167,8 @@ pub(crate) struct Exact {
     buckets: Arena<Bucket>,
     nb: u64,
     seed: u64,
-    size: u32,
-    /// Striped free lists, one per [`stripe`]: (ABA counter << 32) | (slot + 1), 0 = empty.
-    free_heads: Box<[Padded<AtomicU64>; STRIPES]>,
-    /// Next never-used slot; taken [`CHUNK`] slots at a time by a stripe.
-    fresh: Padded<AtomicU64>,
-    next: Arena<AtomicU32>,
+    /// The entry slots' allocator.
+    pub slots: Slots,
     /// Address of the code of the first instance of [`Exact::insert`] that ran (0 before), for
     /// [`crate::Table`]'s warming of the insert path; written once.
     pub insert_code: AtomicUsize,
@@ -201,10 +207,7 @@ impl Exact {
             buckets: Arena::new(nb)?,
             nb: nb as u64,
             seed,
-            size: size as u32,
-            free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
-            fresh: Padded(AtomicU64::new(0)),
-            next: Arena::new(size)?,
+            slots: Slots::new(size)?,
             insert_code: AtomicUsize::new(0),
             displace: Padded(Mutex::new(Vec::new())),
         })
@@ -212,10 +215,7 @@ impl Exact {
 
     /// Bytes of the bucket array and the free lists.
     pub fn bytes(&self) -> usize {
-        self.buckets.bytes()
-            + self.next.bytes()
-            + std::mem::size_of_val(&*self.free_heads)
-            + std::mem::size_of_val(&self.displace)
+        self.buckets.bytes() + self.slots.bytes() + std::mem::size_of_val(&self.displace)
     }
 
     #[inline(always)]
@@ -258,18 +258,6 @@ impl Exact {
         out: &mut ActionData,
     ) -> Option<(u32, u32, u64)> {
         self.hot().find(&cells.hot(), h, key, out)
-    }
-
-    /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
-    /// is fetched while the caller does other work, so an insert that comes rarely does not pay
-    /// a DRAM miss for it.
-    #[inline]
-    pub fn prefetch_alloc(&self, cells: &Cells) {
-        let top = self.free_heads[stripe()].0.load(Relaxed) as u32;
-        if top != 0 && top <= self.size {
-            cells.prefetch(top as usize - 1);
-            prefetch(&self.next[top as usize - 1]);
-        }
     }
 
     // ------------------------------------------------------------------ writer side
@@ -382,7 +370,7 @@ impl Exact {
             let (m, empty) = match_mask(bk, tag);
             // `empty == 0`: index 32, no way.
             if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
-                if let Some(s) = self.alloc_hint(cells) {
+                if let Some(s) = self.slots.alloc_hint(cells) {
                     let gen = init(s);
                     w.store(word(tag, false, gen, s), Release);
                     // Unlock: the header does not change while its lock is held.
@@ -444,7 +432,7 @@ impl Exact {
                 }
                 if free != 0 {
                     let i = free.trailing_zeros() as usize;
-                    let Some(s) = self.alloc() else {
+                    let Some(s) = self.slots.alloc() else {
                         return (Ins::Full, replaced);
                     };
                     let gen = init(s);
@@ -468,7 +456,7 @@ impl Exact {
                     None => self.free_way(b2).map(|i| (b2, i, b2 != b1)),
                 };
                 if let Some((b, i, sec)) = free {
-                    let Some(s) = self.alloc() else {
+                    let Some(s) = self.slots.alloc() else {
                         return (Ins::Full, replaced);
                     };
                     let gen = init(s);
@@ -629,148 +617,14 @@ impl Exact {
         }
         false
     }
-
-    // ------------------------------------------------------------------ slots
-
-    /// A free slot, or `None` when all `size` slots are in use; from this thread's stripe.
-    pub fn alloc(&self) -> Option<u32> {
-        self.alloc_in(stripe())
-    }
-
-    /// [`Exact::alloc`], popping the own free list inline (one CAS) and prefetching the cell
-    /// and link of the slot the next allocation will take.
-    #[inline(always)]
-    fn alloc_hint(&self, cells: &Cells) -> Option<u32> {
-        let st = stripe();
-        let head = &self.free_heads[st].0;
-        let h = head.load(Acquire);
-        let top = h as u32;
-        if let Some(link) = self.next.get((top as usize).wrapping_sub(1)) {
-            let next = link.load(Relaxed);
-            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
-            if head.compare_exchange(h, new, Acquire, Relaxed).is_ok() {
-                if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
-                    cells.prefetch_first(next as usize - 1);
-                    prefetch(l);
-                }
-                return Some(top - 1);
-            }
-        }
-        self.alloc_cold(st)
-    }
-
-    #[inline(never)]
-    fn alloc_cold(&self, st: usize) -> Option<u32> {
-        self.alloc_in(st)
-    }
-
-    /// A free slot from free list `st` first: its own list, then a fresh chunk of never-used
-    /// slots (whose rest goes to list `st`), then the other stripes' lists (so no slot is ever
-    /// stranded in another stripe). `None` when every list was seen empty twice and no fresh
-    /// slot is left: with no concurrent frees that means all `size` slots are in use.
-    ///
-    /// The lists are Treiber stacks with an ABA counter in the head word; a thread touches
-    /// only its own stripe's head on the common path, so inserts on different cores share no
-    /// written cache line here.
-    pub fn alloc_in(&self, st: usize) -> Option<u32> {
-        let st = st % STRIPES;
-        if let Some(s) = self.pop(st) {
-            return Some(s);
-        }
-        if let Some(s) = self.refill(st) {
-            return Some(s);
-        }
-        for _ in 0..2 {
-            for i in 0..STRIPES {
-                if let Some(s) = self.pop((st + i) % STRIPES) {
-                    return Some(s);
-                }
-            }
-        }
-        None
-    }
-
-    /// Pops the top of free list `st`.
-    fn pop(&self, st: usize) -> Option<u32> {
-        let head = &self.free_heads[st].0;
-        let mut h = head.load(Acquire);
-        loop {
-            let top = h as u32;
-            if top == 0 {
-                return None;
-            }
-            let next = self.next[top as usize - 1].load(Relaxed);
-            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
-            match head.compare_exchange_weak(h, new, Acquire, Acquire) {
-                Ok(_) => return Some(top - 1),
-                Err(x) => h = x,
-            }
-        }
-    }
-
-    /// Takes the next [`CHUNK`] never-used slots: returns the first, pushes the rest onto free
-    /// list `st` as one pre-linked chain (one CAS).
-    fn refill(&self, st: usize) -> Option<u32> {
-        let size = self.size as u64;
-        if self.fresh.0.load(Relaxed) >= size {
-            return None;
-        }
-        let f = self.fresh.0.fetch_add(CHUNK, Relaxed);
-        if f >= size {
-            return None;
-        }
-        let end = (f + CHUNK).min(size) as u32;
-        let f = f as u32;
-        if end > f + 1 {
-            let links = self
-                .next
-                .get(f as usize + 1..end as usize - 1)
-                .unwrap_or_default();
-            for (x, l) in (f + 1..).zip(links) {
-                // slot x links to slot x + 1, stored as (x + 1) + 1
-                l.store(x + 2, Relaxed);
-            }
-            self.push_chain(st, f + 1, end - 1);
-        }
-        Some(f)
-    }
-
-    /// Pushes the chain `first ..= last` (already linked through `next`, except `last`) onto
-    /// free list `st`.
-    fn push_chain(&self, st: usize, first: u32, last: u32) {
-        let head = &self.free_heads[st].0;
-        let mut h = head.load(Relaxed);
-        loop {
-            self.next[last as usize].store(h as u32, Relaxed);
-            let new = ((h >> 32).wrapping_add(1) << 32) | (first as u64 + 1);
-            match head.compare_exchange_weak(h, new, Release, Relaxed) {
-                Ok(_) => return,
-                Err(x) => h = x,
-            }
-        }
-    }
-
-    /// Returns slot `s` (removed from the index, generation even) to this thread's free list.
-    pub fn free(&self, s: u32) {
-        self.free_in(stripe(), s)
-    }
-
-    /// Returns slot `s` to free list `st`.
-    pub fn free_in(&self, st: usize, s: u32) {
-        self.push_chain(st % STRIPES, s, s)
-    }
-
-    /// Slots that have ever been handed out (all live slots are below this).
-    pub fn high_water(&self) -> usize {
-        (self.fresh.0.load(Acquire) as usize).min(self.size as usize)
-    }
 }
 
 /// Locks a bucket header (its spin lock bit); returns its value without the lock bit. Every
 /// change of a header is made under its lock, so the holder unlocks by storing that value back
-/// (plus its own changes).
+/// (plus its own changes). Also the lock of a direct table's index words ([`crate::direct`]),
+/// whose bit 0 is a lock bit too.
 #[inline(always)]
-fn lock_hdr(hdr: &AtomicU64) -> u64 {
+pub(crate) fn lock_hdr(hdr: &AtomicU64) -> u64 {
     let v = hdr.load(Relaxed);
     if v & LOCK == 0
         && hdr
@@ -913,7 +767,7 @@ impl Hot<'_> {
         if (bk1.hdr.load(Relaxed) ^ h1) & CTR_MASK != 0 {
             return Line::Slow;
         }
-        match lc.try_default::<K>(default, out, version) {
+        match lc.try_read::<K>(default, out, version) {
             Some(_) => Line::Miss,
             None => Line::Slow,
         }
@@ -1158,10 +1012,7 @@ mod tests {
                 buckets: Arena::new(0).unwrap(),
                 nb: nb as u64,
                 seed: 0,
-                size: 0,
-                free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
-                fresh: Padded(AtomicU64::new(0)),
-                next: Arena::new(0).unwrap(),
+                slots: Slots::new(0).unwrap(),
                 insert_code: AtomicUsize::new(0),
                 displace: Padded(Mutex::new(Vec::new())),
             };
@@ -1261,37 +1112,5 @@ mod tests {
             let fill = fill_to_failure(nb, seed);
             assert!(fill >= 0.95, "{nb} buckets: first failure at {fill:.3}");
         }
-    }
-
-    #[test]
-    fn free_list_is_lifo_then_fresh() {
-        let x = Exact::new(3, 1).unwrap();
-        assert_eq!((x.alloc_in(0), x.alloc_in(0)), (Some(0), Some(1)));
-        x.free_in(0, 0);
-        assert_eq!(x.alloc_in(0), Some(0));
-        assert_eq!((x.alloc_in(0), x.alloc_in(0)), (Some(2), None));
-        x.free_in(0, 2);
-        x.free_in(0, 1);
-        assert_eq!(
-            (x.alloc_in(0), x.alloc_in(0), x.alloc_in(0)),
-            (Some(1), Some(2), None)
-        );
-    }
-
-    #[test]
-    fn slots_freed_on_one_stripe_are_found_from_every_other() {
-        let n = 3 * CHUNK as usize + 5;
-        let x = Exact::new(n, 1).unwrap();
-        let mut got: Vec<u32> = (0..n).map(|i| x.alloc_in(i % 3).unwrap()).collect();
-        assert_eq!(x.alloc_in(5), None);
-        got.sort_unstable();
-        assert_eq!(got, (0..n as u32).collect::<Vec<_>>(), "each slot once");
-        for s in 0..n as u32 {
-            x.free_in(s as usize % 7, s);
-        }
-        let mut again: Vec<u32> = (0..n).map(|_| x.alloc_in(11).unwrap()).collect();
-        assert_eq!(x.alloc_in(0), None);
-        again.sort_unstable();
-        assert_eq!(again, got);
     }
 }

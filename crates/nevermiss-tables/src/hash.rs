@@ -301,6 +301,14 @@ impl<const N: usize> Words<N> {
     }
 }
 
+impl Words<1> {
+    /// The key of `len` (at most 8) bytes whose stored word (zero-padded little-endian) is `w`.
+    #[inline(always)]
+    pub fn from_word(w: u64, len: usize) -> Words<1> {
+        Words { w: [w], len }
+    }
+}
+
 impl<const N: usize> ProbeKey for Words<N> {
     const WORDS: usize = N;
     #[inline(always)]

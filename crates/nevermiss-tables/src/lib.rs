@@ -11,6 +11,7 @@
 mod action;
 mod arena;
 mod cell;
+mod direct;
 mod error;
 mod exact;
 mod gate;
@@ -19,6 +20,7 @@ mod index;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_api;
+mod slots;
 pub mod spec;
 mod stats;
 mod sync;
@@ -28,7 +30,9 @@ mod wheel;
 pub use action::{ActionData, Params, ACTION_NONE};
 pub use error::TableError;
 pub use gate::{Closed, Gate, GateTimeout, Ticket};
-pub use spec::{EntryView, FieldMatch, IdleTimeout, KeySpec, MatchKind, TableSpec, MAX_TABLE_SIZE};
+pub use spec::{
+    EntryView, ExactEngine, FieldMatch, IdleTimeout, KeySpec, MatchKind, TableSpec, MAX_TABLE_SIZE,
+};
 pub use stats::TableStats;
 pub use table::{
     AddStatus, EntryHandle, EntryId, Expired, Lookup, Prefetch, Table, DEFAULT_PROFILES_S,

@@ -1,11 +1,12 @@
-//! A small handle on the exact engine's primitives for the loom models in `tests/loom.rs`
+//! A small handle on the exact engines' primitives for the loom models in `tests/loom.rs`
 //! (built only with `--cfg loom`): the bucket publish/move/validate protocol of
-//! [`crate::exact`], the sequence-locked cells of [`crate::cell`] and the free list, without the
-//! rest of the table.
+//! [`crate::exact`], the index-word protocol of [`crate::direct`], the sequence-locked cells of
+//! [`crate::cell`] and the free list, without the rest of the table.
 
 use crate::action::ActionData;
 use crate::cell::Cells;
-use crate::exact::{Exact, Ins};
+use crate::direct::Direct;
+use crate::exact::{Exact, Ins, Line};
 use crate::hash::{Key, Words};
 
 /// An exact index of 8-byte keys whose entries carry a 16-byte value (the same `u64` twice, so a
@@ -131,7 +132,7 @@ impl Model {
             true
         });
         if let Some(s) = removed {
-            self.x.free(s);
+            self.x.slots.free(s);
         }
         removed.is_some()
     }
@@ -145,21 +146,110 @@ impl Model {
 
     /// A free slot (the free lists alone), from stripe 0.
     pub fn alloc(&self) -> Option<u32> {
-        self.x.alloc_in(0)
+        self.x.slots.alloc_in(0)
     }
 
     /// Returns a slot to free list 0.
     pub fn free(&self, s: u32) {
-        self.x.free_in(0, s)
+        self.x.slots.free_in(0, s)
     }
 
     /// A free slot, taken as a thread of stripe `st` takes it (own list, fresh chunk, others).
     pub fn alloc_in(&self, st: usize) -> Option<u32> {
-        self.x.alloc_in(st)
+        self.x.slots.alloc_in(st)
     }
 
     /// Returns a slot to free list `st`.
     pub fn free_in(&self, st: usize, s: u32) {
-        self.x.free_in(st, s)
+        self.x.slots.free_in(st, s)
+    }
+}
+
+/// A direct index of 1-byte keys (the key is the index) whose entries carry a 16-byte value
+/// (the same `u64` twice) in one-line cells, written and read the way the table's calls do:
+/// the inline insert, then the whole one; the inline one-line lookup, then the whole one.
+pub struct DirectModel {
+    d: Direct,
+    cells: Cells,
+    /// The default action's cell.
+    default: usize,
+}
+
+impl DirectModel {
+    /// Room for `slots` entries of keys `0..keys`.
+    pub fn new(keys: usize, slots: usize) -> DirectModel {
+        DirectModel {
+            d: Direct::with_indices(keys, slots),
+            cells: Cells::new(slots + 1, 1, 16, false).expect("cells"),
+            default: slots,
+        }
+    }
+
+    /// Adds `key` with value `v`: `Some(true)` added, `Some(false)` already present, `None` full.
+    pub fn insert(&self, key: u8, v: u64) -> Option<bool> {
+        let k = Words::<1>::from_word(key as u64, 1);
+        let lc = self.cells.lines().expect("one-line cells");
+        let p = data(v).params;
+        let init = |s: u32| lc.init(s as usize, &k, 1, &p, 0).expect("slot in range");
+        if self
+            .d
+            .insert_fast(&self.cells, key as usize, init)
+            .is_some()
+        {
+            return Some(true);
+        }
+        match self.d.insert(key as usize, |_| false, init).0 {
+            Ins::Added(..) => Some(true),
+            Ins::Present(_) => Some(false),
+            Ins::Full => None,
+        }
+    }
+
+    /// The value of `key`, read as a table lookup reads it. Panics on a torn value or a dead
+    /// entry.
+    pub fn get(&self, key: u8) -> Option<u64> {
+        let lc = self.cells.lines().expect("one-line cells");
+        let mut out = ActionData::default();
+        let mut version = 0;
+        let gen = match self
+            .d
+            .lookup_line(&lc, self.default, key as usize, &mut out, &mut version)
+        {
+            Line::Hit(_, gen) => gen,
+            Line::Miss => return None,
+            Line::Slow => self.d.find(&self.cells, key as usize, &mut out)?.1,
+        };
+        assert_eq!(gen & 1, 1, "dead entry returned");
+        let lo = u64::from_le_bytes(out.params[..8].try_into().expect("8 bytes"));
+        let hi = u64::from_le_bytes(out.params[8..].try_into().expect("8 bytes"));
+        assert_eq!(lo, hi, "torn value");
+        Some(lo)
+    }
+
+    /// Replaces the value of `key` in place; false if absent.
+    pub fn modify(&self, key: u8, v: u64) -> bool {
+        let mut tmp = ActionData::default();
+        let Some((s, gen, _)) = self.d.find(&self.cells, key as usize, &mut tmp) else {
+            return false;
+        };
+        let g = self.cells.lock(s as usize);
+        if g.gen() != gen {
+            return false;
+        }
+        g.write(&data(v));
+        true
+    }
+
+    /// Deletes `key` and frees its slot at once; false if absent.
+    pub fn remove(&self, key: u8) -> bool {
+        let removed = self.d.remove(key as usize, None, |s| {
+            let g = self.cells.lock(s as usize);
+            g.set_gen(g.gen().wrapping_add(1));
+            true
+        });
+        if let Some(s) = removed {
+            self.d.slots.free(s);
+        }
+        removed.is_some()
     }
 }

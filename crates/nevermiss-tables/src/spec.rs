@@ -64,6 +64,18 @@ pub enum IdleTimeout {
     AutoDelete,
 }
 
+/// Which structure a table whose fields are all exact uses (docs/tables.md, "Structures").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ExactEngine {
+    /// A direct array indexed by the key for keys of 1 or 2 bytes, the cuckoo hash otherwise.
+    #[default]
+    Auto,
+    /// The cuckoo hash whatever the key (to compare the engines in tests and benchmarks).
+    Hash,
+    /// The direct array; a `BadSpec` error for a key of more than 2 bytes (or none).
+    Direct,
+}
+
 /// Description of a table, as the compiler derives it from the P4 program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableSpec {
@@ -79,6 +91,9 @@ pub struct TableSpec {
     pub idle_timeout: IdleTimeout,
     /// Largest parameter block (bytes) of any action of the table; entries are sized for it.
     pub max_params_bytes: usize,
+    /// The structure of an exact table ([`ExactEngine::Auto`] unless a test or benchmark
+    /// wants a particular one); ignored by other tables.
+    pub exact_engine: ExactEngine,
 }
 
 /// Largest table accepted (entries); protects against absurd `size` values.
@@ -94,6 +109,7 @@ impl TableSpec {
             add_on_miss: false,
             idle_timeout: IdleTimeout::NoTimeout,
             max_params_bytes: 64,
+            exact_engine: ExactEngine::Auto,
         }
     }
 
@@ -106,6 +122,12 @@ impl TableSpec {
     /// Sets the idle-timeout mode.
     pub fn with_idle_timeout(mut self, t: IdleTimeout) -> Self {
         self.idle_timeout = t;
+        self
+    }
+
+    /// Sets the structure of an exact table (see [`ExactEngine`]).
+    pub fn with_exact_engine(mut self, e: ExactEngine) -> Self {
+        self.exact_engine = e;
         self
     }
 
@@ -149,6 +171,13 @@ impl TableSpec {
         if self.keys.iter().any(|k| k.width_bits > 1 << 16) {
             return Err(TableError::BadSpec(
                 "key field wider than 65536 bits".into(),
+            ));
+        }
+        if self.exact_engine == ExactEngine::Direct
+            && !(self.is_exact() && (1..=2).contains(&self.key_len()))
+        {
+            return Err(TableError::BadSpec(
+                "a direct table needs exact fields packed in 1 or 2 bytes".into(),
             ));
         }
         if self.add_on_miss && !self.is_exact() {

@@ -1,10 +1,11 @@
 //! The shared table: `&self` methods for N data-plane workers and one control-plane thread.
 //!
 //! Concurrency scheme (docs/tables.md, "Concurrency"):
-//! - exact tables use the lock-free cuckoo index of [`crate::exact`]: lookups take no lock and
-//!   write no shared memory; inserts and deletes lock the two buckets of their key, so inserts
-//!   from every worker and the control plane run in parallel, and two cores adding the same key
-//!   are serialized: one `Added`, the other `AlreadyPresent`;
+//! - exact tables use the lock-free cuckoo index of [`crate::exact`], or for keys of 1 or 2
+//!   bytes the direct array of [`crate::direct`]: lookups take no lock and write no shared
+//!   memory; inserts and deletes lock their key's two buckets (or its one index word), so
+//!   inserts from every worker and the control plane run in parallel, and two cores adding the
+//!   same key are serialized: one `Added`, the other `AlreadyPresent`;
 //! - lpm/ternary/range/optional tables keep their tuple-space index behind one `RwLock`;
 //! - each entry's action data, version, generation and timer live in a sequence-locked cell
 //!   ([`crate::cell`]): `modify`, `update_params`, `restart_timer` and `set_expire_profile`
@@ -20,12 +21,15 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 
 use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, EntryRead, NEVER};
+use crate::direct::{DKey, Direct};
 use crate::error::TableError;
 use crate::exact::{Exact, Ins, Line, Probe, SECOND};
 use crate::hash::{hash_start, random_seed, word_at, Four, FromKey, Key, ProbeKey, Words};
 use crate::index::Index;
+use crate::slots::Slots;
 use crate::spec::{
-    compile, decompile, Compiled, EntryView, FieldMatch, IdleTimeout, Layout, TableSpec,
+    compile, decompile, Compiled, EntryView, ExactEngine, FieldMatch, IdleTimeout, Layout,
+    TableSpec,
 };
 use crate::stats::{Counter, Stats, TableStats};
 use crate::wheel::{Wheel, DEFAULT_TICK_NS, NIL};
@@ -199,6 +203,24 @@ macro_rules! with_shape {
     }};
 }
 
+/// `Table::$f::<KL, A, B>` for a direct table's key length `$kl` (1 or 2) and the flags `$a`,
+/// `$b`, or `$other` for other lengths.
+macro_rules! direct_fn {
+    ($kl:expr, $a:expr, $b:expr, $f:ident, $other:expr) => {{
+        match ($kl, $a, $b) {
+            (1, false, false) => Table::$f::<1, false, false>,
+            (1, false, true) => Table::$f::<1, false, true>,
+            (1, true, false) => Table::$f::<1, true, false>,
+            (1, true, true) => Table::$f::<1, true, true>,
+            (2, false, false) => Table::$f::<2, false, false>,
+            (2, false, true) => Table::$f::<2, false, true>,
+            (2, true, false) => Table::$f::<2, true, false>,
+            (2, true, true) => Table::$f::<2, true, true>,
+            _ => $other,
+        }
+    }};
+}
+
 /// What an exact insert writes: (action, parameters, expire profile, deadline, now, whether an
 /// AUTO_DELETE entry of the key past its deadline at `now` is replaced).
 type InsertArgs<'a> = (u32, &'a [u8], u8, u64, u64, bool);
@@ -222,9 +244,14 @@ fn add_code(h: EntryHandle) -> u64 {
     (h.slot as u64 + 1) | (h.gen as u64) << 32
 }
 
+/// (`repr(u8)`: the variant is a byte at a fixed place, which the data-plane functions, each
+/// chosen for one engine, check with one compare; a niche-encoded tag took eight instructions.)
+#[repr(u8)]
 enum Engine {
     /// Lock-free cuckoo index (all fields exact).
     Exact(Exact),
+    /// Lock-free direct array indexed by the key (all fields exact, packed in 1 or 2 bytes).
+    Direct(Direct),
     /// Tuple-space index behind a lock (lpm, ternary, range, optional).
     Tuple(RwLock<Index>),
 }
@@ -235,9 +262,14 @@ pub struct Table {
     layout: Layout,
     has_priority: bool,
     auto_delete: bool,
+    /// The declared size: at most this many entries.
     size: usize,
+    /// Entry slots (cells `0..nslots`; cell `nslots` holds the default action): `size`, or for
+    /// a direct table at most one per key value.
+    nslots: usize,
     /// Exact tables: the key's shape, what the data-plane calls dispatch on once: its words
-    /// (`ceil(key_len / 8)`) or [`KW_FOUR`] for 4-byte keys; 0 for other tables and empty keys.
+    /// (`ceil(key_len / 8)`, 1 for direct tables) or [`KW_FOUR`] for 4-byte keys; 0 for other
+    /// tables and empty keys.
     kw: usize,
     /// Exact tables: the state a key's hash starts from (`hash_start(key_len, seed)`).
     hstart: u64,
@@ -274,7 +306,19 @@ impl Table {
         let size = spec.size;
         let timed = spec.idle_timeout != IdleTimeout::NoTimeout;
         let seed = random_seed();
-        let engine = if spec.is_exact() {
+        let direct = spec.is_exact()
+            && match spec.exact_engine {
+                ExactEngine::Auto | ExactEngine::Direct => Direct::fits(&layout),
+                ExactEngine::Hash => false,
+            };
+        // A direct table holds at most one entry per key value: no more slots than that.
+        let nslots = match direct {
+            true => size.min(Direct::indices(&layout)),
+            false => size,
+        };
+        let engine = if direct {
+            Engine::Direct(Direct::new(&layout, nslots)?)
+        } else if spec.is_exact() {
             Engine::Exact(Exact::new(size, seed)?)
         } else {
             Engine::Tuple(RwLock::new(Index::new(size, &layout, seed)?))
@@ -283,15 +327,15 @@ impl Table {
         let auto_delete = spec.idle_timeout == IdleTimeout::AutoDelete;
         let kw = match layout.key_len {
             _ if !spec.is_exact() || spec.keys.is_empty() => 0,
-            4 => KW_FOUR,
+            4 if !direct => KW_FOUR,
             n => n.div_ceil(8),
         };
-        let cells = Cells::new(size + 1, key_in_cell, spec.max_params_bytes, timed)?;
+        let cells = Cells::new(nslots + 1, key_in_cell, spec.max_params_bytes, timed)?;
         // The default action starts as ACTION_NONE, version 0.
-        cells.lock(size).write(&ActionData::default());
+        cells.lock(nslots).write(&ActionData::default());
         let wheel = match timed {
             false => None,
-            true => Some(Mutex::new(Wheel::new(size, tick_ns)?)),
+            true => Some(Mutex::new(Wheel::new(nslots, tick_ns)?)),
         };
         let profiles = alloc_slice(MAX_PROFILES, AtomicU64::default)?;
         for (p, s) in profiles.iter().zip(DEFAULT_PROFILES_S) {
@@ -301,13 +345,21 @@ impl Table {
             has_priority: spec.has_priority(),
             auto_delete,
             size,
+            nslots,
             kw,
             hstart: hash_start(layout.key_len, seed),
-            lookup_fn: Table::lookup_fn(&engine, kw, false, auto_delete),
-            lookup_hashed_fn: Table::lookup_fn(&engine, kw, true, auto_delete),
-            hash_fn: Table::hash_fn(&engine, kw),
-            add_fn: Table::add_fn(&engine, kw, false, timed, spec.add_on_miss),
-            add_hashed_fn: Table::add_fn(&engine, kw, true, timed, spec.add_on_miss),
+            lookup_fn: Table::lookup_fn(&engine, kw, layout.key_len, false, auto_delete),
+            lookup_hashed_fn: Table::lookup_fn(&engine, kw, layout.key_len, true, auto_delete),
+            hash_fn: Table::hash_fn(&engine, kw, layout.key_len),
+            add_fn: Table::add_fn(&engine, kw, layout.key_len, false, timed, spec.add_on_miss),
+            add_hashed_fn: Table::add_fn(
+                &engine,
+                kw,
+                layout.key_len,
+                true,
+                timed,
+                spec.add_on_miss,
+            ),
             layout,
             engine,
             cells,
@@ -342,7 +394,7 @@ impl Table {
     /// For exact tables a sum of per-thread counters: exact when no insert or delete runs.
     pub fn len(&self) -> usize {
         match &self.engine {
-            Engine::Exact(_) => self.stats.live(),
+            Engine::Exact(_) | Engine::Direct(_) => self.stats.live(),
             Engine::Tuple(ix) => read(ix).len(),
         }
     }
@@ -360,7 +412,7 @@ impl Table {
     /// Number of tuples (distinct masks) a lookup may probe; 1 for exact tables.
     pub fn tuple_count(&self) -> usize {
         match &self.engine {
-            Engine::Exact(_) => 1,
+            Engine::Exact(_) | Engine::Direct(_) => 1,
             Engine::Tuple(ix) => read(ix).tuple_count(),
         }
     }
@@ -371,6 +423,7 @@ impl Table {
     pub fn memory_bytes(&self) -> usize {
         let index = match &self.engine {
             Engine::Exact(x) => x.bytes(),
+            Engine::Direct(d) => d.bytes(),
             Engine::Tuple(ix) => read(ix).bytes(),
         };
         let wheel = self.wheel.as_ref().map_or(0, |w| lock(w).bytes());
@@ -383,8 +436,14 @@ impl Table {
         self.cells.stride_bytes()
     }
 
+    /// Whether the table is exact and uses the direct array indexed by the key (keys of 1 or
+    /// 2 bytes; see [`ExactEngine`]) rather than the cuckoo hash.
+    pub fn is_direct(&self) -> bool {
+        matches!(self.engine, Engine::Direct(_))
+    }
+
     fn default_slot(&self) -> usize {
-        self.size
+        self.nslots
     }
 
     fn timed(&self) -> bool {
@@ -409,13 +468,14 @@ impl Table {
         (self.lookup_fn)(self, key, 0, now_ns, out)
     }
 
-    /// The lookup function of a table with engine `engine`, key shape `kw`, AUTO_DELETE
-    /// entries if `auto`.
-    fn lookup_fn(engine: &Engine, kw: usize, hashed: bool, auto: bool) -> LookupFn {
+    /// The lookup function of a table with engine `engine`, key shape `kw`, key length `kl`,
+    /// AUTO_DELETE entries if `auto`.
+    fn lookup_fn(engine: &Engine, kw: usize, kl: usize, hashed: bool, auto: bool) -> LookupFn {
         fn generic(t: &Table, key: &[u8], _: u64, now: u64, out: &mut Lookup) -> bool {
             t.lookup_generic(key, now, out)
         }
         match (engine, hashed, auto) {
+            (Engine::Direct(_), ..) => direct_fn!(kl, hashed, auto, lookup_direct, generic),
             (Engine::Exact(_), false, false) => {
                 with_shape!(kw, |K| Table::lookup_shape::<K, false, false>, generic)
             }
@@ -447,18 +507,34 @@ impl Table {
         self.stats.add(Counter::Hits, 1);
     }
 
-    /// The key-hashing function of a table with engine `engine` and key shape `kw`.
-    fn hash_fn(engine: &Engine, kw: usize) -> HashFn {
+    /// The key-hashing function of a table with engine `engine`, key shape `kw` and key
+    /// length `kl`.
+    fn hash_fn(engine: &Engine, kw: usize, kl: usize) -> HashFn {
         fn generic(t: &Table, key: &[u8]) -> u64 {
             match &t.engine {
                 Engine::Exact(x) if key.len() == t.layout.key_len => x.hash(&Key::new(key)),
+                Engine::Direct(_) if key.len() == t.layout.key_len => {
+                    DKey::of(key).map_or(0, |k| k.hash())
+                }
                 _ => 0,
             }
         }
         match engine {
             Engine::Exact(_) => with_shape!(kw, |K| Table::hash_shape::<K>, generic),
+            Engine::Direct(_) => match kl {
+                1 => Table::hash_direct::<1>,
+                2 => Table::hash_direct::<2>,
+                _ => generic,
+            },
             Engine::Tuple(_) => generic,
         }
+    }
+
+    /// [`Table::hash_key`] of a direct table with keys of `KL` bytes: the key's index in the
+    /// array, with [`crate::direct::HASH_BIT`] set (a hash is never 0).
+    #[inline(never)]
+    fn hash_direct<const KL: usize>(&self, key: &[u8]) -> u64 {
+        DKey::new::<KL>(key).map_or(0, |k| k.hash())
     }
 
     /// [`Table::hash_key`] for keys prepared as `K`s.
@@ -539,6 +615,59 @@ impl Table {
         self.lookup_exact_cells(x, k, h, now, out)
     }
 
+    /// The lookup of a direct table with keys of `KL` bytes, counted; if `HASHED`, a `hash`
+    /// other than the key's makes it miss. One-line cells: the common cases inline (a word
+    /// without a slot, or a word whose generation the entry's cell has, read once), anything
+    /// else — a writer met, another generation, a key the table cannot hold — out of line.
+    #[inline(never)]
+    fn lookup_direct<const KL: usize, const HASHED: bool, const AUTO: bool>(
+        &self,
+        key: &[u8],
+        hash: u64,
+        now: u64,
+        out: &mut Lookup,
+    ) -> bool {
+        let Engine::Direct(d) = &self.engine else {
+            return self.lookup_generic(key, now, out);
+        };
+        let Some(k) = DKey::new::<KL>(key) else {
+            return self.lookup_generic(key, now, out);
+        };
+        if HASHED && hash as u32 != k.index as u32 {
+            // No index: a miss.
+            return self.lookup_direct_slow(d, usize::MAX, now, out);
+        }
+        if let Some(lc) = self.cells.lines() {
+            let default = self.default_slot();
+            match d.lookup_line(&lc, default, k.index, &mut out.data, &mut out.version) {
+                Line::Hit(slot, gen) => {
+                    // AUTO = self.auto_delete (the function was chosen for the table).
+                    if !AUTO || self.cells.cell(slot as usize).deadline.load(Relaxed) > now {
+                        out.hit = Some(EntryHandle { slot, gen });
+                        self.stats.add(Counter::Hits, 1);
+                        return true;
+                    }
+                }
+                Line::Miss => {
+                    out.hit = None;
+                    self.stats.add(Counter::Misses, 1);
+                    return false;
+                }
+                Line::Slow => {}
+            }
+        }
+        self.lookup_direct_slow(d, k.index, now, out)
+    }
+
+    /// [`Table::lookup_direct`] for every cell layout and case, counted.
+    #[inline(never)]
+    fn lookup_direct_slow(&self, d: &Direct, i: usize, now: u64, out: &mut Lookup) -> bool {
+        let r = d.find(&self.cells, i, &mut out.data);
+        let hit = self.finish_exact(r, now, out);
+        self.stats.add(Counter::hit_or_miss(hit), 1);
+        hit
+    }
+
     /// [`Table::lookup_shape`] for every cell layout and case, counted.
     #[inline(never)]
     fn lookup_exact_cells<K: ProbeKey>(
@@ -566,6 +695,10 @@ impl Table {
                     let r = x.find(&self.cells, x.hash(&k), &k, &mut out.data);
                     self.finish_exact(r, now_ns, out)
                 }),
+                Engine::Direct(d) => {
+                    let r = DKey::of(key).and_then(|k| d.find(&self.cells, k.index, &mut out.data));
+                    self.finish_exact(r, now_ns, out)
+                }
                 Engine::Tuple(ix) => {
                     let idx = read(ix);
                     self.finish(idx.lookup(key), now_ns, out)
@@ -634,10 +767,11 @@ impl Table {
             }
         } else {
             match &self.engine {
+                Engine::Direct(d) => hits = self.direct_batch(d, keys, kl, now_ns, out),
                 Engine::Exact(x) if kl > 0 => {
                     if self.spec.add_on_miss {
                         // A miss of this batch may be added next: fetch the slot it would take.
-                        x.prefetch_alloc(&self.cells);
+                        x.slots.prefetch_alloc(&self.cells);
                     }
                     // One-line cells (only for keys of ≤ 4 words) are read at fixed offsets.
                     macro_rules! groups {
@@ -688,6 +822,64 @@ impl Table {
         Ok(hits)
     }
 
+    /// [`Table::lookup_batch`] of a direct table: in groups of 32 keys, the index words of all
+    /// are prefetched, then the entries (or the default action) they name, then each is read.
+    fn direct_batch(
+        &self,
+        d: &Direct,
+        keys: &[u8],
+        kl: usize,
+        now: u64,
+        out: &mut [Lookup],
+    ) -> usize {
+        if self.spec.add_on_miss {
+            // A miss of this batch may be added next: fetch the slot it would take.
+            d.slots.prefetch_alloc(&self.cells);
+        }
+        let ch = self.cells.hot();
+        let default = self.default_slot();
+        let mut hits = 0;
+        for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
+            let mut ix = [usize::MAX; BATCH];
+            for (i, k) in ix.iter_mut().zip(kc.chunks_exact(kl)) {
+                *i = DKey::of(k).map_or(usize::MAX, |k| k.index);
+                d.prefetch_index(*i);
+            }
+            for &i in &ix[..oc.len()] {
+                d.prefetch_entry(&ch, i, default);
+            }
+            match self.cells.lines() {
+                // One-line cells: the one-at-a-time lookup's inline path.
+                Some(lc) => {
+                    for (o, &i) in oc.iter_mut().zip(&ix) {
+                        match d.lookup_line(&lc, default, i, &mut o.data, &mut o.version) {
+                            Line::Hit(slot, gen)
+                                if !self.auto_delete
+                                    || self.cells.cell(slot as usize).deadline.load(Relaxed)
+                                        > now =>
+                            {
+                                o.hit = Some(EntryHandle { slot, gen });
+                                hits += 1;
+                            }
+                            Line::Miss => o.hit = None,
+                            _ => {
+                                let r = d.find(&self.cells, i, &mut o.data);
+                                hits += self.finish_exact(r, now, o) as usize;
+                            }
+                        }
+                    }
+                }
+                None => {
+                    for (o, &i) in oc.iter_mut().zip(&ix) {
+                        let r = d.find(&self.cells, i, &mut o.data);
+                        hits += self.finish_exact(r, now, o) as usize;
+                    }
+                }
+            }
+        }
+        hits
+    }
+
     /// Starts fetching the bucket `key` lives in (exact tables; `None` for other kinds or a
     /// key of the wrong length). A hint for callers that batch packets but look keys up one at
     /// a time: call this for every packet of a batch, then [`Table::prefetch_entry`] for each,
@@ -699,6 +891,11 @@ impl Table {
             Engine::Exact(x) if key.len() == self.layout.key_len && self.kw > 0 => {
                 Some(Prefetch(x.hot().stage1(self.hash_key(key))))
             }
+            Engine::Direct(d) if key.len() == self.layout.key_len => {
+                let i = DKey::of(key)?.index;
+                d.prefetch_index(i);
+                Some(Prefetch(Probe::direct(i)))
+            }
             _ => None,
         }
     }
@@ -709,6 +906,11 @@ impl Table {
     pub fn prefetch_hashed(&self, hash: u64) -> Option<Prefetch> {
         match &self.engine {
             Engine::Exact(x) if self.kw > 0 => Some(Prefetch(x.hot().stage1(hash))),
+            Engine::Direct(d) => {
+                let i = hash as u32 as usize;
+                d.prefetch_index(i);
+                Some(Prefetch(Probe::direct(i)))
+            }
             _ => None,
         }
     }
@@ -717,8 +919,10 @@ impl Table {
     /// the entry whose tag matches, or the key's other bucket. A hint, as `prefetch`.
     #[inline]
     pub fn prefetch_entry(&self, p: Prefetch) {
-        if let Engine::Exact(x) = &self.engine {
-            x.hot().prefetch_entry(&self.cells, p.0);
+        match &self.engine {
+            Engine::Exact(x) => x.hot().prefetch_entry(&self.cells, p.0),
+            Engine::Direct(d) => d.prefetch_entry(&self.cells.hot(), p.0.index(), self.nslots),
+            Engine::Tuple(_) => {}
         }
     }
 
@@ -728,12 +932,18 @@ impl Table {
     /// `warm_insert_path`). A hint: reads nothing a lookup or insert depends on, writes nothing.
     /// Does nothing for tables without add-on-miss.
     pub fn warm(&self) {
-        if let (Engine::Exact(x), true) = (&self.engine, self.spec.add_on_miss) {
-            self.warm_insert_path(x);
-            x.prefetch_alloc(&self.cells);
-            // A miss reads the default action's cell.
-            self.cells.prefetch(self.default_slot());
+        if !self.spec.add_on_miss {
+            return;
         }
+        let (ins, slots) = match &self.engine {
+            Engine::Exact(x) => (&x.insert_code, &x.slots),
+            Engine::Direct(d) => (&d.insert_code, &d.slots),
+            Engine::Tuple(_) => return,
+        };
+        self.warm_insert_path(ins.load(Relaxed));
+        slots.prefetch_alloc(&self.cells);
+        // A miss reads the default action's cell.
+        self.cells.prefetch(self.default_slot());
     }
 
     /// Keeps the code of the add-on-miss path in the second-level cache (and its page-table
@@ -741,11 +951,11 @@ impl Table {
     /// table lines through the caches to evict it, and an insert that comes once in 100000
     /// packets otherwise fetches its code from DRAM line by line (measured: 3.4 µs instead of
     /// 0.1 µs; the seed paper's "insertion cost grows as insertions get rarer"). Prefetches the
-    /// first lines of the functions an insert runs; a hint, never a fault.
+    /// first lines of the functions an insert runs (`ins`: the engine's general insert, 0 if
+    /// it has not run yet); a hint, never a fault.
     #[inline(always)]
-    fn warm_insert_path(&self, x: &Exact) {
-        let alloc: fn(&Exact, usize) -> Option<u32> = Exact::alloc_in;
-        let ins = x.insert_code.load(Relaxed);
+    fn warm_insert_path(&self, ins: usize) {
+        let alloc: fn(&Slots, usize) -> Option<u32> = Slots::alloc_in;
         for (f, lines) in [
             (self.add_fn as usize, WARM_LINES[0]),
             (self.add_hashed_fn as usize, WARM_LINES[0]),
@@ -791,7 +1001,7 @@ impl Table {
         }
         // About one group in 32 (the first hash's low bits are random) re-warms the insert path.
         if self.spec.add_on_miss && hs[0] & 31 == 0 {
-            self.warm_insert_path(x);
+            self.warm_insert_path(x.insert_code.load(Relaxed));
         }
         let mut any_second = false;
         for i in 0..n {
@@ -892,7 +1102,7 @@ impl Table {
 
     /// Why an add-on-miss call with these arguments is refused.
     fn add_error(&self, key: &[u8], params_len: usize, profile: u8) -> TableError {
-        if !self.spec.add_on_miss || !matches!(self.engine, Engine::Exact(_)) {
+        if !self.spec.add_on_miss || !matches!(self.engine, Engine::Exact(_) | Engine::Direct(_)) {
             TableError::NotAddOnMiss
         } else if !self.key_ok(key) {
             TableError::BadKey {
@@ -904,14 +1114,35 @@ impl Table {
                 len: params_len,
                 max: self.cells.max_params(),
             }
+        } else if !self.direct_holds(key) {
+            TableError::BadKey {
+                field: None,
+                reason: "non-zero pad bits",
+            }
         } else {
             TableError::BadProfile(profile as u32)
         }
     }
 
-    /// The add-on-miss function of a table with engine `engine`, key shape `kw`, timers if
-    /// `timed`, add-on-miss if `enabled`.
-    fn add_fn(engine: &Engine, kw: usize, hashed: bool, timed: bool, enabled: bool) -> AddFn {
+    /// Whether `key` (of the table's length) is one the table can hold: false only for a key
+    /// of a direct table with non-zero pad bits beyond the array ([`crate::direct`]).
+    fn direct_holds(&self, key: &[u8]) -> bool {
+        match &self.engine {
+            Engine::Direct(d) => DKey::of(key).is_some_and(|k| d.holds(k.index)),
+            _ => true,
+        }
+    }
+
+    /// The add-on-miss function of a table with engine `engine`, key shape `kw`, key length
+    /// `kl`, timers if `timed`, add-on-miss if `enabled`.
+    fn add_fn(
+        engine: &Engine,
+        kw: usize,
+        kl: usize,
+        hashed: bool,
+        timed: bool,
+        enabled: bool,
+    ) -> AddFn {
         fn generic(t: &Table, key: &[u8], hash: u64, params: &[u8], ap: u64, now: u64) -> u64 {
             t.add_generic(key, Some(hash), params, ap, now)
         }
@@ -929,6 +1160,17 @@ impl Table {
             return generic_unhashed;
         }
         match (engine, hashed, timed) {
+            // The hash is the key's index, which the key gives at once: one function for both.
+            (Engine::Direct(_), _, false) => match kl {
+                1 => Table::add_direct::<1, false>,
+                2 => Table::add_direct::<2, false>,
+                _ => generic_unhashed,
+            },
+            (Engine::Direct(_), _, true) => match kl {
+                1 => Table::add_direct::<1, true>,
+                2 => Table::add_direct::<2, true>,
+                _ => generic_unhashed,
+            },
             (Engine::Exact(_), false, false) => {
                 with_shape!(
                     kw,
@@ -1038,13 +1280,76 @@ impl Table {
         self.add_result(self.insert_exact_rest(x, &k, h, ins, Counter::Inserts))
     }
 
+    /// The add-on-miss call of a direct table with keys of `KL` bytes and an idle timeout if
+    /// `TIMED` (the hash is not needed: the key is its own index); returns an [`AddFn`]
+    /// result. The common case — no entry, a slot on this thread's free list — inline, the
+    /// rest out of line with the same arguments.
+    #[inline(never)]
+    fn add_direct<const KL: usize, const TIMED: bool>(
+        &self,
+        key: &[u8],
+        _hash: u64,
+        params: &[u8],
+        ap: u64,
+        now: u64,
+    ) -> u64 {
+        let Engine::Direct(d) = &self.engine else {
+            return ADD_REJECTED;
+        };
+        let Some(k) = DKey::new::<KL>(key) else {
+            return ADD_REJECTED;
+        };
+        if params.len() > self.cells.max_params() {
+            return ADD_REJECTED;
+        }
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let deadline = if TIMED {
+            match self.add_deadline(profile, now) {
+                Some(d) => d,
+                None => return ADD_REJECTED,
+            }
+        } else {
+            NEVER
+        };
+        if let Some((s, gen)) = d.insert_fast(
+            &self.cells,
+            k.index,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(&k.key), action, params, profile, deadline, TIMED),
+        ) {
+            self.stats.add(Counter::Inserts, 1);
+            if TIMED {
+                self.link_timer(s, gen, deadline);
+            }
+            return add_code(EntryHandle { slot: s, gen });
+        }
+        self.add_direct_slow::<KL>(key, params, ap, now)
+    }
+
+    /// [`Table::add_direct`] when its inline insert did not apply (it changed nothing): the
+    /// whole insert, with the same arguments (so that the common path keeps a small frame).
+    #[inline(never)]
+    fn add_direct_slow<const KL: usize>(
+        &self,
+        key: &[u8],
+        params: &[u8],
+        ap: u64,
+        now: u64,
+    ) -> u64 {
+        let (Engine::Direct(d), Some(k)) = (&self.engine, DKey::new::<KL>(key)) else {
+            return ADD_REJECTED;
+        };
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let Some(deadline) = self.add_deadline(profile, now) else {
+            return ADD_REJECTED;
+        };
+        let ins = (action, params, profile, deadline, now, self.auto_delete);
+        self.add_result(self.insert_direct(d, k, ins, Counter::Inserts))
+    }
+
     /// The add-on-miss call for every table and key (`hash`, if given, is the key's).
     #[inline(never)]
     fn add_generic(&self, key: &[u8], hash: Option<u64>, params: &[u8], ap: u64, now: u64) -> u64 {
-        let Engine::Exact(x) = &self.engine else {
-            // add_on_miss tables are exact (checked by TableSpec::validate).
-            return ADD_REJECTED;
-        };
         if !self.spec.add_on_miss || !self.key_ok(key) || params.len() > self.cells.max_params() {
             return ADD_REJECTED;
         }
@@ -1052,10 +1357,20 @@ impl Table {
         let Some(deadline) = self.add_deadline(profile, now) else {
             return ADD_REJECTED;
         };
-        let k = Key::new(key);
-        let h = hash.unwrap_or_else(|| x.hash(&k));
         let ins = (action, params, profile, deadline, now, self.auto_delete);
-        self.add_result(self.insert_exact_k(x, &k, h, ins, Counter::Inserts))
+        match &self.engine {
+            Engine::Exact(x) => {
+                let k = Key::new(key);
+                let h = hash.unwrap_or_else(|| x.hash(&k));
+                self.add_result(self.insert_exact_k(x, &k, h, ins, Counter::Inserts))
+            }
+            Engine::Direct(d) => match DKey::of(key) {
+                Some(k) => self.add_result(self.insert_direct(d, k, ins, Counter::Inserts)),
+                None => ADD_REJECTED,
+            },
+            // add_on_miss tables are exact (checked by TableSpec::validate).
+            Engine::Tuple(_) => ADD_REJECTED,
+        }
     }
 
     /// The [`AddFn`] result of an insert.
@@ -1181,12 +1496,60 @@ impl Table {
         }
     }
 
+    /// The whole insert into a direct table (present key, replacement of an expired entry),
+    /// reclaiming expired entries once when the table is full before trying again; an added
+    /// entry is counted in `counter` (as in [`Table::insert_exact_k`]). A key with non-zero pad
+    /// bits beyond the array is refused.
+    #[inline(never)]
+    fn insert_direct(
+        &self,
+        d: &Direct,
+        k: DKey,
+        (action, params, profile, deadline, now, replace_expired): InsertArgs<'_>,
+        counter: Counter,
+    ) -> Result<EntryHandle, TableError> {
+        if !d.holds(k.index) {
+            return Err(TableError::BadKey {
+                field: None,
+                reason: "non-zero pad bits",
+            });
+        }
+        let mut reclaimed = false;
+        loop {
+            let (r, replaced) = d.insert(
+                k.index,
+                |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
+                |s| {
+                    let k = Some(&k.key);
+                    self.init_cell_k(s, k, action, params, profile, deadline, self.timed())
+                },
+            );
+            if let Some(s) = replaced {
+                self.release(s);
+                self.stats.add(Counter::Expirations, 1);
+            }
+            match r {
+                Ins::Added(s, gen) => {
+                    self.stats.add(counter, 1);
+                    self.link_timer(s, gen, deadline);
+                    return Ok(EntryHandle { slot: s, gen });
+                }
+                Ins::Present(_) => return Err(TableError::Exists),
+                Ins::Full if self.auto_delete && !reclaimed => {
+                    reclaimed = true;
+                    self.reclaim_expired(now);
+                }
+                Ins::Full => return Err(TableError::Full),
+            }
+        }
+    }
+
     /// Replaces the parameters of the entry `handle` (PNA data-plane update of a hit entry),
     /// keeping its action, and bumps its version. Atomic per entry: readers see the old or the
     /// new parameters, never a mix. Needs no index lock. Returns false for a stale handle or
     /// parameters longer than the table allows.
     pub fn update_params(&self, handle: EntryHandle, params: &[u8]) -> bool {
-        if handle.slot as usize >= self.size || params.len() > self.cells.max_params() {
+        if handle.slot as usize >= self.nslots || params.len() > self.cells.max_params() {
             return false;
         }
         let g = self.cells.lock(handle.slot as usize);
@@ -1216,7 +1579,7 @@ impl Table {
         let Some(wheel) = &self.wheel else {
             return false;
         };
-        if h.slot as usize >= self.size {
+        if h.slot as usize >= self.nslots {
             return false;
         }
         let cell = self.cells.cell(h.slot as usize);
@@ -1292,7 +1655,7 @@ impl Table {
     fn is_live(&self, idx: Option<&Index>, s: u32) -> bool {
         match idx {
             Some(idx) => idx.is_used(s),
-            None => (s as usize) < self.size && self.cells.cell(s as usize).gen() & 1 == 1,
+            None => (s as usize) < self.nslots && self.cells.cell(s as usize).gen() & 1 == 1,
         }
     }
 
@@ -1375,19 +1738,64 @@ impl Table {
             self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
         }
         self.stats.add(Counter::Live, u64::MAX);
-        if let Engine::Exact(x) = &self.engine {
-            x.free(s);
+        if let Some(slots) = self.exact_slots() {
+            slots.free(s);
+        }
+    }
+
+    /// The slot allocator of an exact table (either engine).
+    fn exact_slots(&self) -> Option<&Slots> {
+        match &self.engine {
+            Engine::Exact(x) => Some(&x.slots),
+            Engine::Direct(d) => Some(&d.slots),
+            Engine::Tuple(_) => None,
+        }
+    }
+
+    /// Slots an exact table has ever handed out (every live slot is below).
+    fn exact_high_water(&self) -> u32 {
+        self.exact_slots().map_or(0, |s| s.high_water() as u32)
+    }
+
+    /// The live entry of an exact table whose key is `key` (of the table's length): copies its
+    /// action data into `out`, returns (slot, gen, version).
+    fn exact_find(&self, key: &[u8], out: &mut ActionData) -> Option<(u32, u32, u64)> {
+        match &self.engine {
+            Engine::Exact(x) => {
+                let k = Key::new(key);
+                x.find(&self.cells, x.hash(&k), &k, out)
+            }
+            Engine::Direct(d) => d.find(&self.cells, DKey::of(key)?.index, out),
+            Engine::Tuple(_) => None,
+        }
+    }
+
+    /// Removes the entry of an exact table whose key is `key`, if `slot` is `None` or its slot
+    /// and `cond(slot)` — run under the index's lock of the key — returns true (it must kill the
+    /// slot). Returns the removed slot, to be released.
+    fn exact_remove(
+        &self,
+        key: &[u8],
+        slot: Option<u32>,
+        cond: impl FnOnce(u32) -> bool,
+    ) -> Option<u32> {
+        match &self.engine {
+            Engine::Exact(x) => {
+                let k = Key::new(key);
+                x.remove(&self.cells, x.hash(&k), &k, slot, cond)
+            }
+            Engine::Direct(d) => d.remove(DKey::of(key)?.index, slot, cond),
+            Engine::Tuple(_) => None,
         }
     }
 
     /// Removes live slot `s` of the exact index if `cond` holds under its cell lock.
-    fn remove_exact(&self, x: &Exact, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool) -> bool {
+    fn remove_exact(&self, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool) -> bool {
         if !self.is_live(None, s) {
             return false;
         }
         let key = self.cells.key(s as usize);
-        let k = Key::new(&key);
-        let removed = x.remove(&self.cells, x.hash(&k), &k, Some(s), |s| self.kill(s, cond));
+        let removed = self.exact_remove(&key, Some(s), |s| self.kill(s, cond));
         if let Some(s) = removed {
             self.release(s);
         }
@@ -1413,11 +1821,11 @@ impl Table {
     fn reclaim_expired(&self, now: u64) {
         let mut n = 0;
         match &self.engine {
-            Engine::Exact(x) => {
-                for s in 0..x.high_water() as u32 {
+            Engine::Exact(_) | Engine::Direct(_) => {
+                for s in 0..self.exact_high_water() {
                     if self.is_live(None, s)
                         && self.expired(s, now)
-                        && self.remove_exact(x, s, |_| self.expired(s, now))
+                        && self.remove_exact(s, |_| self.expired(s, now))
                     {
                         n += 1;
                     }
@@ -1487,6 +1895,22 @@ impl Table {
                 let replace = self.auto_delete && timer.is_some();
                 return self.insert_exact(x, &c.key, data, profile, deadline, now, replace);
             }
+            Engine::Direct(d) => {
+                let replace = self.auto_delete && timer.is_some();
+                let k = DKey::of(&c.key).ok_or(TableError::BadKey {
+                    field: None,
+                    reason: "key length differs from the table's key length",
+                })?;
+                let ins = (
+                    data.action,
+                    &data.params[..],
+                    profile,
+                    deadline,
+                    now,
+                    replace,
+                );
+                return self.insert_direct(d, k, ins, Counter::Live);
+            }
             Engine::Tuple(ix) => ix,
         };
         let mut idx = write(ix);
@@ -1531,10 +1955,9 @@ impl Table {
     /// The slot and generation of the entry with this match spec and priority.
     fn find_entry(&self, c: &Compiled, prio: u32) -> Option<(u32, u32)> {
         match &self.engine {
-            Engine::Exact(x) => {
+            Engine::Exact(_) | Engine::Direct(_) => {
                 let mut tmp = ActionData::default();
-                let k = Key::new(&c.key);
-                x.find(&self.cells, x.hash(&k), &k, &mut tmp)
+                self.exact_find(&c.key, &mut tmp)
                     .map(|(s, gen, _)| (s, gen))
             }
             Engine::Tuple(ix) => {
@@ -1573,7 +1996,7 @@ impl Table {
             // change under the cell lock, and we look the key up again.
             let guard = match &self.engine {
                 Engine::Tuple(ix) => Some(read(ix)),
-                Engine::Exact(_) => None,
+                Engine::Exact(_) | Engine::Direct(_) => None,
             };
             let (s, gen) = match &guard {
                 Some(idx) => {
@@ -1597,12 +2020,9 @@ impl Table {
     pub fn delete(&self, matches: &[FieldMatch], priority: u32) -> Result<(), TableError> {
         let (c, prio) = self.compile(matches, priority)?;
         match &self.engine {
-            Engine::Exact(x) => {
-                let k = Key::new(&c.key);
-                let s = x
-                    .remove(&self.cells, x.hash(&k), &k, None, |s| {
-                        self.kill(s, |_| true)
-                    })
+            Engine::Exact(_) | Engine::Direct(_) => {
+                let s = self
+                    .exact_remove(&c.key, None, |s| self.kill(s, |_| true))
                     .ok_or(TableError::NotFound)?;
                 self.release(s);
             }
@@ -1617,11 +2037,13 @@ impl Table {
 
     /// Deletes the entry `id`; `NotFound` if it is gone.
     pub fn delete_id(&self, id: EntryId) -> Result<(), TableError> {
-        if id.slot as usize >= self.size {
+        if id.slot as usize >= self.nslots {
             return Err(TableError::NotFound);
         }
         let done = match &self.engine {
-            Engine::Exact(x) => self.remove_exact(x, id.slot, |g| g.gen() == id.gen),
+            Engine::Exact(_) | Engine::Direct(_) => {
+                self.remove_exact(id.slot, |g| g.gen() == id.gen)
+            }
             Engine::Tuple(ix) => self.remove_tuple(&mut write(ix), id.slot, |g| g.gen() == id.gen),
         };
         if done {
@@ -1634,9 +2056,9 @@ impl Table {
     /// Deletes every entry.
     pub fn clear(&self) {
         match &self.engine {
-            Engine::Exact(x) => {
-                for s in 0..x.high_water() as u32 {
-                    self.remove_exact(x, s, |_| true);
+            Engine::Exact(_) | Engine::Direct(_) => {
+                for s in 0..self.exact_high_water() {
+                    self.remove_exact(s, |_| true);
                 }
             }
             Engine::Tuple(ix) => {
@@ -1653,7 +2075,7 @@ impl Table {
     pub fn read(&self, matches: &[FieldMatch], priority: u32) -> Result<EntryView, TableError> {
         let (c, prio) = self.compile(matches, priority)?;
         match &self.engine {
-            Engine::Exact(_) => {
+            Engine::Exact(_) | Engine::Direct(_) => {
                 let (s, gen) = self.find_entry(&c, prio).ok_or(TableError::NotFound)?;
                 let v = self.view(None, s);
                 if v.id.gen == gen {
@@ -1673,7 +2095,7 @@ impl Table {
     /// The entry `id`, if it still exists.
     pub fn get(&self, id: EntryId) -> Option<EntryView> {
         let v = match &self.engine {
-            Engine::Exact(_) => {
+            Engine::Exact(_) | Engine::Direct(_) => {
                 if !self.is_live(None, id.slot) {
                     return None;
                 }
@@ -1696,7 +2118,7 @@ impl Table {
     /// during the whole call is listed once; entries added or removed meanwhile may or may not be.
     pub fn iter(&self) -> Vec<EntryView> {
         match &self.engine {
-            Engine::Exact(x) => (0..x.high_water() as u32)
+            Engine::Exact(_) | Engine::Direct(_) => (0..self.exact_high_water())
                 .filter(|&s| self.is_live(None, s))
                 .map(|s| self.view(None, s))
                 .filter(|v| v.id.gen & 1 == 1)
@@ -1811,7 +2233,7 @@ impl Table {
         {
             let guard = match &self.engine {
                 Engine::Tuple(ix) => Some(read(ix)),
-                Engine::Exact(_) => None,
+                Engine::Exact(_) | Engine::Direct(_) => None,
             };
             let idx = guard.as_deref();
             let mut w = lock(wheel);
@@ -1848,12 +2270,12 @@ impl Table {
             let cond = |g: &CellGuard<'_>| g.gen() == gen && cell.deadline.load(SeqCst) <= now_ns;
             let view;
             let freed = match &self.engine {
-                Engine::Exact(x) => {
+                Engine::Exact(_) | Engine::Direct(_) => {
                     if !self.is_live(None, s) || cell.gen() != gen {
                         continue;
                     }
                     view = self.view(None, s);
-                    self.remove_exact(x, s, cond)
+                    self.remove_exact(s, cond)
                 }
                 Engine::Tuple(ix) => {
                     let mut idx = write(ix);

@@ -1,0 +1,232 @@
+//! The slot allocator of the exact engines (the cuckoo hash of [`crate::exact`] and the direct
+//! array of [`crate::direct`]): which of the table's entry cells are free.
+//!
+//! **16 striped free lists** (Treiber stacks with an ABA counter in the head word, each on its own
+//! cache line; a thread uses the stripe of its statistics), then a bump pointer over never-used
+//! slots taken 64 at a time. A thread touches only its own stripe's head on the common path, so
+//! inserts on different cores share no written cache line here; a slot freed on one stripe is
+//! found from every other one. Slots are reused at once: the generation checks of the engines
+//! make reuse safe without epochs or grace periods.
+
+use crate::arena::Arena;
+use crate::cell::Cells;
+use crate::error::TableError;
+use crate::stats::{stripe, STRIPES};
+use crate::sync::{prefetch, AtomicU32, AtomicU64, Ordering::*};
+
+/// Never-used slots a free-list stripe takes at a time.
+const CHUNK: u64 = 64;
+
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub T);
+
+pub(crate) struct Slots {
+    size: u32,
+    /// Striped free lists, one per [`stripe`]: (ABA counter << 32) | (slot + 1), 0 = empty.
+    free_heads: Box<[Padded<AtomicU64>; STRIPES]>,
+    /// Next never-used slot; taken [`CHUNK`] slots at a time by a stripe.
+    fresh: Padded<AtomicU64>,
+    /// Free-list links: slot + 1 of the next free slot, 0 = end.
+    next: Arena<AtomicU32>,
+}
+
+impl Slots {
+    /// An allocator of the slots `0..size`, all free.
+    pub fn new(size: usize) -> Result<Slots, TableError> {
+        Ok(Slots {
+            size: size as u32,
+            free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
+            fresh: Padded(AtomicU64::new(0)),
+            next: Arena::new(size)?,
+        })
+    }
+
+    /// Bytes of the free-list links and heads.
+    pub fn bytes(&self) -> usize {
+        self.next.bytes()
+            + std::mem::size_of_val(&*self.free_heads)
+            + std::mem::size_of_val(&self.fresh)
+    }
+
+    /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
+    /// is fetched while the caller does other work, so an insert that comes rarely does not pay
+    /// a DRAM miss for it.
+    #[inline]
+    pub fn prefetch_alloc(&self, cells: &Cells) {
+        let top = self.free_heads[stripe()].0.load(Relaxed) as u32;
+        if top != 0 && top <= self.size {
+            cells.prefetch(top as usize - 1);
+            prefetch(&self.next[top as usize - 1]);
+        }
+    }
+
+    /// A free slot, or `None` when all `size` slots are in use; from this thread's stripe.
+    pub fn alloc(&self) -> Option<u32> {
+        self.alloc_in(stripe())
+    }
+
+    /// [`Slots::alloc`], popping the own free list inline (one CAS) and prefetching the cell
+    /// and link of the slot the next allocation will take.
+    #[inline(always)]
+    pub fn alloc_hint(&self, cells: &Cells) -> Option<u32> {
+        let st = stripe();
+        let head = &self.free_heads[st].0;
+        let h = head.load(Acquire);
+        let top = h as u32;
+        if let Some(link) = self.next.get((top as usize).wrapping_sub(1)) {
+            let next = link.load(Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
+            if head.compare_exchange(h, new, Acquire, Relaxed).is_ok() {
+                if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
+                    cells.prefetch_first(next as usize - 1);
+                    prefetch(l);
+                }
+                return Some(top - 1);
+            }
+        }
+        self.alloc_cold(st)
+    }
+
+    #[inline(never)]
+    fn alloc_cold(&self, st: usize) -> Option<u32> {
+        self.alloc_in(st)
+    }
+
+    /// A free slot from free list `st` first: its own list, then a fresh chunk of never-used
+    /// slots (whose rest goes to list `st`), then the other stripes' lists (so no slot is ever
+    /// stranded in another stripe). `None` when every list was seen empty twice and no fresh
+    /// slot is left: with no concurrent frees that means all `size` slots are in use.
+    ///
+    /// The lists are Treiber stacks with an ABA counter in the head word; a thread touches
+    /// only its own stripe's head on the common path, so inserts on different cores share no
+    /// written cache line here.
+    pub fn alloc_in(&self, st: usize) -> Option<u32> {
+        let st = st % STRIPES;
+        if let Some(s) = self.pop(st) {
+            return Some(s);
+        }
+        if let Some(s) = self.refill(st) {
+            return Some(s);
+        }
+        for _ in 0..2 {
+            for i in 0..STRIPES {
+                if let Some(s) = self.pop((st + i) % STRIPES) {
+                    return Some(s);
+                }
+            }
+        }
+        None
+    }
+
+    /// Pops the top of free list `st`.
+    fn pop(&self, st: usize) -> Option<u32> {
+        let head = &self.free_heads[st].0;
+        let mut h = head.load(Acquire);
+        loop {
+            let top = h as u32;
+            if top == 0 {
+                return None;
+            }
+            let next = self.next[top as usize - 1].load(Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
+            match head.compare_exchange_weak(h, new, Acquire, Acquire) {
+                Ok(_) => return Some(top - 1),
+                Err(x) => h = x,
+            }
+        }
+    }
+
+    /// Takes the next [`CHUNK`] never-used slots: returns the first, pushes the rest onto free
+    /// list `st` as one pre-linked chain (one CAS).
+    fn refill(&self, st: usize) -> Option<u32> {
+        let size = self.size as u64;
+        if self.fresh.0.load(Relaxed) >= size {
+            return None;
+        }
+        let f = self.fresh.0.fetch_add(CHUNK, Relaxed);
+        if f >= size {
+            return None;
+        }
+        let end = (f + CHUNK).min(size) as u32;
+        let f = f as u32;
+        if end > f + 1 {
+            let links = self
+                .next
+                .get(f as usize + 1..end as usize - 1)
+                .unwrap_or_default();
+            for (x, l) in (f + 1..).zip(links) {
+                // slot x links to slot x + 1, stored as (x + 1) + 1
+                l.store(x + 2, Relaxed);
+            }
+            self.push_chain(st, f + 1, end - 1);
+        }
+        Some(f)
+    }
+
+    /// Pushes the chain `first ..= last` (already linked through `next`, except `last`) onto
+    /// free list `st`.
+    fn push_chain(&self, st: usize, first: u32, last: u32) {
+        let head = &self.free_heads[st].0;
+        let mut h = head.load(Relaxed);
+        loop {
+            self.next[last as usize].store(h as u32, Relaxed);
+            let new = ((h >> 32).wrapping_add(1) << 32) | (first as u64 + 1);
+            match head.compare_exchange_weak(h, new, Release, Relaxed) {
+                Ok(_) => return,
+                Err(x) => h = x,
+            }
+        }
+    }
+
+    /// Returns slot `s` (removed from the index, generation even) to this thread's free list.
+    pub fn free(&self, s: u32) {
+        self.free_in(stripe(), s)
+    }
+
+    /// Returns slot `s` to free list `st`.
+    pub fn free_in(&self, st: usize, s: u32) {
+        self.push_chain(st % STRIPES, s, s)
+    }
+
+    /// Slots that have ever been handed out (all live slots are below this).
+    pub fn high_water(&self) -> usize {
+        (self.fresh.0.load(Acquire) as usize).min(self.size as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_list_is_lifo_then_fresh() {
+        let x = Slots::new(3).unwrap();
+        assert_eq!((x.alloc_in(0), x.alloc_in(0)), (Some(0), Some(1)));
+        x.free_in(0, 0);
+        assert_eq!(x.alloc_in(0), Some(0));
+        assert_eq!((x.alloc_in(0), x.alloc_in(0)), (Some(2), None));
+        x.free_in(0, 2);
+        x.free_in(0, 1);
+        assert_eq!(
+            (x.alloc_in(0), x.alloc_in(0), x.alloc_in(0)),
+            (Some(1), Some(2), None)
+        );
+    }
+
+    #[test]
+    fn slots_freed_on_one_stripe_are_found_from_every_other() {
+        let n = 3 * CHUNK as usize + 5;
+        let x = Slots::new(n).unwrap();
+        let mut got: Vec<u32> = (0..n).map(|i| x.alloc_in(i % 3).unwrap()).collect();
+        assert_eq!(x.alloc_in(5), None);
+        got.sort_unstable();
+        assert_eq!(got, (0..n as u32).collect::<Vec<_>>(), "each slot once");
+        for s in 0..n as u32 {
+            x.free_in(s as usize % 7, s);
+        }
+        let mut again: Vec<u32> = (0..n).map(|_| x.alloc_in(11).unwrap()).collect();
+        assert_eq!(x.alloc_in(0), None);
+        again.sort_unstable();
+        assert_eq!(again, got);
+    }
+}
