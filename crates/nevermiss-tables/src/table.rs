@@ -1475,24 +1475,43 @@ impl Table {
         let (deadline, now) = (args.3, args.4);
         let mut reclaimed = false;
         loop {
-            let (r, replaced) = self.insert_once(x, k, h, args);
-            if let Some(s) = replaced {
-                self.release(s);
-                self.stats.add(Counter::Expirations, 1);
+            let r = self.insert_once(x, k, h, args);
+            if let Some(done) = self.settle_insert(r, counter, deadline, now, &mut reclaimed) {
+                return done;
             }
-            match r {
-                Ins::Added(s, gen) => {
-                    self.stats.add(counter, 1);
-                    self.link_timer(s, gen, deadline);
-                    return Ok(EntryHandle { slot: s, gen });
-                }
-                Ins::Present(_) => return Err(TableError::Exists),
-                Ins::Full if self.auto_delete && !reclaimed => {
-                    reclaimed = true;
-                    self.reclaim_expired(now);
-                }
-                Ins::Full => return Err(TableError::Full),
+        }
+    }
+
+    /// What one insert attempt of an exact engine (`Ins`, the expired entry it replaced) comes
+    /// to: the replaced slot released and counted, an added entry counted in `counter` and
+    /// timed, `Exists`, `Full`, or `None` — try again, once, after reclaiming expired entries of
+    /// a full AUTO_DELETE table.
+    #[inline(always)]
+    fn settle_insert(
+        &self,
+        (r, replaced): (Ins, Option<u32>),
+        counter: Counter,
+        deadline: u64,
+        now: u64,
+        reclaimed: &mut bool,
+    ) -> Option<Result<EntryHandle, TableError>> {
+        if let Some(s) = replaced {
+            self.release(s);
+            self.stats.add(Counter::Expirations, 1);
+        }
+        match r {
+            Ins::Added(s, gen) => {
+                self.stats.add(counter, 1);
+                self.link_timer(s, gen, deadline);
+                Some(Ok(EntryHandle { slot: s, gen }))
             }
+            Ins::Present(_) => Some(Err(TableError::Exists)),
+            Ins::Full if self.auto_delete && !*reclaimed => {
+                *reclaimed = true;
+                self.reclaim_expired(now);
+                None
+            }
+            Ins::Full => Some(Err(TableError::Full)),
         }
     }
 
@@ -1516,7 +1535,7 @@ impl Table {
         }
         let mut reclaimed = false;
         loop {
-            let (r, replaced) = d.insert(
+            let r = d.insert(
                 k.index,
                 |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
                 |s| {
@@ -1524,22 +1543,8 @@ impl Table {
                     self.init_cell_k(s, k, action, params, profile, deadline, self.timed())
                 },
             );
-            if let Some(s) = replaced {
-                self.release(s);
-                self.stats.add(Counter::Expirations, 1);
-            }
-            match r {
-                Ins::Added(s, gen) => {
-                    self.stats.add(counter, 1);
-                    self.link_timer(s, gen, deadline);
-                    return Ok(EntryHandle { slot: s, gen });
-                }
-                Ins::Present(_) => return Err(TableError::Exists),
-                Ins::Full if self.auto_delete && !reclaimed => {
-                    reclaimed = true;
-                    self.reclaim_expired(now);
-                }
-                Ins::Full => return Err(TableError::Full),
+            if let Some(done) = self.settle_insert(r, counter, deadline, now, &mut reclaimed) {
+                return done;
             }
         }
     }
