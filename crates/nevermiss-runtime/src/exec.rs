@@ -1351,6 +1351,19 @@ impl Exec {
         if let (Some(plan), None) = (&rt.plan, &self.trace) {
             return self.table_lookup_lean(sw, tid, rt, plan, hit_slot, run_slot);
         }
+        self.table_lookup_full(sw, tid, rt, hit_slot, run_slot)
+    }
+
+    /// [`Exec::table_lookup_core`] of a table without a lean plan (or of a traced packet).
+    #[inline(never)]
+    fn table_lookup_full(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        rt: &crate::switch::RtTable,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Option<u32> {
         let td = sw.prog.tables.get(tid as usize)?;
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
@@ -1477,10 +1490,9 @@ impl Exec {
             self.st(r as usize, v);
         }
         let params = plan.get(action as usize)?;
-        let bytes: &[u8] = &self.lookup.data.params;
+        let bytes = &self.lookup.data.params;
         for &(slot, off, n, m) in params {
-            let b = bytes.get(off as usize..(off + n) as usize).unwrap_or(&[]);
-            let v = crate::bits::get_be(b) & m;
+            let v = bytes.be_at(off as usize, n as usize) & m;
             if let Some(x) = self.f.get_mut(slot as usize) {
                 *x = v;
             }
