@@ -299,11 +299,23 @@ impl Exec {
         self.c.cursor = 0;
         self.out.clear();
         self.c.perr = 0;
-        self.ps = PktState {
-            mirrors: std::mem::take(&mut self.ps.mirrors),
-            ..PktState::default()
-        };
-        self.ps.mirrors.clear();
+        // Field by field (the same as `PktState::default()` with `mirrors`' buffer kept).
+        let PktState {
+            dest,
+            mirrors,
+            recirculate,
+            resubmit,
+            v1_recirculate,
+            clone,
+            truncate,
+        } = &mut self.ps;
+        *dest = Dest::default();
+        mirrors.clear();
+        *recirculate = false;
+        *resubmit = None;
+        *v1_recirculate = None;
+        *clone = None;
+        *truncate = None;
         self.tctx = TableCtx::default();
         self.tctx_stack.clear();
         self.c.loops = 0;
@@ -1236,6 +1248,7 @@ impl Exec {
     }
 
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
+    #[inline]
     fn build_key(&mut self, sw: &Switch, tid: TableId, td: &p4_ir::ir::Table) {
         if let Some(f) = sw.native.as_ref().and_then(|n| n.table_key(tid)) {
             self.key.clear();
@@ -1245,6 +1258,13 @@ impl Exec {
             unsafe { self.key.set_len(len.min(self.key.capacity())) };
             return;
         }
+        self.build_key_interp(td);
+    }
+
+    /// [`Exec::build_key`] by the interpreter (no key function: the interpreter engine, or a
+    /// field wider than 64 bits).
+    #[inline(never)]
+    fn build_key_interp(&mut self, td: &p4_ir::ir::Table) {
         self.key.clear();
         for k in &td.keys {
             if k.kind == MatchKind::Selector {
@@ -1340,6 +1360,7 @@ impl Exec {
     /// [`Exec::table_lookup`] without saving the table context it replaces: generated code
     /// saves and restores it itself (`nevermiss_jit::Ctx::tctx`). `self.tctx` changes only when
     /// an action is returned.
+    #[inline]
     pub(crate) fn table_lookup_core(
         &mut self,
         sw: &Switch,
