@@ -1292,6 +1292,7 @@ impl Exec {
     /// hide DRAM latency only if their lookups overlap): evaluates the key as it stands now and
     /// starts fetching its bucket. A hint only: nothing is read or written, a key that changes
     /// before the apply just wastes the fetch. Tables whose key needs calls (`key_pre`) are skipped.
+    #[inline]
     pub fn prefetch_table(
         &mut self,
         sw: &Switch,
