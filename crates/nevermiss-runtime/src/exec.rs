@@ -1361,7 +1361,7 @@ impl Exec {
     /// [`Exec::table_lookup`] without saving the table context it replaces: generated code
     /// saves and restores it itself (`nevermiss_jit::Ctx::tctx`). `self.tctx` changes only when
     /// an action is returned.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn table_lookup_core(
         &mut self,
         sw: &Switch,
@@ -1479,7 +1479,7 @@ impl Exec {
     /// [`Exec::table_lookup_core`] of a table whose entries need nothing but their action and
     /// narrow parameters (`RtTable::plan`): the same steps, with the parameters' slots, offsets
     /// and masks computed at load time.
-    #[inline]
+    #[inline(always)]
     fn table_lookup_lean(
         &mut self,
         sw: &Switch,
