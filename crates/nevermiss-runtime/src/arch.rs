@@ -477,6 +477,20 @@ fn pna_parse_at(
         ex.run_native(sw, f);
         return;
     }
+    pna_parse_interp(ex, sw, pi, data, port, pass, dir);
+}
+
+/// [`pna_parse_at`] by the interpreter (the interpreter engine, or a traced packet).
+#[inline(never)]
+fn pna_parse_interp(
+    ex: &mut Exec,
+    sw: &Switch,
+    pi: &PnaInfo,
+    data: &[u8],
+    port: u32,
+    pass: u64,
+    dir: u64,
+) {
     ex.reset(sw, data);
     set(ex, pi.p_input_port, u64::from(port));
     set(ex, pi.p_direction, dir);

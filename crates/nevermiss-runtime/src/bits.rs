@@ -122,6 +122,23 @@ impl BitWriter {
     /// too, they are not part of the string.
     #[inline]
     pub fn append_raw(&mut self, n: usize) -> Option<*mut u8> {
+        let len = self.bytes.len();
+        if self.n != 0 || self.bytes.capacity() - len < n.saturating_add(8) {
+            return self.append_raw_slow(n);
+        }
+        // SAFETY: the capacity holds `len + n + 8` bytes; the caller writes the `n` new ones
+        // before anything reads them (see above).
+        unsafe {
+            let p = self.bytes.as_mut_ptr().add(len);
+            self.bytes.set_len(len + n);
+            self.bits += 8 * n;
+            Some(p)
+        }
+    }
+
+    /// [`BitWriter::append_raw`] with bits pending or too little capacity.
+    #[inline(never)]
+    fn append_raw_slow(&mut self, n: usize) -> Option<*mut u8> {
         if self.n != 0 {
             if !self.n.is_multiple_of(8) {
                 return None;

@@ -299,11 +299,23 @@ impl Exec {
         self.c.cursor = 0;
         self.out.clear();
         self.c.perr = 0;
-        self.ps = PktState {
-            mirrors: std::mem::take(&mut self.ps.mirrors),
-            ..PktState::default()
-        };
-        self.ps.mirrors.clear();
+        // Field by field (the same as `PktState::default()` with `mirrors`' buffer kept).
+        let PktState {
+            dest,
+            mirrors,
+            recirculate,
+            resubmit,
+            v1_recirculate,
+            clone,
+            truncate,
+        } = &mut self.ps;
+        *dest = Dest::default();
+        mirrors.clear();
+        *recirculate = false;
+        *resubmit = None;
+        *v1_recirculate = None;
+        *clone = None;
+        *truncate = None;
         self.tctx = TableCtx::default();
         self.tctx_stack.clear();
         self.c.loops = 0;
@@ -1236,6 +1248,7 @@ impl Exec {
     }
 
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
+    #[inline]
     fn build_key(&mut self, sw: &Switch, tid: TableId, td: &p4_ir::ir::Table) {
         if let Some(f) = sw.native.as_ref().and_then(|n| n.table_key(tid)) {
             self.key.clear();
@@ -1245,6 +1258,13 @@ impl Exec {
             unsafe { self.key.set_len(len.min(self.key.capacity())) };
             return;
         }
+        self.build_key_interp(td);
+    }
+
+    /// [`Exec::build_key`] by the interpreter (no key function: the interpreter engine, or a
+    /// field wider than 64 bits).
+    #[inline(never)]
+    fn build_key_interp(&mut self, td: &p4_ir::ir::Table) {
         self.key.clear();
         for k in &td.keys {
             if k.kind == MatchKind::Selector {
@@ -1272,6 +1292,7 @@ impl Exec {
     /// hide DRAM latency only if their lookups overlap): evaluates the key as it stands now and
     /// starts fetching its bucket. A hint only: nothing is read or written, a key that changes
     /// before the apply just wastes the fetch. Tables whose key needs calls (`key_pre`) are skipped.
+    #[inline]
     pub fn prefetch_table(
         &mut self,
         sw: &Switch,
@@ -1340,6 +1361,7 @@ impl Exec {
     /// [`Exec::table_lookup`] without saving the table context it replaces: generated code
     /// saves and restores it itself (`nevermiss_jit::Ctx::tctx`). `self.tctx` changes only when
     /// an action is returned.
+    #[inline(always)]
     pub(crate) fn table_lookup_core(
         &mut self,
         sw: &Switch,
@@ -1351,6 +1373,19 @@ impl Exec {
         if let (Some(plan), None) = (&rt.plan, &self.trace) {
             return self.table_lookup_lean(sw, tid, rt, plan, hit_slot, run_slot);
         }
+        self.table_lookup_full(sw, tid, rt, hit_slot, run_slot)
+    }
+
+    /// [`Exec::table_lookup_core`] of a table without a lean plan (or of a traced packet).
+    #[inline(never)]
+    fn table_lookup_full(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        rt: &crate::switch::RtTable,
+        hit_slot: Option<u32>,
+        run_slot: Option<u32>,
+    ) -> Option<u32> {
         let td = sw.prog.tables.get(tid as usize)?;
         rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
@@ -1444,7 +1479,7 @@ impl Exec {
     /// [`Exec::table_lookup_core`] of a table whose entries need nothing but their action and
     /// narrow parameters (`RtTable::plan`): the same steps, with the parameters' slots, offsets
     /// and masks computed at load time.
-    #[inline]
+    #[inline(always)]
     fn table_lookup_lean(
         &mut self,
         sw: &Switch,
@@ -1477,10 +1512,9 @@ impl Exec {
             self.st(r as usize, v);
         }
         let params = plan.get(action as usize)?;
-        let bytes: &[u8] = &self.lookup.data.params;
+        let bytes = &self.lookup.data.params;
         for &(slot, off, n, m) in params {
-            let b = bytes.get(off as usize..(off + n) as usize).unwrap_or(&[]);
-            let v = crate::bits::get_be(b) & m;
+            let v = bytes.be_at(off as usize, n as usize) & m;
             if let Some(x) = self.f.get_mut(slot as usize) {
                 *x = v;
             }

@@ -666,7 +666,21 @@ impl Switch {
     }
 
     /// Resets the direct counters of a table's entry slot (a new entry took it).
+    #[inline]
     pub fn reset_direct(&self, table: usize, slot: usize) {
+        if self
+            .prog
+            .tables
+            .get(table)
+            .is_some_and(|t| t.direct_counter.is_some() || t.direct_meter.is_some())
+        {
+            self.reset_direct_cells(table, slot);
+        }
+    }
+
+    /// [`Switch::reset_direct`] of a table with a direct counter or meter.
+    #[inline(never)]
+    fn reset_direct_cells(&self, table: usize, slot: usize) {
         if let Some(dc) = self.prog.tables.get(table).and_then(|t| t.direct_counter) {
             if let Some(RtExtern::DirectCounter(cells)) = self.externs.get(dc as usize) {
                 if let Some(c) = cells.get(slot) {

@@ -128,6 +128,33 @@ impl Params {
         }
     }
 
+    /// Bytes `off..off + n` as a big-endian number (the last 8 of them if `n > 8`), 0 when
+    /// they are not all within the parameters: one load, no loop, for `n ≤ 8` bytes held
+    /// inline.
+    #[inline]
+    pub fn be_at(&self, off: usize, n: usize) -> u64 {
+        let len = self.len as usize;
+        let Some(end) = off.checked_add(n).filter(|&e| e <= len) else {
+            return 0;
+        };
+        if n == 0 {
+            return 0;
+        }
+        if n <= 8 && len <= Self::INLINE {
+            if let Some(w) = self.inline.get(off..off + 8) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(w);
+                // The first `n` of the 8 bytes read are the value's (8n ≥ 8: the shift is < 64).
+                return u64::from_be_bytes(b) >> (64 - 8 * n);
+            }
+        }
+        let bytes = &self.as_slice()[off..end];
+        if let Some(last) = bytes.last_chunk::<8>() {
+            return u64::from_be_bytes(*last);
+        }
+        bytes.iter().fold(0, |v, &b| (v << 8) | u64::from(b))
+    }
+
     /// The bytes as a slice.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
@@ -257,5 +284,28 @@ mod tests {
         assert_eq!(&*p, &[9]);
         assert_eq!(p, Params::from([9u8]));
         assert_eq!(format!("{p:?}"), "0x09");
+    }
+
+    /// `be_at` reads what a byte loop over the slice reads, inline and on the heap, in and
+    /// out of bounds.
+    #[test]
+    fn be_at_is_the_bytes_big_endian() {
+        fn slow(b: &[u8], off: usize, n: usize) -> u64 {
+            let Some(s) = b.get(off..off + n) else {
+                return 0;
+            };
+            let s = &s[s.len().saturating_sub(8)..];
+            s.iter().fold(0, |v, &x| (v << 8) | u64::from(x))
+        }
+        for len in [0usize, 1, 3, 4, 9, 31, 32, 33, 40] {
+            let bytes: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+            let mut p = Params::from_slice(&[0xff; 40]);
+            p.set(&bytes);
+            for off in 0..len + 2 {
+                for n in 0..11 {
+                    assert_eq!(p.be_at(off, n), slow(&bytes, off, n), "{len} {off} {n}");
+                }
+            }
+        }
     }
 }
