@@ -861,10 +861,13 @@ impl P4rtReport {
                 }
             ));
         }
-        s.push_str(&format!(
-            "  single-update Write latency (client): {}\n",
-            us(&self.write_latency_ns)
-        ));
+        // Measured only on runs of single-update Writes, one in flight (`--batches 1`).
+        if self.write_latency_ns.n > 0 {
+            s.push_str(&format!(
+                "  single-update Write latency (client): {}\n",
+                us(&self.write_latency_ns)
+            ));
+        }
         s.push_str(&format!(
             "modifies of one route between two next hops, {} per run, under {} packets/s:\n",
             self.modifies, self.rate_pps
