@@ -591,24 +591,11 @@ impl Table {
         if K::WORDS != 0 && K::WORDS <= 4 {
             if let Some(lc) = self.cells.lines() {
                 let default = self.default_slot();
-                match x
-                    .hot()
-                    .lookup_line(&lc, default, h, &k, &mut out.data, &mut out.version)
-                {
-                    Line::Hit(slot, gen) => {
-                        // AUTO = self.auto_delete (the function was chosen for the table).
-                        if !AUTO || self.cells.cell(slot as usize).deadline.load(Relaxed) > now {
-                            out.hit = Some(EntryHandle { slot, gen });
-                            self.stats.add(Counter::Hits, 1);
-                            return true;
-                        }
-                    }
-                    Line::Miss => {
-                        out.hit = None;
-                        self.stats.add(Counter::Misses, 1);
-                        return false;
-                    }
-                    Line::Slow => {}
+                let line =
+                    x.hot()
+                        .lookup_line(&lc, default, h, &k, &mut out.data, &mut out.version);
+                if let Some(hit) = self.settle_line::<AUTO>(line, now, out) {
+                    return hit;
                 }
             }
         }
@@ -639,24 +626,40 @@ impl Table {
         }
         if let Some(lc) = self.cells.lines() {
             let default = self.default_slot();
-            match d.lookup_line(&lc, default, k.index, &mut out.data, &mut out.version) {
-                Line::Hit(slot, gen) => {
-                    // AUTO = self.auto_delete (the function was chosen for the table).
-                    if !AUTO || self.cells.cell(slot as usize).deadline.load(Relaxed) > now {
-                        out.hit = Some(EntryHandle { slot, gen });
-                        self.stats.add(Counter::Hits, 1);
-                        return true;
-                    }
-                }
-                Line::Miss => {
-                    out.hit = None;
-                    self.stats.add(Counter::Misses, 1);
-                    return false;
-                }
-                Line::Slow => {}
+            let line = d.lookup_line(&lc, default, k.index, &mut out.data, &mut out.version);
+            if let Some(hit) = self.settle_line::<AUTO>(line, now, out) {
+                return hit;
             }
         }
         self.lookup_direct_slow(d, k.index, now, out)
+    }
+
+    /// What a one-line lookup's inline path (either exact engine) comes to: `Some(hit)` with
+    /// `out.hit` set and the hit or miss counted, or `None` — run the slow path (a writer met,
+    /// another generation, or an AUTO_DELETE entry past its deadline; AUTO = `self.auto_delete`,
+    /// the lookup function was chosen for the table).
+    #[inline(always)]
+    fn settle_line<const AUTO: bool>(
+        &self,
+        line: Line,
+        now: u64,
+        out: &mut Lookup,
+    ) -> Option<bool> {
+        match line {
+            Line::Hit(slot, gen)
+                if !AUTO || self.cells.cell(slot as usize).deadline.load(Relaxed) > now =>
+            {
+                out.hit = Some(EntryHandle { slot, gen });
+                self.stats.add(Counter::Hits, 1);
+                Some(true)
+            }
+            Line::Miss => {
+                out.hit = None;
+                self.stats.add(Counter::Misses, 1);
+                Some(false)
+            }
+            _ => None,
+        }
     }
 
     /// [`Table::lookup_direct`] for every cell layout and case, counted.
