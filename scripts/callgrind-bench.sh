@@ -2,7 +2,8 @@
 # Instructions per packet of `nevermiss bench`'s throughput phases, counted by valgrind's
 # callgrind (repeatable on a shared machine, unlike timings): the forwarder, and the add-on-miss
 # program's phase 1 (every packet inserts) and phase 2 (every packet hits), one core, batch 32,
-# only `Worker::process_batch` counted (the packets are generated beforehand).
+# only `Worker::process_batch` counted (the packets are generated beforehand); then the latency
+# mode's forwarder (one packet at a time through `Worker::process`, as its TSC figures are taken).
 #
 # usage: scripts/callgrind-bench.sh [M=2^16] [ENGINE=jit] [SCENARIO=add-on-miss]
 # Prints one line per phase: instructions per packet. Keeps the profiles in $OUT (default a
@@ -29,4 +30,14 @@ echo "engine $ENGINE, m = $m (phase 1: $m packets, phase 2: $count), instruction
 echo "  forwarder            $(per "$(ir "$OUT/cg.3")" "$count")"
 echo "  $SCENARIO phase 1    $(per "$(ir "$OUT/cg.4")" "$m")"
 echo "  $SCENARIO phase 2    $(per "$(ir "$OUT/cg.5")" "$count")"
-echo "profiles: $OUT/cg.3 (forwarder), $OUT/cg.4, $OUT/cg.5 (callgrind_annotate FILE)"
+# Latency mode: dump k+1 holds the k-th latency run, the first one the baseline forwarder's.
+valgrind --tool=callgrind --callgrind-out-file="$OUT/lat" --toggle-collect='*Worker::process' \
+    --dump-before='*latency::run_once*' \
+    "$BIN" bench --mode latency --scenario "$SCENARIO" --m 2^10 --rates 1 --sizes 2^10 --runs 1 \
+    --engine "$ENGINE" -q >/dev/null 2>>"$OUT/valgrind.log"
+# Packets: the calls of Worker::process_inside (once per packet, from Worker::process).
+calls=$(awk '/^cfn=.*Worker::process_inside$/ {f=1; next} f && /^calls=/ {split($1, a, "="); n += a[2]} {f=0} END {print n+0}' "$OUT/lat.2")
+if [ "$calls" -gt 0 ]; then
+    echo "  forwarder, latency   $(per "$(ir "$OUT/lat.2")" "$calls")   (one packet at a time)"
+fi
+echo "profiles: $OUT/cg.3 (forwarder), $OUT/cg.4, $OUT/cg.5, $OUT/lat.2 (latency-mode forwarder) (callgrind_annotate FILE)"
