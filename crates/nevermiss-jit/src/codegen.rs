@@ -1607,15 +1607,7 @@ impl Gen<'_, '_> {
                 Some(&v) => self.mask_to(v, *w),
                 None => self.iconst(0),
             };
-            let up = if n < 8 {
-                self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
-            } else {
-                v
-            };
-            let be = self.b.ins().bswap(up);
-            self.b
-                .ins()
-                .store(MemFlagsData::trusted(), be, buf, off as i32);
+            self.store_be(v, n, buf, off);
             off += n;
         }
         let profile = match x.args.get(i + 1) {
@@ -1918,16 +1910,7 @@ impl Gen<'_, '_> {
             self.jump_code(done, flow::NEXT);
             self.b.switch_to_block(done);
             let code = self.b.block_params(done)[0];
-            let ret = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, code, i64::from(flow::RETURN));
-            let zero = self.b.ins().iconst(I32, 0);
-            let code = self.b.ins().select(ret, zero, code);
-            let stop = self.b.create_block();
-            self.b.ins().brif(code, stop, &[], join, &[]);
-            self.b.switch_to_block(stop);
-            self.b.ins().jump(abort, &[code.into()]);
+            self.after_action(code, join, abort);
             self.b.switch_to_block(next);
         }
         // No entry matched: the general apply (a lookup that misses, the default action);
@@ -2008,7 +1991,14 @@ impl Gen<'_, '_> {
                 .ins()
                 .store(MemFlagsData::trusted(), v, tp, 8 * i as i32);
         }
-        // An action's `return` ends the action only.
+        self.after_action(code, join, abort);
+        self.b.switch_to_block(join);
+    }
+
+    /// The end of a table's action with flow `code`: an action's `return` ends the action only
+    /// (on to `join`), any other flow but `NEXT` leaves through `abort` with its code. Leaves
+    /// the current block filled (the caller switches to its next one).
+    fn after_action(&mut self, code: Value, join: Block, abort: Abort) {
         let ret = self
             .b
             .ins()
@@ -2019,7 +2009,6 @@ impl Gen<'_, '_> {
         self.b.ins().brif(code, stop, &[], join, &[]);
         self.b.switch_to_block(stop);
         self.b.ins().jump(abort, &[code.into()]);
-        self.b.switch_to_block(join);
     }
 
     /// Stores a table's key at `Ctx::key`: each non-selector field's value big-endian in
@@ -2034,20 +2023,25 @@ impl Gen<'_, '_> {
             let v = self.expr(&k.expr);
             let v = self.mask_to(v, w);
             if n > 0 {
-                // The value's n low bytes, most significant first, at the front of the word.
-                let up = if n < 8 {
-                    self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
-                } else {
-                    v
-                };
-                let be = self.b.ins().bswap(up);
-                self.b
-                    .ins()
-                    .store(MemFlagsData::trusted(), be, key, off as i32);
+                self.store_be(v, n, key, off);
             }
             off += n;
         }
         off
+    }
+
+    /// Stores the `n` (1..=8) low bytes of `v`, most significant first, at `base + off`, as the
+    /// front of one 8-byte store (the buffer has room for the word's other bytes).
+    fn store_be(&mut self, v: Value, n: u32, base: Value, off: u32) {
+        let up = if n < 8 {
+            self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
+        } else {
+            v
+        };
+        let be = self.b.ins().bswap(up);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), be, base, off as i32);
     }
 
     // ------------------------------------------------------------------ the architecture's pass

@@ -1404,24 +1404,7 @@ impl Exec {
             }
         }
         let action = self.lookup.data.action;
-        self.ops |= if hit.is_some() {
-            TableOps::HIT
-        } else {
-            TableOps::MISS
-        };
-        if let Some(h) = hit_slot {
-            self.st(h as usize, u64::from(hit.is_some()));
-        }
-        if let Some(r) = run_slot {
-            self.st(
-                r as usize,
-                if action == ACTION_NONE {
-                    u64::MAX
-                } else {
-                    u64::from(action)
-                },
-            );
-        }
+        self.note_apply(hit.is_some(), action, hit_slot, run_slot);
         if let Some(t) = self.trace.as_mut() {
             let name = td
                 .actions
@@ -1495,22 +1478,7 @@ impl Exec {
             rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
         }
         let action = self.lookup.data.action;
-        self.ops |= if hit.is_some() {
-            TableOps::HIT
-        } else {
-            TableOps::MISS
-        };
-        if let Some(h) = hit_slot {
-            self.st(h as usize, u64::from(hit.is_some()));
-        }
-        if let Some(r) = run_slot {
-            let v = if action == ACTION_NONE {
-                u64::MAX
-            } else {
-                u64::from(action)
-            };
-            self.st(r as usize, v);
-        }
+        self.note_apply(hit.is_some(), action, hit_slot, run_slot);
         let params = plan.get(action as usize)?;
         let bytes = &self.lookup.data.params;
         for &(slot, off, n, m) in params {
@@ -1525,6 +1493,24 @@ impl Exec {
             active: true,
         };
         Some(action)
+    }
+
+    /// An apply's outcome where the program sees it: the packet's hit/miss operation, the
+    /// `hit` slot (1 on a hit) and the `action_run` slot (the action, `u64::MAX` for none).
+    #[inline(always)]
+    fn note_apply(&mut self, hit: bool, action: u32, hit_slot: Option<u32>, run_slot: Option<u32>) {
+        self.ops |= if hit { TableOps::HIT } else { TableOps::MISS };
+        if let Some(h) = hit_slot {
+            self.st(h as usize, u64::from(hit));
+        }
+        if let Some(r) = run_slot {
+            let v = if action == ACTION_NONE {
+                u64::MAX
+            } else {
+                u64::from(action)
+            };
+            self.st(r as usize, v);
+        }
     }
 
     /// The part of a table apply after its action ran (`action`, as [`Exec::table_lookup`]

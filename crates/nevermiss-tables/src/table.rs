@@ -1194,6 +1194,28 @@ impl Table {
         }
     }
 
+    /// The arguments of an add-on-miss insert with parameters `params` and `ap` = action |
+    /// profile << 32, at `now`: (action, profile, deadline — `NEVER` unless `TIMED`), or `None`
+    /// for parameters the cells cannot hold or an unknown profile.
+    #[inline(always)]
+    fn add_args<const TIMED: bool>(
+        &self,
+        params: &[u8],
+        ap: u64,
+        now: u64,
+    ) -> Option<(u32, u8, u64)> {
+        if params.len() > self.cells.max_params() {
+            return None;
+        }
+        let (action, profile) = (ap as u32, (ap >> 32) as u8);
+        let deadline = if TIMED {
+            self.add_deadline(profile, now)?
+        } else {
+            NEVER
+        };
+        Some((action, profile, deadline))
+    }
+
     /// The deadline of an entry added at `now` with expire profile `profile`: `NEVER` without
     /// idle timeout, `None` for an unknown profile.
     #[inline(always)]
@@ -1220,17 +1242,11 @@ impl Table {
         let Engine::Exact(x) = &self.engine else {
             return ADD_REJECTED;
         };
-        if !K::len_ok(key, self.layout.key_len) || params.len() > self.cells.max_params() {
+        if !K::len_ok(key, self.layout.key_len) {
             return ADD_REJECTED;
         }
-        let (action, profile) = (ap as u32, (ap >> 32) as u8);
-        let deadline = if TIMED {
-            match self.add_deadline(profile, now) {
-                Some(d) => d,
-                None => return ADD_REJECTED,
-            }
-        } else {
-            NEVER
+        let Some((action, profile, deadline)) = self.add_args::<TIMED>(params, ap, now) else {
+            return ADD_REJECTED;
         };
         let k = K::from_key(key);
         let h = if HASHED {
@@ -1302,17 +1318,8 @@ impl Table {
         let Some(k) = DKey::new::<KL>(key) else {
             return ADD_REJECTED;
         };
-        if params.len() > self.cells.max_params() {
+        let Some((action, profile, deadline)) = self.add_args::<TIMED>(params, ap, now) else {
             return ADD_REJECTED;
-        }
-        let (action, profile) = (ap as u32, (ap >> 32) as u8);
-        let deadline = if TIMED {
-            match self.add_deadline(profile, now) {
-                Some(d) => d,
-                None => return ADD_REJECTED,
-            }
-        } else {
-            NEVER
         };
         if let Some((s, gen)) = d.insert_fast(
             &self.cells,
