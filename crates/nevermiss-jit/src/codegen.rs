@@ -2015,8 +2015,13 @@ impl Gen<'_, '_> {
     /// `ceil(width/8)` bytes, one after the other (an 8-byte store each; the buffer has 8 bytes of
     /// room beyond the key). Returns the key's length.
     fn store_key(&mut self, t: &Table) -> u32 {
+        self.store_key_at(t, 0)
+    }
+
+    /// [`Gen::store_key`] at byte `at` past `Ctx::key`; returns the key's length.
+    fn store_key_at(&mut self, t: &Table, at: u32) -> u32 {
         let key = self.ctx_field(offset_of!(Ctx, key));
-        let mut off = 0u32;
+        let mut off = at;
         for k in t.keys.iter().filter(|k| k.kind != MatchKind::Selector) {
             let w = k.expr.ty().width;
             let n = w.div_ceil(8);
@@ -2027,7 +2032,7 @@ impl Gen<'_, '_> {
             }
             off += n;
         }
-        off
+        off - at
     }
 
     /// Stores the `n` (1..=8) low bytes of `v`, most significant first, at `base + off`, as the
@@ -2069,6 +2074,21 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(parsed);
         let accepted = self.b.block_params(parsed)[0];
         self.glue_stores(&gl.after_parse);
+        // The prefetched tables' keys, for the runtime to hash and prefetch before `pass_run`.
+        let (keys, _) = crate::prefetch_layout(self.prog, &gl.prefetch);
+        for (t, off, _) in keys {
+            let Some(td) = self
+                .prog
+                .tables
+                .get(t as usize)
+                .filter(|_| self.native_apply(t))
+            else {
+                return Err(JitError(format!(
+                    "prefetch of table {t}: its key is not generated"
+                )));
+            };
+            self.store_key_at(td, off);
+        }
         let ret = self.ret;
         self.b.ins().jump(ret, &[accepted.into()]);
         Ok(())

@@ -113,15 +113,39 @@ pub struct GlueStore {
 /// An architecture's packet pass, described by the runtime so that generated code runs it whole
 /// ([`Compiled::pass_parse`], [`Compiled::pass_run`]) instead of the runtime calling each block:
 /// the frame's first `zero_words` words zeroed, `before_parse` stored, the parser run, then
-/// `after_parse` stored (they may read the parser error); then the `controls` run in order, a
-/// reject ending the pass.
+/// `after_parse` stored (they may read the parser error) and the keys of the `prefetch` tables
+/// stored for the runtime's batch prefetch; then the `controls` run in order, a reject ending
+/// the pass.
 #[derive(Clone, Debug, Default)]
 pub struct Glue {
     pub zero_words: u32,
     pub parser: u32,
     pub before_parse: Vec<GlueStore>,
     pub after_parse: Vec<GlueStore>,
+    /// Tables (without key calls, no key field wider than 64 bits) whose keys `pass_parse`
+    /// stores past `Ctx::key` after the parser, where [`Compiled::prefetch_keys`] says.
+    pub prefetch: Vec<u32>,
     pub controls: Vec<u32>,
+}
+
+/// Where `pass_parse` stores the keys of `tables` past `Ctx::key`: (table, byte offset, length),
+/// each key packed as [`Compiled::table_key`] packs it, 8 bytes of room after each; and the
+/// bytes all of them take.
+pub(crate) fn prefetch_layout(prog: &Program, tables: &[u32]) -> (Vec<(u32, u32, u32)>, u32) {
+    let mut off = 0u32;
+    let mut out = Vec::with_capacity(tables.len());
+    for &t in tables {
+        let len: u32 = prog.tables.get(t as usize).map_or(0, |td| {
+            td.keys
+                .iter()
+                .filter(|k| k.kind != p4_ir::ir::MatchKind::Selector)
+                .map(|k| k.expr.ty().width.div_ceil(8))
+                .sum()
+        });
+        out.push((t, off, len));
+        off += len + 8;
+    }
+    (out, off)
 }
 
 /// How a native function ended: the codes of the runtime's `Flow`.
@@ -215,6 +239,11 @@ pub struct Compiled {
     /// Words the frame must have past `Program::frame_words`, zeroed at every packet's start
     /// like the frame's first `Program::zero_words` (generated code's per-packet state).
     pub extra_words: u32,
+    /// The keys `pass_parse` stores for the batch prefetch ([`Glue::prefetch`]): (table, byte
+    /// offset past `Ctx::key`, length).
+    prefetch: Vec<(u32, u32, u32)>,
+    /// Bytes past `Ctx::key` those keys take (the key buffer must have this many, plus 8).
+    pub key_room: u32,
 }
 
 // SAFETY: after `finalize_definitions` the module's code is immutable and only executed; the
@@ -266,6 +295,13 @@ impl Compiled {
     pub fn pass_run(&self) -> Option<NativeFn> {
         self.pass.map(|p| p.1)
     }
+
+    /// The keys `pass_parse` stores for the batch prefetch, in [`Glue::prefetch`]'s order:
+    /// (table, byte offset past `Ctx::key`, length).
+    #[inline]
+    pub fn prefetch_keys(&self) -> &[(u32, u32, u32)] {
+        &self.prefetch
+    }
 }
 
 /// Compiles every function and parser of `prog`, and the architecture's packet pass when `glue`
@@ -278,6 +314,7 @@ pub fn compile(
 ) -> Result<Compiled, JitError> {
     let t0 = std::time::Instant::now();
     let out = codegen::compile(prog, helpers, limits, glue)?;
+    let (prefetch, key_room) = glue.map_or((Vec::new(), 0), |g| prefetch_layout(prog, &g.prefetch));
     Ok(Compiled {
         module: Some(out.module),
         functions: out.functions,
@@ -288,6 +325,8 @@ pub fn compile(
         compile_ns: t0.elapsed().as_nanos() as u64,
         code_bytes: out.code_bytes,
         extra_words: out.extra_words,
+        prefetch,
+        key_room,
     })
 }
 

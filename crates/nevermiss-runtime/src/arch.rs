@@ -81,7 +81,7 @@ pub struct V1Info {
 impl PnaInfo {
     /// The PNA pass as generated code runs it (`nevermiss_jit::Glue`): exactly the stores of
     /// [`pna_parse`] and the blocks of [`pna_finish`]'s first pass.
-    pub(crate) fn glue(&self, prog: &Program) -> nevermiss_jit::Glue {
+    pub(crate) fn glue(&self, prog: &Program, prefetch: Vec<u32>) -> nevermiss_jit::Glue {
         use nevermiss_jit::{GlueSrc as S, GlueStore};
         let put = |v: &mut Vec<GlueStore>, f: Field, src: S| {
             if let Some((off, t)) = f {
@@ -118,6 +118,7 @@ impl PnaInfo {
             parser: self.parser,
             before_parse: before,
             after_parse: after,
+            prefetch,
             controls: self
                 .pre
                 .into_iter()

@@ -162,6 +162,9 @@ pub struct Exec {
     /// pointers it works through (`nevermiss_jit::Ctx`). The interpreter uses the same
     /// registers, so both engines share one packet state.
     pub(crate) c: nevermiss_jit::Ctx,
+    /// What `c.host` points at: this `Exec` and its switch, as of the last call into generated
+    /// code (`Exec::run_native` sets `c`'s pointers into the `Exec` again when it moved).
+    pub(crate) host: crate::native::Host,
     /// The deparser's output.
     pub out: BitWriter,
     /// Time of the packet (ns), for tables with idle timeouts and meters.
@@ -186,9 +189,10 @@ pub struct Exec {
     pub trace: Option<Vec<String>>,
 }
 
-// SAFETY: the raw pointers of `Exec::c` point into this `Exec`'s own heap buffers (frame,
-// input, key and parameter buffers, which move with it) or are set anew for every call into
-// generated code (`Exec::run_native`); nothing in them is shared with another thread.
+// SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
+// buffers (frame, input, key and parameter buffers, which move with it), into the `Exec` itself
+// (set again by `Exec::run_native` after it moved) or at the switch it runs for, which is
+// `Sync`; nothing in them is shared with another thread.
 unsafe impl Send for Exec {}
 
 impl Exec {
@@ -199,21 +203,27 @@ impl Exec {
             f: vec![0; (sw.prog.frame_words + extra) as usize],
             own: Vec::with_capacity(2048),
             c: nevermiss_jit::Ctx::default(),
+            host: crate::native::Host::default(),
             out: BitWriter::default(),
             now_ns: 0,
             ps: PktState::default(),
             ops: TableOps::NONE,
-            // Every table's key fits without growing: generated code keeps a pointer into it
-            // while it runs (`native.rs`).
-            key: Vec::with_capacity(
-                sw.prog
+            // Every table's key fits without growing, and so do the keys `pass_parse` stores
+            // for the batch prefetch: generated code keeps a pointer into it while it runs
+            // (`native.rs`). Zeroed, so that every byte of it is initialised.
+            key: {
+                let most = sw
+                    .prog
                     .tables
                     .iter()
                     .map(|t| t.keys.iter().map(|k| k.expr.ty().bytes()).sum::<usize>())
                     .max()
-                    .unwrap_or(0)
-                    + 64,
-            ),
+                    .unwrap_or(0);
+                let room = sw.native.as_ref().map_or(0, |n| n.key_room as usize);
+                let mut key = vec![0u8; most.max(room) + 64];
+                key.clear();
+                key
+            },
             abuf: vec![
                 0;
                 sw.prog
@@ -1286,6 +1296,27 @@ impl Exec {
                 put_be(&mut self.key, v, t.width);
             }
         }
+    }
+
+    /// [`Exec::prefetch_table`] of table `tid` whose key generated `pass_parse` stored at byte
+    /// `off` past the key buffer, `len` bytes (`Switch::prefetch_keys`).
+    #[inline]
+    pub(crate) fn prefetch_stored(
+        &self,
+        sw: &Switch,
+        tid: TableId,
+        off: u32,
+        len: u32,
+    ) -> Option<nevermiss_tables::Prefetch> {
+        let rt = sw.tables.get(tid as usize)?;
+        let (off, len) = (off as usize, len as usize);
+        if off + len > self.key.capacity() {
+            return None;
+        }
+        // SAFETY: the key buffer's capacity (initialised by `Exec::new`, never reallocated)
+        // holds `off + len` bytes, which generated code wrote or left as they were.
+        let key = unsafe { std::slice::from_raw_parts(self.key.as_ptr().add(off), len) };
+        rt.t.prefetch(key)
     }
 
     /// Speculative prefetch for a table the packet is about to apply (papers/000 §IV: batches

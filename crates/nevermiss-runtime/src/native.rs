@@ -6,7 +6,7 @@
 use crate::exec::{Exec, Flow};
 use crate::switch::{BuildError, Config, Switch};
 use nevermiss_jit::{flow, target, Compiled, Ctx, Helpers, Limits, NativeFn};
-use p4_ir::ir::{Expr, State, Stmt, Target, Transition};
+use p4_ir::ir::{Expr, MatchKind, State, Stmt, Target, Transition};
 use p4_ir::Program;
 use std::ffi::c_void;
 use std::ptr::addr_of_mut;
@@ -16,10 +16,20 @@ use std::sync::Arc;
 // `Ctx::cursor` points at `Exec::cursor`.
 const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<u64>());
 
-/// What `Ctx::host` points at while generated code runs.
-struct Host {
+/// What `Ctx::host` points at while generated code runs: the `Exec` whose `Ctx` it is (this
+/// `Host` is the `Exec`'s own `host` field) and the switch it runs for.
+pub(crate) struct Host {
     ex: *mut Exec,
     sw: *const Switch,
+}
+
+impl Default for Host {
+    fn default() -> Host {
+        Host {
+            ex: std::ptr::null_mut(),
+            sw: std::ptr::null(),
+        }
+    }
 }
 
 const HELPERS: Helpers = Helpers {
@@ -40,36 +50,46 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         parser_steps: config.parser_steps,
         loop_limit: config.loop_limit,
     };
-    let glue = crate::arch::ArchInfo::new(prog)
-        .ok()
-        .and_then(|a| a.pna.map(|pi| pi.glue(prog)));
+    let glue = crate::arch::ArchInfo::new(prog).ok().and_then(|a| {
+        // The tables `Switch::prefetch` will hold, if their keys can be generated.
+        let prefetch = crate::switch::prefetch_list(prog, &a, config.prefetch_tables, |t| {
+            prog.tables.get(t as usize).is_some_and(|td| {
+                let mut keys = td.keys.iter().filter(|k| k.kind != MatchKind::Selector);
+                keys.clone().next().is_some()
+                    && keys.all(|k| k.kind == MatchKind::Exact && !k.expr.ty().is_wide())
+            })
+        });
+        a.pna.map(|pi| pi.glue(prog, prefetch))
+    });
     nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref())
         .map_err(|e| BuildError(e.to_string()))
 }
 
 impl Exec {
     /// Runs the native function `f` on this packet's state.
+    #[inline(always)]
     pub(crate) fn run_native(&mut self, sw: &Switch, f: NativeFn) -> u32 {
         let me: *mut Exec = self;
-        let mut host = Host { ex: me, sw };
         // SAFETY: `self.c`'s buffer pointers are set by `Exec::new` and `Exec::reset_packet` to
         // buffers that are not reallocated while a packet runs (the frame, the input, the key and
-        // parameter buffers); the pointers set here are to this `Exec`, which does not move during
-        // the call, and to `host`, which lives until the call returns — a nested call (a helper
-        // running the interpreter, which calls generated code again) points `Ctx::host` at its
-        // own and puts the outer one back before it returns. The helpers reborrow `*me` one at a
-        // time, on this thread, and reach the registers through `Exec::c`, the `Ctx` the code was
-        // given.
+        // parameter buffers). Its pointers into this `Exec` (`host`, `tctx`, `dest`) are set
+        // again whenever the `Exec` has moved or runs for another switch since they were set
+        // (`Exec::host` remembers both), so they point into this `Exec`, which does not move
+        // during the call; a nested call (a helper running the interpreter, which calls
+        // generated code again) finds them right and changes nothing. The helpers reborrow
+        // `*me` one at a time, on this thread, and reach the registers through `Exec::c`, the
+        // `Ctx` the code was given.
         unsafe {
             let c = addr_of_mut!((*me).c);
-            let outer = (*c).host;
-            (*c).host = (&mut host as *mut Host).cast::<c_void>();
-            (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
-            (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
+            let h = addr_of_mut!((*me).host);
+            if (*h).ex != me || !std::ptr::eq((*h).sw, sw) {
+                *h = Host { ex: me, sw };
+                (*c).host = h.cast::<c_void>();
+                (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
+                (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
+            }
             (*c).now = (*me).now_ns;
-            let r = f(c);
-            (*c).host = outer;
-            r
+            f(c)
         }
     }
 }

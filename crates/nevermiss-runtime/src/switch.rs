@@ -190,6 +190,9 @@ pub struct Switch {
     /// the pre-control, then the main control; v1model: ingress; PSA: ingress); see
     /// `Worker::process_batch`.
     pub(crate) prefetch: Vec<TableId>,
+    /// Where generated `pass_parse` left the keys of the `prefetch` tables past `Ctx::key`
+    /// ((byte offset, length) each), when it stores them (PNA, compiled engine).
+    pub(crate) prefetch_keys: Option<Vec<(u32, u32)>>,
     /// Clone session → its replicas (P4Runtime sessions of more than one replica).
     pub(crate) clone_replicas: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
     /// Action profiles and selectors, by extern index (`None` for other externs).
@@ -419,26 +422,19 @@ impl Switch {
                 _ => None,
             })
             .collect();
-        // The control that runs first after the parser of a packet's first pass.
-        let first_control = match (&arch.pna, &arch.v1, &arch.psa) {
-            (Some(pi), _, _) => Some(pi.pre.unwrap_or(pi.control)),
-            (_, Some(vi), _) => Some(vi.ingress),
-            (_, _, Some(pi)) => Some(pi.ig),
-            _ => None,
-        };
-        let mut prefetch = match first_control {
-            Some(c) => prefetch_tables(&prog, &tables, c, config.prefetch_tables),
-            None => Vec::new(),
-        };
-        // PNA (old dialect): the main control after the pre-control.
-        if let Some(pi) = arch.pna.as_ref().filter(|pi| pi.pre.is_some()) {
-            let more = prefetch_tables(&prog, &tables, pi.control, config.prefetch_tables);
-            for t in more {
-                if prefetch.len() < config.prefetch_tables && !prefetch.contains(&t) {
-                    prefetch.push(t);
-                }
-            }
-        }
+        let prefetch = prefetch_list(&prog, &arch, config.prefetch_tables, |t| {
+            tables
+                .get(t as usize)
+                .is_some_and(|rt| rt.t.spec().is_exact())
+        });
+        // `pass_parse` stores these tables' keys when they are the ones the batch prefetches.
+        let prefetch_keys = native.as_ref().and_then(|n| {
+            let keys = n.prefetch_keys();
+            (n.pass_parse().is_some()
+                && !keys.is_empty()
+                && keys.iter().map(|k| k.0).eq(prefetch.iter().copied()))
+            .then(|| keys.iter().map(|&(_, off, len)| (off, len)).collect())
+        });
         Ok(Switch {
             prog,
             config,
@@ -455,6 +451,7 @@ impl Switch {
             stats: SwitchStats::default(),
             fast_headers,
             prefetch,
+            prefetch_keys,
             clone_replicas: RwLock::new(HashMap::new()),
             profiles,
             ports: PortStatus::default(),
@@ -752,15 +749,52 @@ pub fn entry_matches(kinds: &[(MatchKind, Ty)], ms: &[EntryMatch]) -> Option<Vec
     Some(out)
 }
 
-/// Up to `max` distinct exact tables, without key calls, in the order `control` applies them
-/// (through `if`/`switch` bodies and called controls, not actions).
-fn prefetch_tables(prog: &Program, tables: &[RtTable], control: FnId, max: usize) -> Vec<TableId> {
+/// The exact tables a batch prefetches for (`Switch::prefetch`): up to `max` distinct tables
+/// without key calls for which `exact` holds, in the order the control that runs first after a
+/// packet's first parser applies them (through `if`/`switch` bodies and called controls, not
+/// actions); for PNA's old dialect, then the main control's after the pre-control's.
+pub(crate) fn prefetch_list(
+    prog: &Program,
+    arch: &ArchInfo,
+    max: usize,
+    exact: impl Fn(TableId) -> bool,
+) -> Vec<TableId> {
+    let first = match (&arch.pna, &arch.v1, &arch.psa) {
+        (Some(pi), _, _) => Some(pi.pre.unwrap_or(pi.control)),
+        (_, Some(vi), _) => Some(vi.ingress),
+        (_, _, Some(pi)) => Some(pi.ig),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    if let Some(c) = first {
+        prefetch_walk(prog, c, max, &exact, &mut out);
+    }
+    if let Some(pi) = arch.pna.as_ref().filter(|pi| pi.pre.is_some()) {
+        let mut more = Vec::new();
+        prefetch_walk(prog, pi.control, max, &exact, &mut more);
+        for t in more {
+            if out.len() < max && !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+/// Up to `max` distinct tables of [`prefetch_list`] in the order `control` applies them.
+fn prefetch_walk(
+    prog: &Program,
+    control: FnId,
+    max: usize,
+    exact: &impl Fn(TableId) -> bool,
+    out: &mut Vec<TableId>,
+) {
     fn walk(
         prog: &Program,
-        tables: &[RtTable],
         body: &[Stmt],
         depth: u32,
         max: usize,
+        exact: &impl Fn(TableId) -> bool,
         out: &mut Vec<TableId>,
     ) {
         for st in body {
@@ -773,26 +807,24 @@ fn prefetch_tables(prog: &Program, tables: &[RtTable], control: FnId, max: usize
                         .tables
                         .get(*table as usize)
                         .is_some_and(|td| td.key_pre.is_empty())
-                        && tables
-                            .get(*table as usize)
-                            .is_some_and(|rt| rt.t.spec().is_exact());
+                        && exact(*table);
                     if ok && !out.contains(table) {
                         out.push(*table);
                     }
                 }
                 Stmt::If(_, a, b) => {
-                    walk(prog, tables, a, depth + 1, max, out);
-                    walk(prog, tables, b, depth + 1, max, out);
+                    walk(prog, a, depth + 1, max, exact, out);
+                    walk(prog, b, depth + 1, max, exact, out);
                 }
                 Stmt::Switch { bodies, .. } => {
                     for b in bodies {
-                        walk(prog, tables, b, depth + 1, max, out);
+                        walk(prog, b, depth + 1, max, exact, out);
                     }
                 }
                 Stmt::Call { func, .. } => {
                     if let Some(f) = prog.functions.get(*func as usize) {
                         if f.kind == FnKind::Control {
-                            walk(prog, tables, &f.body, depth + 1, max, out);
+                            walk(prog, &f.body, depth + 1, max, exact, out);
                         }
                     }
                 }
@@ -800,11 +832,9 @@ fn prefetch_tables(prog: &Program, tables: &[RtTable], control: FnId, max: usize
             }
         }
     }
-    let mut out = Vec::new();
     if let Some(f) = prog.functions.get(control as usize) {
-        walk(prog, tables, &f.body, 0, max, &mut out);
+        walk(prog, &f.body, 0, max, exact, out);
     }
-    out
 }
 
 /// A header type laid out for the extract/emit fast paths: one compact record per field.

@@ -200,8 +200,18 @@ impl Worker {
                 } else if let Some(pi) = &arch.psa {
                     psa_parse_first(ex, sw, pi, p.data(), p.port);
                 }
-                for &t in &sw.prefetch {
-                    hints.push(ex.prefetch_table(sw, t));
+                match &sw.prefetch_keys {
+                    // Generated `pass_parse` stored the keys (slots are never traced).
+                    Some(keys) if arch.pna.is_some() => {
+                        for (&t, &(off, len)) in sw.prefetch.iter().zip(keys) {
+                            hints.push(ex.prefetch_stored(sw, t, off, len));
+                        }
+                    }
+                    _ => {
+                        for &t in &sw.prefetch {
+                            hints.push(ex.prefetch_table(sw, t));
+                        }
+                    }
                 }
             }
             for (k, h) in hints.iter().enumerate() {
