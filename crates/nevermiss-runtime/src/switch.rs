@@ -191,8 +191,9 @@ pub struct Switch {
     /// `Worker::process_batch`.
     pub(crate) prefetch: Vec<TableId>,
     /// Where generated `pass_parse` left the keys of the `prefetch` tables past `Ctx::key`
-    /// ((byte offset, length) each), when it stores them (PNA, compiled engine).
-    pub(crate) prefetch_keys: Option<Vec<(u32, u32)>>,
+    /// ((table, byte offset, length) each, in `prefetch`'s order), when it stores them (PNA,
+    /// compiled engine).
+    pub(crate) prefetch_keys: Option<Vec<(TableId, u32, u32)>>,
     /// Clone session → its replicas (P4Runtime sessions of more than one replica).
     pub(crate) clone_replicas: RwLock<HashMap<u32, Vec<(u32, u32)>>>,
     /// Action profiles and selectors, by extern index (`None` for other externs).
@@ -433,7 +434,7 @@ impl Switch {
             (n.pass_parse().is_some()
                 && !keys.is_empty()
                 && keys.iter().map(|k| k.0).eq(prefetch.iter().copied()))
-            .then(|| keys.iter().map(|&(_, off, len)| (off, len)).collect())
+            .then(|| keys.to_vec())
         });
         Ok(Switch {
             prog,

@@ -203,7 +203,7 @@ impl Worker {
                 match &sw.prefetch_keys {
                     // Generated `pass_parse` stored the keys (slots are never traced).
                     Some(keys) if arch.pna.is_some() => {
-                        for (&t, &(off, len)) in sw.prefetch.iter().zip(keys) {
+                        for &(t, off, len) in keys {
                             hints.push(ex.prefetch_stored(sw, t, off, len));
                         }
                     }
@@ -214,9 +214,11 @@ impl Worker {
                     }
                 }
             }
-            for (k, h) in hints.iter().enumerate() {
-                if let (Some(h), Some(rt)) = (h, sw.tables.get(sw.prefetch[k % tables] as usize)) {
-                    rt.t.prefetch_entry(*h);
+            for hs in hints.chunks_exact(tables) {
+                for (h, &t) in hs.iter().zip(&sw.prefetch) {
+                    if let (Some(h), Some(rt)) = (h, sw.tables.get(t as usize)) {
+                        rt.t.prefetch_entry(*h);
+                    }
                 }
             }
             for (j, (ex, p)) in slots.iter_mut().zip(group).enumerate() {
