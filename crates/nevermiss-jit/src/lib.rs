@@ -27,7 +27,8 @@ use std::sync::Arc;
 /// runs); generated code reads and writes the register fields in place.
 #[repr(C)]
 pub struct Ctx {
-    /// The runtime's own state (its helpers know what it is); set for every call.
+    /// The runtime's own state (its helpers know what it is); the runtime keeps it right for
+    /// every call (it points into the runtime's per-packet state, set again when that moves).
     pub host: *mut c_void,
     /// The frame: `Program::frame_words` words.
     pub frame: *mut u64,
@@ -48,10 +49,10 @@ pub struct Ctx {
     pub params: *mut u8,
     /// The runtime's table context (three words), which a table apply replaces while its
     /// action runs: generated code saves the words before [`Helpers::table_lookup`] and
-    /// restores them after the action. Set for every call.
+    /// restores them after the action. Kept right by the runtime as `host`.
     pub tctx: *mut u64,
     /// PNA's destination of the packet, two words: 1 after `send_to_port` (0 after
-    /// `drop_packet`), then the port. Set for every call.
+    /// `drop_packet`), then the port. Kept right by the runtime as `host`.
     pub dest: *mut u64,
     /// The packet's values the architecture glue stores into the frame ([`Glue`]): its input
     /// port, direction (an architecture code), pass number and arrival time (ns).
