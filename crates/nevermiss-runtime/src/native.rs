@@ -40,10 +40,12 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         parser_steps: config.parser_steps,
         loop_limit: config.loop_limit,
     };
-    let glue = crate::arch::ArchInfo::new(prog)
-        .ok()
-        .and_then(|a| a.pna.map(|pi| pi.glue(prog)));
-    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref())
+    let arch = crate::arch::ArchInfo::new(prog).ok();
+    let glue = arch
+        .as_ref()
+        .and_then(|a| a.pna.as_ref().map(|pi| pi.glue(prog)));
+    let regions = arch.as_ref().map(|a| a.frame_regions()).unwrap_or_default();
+    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions)
         .map_err(|e| BuildError(e.to_string()))
 }
 
