@@ -4,6 +4,7 @@
 //! accepted, 0 rejected). Frame words are loaded and stored at constant offsets from `Ctx::frame`;
 //! nothing is cached in registers across a helper call, so a helper sees and changes the same frame.
 
+use crate::access::{self, Access};
 use crate::{flow, target, Ctx, Glue, GlueSrc, GlueStore, Helpers, JitError, Limits, NativeFn};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -233,6 +234,8 @@ pub(crate) struct Output {
     pub code_bytes: usize,
     /// Words the frame needs past `Program::frame_words` ([`Clean`]).
     pub extra_words: u32,
+    /// Whether generated code accessed a word the analysis of [`Clean`] missed.
+    missed: bool,
 }
 
 fn err(e: impl std::fmt::Display) -> JitError {
@@ -258,6 +261,40 @@ pub(crate) fn compile(
     helpers: &Helpers,
     limits: Limits,
     glue: Option<&Glue>,
+    arch: &[(u32, u32)],
+) -> Result<Output, JitError> {
+    let out = compile_with(
+        prog,
+        helpers,
+        limits,
+        glue,
+        Clean::new(prog, glue, arch, true),
+    )?;
+    if !out.missed {
+        return Ok(out);
+    }
+    // Generated code accessed a word the analysis said nothing does: a bug in it. The program
+    // is compiled again with every field stored and no header sealed.
+    if cfg!(debug_assertions) {
+        panic!("the frame access analysis of `Clean` missed an access");
+    }
+    // SAFETY: nothing of the first module's code was handed out.
+    unsafe { out.module.free_memory() };
+    compile_with(
+        prog,
+        helpers,
+        limits,
+        glue,
+        Clean::new(prog, glue, arch, false),
+    )
+}
+
+fn compile_with(
+    prog: &Arc<Program>,
+    helpers: &Helpers,
+    limits: Limits,
+    glue: Option<&Glue>,
+    clean: Clean,
 ) -> Result<Output, JitError> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(err)?;
@@ -336,7 +373,6 @@ pub(crate) fn compile(
     let mut fctx = FunctionBuilderContext::new();
     let mut ctx = module.make_context();
     let mut code_bytes = 0usize;
-    let clean = Clean::new(prog);
     let ids = Ids {
         functions: &fn_ids,
         parsers: &parser_ids,
@@ -433,6 +469,7 @@ pub(crate) fn compile(
         pass,
         code_bytes,
         extra_words: clean.words(),
+        missed: clean.missed.get(),
     })
 }
 
@@ -450,18 +487,34 @@ struct Ids<'a> {
 /// not extracted in place) or 1 + the byte offset in the packet it was extracted from. Every
 /// store generated code makes into a tracked header clears its word; a call of a runtime
 /// helper that may write the frame sets `all`.
+///
+/// A tracked header that nothing but its own `extract`s ever writes ([`Access`]: no statement,
+/// no table apply, no extern, no architecture code) is *sealed*: its word alone says whether it
+/// is clean (`all` does not concern it), and it is dirty only after the runtime's `extract`
+/// filled every field. The inline `extract` stores only the fields something may read
+/// ([`Clean::keeps`]); an emit of a sealed header reads none of them while it is clean.
 pub(crate) struct Clean {
     /// Per frame word: the tracked header it belongs to (`u32::MAX`: none).
     of_word: Vec<u32>,
     /// Per tracked header: its validity word.
     headers: Vec<u32>,
+    /// Per tracked header: whether it is sealed.
+    sealed: Vec<bool>,
+    /// Per frame word: whether anything may read it (the inline `extract` stores the fields
+    /// whose word it is); empty: every word.
+    read: Vec<bool>,
     /// The frame word of `all`; the header words follow it.
     base: u32,
+    /// Set when generated code stores into a sealed header or loads a word nobody reads:
+    /// the analysis missed an access, and [`compile`] compiles again without it.
+    missed: std::cell::Cell<bool>,
 }
 
 impl Clean {
-    /// Headers both extracted (in place) and emitted somewhere in `prog`.
-    fn new(prog: &Program) -> Clean {
+    /// Headers both extracted (in place) and emitted somewhere in `prog`; with `analyse`, which
+    /// of them are sealed and which frame words anything reads, given the glue's stores and the
+    /// frame regions the runtime's architecture code reads or writes itself (`arch`).
+    fn new(prog: &Program, glue: Option<&Glue>, arch: &[(u32, u32)], analyse: bool) -> Clean {
         fn walk(ss: &[Stmt], ex: &mut Vec<(u32, HeaderId)>, em: &mut Vec<(u32, HeaderId)>) {
             for s in ss {
                 match s {
@@ -497,6 +550,7 @@ impl Clean {
         }
         let mut of_word = vec![u32::MAX; prog.frame_words as usize];
         let mut headers = Vec::new();
+        let mut layouts = Vec::new();
         ex.sort_unstable();
         ex.dedup();
         for (off, h) in ex {
@@ -514,12 +568,92 @@ impl Clean {
             }
             of_word[range].fill(headers.len() as u32);
             headers.push(off);
+            layouts.push(h);
         }
-        Clean {
+        let mut clean = Clean {
+            sealed: vec![false; headers.len()],
             of_word,
             headers,
+            read: Vec::new(),
             base: prog.frame_words,
+            missed: std::cell::Cell::new(false),
+        };
+        if analyse {
+            clean.analyse(prog, &layouts, glue, arch);
         }
+        clean
+    }
+
+    /// [`Clean::sealed`] and [`Clean::read`] of `prog` ([`Access`]).
+    fn analyse(
+        &mut self,
+        prog: &Program,
+        layouts: &[HeaderId],
+        glue: Option<&Glue>,
+        arch: &[(u32, u32)],
+    ) {
+        let n = prog.frame_words as usize;
+        let mut acc = Access::of_program(prog);
+        for g in glue
+            .iter()
+            .flat_map(|g| g.before_parse.iter().chain(&g.after_parse))
+        {
+            acc.writes.push((u64::from(g.off), u64::from(g.off) + 1));
+        }
+        for &(o, w) in arch {
+            let r = (u64::from(o), u64::from(o) + u64::from(w));
+            acc.reads.push(r);
+            acc.writes.push(r);
+        }
+        let mark = |v: &mut Vec<bool>, (lo, hi): (u64, u64)| {
+            let (lo, hi) = (lo.min(n as u64) as usize, hi.min(n as u64) as usize);
+            if lo < hi {
+                v[lo..hi].fill(true);
+            }
+        };
+        let hwords = |h: HeaderId| prog.headers.get(h as usize).map_or(1, |hl| hl.words);
+        let mut written = vec![false; n];
+        for r in &acc.writes {
+            mark(&mut written, *r);
+        }
+        // An extract of anything but a tracked header, at its place and with its layout, writes.
+        for &(o, h) in &acc.extracts {
+            let exact = self.header_at(o).is_some_and(|i| layouts[i as usize] == h);
+            if !exact {
+                let o = u64::from(o);
+                mark(&mut written, (o, o + u64::from(hwords(h))));
+            }
+        }
+        // A header that is not whole bytes (or has a varbit field) leaves the deparser's output
+        // off a byte boundary, where an inline emit calls the runtime's, which reads every field.
+        let odd = acc.emits.iter().any(|h| {
+            prog.headers.get(h.layout as usize).is_none_or(|hl| {
+                hl.fixed_bits % 8 != 0 || hl.fields.iter().any(|f| f.varbit.is_some())
+            })
+        });
+        for (i, &off) in self.headers.iter().enumerate() {
+            let end = off + hwords(layouts[i]);
+            self.sealed[i] = !odd
+                && end <= prog.zero_words
+                && !written[off as usize..end as usize].iter().any(|w| *w);
+        }
+        let mut read = vec![false; n];
+        for r in &acc.reads {
+            mark(&mut read, *r);
+        }
+        // An emit reads the validity word; the fields too unless the header is sealed (while it
+        // is clean they are copied from the packet; after the runtime's extract, which stored
+        // them all, they are packed).
+        for h in &acc.emits {
+            let sealed = h
+                .loc
+                .fixed()
+                .and_then(|o| self.header_at(o))
+                .is_some_and(|i| self.sealed[i as usize] && layouts[i as usize] == h.layout);
+            let (lo, hi) = access::span(&h.loc, hwords(h.layout));
+            mark(&mut read, if sealed { (lo, lo + 1) } else { (lo, hi) });
+        }
+        self.read = read;
     }
 
     /// Words past the frame this needs (none without tracked headers).
@@ -542,6 +676,16 @@ impl Clean {
             .iter()
             .position(|h| *h == off)
             .map(|i| i as u32)
+    }
+
+    /// Whether tracked header `i` is sealed.
+    fn is_sealed(&self, i: u32) -> bool {
+        self.sealed.get(i as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether frame word `off` may be read by anything (words past the frame: always).
+    fn keeps(&self, off: u32) -> bool {
+        self.read.is_empty() || self.read.get(off as usize).copied().unwrap_or(true)
     }
 }
 
@@ -680,17 +824,29 @@ impl Gen<'_, '_> {
         u64::from(off) + u64::from(n) <= u64::from(self.prog.frame_words)
     }
 
+    /// Loads frame word `off`, which the analysis of [`Clean`] must know may be read.
     fn ld(&mut self, off: u32) -> Value {
+        if !self.ids.clean.keeps(off) {
+            self.ids.clean.missed.set(true);
+        }
+        self.ld_raw(off)
+    }
+
+    fn ld_raw(&mut self, off: u32) -> Value {
         self.b
             .ins()
             .load(I64, MemFlagsData::trusted(), self.frame, (off * 8) as i32)
     }
 
-    /// Stores frame word `off`; a store into a tracked header makes it dirty ([`Clean`]).
+    /// Stores frame word `off`; a store into a tracked header makes it dirty ([`Clean`]) — and
+    /// must not be into a sealed one.
     fn st(&mut self, off: u32, v: Value) {
         self.st_raw(off, v);
         if let Some(&i) = self.ids.clean.of_word.get(off as usize) {
             if i != u32::MAX {
+                if self.ids.clean.is_sealed(i) {
+                    self.ids.clean.missed.set(true);
+                }
                 let z = self.iconst(0);
                 self.st_raw(self.ids.clean.word(i), z);
             }
@@ -749,20 +905,22 @@ impl Gen<'_, '_> {
     /// A statement the runtime runs: a non-`NEXT` code ends the list at `abort`.
     fn helper_stmt(&mut self, s: &Stmt, abort: Abort) {
         let code = self.call_stmt(s);
-        match s {
-            // The interpreter's extract writes that header's words only.
-            Stmt::Extract { hdr, .. } if hdr.loc.fixed().is_some() => {
-                if let Some(i) = self.ids.clean.header_at(hdr.loc.off) {
-                    let z = self.iconst(0);
-                    self.st_raw(self.ids.clean.word(i), z);
-                }
-            }
-            _ if writes_frame(s) => self.all_dirty(),
-            _ => {}
+        // The interpreter's extract writes that header's words only, and only when it succeeds
+        // (a failed one leaves the header as it was, clean or not).
+        let extracted = match s {
+            Stmt::Extract { hdr, .. } => hdr.loc.fixed().map(|o| self.ids.clean.header_at(o)),
+            _ => None,
+        };
+        if extracted.is_none() && writes_frame(s) {
+            self.all_dirty();
         }
         let next = self.b.create_block();
         self.b.ins().brif(code, abort, &[code.into()], next, &[]);
         self.b.switch_to_block(next);
+        if let Some(Some(i)) = extracted {
+            let z = self.iconst(0);
+            self.st_raw(self.ids.clean.word(i), z);
+        }
     }
 
     fn helper_eval(&mut self, e: &Expr) -> Value {
@@ -1403,23 +1561,40 @@ impl Gen<'_, '_> {
         self.b.ins().jump(join, &[]);
 
         self.b.switch_to_block(inline);
+        // Only the fields something may read ([`Clean::keeps`]); the others keep their word.
+        let fields: Vec<FastField> = fields
+            .into_iter()
+            .filter(|&(off, _, _)| self.ids.clean.keeps(a + off))
+            .collect();
         let input = self.ctx_field(offset_of!(Ctx, input));
         let p = self.b.ins().iadd(input, start);
-        // The header as big-endian 8-byte words, each loaded once (the window of 16 bytes beyond
-        // the header covers the last word); every field is cut out of the one or two words it
-        // lies in with shifts.
-        let words: Vec<Value> = (0..(bytes as u64).div_ceil(8))
-            .map(|k| {
-                let x = self
-                    .b
-                    .ins()
-                    .load(I64, MemFlagsData::trusted(), p, (8 * k) as i32);
-                self.b.ins().bswap(x)
+        // The header as big-endian 8-byte words, each that holds a field loaded once (the window
+        // of 16 bytes beyond the header covers the last word); every field is cut out of the one
+        // or two words it lies in with shifts.
+        let n = (bytes as u64).div_ceil(8) as usize;
+        let mut need = vec![false; n];
+        for &(_, bit, w) in &fields {
+            for k in (bit / 64)..=((bit + w - 1) / 64) {
+                need[k as usize] = true;
+            }
+        }
+        let words: Vec<Option<Value>> = need
+            .iter()
+            .enumerate()
+            .map(|(k, &needed)| {
+                needed.then(|| {
+                    let x = self
+                        .b
+                        .ins()
+                        .load(I64, MemFlagsData::trusted(), p, (8 * k) as i32);
+                    self.b.ins().bswap(x)
+                })
             })
             .collect();
+        let word = |k: usize| words[k].expect("a loaded word");
         for &(off, bit, w) in &fields {
             let (k, lsh) = ((bit / 64) as usize, bit % 64);
-            let x = words[k];
+            let x = word(k);
             let v = if lsh + w <= 64 {
                 if lsh == 0 {
                     self.b.ins().ushr_imm_u(x, i64::from(64 - w))
@@ -1432,7 +1607,7 @@ impl Gen<'_, '_> {
             } else {
                 // The field straddles two words: the next one supplies its low bits.
                 let hi = self.b.ins().ishl_imm_u(x, i64::from(lsh));
-                let lo = self.b.ins().ushr_imm_u(words[k + 1], i64::from(64 - lsh));
+                let lo = self.b.ins().ushr_imm_u(word(k + 1), i64::from(64 - lsh));
                 let full = self.b.ins().bor(hi, lo);
                 self.b.ins().ushr_imm_u(full, i64::from(64 - w))
             };
@@ -1722,11 +1897,16 @@ impl Gen<'_, '_> {
             return self.emit_words(a, bytes, fields, p);
         };
         let from = self.ld(self.ids.clean.word(i));
-        let all = self.ld(self.ids.clean.base);
         let z = self.iconst(0);
         let has = self.b.ins().icmp(IntCC::NotEqual, from, z);
-        let none = self.b.ins().icmp(IntCC::Equal, all, z);
-        let clean = self.b.ins().band(has, none);
+        // A sealed header is dirty only by its own word ([`Clean`]).
+        let clean = if self.ids.clean.is_sealed(i) {
+            has
+        } else {
+            let all = self.ld(self.ids.clean.base);
+            let none = self.b.ins().icmp(IntCC::Equal, all, z);
+            self.b.ins().band(has, none)
+        };
         let (copy, pack, done) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -1757,10 +1937,12 @@ impl Gen<'_, '_> {
     /// Packs the fields of the header at frame offset `a` into big-endian 8-byte words stored
     /// from `p` on (`bytes` bytes, plus up to 7 of spill).
     fn emit_words(&mut self, a: u32, bytes: u32, fields: &[FastField], p: Value) {
+        // A sealed header's fields are all stored whenever it is packed (after the runtime's
+        // `extract`), though the analysis counts them as not read.
         let vals: Vec<Value> = fields
             .iter()
             .map(|&(off, _, w)| {
-                let v = self.ld(a + off);
+                let v = self.ld_raw(a + off);
                 self.mask_to(v, w)
             })
             .collect();
@@ -2154,7 +2336,7 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(done);
         }
         if words % 2 == 1 {
-            self.st(words - 1, z);
+            self.st_raw(words - 1, z);
         }
     }
 

@@ -14,6 +14,7 @@
 //! This crate knows nothing of the runtime: the runtime passes the addresses of its helpers and an
 //! opaque host pointer in every [`Ctx`].
 
+mod access;
 mod codegen;
 
 use p4_ir::ir::{Expr, Program, State, Stmt};
@@ -306,15 +307,19 @@ impl Compiled {
 }
 
 /// Compiles every function and parser of `prog`, and the architecture's packet pass when `glue`
-/// describes it.
+/// describes it. `arch` lists the frame regions (word offset, words) that the runtime's own
+/// architecture code reads or writes besides the glue's stores (metadata it sets and reads,
+/// regions it carries from one pass to the next): the inline `extract` stores every field in
+/// them, and no header in them is sealed (docs/jit.md, "clean headers").
 pub fn compile(
     prog: &Arc<Program>,
     helpers: &Helpers,
     limits: Limits,
     glue: Option<&Glue>,
+    arch: &[(u32, u32)],
 ) -> Result<Compiled, JitError> {
     let t0 = std::time::Instant::now();
-    let out = codegen::compile(prog, helpers, limits, glue)?;
+    let out = codegen::compile(prog, helpers, limits, glue, arch)?;
     let (prefetch, key_room) = glue.map_or((Vec::new(), 0), |g| prefetch_layout(prog, &g.prefetch));
     Ok(Compiled {
         module: Some(out.module),

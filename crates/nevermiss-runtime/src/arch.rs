@@ -60,6 +60,8 @@ pub struct V1Info {
     pub deparser: FnId,
     /// Word offset of the `standard_metadata_t` region.
     pub sm: u32,
+    /// Its words.
+    pub sm_words: u32,
     pub drop_port: u64,
     pub ingress_port: Option<u32>,
     pub egress_spec: Option<u32>,
@@ -134,6 +136,88 @@ pub struct ArchInfo {
     pub pna: Option<PnaInfo>,
     pub v1: Option<V1Info>,
     pub psa: Option<PsaInfo>,
+}
+
+impl ArchInfo {
+    /// The frame regions (word offset, words) this module reads or writes itself, around the
+    /// blocks it runs (`nevermiss_jit::compile`'s `arch`): the metadata fields it sets and
+    /// reads, v1model's whole `standard_metadata_t` (`mark_to_drop` and `verify_checksum` write
+    /// it too) and user metadata (carried across resubmits, recirculations and clones), PSA's
+    /// regions carried from a deparser to the next parser.
+    pub(crate) fn frame_regions(&self) -> Vec<(u32, u32)> {
+        let mut v = Vec::new();
+        let mut field = |f: Field| {
+            if let Some((o, t)) = f {
+                v.push((o, t.words()));
+            }
+        };
+        if let Some(p) = &self.pna {
+            for f in [
+                p.p_input_port,
+                p.p_direction,
+                p.p_pass,
+                p.p_loopedback,
+                p.p_recirculated,
+                p.pre_input_port,
+                p.pre_parser_error,
+                p.pre_direction,
+                p.pre_pass,
+                p.pre_loopedback,
+                p.m_input_port,
+                p.m_direction,
+                p.m_pass,
+                p.m_loopedback,
+                p.m_recirculated,
+                p.m_timestamp,
+                p.m_parser_error,
+            ] {
+                field(f);
+            }
+        }
+        if let Some(p) = &self.psa {
+            for f in [
+                p.ip_port,
+                p.ip_path,
+                p.ig_port,
+                p.ig_path,
+                p.ig_ts,
+                p.ig_perr,
+                p.io_clone,
+                p.io_sess,
+                p.io_drop,
+                p.io_resubmit,
+                p.io_mcast,
+                p.io_port,
+                p.io_cos,
+                p.ep_port,
+                p.ep_path,
+                p.eg_port,
+                p.eg_path,
+                p.eg_instance,
+                p.eg_ts,
+                p.eg_perr,
+                p.eg_cos,
+                p.eo_clone,
+                p.eo_sess,
+                p.eo_drop,
+                p.ed_port,
+            ] {
+                field(f);
+            }
+            for (from, to, w) in [p.resub, p.normal, p.ci2e, p.ce2e, p.recirc]
+                .into_iter()
+                .flatten()
+            {
+                v.push((from, w));
+                v.push((to, w));
+            }
+        }
+        if let Some(p) = &self.v1 {
+            v.push((p.sm, p.sm_words));
+            v.extend(p.meta);
+        }
+        v
+    }
 }
 
 fn field_of(b: &Block, param: usize, name: &str) -> Field {
@@ -247,6 +331,10 @@ impl ArchInfo {
                     return Err("the ingress control has no standard_metadata parameter".into());
                 };
                 let f = |n: &str| rel_field(ig, 2, n);
+                let sm_words = ig.params[2]
+                    .layout
+                    .as_ref()
+                    .map_or(0, |l| l.words(&prog.headers));
                 let meta = ig.params.get(1).and_then(|p| {
                     let w = p.layout.as_ref()?.words(&prog.headers);
                     Some((p.region?, w))
@@ -263,6 +351,7 @@ impl ArchInfo {
                         compute: control_of(bl.get(4)),
                         deparser,
                         sm,
+                        sm_words,
                         drop_port: 511,
                         ingress_port: f("ingress_port"),
                         egress_spec: f("egress_spec"),

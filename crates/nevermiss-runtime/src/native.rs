@@ -50,18 +50,20 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         parser_steps: config.parser_steps,
         loop_limit: config.loop_limit,
     };
-    let glue = crate::arch::ArchInfo::new(prog).ok().and_then(|a| {
+    let arch = crate::arch::ArchInfo::new(prog).ok();
+    let glue = arch.as_ref().and_then(|a| {
         // The tables `Switch::prefetch` will hold, if their keys can be generated.
-        let prefetch = crate::switch::prefetch_list(prog, &a, config.prefetch_tables, |t| {
+        let prefetch = crate::switch::prefetch_list(prog, a, config.prefetch_tables, |t| {
             prog.tables.get(t as usize).is_some_and(|td| {
                 let mut keys = td.keys.iter().filter(|k| k.kind != MatchKind::Selector);
                 keys.clone().next().is_some()
                     && keys.all(|k| k.kind == MatchKind::Exact && !k.expr.ty().is_wide())
             })
         });
-        a.pna.map(|pi| pi.glue(prog, prefetch))
+        a.pna.as_ref().map(|pi| pi.glue(prog, prefetch))
     });
-    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref())
+    let regions = arch.as_ref().map(|a| a.frame_regions()).unwrap_or_default();
+    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions)
         .map_err(|e| BuildError(e.to_string()))
 }
 
