@@ -35,16 +35,10 @@ const INLINE_STMTS: usize = 48;
 const INLINE_DEPTH: u32 = 3;
 
 /// Tables whose `const` entries generated code matches itself have at most this many.
-const CONST_INLINE_ENTRIES: usize = 16;
+pub(crate) const CONST_INLINE_ENTRIES: usize = 16;
 
 /// What a `const` entry's match of one key field requires of the field's value.
-enum FieldCond {
-    Any,
-    /// `value & mask == value0 & mask`.
-    Masked(u64, u64),
-    /// `lo <= value <= hi`.
-    Range(u64, u64),
-}
+use crate::FieldTest as FieldCond;
 
 /// The condition of entry match `m` on a field of kind `kind`, as the runtime installs it
 /// (`nevermiss_runtime::switch::entry_matches`); `None` where it installs no entry.
@@ -126,30 +120,11 @@ fn uses_entry(prog: &Program, ss: &[Stmt], depth: u32) -> bool {
 /// declaration order (the first of two equal entries wins, the second is refused).
 fn const_entries(prog: &Program, t: TableId) -> Option<Vec<&ConstEntry>> {
     let td = prog.tables.get(t as usize)?;
-    let keys: Vec<&TableKey> = td
-        .keys
-        .iter()
-        .filter(|k| k.kind != MatchKind::Selector)
-        .collect();
+    let keys: Vec<&TableKey> = td.keys.iter().collect();
     let ok = td.entries_const
         && !td.entries.is_empty()
         && td.entries.len() <= CONST_INLINE_ENTRIES
-        && td.key_pre.is_empty()
-        && !keys.is_empty()
-        && keys.len() == td.keys.len()
-        && keys.iter().all(|k| !k.expr.ty().is_wide())
-        && td.implementation.is_none()
-        && td.direct_counter.is_none()
-        && td.direct_meter.is_none()
-        && td.idle_timeout == IdleTimeout::None
-        && !td.add_on_miss
-        && td.actions.iter().all(|a| {
-            a.params.iter().all(|p| !p.ty.is_wide() && !p.is_ref)
-                && prog
-                    .functions
-                    .get(a.func as usize)
-                    .is_some_and(|f| !uses_entry(prog, &f.body, 0))
-        });
+        && matchable(prog, td);
     if !ok {
         return None;
     }
@@ -188,6 +163,73 @@ fn const_entries(prog: &Program, t: TableId) -> Option<Vec<&ConstEntry>> {
         es.sort_by_key(|e| std::cmp::Reverse(prefix(e)));
     }
     Some(es)
+}
+
+/// Whether generated code can match table `td`'s entries itself, were they known: keys
+/// without calls (and no selector field), keys and action parameters of at most 64 bits, no
+/// action profile, direct counter or meter, idle timeout or add-on-miss, and actions that neither
+/// write parameters back (`@__ref`) nor use the matched entry.
+fn matchable(prog: &Program, td: &Table) -> bool {
+    td.key_pre.is_empty()
+        && !td.keys.is_empty()
+        && td
+            .keys
+            .iter()
+            .all(|k| k.kind != MatchKind::Selector && !k.expr.ty().is_wide())
+        && td.implementation.is_none()
+        && td.direct_counter.is_none()
+        && td.direct_meter.is_none()
+        && td.idle_timeout == IdleTimeout::None
+        && !td.add_on_miss
+        && td.actions.iter().all(|a| {
+            a.params.iter().all(|p| !p.ty.is_wide() && !p.is_ref)
+                && prog
+                    .functions
+                    .get(a.func as usize)
+                    .is_some_and(|f| !uses_entry(prog, &f.body, 0))
+        })
+}
+
+/// Whether table `t` is re-specialised to its control-plane entries ([`crate::respecialisable`]).
+pub(crate) fn respecialisable(prog: &Program, t: TableId) -> bool {
+    prog.tables
+        .get(t as usize)
+        .is_some_and(|td| !td.entries_const && matchable(prog, td))
+}
+
+/// Whether `key` (masked to its `w` bits) meets `c`: an `I8` that is 1 when it does (`None`:
+/// always).
+fn field_test(b: &mut FunctionBuilder<'_>, key: Value, c: FieldCond, w: u32) -> Option<Value> {
+    Some(match c {
+        FieldCond::Any => return None,
+        FieldCond::Masked(v, msk) => {
+            let (v, msk) = (v & mask(w), msk & mask(w));
+            if msk == mask(w) {
+                b.ins().icmp_imm_s(IntCC::Equal, key, (v & msk) as i64)
+            } else {
+                let km = b.ins().band_imm_u(key, msk as i64);
+                b.ins().icmp_imm_s(IntCC::Equal, km, (v & msk) as i64)
+            }
+        }
+        FieldCond::Range(lo, hi) => {
+            let (lo, hi) = (lo & mask(w), hi & mask(w));
+            let a = b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, key, lo as i64);
+            let c = b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, key, hi as i64);
+            b.ins().band(a, c)
+        }
+    })
+}
+
+/// The value of an action parameter of `width` bits in packed bytes `params` at `off`
+/// (big-endian in `n` bytes).
+fn param_value(params: &[u8], off: usize, n: usize, width: u32) -> u64 {
+    params.get(off..off + n).map_or(0, |b| {
+        b.iter().fold(0u64, |acc, x| (acc << 8) | u64::from(*x))
+    }) & mask(width)
 }
 
 /// Whether the interpreter running `s` may write the frame: everything but an extern call
@@ -296,15 +338,7 @@ fn compile_with(
     glue: Option<&Glue>,
     clean: Clean,
 ) -> Result<Output, JitError> {
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed").map_err(err)?;
-    flags.set("is_pic", "false").map_err(err)?;
-    flags.set("use_colocated_libcalls", "false").map_err(err)?;
-    let isa = cranelift_native::builder()
-        .map_err(err)?
-        .finish(settings::Flags::new(flags))
-        .map_err(err)?;
-    let mut jb = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let mut jb = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
     jb.symbol("nm_stmt", helpers.stmt as *const u8);
     jb.symbol("nm_eval", helpers.eval as *const u8);
     jb.symbol("nm_select", helpers.select as *const u8);
@@ -471,6 +505,115 @@ fn compile_with(
         extra_words: clean.words(),
         missed: clean.missed.get(),
     })
+}
+
+/// The host's code generator, as every module uses it.
+fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, JitError> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(err)?;
+    flags.set("is_pic", "false").map_err(err)?;
+    flags.set("use_colocated_libcalls", "false").map_err(err)?;
+    cranelift_native::builder()
+        .map_err(err)?
+        .finish(settings::Flags::new(flags))
+        .map_err(err)
+}
+
+/// Table `t`'s matching code for `entries` ([`crate::specialise`]), in a module of its own:
+/// (module, the function's address, bytes of code).
+pub(crate) fn specialise(
+    prog: &Program,
+    helpers: &Helpers,
+    t: TableId,
+    entries: &[crate::SpecEntry],
+) -> Result<(JITModule, usize, usize), JitError> {
+    let td = prog
+        .tables
+        .get(t as usize)
+        .filter(|_| respecialisable(prog, t))
+        .ok_or_else(|| JitError(format!("table {t} cannot be specialised")))?;
+    if entries.len() > CONST_INLINE_ENTRIES {
+        return Err(JitError(format!("table `{}`: too many entries", td.name)));
+    }
+    let widths: Vec<u32> = td.keys.iter().map(|k| k.expr.ty().width).collect();
+    let mut jb = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
+    jb.symbol("nm_const_hit", helpers.const_hit as *const u8);
+    let mut module = JITModule::new(jb);
+    let mut hs = module.make_signature();
+    hs.params.push(AbiParam::new(I64));
+    hs.params.push(AbiParam::new(I32));
+    let const_hit = module
+        .declare_function("nm_const_hit", Linkage::Import, &hs)
+        .map_err(err)?;
+    let mut sig = module.make_signature();
+    for _ in 0..=widths.len() {
+        sig.params.push(AbiParam::new(I64));
+    }
+    sig.returns.push(AbiParam::new(I32));
+    let id = module
+        .declare_function(&format!("s{t}"), Linkage::Local, &sig)
+        .map_err(err)?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(4, t);
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let ps = b.block_params(entry).to_vec();
+        let (ctxp, keys) = (ps[0], &ps[1..]);
+        let hit_fn = module.declare_func_in_func(const_hit, b.func);
+        for e in entries {
+            if e.tests.len() != keys.len() {
+                return Err(JitError(format!("table `{}`: an entry's key", td.name)));
+            }
+            let mut all = b.ins().iconst(I8, 1);
+            for ((&k, &c), &w) in keys.iter().zip(&e.tests).zip(&widths) {
+                if let Some(cond) = field_test(&mut b, k, c, w) {
+                    all = b.ins().band(all, cond);
+                }
+            }
+            let (hit_blk, next) = (b.create_block(), b.create_block());
+            b.ins().brif(all, hit_blk, &[], next, &[]);
+            b.switch_to_block(hit_blk);
+            let tv = b.ins().iconst(I32, i64::from(t));
+            b.ins().call(hit_fn, &[ctxp, tv]);
+            if let Some(a) = td.actions.get(e.action as usize) {
+                let frame = b.ins().load(
+                    I64,
+                    MemFlagsData::trusted(),
+                    ctxp,
+                    offset_of!(Ctx, frame) as i32,
+                );
+                let mut off = 0usize;
+                for p in &a.params {
+                    let n = p.ty.bytes();
+                    let v = param_value(&e.params, off, n, p.ty.width);
+                    off += n;
+                    if p.slot < prog.frame_words {
+                        let c = b.ins().iconst(I64, v as i64);
+                        b.ins()
+                            .store(MemFlagsData::trusted(), c, frame, (p.slot * 8) as i32);
+                    }
+                }
+            }
+            let av = b.ins().iconst(I32, i64::from(e.action));
+            b.ins().return_(&[av]);
+            b.switch_to_block(next);
+        }
+        let miss = b.ins().iconst(I32, i64::from(crate::SPEC_MISS as i32));
+        b.ins().return_(&[miss]);
+        b.seal_all_blocks();
+        b.finalize(module.isa().frontend_config());
+    }
+    let mut code_bytes = 0;
+    define(&mut module, id, &mut ctx, &mut code_bytes)
+        .map_err(|e| JitError(format!("table `{}`: {}", td.name, e.0)))?;
+    module.finalize_definitions().map_err(err)?;
+    let addr = module.get_finalized_function(id) as usize;
+    Ok((module, addr, code_bytes))
 }
 
 struct Ids<'a> {
@@ -1412,6 +1555,13 @@ impl Gen<'_, '_> {
                 table,
                 hit,
                 action_run,
+            } if respecialisable(self.prog, *table) => {
+                self.apply_spec(*table, *hit, *action_run, abort)
+            }
+            Stmt::ApplyTable {
+                table,
+                hit,
+                action_run,
             } if self.native_apply(*table) => self.apply(*table, *hit, *action_run, abort),
             // Everything else is the runtime's: tables, externs, emit, stacks, lookahead, advance,
             // values wider than 64 bits, locations with run-time indices.
@@ -2029,30 +2179,8 @@ impl Gen<'_, '_> {
                 let Some(c) = match_of(kind, m, w) else {
                     continue;
                 };
-                let cond = match c {
-                    FieldCond::Any => continue,
-                    FieldCond::Masked(v, msk) => {
-                        let (v, msk) = (v & mask(w), msk & mask(w));
-                        if msk == mask(w) {
-                            self.b.ins().icmp_imm_s(IntCC::Equal, k, (v & msk) as i64)
-                        } else {
-                            let km = self.b.ins().band_imm_u(k, msk as i64);
-                            self.b.ins().icmp_imm_s(IntCC::Equal, km, (v & msk) as i64)
-                        }
-                    }
-                    FieldCond::Range(lo, hi) => {
-                        let (lo, hi) = (lo & mask(w), hi & mask(w));
-                        let a = self.b.ins().icmp_imm_s(
-                            IntCC::UnsignedGreaterThanOrEqual,
-                            k,
-                            lo as i64,
-                        );
-                        let b =
-                            self.b
-                                .ins()
-                                .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, k, hi as i64);
-                        self.b.ins().band(a, b)
-                    }
+                let Some(cond) = field_test(&mut self.b, k, c, w) else {
+                    continue;
                 };
                 all = self.b.ins().band(all, cond);
             }
@@ -2078,9 +2206,7 @@ impl Gen<'_, '_> {
             let mut off = 0usize;
             for p in &a.params {
                 let n = p.ty.bytes();
-                let v = e.params.get(off..off + n).map_or(0, |b| {
-                    b.iter().fold(0u64, |acc, x| (acc << 8) | u64::from(*x))
-                }) & mask(p.ty.width);
+                let v = param_value(&e.params, off, n, p.ty.width);
                 off += n;
                 let c = self.iconst(v);
                 self.st(p.slot, c);
@@ -2097,6 +2223,97 @@ impl Gen<'_, '_> {
         }
         // No entry matched: the general apply (a lookup that misses, the default action);
         // `const_entries` implies `native_apply`.
+        self.apply(t, hit, run, abort);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
+    /// `t.apply()` of a table re-specialised to its control-plane entries
+    /// ([`respecialisable`]): the code in the table's slot of `Ctx::spec` ([`specialise`]), when
+    /// there is one, gets the key fields; on a hit it has counted it and stored the entry's
+    /// parameters, and this code stores `hit` and `action_run` and runs the action it returned
+    /// in place. No code, or a miss: the general apply (a lookup of the live table, which
+    /// misses too or sees the write that replaced the code; the default action).
+    fn apply_spec(&mut self, t: TableId, hit: Option<u32>, run: Option<u32>, abort: Abort) {
+        let prog = self.prog;
+        let Some(td) = prog.tables.get(t as usize) else {
+            return;
+        };
+        let slots = self.ctx_field(offset_of!(Ctx, spec));
+        // An aligned 8-byte load: atomic on the hosts Cranelift targets; the code it points at
+        // was finalized before the runtime published its address (a release store).
+        let code = self
+            .b
+            .ins()
+            .load(I64, MemFlagsData::trusted(), slots, (8 * t) as i32);
+        let (try_blk, general, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(code, try_blk, &[], general, &[]);
+        self.b.switch_to_block(try_blk);
+        let mut args = vec![self.ctx];
+        for k in &td.keys {
+            let v = self.expr(&k.expr);
+            args.push(self.mask_to(v, k.expr.ty().width));
+        }
+        let mut sig = self.module.make_signature();
+        for _ in &args {
+            sig.params.push(AbiParam::new(I64));
+        }
+        sig.returns.push(AbiParam::new(I32));
+        let sref = self.b.import_signature(sig);
+        let call = self.b.ins().call_indirect(sref, code, &args);
+        let action = self.b.inst_results(call)[0];
+        let hit_blk = self.b.create_block();
+        let miss =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, action, i64::from(crate::SPEC_MISS as i32));
+        self.b.ins().brif(miss, general, &[], hit_blk, &[]);
+        self.b.switch_to_block(hit_blk);
+        if let Some(h) = hit {
+            let one = self.iconst(1);
+            self.st(h, one);
+        }
+        if let Some(r) = run {
+            let a = self.b.ins().uextend(I64, action);
+            self.st(r, a);
+        }
+        // The specialised code stored the parameters without marking headers dirty.
+        let tracked = |w: u32| {
+            self.ids
+                .clean
+                .of_word
+                .get(w as usize)
+                .is_some_and(|i| *i != u32::MAX)
+        };
+        if td
+            .actions
+            .iter()
+            .flat_map(|a| a.params.iter().map(|p| p.slot))
+            .any(tracked)
+        {
+            self.all_dirty();
+        }
+        for (i, a) in td.actions.iter().enumerate() {
+            let (blk, next) = (self.b.create_block(), self.b.create_block());
+            let c = self.b.ins().icmp_imm_s(IntCC::Equal, action, i as i64);
+            self.b.ins().brif(c, blk, &[], next, &[]);
+            self.b.switch_to_block(blk);
+            let done = self.b.create_block();
+            self.b.append_block_param(done, I32);
+            self.call(a.func, &a.copy_in, &a.copy_out, done);
+            self.jump_code(done, flow::NEXT);
+            self.b.switch_to_block(done);
+            let code = self.b.block_params(done)[0];
+            self.after_action(code, join, abort);
+            self.b.switch_to_block(next);
+        }
+        // An action out of range (never returned): nothing runs.
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(general);
         self.apply(t, hit, run, abort);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);

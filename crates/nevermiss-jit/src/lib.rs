@@ -20,6 +20,7 @@ mod codegen;
 use p4_ir::ir::{Expr, Program, State, Stmt};
 use p4_ir::ops;
 use std::ffi::c_void;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// What generated code is called with: the packet's frame, parser input and per-packet
@@ -61,6 +62,10 @@ pub struct Ctx {
     pub direction: u64,
     pub pass: u64,
     pub now: u64,
+    /// Per table, the address of its re-specialised matching code ([`specialise`]) or 0: an
+    /// array with one slot per table of the program, which the runtime owns and keeps alive
+    /// while generated code runs (set with `host`).
+    pub spec: *const AtomicUsize,
 }
 
 impl Default for Ctx {
@@ -82,6 +87,7 @@ impl Default for Ctx {
             direction: 0,
             pass: 0,
             now: 0,
+            spec: std::ptr::null(),
         }
     }
 }
@@ -335,6 +341,88 @@ pub fn compile(
         key_room,
     })
 }
+
+/// What an entry requires of one key field's value (its `w` low bits): anything, `value & mask
+/// == v & mask`, or `lo <= value <= hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldTest {
+    Any,
+    Masked(u64, u64),
+    Range(u64, u64),
+}
+
+/// A control-plane entry of a table whose code is re-specialised to its contents
+/// ([`specialise`]): one test per key field, the action (index among the table's actions) and
+/// its parameters packed as the runtime packs them (each big-endian in `ceil(width/8)` bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecEntry {
+    pub tests: Vec<FieldTest>,
+    pub action: u32,
+    pub params: Vec<u8>,
+}
+
+/// What a re-specialised table function returns when no entry matched.
+pub const SPEC_MISS: u32 = u32::MAX;
+
+/// The matching code of one table, specialised to its entries at one moment: a function
+/// `extern "C" fn(*mut Ctx, k0: u64, …) -> u32` (the key fields' values as arguments) that tests
+/// the entries in the order given, and on a hit counts it (`Helpers::const_hit`), stores the
+/// entry's parameters into the action's parameter slots and returns the action's index; else
+/// [`SPEC_MISS`]. Dropping it frees the code: the owner must know no thread still runs it.
+pub struct Spec {
+    module: Option<cranelift_jit::JITModule>,
+    addr: usize,
+    /// Bytes of machine code.
+    pub code_bytes: usize,
+}
+
+// SAFETY: as `Compiled`: the code is immutable after `finalize_definitions`.
+unsafe impl Send for Spec {}
+unsafe impl Sync for Spec {}
+
+impl Spec {
+    /// The function's address, for the table's slot in `Ctx::spec`.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+}
+
+impl Drop for Spec {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // SAFETY: the owner guarantees nothing runs the code any more (the type's contract).
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+/// Whether table `t`'s applies are generated to try the code [`specialise`] makes for its
+/// current entries first (docs/jit.md, "Re-specialising a table's code"): a table whose
+/// entries are not `const` that [`Compiled`]'s const-table matching could otherwise handle
+/// (keys and parameters ≤ 64 bits, no action profile, direct counter or meter, idle timeout,
+/// add-on-miss, `@__ref` parameter, or action using the matched entry).
+pub fn respecialisable(prog: &Program, t: u32) -> bool {
+    codegen::respecialisable(prog, t)
+}
+
+/// Compiles table `t`'s matching code for `entries`, given in the order they take precedence
+/// (at most 16 of them; more is an error). Its own small module: ~0.1–1 ms.
+pub fn specialise(
+    prog: &Program,
+    helpers: &Helpers,
+    t: u32,
+    entries: &[SpecEntry],
+) -> Result<Spec, JitError> {
+    let (module, addr, code_bytes) = codegen::specialise(prog, helpers, t, entries)?;
+    Ok(Spec {
+        module: Some(module),
+        addr,
+        code_bytes,
+    })
+}
+
+/// The most entries [`specialise`] takes.
+pub const SPEC_MAX_ENTRIES: usize = codegen::CONST_INLINE_ENTRIES;
 
 /// `ops::bin` for the operators generated code does not inline (signed division and remainder,
 /// saturating arithmetic, signed shift right): one semantics for both engines.

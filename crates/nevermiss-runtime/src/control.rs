@@ -2394,9 +2394,16 @@ impl Switch {
     /// batch that is not rolled back the copies).
     fn apply_change(&self, c: &Change, undo: bool) -> ControlResult<(Applied, Option<Change>)> {
         let r = match c {
-            Change::Entry(Op::Insert, t, e) => return self.insert_entry(*t, e, undo),
-            Change::Entry(Op::Modify, t, e) => return self.modify_entry(*t, e, undo),
-            Change::Entry(Op::Delete, t, e) => return self.delete_entry(*t, &e.key, undo),
+            // Each with the table's specialised code out of the way (`spec.rs`).
+            Change::Entry(Op::Insert, t, e) => {
+                return self.respec(*t as usize, || self.insert_entry(*t, e, undo))
+            }
+            Change::Entry(Op::Modify, t, e) => {
+                return self.respec(*t as usize, || self.modify_entry(*t, e, undo))
+            }
+            Change::Entry(Op::Delete, t, e) => {
+                return self.respec(*t as usize, || self.delete_entry(*t, &e.key, undo))
+            }
             Change::Default(t, a) => self.set_default(*t, a.as_ref()),
             Change::Counter {
                 counter,

@@ -12,6 +12,7 @@ pub mod exec;
 pub mod externs;
 mod native;
 mod profiles;
+mod spec;
 pub mod switch;
 pub mod worker;
 pub mod workers;

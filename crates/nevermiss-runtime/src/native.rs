@@ -44,6 +44,11 @@ const HELPERS: Helpers = Helpers {
     const_hit: h_const_hit,
 };
 
+/// The helpers generated code calls (also those of a table's re-specialised code).
+pub(crate) fn helpers() -> Helpers {
+    HELPERS
+}
+
 /// Compiles `prog` for a switch with `config`; an error names the function or parser.
 pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, BuildError> {
     let limits = Limits {
@@ -76,7 +81,8 @@ impl Exec {
         // buffers that are not reallocated while a packet runs (the frame, the input, the key and
         // parameter buffers). Its pointers into this `Exec` (`host`, `tctx`, `dest`) are set
         // again whenever the `Exec` has moved or runs for another switch since they were set
-        // (`Exec::host` remembers both), so they point into this `Exec`, which does not move
+        // (`Exec::host` remembers both), so they point into this `Exec` (and `spec` into the
+        // switch's slots, one per table), which does not move
         // during the call; a nested call (a helper running the interpreter, which calls
         // generated code again) finds them right and changes nothing. The helpers reborrow
         // `*me` one at a time, on this thread, and reach the registers through `Exec::c`, the
@@ -89,6 +95,7 @@ impl Exec {
                 (*c).host = h.cast::<c_void>();
                 (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
                 (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
+                (*c).spec = sw.specs.slots.as_ptr();
             }
             (*c).now = (*me).now_ns;
             f(c)

@@ -208,6 +208,8 @@ pub struct Switch {
     pub(crate) ctl: ControlState,
     /// The program as machine code (`Engine::Jit`), shared with the shadow switch.
     pub(crate) native: Option<Arc<nevermiss_jit::Compiled>>,
+    /// Tables whose code is re-specialised to their control-plane entries (`spec.rs`).
+    pub(crate) specs: crate::spec::Specs,
 }
 
 /// Slots of the quiescence gate: workers beyond this share one slot (still correct, a little
@@ -436,7 +438,9 @@ impl Switch {
                 && keys.iter().map(|k| k.0).eq(prefetch.iter().copied()))
             .then(|| keys.to_vec())
         });
-        Ok(Switch {
+        // Not with update probes: a hit in specialised code would not fire them.
+        let specs = crate::spec::Specs::new(&prog, native.is_some() && !config.track_updates);
+        let sw = Switch {
             prog,
             config,
             arch,
@@ -460,7 +464,11 @@ impl Switch {
             origin: Instant::now(),
             ctl: ControlState::default(),
             native,
-        })
+            specs,
+        };
+        // The entries installed at load.
+        sw.respec_all();
+        Ok(sw)
     }
 
     /// Records whether port `port` is up (P4Runtime watch ports: a selector group member

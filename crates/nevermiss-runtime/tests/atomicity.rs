@@ -72,6 +72,84 @@ fn a_modify_changes_what_packets_do() {
     assert_eq!(port(&mut wk), 2);
 }
 
+/// A small control-plane table's code is re-specialised to its entries after every write
+/// (docs/jit.md, "Re-specialising a table's code"): inserts, modifies, deletes and re-inserts,
+/// one by one and in batches of every atomicity, show at once, under both engines.
+#[test]
+fn a_specialised_table_follows_every_write() {
+    use nevermiss_runtime::switch::Engine;
+    for engine in [Engine::Jit, Engine::Interp] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/two-actions.p4");
+        let config = Config {
+            engine,
+            ..Config::default()
+        };
+        let sw = build(&path, &Default::default(), config).unwrap_or_else(|e| panic!("{e}"));
+        let mut wk = Worker::new(sw.clone(), 0);
+        let mut port = |k: u32| wk.process(&packet(k, 0), 0, 0).as_slice()[0].0;
+        let jit = engine == Engine::Jit;
+        assert!(!sw.spec_active(0), "an empty table needs no code");
+        assert_eq!((port(7), port(8)), (3, 3));
+        sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, 7, "to_one")))
+            .unwrap();
+        assert_eq!(sw.spec_active(0), jit);
+        assert_eq!((port(7), port(8)), (1, 3));
+        sw.write_one(&Change::Entry(Op::Modify, 0, entry(&sw, 7, "to_two")))
+            .unwrap();
+        assert_eq!((port(7), port(8)), (2, 3));
+        for (i, atomicity) in [
+            Atomicity::ContinueOnError,
+            Atomicity::RollbackOnError,
+            Atomicity::DataplaneAtomic,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let r = sw.write(
+                &[
+                    Change::Entry(Op::Insert, 0, entry(&sw, 8, "to_one")),
+                    Change::Entry(Op::Modify, 0, entry(&sw, 7, "to_one")),
+                ],
+                atomicity,
+            );
+            assert!(r.iter().all(|r| r.is_ok()), "{i}: {r:?}");
+            assert_eq!((port(7), port(8)), (1, 1), "{i}");
+            sw.write_one(&Change::Entry(Op::Delete, 0, entry(&sw, 8, "to_one")))
+                .unwrap();
+            assert_eq!((port(7), port(8)), (1, 3), "{i}");
+            sw.write_one(&Change::Entry(Op::Delete, 0, entry(&sw, 7, "to_one")))
+                .unwrap();
+            assert!(!sw.spec_active(0));
+            assert_eq!((port(7), port(8)), (3, 3), "{i}");
+            sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, 7, "to_two")))
+                .unwrap();
+            assert_eq!((port(7), port(8)), (2, 3), "{i}");
+        }
+        // A failed batch rolled back: the code is that of the table before it.
+        let r = sw.write(
+            &[
+                Change::Entry(Op::Modify, 0, entry(&sw, 7, "to_one")),
+                Change::Entry(Op::Delete, 0, entry(&sw, 9, "to_one")),
+            ],
+            Atomicity::RollbackOnError,
+        );
+        assert!(r.iter().all(|r| r.is_err()));
+        assert_eq!((port(7), port(8)), (2, 3));
+        // More than 16 entries: the general apply only.
+        for k in 100..116 {
+            sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, k, "to_one")))
+                .unwrap();
+        }
+        assert!(!sw.spec_active(0));
+        assert_eq!((port(7), port(115), port(8)), (2, 1, 3));
+        sw.write_one(&Change::Entry(Op::Delete, 0, entry(&sw, 115, "to_one")))
+            .unwrap();
+        assert_eq!(sw.spec_active(0), jit);
+        assert_eq!((port(7), port(114), port(115)), (2, 1, 3));
+        assert_eq!(sw.spec_compilations() > 0, jit);
+    }
+}
+
 /// The writer goes on until the workers have seen what the test needs (at least `min` rounds) or
 /// this long has passed: on a loaded 2-core machine the workers may not run at all during a
 /// fixed number of writes.

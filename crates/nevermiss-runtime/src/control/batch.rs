@@ -31,11 +31,19 @@ impl Switch {
     pub fn write(&self, changes: &[Change], atomicity: Atomicity) -> Vec<ControlResult<Applied>> {
         let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
         match atomicity {
-            Atomicity::ContinueOnError => changes
-                .iter()
-                .map(|c| self.apply_change(c, false).map(|(a, _)| a))
-                .collect(),
-            Atomicity::RollbackOnError => self.write_all_or_none(changes),
+            Atomicity::ContinueOnError => {
+                let r = changes
+                    .iter()
+                    .map(|c| self.apply_change(c, false).map(|(a, _)| a))
+                    .collect();
+                self.reap_specs(false);
+                r
+            }
+            Atomicity::RollbackOnError => {
+                let r = self.write_all_or_none(changes);
+                self.reap_specs(false);
+                r
+            }
             Atomicity::DataplaneAtomic => {
                 let closed = match self.gate.close(GATE_TIMEOUT) {
                     Ok(c) => c,
@@ -51,6 +59,8 @@ impl Switch {
                     }
                 };
                 let r = self.write_all_or_none(changes);
+                // No worker runs a retired table function now (`spec.rs`).
+                self.reap_specs(true);
                 drop(closed);
                 r
             }
@@ -60,7 +70,9 @@ impl Switch {
     /// Applies one change (a batch of one, `ContinueOnError`).
     pub fn write_one(&self, change: &Change) -> ControlResult<Applied> {
         let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
-        self.apply_change(change, false).map(|(a, _)| a)
+        let r = self.apply_change(change, false).map(|(a, _)| a);
+        self.reap_specs(false);
+        r
     }
 
     fn write_all_or_none(&self, changes: &[Change]) -> Vec<ControlResult<Applied>> {

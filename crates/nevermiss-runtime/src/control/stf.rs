@@ -62,9 +62,10 @@ impl<'s> ControlPlane<'s> {
                 check,
             } => self.check_counter(name, target, check),
             StfCommand::RemoveAll => {
-                for t in &self.sw.tables {
-                    t.t.clear();
+                for (i, t) in self.sw.tables.iter().enumerate() {
+                    self.sw.respec(i, || t.t.clear());
                 }
+                self.sw.reap_specs(false);
                 Ok(())
             }
             StfCommand::Wait | StfCommand::NoPacket => Ok(()),
@@ -235,9 +236,11 @@ impl<'s> ControlPlane<'s> {
         } else {
             0
         };
-        let h =
-            rt.t.insert(&ms, prio, ActionData::new(ai, params))
-                .map_err(|e| format!("table `{}`: {e}", t.name))?;
+        let h = self
+            .sw
+            .respec(ti, || rt.t.insert(&ms, prio, ActionData::new(ai, params)))
+            .map_err(|e| format!("table `{}`: {e}", t.name))?;
+        self.sw.reap_specs(false);
         self.sw.reset_direct(ti, h.slot());
         Ok((ti, h))
     }

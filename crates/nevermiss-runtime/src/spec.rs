@@ -1,0 +1,222 @@
+//! ESwitch's re-specialisation of a table's code to its control-plane contents (docs/jit.md,
+//! "Re-specialising a table's code to its contents").
+//!
+//! Generated applies of a [`nevermiss_jit::respecialisable`] table first call the code in the
+//! table's slot of [`Specs::slots`] (`Ctx::spec`); 0 means "take the general apply". Every
+//! write that may change such a table's entries runs through [`Switch::respec`]: under
+//! [`Specs`]' lock, the slot is set to 0 (packets from then on look the live table up), the
+//! write is done, the entries are read back and compiled (synchronously, on the writer's
+//! thread: ~0.1–1 ms for a table of at most 16 entries), and the new code's address is stored.
+//! A packet thus sees the table before the write (old code, whose entries are the table before
+//! it, or a miss in it falling through to the live table) or after it.
+//!
+//! The code replaced may still run on a worker that loaded the address before the slot changed:
+//! it is retired, and freed only after a [`nevermiss_tables::Gate::close`] (no worker is inside
+//! a batch then, and every packet runs inside one: `Worker::process`, `Worker::process_batch`),
+//! once [`RETIRED_MAX`] modules have piled up, at the end of a control-plane write; a
+//! dataplane-atomic write, which holds the gate closed already, frees them at once. The rest
+//! are freed with the switch.
+
+use crate::switch::Switch;
+use nevermiss_jit::{FieldTest, Spec, SpecEntry};
+use nevermiss_tables::FieldMatch;
+use p4_ir::MatchKind;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+/// Retired modules kept before a write closes the gate to free them.
+const RETIRED_MAX: usize = 16;
+
+/// How long a write waits for the gate to free retired modules (it tries again at the next
+/// write when the workers did not reach their quiescent point in time).
+const REAP_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The per-table slots generated code reads and the modules behind them.
+pub(crate) struct Specs {
+    /// Per table: the address of its specialised code, or 0. `Ctx::spec` points here.
+    pub(crate) slots: Box<[AtomicUsize]>,
+    /// Per table: whether it is re-specialised (the compiled engine, a table
+    /// `nevermiss_jit::respecialisable` accepts).
+    on: Vec<bool>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Per table: the module whose address is in its slot.
+    current: Vec<Option<Spec>>,
+    /// Modules no slot holds any more that a worker may still run.
+    retired: Vec<Spec>,
+    /// Compilations done (tests and statistics).
+    compiled: u64,
+}
+
+impl Specs {
+    pub(crate) fn new(prog: &p4_ir::Program, jit: bool) -> Specs {
+        let n = prog.tables.len();
+        // `NEVERMISS_RESPEC=0` turns it off (measurements, debugging): every slot stays 0.
+        let jit = jit && std::env::var_os("NEVERMISS_RESPEC").is_none_or(|v| v != "0");
+        Specs {
+            slots: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+            on: (0..n)
+                .map(|t| jit && nevermiss_jit::respecialisable(prog, t as u32))
+                .collect(),
+            state: Mutex::new(State {
+                current: (0..n).map(|_| None).collect(),
+                ..State::default()
+            }),
+        }
+    }
+}
+
+/// The mask of the first `l` bits of a `w`-bit field.
+fn prefix_mask(l: u32, w: u32) -> u64 {
+    let l = l.min(w);
+    if l == 0 {
+        0
+    } else {
+        p4_ir::ops::mask(l) << (w - l)
+    }
+}
+
+fn word(b: &[u8]) -> Option<u64> {
+    (b.len() <= 8).then(|| b.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x)))
+}
+
+impl Switch {
+    /// Runs `write`, which may change table `t`'s entries, with the table's specialised code
+    /// out of the way, and specialises it again to what the table holds after it.
+    pub(crate) fn respec<R>(&self, t: usize, write: impl FnOnce() -> R) -> R {
+        if !self.specs.on.get(t).copied().unwrap_or(false) {
+            return write();
+        }
+        let mut st = self
+            .specs
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.specs.slots[t].store(0, Ordering::SeqCst);
+        if let Some(old) = st.current[t].take() {
+            st.retired.push(old);
+        }
+        let r = write();
+        if let Some(es) = self.spec_entries(t).filter(|es| !es.is_empty()) {
+            let helpers = crate::native::helpers();
+            if let Ok(s) = nevermiss_jit::specialise(&self.prog, &helpers, t as u32, &es) {
+                self.specs.slots[t].store(s.addr(), Ordering::Release);
+                st.current[t] = Some(s);
+                st.compiled += 1;
+            }
+        }
+        r
+    }
+
+    /// Specialises every re-specialised table to its present entries (at load).
+    pub(crate) fn respec_all(&self) {
+        for t in 0..self.specs.on.len() {
+            self.respec(t, || ());
+        }
+    }
+
+    /// Frees the retired modules when enough have piled up (`closed`: the caller holds the
+    /// gate closed: free them all now).
+    pub(crate) fn reap_specs(&self, closed: bool) {
+        let mut st = self
+            .specs
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if st.retired.is_empty() || (!closed && st.retired.len() < RETIRED_MAX) {
+            return;
+        }
+        if closed {
+            st.retired.clear();
+        } else if let Ok(g) = self.gate.close(REAP_TIMEOUT) {
+            st.retired.clear();
+            drop(g);
+        }
+    }
+
+    /// How many times a table's code was specialised to its entries.
+    pub fn spec_compilations(&self) -> u64 {
+        self.specs
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .compiled
+    }
+
+    /// Whether table `t` has specialised code now.
+    pub fn spec_active(&self, t: usize) -> bool {
+        self.specs
+            .slots
+            .get(t)
+            .is_some_and(|s| s.load(Ordering::Relaxed) != 0)
+    }
+
+    /// Table `t`'s entries in the order the table gives them precedence, as the specialised
+    /// code tests them; `None` when there are too many, or when two could match one key with
+    /// an order the code cannot know (equal priorities; several lpm fields).
+    fn spec_entries(&self, t: usize) -> Option<Vec<SpecEntry>> {
+        let (td, rt) = (self.prog.tables.get(t)?, self.tables.get(t)?);
+        if rt.t.len() > nevermiss_jit::SPEC_MAX_ENTRIES {
+            return None;
+        }
+        let mut views = rt.t.iter();
+        if views.len() > nevermiss_jit::SPEC_MAX_ENTRIES {
+            return None;
+        }
+        let keys = &td.keys;
+        let lpm: Vec<usize> = (0..keys.len())
+            .filter(|&i| keys[i].kind == MatchKind::Lpm)
+            .collect();
+        if rt.t.spec().has_priority() {
+            views.sort_by_key(|v| std::cmp::Reverse(v.priority));
+            if views.windows(2).any(|w| w[0].priority == w[1].priority) {
+                return None;
+            }
+        } else if !lpm.is_empty() {
+            if lpm.len() > 1 && views.len() > 1 {
+                return None;
+            }
+            let len = |v: &nevermiss_tables::EntryView| match v.matches.get(lpm[0]) {
+                Some(FieldMatch::Lpm(_, l)) => *l,
+                Some(FieldMatch::Exact(_)) => keys[lpm[0]].expr.ty().width,
+                _ => 0,
+            };
+            views.sort_by_key(|v| std::cmp::Reverse(len(v)));
+        }
+        views
+            .iter()
+            .map(|v| {
+                if v.matches.len() != keys.len() {
+                    return None;
+                }
+                let tests = v
+                    .matches
+                    .iter()
+                    .zip(keys)
+                    .map(|(m, k)| {
+                        let w = k.expr.ty().width;
+                        Some(match m {
+                            FieldMatch::Exact(b) => FieldTest::Masked(word(b)?, u64::MAX),
+                            FieldMatch::Lpm(b, l) => {
+                                FieldTest::Masked(word(b)?, prefix_mask(*l, w))
+                            }
+                            FieldMatch::Ternary(b, m) => FieldTest::Masked(word(b)?, word(m)?),
+                            FieldMatch::Range(lo, hi) => FieldTest::Range(word(lo)?, word(hi)?),
+                            FieldMatch::Optional(None) => FieldTest::Any,
+                            FieldMatch::Optional(Some(b)) => FieldTest::Masked(word(b)?, u64::MAX),
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(SpecEntry {
+                    tests,
+                    action: v.data.action,
+                    params: v.data.params.to_vec(),
+                })
+            })
+            .collect()
+    }
+}
