@@ -81,9 +81,9 @@ impl Exec {
         // buffers that are not reallocated while a packet runs (the frame, the input, the key and
         // parameter buffers). Its pointers into this `Exec` (`host`, `tctx`, `dest`) are set
         // again whenever the `Exec` has moved or runs for another switch since they were set
-        // (`Exec::host` remembers both), so they point into this `Exec` (and `spec` into the
-        // switch's slots, one per table), which does not move
-        // during the call; a nested call (a helper running the interpreter, which calls
+        // (`Exec::host` remembers both), so they point into this `Exec`, which does not move
+        // during the call; `spec` is set at every call to `sw`'s slots of re-specialised table
+        // code, which live as long as `sw`; a nested call (a helper running the interpreter, which calls
         // generated code again) finds them right and changes nothing. The helpers reborrow
         // `*me` one at a time, on this thread, and reach the registers through `Exec::c`, the
         // `Ctx` the code was given.
@@ -95,8 +95,9 @@ impl Exec {
                 (*c).host = h.cast::<c_void>();
                 (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
                 (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
-                (*c).spec = sw.specs.slots.as_ptr();
             }
+            // Every call: a switch at the address of a dropped one has slots elsewhere.
+            (*c).spec = sw.specs.slots.as_ptr();
             (*c).now = (*me).now_ns;
             f(c)
         }
