@@ -1295,6 +1295,17 @@ impl Table {
         } else {
             k.hash_from(self.hstart)
         };
+        // A full primary bucket (or one with overflowed entries): the secondary one, if free.
+        if let Some((s, gen)) = x.insert_second(
+            &self.cells,
+            h,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(&k), action, params, profile, deadline, self.timed()),
+        ) {
+            self.stats.add(Counter::Inserts, 1);
+            self.link_timer(s, gen, deadline);
+            return add_code(EntryHandle { slot: s, gen });
+        }
         let ins = (action, params, profile, deadline, now, self.auto_delete);
         self.add_result(self.insert_exact_rest(x, &k, h, ins, Counter::Inserts))
     }
@@ -1452,7 +1463,8 @@ impl Table {
         self.insert_exact_rest(x, k, h, args, counter)
     }
 
-    /// One [`Exact::insert`] of `k` with the cell written from `args`.
+    /// One [`Exact::insert_slow`] of `k` with the cell written from `args` (after an
+    /// [`Exact::insert_fast`] that did not apply).
     #[inline(always)]
     fn insert_once<K: ProbeKey>(
         &self,
@@ -1461,7 +1473,8 @@ impl Table {
         h: u64,
         (action, params, profile, deadline, now, replace_expired): InsertArgs<'_>,
     ) -> (Ins, Option<u32>) {
-        x.insert(
+        // Its callers tried `insert_fast` already.
+        x.insert_slow(
             &self.cells,
             h,
             k,
