@@ -603,12 +603,11 @@ impl Exact {
                 word: 0,
             });
         }
+        // A node is checked for a free way when it is queued, not when it is visited: the
+        // same first node in breadth-first order, found before the rest of its level is queued.
         let mut i = 0;
         while i < nodes.len() {
             let b = nodes[i].bucket as usize;
-            if i >= 2 && self.free_way(b).is_some() {
-                return Some(i);
-            }
             for (w, way) in self.buckets[b].way.iter().enumerate() {
                 if nodes.len() >= MAX_BFS {
                     break;
@@ -625,6 +624,9 @@ impl Exact {
                         way: w as u8,
                         word: e,
                     });
+                    if self.free_way(a).is_some() {
+                        return Some(nodes.len() - 1);
+                    }
                 }
             }
             i += 1;
