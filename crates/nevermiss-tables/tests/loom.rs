@@ -93,7 +93,9 @@ fn add_during_move_sees_the_moved_entry() {
 fn primary_zero(m: &Model, n: usize) -> (Vec<u64>, u64) {
     let mut keys = (100..).filter(|&k| m.buckets(k).0 == 0);
     let fill: Vec<u64> = keys.by_ref().take(n).collect();
-    let k = keys.find(|&k| m.buckets(k).1 == 1).expect("a key with two buckets");
+    let k = keys
+        .find(|&k| m.buckets(k).1 == 1)
+        .expect("a key with two buckets");
     (fill, k)
 }
 
@@ -144,7 +146,10 @@ fn adds_into_one_bucket_from_both_sides_take_different_ways() {
         let u = thread::spawn(move || m3.insert(k1, 2));
         let a = t.join().unwrap();
         let b = u.join().unwrap();
-        assert!(matches!((a, b), (Some(true), None) | (None, Some(true))), "{a:?} {b:?}");
+        assert!(
+            matches!((a, b), (Some(true), None) | (None, Some(true))),
+            "{a:?} {b:?}"
+        );
         assert_eq!(m.get(k), a.map(|_| 1));
         assert_eq!(m.get(k1), b.map(|_| 2));
     });
