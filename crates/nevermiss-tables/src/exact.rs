@@ -377,7 +377,7 @@ impl Exact {
             let (m, empty) = match_mask(bk, tag);
             // `empty == 0`: index 32, no way.
             if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
-                if let Some(s) = self.slots.alloc_hint(cells) {
+                if let Some(s) = self.slots.alloc_own(cells) {
                     let gen = init(s);
                     w.store(word(tag, false, gen, s), Release);
                     // Unlock: the header does not change while its lock is held.
