@@ -181,6 +181,8 @@ pub struct Exec {
     vals: Vec<(u64, u32)>,
     data: BitWriter,
     pub(crate) tctx: TableCtx,
+    /// The last action index `add_entry` looked up: (table, action function, index).
+    add_ai: (TableId, FnId, u32),
     /// Table contexts of the applies in progress around the current one.
     tctx_stack: Vec<TableCtx>,
     rng: u64,
@@ -240,6 +242,7 @@ impl Exec {
             vals: Vec::with_capacity(8),
             data: BitWriter::default(),
             tctx: TableCtx::default(),
+            add_ai: (TableId::MAX, FnId::MAX, 0),
             tctx_stack: Vec::with_capacity(4),
             rng: sw.config.seed
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -2141,6 +2144,7 @@ impl Exec {
 
     /// `add_entry` of action `func` whose parameters generated code packed into `abuf`'s first
     /// `len` bytes (`nevermiss_jit::Helpers::add_entry`); the same as [`Exec::add_entry`].
+    #[inline(always)]
     pub(crate) fn add_entry_packed(
         &mut self,
         sw: &Switch,
@@ -2151,20 +2155,33 @@ impl Exec {
         if !self.tctx.active || self.tctx.hit.is_some() {
             return false;
         }
-        let Some(ai) = sw
-            .prog
-            .tables
-            .get(self.tctx.table as usize)
-            .and_then(|td| td.action_of(func))
-        else {
+        let Some(ai) = self.add_action(sw, func) else {
             return false;
         };
         self.add_entry_data(sw, ai, profile, Some(len))
     }
 
+    /// The index of action `func` in the table of the current apply, `None` if it has none;
+    /// the last answer is kept (a program's `add_entry`s name one action per table, mostly).
+    #[inline(always)]
+    fn add_action(&mut self, sw: &Switch, func: FnId) -> Option<u32> {
+        let (table, f, ai) = self.add_ai;
+        if table == self.tctx.table && f == func {
+            return Some(ai);
+        }
+        let ai = sw
+            .prog
+            .tables
+            .get(self.tctx.table as usize)?
+            .action_of(func)?;
+        self.add_ai = (self.tctx.table, func, ai);
+        Some(ai)
+    }
+
     /// The insert of [`Exec::add_entry`] with the action's parameters in `self.pbuf`
     /// (`packed`: `None`) or in `self.abuf`'s first `packed` bytes, keyed by `self.key` as
     /// the table's lookup left it.
+    #[inline(always)]
     fn add_entry_data(
         &mut self,
         sw: &Switch,
@@ -2181,10 +2198,27 @@ impl Exec {
             Some(n) => self.abuf.get(..n).unwrap_or(&[]),
             None => &self.pbuf,
         };
+        // The lookup that missed (of this table, the apply's: an action applies no table) has
+        // hashed the key already.
+        let hash = match self.lookup.key_hash() {
+            0 => rt.t.hash_key(&self.key),
+            h => h,
+        };
         // The action as its index and parameter bytes, no `ActionData` built.
-        let hash = rt.t.hash_key(&self.key);
         let status =
             rt.t.add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
+        if status.is_added() && !rt.direct_cells && self.trace.is_none() {
+            self.ops |= TableOps::INSERT;
+            return true;
+        }
+        self.add_entry_done(sw, tid, status)
+    }
+
+    /// The rest of [`Exec::add_entry_data`] after the insert: the direct counter's or meter's
+    /// cell reset, the trace, the packet's operation.
+    #[cold]
+    #[inline(never)]
+    fn add_entry_done(&mut self, sw: &Switch, tid: usize, status: AddStatus) -> bool {
         if let Some(t) = self.trace.as_mut() {
             t.push(format!(
                 "add_entry into {}: {}",

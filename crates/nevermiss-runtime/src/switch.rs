@@ -115,6 +115,9 @@ pub struct RtTable {
     pub(crate) plan: Option<Vec<Vec<ParamPlan>>>,
     /// Control-plane state of the table's entries (metadata, idle timeouts).
     pub(crate) meta: crate::control::TableMeta,
+    /// The table has a direct counter or meter, whose cell a new entry's slot resets
+    /// ([`Switch::reset_direct`]).
+    pub(crate) direct_cells: bool,
 }
 
 /// Where one action parameter goes: (frame slot, byte offset in the packed parameters, bytes,
@@ -351,6 +354,7 @@ impl Switch {
                 watch: Watch::default(),
                 meta: Default::default(),
                 plan,
+                direct_cells: td.direct_counter.is_some() || td.direct_meter.is_some(),
             });
         }
         // Constant entries.

@@ -17,7 +17,10 @@
 //! 4-byte parameters (a direct table: the key indexes an array), and `k2h` the same table
 //! forced onto the cuckoo hash (`ExactEngine::Hash`). Lookups run on 1024 stored keys (in
 //! cache); inserts add N new keys to a 2^20-entry table (bucket almost never full), for `k2`
-//! and `k2h` to a 2^16-entry one (N keys, 25 % of the key space).
+//! and `k2h` to a 2^16-entry one (N keys, 25 % of the key space). `fill` is `add_hashed` into
+//! a table of N + N/8 + 64 entries, sized as `nevermiss bench` sizes its add-on-miss table for
+//! N keys: the average insert of the bench's phase 1 (its ways end 75 % full; full primary
+//! buckets, secondary buckets and cuckoo moves included).
 //! `*_hashed` ops call the API for callers that have the key's hash (`hash_key`, measured as
 //! `hash`): `lookup_exact_hashed`, `prefetch_hashed` + `prefetch_entry`, `add_on_miss_hashed`.
 //! Numbers are deterministic (same binary, same N), so two builds compare exactly.
@@ -79,7 +82,9 @@ fn key(kl: usize, i: u64) -> Vec<u8> {
     a.iter().chain(&b).take(kl).copied().collect()
 }
 
-fn ctx(shape: Shape, fresh: bool) -> Ctx {
+/// `fill`: the table sized as `nevermiss bench` sizes its add-on-miss table for the keys it
+/// inserts (`N + N/8 + 64`), so the inserts fill it as the bench's phase 1 does.
+fn ctx(shape: Shape, fresh: bool, fill: bool) -> Ctx {
     let kl = shape.kl;
     let (keys, params) = if kl == 4 {
         (vec![KeySpec::new("dst", 32, MatchKind::Exact)], 4)
@@ -99,6 +104,7 @@ fn ctx(shape: Shape, fresh: bool) -> Ctx {
         )
     };
     let size = match (fresh, kl) {
+        _ if fill => N + N / 8 + 64,
         (true, 2) => 1 << 16,
         (true, _) => 1 << 20,
         (false, _) => 4 * STORED,
@@ -287,6 +293,13 @@ fn op_add_hashed(c: &Ctx, n: usize) {
     assert_eq!(a, n.min(N));
 }
 
+/// `add_hashed` into a table sized for the keys it gets (see [`ctx`]): the average insert
+/// of a fill to the load the bench's phase 1 ends at, secondary buckets and cuckoo moves included.
+#[inline(never)]
+fn op_fill(c: &Ctx, n: usize) {
+    op_add_hashed(c, n)
+}
+
 #[inline(never)]
 fn op_update(c: &Ctx, n: usize) {
     let mut out = Lookup::default();
@@ -365,6 +378,11 @@ const OPS: &[Op] = &[
         collect: &["add_shape", "add_direct"],
     },
     Op {
+        name: "fill",
+        run: op_fill,
+        collect: &["add_shape", "add_direct"],
+    },
+    Op {
         name: "empty_hashed",
         run: op_empty_hashed,
         collect: &[],
@@ -432,7 +450,8 @@ fn main() {
         let name = args.get(2).expect("op name");
         let n = args.get(3).map_or(N, |s| s.parse().expect("N"));
         let (shape, op) = parse(name).unwrap_or_else(|| panic!("unknown op {name}: {:?}", names()));
-        let c = ctx(shape, op.name.starts_with("add"));
+        let fill = op.name == "fill";
+        let c = ctx(shape, op.name.starts_with("add") || fill, fill);
         (op.run)(&c, n);
         return;
     }
@@ -450,7 +469,7 @@ fn main() {
         }
         let (_, op) = parse(&name).expect("op");
         let shape = name.split('_').next().unwrap_or_default().to_string();
-        let e = if name.ends_with("_hashed") {
+        let e = if name.ends_with("_hashed") || name.ends_with("_fill") {
             "empty_hashed"
         } else if name.ends_with("_batch") {
             "empty_batch"

@@ -333,7 +333,10 @@ impl Exact {
     /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
     /// generation, and the entry is published.
     ///
-    /// Tries [`Exact::insert_fast`] first.
+    /// Tries [`Exact::insert_fast`] and [`Exact::insert_second`] first. (The table's calls run
+    /// these three steps themselves, each where it keeps the calling function small; this one
+    /// is for the unit tests and the loom models.)
+    #[cfg(any(test, loom))]
     #[inline]
     pub fn insert<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
         &self,
@@ -346,6 +349,9 @@ impl Exact {
         if let Some((s, gen)) = self.insert_fast(cells, h, &mut init) {
             return (Ins::Added(s, gen), None);
         }
+        if let Some((s, gen)) = self.insert_second(cells, h, &mut init) {
+            return (Ins::Added(s, gen), None);
+        }
         self.insert_slow(cells, h, key, replace, init)
     }
 
@@ -355,7 +361,8 @@ impl Exact {
     /// its primary's lock, which counts it in the overflow count) and is not, so this alone
     /// decides, under the primary bucket's lock: a slot is allocated, `init(slot)` writes the
     /// cell and returns its generation, the way word is published. `None`: not the common case
-    /// (or no free slot here), nothing was changed; run [`Exact::insert`].
+    /// (or no free slot here), nothing was changed; run [`Exact::insert_second`], then
+    /// [`Exact::insert_slow`].
     #[inline(always)]
     pub fn insert_fast(
         &self,
@@ -370,7 +377,7 @@ impl Exact {
             let (m, empty) = match_mask(bk, tag);
             // `empty == 0`: index 32, no way.
             if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
-                if let Some(s) = self.slots.alloc_hint(cells) {
+                if let Some(s) = self.slots.alloc_own(cells) {
                     let gen = init(s);
                     w.store(word(tag, false, gen, s), Release);
                     // Unlock: the header does not change while its lock is held.
@@ -383,9 +390,80 @@ impl Exact {
         None
     }
 
-    /// [`Exact::insert`]'s general case.
+    /// The next commonest case of [`Exact::insert`] (a full primary bucket, or one with
+    /// overflowed entries, as the table fills): no way of the primary bucket holds the key's
+    /// tag, and its secondary bucket is free to lock. With the primary bucket locked the key's
+    /// presence cannot change (an entry of the key gets into either of its buckets, moves
+    /// between them or leaves them only under its primary's lock); the secondary is locked with
+    /// a try-lock (nothing waits while holding a lock, so the index order of
+    /// [`Exact::lock_pair`] is not needed). The key is absent if the primary has no overflowed
+    /// entries or the secondary no way with its tag; it goes into a free way of the primary,
+    /// else of the secondary (counted in the primary's overflow count before its way word is
+    /// published, as [`Exact::insert_slow`] does). `None`: not this case (a way with the key's
+    /// tag, a locked secondary, both buckets full, no free slot), nothing was changed.
+    #[inline(always)]
+    pub fn insert_second(
+        &self,
+        cells: &Cells,
+        h: u64,
+        init: impl FnOnce(u32) -> u32,
+    ) -> Option<(u32, u32)> {
+        let (b1, tag) = self.place(h);
+        let b2 = self.alt(b1, tag);
+        let (bk1, bk2) = (self.buckets.get(b1)?, self.buckets.get(b2)?);
+        if b1 == b2 {
+            return None;
+        }
+        let v = lock_hdr(&bk1.hdr);
+        let (m1, empty1) = match_mask(bk1, tag);
+        let v2 = bk2.hdr.load(Relaxed);
+        if m1 != 0
+            || v2 & LOCK != 0
+            || bk2
+                .hdr
+                .compare_exchange(v2, v2 | LOCK, Acquire, Relaxed)
+                .is_err()
+        {
+            bk1.hdr.store(v, Release);
+            return None;
+        }
+        let (m2, empty2) = match_mask(bk2, tag);
+        // Without overflowed entries of `b1` no entry of `b2` is the key.
+        if v < OVF_ONE || m2 == 0 {
+            let to = if empty1 != 0 {
+                Some((bk1, empty1, false))
+            } else if empty2 != 0 {
+                Some((bk2, empty2, true))
+            } else {
+                None
+            };
+            if let Some((bk, empty, sec)) = to {
+                if let Some(s) = self.slots.alloc_hint(cells) {
+                    let gen = init(s);
+                    let v = if sec { v + OVF_ONE } else { v };
+                    if sec {
+                        // Counted before the entry is reachable (as `hdr_add` in
+                        // `insert_slow`): a lookup that read the old count, and so skips
+                        // `b2`, read it before the entry was published; its miss is valid then.
+                        bk1.hdr.store(v | LOCK, Release);
+                    }
+                    if let Some(w) = bk.way.get(empty.trailing_zeros() as usize) {
+                        w.store(word(tag, sec, gen, s), Release);
+                    }
+                    bk2.hdr.store(v2, Release);
+                    bk1.hdr.store(v, Release);
+                    return Some((s, gen));
+                }
+            }
+        }
+        bk2.hdr.store(v2, Release);
+        bk1.hdr.store(v, Release);
+        None
+    }
+
+    /// [`Exact::insert`]'s general case (for callers that tried [`Exact::insert_fast`] first).
     #[inline(never)]
-    fn insert_slow<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
+    pub fn insert_slow<K: ProbeKey, R: FnMut(u32) -> bool, I: FnMut(u32) -> u32>(
         &self,
         cells: &Cells,
         h: u64,
@@ -525,12 +603,11 @@ impl Exact {
                 word: 0,
             });
         }
+        // A node is checked for a free way when it is queued, not when it is visited: the
+        // same first node in breadth-first order, found before the rest of its level is queued.
         let mut i = 0;
         while i < nodes.len() {
             let b = nodes[i].bucket as usize;
-            if i >= 2 && self.free_way(b).is_some() {
-                return Some(i);
-            }
             for (w, way) in self.buckets[b].way.iter().enumerate() {
                 if nodes.len() >= MAX_BFS {
                     break;
@@ -547,6 +624,9 @@ impl Exact {
                         way: w as u8,
                         word: e,
                     });
+                    if self.free_way(a).is_some() {
+                        return Some(nodes.len() - 1);
+                    }
                 }
             }
             i += 1;
@@ -596,6 +676,13 @@ impl Exact {
         }
         self.buckets[src].way[way].store(0, Release);
         true
+    }
+
+    /// The primary and secondary bucket of the key whose hash is `h` (loom models).
+    #[cfg(loom)]
+    pub fn buckets_of(&self, h: u64) -> (usize, usize) {
+        let (b1, tag) = self.place(h);
+        (b1, self.alt(b1, tag))
     }
 
     /// Moves `key`'s entry to its other bucket if that one has a free way (tests and loom

@@ -137,6 +137,12 @@ impl Model {
         removed.is_some()
     }
 
+    /// The primary and secondary bucket of `key`.
+    pub fn buckets(&self, key: u64) -> (usize, usize) {
+        let kb = key.to_le_bytes();
+        self.x.buckets_of(self.x.hash(&Key::new(&kb)))
+    }
+
     /// Moves `key`'s entry to its other bucket (one cuckoo move); false if it cannot.
     pub fn relocate(&self, key: u64) -> bool {
         let kb = key.to_le_bytes();

@@ -87,6 +87,25 @@ impl Slots {
         self.alloc_cold(st)
     }
 
+    /// [`Slots::alloc_hint`] without its fallback: `None` when this thread's free list is
+    /// empty (or its pop met another thread's), for a caller whose slow path allocates again.
+    /// No call on its path, so an inlining caller keeps its values in registers.
+    #[inline(always)]
+    pub fn alloc_own(&self, cells: &Cells) -> Option<u32> {
+        let head = &self.free_heads[stripe()].0;
+        let h = head.load(Acquire);
+        let top = h as u32;
+        let link = self.next.get((top as usize).wrapping_sub(1))?;
+        let next = link.load(Relaxed);
+        let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
+        head.compare_exchange(h, new, Acquire, Relaxed).ok()?;
+        if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
+            cells.prefetch_first(next as usize - 1);
+            prefetch(l);
+        }
+        Some(top - 1)
+    }
+
     #[inline(never)]
     fn alloc_cold(&self, st: usize) -> Option<u32> {
         self.alloc_in(st)

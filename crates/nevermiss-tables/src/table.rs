@@ -60,7 +60,8 @@ impl EntryHandle {
 pub type EntryId = EntryHandle;
 
 /// Result of a lookup. On a miss `data` is the table's default action (P4_16 §14.2.2).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Equality compares the outcome (`hit`, `data`, `version`), not [`Lookup::key_hash`].
+#[derive(Clone, Debug, Default)]
 pub struct Lookup {
     /// The matched entry, `None` on a miss.
     pub hit: Option<EntryHandle>,
@@ -68,13 +69,33 @@ pub struct Lookup {
     pub data: ActionData,
     /// Version of the copied data (entry version, or default-action version on a miss).
     pub version: u64,
+    /// See [`Lookup::key_hash`].
+    hash: u64,
 }
+
+impl PartialEq for Lookup {
+    fn eq(&self, o: &Lookup) -> bool {
+        self.hit == o.hit && self.data == o.data && self.version == o.version
+    }
+}
+
+impl Eq for Lookup {}
 
 impl Lookup {
     /// Whether an entry matched.
     #[inline]
     pub fn is_hit(&self) -> bool {
         self.hit.is_some()
+    }
+
+    /// The hash the lookup that filled this result used: of an exact table (either engine),
+    /// the key's [`Table::hash_key`] (for [`Table::lookup_exact_hashed`], the hash it was
+    /// given); 0 for other tables and keys of the wrong length. So a caller that looked a
+    /// key up and missed can add it with [`Table::add_on_miss_hashed`]`(key, key_hash(), ..)`
+    /// without hashing it again.
+    #[inline]
+    pub fn key_hash(&self) -> u64 {
+        self.hash
     }
 }
 
@@ -585,6 +606,7 @@ impl Table {
         } else {
             k.hash_from(self.hstart)
         };
+        out.hash = h;
         // One-line cells: the common cases inline, without a call that is not the last thing
         // done (so that the function needs few registers); anything else — a writer met, a
         // tag collision, the secondary bucket, a concurrent move — runs the whole lookup again.
@@ -620,6 +642,7 @@ impl Table {
         let Some(k) = DKey::new::<KL>(key) else {
             return self.lookup_generic(key, now, out);
         };
+        out.hash = if HASHED { hash } else { k.hash() };
         if HASHED && hash as u32 != k.index as u32 {
             // No index: a miss.
             return self.lookup_direct_slow(d, usize::MAX, now, out);
@@ -690,16 +713,20 @@ impl Table {
     /// [`Table::lookup_into`] for every kind of table and key.
     #[inline(never)]
     fn lookup_generic(&self, key: &[u8], now_ns: u64, out: &mut Lookup) -> bool {
+        out.hash = 0;
         let hit = if !self.key_ok(key) {
             self.finish(None, now_ns, out)
         } else {
             match &self.engine {
                 Engine::Exact(x) => with_key!(key, |k| {
-                    let r = x.find(&self.cells, x.hash(&k), &k, &mut out.data);
+                    out.hash = x.hash(&k);
+                    let r = x.find(&self.cells, out.hash, &k, &mut out.data);
                     self.finish_exact(r, now_ns, out)
                 }),
                 Engine::Direct(d) => {
-                    let r = DKey::of(key).and_then(|k| d.find(&self.cells, k.index, &mut out.data));
+                    let k = DKey::of(key);
+                    out.hash = k.map_or(0, |k| k.hash());
+                    let r = k.and_then(|k| d.find(&self.cells, k.index, &mut out.data));
                     self.finish_exact(r, now_ns, out)
                 }
                 Engine::Tuple(ix) => {
@@ -766,6 +793,7 @@ impl Table {
         let mut hits = 0;
         if self.spec.keys.is_empty() {
             for o in out.iter_mut() {
+                o.hash = 0;
                 self.finish(None, now_ns, o);
             }
         } else {
@@ -808,13 +836,15 @@ impl Table {
                 Engine::Exact(x) => {
                     let k = Key::new(&[]);
                     for o in out.iter_mut() {
-                        let r = x.find(&self.cells, x.hash(&k), &k, &mut o.data);
+                        o.hash = x.hash(&k);
+                        let r = x.find(&self.cells, o.hash, &k, &mut o.data);
                         hits += self.finish_exact(r, now_ns, o) as usize;
                     }
                 }
                 Engine::Tuple(ix) => {
                     let idx = read(ix);
                     for (k, o) in keys.chunks_exact(kl).zip(out.iter_mut()) {
+                        o.hash = 0;
                         hits += self.finish(idx.lookup(k), now_ns, o) as usize;
                     }
                 }
@@ -844,8 +874,10 @@ impl Table {
         let mut hits = 0;
         for (kc, oc) in keys.chunks(kl * BATCH).zip(out.chunks_mut(BATCH)) {
             let mut ix = [usize::MAX; BATCH];
-            for (i, k) in ix.iter_mut().zip(kc.chunks_exact(kl)) {
-                *i = DKey::of(k).map_or(usize::MAX, |k| k.index);
+            for ((i, k), o) in ix.iter_mut().zip(kc.chunks_exact(kl)).zip(oc.iter_mut()) {
+                let k = DKey::of(k);
+                *i = k.map_or(usize::MAX, |k| k.index);
+                o.hash = k.map_or(0, |k| k.hash());
                 d.prefetch_index(*i);
             }
             for &i in &ix[..oc.len()] {
@@ -1021,6 +1053,7 @@ impl Table {
         let auto_delete = self.auto_delete;
         let mut hits = 0;
         for (i, o) in oc.iter_mut().enumerate().take(n) {
+            o.hash = hs[i];
             let r = match xh.stage4(ch, cand[i], &ks[i], &mut o.data) {
                 Some((s, gen, version)) if !auto_delete => {
                     o.hit = Some(EntryHandle { slot: s, gen });
@@ -1295,6 +1328,17 @@ impl Table {
         } else {
             k.hash_from(self.hstart)
         };
+        // A full primary bucket (or one with overflowed entries): the secondary one, if free.
+        if let Some((s, gen)) = x.insert_second(
+            &self.cells,
+            h,
+            #[inline(always)]
+            |s| self.init_cell_k(s, Some(&k), action, params, profile, deadline, self.timed()),
+        ) {
+            self.stats.add(Counter::Inserts, 1);
+            self.link_timer(s, gen, deadline);
+            return add_code(EntryHandle { slot: s, gen });
+        }
         let ins = (action, params, profile, deadline, now, self.auto_delete);
         self.add_result(self.insert_exact_rest(x, &k, h, ins, Counter::Inserts))
     }
@@ -1452,7 +1496,8 @@ impl Table {
         self.insert_exact_rest(x, k, h, args, counter)
     }
 
-    /// One [`Exact::insert`] of `k` with the cell written from `args`.
+    /// One [`Exact::insert_slow`] of `k` with the cell written from `args` (after an
+    /// [`Exact::insert_fast`] that did not apply).
     #[inline(always)]
     fn insert_once<K: ProbeKey>(
         &self,
@@ -1461,7 +1506,8 @@ impl Table {
         h: u64,
         (action, params, profile, deadline, now, replace_expired): InsertArgs<'_>,
     ) -> (Ins, Option<u32>) {
-        x.insert(
+        // Its callers tried `insert_fast` already.
+        x.insert_slow(
             &self.cells,
             h,
             k,

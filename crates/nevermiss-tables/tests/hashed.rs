@@ -105,6 +105,7 @@ fn hashed_calls_give_the_plain_calls_results() {
             let hit = t.lookup_into(&k, 2_000, &mut a);
             let hit_h = t.lookup_exact_hashed(&k, h, 2_000, &mut b);
             assert_eq!((hit, &a), (hit_h, &b), "{kl} {p} {idle:?} key {i}");
+            assert_eq!((a.key_hash(), b.key_hash()), (h, h), "the lookup's hash");
             assert_eq!(hit, i < n);
             if hit {
                 assert_eq!(a.data, ActionData::new(i as u32 % 5, params(p, i)));
@@ -326,5 +327,54 @@ fn hashed_lookups_see_modifies_whole() {
         for r in readers {
             r.join().unwrap();
         }
+    }
+}
+
+/// `Lookup::key_hash` is the key's `hash_key` after every lookup of an exact table (the cuckoo
+/// hash and the direct array, single and batched, hits and misses), 0 for other tables, and
+/// an add-on-miss with it adds the key as the plain call does.
+#[test]
+fn lookups_report_the_keys_hash() {
+    let direct = Table::new(
+        TableSpec::new("d", vec![KeySpec::new("k", 16, MatchKind::Exact)], 64)
+            .with_add_on_miss(true)
+            .with_max_params_bytes(4),
+    )
+    .unwrap();
+    assert!(direct.is_direct());
+    let lpm = Table::new(TableSpec::new(
+        "l",
+        vec![KeySpec::new("k", 32, MatchKind::Lpm)],
+        64,
+    ))
+    .unwrap();
+    for (t, kl) in [
+        (table(4, 4, IdleTimeout::NoTimeout, 64), 4),
+        (table(13, 8, IdleTimeout::NoTimeout, 64), 13),
+        (table(60, 8, IdleTimeout::NoTimeout, 64), 60),
+        (direct, 2),
+        (lpm, 4),
+    ] {
+        let exact = t.hash_key(&key(kl, 0)) != 0;
+        let keys: Vec<u8> = (0..40).flat_map(|i| key(kl, i)).collect();
+        let mut outs = vec![Lookup::default(); 40];
+        t.lookup_batch(&keys, 0, &mut outs).unwrap();
+        let mut one = Lookup::default();
+        for (i, k) in keys.chunks_exact(kl).enumerate() {
+            let h = t.hash_key(k);
+            t.lookup_into(k, 0, &mut one);
+            assert_eq!((one.key_hash(), outs[i].key_hash()), (h, h), "{kl} key {i}");
+            if exact && i % 2 == 0 {
+                let s = t.add_on_miss_hashed(k, one.key_hash(), 1, &[1, 2, 3, 4], 0, 0);
+                assert!(s.is_added(), "{kl} key {i}: {s:?}");
+            }
+        }
+        for (i, k) in keys.chunks_exact(kl).enumerate() {
+            assert_eq!(t.lookup_into(k, 0, &mut one), exact && i % 2 == 0);
+            assert_eq!(one.key_hash(), t.hash_key(k));
+        }
+        // A key of the wrong length: no hash.
+        t.lookup_into(&key(kl + 1, 0), 0, &mut one);
+        assert_eq!(one.key_hash(), 0);
     }
 }

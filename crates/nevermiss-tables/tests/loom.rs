@@ -13,8 +13,15 @@ use std::sync::Arc;
 /// Runs `f` under loom. Every concurrent actor of a model is a spawned thread (loom explores
 /// few interleavings of operations the main thread runs between spawn and join).
 fn check(f: impl Fn() + Sync + Send + 'static) {
+    check_long(1_000, f);
+}
+
+/// [`check`] for a model whose executions take up to `branches` scheduling points (filling
+/// buckets before the threads start takes many).
+fn check_long(branches: usize, f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
+    b.max_branches = branches;
     b.check(f);
 }
 
@@ -78,6 +85,99 @@ fn add_during_move_sees_the_moved_entry() {
         assert_eq!(m.get(5), Some(50));
         assert!(m.remove(5));
         assert_eq!(m.get(5), None);
+    });
+}
+
+/// Keys of a 2-bucket model: `n` keys whose primary bucket is 0, then one key whose primary
+/// bucket is 0 and whose secondary bucket is 1.
+fn primary_zero(m: &Model, n: usize) -> (Vec<u64>, u64) {
+    let mut keys = (100..).filter(|&k| m.buckets(k).0 == 0);
+    let fill: Vec<u64> = keys.by_ref().take(n).collect();
+    let k = keys
+        .find(|&k| m.buckets(k).1 == 1)
+        .expect("a key with two buckets");
+    (fill, k)
+}
+
+/// Two threads add the same key while its primary bucket is full (the insert that locks the
+/// secondary bucket with a try-lock while it holds the primary): one adds it, the other sees
+/// it, the entry exists once, in the secondary bucket, with the winner's value.
+#[test]
+fn same_key_added_once_into_the_secondary_bucket() {
+    check(|| {
+        let m = Arc::new(Model::new(10, 2));
+        let (fill, k) = primary_zero(&m, 7);
+        for &f in &fill {
+            assert_eq!(m.insert(f, f), Some(true));
+        }
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.insert(k, 1));
+        let u = thread::spawn(move || m3.insert(k, 2));
+        let theirs = t.join().unwrap();
+        let mine = u.join().unwrap();
+        let added = [mine, theirs].iter().filter(|r| **r == Some(true)).count();
+        assert_eq!((added, [mine, theirs].contains(&Some(false))), (1, true));
+        assert_eq!(m.get(k), Some(if mine == Some(true) { 2 } else { 1 }));
+        assert!(m.remove(k));
+        assert_eq!(m.get(k), None);
+        for &f in &fill {
+            assert_eq!(m.get(f), Some(f));
+        }
+    });
+}
+
+/// A key whose primary bucket is full goes into the last free way of its secondary bucket
+/// while a key whose primary that bucket is adds itself there: the secondary bucket's lock
+/// (taken with a try-lock by the first) keeps them from taking the same way; each add that
+/// reports `Added` is found afterwards, and both buckets full makes the other report `Full`.
+#[test]
+fn adds_into_one_bucket_from_both_sides_take_different_ways() {
+    check_long(200_000, || {
+        let m = Arc::new(Model::new(16, 2));
+        let (fill, k) = primary_zero(&m, 7);
+        let mut ones = (100..).filter(|&x| m.buckets(x).0 == 1 && m.buckets(x).1 == 0);
+        let other: Vec<u64> = ones.by_ref().take(7).collect();
+        for &f in fill.iter().chain(&other[..6]) {
+            assert_eq!(m.insert(f, f), Some(true));
+        }
+        let k1 = other[6];
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.insert(k, 1));
+        let u = thread::spawn(move || m3.insert(k1, 2));
+        let a = t.join().unwrap();
+        let b = u.join().unwrap();
+        assert!(
+            matches!((a, b), (Some(true), None) | (None, Some(true))),
+            "{a:?} {b:?}"
+        );
+        assert_eq!(m.get(k), a.map(|_| 1));
+        assert_eq!(m.get(k1), b.map(|_| 2));
+    });
+}
+
+/// A key that overflowed into its secondary bucket is added again while a delete frees a way
+/// of its primary bucket (so the primary has room and an overflowed entry): the add finds the
+/// entry (never a duplicate in the primary), and a reader never misses it.
+#[test]
+fn add_of_an_overflowed_key_finds_it_while_its_primary_gets_room() {
+    check(|| {
+        let m = Arc::new(Model::new(10, 2));
+        let (fill, k) = primary_zero(&m, 7);
+        for &f in &fill {
+            assert_eq!(m.insert(f, f), Some(true));
+        }
+        assert_eq!(m.insert(k, 1), Some(true));
+        let (m2, m3, m4) = (m.clone(), m.clone(), m.clone());
+        let f0 = fill[0];
+        let t = thread::spawn(move || assert!(m2.remove(f0)));
+        let u = thread::spawn(move || assert_eq!(m3.insert(k, 2), Some(false)));
+        let r = thread::spawn(move || assert_eq!(m4.get(k), Some(1)));
+        t.join().unwrap();
+        u.join().unwrap();
+        r.join().unwrap();
+        assert_eq!(m.get(k), Some(1));
+        assert!(m.remove(k));
+        assert_eq!(m.get(k), None);
     });
 }
 
