@@ -3,17 +3,21 @@
 //!
 //! Generated applies of a [`nevermiss_jit::respecialisable`] table first call the code in the
 //! table's slot of [`Specs::slots`] (`Ctx::spec`); 0 means "take the general apply". Every
-//! write that may change such a table's entries runs through [`Switch::respec`]: under
-//! [`Specs`]' lock, the slot is set to 0 (packets from then on look the live table up), the
-//! write is done, the entries are read back and compiled (synchronously, on the writer's
-//! thread: ~0.1–1 ms for a table of at most 16 entries), and the new code's address is stored.
-//! A packet thus sees the table before the write (old code, whose entries are the table before
-//! it, or a miss in it falling through to the live table) or after it.
+//! write that may change such a table's entries runs through [`Switch::respec`], under
+//! [`Specs`]' lock: the slot is set to 0 (packets from then on look the live table up), the write
+//! is done, and the table is marked stale. At the end of the control-plane operation
+//! ([`Switch::settle_specs`]: a P4Runtime Write, an STF command) each stale table's entries are
+//! read back and compiled (on the writer's thread: ~0.1–1 ms for a table of at most 16 entries)
+//! and the new code's address is stored — once per operation, not once per update, and at most
+//! once per [`RESPEC_INTERVAL`] per table: a table written more often than that stays on the
+//! general apply until an operation ends after the interval (its writes never wait for a
+//! compilation then). A packet thus sees the table before a write (old code, whose entries are
+//! the table before it, or a miss in it falling through to the live table) or after it.
 //!
 //! The code replaced may still run on a worker that loaded the address before the slot changed:
 //! it is retired, and freed only after a [`nevermiss_tables::Gate::close`] (no worker is inside
 //! a batch then, and every packet runs inside one: `Worker::process`, `Worker::process_batch`),
-//! once [`RETIRED_MAX`] modules have piled up, at the end of a control-plane write; a
+//! once [`RETIRED_MAX`] modules have piled up, at the end of a control-plane operation; a
 //! dataplane-atomic write, which holds the gate closed already, frees them at once. The rest
 //! are freed with the switch.
 
@@ -23,10 +27,13 @@ use nevermiss_tables::FieldMatch;
 use p4_ir::MatchKind;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Retired modules kept before a write closes the gate to free them.
 const RETIRED_MAX: usize = 16;
+
+/// The least time between two compilations of one table's code.
+const RESPEC_INTERVAL: Duration = Duration::from_millis(20);
 
 /// How long a write waits for the gate to free retired modules (it tries again at the next
 /// write when the workers did not reach their quiescent point in time).
@@ -48,6 +55,10 @@ struct State {
     current: Vec<Option<Spec>>,
     /// Modules no slot holds any more that a worker may still run.
     retired: Vec<Spec>,
+    /// Per table: written since its code was last compiled (its slot is 0).
+    stale: Vec<bool>,
+    /// Per table: when its code was last compiled.
+    last: Vec<Option<Instant>>,
     /// Compilations done (tests and statistics).
     compiled: u64,
 }
@@ -64,6 +75,8 @@ impl Specs {
                 .collect(),
             state: Mutex::new(State {
                 current: (0..n).map(|_| None).collect(),
+                stale: vec![false; n],
+                last: vec![None; n],
                 ..State::default()
             }),
         }
@@ -86,7 +99,7 @@ fn word(b: &[u8]) -> Option<u64> {
 
 impl Switch {
     /// Runs `write`, which may change table `t`'s entries, with the table's specialised code
-    /// out of the way, and specialises it again to what the table holds after it.
+    /// out of the way; [`Switch::settle_specs`] specialises it again to what it then holds.
     pub(crate) fn respec<R>(&self, t: usize, write: impl FnOnce() -> R) -> R {
         if !self.specs.on.get(t).copied().unwrap_or(false) {
             return write();
@@ -100,16 +113,50 @@ impl Switch {
         if let Some(old) = st.current[t].take() {
             st.retired.push(old);
         }
-        let r = write();
-        if let Some(es) = self.spec_entries(t).filter(|es| !es.is_empty()) {
-            let helpers = crate::native::helpers();
-            if let Ok(s) = nevermiss_jit::specialise(&self.prog, &helpers, t as u32, &es) {
-                self.specs.slots[t].store(s.addr(), Ordering::Release);
-                st.current[t] = Some(s);
-                st.compiled += 1;
+        st.stale[t] = true;
+        write()
+    }
+
+    /// The end of a control-plane operation: the stale tables whose code was not compiled
+    /// within [`RESPEC_INTERVAL`] get code for their present entries, and retired modules are
+    /// freed when enough have piled up.
+    pub(crate) fn settle_specs(&self) {
+        self.compile_stale(false);
+        self.reap_specs(false);
+    }
+
+    /// Compiles the code of every stale table (`all`), or of those whose code was not compiled
+    /// within [`RESPEC_INTERVAL`].
+    fn compile_stale(&self, all: bool) {
+        let mut st = self
+            .specs
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        for t in 0..st.stale.len() {
+            let due = st.last[t].is_none_or(|l| now.duration_since(l) >= RESPEC_INTERVAL);
+            if !st.stale[t] || !(all || due) {
+                continue;
+            }
+            st.stale[t] = false;
+            if let Some(es) = self.spec_entries(t).filter(|es| !es.is_empty()) {
+                st.last[t] = Some(now);
+                let helpers = crate::native::helpers();
+                if let Ok(s) = nevermiss_jit::specialise(&self.prog, &helpers, t as u32, &es) {
+                    self.specs.slots[t].store(s.addr(), Ordering::Release);
+                    st.current[t] = Some(s);
+                    st.compiled += 1;
+                }
             }
         }
-        r
+    }
+
+    /// Compiles the code of every table written since its code was last compiled, whatever
+    /// [`RESPEC_INTERVAL`] says: for callers that run packets against a control plane at rest
+    /// (STF, tests), so that they run the specialised code.
+    pub fn specialise_now(&self) {
+        self.compile_stale(true);
     }
 
     /// Specialises every re-specialised table to its present entries (at load).
@@ -117,6 +164,7 @@ impl Switch {
         for t in 0..self.specs.on.len() {
             self.respec(t, || ());
         }
+        self.compile_stale(true);
     }
 
     /// Frees the retired modules when enough have piled up (`closed`: the caller holds the

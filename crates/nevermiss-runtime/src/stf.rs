@@ -55,6 +55,9 @@ pub fn run_stf(sw: Arc<Switch>, text: &str) -> Result<StfReport, StfFailure> {
     for st in &stmts {
         match &st.command {
             StfCommand::Packet { port, data } => {
+                // The control plane is at rest between STF commands: tables run their
+                // specialised code (`spec.rs`).
+                sw.specialise_now();
                 report.packets_in += 1;
                 now += 1_000;
                 let outs = worker.process(data, *port, now);

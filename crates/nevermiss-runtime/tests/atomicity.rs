@@ -86,12 +86,19 @@ fn a_specialised_table_follows_every_write() {
         };
         let sw = build(&path, &Default::default(), config).unwrap_or_else(|e| panic!("{e}"));
         let mut wk = Worker::new(sw.clone(), 0);
-        let mut port = |k: u32| wk.process(&packet(k, 0), 0, 0).as_slice()[0].0;
+        // Every write's code compiled before the packets run (a write within
+        // `RESPEC_INTERVAL` of the last compilation leaves it to a later one).
+        let mut port = |k: u32| {
+            sw.specialise_now();
+            wk.process(&packet(k, 0), 0, 0).as_slice()[0].0
+        };
         let jit = engine == Engine::Jit;
+        sw.specialise_now();
         assert!(!sw.spec_active(0), "an empty table needs no code");
         assert_eq!((port(7), port(8)), (3, 3));
         sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, 7, "to_one")))
             .unwrap();
+        sw.specialise_now();
         assert_eq!(sw.spec_active(0), jit);
         assert_eq!((port(7), port(8)), (1, 3));
         sw.write_one(&Change::Entry(Op::Modify, 0, entry(&sw, 7, "to_two")))
@@ -119,6 +126,7 @@ fn a_specialised_table_follows_every_write() {
             assert_eq!((port(7), port(8)), (1, 3), "{i}");
             sw.write_one(&Change::Entry(Op::Delete, 0, entry(&sw, 7, "to_one")))
                 .unwrap();
+            sw.specialise_now();
             assert!(!sw.spec_active(0));
             assert_eq!((port(7), port(8)), (3, 3), "{i}");
             sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, 7, "to_two")))
@@ -140,13 +148,22 @@ fn a_specialised_table_follows_every_write() {
             sw.write_one(&Change::Entry(Op::Insert, 0, entry(&sw, k, "to_one")))
                 .unwrap();
         }
+        sw.specialise_now();
         assert!(!sw.spec_active(0));
         assert_eq!((port(7), port(115), port(8)), (2, 1, 3));
         sw.write_one(&Change::Entry(Op::Delete, 0, entry(&sw, 115, "to_one")))
             .unwrap();
+        sw.specialise_now();
         assert_eq!(sw.spec_active(0), jit);
         assert_eq!((port(7), port(114), port(115)), (2, 1, 3));
         assert_eq!(sw.spec_compilations() > 0, jit);
+        // Writes in quick succession (within `RESPEC_INTERVAL` the code is not compiled again
+        // at once): packets see each write straight away all the same.
+        for (k, action, want) in [(7, "to_one", 1), (7, "to_two", 2), (7, "to_one", 1)] {
+            sw.write_one(&Change::Entry(Op::Modify, 0, entry(&sw, k, action)))
+                .unwrap();
+            assert_eq!(wk.process(&packet(k, 0), 0, 0).as_slice()[0].0, want);
+        }
     }
 }
 

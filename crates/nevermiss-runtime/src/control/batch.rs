@@ -36,12 +36,12 @@ impl Switch {
                     .iter()
                     .map(|c| self.apply_change(c, false).map(|(a, _)| a))
                     .collect();
-                self.reap_specs(false);
+                self.settle_specs();
                 r
             }
             Atomicity::RollbackOnError => {
                 let r = self.write_all_or_none(changes);
-                self.reap_specs(false);
+                self.settle_specs();
                 r
             }
             Atomicity::DataplaneAtomic => {
@@ -62,6 +62,8 @@ impl Switch {
                 // No worker runs a retired table function now (`spec.rs`).
                 self.reap_specs(true);
                 drop(closed);
+                // Compiled with the gate open: meanwhile packets take the general apply.
+                self.settle_specs();
                 r
             }
         }
@@ -71,7 +73,7 @@ impl Switch {
     pub fn write_one(&self, change: &Change) -> ControlResult<Applied> {
         let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
         let r = self.apply_change(change, false).map(|(a, _)| a);
-        self.reap_specs(false);
+        self.settle_specs();
         r
     }
 

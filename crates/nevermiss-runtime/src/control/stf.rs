@@ -65,7 +65,7 @@ impl<'s> ControlPlane<'s> {
                 for (i, t) in self.sw.tables.iter().enumerate() {
                     self.sw.respec(i, || t.t.clear());
                 }
-                self.sw.reap_specs(false);
+                self.sw.settle_specs();
                 Ok(())
             }
             StfCommand::Wait | StfCommand::NoPacket => Ok(()),
@@ -240,7 +240,7 @@ impl<'s> ControlPlane<'s> {
             .sw
             .respec(ti, || rt.t.insert(&ms, prio, ActionData::new(ai, params)))
             .map_err(|e| format!("table `{}`: {e}", t.name))?;
-        self.sw.reap_specs(false);
+        self.sw.settle_specs();
         self.sw.reset_direct(ti, h.slot());
         Ok((ti, h))
     }
