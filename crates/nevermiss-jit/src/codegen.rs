@@ -2211,14 +2211,7 @@ impl Gen<'_, '_> {
                 let c = self.iconst(v);
                 self.st(p.slot, c);
             }
-            // The action: its `return` ends only the action; an `exit` or reject ends the list.
-            let done = self.b.create_block();
-            self.b.append_block_param(done, I32);
-            self.call(a.func, &a.copy_in, &a.copy_out, done);
-            self.jump_code(done, flow::NEXT);
-            self.b.switch_to_block(done);
-            let code = self.b.block_params(done)[0];
-            self.after_action(code, join, abort);
+            self.action_in_place(a, join, abort);
             self.b.switch_to_block(next);
         }
         // No entry matched: the general apply (a lookup that misses, the default action);
@@ -2282,19 +2275,7 @@ impl Gen<'_, '_> {
             self.st(r, a);
         }
         // The specialised code stored the parameters without marking headers dirty.
-        let tracked = |w: u32| {
-            self.ids
-                .clean
-                .of_word
-                .get(w as usize)
-                .is_some_and(|i| *i != u32::MAX)
-        };
-        if td
-            .actions
-            .iter()
-            .flat_map(|a| a.params.iter().map(|p| p.slot))
-            .any(tracked)
-        {
+        if self.params_in_headers(td, None, None) {
             self.all_dirty();
         }
         for (i, a) in td.actions.iter().enumerate() {
@@ -2302,13 +2283,7 @@ impl Gen<'_, '_> {
             let c = self.b.ins().icmp_imm_s(IntCC::Equal, action, i as i64);
             self.b.ins().brif(c, blk, &[], next, &[]);
             self.b.switch_to_block(blk);
-            let done = self.b.create_block();
-            self.b.append_block_param(done, I32);
-            self.call(a.func, &a.copy_in, &a.copy_out, done);
-            self.jump_code(done, flow::NEXT);
-            self.b.switch_to_block(done);
-            let code = self.b.block_params(done)[0];
-            self.after_action(code, join, abort);
+            self.action_in_place(a, join, abort);
             self.b.switch_to_block(next);
         }
         // An action out of range (never returned): nothing runs.
@@ -2340,19 +2315,7 @@ impl Gen<'_, '_> {
         let call = self.b.ins().call(f, &[self.ctx, tv, hv, rv, lv]);
         let action = self.b.inst_results(call)[0];
         // The runtime wrote the `hit`/`action_run` slots and the action's parameters.
-        let written = [hit, run].into_iter().flatten().chain(
-            td.actions
-                .iter()
-                .flat_map(|a| a.params.iter().map(|p| p.slot)),
-        );
-        let tracked = |w: u32| {
-            self.ids
-                .clean
-                .of_word
-                .get(w as usize)
-                .is_some_and(|i| *i != u32::MAX)
-        };
-        if written.into_iter().any(tracked) {
+        if self.params_in_headers(td, hit, run) {
             self.all_dirty();
         }
         let join = self.b.create_block();
@@ -2392,6 +2355,39 @@ impl Gen<'_, '_> {
         }
         self.after_action(code, join, abort);
         self.b.switch_to_block(join);
+    }
+
+    /// A table's action `a` run in place after its apply chose it (its parameters stored): its
+    /// `return` ends only the action (on to `join`), an `exit` or reject leaves through `abort`.
+    fn action_in_place(&mut self, a: &TableAction, join: Block, abort: Abort) {
+        let done = self.b.create_block();
+        self.b.append_block_param(done, I32);
+        self.call(a.func, &a.copy_in, &a.copy_out, done);
+        self.jump_code(done, flow::NEXT);
+        self.b.switch_to_block(done);
+        let code = self.b.block_params(done)[0];
+        self.after_action(code, join, abort);
+    }
+
+    /// Whether a word a table apply's helper stores without generated code's knowledge (the
+    /// `hit` and `action_run` slots, the actions' parameters) lies in a clean-tracked header.
+    fn params_in_headers(&self, td: &Table, hit: Option<u32>, run: Option<u32>) -> bool {
+        let tracked = |w: u32| {
+            self.ids
+                .clean
+                .of_word
+                .get(w as usize)
+                .is_some_and(|i| *i != u32::MAX)
+        };
+        [hit, run]
+            .into_iter()
+            .flatten()
+            .chain(
+                td.actions
+                    .iter()
+                    .flat_map(|a| a.params.iter().map(|p| p.slot)),
+            )
+            .any(tracked)
     }
 
     /// The end of a table's action with flow `code`: an action's `return` ends the action only
