@@ -149,7 +149,7 @@ impl Direct {
         max + 1
     }
 
-    /// An index for keys of `layout` over `slots` entry slots (at most `Direct::indices`).
+    /// An index for keys of `layout` over `slots` entry slots (at most `Direct::indices` + 1).
     pub fn new(layout: &Layout, slots: usize) -> Result<Direct, TableError> {
         Ok(Direct {
             idx: Arena::new(Direct::indices(layout))?,

@@ -332,9 +332,12 @@ impl Table {
                 ExactEngine::Auto | ExactEngine::Direct => Direct::fits(&layout),
                 ExactEngine::Hash => false,
             };
-        // A direct table holds at most one entry per key value: no more slots than that.
+        // A direct table holds at most one entry per key value: no more slots than that, and
+        // one spare, so that replacing an expired AUTO_DELETE entry (a new slot taken before the
+        // old one is freed) never finds the table full while every key value is present — which
+        // would reclaim every other expired entry too, where the cuckoo engine replaces one.
         let nslots = match direct {
-            true => size.min(Direct::indices(&layout)),
+            true => size.min(Direct::indices(&layout) + 1),
             false => size,
         };
         let engine = if direct {
