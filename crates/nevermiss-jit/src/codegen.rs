@@ -45,12 +45,10 @@ use crate::FieldTest as FieldCond;
 fn match_of(kind: MatchKind, m: &EntryMatch, w: u32) -> Option<FieldCond> {
     Some(match (kind, m) {
         (_, EntryMatch::Exact(v)) => FieldCond::Masked(v.low(), u64::MAX),
-        (MatchKind::Lpm, EntryMatch::Lpm(v, l)) => FieldCond::Masked(v.low(), prefix_mask(*l, w)),
+        (MatchKind::Lpm, EntryMatch::Lpm(v, l)) => FieldCond::prefix(v.low(), *l, w),
         (MatchKind::Lpm, EntryMatch::Any) => FieldCond::Any,
         (MatchKind::Ternary, EntryMatch::Ternary(v, m)) => FieldCond::Masked(v.low(), m.low()),
-        (MatchKind::Ternary, EntryMatch::Lpm(v, l)) => {
-            FieldCond::Masked(v.low(), prefix_mask(*l, w))
-        }
+        (MatchKind::Ternary, EntryMatch::Lpm(v, l)) => FieldCond::prefix(v.low(), *l, w),
         (MatchKind::Ternary, EntryMatch::Any) => FieldCond::Any,
         (MatchKind::Range, EntryMatch::Range(lo, hi)) => FieldCond::Range(lo.low(), hi.low()),
         (MatchKind::Range, EntryMatch::Any) => FieldCond::Any,
@@ -58,16 +56,6 @@ fn match_of(kind: MatchKind, m: &EntryMatch, w: u32) -> Option<FieldCond> {
         (MatchKind::Optional, EntryMatch::Ternary(v, _)) => FieldCond::Masked(v.low(), u64::MAX),
         _ => return None,
     })
-}
-
-/// The mask of the first `l` bits of a `w`-bit field.
-fn prefix_mask(l: u32, w: u32) -> u64 {
-    let l = l.min(w);
-    if l == 0 {
-        0
-    } else {
-        mask(l) << (w - l)
-    }
 }
 
 /// Whether statements `ss` (and the functions they call) use the entry a table apply matched:

@@ -351,6 +351,19 @@ pub enum FieldTest {
     Range(u64, u64),
 }
 
+impl FieldTest {
+    /// The test of a prefix: the first `len` bits of a `width`-bit field equal `value`'s.
+    pub fn prefix(value: u64, len: u32, width: u32) -> FieldTest {
+        let len = len.min(width);
+        let mask = if len == 0 {
+            0
+        } else {
+            ops::mask(len) << (width - len)
+        };
+        FieldTest::Masked(value, mask)
+    }
+}
+
 /// A control-plane entry of a table whose code is re-specialised to its contents
 /// ([`specialise`]): one test per key field, the action (index among the table's actions) and
 /// its parameters packed as the runtime packs them (each big-endian in `ceil(width/8)` bytes).

@@ -2119,14 +2119,17 @@ impl Exec {
         if !self.tctx.active || self.tctx.hit.is_some() {
             return false;
         }
-        let tid = self.tctx.table as usize;
-        let Some(td) = sw.prog.tables.get(tid) else {
+        let Some(ai) = self.add_action(sw, func) else {
             return false;
         };
-        let Some(ai) = td.action_of(func) else {
+        let Some(a) = sw
+            .prog
+            .tables
+            .get(self.tctx.table as usize)
+            .and_then(|td| td.actions.get(ai as usize))
+        else {
             return false;
         };
-        let a = &td.actions[ai as usize];
         self.pbuf.clear();
         // The parameters' values, evaluated in order (no allocation: `vals` is reused).
         let mut vals = std::mem::take(&mut self.vals);

@@ -83,16 +83,6 @@ impl Specs {
     }
 }
 
-/// The mask of the first `l` bits of a `w`-bit field.
-fn prefix_mask(l: u32, w: u32) -> u64 {
-    let l = l.min(w);
-    if l == 0 {
-        0
-    } else {
-        p4_ir::ops::mask(l) << (w - l)
-    }
-}
-
 fn word(b: &[u8]) -> Option<u64> {
     (b.len() <= 8).then(|| b.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x)))
 }
@@ -249,9 +239,7 @@ impl Switch {
                         let w = k.expr.ty().width;
                         Some(match m {
                             FieldMatch::Exact(b) => FieldTest::Masked(word(b)?, u64::MAX),
-                            FieldMatch::Lpm(b, l) => {
-                                FieldTest::Masked(word(b)?, prefix_mask(*l, w))
-                            }
+                            FieldMatch::Lpm(b, l) => FieldTest::prefix(word(b)?, *l, w),
                             FieldMatch::Ternary(b, m) => FieldTest::Masked(word(b)?, word(m)?),
                             FieldMatch::Range(lo, hi) => FieldTest::Range(word(lo)?, word(hi)?),
                             FieldMatch::Optional(None) => FieldTest::Any,

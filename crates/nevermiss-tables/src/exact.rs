@@ -416,17 +416,11 @@ impl Exact {
         }
         let v = lock_hdr(&bk1.hdr);
         let (m1, empty1) = match_mask(bk1, tag);
-        let v2 = bk2.hdr.load(Relaxed);
-        if m1 != 0
-            || v2 & LOCK != 0
-            || bk2
-                .hdr
-                .compare_exchange(v2, v2 | LOCK, Acquire, Relaxed)
-                .is_err()
-        {
+        // A way with the key's tag: not this case (the secondary is not locked then).
+        let Some(v2) = (m1 == 0).then(|| try_lock_hdr(&bk2.hdr)).flatten() else {
             bk1.hdr.store(v, Release);
             return None;
-        }
+        };
         let (m2, empty2) = match_mask(bk2, tag);
         // Without overflowed entries of `b1` no entry of `b2` is the key.
         if v < OVF_ONE || m2 == 0 {
@@ -712,15 +706,15 @@ impl Exact {
 /// whose bit 0 is a lock bit too.
 #[inline(always)]
 pub(crate) fn lock_hdr(hdr: &AtomicU64) -> u64 {
+    try_lock_hdr(hdr).unwrap_or_else(|| lock_hdr_slow(hdr))
+}
+
+/// One attempt at [`lock_hdr`]: the header's value before it was locked, `None` if it was
+/// locked (or changed meanwhile).
+#[inline(always)]
+fn try_lock_hdr(hdr: &AtomicU64) -> Option<u64> {
     let v = hdr.load(Relaxed);
-    if v & LOCK == 0
-        && hdr
-            .compare_exchange_weak(v, v | LOCK, Acquire, Relaxed)
-            .is_ok()
-    {
-        return v;
-    }
-    lock_hdr_slow(hdr)
+    (v & LOCK == 0 && hdr.compare_exchange(v, v | LOCK, Acquire, Relaxed).is_ok()).then_some(v)
 }
 
 #[cold]
