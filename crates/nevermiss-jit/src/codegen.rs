@@ -282,6 +282,7 @@ struct Imports {
     emit_reserve: FuncId,
     table_lookup: FuncId,
     table_done: FuncId,
+    write_back: FuncId,
     add_entry: FuncId,
     const_hit: FuncId,
 }
@@ -335,6 +336,7 @@ fn compile_with(
     jb.symbol("nm_emit_reserve", helpers.emit_reserve as *const u8);
     jb.symbol("nm_table_lookup", helpers.table_lookup as *const u8);
     jb.symbol("nm_table_done", helpers.table_done as *const u8);
+    jb.symbol("nm_write_back", helpers.write_back as *const u8);
     jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
     jb.symbol("nm_const_hit", helpers.const_hit as *const u8);
     let mut module = JITModule::new(jb);
@@ -368,6 +370,7 @@ fn compile_with(
             Some(I32),
         )?,
         table_done: imp(&mut module, "nm_table_done", &[I64, I32, I32], None)?,
+        write_back: imp(&mut module, "nm_write_back", &[I64, I32, I64], None)?,
         add_entry: imp(
             &mut module,
             "nm_add_entry",
@@ -2327,9 +2330,7 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(wrote);
             let code = self.b.block_params(wrote)[0];
             if a.params.iter().any(|p| p.is_ref) {
-                let done = self.fref(self.ids.imports.table_done);
-                let av = self.b.ins().iconst(I32, i as i64);
-                self.b.ins().call(done, &[self.ctx, tv, av]);
+                self.write_back(a, tv, i);
             }
             self.b.ins().jump(after, &[code.into()]);
         }
@@ -2343,6 +2344,34 @@ impl Gen<'_, '_> {
         }
         self.after_action(code, join, abort);
         self.b.switch_to_block(join);
+    }
+
+    /// The `@__ref` write-back after hit action `a` (index `i` of table `tv`) ran: its
+    /// parameters packed at `Ctx::params` as the entry holds them and the runtime's
+    /// `write_back`, or, with a parameter wider than 64 bits, `table_done`, which reads them
+    /// from the frame itself.
+    fn write_back(&mut self, a: &TableAction, tv: Value, i: usize) {
+        if a.params.iter().any(|p| p.ty.is_wide()) {
+            let done = self.fref(self.ids.imports.table_done);
+            let av = self.b.ins().iconst(I32, i as i64);
+            self.b.ins().call(done, &[self.ctx, tv, av]);
+            return;
+        }
+        let buf = self.ctx_field(offset_of!(Ctx, params));
+        let mut off = 0u32;
+        for p in &a.params {
+            let n = p.ty.width.div_ceil(8);
+            if n == 0 {
+                continue;
+            }
+            let v = self.ld(p.slot);
+            let v = self.mask_to(v, p.ty.width);
+            self.store_be(v, n, buf, off);
+            off += n;
+        }
+        let f = self.fref(self.ids.imports.write_back);
+        let len = self.iconst(u64::from(off));
+        self.b.ins().call(f, &[self.ctx, tv, len]);
     }
 
     /// A table's action `a` run in place after its apply chose it (its parameters stored): its

@@ -46,8 +46,8 @@ pub struct Ctx {
     /// Where a table's key function writes the key (its length plus 8 bytes of room).
     pub key: *mut u8,
     /// Where generated code packs an `add_entry`'s action parameters (each big-endian in
-    /// `ceil(width/8)` bytes) for [`Helpers::add_entry`]; room for every action's parameters
-    /// plus 8 bytes.
+    /// `ceil(width/8)` bytes) for [`Helpers::add_entry`], and a hit action's parameters for
+    /// [`Helpers::write_back`]; room for every action's parameters plus 8 bytes.
     pub params: *mut u8,
     /// The runtime's table context (three words), which a table apply replaces while its
     /// action runs: generated code saves the words before [`Helpers::table_lookup`] and
@@ -198,6 +198,11 @@ pub struct Helpers {
     /// the action ran: `(ctx, table, action)`; called only for actions that have such
     /// parameters.
     pub table_done: unsafe extern "C" fn(*mut Ctx, u32, u32),
+    /// The same write-back for an action whose parameters are all ≤ 64 bits: generated code
+    /// packed them at `Ctx::params` after the action ran (each big-endian in `ceil(width/8)`
+    /// bytes, `len` bytes in all): `(ctx, table, len)`; the entry that matched gets them when
+    /// they differ from what the lookup read.
+    pub write_back: unsafe extern "C" fn(*mut Ctx, u32, u64),
     /// PNA `add_entry` of action function `func` with the `len` bytes of parameters at
     /// `Ctx::params` and expire profile `profile`, into the table being applied with the key it
     /// was looked up with: `(ctx, func, len, profile)`; returns 1 when the entry was added.

@@ -1592,6 +1592,22 @@ impl Exec {
         }
     }
 
+    /// [`Exec::table_write_back`] of an action whose parameters generated code packed into
+    /// `abuf`'s first `len` bytes (all of them ≤ 64 bits): the entry that matched gets them
+    /// when they differ from what the lookup read.
+    pub(crate) fn write_back_packed(&mut self, sw: &Switch, tid: TableId, len: usize) {
+        let (Some(h), Some(rt), Some(new)) = (
+            self.tctx.hit,
+            sw.tables.get(tid as usize),
+            self.abuf.get(..len),
+        ) else {
+            return;
+        };
+        if new != &self.lookup.data.params[..] && rt.t.update_params(h, new) {
+            self.ops |= TableOps::UPDATE;
+        }
+    }
+
     // ------------------------------------------------------------------ externs
 
     fn xval(&self, a: Option<&XArg>) -> Option<u64> {

@@ -40,6 +40,7 @@ const HELPERS: Helpers = Helpers {
     emit_reserve: h_emit_reserve,
     table_lookup: h_table_lookup,
     table_done: h_table_done,
+    write_back: h_write_back,
     add_entry: h_add_entry,
     const_hit: h_const_hit,
 };
@@ -206,6 +207,14 @@ unsafe extern "C" fn h_table_done(ctx: *mut Ctx, t: u32, action: u32) {
     // SAFETY: as `h_stmt`.
     let (ex, sw) = unsafe { host(ctx) };
     ex.table_write_back(sw, t, action);
+}
+
+/// The `@__ref` write-back with the parameters generated code packed at `Ctx::params`.
+unsafe extern "C" fn h_write_back(ctx: *mut Ctx, t: u32, len: u64) {
+    // SAFETY: as `h_stmt`; generated code wrote `len` bytes at `Ctx::params` (`Exec::abuf`),
+    // never more than its length.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.write_back_packed(sw, t, len as usize);
 }
 
 /// PNA `add_entry` with the parameters generated code packed at `Ctx::params`.
