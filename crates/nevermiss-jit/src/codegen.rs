@@ -2468,7 +2468,9 @@ impl Gen<'_, '_> {
     /// Returns what the parser returned.
     fn pass_parse(&mut self, gl: &Glue) -> Result<(), JitError> {
         let words = gl.zero_words.min(self.prog.frame_words);
-        self.zero_frame(words);
+        // Words the glue stores before the parser need no zero first.
+        let stored: Vec<u32> = gl.before_parse.iter().map(|g| g.off).collect();
+        self.zero_frame(words, &stored);
         // The clean-header words past the frame ([`Clean`]).
         let z = self.iconst(0);
         let base = self.ids.clean.base;
@@ -2533,16 +2535,27 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// Zeroes frame words `0..words`: 16-byte stores, unrolled up to 64 words, a loop beyond.
-    fn zero_frame(&mut self, words: u32) {
+    /// Zeroes frame words `0..words`: 16-byte stores, unrolled up to 64 words, a loop beyond;
+    /// unrolled, only the words something may read and `stored` does not write anyway.
+    fn zero_frame(&mut self, words: u32, stored: &[u32]) {
         let z = self.iconst(0);
         let v = self.b.ins().splat(types::I64X2, z);
         let pairs = words / 2;
         if words <= 64 {
+            // Only the words something may read ([`Clean::keeps`]): a word nothing reads
+            // keeps the previous packet's value unseen (a sealed header's unread fields).
             for i in 0..pairs {
-                self.b
-                    .ins()
-                    .store(MemFlagsData::trusted(), v, self.frame, (16 * i) as i32);
+                let needs = |w: u32| self.ids.clean.keeps(w) && !stored.contains(&w);
+                match (needs(2 * i), needs(2 * i + 1)) {
+                    (true, true) => {
+                        self.b
+                            .ins()
+                            .store(MemFlagsData::trusted(), v, self.frame, (16 * i) as i32);
+                    }
+                    (true, false) => self.st_raw(2 * i, z),
+                    (false, true) => self.st_raw(2 * i + 1, z),
+                    (false, false) => {}
+                }
             }
         } else {
             let (head, body, done) = (
