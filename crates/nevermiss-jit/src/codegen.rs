@@ -281,6 +281,7 @@ struct Imports {
     bin: FuncId,
     emit_reserve: FuncId,
     table_lookup: FuncId,
+    table_find: FuncId,
     table_done: FuncId,
     write_back: FuncId,
     add_entry: FuncId,
@@ -335,6 +336,7 @@ fn compile_with(
     jb.symbol("nm_bin", crate::bin_op as *const u8);
     jb.symbol("nm_emit_reserve", helpers.emit_reserve as *const u8);
     jb.symbol("nm_table_lookup", helpers.table_lookup as *const u8);
+    jb.symbol("nm_table_find", helpers.table_find as *const u8);
     jb.symbol("nm_table_done", helpers.table_done as *const u8);
     jb.symbol("nm_write_back", helpers.write_back as *const u8);
     jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
@@ -369,6 +371,7 @@ fn compile_with(
             &[I64, I32, I32, I32, I64],
             Some(I32),
         )?,
+        table_find: imp(&mut module, "nm_table_find", &[I64, I32, I64], Some(I64))?,
         table_done: imp(&mut module, "nm_table_done", &[I64, I32, I32], None)?,
         write_back: imp(&mut module, "nm_write_back", &[I64, I32, I64], None)?,
         add_entry: imp(
@@ -2298,17 +2301,39 @@ impl Gen<'_, '_> {
         let saved: Vec<Value> = (0..3)
             .map(|i| self.b.ins().load(I64, MemFlagsData::trusted(), tp, 8 * i))
             .collect();
-        let f = self.fref(self.ids.imports.table_lookup);
         let tv = self.b.ins().iconst(I32, i64::from(t));
-        let hv = self.b.ins().iconst(I32, i64::from(hit.unwrap_or(u32::MAX)));
-        let rv = self.b.ins().iconst(I32, i64::from(run.unwrap_or(u32::MAX)));
         let lv = self.iconst(u64::from(len));
-        let call = self.b.ins().call(f, &[self.ctx, tv, hv, rv, lv]);
-        let action = self.b.inst_results(call)[0];
-        // The runtime wrote the `hit`/`action_run` slots and the action's parameters.
-        if self.params_in_headers(td, hit, run) {
-            self.all_dirty();
-        }
+        let lean = td.lean(self.prog.arch);
+        let action = if lean {
+            // The lookup alone; `hit`, `action_run` and the parameters stored here.
+            let f = self.fref(self.ids.imports.table_find);
+            let call = self.b.ins().call(f, &[self.ctx, tv, lv]);
+            let r = self.b.inst_results(call)[0];
+            if let Some(h) = hit {
+                let b = self.b.ins().ushr_imm_u(r, 32);
+                self.st(h, b);
+            }
+            let action = self.b.ins().ireduce(I32, r);
+            if let Some(rs) = run {
+                let a = self.b.ins().uextend(I64, action);
+                let none = self.b.ins().icmp_imm_s(IntCC::Equal, action, -1);
+                let all = self.iconst(u64::MAX);
+                let v = self.b.ins().select(none, all, a);
+                self.st(rs, v);
+            }
+            action
+        } else {
+            let f = self.fref(self.ids.imports.table_lookup);
+            let hv = self.b.ins().iconst(I32, i64::from(hit.unwrap_or(u32::MAX)));
+            let rv = self.b.ins().iconst(I32, i64::from(run.unwrap_or(u32::MAX)));
+            let call = self.b.ins().call(f, &[self.ctx, tv, hv, rv, lv]);
+            let action = self.b.inst_results(call)[0];
+            // The runtime wrote the `hit`/`action_run` slots and the action's parameters.
+            if self.params_in_headers(td, hit, run) {
+                self.all_dirty();
+            }
+            action
+        };
         let join = self.b.create_block();
         let after = self.b.create_block();
         self.b.append_block_param(after, I32);
@@ -2323,6 +2348,9 @@ impl Gen<'_, '_> {
         self.b.ins().jump(join, &[]);
         for (i, (a, blk)) in td.actions.iter().zip(&blocks).enumerate() {
             self.b.switch_to_block(*blk);
+            if lean {
+                self.unpack_found(a);
+            }
             let wrote = self.b.create_block();
             self.b.append_block_param(wrote, I32);
             self.call(a.func, &a.copy_in, &a.copy_out, wrote);
@@ -2344,6 +2372,37 @@ impl Gen<'_, '_> {
         }
         self.after_action(code, join, abort);
         self.b.switch_to_block(join);
+    }
+
+    /// Stores action `a`'s parameters into their slots from `Ctx::found` (packed big-endian,
+    /// `ceil(width/8)` bytes each, as the runtime's plan reads them): one 8-byte load per
+    /// parameter, of the 8 bytes that end where it ends (or of the first 8, for one that ends
+    /// before byte 8), swapped, shifted and masked.
+    fn unpack_found(&mut self, a: &TableAction) {
+        let fp = self.ctx_field(offset_of!(Ctx, found));
+        let mut off = 0u32;
+        for p in &a.params {
+            let n = p.ty.bytes() as u32;
+            let end = off + n;
+            off = end;
+            let v = if n == 0 {
+                self.iconst(0)
+            } else {
+                let at = end.saturating_sub(8);
+                let w = self
+                    .b
+                    .ins()
+                    .load(I64, MemFlagsData::trusted(), fp, at as i32);
+                let w = self.b.ins().bswap(w);
+                let w = if end < 8 {
+                    self.b.ins().ushr_imm_u(w, i64::from(64 - 8 * end))
+                } else {
+                    w
+                };
+                self.mask_to(w, p.ty.width)
+            };
+            self.st(p.slot, v);
+        }
     }
 
     /// The `@__ref` write-back after hit action `a` (index `i` of table `tv`) ran: its

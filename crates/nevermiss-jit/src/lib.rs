@@ -66,6 +66,10 @@ pub struct Ctx {
     /// array with one slot per table of the program, which the runtime owns and keeps alive
     /// while generated code runs (set with `host`).
     pub spec: *const AtomicUsize,
+    /// The parameters of the action [`Helpers::table_find`] returned, packed big-endian as
+    /// the entry holds them: at least the action's bytes, and 8 readable bytes from the start
+    /// and up to each parameter's end.
+    pub found: *const u8,
 }
 
 impl Default for Ctx {
@@ -88,6 +92,7 @@ impl Default for Ctx {
             pass: 0,
             now: 0,
             spec: std::ptr::null(),
+            found: std::ptr::null(),
         }
     }
 }
@@ -194,6 +199,13 @@ pub struct Helpers {
     /// to run, `u32::MAX` for none; it replaces the table context (`Ctx::tctx`) only when it
     /// returns an action.
     pub table_lookup: unsafe extern "C" fn(*mut Ctx, u32, u32, u32, u64) -> u32,
+    /// The lookup of a lean table apply (`p4_ir::Table::lean`), with the key (`len` bytes) at
+    /// `Ctx::key`: `(ctx, table, len)`; returns the action the lookup chose (`u32::MAX` for
+    /// none; any value, in range or not, is what `action_run` gets) in the low 32 bits and
+    /// 1 << 32 on a hit, and points `Ctx::found` at the action's parameters, which generated
+    /// code unpacks itself. It replaces the table context only when the action is one of the
+    /// table's.
+    pub table_find: unsafe extern "C" fn(*mut Ctx, u32, u64) -> u64,
     /// The write-back of an action's `@__ref` parameters into the entry that matched, after
     /// the action ran: `(ctx, table, action)`; called only for actions that have such
     /// parameters.

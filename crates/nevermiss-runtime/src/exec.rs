@@ -178,6 +178,8 @@ pub struct Exec {
     pub(crate) abuf: Vec<u8>,
     lookup: Lookup,
     pbuf: Vec<u8>,
+    /// A lookup's parameters padded for generated code ([`Exec::table_find`]).
+    fbuf: Vec<u8>,
     vals: Vec<(u64, u32)>,
     data: BitWriter,
     pub(crate) tctx: TableCtx,
@@ -239,6 +241,7 @@ impl Exec {
             ],
             lookup: Lookup::default(),
             pbuf: Vec::with_capacity(64),
+            fbuf: Vec::new(),
             vals: Vec::with_capacity(8),
             data: BitWriter::default(),
             tctx: TableCtx::default(),
@@ -1408,6 +1411,88 @@ impl Exec {
             return self.table_lookup_lean(sw, tid, rt, plan, hit_slot, run_slot);
         }
         self.table_lookup_full(sw, tid, rt, hit_slot, run_slot)
+    }
+
+    /// The lookup of a lean apply for generated code (`nevermiss_jit::Helpers::table_find`):
+    /// the steps of [`Exec::table_lookup_lean`] but the `hit`/`action_run` slots and the
+    /// parameters, which the code stores itself from the result and `Ctx::found`. Returns
+    /// the lookup's action (`u32::MAX` for none) | 1 << 32 on a hit. A table without a plan
+    /// (or a traced packet) takes the general path, whose parameter stores the code repeats.
+    #[inline(always)]
+    pub(crate) fn table_find(&mut self, sw: &Switch, tid: TableId) -> u64 {
+        let Some(rt) = sw.tables.get(tid as usize) else {
+            return u64::from(u32::MAX);
+        };
+        // The bytes the action's parameters take, and where each of them ends.
+        let (need, ends): (usize, &[crate::switch::ParamPlan]) = match (&rt.plan, &self.trace) {
+            (Some(plan), None) => {
+                rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+                let hit = self.lookup.hit;
+                if let Some(h) = hit {
+                    rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+                }
+                self.ops |= if hit.is_some() {
+                    TableOps::HIT
+                } else {
+                    TableOps::MISS
+                };
+                let a = self.lookup.data.action;
+                match plan.get(a as usize) {
+                    Some(ps) => {
+                        self.tctx = TableCtx {
+                            table: tid,
+                            hit,
+                            active: true,
+                        };
+                        let need = ps.last().map_or(0, |&(_, off, n, _)| (off + n) as usize);
+                        (need, ps.as_slice())
+                    }
+                    None => (0, &[]),
+                }
+            }
+            _ => {
+                self.table_lookup_full(sw, tid, rt, None, None);
+                let need = sw
+                    .prog
+                    .tables
+                    .get(tid as usize)
+                    .and_then(|td| td.actions.get(self.lookup.data.action as usize))
+                    .map_or(0, |a| a.params_bytes());
+                // Only the lean path's tables are compiled to call this: no plan is an
+                // engine bug; the parameter words are the full path's anyway.
+                let ends = rt
+                    .plan
+                    .as_ref()
+                    .and_then(|p| p.get(self.lookup.data.action as usize))
+                    .map_or(&[][..], |p| p.as_slice());
+                (need, ends)
+            }
+        };
+        let p = &self.lookup.data.params;
+        self.c.found = if p.len() >= need {
+            p.as_ptr()
+        } else {
+            let keep = ends
+                .iter()
+                .map(|&(_, off, n, _)| (off + n) as usize)
+                .filter(|&e| e <= p.len())
+                .max()
+                .unwrap_or(0);
+            self.found_padded(need, keep)
+        };
+        u64::from(self.lookup.data.action) | u64::from(self.lookup.hit.is_some()) << 32
+    }
+
+    /// The lookup's parameters, shorter than the `need` bytes of their action: the `keep`
+    /// bytes of the parameters wholly present, then zeros (a parameter not wholly present
+    /// reads 0, as `Params::be_at` gives it to the interpreter).
+    #[cold]
+    fn found_padded(&mut self, need: usize, keep: usize) -> *const u8 {
+        let p = &self.lookup.data.params;
+        self.fbuf.clear();
+        self.fbuf.extend_from_slice(&p[..keep.min(p.len())]);
+        self.fbuf.resize(need + 8, 0);
+        self.fbuf.as_ptr()
     }
 
     /// [`Exec::table_lookup_core`] of a table without a lean plan (or of a traced packet).

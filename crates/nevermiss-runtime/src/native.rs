@@ -39,6 +39,7 @@ const HELPERS: Helpers = Helpers {
     loop_limit: h_loop_limit,
     emit_reserve: h_emit_reserve,
     table_lookup: h_table_lookup,
+    table_find: h_table_find,
     table_done: h_table_done,
     write_back: h_write_back,
     add_entry: h_add_entry,
@@ -199,6 +200,16 @@ unsafe extern "C" fn h_table_lookup(ctx: *mut Ctx, t: u32, hit: u32, run: u32, l
     let slot = |s: u32| (s != u32::MAX).then_some(s);
     ex.table_lookup_core(sw, t, slot(hit), slot(run))
         .unwrap_or(u32::MAX)
+}
+
+/// The lookup of a lean table apply; the key is the `len` bytes generated code stored at
+/// `Ctx::key` (`Helpers::table_find`).
+unsafe extern "C" fn h_table_find(ctx: *mut Ctx, t: u32, len: u64) -> u64 {
+    // SAFETY: as `h_table_lookup`.
+    let (ex, sw) = unsafe { host(ctx) };
+    let len = (len as usize).min(ex.key.capacity());
+    unsafe { ex.key.set_len(len) };
+    ex.table_find(sw, t)
 }
 
 /// The `@__ref` write-back of a table apply after its action ran (generated code restores the

@@ -110,8 +110,9 @@ pub struct RtTable {
     pub(crate) watch: Watch,
     /// Per action: where each parameter goes, when every parameter is at most 64 bits —
     /// (frame slot, byte offset in the packed parameters, bytes, mask) — for the lean apply
-    /// path (`Exec::table_lookup_core`); `None` for a table that needs the general one (an
-    /// action profile, v1model's direct counter, a timer restarted on hits, wide parameters).
+    /// path (`Exec::table_lookup_core`); `None` for a table that needs the general one
+    /// (`p4_ir::Table::lean`: an action profile, v1model's direct counter, a timer restarted
+    /// on hits, wide parameters).
     pub(crate) plan: Option<Vec<Vec<ParamPlan>>>,
     /// Control-plane state of the table's entries (metadata, idle timeouts).
     pub(crate) meta: crate::control::TableMeta,
@@ -322,13 +323,7 @@ impl Switch {
                 .collect();
             let restart_on_hit = td.idle_timeout == IdleTimeout::NotifyControl
                 && matches!(prog.arch, p4_ir::Arch::V1Model | p4_ir::Arch::Psa);
-            let lean = indirect.is_none()
-                && !restart_on_hit
-                && !(td.direct_counter.is_some() && prog.arch == p4_ir::Arch::V1Model)
-                && td
-                    .actions
-                    .iter()
-                    .all(|a| a.params.iter().all(|p| !p.ty.is_wide()));
+            let lean = td.lean(prog.arch);
             let plan = lean.then(|| {
                 td.actions
                     .iter()

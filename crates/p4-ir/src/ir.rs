@@ -686,6 +686,22 @@ pub struct Table {
 }
 
 impl Table {
+    /// Whether a hit or miss needs nothing of the entry but its action and parameters, all of
+    /// them at most 64 bits: no action profile or selector, no timer restarted by a hit
+    /// (v1model and PSA restart a `NotifyControl` table's timers), no v1model direct counter
+    /// (counted on each hit). Both engines look such tables up on a lean path (the
+    /// runtime's parameter plan; generated code unpacks the parameters itself).
+    pub fn lean(&self, arch: Arch) -> bool {
+        let v1_or_psa = matches!(arch, Arch::V1Model | Arch::Psa);
+        self.implementation.is_none()
+            && !(self.idle_timeout == IdleTimeout::NotifyControl && v1_or_psa)
+            && !(self.direct_counter.is_some() && arch == Arch::V1Model)
+            && self
+                .actions
+                .iter()
+                .all(|a| a.params.iter().all(|p| !p.ty.is_wide()))
+    }
+
     /// Index of the action implemented by `func`.
     pub fn action_of(&self, func: FnId) -> Option<u32> {
         self.actions
