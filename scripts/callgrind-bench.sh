@@ -29,7 +29,10 @@ per() { python3 -c "import sys; print(f'{int(sys.argv[1]) / int(sys.argv[2]):8.0
 echo "engine $ENGINE, m = $m (phase 1: $m packets, phase 2: $count), instructions per packet:"
 echo "  forwarder            $(per "$(ir "$OUT/cg.3")" "$count")"
 echo "  $SCENARIO phase 1    $(per "$(ir "$OUT/cg.4")" "$m")"
-echo "  $SCENARIO phase 2    $(per "$(ir "$OUT/cg.5")" "$count")"
+# Phase 2 is the last part (no dump after it) when the scenario has no rates run (update).
+p2="$OUT/cg.5"
+[ -e "$p2" ] || p2="$OUT/cg"
+echo "  $SCENARIO phase 2    $(per "$(ir "$p2")" "$count")"
 # Latency mode: dump k+1 holds the k-th latency run, the first one the baseline forwarder's.
 valgrind --tool=callgrind --callgrind-out-file="$OUT/lat" --toggle-collect='*Worker::process' \
     --dump-before='*latency::run_once*' \
@@ -40,4 +43,4 @@ calls=$(awk '/^cfn=.*Worker::process_inside$/ {f=1; next} f && /^calls=/ {split(
 if [ "$calls" -gt 0 ]; then
     echo "  forwarder, latency   $(per "$(ir "$OUT/lat.2")" "$calls")   (one packet at a time)"
 fi
-echo "profiles: $OUT/cg.3 (forwarder), $OUT/cg.4, $OUT/cg.5, $OUT/lat.2 (latency-mode forwarder) (callgrind_annotate FILE)"
+echo "profiles: $OUT/cg.3 (forwarder), $OUT/cg.4, $p2, $OUT/lat.2 (latency-mode forwarder) (callgrind_annotate FILE)"
