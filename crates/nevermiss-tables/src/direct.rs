@@ -14,8 +14,12 @@
 //!   the same key are serialized: one `Added`, the other `AlreadyPresent`. An insert writes the
 //!   new entry's cell first (key, data, odd generation), then publishes its word with one release
 //!   store, which also unlocks. A delete marks the cell dead (generation even, under the cell's
-//!   lock) and then clears the word. So while a word `(s, g)` is published, cell `s` holds the
-//!   live entry of generation `g` of key `k`.
+//!   lock) and then clears the word. A replacement (of an expired AUTO_DELETE entry) kills the
+//!   cell, rewrites the same cell as the new entry (generation + 2 in all) and republishes the
+//!   word with the new generation, all under the word's lock: the key owns its index, so its
+//!   new entry needs no second slot and replacing never finds the table full. So whenever
+//!   cell `s`'s generation is the `g` of the published word `(s, g)`, it holds the live entry
+//!   of generation `g` of key `k`.
 //! - **Readers** take no lock and never wait for an index writer (the lock bit is ignored). A
 //!   word without a slot is a valid miss: there was no entry at the instant of the load. A word
 //!   `(s, g)` is a hit if the cell's generation, read inside its sequence lock with the data, is
@@ -267,9 +271,10 @@ impl Direct {
     }
 
     /// Adds an entry for key index `i` unless it has one. Under the word's lock: if an entry is
-    /// present, `replace(slot)` decides whether it is removed and replaced (it must make the
-    /// slot's generation even if it returns true; the slot is then reported in the second
-    /// result and must be released by the caller with [`Slots::free`]); otherwise a slot is
+    /// present in slot `s`, `replace(s)` decides whether it is replaced (it must make the slot's
+    /// generation even if it returns true): then `init(s)` rewrites that same slot and the word
+    /// is republished with the new generation (`Replaced`: the key owns its index, so a
+    /// replacement needs no second slot and never finds the table full); otherwise a slot is
     /// allocated, `init(slot)` writes the cell (key included) and returns its new generation,
     /// and the word is published. `i` must be held ([`Direct::holds`]; else `Full`).
     #[inline(never)]
@@ -278,36 +283,40 @@ impl Direct {
         i: usize,
         replace: R,
         init: I,
-    ) -> (Ins, Option<u32>) {
+    ) -> Ins {
         if self.insert_code.load(Relaxed) == 0 {
-            type F<R, I> = fn(&Direct, usize, R, I) -> (Ins, Option<u32>);
+            type F<R, I> = fn(&Direct, usize, R, I) -> Ins;
             let f: F<R, I> = Direct::insert::<R, I>;
             self.insert_code.store(f as usize, Relaxed);
         }
         let Some(wd) = self.idx.get(i) else {
-            return (Ins::Full, None);
+            return Ins::Full;
         };
         let w = lock_hdr(wd);
-        let mut replaced = None;
         if let Some(s) = slot_of(w) {
             if !replace(s) {
                 wd.store(w, Release);
-                return (Ins::Present(s), None);
+                return Ins::Present(s);
             }
-            replaced = Some(s);
+            // A reader that loaded the old word finds the cell's generation changed (killed,
+            // then rewritten): a miss, valid at an instant between the kill and this store.
+            let gen = init(s);
+            wd.store(word(s, gen), Release);
+            return Ins::Replaced(s, gen);
         }
         let Some(s) = self.slots.alloc() else {
             wd.store(0, Release);
-            return (Ins::Full, replaced);
+            return Ins::Full;
         };
         let gen = init(s);
         wd.store(word(s, gen), Release);
-        (Ins::Added(s, gen), replaced)
+        Ins::Added(s, gen)
     }
 
     /// Removes the entry of key index `i`, if `slot` is `None` or its slot, and if `cond(slot)`
-    /// — run under the word's lock — returns true (it must make the slot's generation even).
-    /// Returns the removed slot, to be released with [`Slots::free`].
+    /// — run under the word's lock — returns true (it must make the slot's generation even,
+    /// and announce the free: [`Slots::freeing`]). Returns the removed slot, to be released
+    /// with [`Slots::freed`].
     pub fn remove(
         &self,
         i: usize,

@@ -93,11 +93,15 @@ struct Node {
 
 const ROOT: u32 = u32::MAX;
 
-/// Result of [`Exact::insert`].
+/// Result of [`Exact::insert`] (and [`crate::direct::Direct::insert`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Ins {
     /// Added in slot with generation.
     Added(u32, u32),
+    /// The key's entry in this slot was replaced (`replace` returned true) by a new one with
+    /// this generation, in the same slot: the old entry's cell was rewritten in place and its
+    /// index word republished; no slot was allocated or freed.
+    Replaced(u32, u32),
     /// The key is present in this slot.
     Present(u32),
     /// No free slot, or no cuckoo path.
@@ -327,11 +331,12 @@ impl Exact {
     }
 
     /// Adds `key` (hash `h`) unless present. Under the locks of the key's two buckets:
-    /// if the key is present, `replace(slot)` decides whether that entry is removed and replaced
-    /// (it must make the slot's generation even if it returns true; the slot is then reported
-    /// in the second result and must be released by the caller with [`Exact::free`]); otherwise
-    /// a slot is allocated, `init(slot)` writes the cell (key included) and returns its new
-    /// generation, and the entry is published.
+    /// if the key is present, `replace(slot)` decides whether that entry is replaced (it must
+    /// make the slot's generation even if it returns true): then `init(slot)` rewrites the same
+    /// slot and its way word is republished with the new generation (`Replaced`; a replacement
+    /// never needs a second slot, so it cannot find the table full); otherwise a slot is
+    /// allocated, `init(slot)` writes the cell (key included) and returns its new generation,
+    /// and the entry is published.
     ///
     /// Tries [`Exact::insert_fast`] and [`Exact::insert_second`] first. (The table's calls run
     /// these three steps themselves, each where it keeps the calling function small; this one
@@ -345,12 +350,12 @@ impl Exact {
         key: &K,
         replace: R,
         mut init: I,
-    ) -> (Ins, Option<u32>) {
+    ) -> Ins {
         if let Some((s, gen)) = self.insert_fast(cells, h, &mut init) {
-            return (Ins::Added(s, gen), None);
+            return Ins::Added(s, gen);
         }
         if let Some((s, gen)) = self.insert_second(cells, h, &mut init) {
-            return (Ins::Added(s, gen), None);
+            return Ins::Added(s, gen);
         }
         self.insert_slow(cells, h, key, replace, init)
     }
@@ -464,15 +469,14 @@ impl Exact {
         key: &K,
         mut replace: R,
         mut init: I,
-    ) -> (Ins, Option<u32>) {
+    ) -> Ins {
         if self.insert_code.load(Relaxed) == 0 {
-            type F<K, R, I> = fn(&Exact, &Cells, u64, &K, R, I) -> (Ins, Option<u32>);
+            type F<K, R, I> = fn(&Exact, &Cells, u64, &K, R, I) -> Ins;
             let f: F<K, R, I> = Exact::insert_slow::<K, R, I>;
             self.insert_code.store(f as usize, Relaxed);
         }
         let (b1, tag) = self.place(h);
         let b2 = self.alt(b1, tag);
-        let mut replaced = None;
         // Fast path, one lock: with the primary bucket locked and no overflowed entries, the key
         // can only be in the primary bucket (an entry gets into its secondary bucket, or leaves
         // it, only under its primary's lock, which counts it), so the secondary bucket is not
@@ -487,41 +491,42 @@ impl Exact {
             let bk = &self.buckets[b1];
             if bk.hdr.load(Relaxed) < OVF_ONE {
                 let (mut m, empty) = match_mask(bk, tag);
-                let mut free = empty;
                 while m != 0 {
                     let i = m.trailing_zeros() as usize;
                     m &= m - 1;
                     let e = bk.way[i].load(Relaxed);
                     if tag_of(e) == tag && e as u32 != 0 && cells.key_eq(slot_of(e) as usize, key) {
-                        if !replace(slot_of(e)) {
-                            return (Ins::Present(slot_of(e)), replaced);
+                        let s = slot_of(e);
+                        if !replace(s) {
+                            return Ins::Present(s);
                         }
-                        self.clear_way(b1, i, e & SEC != 0, b1);
-                        replaced = Some(slot_of(e));
-                        free |= 1 << i;
-                        break;
+                        let gen = init(s);
+                        self.republish(b1, i, e, gen);
+                        return Ins::Replaced(s, gen);
                     }
                 }
-                if free != 0 {
-                    let i = free.trailing_zeros() as usize;
+                if empty != 0 {
+                    let i = empty.trailing_zeros() as usize;
                     let Some(s) = self.slots.alloc() else {
-                        return (Ins::Full, replaced);
+                        return Ins::Full;
                     };
                     let gen = init(s);
                     self.buckets[b1].way[i].store(word(tag, false, gen, s), Release);
-                    return (Ins::Added(s, gen), replaced);
+                    return Ins::Added(s, gen);
                 }
             }
         }
         for _ in 0..MAX_TRIES {
             {
                 let _g = self.lock_pair(b1, b2);
-                if let Some((b, i, s, sec)) = self.find_locked(cells, b1, b2, tag, key) {
+                if let Some((b, i, s, _)) = self.find_locked(cells, b1, b2, tag, key) {
                     if !replace(s) {
-                        return (Ins::Present(s), replaced);
+                        return Ins::Present(s);
                     }
-                    self.clear_way(b, i, sec, b1);
-                    replaced = Some(s);
+                    let e = self.buckets[b].way[i].load(Relaxed);
+                    let gen = init(s);
+                    self.republish(b, i, e, gen);
+                    return Ins::Replaced(s, gen);
                 }
                 let free = match self.free_way(b1) {
                     Some(i) => Some((b1, i, false)),
@@ -529,26 +534,37 @@ impl Exact {
                 };
                 if let Some((b, i, sec)) = free {
                     let Some(s) = self.slots.alloc() else {
-                        return (Ins::Full, replaced);
+                        return Ins::Full;
                     };
                     let gen = init(s);
                     if sec {
                         self.hdr_add(b1, OVF_ONE);
                     }
                     self.buckets[b].way[i].store(word(tag, sec, gen, s), Release);
-                    return (Ins::Added(s, gen), replaced);
+                    return Ins::Added(s, gen);
                 }
             }
             if !self.make_room(b1, b2) {
                 break;
             }
         }
-        (Ins::Full, replaced)
+        Ins::Full
+    }
+
+    /// Republishes way `i` of bucket `b`, whose word was `e`, for the entry that replaced it in
+    /// the same slot with generation `gen` (the caller holds the bucket's lock; the entry stays
+    /// in its bucket, so no counter changes). A reader that read `e` finds the cell's
+    /// generation changed (killed, then rewritten), so it skips the way as it skips a deleted
+    /// entry's: the kill and the republication bound an instant without the key, where its
+    /// miss is valid.
+    fn republish(&self, b: usize, i: usize, e: u64, gen: u32) {
+        self.buckets[b].way[i].store(word(tag_of(e), e & SEC != 0, gen, slot_of(e)), Release);
     }
 
     /// Removes the entry holding `key` (hash `h`), if `slot` is `None` or its slot, and if
     /// `cond(slot)` — run under the buckets' locks — returns true (it must make the slot's
-    /// generation even). Returns the removed slot, to be released with [`Exact::free`].
+    /// generation even, and announce the free: [`crate::slots::Slots::freeing`]). Returns the
+    /// removed slot, to be released with [`crate::slots::Slots::freed`].
     pub fn remove(
         &self,
         cells: &Cells,
@@ -1117,7 +1133,7 @@ mod tests {
         loop {
             let kb = (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed).to_le_bytes();
             let k = crate::hash::Key::new(&kb);
-            let (r, _) = x.insert(
+            let r = x.insert(
                 &cells,
                 x.hash(&k),
                 &k,
@@ -1131,7 +1147,7 @@ mod tests {
             );
             match r {
                 Ins::Added(..) => n += 1,
-                Ins::Present(_) => panic!("distinct keys"),
+                Ins::Present(_) | Ins::Replaced(..) => panic!("distinct keys"),
                 Ins::Full => break,
             }
         }
@@ -1160,7 +1176,7 @@ mod tests {
                 for n in 0..size as u64 {
                     let kb = (n ^ (seed << 20)).to_le_bytes();
                     let k = crate::hash::Key::new(&kb);
-                    let (r, _) = x.insert(
+                    let r = x.insert(
                         &cells,
                         x.hash(&k),
                         &k,

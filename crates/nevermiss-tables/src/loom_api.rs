@@ -16,6 +16,37 @@ pub struct Model {
     cells: Cells,
 }
 
+/// Kills the live entry in slot `s` (generation made even under the cell lock), as the
+/// table's replacement of an expired entry does; false if it is not live.
+fn kill(cells: &Cells, s: u32) -> bool {
+    let g = cells.lock(s as usize);
+    if g.gen() & 1 == 0 {
+        return false;
+    }
+    g.set_gen(g.gen().wrapping_add(1));
+    true
+}
+
+/// Writes a fresh entry of key `kb` and value `v` into slot `s`; returns its generation.
+fn init(cells: &Cells, s: u32, kb: &[u8], v: u64) -> u32 {
+    let g = cells.lock(s as usize);
+    let gen = g.gen().wrapping_add(1) | 1;
+    g.set_gen(gen);
+    g.write_key(kb);
+    g.write(&data(v));
+    gen
+}
+
+/// Writes value `v` into slot `s` if its generation is `gen` (a handle's update).
+fn update(cells: &Cells, s: u32, gen: u32, v: u64) -> bool {
+    let g = cells.lock(s as usize);
+    if g.gen() != gen {
+        return false;
+    }
+    g.write(&data(v));
+    true
+}
+
 fn data(v: u64) -> ActionData {
     let mut p = [0u8; 16];
     p[..8].copy_from_slice(&v.to_le_bytes());
@@ -36,7 +67,7 @@ impl Model {
     pub fn insert(&self, key: u64, v: u64) -> Option<bool> {
         let kb = key.to_le_bytes();
         let k = Key::new(&kb);
-        let (r, _) = self.x.insert(
+        let r = self.x.insert(
             &self.cells,
             self.x.hash(&k),
             &k,
@@ -51,7 +82,7 @@ impl Model {
             },
         );
         match r {
-            Ins::Added(..) => Some(true),
+            Ins::Added(..) | Ins::Replaced(..) => Some(true),
             Ins::Present(_) => Some(false),
             Ins::Full => None,
         }
@@ -77,7 +108,7 @@ impl Model {
         let k = Words::<1>::new(&kb);
         let lc = self.cells.lines().expect("one-line cells");
         let p = data(v).params;
-        let (r, _) = self.x.insert(
+        let r = self.x.insert(
             &self.cells,
             self.x.hash(&k),
             &k,
@@ -85,7 +116,7 @@ impl Model {
             |s| lc.init(s as usize, &k, 1, &p, 0).expect("slot in range"),
         );
         match r {
-            Ins::Added(..) => Some(true),
+            Ins::Added(..) | Ins::Replaced(..) => Some(true),
             Ins::Present(_) => Some(false),
             Ins::Full => None,
         }
@@ -128,13 +159,60 @@ impl Model {
         let k = Key::new(&kb);
         let removed = self.x.remove(&self.cells, self.x.hash(&k), &k, None, |s| {
             let g = self.cells.lock(s as usize);
+            self.x.slots.freeing();
             g.set_gen(g.gen().wrapping_add(1));
             true
         });
         if let Some(s) = removed {
-            self.x.slots.free(s);
+            self.x.slots.freed(s);
         }
         removed.is_some()
+    }
+
+    /// Adds `key` with value `v`, replacing its entry if present (as an expired AUTO_DELETE
+    /// entry is replaced: killed under the index lock, then its slot rewritten): `Some(true)`
+    /// added or replaced, `None` full.
+    pub fn replace(&self, key: u64, v: u64) -> Option<bool> {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        let r = self.x.insert(
+            &self.cells,
+            self.x.hash(&k),
+            &k,
+            |s| kill(&self.cells, s),
+            |s| init(&self.cells, s, &kb, v),
+        );
+        match r {
+            Ins::Added(..) | Ins::Replaced(..) => Some(true),
+            Ins::Present(_) => Some(false),
+            Ins::Full => None,
+        }
+    }
+
+    /// The slot and generation of `key`'s entry (its handle), if present.
+    pub fn handle(&self, key: u64) -> Option<(u32, u32)> {
+        let kb = key.to_le_bytes();
+        let k = Key::new(&kb);
+        let mut out = ActionData::default();
+        let (s, gen, _) = self.x.find(&self.cells, self.x.hash(&k), &k, &mut out)?;
+        Some((s, gen))
+    }
+
+    /// Writes value `v` into the entry of handle `(slot, gen)`, as `Table::update_params`
+    /// does: only if the cell's generation is still `gen`.
+    pub fn update(&self, (s, gen): (u32, u32), v: u64) -> bool {
+        update(&self.cells, s, gen, v)
+    }
+
+    /// Announces a free ([`crate::slots::Slots::freeing`]), as a removal does before it kills
+    /// its entry.
+    pub fn freeing(&self) {
+        self.x.slots.freeing()
+    }
+
+    /// Ends an announced free of slot `s` onto free list `st` ([`crate::slots::Slots::freed`]).
+    pub fn freed_in(&self, st: usize, s: u32) {
+        self.x.slots.freed_in(st, s)
     }
 
     /// The primary and secondary bucket of `key`.
@@ -204,8 +282,8 @@ impl DirectModel {
         {
             return Some(true);
         }
-        match self.d.insert(key as usize, |_| false, init).0 {
-            Ins::Added(..) => Some(true),
+        match self.d.insert(key as usize, |_| false, init) {
+            Ins::Added(..) | Ins::Replaced(..) => Some(true),
             Ins::Present(_) => Some(false),
             Ins::Full => None,
         }
@@ -250,12 +328,41 @@ impl DirectModel {
     pub fn remove(&self, key: u8) -> bool {
         let removed = self.d.remove(key as usize, None, |s| {
             let g = self.cells.lock(s as usize);
+            self.d.slots.freeing();
             g.set_gen(g.gen().wrapping_add(1));
             true
         });
         if let Some(s) = removed {
-            self.d.slots.free(s);
+            self.d.slots.freed(s);
         }
         removed.is_some()
+    }
+
+    /// Adds `key` with value `v`, replacing its entry if present (as an expired AUTO_DELETE
+    /// entry is replaced: killed under the word's lock, then its slot rewritten), through the
+    /// whole insert: `Some(true)` added or replaced, `None` full.
+    pub fn replace(&self, key: u8, v: u64) -> Option<bool> {
+        let k = Words::<1>::from_word(key as u64, 1);
+        let lc = self.cells.lines().expect("one-line cells");
+        let p = data(v).params;
+        let init = |s: u32| lc.init(s as usize, &k, 1, &p, 0).expect("slot in range");
+        match self.d.insert(key as usize, |s| kill(&self.cells, s), init) {
+            Ins::Added(..) | Ins::Replaced(..) => Some(true),
+            Ins::Present(_) => Some(false),
+            Ins::Full => None,
+        }
+    }
+
+    /// The slot and generation of `key`'s entry (its handle), if present.
+    pub fn handle(&self, key: u8) -> Option<(u32, u32)> {
+        let mut out = ActionData::default();
+        let (s, gen, _) = self.d.find(&self.cells, key as usize, &mut out)?;
+        Some((s, gen))
+    }
+
+    /// Writes value `v` into the entry of handle `(slot, gen)`, as `Table::update_params`
+    /// does: only if the cell's generation is still `gen`.
+    pub fn update(&self, (s, gen): (u32, u32), v: u64) -> bool {
+        update(&self.cells, s, gen, v)
     }
 }

@@ -7,12 +7,32 @@
 //! inserts on different cores share no written cache line here; a slot freed on one stripe is
 //! found from every other one. Slots are reused at once: the generation checks of the engines
 //! make reuse safe without epochs or grace periods.
+//!
+//! **Frees in flight.** A removal takes its entry out of the index before its slot reaches a
+//! free list (in between: the rest of the index protocol, the wheel's lock, a preemption), so
+//! an allocation that only looked at the lists could report the table full while a slot is on
+//! its way back — a spurious `Full` at 100 % fill, e.g. when the only expired entry left is the
+//! one `expire` or another insert's sweep is removing. So a removal announces its free
+//! ([`Slots::freeing`], before it kills the entry) and ends it when the slot is on a list
+//! ([`Slots::freed`]); both update one word, `frees` = (frees completed << 32 | frees in
+//! flight). The same holds for never-used slots: a stripe that took a chunk of them pushes it
+//! after the shared counter moved on, so `Shared::pushed` counts the chunks' slots once they
+//! are pushed. An allocation that finds every list empty and no never-used slot left reports
+//! `None` only if, before its scan, every chunk was pushed and `frees` showed no free in
+//! flight, and `frees` did not change until after the scan; otherwise it scans again, waiting
+//! while a free or a chunk is in flight. Between the two equal reads nothing was pushed (every
+//! push lies inside an announcement, or before the chunks were all counted), so every list was
+//! empty at the second read, with nothing on its way: all `size` slots were in use or being
+//! taken by concurrent inserts. The wait cannot deadlock: a removal announces with its key's
+//! index lock already held, and from there to its free takes no index lock and allocates
+//! nothing; the only lock it still takes is the timer wheel's, whose holders wait for nothing
+//! (docs/tables.md, "Concurrency"); a chunk's push takes no lock at all.
 
 use crate::arena::Arena;
 use crate::cell::Cells;
 use crate::error::TableError;
 use crate::stats::{stripe, STRIPES};
-use crate::sync::{prefetch, AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::{prefetch, AtomicU32, AtomicU64, Backoff, Ordering::*};
 
 /// Never-used slots a free-list stripe takes at a time.
 const CHUNK: u64 = 64;
@@ -20,12 +40,25 @@ const CHUNK: u64 = 64;
 #[repr(align(128))]
 pub(crate) struct Padded<T>(pub T);
 
+/// The counters of a [`Slots`] shared by all stripes, on one cache line: written once per
+/// [`CHUNK`] allocations while never-used slots last, and by removals; read by an allocation
+/// only when its own list is empty.
+struct Shared {
+    /// The first never-used slot not taken yet; taken [`CHUNK`] slots at a time by a stripe.
+    fresh: AtomicU64,
+    /// Never-used slots taken and pushed onto a free list (or handed out): a chunk counts once
+    /// its pre-linked rest is on its stripe's list.
+    pushed: AtomicU64,
+    /// (frees completed << 32) | frees in flight: see the module documentation.
+    frees: AtomicU64,
+}
+
 pub(crate) struct Slots {
     size: u32,
     /// Striped free lists, one per [`stripe`]: (ABA counter << 32) | (slot + 1), 0 = empty.
     free_heads: Box<[Padded<AtomicU64>; STRIPES]>,
-    /// Next never-used slot; taken [`CHUNK`] slots at a time by a stripe.
-    fresh: Padded<AtomicU64>,
+    /// The never-used slots and the frees in flight.
+    shared: Padded<Shared>,
     /// Free-list links: slot + 1 of the next free slot, 0 = end.
     next: Arena<AtomicU32>,
 }
@@ -36,7 +69,11 @@ impl Slots {
         Ok(Slots {
             size: size as u32,
             free_heads: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
-            fresh: Padded(AtomicU64::new(0)),
+            shared: Padded(Shared {
+                fresh: AtomicU64::new(0),
+                pushed: AtomicU64::new(0),
+                frees: AtomicU64::new(0),
+            }),
             next: Arena::new(size)?,
         })
     }
@@ -45,7 +82,7 @@ impl Slots {
     pub fn bytes(&self) -> usize {
         self.next.bytes()
             + std::mem::size_of_val(&*self.free_heads)
-            + std::mem::size_of_val(&self.fresh)
+            + std::mem::size_of_val(&self.shared)
     }
 
     /// Hint that the next insert's slot is about to be written: its cell (and free-list link)
@@ -113,8 +150,9 @@ impl Slots {
 
     /// A free slot from free list `st` first: its own list, then a fresh chunk of never-used
     /// slots (whose rest goes to list `st`), then the other stripes' lists (so no slot is ever
-    /// stranded in another stripe). `None` when every list was seen empty twice and no fresh
-    /// slot is left: with no concurrent frees that means all `size` slots are in use.
+    /// stranded in another stripe). `None` only when all `size` slots were in use at one
+    /// instant of the call: every list empty, no fresh slot left and no free in flight (it
+    /// waits for those; see the module documentation).
     ///
     /// The lists are Treiber stacks with an ABA counter in the head word; a thread touches
     /// only its own stripe's head on the common path, so inserts on different cores share no
@@ -127,14 +165,25 @@ impl Slots {
         if let Some(s) = self.refill(st) {
             return Some(s);
         }
-        for _ in 0..2 {
+        // No never-used slot is left to take (`refill` failed, and `shared.fresh` only grows).
+        let mut backoff = Backoff::new();
+        loop {
+            let f0 = self.shared.0.frees.load(SeqCst);
+            let pushed = self.shared.0.pushed.load(SeqCst) >= self.size as u64;
             for i in 0..STRIPES {
                 if let Some(s) = self.pop((st + i) % STRIPES) {
                     return Some(s);
                 }
             }
+            let f1 = self.shared.0.frees.load(SeqCst);
+            let in_flight = !pushed || f1 as u32 != 0;
+            if f1 == f0 && !in_flight {
+                return None;
+            }
+            if in_flight {
+                backoff.snooze();
+            }
         }
-        None
     }
 
     /// Pops the top of free list `st`.
@@ -159,10 +208,10 @@ impl Slots {
     /// list `st` as one pre-linked chain (one CAS).
     fn refill(&self, st: usize) -> Option<u32> {
         let size = self.size as u64;
-        if self.fresh.0.load(Relaxed) >= size {
+        if self.shared.0.fresh.load(Relaxed) >= size {
             return None;
         }
-        let f = self.fresh.0.fetch_add(CHUNK, Relaxed);
+        let f = self.shared.0.fresh.fetch_add(CHUNK, Relaxed);
         if f >= size {
             return None;
         }
@@ -179,6 +228,8 @@ impl Slots {
             }
             self.push_chain(st, f + 1, end - 1);
         }
+        // After the push: an allocation that sees every never-used slot counted finds them.
+        self.shared.0.pushed.fetch_add((end - f) as u64, SeqCst);
         Some(f)
     }
 
@@ -197,19 +248,35 @@ impl Slots {
         }
     }
 
-    /// Returns slot `s` (removed from the index, generation even) to this thread's free list.
-    pub fn free(&self, s: u32) {
-        self.free_in(stripe(), s)
+    /// Announces that a slot is about to be freed: called by a removal before it kills its
+    /// entry, and ended by [`Slots::freed`] (exactly once). Until then an allocation that
+    /// finds no free slot waits instead of reporting the table full.
+    pub fn freeing(&self) {
+        self.shared.0.frees.fetch_add(1, SeqCst);
     }
 
-    /// Returns slot `s` to free list `st`.
+    /// Returns slot `s`, whose free was announced with [`Slots::freeing`], to this thread's
+    /// free list, and ends the announcement (one more free completed, one fewer in flight).
+    pub fn freed(&self, s: u32) {
+        self.freed_in(stripe(), s)
+    }
+
+    /// [`Slots::freed`] onto free list `st`.
+    pub fn freed_in(&self, st: usize, s: u32) {
+        self.free_in(st, s);
+        self.shared.0.frees.fetch_add((1 << 32) - 1, SeqCst);
+    }
+
+    /// Returns slot `s` to free list `st`, unannounced: for a slot no allocation could be
+    /// waiting for (the allocator's tests and models). A removal from a table announces its
+    /// free: [`Slots::freeing`], then [`Slots::freed`].
     pub fn free_in(&self, st: usize, s: u32) {
         self.push_chain(st % STRIPES, s, s)
     }
 
     /// Slots that have ever been handed out (all live slots are below this).
     pub fn high_water(&self) -> usize {
-        (self.fresh.0.load(Acquire) as usize).min(self.size as usize)
+        (self.shared.0.fresh.load(Acquire) as usize).min(self.size as usize)
     }
 }
 

@@ -332,12 +332,10 @@ impl Table {
                 ExactEngine::Auto | ExactEngine::Direct => Direct::fits(&layout),
                 ExactEngine::Hash => false,
             };
-        // A direct table holds at most one entry per key value: no more slots than that, and
-        // one spare, so that replacing an expired AUTO_DELETE entry (a new slot taken before the
-        // old one is freed) never finds the table full while every key value is present — which
-        // would reclaim every other expired entry too, where the cuckoo engine replaces one.
+        // A direct table holds at most one entry per key value: no more slots than that (a
+        // replaced expired entry's slot is reused by its key's new entry, so no spare is needed).
         let nslots = match direct {
-            true => size.min(Direct::indices(&layout) + 1),
+            true => size.min(Direct::indices(&layout)),
             false => size,
         };
         let engine = if direct {
@@ -1508,19 +1506,19 @@ impl Table {
         k: &K,
         h: u64,
         (action, params, profile, deadline, now, replace_expired): InsertArgs<'_>,
-    ) -> (Ins, Option<u32>) {
+    ) -> Ins {
         // Its callers tried `insert_fast` already.
         x.insert_slow(
             &self.cells,
             h,
             k,
-            |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
+            |s| replace_expired && self.kill_expired_for_reuse(s, now),
             |s| self.init_cell_k(s, Some(k), action, params, profile, deadline, self.timed()),
         )
     }
 
     /// [`Table::insert_exact_k`] when the common case did not apply: the whole insert
-    /// (present key, secondary bucket, cuckoo moves), releasing a replaced expired entry, and
+    /// (present key, secondary bucket, cuckoo moves, an expired entry replaced in its slot),
     /// reclaiming expired entries once when the table is full before trying again.
     #[inline(never)]
     fn insert_exact_rest<K: ProbeKey>(
@@ -1541,27 +1539,32 @@ impl Table {
         }
     }
 
-    /// What one insert attempt of an exact engine (`Ins`, the expired entry it replaced) comes
-    /// to: the replaced slot released and counted, an added entry counted in `counter` and
-    /// timed, `Exists`, `Full`, or `None` — try again, once, after reclaiming expired entries of
-    /// a full AUTO_DELETE table.
+    /// What one insert attempt of an exact engine comes to: an added entry counted in
+    /// `counter` and timed; an expired entry replaced in its slot counted as an expiration and
+    /// the new entry as added, its timer moved; `Exists`, `Full`, or `None` — try again, once,
+    /// after reclaiming expired entries of a full AUTO_DELETE table.
     #[inline(always)]
     fn settle_insert(
         &self,
-        (r, replaced): (Ins, Option<u32>),
+        r: Ins,
         counter: Counter,
         deadline: u64,
         now: u64,
         reclaimed: &mut bool,
     ) -> Option<Result<EntryHandle, TableError>> {
-        if let Some(s) = replaced {
-            self.release(s);
-            self.stats.add(Counter::Expirations, 1);
-        }
         match r {
             Ins::Added(s, gen) => {
                 self.stats.add(counter, 1);
                 self.link_timer(s, gen, deadline);
+                Some(Ok(EntryHandle { slot: s, gen }))
+            }
+            Ins::Replaced(s, gen) => {
+                // The expired entry is gone (counted as `release` counts a removal) and the
+                // new one is there, in the same slot: no slot was freed or taken.
+                self.stats.add(Counter::Live, u64::MAX);
+                self.stats.add(Counter::Expirations, 1);
+                self.stats.add(counter, 1);
+                self.relink_timer(s, gen);
                 Some(Ok(EntryHandle { slot: s, gen }))
             }
             Ins::Present(_) => Some(Err(TableError::Exists)),
@@ -1574,8 +1577,8 @@ impl Table {
         }
     }
 
-    /// The whole insert into a direct table (present key, replacement of an expired entry),
-    /// reclaiming expired entries once when the table is full before trying again; an added
+    /// The whole insert into a direct table (present key, an expired entry replaced in its
+    /// slot), reclaiming expired entries once when the table is full before trying again; an added
     /// entry is counted in `counter` (as in [`Table::insert_exact_k`]). A key with non-zero pad
     /// bits beyond the array is refused.
     #[inline(never)]
@@ -1596,7 +1599,7 @@ impl Table {
         loop {
             let r = d.insert(
                 k.index,
-                |s| replace_expired && self.kill(s, |_| self.expired(s, now)),
+                |s| replace_expired && self.kill_expired_for_reuse(s, now),
                 |s| {
                     let k = Some(&k.key);
                     self.init_cell_k(s, k, action, params, profile, deadline, self.timed())
@@ -1781,11 +1784,23 @@ impl Table {
     }
 
     /// Marks live slot `s` dead if `cond` holds under its cell lock; returns whether it did.
-    /// The caller then unlinks it from the index and calls [`Table::release`].
+    /// The caller then unlinks it from the index and calls [`Table::release`] (an exact
+    /// table's free is announced here, before the entry dies: [`Slots::freeing`]).
     fn kill(&self, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool) -> bool {
+        self.kill_cell(s, cond, true)
+    }
+
+    /// [`Table::kill`]; `freeing`: the slot is to be released (else the caller reuses it).
+    #[inline(always)]
+    fn kill_cell(&self, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool, freeing: bool) -> bool {
         let g = self.cells.lock(s as usize);
         if g.gen() & 1 == 0 || !cond(&g) {
             return false;
+        }
+        if freeing {
+            if let Some(slots) = self.exact_slots() {
+                slots.freeing();
+            }
         }
         g.set_gen(g.gen().wrapping_add(1));
         if self.timed() {
@@ -1794,8 +1809,40 @@ impl Table {
         true
     }
 
+    /// An insert's decision, under the index lock of its key, about the key's entry in slot
+    /// `s`: if it is an AUTO_DELETE entry past its deadline at `now`, kills it and returns
+    /// true, and the insert rewrites the same slot as the new entry ([`Ins::Replaced`]). The
+    /// slot is not released: it stays in the wheel until the new entry's timer is linked
+    /// ([`Table::relink_timer`]), but its schedule word says "not scheduled" meanwhile, so that
+    /// a re-arm through the new entry's handle before then takes the wheel lock (as for a
+    /// fresh slot) instead of trusting the old entry's place in the wheel.
+    #[inline(never)]
+    fn kill_expired_for_reuse(&self, s: u32, now: u64) -> bool {
+        if !self.kill_cell(s, |_| self.expired(s, now), false) {
+            return false;
+        }
+        if self.timed() {
+            self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
+        }
+        true
+    }
+
+    /// Puts the timer of the entry that replaced an expired one in slot `s` (generation `gen`)
+    /// into the wheel, where the old entry's may still be (linking unlinks it first; a new
+    /// entry without a deadline just leaves the wheel), unless the entry is gone again.
+    #[inline(never)]
+    fn relink_timer(&self, s: u32, gen: u32) {
+        if let Some(w) = &self.wheel {
+            let cell = self.cells.cell(s as usize);
+            let mut w = lock(w);
+            if cell.gen() == gen {
+                w.link(s, cell.deadline.load(SeqCst), cell.sched);
+            }
+        }
+    }
+
     /// Releases a killed slot that is no longer reachable from the index: timer and (exact
-    /// tables) free list.
+    /// tables) free list, ending the announcement of its [`Table::kill`].
     fn release(&self, s: u32) {
         if let Some(w) = &self.wheel {
             lock(w).unlink(s);
@@ -1803,7 +1850,7 @@ impl Table {
         }
         self.stats.add(Counter::Live, u64::MAX);
         if let Some(slots) = self.exact_slots() {
-            slots.free(s);
+            slots.freed(s);
         }
     }
 

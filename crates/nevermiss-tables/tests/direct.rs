@@ -1,10 +1,11 @@
 //! The direct engine (exact tables whose key is packed in 1 or 2 bytes: an array indexed by the
 //! key) against the cuckoo hash (`ExactEngine::Hash`): the same random sequence of data-plane
 //! and control-plane operations, idle timeouts on a fake clock included, on a table of each
-//! kind with the same spec gives identical results and contents — handles too, since both
-//! engines take their slots from the same allocator in the same order. Then the concurrency
-//! guarantees on direct tables: one `Added` per key among concurrent adds, no torn or missing
-//! entry during modifies, deletes and re-adds.
+//! kind with the same spec gives identical results and contents (handles up to each engine's
+//! numbering, see `Names`). Then the concurrency guarantees on direct tables: one `Added` per
+//! key among concurrent adds, no torn or missing entry during modifies, deletes and re-adds;
+//! and, on both engines, replacements of expired entries and adds racing with expiry in a
+//! full table that never report `Full`.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::Arc;
@@ -179,9 +180,9 @@ fn data(a: u32, max: usize) -> ActionData {
     ActionData::new(a, params(a, max))
 }
 
-/// Entry handles are the engines' own (a slot number and its generation): the engines may
-/// number entries differently — an AUTO_DELETE entry replaced after it expired keeps its slot in
-/// the direct array and gets a fresh one in the cuckoo hash — so results are compared with each
+/// Entry handles are the engines' own (a slot number and its generation), not part of what the
+/// engines must agree on (both now replace an expired AUTO_DELETE entry in its own slot, but a
+/// table's numbering of its slots is its own business), so results are compared with each
 /// handle renamed to the order in which the run first saw it, one renaming per engine, and
 /// the two renamings must pair the handles one to one.
 #[derive(Default)]
@@ -631,8 +632,23 @@ fn concurrent_adds_of_one_key_add_it_once() {
 
 /// AUTO_DELETE: every key's entry has expired; four threads add them again at once: one
 /// `Added` per key (the one that replaced the expired entry), and one expiration counted.
+/// The table is full (every one of its `N` slots holds an expired entry), so a replacement
+/// that needed a second slot before giving the old one back found none: `Full` (1 run in 10).
 #[test]
 fn concurrent_replacements_of_an_expired_entry_replace_it_once() {
+    replace_every_expired_entry_at_once(ExactEngine::Auto);
+}
+
+/// [`concurrent_replacements_of_an_expired_entry_replace_it_once`] on the cuckoo hash: the
+/// same full table of expired entries, the same four threads.
+#[test]
+fn concurrent_replacements_in_a_full_cuckoo_table_replace_each_entry_once() {
+    replace_every_expired_entry_at_once(ExactEngine::Hash);
+}
+
+/// A full AUTO_DELETE table of `N` entries, all expired, whose keys four threads add again at
+/// once: exactly one `Added` per key, never `Full`; the replaced entries' handles are stale.
+fn replace_every_expired_entry_at_once(engine: ExactEngine) {
     const N: u32 = 5_000;
     let spec = TableSpec::new(
         "t",
@@ -641,11 +657,16 @@ fn concurrent_replacements_of_an_expired_entry_replace_it_once() {
     )
     .with_add_on_miss(true)
     .with_idle_timeout(IdleTimeout::AutoDelete)
-    .with_max_params_bytes(P);
+    .with_max_params_bytes(P)
+    .with_exact_engine(engine);
     let t = Arc::new(Table::new(spec).unwrap());
-    assert!(t.is_direct());
+    assert_eq!(t.is_direct(), engine == ExactEngine::Auto);
+    let mut old = Vec::new();
     for k in 0..N {
-        assert!(t.add_on_miss(&key(k), &pattern(k, 0), 0, 0).is_added());
+        match t.add_on_miss(&key(k), &pattern(k, 0), 0, 0) {
+            AddStatus::Added(h) => old.push(h),
+            other => panic!("unexpected {other:?}"),
+        }
     }
     let later = 11 * 1_000 * MS; // past profile 0 (10 s)
     let added: Arc<Vec<AtomicU32>> = Arc::new((0..N).map(|_| AtomicU32::new(0)).collect());
@@ -676,6 +697,75 @@ fn concurrent_replacements_of_an_expired_entry_replace_it_once() {
         assert!(l.is_hit());
         check(k, &l.data);
         assert_ne!(l.data.params[0], 0, "the expired entry survived");
+        // The replaced entry's handle is stale, even where the new entry took its slot.
+        assert!(!t.update_params(old[k as usize], &[0; P]));
+        assert!(!t.restart_timer(old[k as usize], later));
+        let again = t.lookup(&key(k), later);
+        assert_eq!((again.data, again.version), (l.data, l.version));
+    }
+}
+
+/// AUTO_DELETE, a full table whose entries have all expired, and new keys: in each round the
+/// control thread's `expire` removes the expired entries while three threads add as many new
+/// keys as the table has slots. Every add finds room — an expired entry's slot, reclaimed by
+/// `expire`, by the adds' own sweep, or still on its way to a free list — so none may be
+/// `Full`.
+#[test]
+fn adds_racing_with_expiry_in_a_full_table_never_find_it_full() {
+    for engine in [ExactEngine::Auto, ExactEngine::Hash] {
+        expire_and_add_in_a_full_table(engine);
+    }
+}
+
+fn expire_and_add_in_a_full_table(engine: ExactEngine) {
+    const N: u32 = 64;
+    const ROUNDS: u32 = 3000;
+    let spec = TableSpec::new(
+        "t",
+        vec![KeySpec::new("k", 16, MatchKind::Exact)],
+        N as usize,
+    )
+    .with_add_on_miss(true)
+    .with_idle_timeout(IdleTimeout::AutoDelete)
+    .with_max_params_bytes(P)
+    .with_exact_engine(engine);
+    let t = Arc::new(Table::new(spec).unwrap());
+    let mut now = 0;
+    for r in 0..ROUNDS {
+        // Round r's N old keys and N new keys: disjoint (the table is emptied between rounds).
+        let old = move |k: u32| (2 * r * N + k) % (1 << 16);
+        let new = move |k: u32| ((2 * r + 1) * N + k) % (1 << 16);
+        t.clear();
+        for k in 0..N {
+            assert!(t
+                .add_on_miss(&key(old(k)), &pattern(old(k), 0), 0, now)
+                .is_added());
+        }
+        now += 11 * 1_000 * MS; // past profile 0 (10 s): every old entry has expired
+        let at = now;
+        let expirer = {
+            let t = t.clone();
+            thread::spawn(move || t.expire(at).len())
+        };
+        let adders: Vec<_> = (0..3u32)
+            .map(|w| {
+                let t = t.clone();
+                thread::spawn(move || {
+                    for k in (w..N).step_by(3) {
+                        let k = new(k);
+                        match t.add_on_miss(&key(k), &pattern(k, 1), 1, at) {
+                            AddStatus::Added(_) => {}
+                            other => panic!("{engine:?} round {r}: key {k}: {other:?}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        for a in adders {
+            a.join().unwrap();
+        }
+        expirer.join().unwrap();
+        assert_eq!(t.len(), N as usize);
     }
 }
 

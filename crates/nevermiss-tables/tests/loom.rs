@@ -519,6 +519,121 @@ fn striped_free_lists_hand_out_each_slot_once() {
     });
 }
 
+/// Direct array, every slot in use: key 1's entry is replaced (as an expired AUTO_DELETE entry
+/// is) while another thread writes through the old entry's handle and then reads key 1. The
+/// replacement never finds the array full (it rewrites its own slot), the reader sees the old
+/// entry (written or not), nothing, or the new one, never torn, and the write through the stale
+/// handle never lands in the new entry. (Fails without the in-place replacement: a replacement
+/// that takes a second slot before freeing its own finds none.)
+#[test]
+fn direct_replacement_in_a_full_array_reuses_its_slot() {
+    check(|| {
+        let m = Arc::new(DirectModel::new(4, 2));
+        assert_eq!(m.insert(1, 10), Some(true));
+        assert_eq!(m.insert(2, 20), Some(true));
+        let old = m.handle(1).unwrap();
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.replace(1, 11));
+        let u = thread::spawn(move || {
+            let wrote = m3.update(old, 99);
+            let v = m3.get(1);
+            assert!(
+                v == Some(11) || v.is_none() || v == Some(if wrote { 99 } else { 10 }),
+                "wrote {wrote}, then saw {v:?}"
+            );
+        });
+        assert_eq!(
+            t.join().unwrap(),
+            Some(true),
+            "replacement found the array full"
+        );
+        u.join().unwrap();
+        assert_eq!(m.get(1), Some(11));
+        assert_eq!(m.get(2), Some(20));
+        let new = m.handle(1).unwrap();
+        assert_eq!(new.0, old.0, "the replacement took another slot");
+        assert_ne!(new.1, old.1);
+        assert!(!m.update(old, 5));
+        assert_eq!(m.get(1), Some(11));
+    });
+}
+
+/// The cuckoo hash, every slot in use: the same as
+/// [`direct_replacement_in_a_full_array_reuses_its_slot`] through the bucket's way word.
+#[test]
+fn replacement_in_a_full_index_reuses_its_slot() {
+    check(|| {
+        let m = Arc::new(Model::new(2, 1));
+        assert_eq!(m.insert(1, 10), Some(true));
+        assert_eq!(m.insert(2, 20), Some(true));
+        let old = m.handle(1).unwrap();
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.replace(1, 11));
+        let u = thread::spawn(move || {
+            let wrote = m3.update(old, 99);
+            let v = m3.get(1);
+            assert!(
+                v == Some(11) || v.is_none() || v == Some(if wrote { 99 } else { 10 }),
+                "wrote {wrote}, then saw {v:?}"
+            );
+        });
+        assert_eq!(
+            t.join().unwrap(),
+            Some(true),
+            "replacement found the index full"
+        );
+        u.join().unwrap();
+        assert_eq!(m.get(1), Some(11));
+        assert_eq!(m.get(2), Some(20));
+        let new = m.handle(1).unwrap();
+        assert_eq!(new.0, old.0, "the replacement took another slot");
+        assert_ne!(new.1, old.1);
+        assert!(!m.update(old, 5));
+        assert_eq!(m.get(1), Some(11));
+    });
+}
+
+/// A free in flight: the only slot's entry is being removed (its free announced, as a removal
+/// announces it before killing the entry) while a thread of another stripe allocates. The
+/// allocation waits for the slot instead of reporting the table full; with the slot taken, a
+/// further allocation reports it. (Fails without the wait.)
+#[test]
+fn allocation_waits_for_a_free_in_flight() {
+    check(|| {
+        let m = Arc::new(Model::new(1, 1));
+        let a = m.alloc_in(0).unwrap();
+        m.freeing();
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.freed_in(1, a));
+        let u = thread::spawn(move || m3.alloc_in(2));
+        t.join().unwrap();
+        assert_eq!(
+            u.join().unwrap(),
+            Some(a),
+            "full while a free was in flight"
+        );
+        assert_eq!(m.alloc_in(0), None);
+    });
+}
+
+/// A chunk of never-used slots in flight: a thread of stripe 0 takes the only chunk (keeps one
+/// slot, pushes the other onto its list) while a thread of stripe 1 allocates: it gets the
+/// other slot, waiting for the push if it comes after the chunk was taken, instead of
+/// reporting the table full. (Fails without the count of pushed slots.)
+#[test]
+fn allocation_waits_for_a_fresh_chunk_in_flight() {
+    check(|| {
+        let m = Arc::new(Model::new(2, 1));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || m2.alloc_in(0));
+        let u = thread::spawn(move || m3.alloc_in(1));
+        let mut got = [t.join().unwrap(), u.join().unwrap()];
+        got.sort();
+        assert_eq!(got, [Some(0), Some(1)], "full while a chunk was in flight");
+        assert_eq!(m.alloc_in(2), None);
+    });
+}
+
 /// The quiescence gate (DATAPLANE_ATOMIC): a worker runs a batch that reads two values while
 /// the control plane closes the gate, writes both and opens it. The batch sees both old or
 /// both new values, never one of each; and the writer never writes while the worker is inside.
