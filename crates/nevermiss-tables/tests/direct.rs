@@ -646,20 +646,25 @@ fn concurrent_replacements_in_a_full_cuckoo_table_replace_each_entry_once() {
     replace_every_expired_entry_at_once(ExactEngine::Hash);
 }
 
-/// A full AUTO_DELETE table of `N` entries, all expired, whose keys four threads add again at
-/// once: exactly one `Added` per key, never `Full`; the replaced entries' handles are stale.
-fn replace_every_expired_entry_at_once(engine: ExactEngine) {
-    const N: u32 = 5_000;
+/// An add-on-miss AUTO_DELETE table of `n` entries, 16-bit keys, on `engine`.
+fn auto_delete_table(n: u32, engine: ExactEngine) -> Arc<Table> {
     let spec = TableSpec::new(
         "t",
         vec![KeySpec::new("k", 16, MatchKind::Exact)],
-        N as usize,
+        n as usize,
     )
     .with_add_on_miss(true)
     .with_idle_timeout(IdleTimeout::AutoDelete)
     .with_max_params_bytes(P)
     .with_exact_engine(engine);
-    let t = Arc::new(Table::new(spec).unwrap());
+    Arc::new(Table::new(spec).unwrap())
+}
+
+/// A full AUTO_DELETE table of `N` entries, all expired, whose keys four threads add again at
+/// once: exactly one `Added` per key, never `Full`; the replaced entries' handles are stale.
+fn replace_every_expired_entry_at_once(engine: ExactEngine) {
+    const N: u32 = 5_000;
+    let t = auto_delete_table(N, engine);
     assert_eq!(t.is_direct(), engine == ExactEngine::Auto);
     let mut old = Vec::new();
     for k in 0..N {
@@ -720,16 +725,7 @@ fn adds_racing_with_expiry_in_a_full_table_never_find_it_full() {
 fn expire_and_add_in_a_full_table(engine: ExactEngine) {
     const N: u32 = 64;
     const ROUNDS: u32 = 3000;
-    let spec = TableSpec::new(
-        "t",
-        vec![KeySpec::new("k", 16, MatchKind::Exact)],
-        N as usize,
-    )
-    .with_add_on_miss(true)
-    .with_idle_timeout(IdleTimeout::AutoDelete)
-    .with_max_params_bytes(P)
-    .with_exact_engine(engine);
-    let t = Arc::new(Table::new(spec).unwrap());
+    let t = auto_delete_table(N, engine);
     let mut now = 0;
     for r in 0..ROUNDS {
         // Round r's N old keys and N new keys: disjoint (the table is emptied between rounds).
