@@ -1915,20 +1915,12 @@ impl Gen<'_, '_> {
             .action_params(*func)
             .map(|ps| ps.iter().map(|p| p.ty.width).collect())
             .unwrap_or_default();
-        let buf = self.ctx_field(offset_of!(Ctx, params));
-        let mut off = 0u32;
-        for (k, w) in widths.iter().enumerate() {
-            let n = w.div_ceil(8);
-            if n == 0 {
-                continue;
-            }
-            let v = match vals.get(k) {
-                Some(&v) => self.mask_to(v, *w),
-                None => self.iconst(0),
-            };
-            self.store_be(v, n, buf, off);
-            off += n;
-        }
+        let packed: Vec<(Value, u32)> = widths
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| (vals.get(k).copied().unwrap_or_else(|| self.iconst(0)), w))
+            .collect();
+        let off = self.pack_params(&packed);
         let profile = match x.args.get(i + 1) {
             Some(XArg::Val(e)) => self.expr(e),
             _ => self.iconst(0),
@@ -2288,9 +2280,12 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(join);
     }
 
-    /// `t.apply()` (P4_16 §14.2.2): the key stored inline, the lookup and what surrounds it by the
-    /// runtime (`table_lookup`), the chosen action called directly with its copy-in/copy-out,
-    /// then `table_done`; the action's `exit` or reject ends the list after `table_done`.
+    /// `t.apply()` (P4_16 §14.2.2): the key stored inline; for a lean table
+    /// (`p4_ir::Table::lean`) the runtime's `table_find` looks it up and this code stores `hit`,
+    /// `action_run` and the chosen action's parameters, for other tables the runtime's
+    /// `table_lookup` does the lookup and what surrounds it; the chosen action is called
+    /// directly with its copy-in/copy-out, then its `@__ref` parameters are written back
+    /// ([`Gen::write_back`]); the action's `exit` or reject ends the list after that.
     fn apply(&mut self, t: TableId, hit: Option<u32>, run: Option<u32>, abort: Abort) {
         let Some(td) = self.prog.tables.get(t as usize) else {
             return;
@@ -2416,21 +2411,33 @@ impl Gen<'_, '_> {
             self.b.ins().call(done, &[self.ctx, tv, av]);
             return;
         }
-        let buf = self.ctx_field(offset_of!(Ctx, params));
-        let mut off = 0u32;
-        for p in &a.params {
-            let n = p.ty.width.div_ceil(8);
-            if n == 0 {
-                continue;
-            }
-            let v = self.ld(p.slot);
-            let v = self.mask_to(v, p.ty.width);
-            self.store_be(v, n, buf, off);
-            off += n;
-        }
+        let vals: Vec<(Value, u32)> = a
+            .params
+            .iter()
+            .map(|p| (self.ld(p.slot), p.ty.width))
+            .collect();
+        let off = self.pack_params(&vals);
         let f = self.fref(self.ids.imports.write_back);
         let len = self.iconst(u64::from(off));
         self.b.ins().call(f, &[self.ctx, tv, len]);
+    }
+
+    /// Packs `(value, width)`s at `Ctx::params` as an entry holds its action's parameters:
+    /// each masked to its width, big-endian in `ceil(width/8)` bytes, back to back. Returns
+    /// the bytes they take.
+    fn pack_params(&mut self, vals: &[(Value, u32)]) -> u32 {
+        let buf = self.ctx_field(offset_of!(Ctx, params));
+        let mut off = 0u32;
+        for &(v, w) in vals {
+            let n = w.div_ceil(8);
+            if n == 0 {
+                continue;
+            }
+            let v = self.mask_to(v, w);
+            self.store_be(v, n, buf, off);
+            off += n;
+        }
+        off
     }
 
     /// A table's action `a` run in place after its apply chose it (its parameters stored): its

@@ -1425,31 +1425,13 @@ impl Exec {
         };
         // The bytes the action's parameters take, and where each of them ends.
         let (need, ends): (usize, &[crate::switch::ParamPlan]) = match (&rt.plan, &self.trace) {
-            (Some(plan), None) => {
-                rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
-                let hit = self.lookup.hit;
-                if let Some(h) = hit {
-                    rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+            (Some(plan), None) => match self.lean_lookup(sw, tid, rt, plan) {
+                Some(ps) => {
+                    let need = ps.last().map_or(0, |&(_, off, n, _)| (off + n) as usize);
+                    (need, ps)
                 }
-                self.ops |= if hit.is_some() {
-                    TableOps::HIT
-                } else {
-                    TableOps::MISS
-                };
-                let a = self.lookup.data.action;
-                match plan.get(a as usize) {
-                    Some(ps) => {
-                        self.tctx = TableCtx {
-                            table: tid,
-                            hit,
-                            active: true,
-                        };
-                        let need = ps.last().map_or(0, |&(_, off, n, _)| (off + n) as usize);
-                        (need, ps.as_slice())
-                    }
-                    None => (0, &[]),
-                }
-            }
+                None => (0, &[]),
+            },
             _ => {
                 self.table_lookup_full(sw, tid, rt, None, None);
                 let need = sw
@@ -1591,27 +1573,48 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
-        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
-        let hit = self.lookup.hit;
-        if let Some(h) = hit {
-            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
-        }
+        let params = self.lean_lookup(sw, tid, rt, plan);
         let action = self.lookup.data.action;
-        self.note_apply(hit.is_some(), action, hit_slot, run_slot);
-        let params = plan.get(action as usize)?;
+        self.note_slots(self.lookup.hit.is_some(), action, hit_slot, run_slot);
         let bytes = &self.lookup.data.params;
-        for &(slot, off, n, m) in params {
+        for &(slot, off, n, m) in params? {
             let v = bytes.be_at(off as usize, n as usize) & m;
             if let Some(x) = self.f.get_mut(slot as usize) {
                 *x = v;
             }
         }
+        Some(action)
+    }
+
+    /// The lookup of a lean apply (`RtTable::plan`), shared by both engines: the entry or the
+    /// default action into `self.lookup`, the update-delay probe, the packet's hit/miss
+    /// operation and, when the action is one of the table's, the table context. Returns that
+    /// action's parameter plan (`None`: no action runs).
+    #[inline(always)]
+    fn lean_lookup<'p>(
+        &mut self,
+        sw: &Switch,
+        tid: TableId,
+        rt: &crate::switch::RtTable,
+        plan: &'p [Vec<crate::switch::ParamPlan>],
+    ) -> Option<&'p [crate::switch::ParamPlan]> {
+        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        let hit = self.lookup.hit;
+        if let Some(h) = hit {
+            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+        }
+        self.ops |= if hit.is_some() {
+            TableOps::HIT
+        } else {
+            TableOps::MISS
+        };
+        let ps = plan.get(self.lookup.data.action as usize)?;
         self.tctx = TableCtx {
             table: tid,
             hit,
             active: true,
         };
-        Some(action)
+        Some(ps)
     }
 
     /// An apply's outcome where the program sees it: the packet's hit/miss operation, the
@@ -1619,6 +1622,12 @@ impl Exec {
     #[inline(always)]
     fn note_apply(&mut self, hit: bool, action: u32, hit_slot: Option<u32>, run_slot: Option<u32>) {
         self.ops |= if hit { TableOps::HIT } else { TableOps::MISS };
+        self.note_slots(hit, action, hit_slot, run_slot);
+    }
+
+    /// The `hit` and `action_run` slots of [`Exec::note_apply`].
+    #[inline(always)]
+    fn note_slots(&mut self, hit: bool, action: u32, hit_slot: Option<u32>, run_slot: Option<u32>) {
         if let Some(h) = hit_slot {
             self.st(h as usize, u64::from(hit));
         }
@@ -1669,8 +1678,7 @@ impl Exec {
                         put_be(&mut self.pbuf, v, p.ty.width);
                     }
                 }
-                if self.pbuf[..] != self.lookup.data.params[..] && rt.t.update_params(h, &self.pbuf)
-                {
+                if write_changed(rt, h, &self.pbuf, &self.lookup.data.params) {
                     self.ops |= TableOps::UPDATE;
                 }
             }
@@ -1688,7 +1696,7 @@ impl Exec {
         ) else {
             return;
         };
-        if new != &self.lookup.data.params[..] && rt.t.update_params(h, new) {
+        if write_changed(rt, h, new, &self.lookup.data.params) {
             self.ops |= TableOps::UPDATE;
         }
     }
@@ -2417,4 +2425,10 @@ fn header_slots(layout: &Layout, at: u32, name: &str, out: &mut Vec<(String, u32
         }
         Layout::Scalar(_) | Layout::Varbit(_) => {}
     }
+}
+
+/// The `@__ref` write-back's update: entry `h` gets parameters `new` when they differ from
+/// those the lookup `read`; whether it did (the entry may be gone).
+fn write_changed(rt: &crate::switch::RtTable, h: EntryHandle, new: &[u8], read: &[u8]) -> bool {
+    new != read && rt.t.update_params(h, new)
 }

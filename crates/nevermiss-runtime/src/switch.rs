@@ -321,8 +321,7 @@ impl Switch {
                 .iter()
                 .map(|a| a.params.iter().any(|p| p.is_ref))
                 .collect();
-            let restart_on_hit = td.idle_timeout == IdleTimeout::NotifyControl
-                && matches!(prog.arch, p4_ir::Arch::V1Model | p4_ir::Arch::Psa);
+            let restart_on_hit = td.restarts_on_hit(prog.arch);
             let lean = td.lean(prog.arch);
             let plan = lean.then(|| {
                 td.actions

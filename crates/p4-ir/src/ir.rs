@@ -692,14 +692,19 @@ impl Table {
     /// (counted on each hit). Both engines look such tables up on a lean path (the
     /// runtime's parameter plan; generated code unpacks the parameters itself).
     pub fn lean(&self, arch: Arch) -> bool {
-        let v1_or_psa = matches!(arch, Arch::V1Model | Arch::Psa);
         self.implementation.is_none()
-            && !(self.idle_timeout == IdleTimeout::NotifyControl && v1_or_psa)
+            && !self.restarts_on_hit(arch)
             && !(self.direct_counter.is_some() && arch == Arch::V1Model)
             && self
                 .actions
                 .iter()
                 .all(|a| a.params.iter().all(|p| !p.ty.is_wide()))
+    }
+
+    /// Whether a hit restarts the entry's idle timer (v1model and PSA, for a `NotifyControl`
+    /// table: the time since the last hit); PNA restarts timers only when the program says so.
+    pub fn restarts_on_hit(&self, arch: Arch) -> bool {
+        self.idle_timeout == IdleTimeout::NotifyControl && matches!(arch, Arch::V1Model | Arch::Psa)
     }
 
     /// Index of the action implemented by `func`.
