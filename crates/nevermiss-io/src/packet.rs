@@ -49,6 +49,26 @@ impl Packet {
         p
     }
 
+    /// Hint that the packet is about to be parsed: starts fetching the cache lines that hold
+    /// its first [`HEADER_BYTES`] bytes (at most three lines). Reads the descriptor, never the
+    /// data; changes nothing. For packets that wait in memory (a generated or read-in workload)
+    /// rather than in a NIC's ring, whose bytes are otherwise fetched from DRAM when the parser
+    /// first reads them (DPDK's l3fwd prefetches the same way, a few packets ahead).
+    #[inline(always)]
+    pub fn prefetch_headers(&self) {
+        let d = self.data();
+        let n = d.len().min(HEADER_BYTES);
+        if n == 0 {
+            return;
+        }
+        let last = d.as_ptr() as usize + n - 1;
+        let mut a = d.as_ptr() as usize & !(LINE - 1);
+        while a <= last {
+            prefetch(a);
+            a += LINE;
+        }
+    }
+
     /// The packet's bytes.
     #[inline]
     pub fn data(&self) -> &[u8] {
@@ -154,6 +174,32 @@ impl Packet {
         self.start += n;
         true
     }
+}
+
+/// Bytes at the front of a packet that [`Packet::prefetch_headers`] fetches: Ethernet, a VLAN tag or
+/// two, IPv4 or IPv6 and a TCP header with options fit.
+pub const HEADER_BYTES: usize = 128;
+
+/// Hint that `pkts` are about to be parsed: [`Packet::prefetch_headers`] of each.
+pub fn prefetch_headers(pkts: &[Packet]) {
+    for p in pkts {
+        p.prefetch_headers();
+    }
+}
+
+/// A cache line's bytes (x86-64, most ARM cores).
+const LINE: usize = 64;
+
+/// Hint that the line holding address `a` is about to be read. Never faults, whatever `a` is.
+#[inline(always)]
+fn prefetch(a: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults or changes memory, for any address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(a as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = a;
 }
 
 impl PartialEq for Packet {
@@ -372,6 +418,22 @@ impl fmt::Debug for Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefetching_headers_changes_no_packet() {
+        let mut short = Packet::from_bytes(&[9], 1, 2);
+        assert!(short.pull_front(1));
+        let pkts = vec![
+            Packet::new(),
+            short,
+            Packet::from_bytes(&[7; 60], 3, 4),
+            Packet::from_bytes(&[5; 1500], 5, 6),
+        ];
+        let before = pkts.clone();
+        prefetch_headers(&pkts);
+        prefetch_headers(&[]);
+        assert!(pkts == before);
+    }
 
     #[test]
     fn headroom_push_pull() {

@@ -474,6 +474,7 @@ fn run_control(ex: &mut Exec, sw: &Switch, f: FnId) -> Flow {
 }
 
 /// Runs one packet through a PNA program.
+#[inline(always)]
 pub fn process_pna(
     ex: &mut Exec,
     sw: &Switch,

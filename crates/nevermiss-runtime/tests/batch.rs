@@ -1,4 +1,5 @@
-//! `Worker::process_batch` (parse a group, prefetch its tables, then run the controls) gives the
+//! `Worker::process_batch` (parse a group, prefetch its tables, then run the controls) and
+//! `Worker::process_batch_ahead` (the same, prefetching the next packets' headers) give the
 //! same outputs and the same table contents as running the packets one by one — also when
 //! packets of one batch insert and then hit the same key, or update the same entry.
 
@@ -147,10 +148,15 @@ fn batches_match_packet_by_packet() {
                 .unwrap_or_else(|e| panic!("{e:?}"));
             let mut w = Worker::new(many.clone(), 0);
             let mut got = Vec::new();
-            for chunk in pkts.chunks(batch) {
+            for (c, chunk) in pkts.chunks(batch).enumerate() {
                 let base = got.len();
-                w.process_batch(
+                // Told of none, one batch or two batches of the packets that follow (whose
+                // headers it then prefetches): the same outputs.
+                let rest = &pkts[((c + 1) * batch).min(pkts.len())..];
+                let ahead = &rest[..rest.len().min(c % 3 * batch)];
+                w.process_batch_ahead(
                     chunk,
+                    ahead,
                     |p| p.ts_ns,
                     |i, outs| {
                         assert_eq!(i, got.len() - base, "outputs come in packet order");

@@ -915,17 +915,18 @@ impl Hot<'_> {
 
     /// [`crate::Table::prefetch_entry`]: with the primary bucket (likely) at hand, prefetches
     /// the cell of its first way whose tag matches, or else the secondary bucket if the key may
-    /// be there. A hint: a way that changed meanwhile only wastes the prefetch.
+    /// be there or an insert of it would go there (a full primary). A hint: a way that changed
+    /// meanwhile only wastes the prefetch.
     #[inline(always)]
     pub fn prefetch_entry(&self, cells: &Cells, p: Probe) {
         let Some(bk) = self.buckets.get(p.b1 as usize) else {
             return;
         };
-        let m = match_mask(bk, p.tag).0;
+        let (m, empty) = match_mask(bk, p.tag);
         if m != 0 {
             let e = bk.way[m.trailing_zeros() as usize].load(Relaxed);
             cells.prefetch(slot_of(e) as usize);
-        } else if bk.hdr.load(Relaxed) >= OVF_ONE {
+        } else if empty == 0 || bk.hdr.load(Relaxed) >= OVF_ONE {
             if let Some(b2) = self.buckets.get(alt(self.nb, p.b1 as usize, p.tag)) {
                 prefetch(b2);
             }
