@@ -103,7 +103,7 @@ impl Slots {
     }
 
     /// [`Slots::alloc`], popping the own free list inline (one CAS) and prefetching the cell
-    /// and link of the slot the next allocation will take.
+    /// and link of a slot a later allocation will take ([`Slots::prefetch_after`]).
     #[inline(always)]
     pub fn alloc_hint(&self, cells: &Cells) -> Option<u32> {
         let st = stripe();
@@ -114,10 +114,7 @@ impl Slots {
             let next = link.load(Relaxed);
             let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
             if head.compare_exchange(h, new, Acquire, Relaxed).is_ok() {
-                if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
-                    cells.prefetch_first(next as usize - 1);
-                    prefetch(l);
-                }
+                self.prefetch_after(next, cells);
                 return Some(top - 1);
             }
         }
@@ -136,11 +133,25 @@ impl Slots {
         let next = link.load(Relaxed);
         let new = ((h >> 32).wrapping_add(1) << 32) | next as u64;
         head.compare_exchange(h, new, Acquire, Relaxed).ok()?;
-        if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
-            cells.prefetch_first(next as usize - 1);
-            prefetch(l);
-        }
+        self.prefetch_after(next, cells);
         Some(top - 1)
+    }
+
+    /// With `next` (stored as slot + 1) now on top of the list, starts fetching the cell and
+    /// link of the slot below it, which the allocation after next takes: two allocations
+    /// ahead, because one insert's time is about one DRAM latency (measured: the insert's
+    /// first read of its cell still waited with the cell fetched one allocation ahead).
+    /// `next`'s own link was fetched by the allocation before (or shares its line with
+    /// ours); another thread may pop meanwhile, which only wastes the hint.
+    #[inline(always)]
+    fn prefetch_after(&self, next: u32, cells: &Cells) {
+        if let Some(l) = self.next.get((next as usize).wrapping_sub(1)) {
+            let after = l.load(Relaxed);
+            if let Some(l2) = self.next.get((after as usize).wrapping_sub(1)) {
+                cells.prefetch_first(after as usize - 1);
+                prefetch(l2);
+            }
+        }
     }
 
     #[inline(never)]
