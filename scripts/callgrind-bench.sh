@@ -34,11 +34,12 @@ p2="$OUT/cg.5"
 [ -e "$p2" ] || p2="$OUT/cg"
 echo "  $SCENARIO phase 2    $(per "$(ir "$p2")" "$count")"
 # Latency mode: dump k+1 holds the k-th latency run, the first one the baseline forwarder's
-# (m = 1024 phase-1 packets and `--count` phase-2 packets, each one call of `Worker::process`).
+# (`--m` phase-1 packets and `--count` phase-2 packets, each one call of `Worker::process`).
+lat_m=1024
 lat_count=262144
 valgrind --tool=callgrind --callgrind-out-file="$OUT/lat" --toggle-collect='*Worker::process' \
     --dump-before='*latency::run_once*' \
-    "$BIN" bench --mode latency --scenario "$SCENARIO" --m 2^10 --rates 1 --sizes 2^10 --runs 1 \
-    --count "$lat_count" --engine "$ENGINE" -q >/dev/null 2>>"$OUT/valgrind.log"
-echo "  forwarder, latency   $(per "$(ir "$OUT/lat.2")" $((1024 + lat_count)))   (one packet at a time)"
+    "$BIN" bench --mode latency --scenario "$SCENARIO" --m "$lat_m" --rates 1 --sizes "$lat_m" \
+    --runs 1 --count "$lat_count" --engine "$ENGINE" -q >/dev/null 2>>"$OUT/valgrind.log"
+echo "  forwarder, latency   $(per "$(ir "$OUT/lat.2")" $((lat_m + lat_count)))   (one packet at a time)"
 echo "profiles: $OUT/cg.3 (forwarder), $OUT/cg.4, $p2, $OUT/lat.2 (latency-mode forwarder) (callgrind_annotate FILE)"

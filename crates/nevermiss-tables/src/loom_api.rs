@@ -72,14 +72,7 @@ impl Model {
             self.x.hash(&k),
             &k,
             |_| false,
-            |s| {
-                let g = self.cells.lock(s as usize);
-                let gen = g.gen().wrapping_add(1) | 1;
-                g.set_gen(gen);
-                g.write_key(&kb);
-                g.write(&data(v));
-                gen
-            },
+            |s| init(&self.cells, s, &kb, v),
         );
         match r {
             Ins::Added(..) | Ins::Replaced(..) => Some(true),
@@ -145,12 +138,7 @@ impl Model {
         let Some((s, gen, _)) = self.x.find(&self.cells, self.x.hash(&k), &k, &mut tmp) else {
             return false;
         };
-        let g = self.cells.lock(s as usize);
-        if g.gen() != gen {
-            return false;
-        }
-        g.write(&data(v));
-        true
+        update(&self.cells, s, gen, v)
     }
 
     /// Deletes `key` and frees its slot at once; false if absent.
@@ -316,12 +304,7 @@ impl DirectModel {
         let Some((s, gen, _)) = self.d.find(&self.cells, key as usize, &mut tmp) else {
             return false;
         };
-        let g = self.cells.lock(s as usize);
-        if g.gen() != gen {
-            return false;
-        }
-        g.write(&data(v));
-        true
+        update(&self.cells, s, gen, v)
     }
 
     /// Deletes `key` and frees its slot at once; false if absent.
