@@ -260,7 +260,7 @@ pub(crate) struct Output {
     pub functions: Vec<NativeFn>,
     pub parsers: Vec<NativeFn>,
     pub keys: Vec<Option<NativeFn>>,
-    pub pass: Option<(NativeFn, NativeFn)>,
+    pub pass: Option<(NativeFn, NativeFn, NativeFn)>,
     pub code_bytes: usize,
     /// Words the frame needs past `Program::frame_words` ([`Clean`]).
     pub extra_words: u32,
@@ -406,6 +406,9 @@ fn compile_with(
         parsers: &parser_ids,
         imports: &imports,
         clean: &clean,
+        whole: glue
+            .and_then(|g| g.controls.last())
+            .and_then(|&d| whole_emit_run(prog, d)),
     };
     for (i, f) in prog.functions.iter().enumerate() {
         ctx.func.signature = native_sig.clone();
@@ -455,28 +458,38 @@ fn compile_with(
             .map_err(|e| JitError(format!("key of table `{}`: {}", t.name, e.0)))?;
         key_ids.push(Some(id));
     }
-    // The architecture's packet pass: its two halves.
+    // The architecture's packet pass: its two halves, and the two in one function.
     let mut pass_ids = None;
     if let Some(gl) = glue {
-        let mut half = |name: &str, n: u32, run: bool| -> Result<FuncId, JitError> {
+        let mut half = |name: &str, n: u32| -> Result<FuncId, JitError> {
             let id = module
                 .declare_function(name, Linkage::Local, &native_sig)
                 .map_err(err)?;
             ctx.func.signature = native_sig.clone();
             ctx.func.name = UserFuncName::user(3, n);
-            build(&mut module, &mut ctx, &mut fctx, prog, &ids, limits, |g| {
-                if run {
-                    g.pass_run(gl)
-                } else {
-                    g.pass_parse(gl)
-                }
-            })
+            build(
+                &mut module,
+                &mut ctx,
+                &mut fctx,
+                prog,
+                &ids,
+                limits,
+                |g| match n {
+                    0 => g.pass_parse(gl),
+                    1 => g.pass_run(gl),
+                    _ => g.pass_whole(gl),
+                },
+            )
             .map_err(|e| JitError(format!("{name}: {}", e.0)))?;
             define(&mut module, id, &mut ctx, &mut code_bytes)
                 .map_err(|e| JitError(format!("{name}: {}", e.0)))?;
             Ok(id)
         };
-        pass_ids = Some((half("pass_parse", 0, false)?, half("pass_run", 1, true)?));
+        pass_ids = Some((
+            half("pass_parse", 0)?,
+            half("pass_run", 1)?,
+            half("pass", 2)?,
+        ));
     }
     module.finalize_definitions().map_err(err)?;
     let get = |id: FuncId| -> NativeFn {
@@ -488,7 +501,7 @@ fn compile_with(
     let functions = fn_ids.iter().map(|&id| get(id)).collect();
     let parsers = parser_ids.iter().map(|&id| get(id)).collect();
     let keys = key_ids.iter().map(|id| id.map(get)).collect();
-    let pass = pass_ids.map(|(a, b)| (get(a), get(b)));
+    let pass = pass_ids.map(|(a, b, c)| (get(a), get(b), get(c)));
     Ok(Output {
         module,
         functions,
@@ -615,6 +628,65 @@ struct Ids<'a> {
     parsers: &'a [FuncId],
     imports: &'a Imports,
     clean: &'a Clean,
+    /// The deparser's run of `emit`s that is all it emits ([`whole_emit_run`]).
+    whole: Option<WholeRun>,
+}
+
+/// A deparser's `emit`s that may be skipped for the packet as it came
+/// ([`Gen::emit_run`]): the address of the run's first statement in the program and its
+/// length. The program is behind an `Arc` and not changed while it is compiled, so the address
+/// names the statement.
+#[derive(Clone, Copy)]
+struct WholeRun {
+    first: *const Stmt,
+    len: usize,
+}
+
+/// The run of `emit`s of the pass's deparser `d` ([`Glue::controls`]' last) when it is all the
+/// deparser emits: `d`'s body has one run of ≥ 2 consecutive top-level `emit`s and no other
+/// `emit`, call of a function or parser anywhere, and nothing calls `d`. The packet's output is
+/// then empty when the run starts and holds nothing else when the deparser ends, so when the
+/// valid headers of the run are clean copies that tile the packet from its first byte to
+/// the parser's cursor, the output would be the packet itself ([`Gen::emit_run`]).
+fn whole_emit_run(prog: &Program, d: u32) -> Option<WholeRun> {
+    fn calls_or_emits(ss: &[Stmt], d: Option<u32>) -> bool {
+        ss.iter().any(|s| match s {
+            Stmt::Call { func, .. } => d.is_none_or(|d| *func == d),
+            Stmt::CallParser { .. } => d.is_none(),
+            Stmt::Emit(_) => d.is_none(),
+            Stmt::If(_, a, b) => calls_or_emits(a, d) || calls_or_emits(b, d),
+            Stmt::Switch { bodies, .. } => bodies.iter().any(|b| calls_or_emits(b, d)),
+            Stmt::Loop { body, update, .. } => calls_or_emits(body, d) || calls_or_emits(update, d),
+            _ => false,
+        })
+    }
+    let called = prog
+        .functions
+        .iter()
+        .any(|f| calls_or_emits(&f.body, Some(d)))
+        || prog.parsers.iter().any(|p| {
+            calls_or_emits(&p.init, Some(d))
+                || p.states.iter().any(|st| calls_or_emits(&st.body, Some(d)))
+        });
+    let body = &prog.functions.get(d as usize)?.body;
+    let start = body.iter().position(|s| matches!(s, Stmt::Emit(_)))?;
+    let len = body[start..]
+        .iter()
+        .take_while(|s| matches!(s, Stmt::Emit(_)))
+        .count();
+    let rest = body[..start].iter().chain(&body[start + len..]);
+    if called
+        || len < 2
+        || rest
+            .into_iter()
+            .any(|s| calls_or_emits(std::slice::from_ref(s), None))
+    {
+        return None;
+    }
+    Some(WholeRun {
+        first: &body[start],
+        len,
+    })
 }
 
 /// Headers whose bytes `emit` may copy from the packet instead of packing their fields (PISCES'
@@ -826,6 +898,27 @@ impl Clean {
     }
 }
 
+/// Whether statement `s` may move `Ctx::cursor` other than by an inline `extract` (which keeps
+/// [`Parsing::cursor`] right itself): anything that may call the runtime or another parser.
+/// Nested statements are generated by `Gen::stmts`, which looks at each of them.
+fn may_move_cursor(s: &Stmt) -> bool {
+    !matches!(
+        s,
+        Stmt::Assign(..)
+            | Stmt::AssignSlice(..)
+            | Stmt::Copy { .. }
+            | Stmt::Zero { .. }
+            | Stmt::SetValid { .. }
+            | Stmt::If(..)
+            | Stmt::Switch { .. }
+            | Stmt::Loop { .. }
+            | Stmt::Break
+            | Stmt::Continue
+            | Stmt::Return
+            | Stmt::Exit
+    ) && !matches!(s, Stmt::Extract { hdr, varbit_bits: None } if hdr.loc.fixed().is_some())
+}
+
 fn define(
     module: &mut JITModule,
     id: FuncId,
@@ -884,6 +977,7 @@ fn build(
         loops: Vec::new(),
         ret,
         inline_depth: 0,
+        parsing: None,
     };
     body(&mut g)?;
     // The return block: every path that ends the function jumps here with its code.
@@ -917,6 +1011,20 @@ struct Gen<'a, 'b> {
     ret: Block,
     /// Calls generated in place around the current statement.
     inline_depth: u32,
+    /// Inside a parser: the cursor (`Ctx::cursor`, which every change also stores) as a
+    /// variable, so a parse path from a known start folds its bounds checks and offsets into
+    /// constants, and the packet's address and length (loaded once: they do not change while
+    /// a parser runs).
+    parsing: Option<Parsing>,
+}
+
+#[derive(Clone, Copy)]
+struct Parsing {
+    cursor: Variable,
+    /// The parser's reject (its error already set).
+    reject: Block,
+    input: Value,
+    input_len: Value,
 }
 
 impl Gen<'_, '_> {
@@ -1310,10 +1418,17 @@ impl Gen<'_, '_> {
                 .take_while(|s| self.fast_emit(s).is_some())
                 .count();
             if run >= 2 {
-                self.emit_run(&ss[i..i + run], abort);
+                let whole = self
+                    .ids
+                    .whole
+                    .is_some_and(|w| std::ptr::eq(&ss[i], w.first) && w.len == run);
+                self.emit_run(&ss[i..i + run], abort, whole);
                 i += run;
             } else {
                 self.stmt(&ss[i], abort);
+                if self.parsing.is_some() && may_move_cursor(&ss[i]) {
+                    self.cursor_reload();
+                }
                 i += 1;
             }
         }
@@ -1683,17 +1798,25 @@ impl Gen<'_, '_> {
     fn extract(&mut self, s: &Stmt, hdr: &HdrRef, abort: Abort) {
         let a = hdr.loc.off;
         let Some((bytes, fields)) = self.fast_layout(hdr.layout, a) else {
-            return self.helper_stmt(s, abort);
+            self.helper_stmt(s, abort);
+            return self.cursor_reload();
         };
         let bytes = i64::from(bytes);
-        let cur = self.ctx_field(offset_of!(Ctx, cursor));
-        let len = self.ctx_field(offset_of!(Ctx, input_len));
+        let cur = self.cursor();
+        let len = match self.parsing {
+            Some(ps) => ps.input_len,
+            None => self.ctx_field(offset_of!(Ctx, input_len)),
+        };
         let start = self.b.ins().ushr_imm_u(cur, 3);
         let end = self.b.ins().iadd_imm_s(start, bytes + 16);
         let room = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
         let low = self.b.ins().band_imm_u(cur, 7);
         let aligned = self.b.ins().icmp_imm_s(IntCC::Equal, low, 0);
         let ok = self.b.ins().band(room, aligned);
+        // The cursor after the header, either way: the runtime's `extract` of a fixed header
+        // that does not reject moves it by the header's size, as the inline one does, so a parse
+        // path from a known start keeps a known cursor past a short packet's slow extract.
+        let nc = self.b.ins().iadd_imm_s(cur, bytes * 8);
         let (inline, slow, join) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -1701,7 +1824,23 @@ impl Gen<'_, '_> {
         );
         self.b.ins().brif(ok, inline, &[], slow, &[]);
         self.b.switch_to_block(slow);
-        self.helper_stmt(s, abort);
+        match self.parsing {
+            // The runtime's `extract` either goes on or rejects (setting the parser error):
+            // straight to the parser's reject, so that only a success reaches `join`.
+            Some(ps) => {
+                let code = self.call_stmt(s);
+                let next = self.b.create_block();
+                self.b.ins().brif(code, ps.reject, &[], next, &[]);
+                self.b.switch_to_block(next);
+                // It stored every field: no longer the packet's bytes as they are ([`Clean`]).
+                if let Some(i) = self.ids.clean.header_at(a) {
+                    let z = self.iconst(0);
+                    self.st_raw(self.ids.clean.word(i), z);
+                }
+                self.b.def_var(ps.cursor, nc);
+            }
+            None => self.helper_stmt(s, abort),
+        }
         self.b.ins().jump(join, &[]);
 
         self.b.switch_to_block(inline);
@@ -1710,7 +1849,10 @@ impl Gen<'_, '_> {
             .into_iter()
             .filter(|&(off, _, _)| self.ids.clean.keeps(a + off))
             .collect();
-        let input = self.ctx_field(offset_of!(Ctx, input));
+        let input = match self.parsing {
+            Some(ps) => ps.input,
+            None => self.ctx_field(offset_of!(Ctx, input)),
+        };
         let p = self.b.ins().iadd(input, start);
         // The header as big-endian 8-byte words, each that holds a field loaded once (the window
         // of 16 bytes beyond the header covers the last word); every field is cut out of the one
@@ -1764,10 +1906,29 @@ impl Gen<'_, '_> {
             let at = self.b.ins().iadd_imm_s(start, 1);
             self.st_raw(self.ids.clean.word(i), at);
         }
-        let nc = self.b.ins().iadd_imm_s(cur, bytes * 8);
         self.ctx_store(offset_of!(Ctx, cursor), nc);
+        if let Some(ps) = self.parsing {
+            self.b.def_var(ps.cursor, nc);
+        }
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
+    }
+
+    /// The parser's cursor ([`Parsing`]; outside a parser, `Ctx::cursor`).
+    fn cursor(&mut self) -> Value {
+        match self.parsing {
+            Some(ps) => self.b.use_var(ps.cursor),
+            None => self.ctx_field(offset_of!(Ctx, cursor)),
+        }
+    }
+
+    /// After code that may have moved `Ctx::cursor` itself (a runtime helper, a sub-parser):
+    /// the variable reads it again.
+    fn cursor_reload(&mut self) {
+        if let Some(ps) = self.parsing {
+            let c = self.ctx_field(offset_of!(Ctx, cursor));
+            self.b.def_var(ps.cursor, c);
+        }
     }
 
     /// The byte-sized, all-fields-≤-64-bit layout of header `h` that the inline `extract` and
@@ -1958,8 +2119,29 @@ impl Gen<'_, '_> {
     /// valid header's words at its running offset (in order, so a header's trailing word spill
     /// is overwritten by the next header). When the output is not at a byte boundary, the
     /// runtime's `emit` of each, in order.
-    fn emit_run(&mut self, ss: &[Stmt], abort: Abort) {
+    ///
+    /// `whole`: the run is all its deparser emits ([`whole_emit_run`]). When each valid
+    /// header of it is clean ([`Clean`]) and was extracted where the one before it ended, the
+    /// first at byte 0 and the last ending at the cursor, the deparsed packet is the packet as
+    /// it came: nothing is emitted and `Ctx::cursor` becomes 0, so the runtime's output (what
+    /// was emitted, then the packet from the cursor on) is the whole packet in one copy.
+    fn emit_run(&mut self, ss: &[Stmt], abort: Abort, whole: bool) {
         let items: Vec<_> = ss.iter().filter_map(|s| self.fast_emit(s)).collect();
+        if whole && items.len() == ss.len() {
+            let (same, emit) = (self.b.create_block(), self.b.create_block());
+            let ok = self.same_as_packet(&items);
+            self.b.ins().brif(ok, same, &[], emit, &[]);
+            self.b.switch_to_block(same);
+            let zero = self.iconst(0);
+            self.ctx_store(offset_of!(Ctx, cursor), zero);
+            let after = self.b.create_block();
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(emit);
+            self.emit_run(ss, abort, false);
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(after);
+            return;
+        }
         let zero = self.iconst(0);
         let mut total = zero;
         let mut offs = Vec::with_capacity(items.len());
@@ -1997,6 +2179,44 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
+    }
+
+    /// Whether the valid headers of `items` (in order) are clean copies of consecutive bytes of
+    /// the packet from byte 0 to the parser's cursor ([`Gen::emit_run`]); a valid header that
+    /// is not tracked says no.
+    fn same_as_packet(&mut self, items: &[(u32, u32, Vec<FastField>)]) -> Value {
+        let (zero, one) = (self.iconst(0), self.iconst(1));
+        // The byte the next valid header must start at, plus 1 (a clean word's encoding).
+        let mut next = one;
+        let mut ok = self.b.ins().iconst(types::I8, 1);
+        let mut any_unsealed = false;
+        for (a, bytes, _) in items {
+            let valid = self.ld(*a);
+            let invalid = self.b.ins().icmp(IntCC::Equal, valid, zero);
+            let fits = match self.ids.clean.header_at(*a) {
+                Some(i) => {
+                    any_unsealed |= !self.ids.clean.is_sealed(i);
+                    let from = self.ld(self.ids.clean.word(i));
+                    self.b.ins().icmp(IntCC::Equal, from, next)
+                }
+                None => self.b.ins().iconst(types::I8, 0),
+            };
+            let fine = self.b.ins().bor(invalid, fits);
+            ok = self.b.ins().band(ok, fine);
+            let n = self.iconst(u64::from(*bytes));
+            let add = self.b.ins().select(valid, n, zero);
+            next = self.b.ins().iadd(next, add);
+        }
+        if any_unsealed {
+            let all = self.ld(self.ids.clean.base);
+            let none = self.b.ins().icmp(IntCC::Equal, all, zero);
+            ok = self.b.ins().band(ok, none);
+        }
+        let end = self.b.ins().isub(next, one);
+        let end_bits = self.b.ins().ishl_imm_u(end, 3);
+        let cursor = self.ctx_field(offset_of!(Ctx, cursor));
+        let at_cursor = self.b.ins().icmp(IntCC::Equal, cursor, end_bits);
+        self.b.ins().band(ok, at_cursor)
     }
 
     /// `emit` of a valid fixed header with a fast layout: the fields are packed into 8-byte words
@@ -2530,9 +2750,24 @@ impl Gen<'_, '_> {
     // ------------------------------------------------------------------ the architecture's pass
 
     /// The first half of a packet pass ([`Glue`]): the frame's first `zero_words` words zeroed
-    /// (16-byte stores), the glue's stores, the parser (a direct call), the stores after it.
-    /// Returns what the parser returned.
+    /// (16-byte stores), the glue's stores, the parser (a direct call), the stores after it,
+    /// the prefetched tables' keys. Returns what the parser returned.
     fn pass_parse(&mut self, gl: &Glue) -> Result<(), JitError> {
+        let accepted = self.parse_part(gl, true)?;
+        let ret = self.ret;
+        self.b.ins().jump(ret, &[accepted.into()]);
+        Ok(())
+    }
+
+    /// A whole packet pass, for a packet no batch prefetches for: [`Gen::pass_parse`] without
+    /// the keys, then [`Gen::pass_run`], in one function (one call and frame fewer).
+    fn pass_whole(&mut self, gl: &Glue) -> Result<(), JitError> {
+        self.parse_part(gl, false)?;
+        self.pass_run(gl)
+    }
+
+    /// [`Gen::pass_parse`] up to its return (the keys only with `keys`): the parser's result.
+    fn parse_part(&mut self, gl: &Glue, keys: bool) -> Result<Value, JitError> {
         let words = gl.zero_words.min(self.prog.frame_words);
         // Words the glue stores before the parser need no zero first.
         let stored: Vec<u32> = gl.before_parse.iter().map(|g| g.off).collect();
@@ -2550,10 +2785,14 @@ impl Gen<'_, '_> {
         // The parser generated in place.
         let parsed = self.b.create_block();
         self.b.append_block_param(parsed, I32);
-        self.parser_to(p, parsed);
+        // The runtime starts every pass with the cursor at 0 (`Glue`).
+        self.parser_to(p, parsed, true);
         self.b.switch_to_block(parsed);
         let accepted = self.b.block_params(parsed)[0];
         self.glue_stores(&gl.after_parse);
+        if !keys {
+            return Ok(accepted);
+        }
         // The prefetched tables' keys, for the runtime to hash and prefetch before `pass_run`.
         let (keys, _) = crate::prefetch_layout(self.prog, &gl.prefetch);
         for (t, off, _) in keys {
@@ -2569,9 +2808,7 @@ impl Gen<'_, '_> {
             };
             self.store_key_at(td, off);
         }
-        let ret = self.ret;
-        self.b.ins().jump(ret, &[accepted.into()]);
-        Ok(())
+        Ok(accepted)
     }
 
     /// The second half: the glue's controls, each a direct call; a reject ends the pass.
@@ -2681,22 +2918,36 @@ impl Gen<'_, '_> {
     /// A parser: `init`, then the state machine (P4_16 §12), as `Exec::run_parser`.
     fn parser(&mut self, p: &Parser) {
         let ret = self.ret;
-        self.parser_to(p, ret);
+        self.parser_to(p, ret, false);
     }
 
     /// A parser's code, ending at `ret` with 1 (accepted) or 0 (rejected).
-    fn parser_to(&mut self, p: &Parser, ret: Block) {
+    fn parser_to(&mut self, p: &Parser, ret: Block, from_start: bool) {
         let steps = self.b.declare_var(I64);
         let z = self.iconst(0);
         self.b.def_var(steps, z);
+        let outer = self.parsing;
+        let accept = self.b.create_block();
+        let reject = self.b.create_block();
+        let cursor = self.b.declare_var(I64);
+        let at = if from_start {
+            z
+        } else {
+            self.ctx_field(offset_of!(Ctx, cursor))
+        };
+        self.b.def_var(cursor, at);
+        self.parsing = Some(Parsing {
+            cursor,
+            reject,
+            input: self.ctx_field(offset_of!(Ctx, input)),
+            input_len: self.ctx_field(offset_of!(Ctx, input_len)),
+        });
         // init: a reject rejects; anything else goes on to `start`.
         let init_end = self.b.create_block();
         self.b.append_block_param(init_end, I32);
         self.stmts(&p.init, init_end);
         self.jump_code(init_end, flow::NEXT);
         let states: Vec<Block> = p.states.iter().map(|_| self.b.create_block()).collect();
-        let accept = self.b.create_block();
-        let reject = self.b.create_block();
         self.b.switch_to_block(init_end);
         let code = self.b.block_params(init_end)[0];
         let is_rej = self
@@ -2739,6 +2990,7 @@ impl Gen<'_, '_> {
         self.jump_code(ret, 1);
         self.b.switch_to_block(reject);
         self.jump_code(ret, 0);
+        self.parsing = outer;
     }
 
     /// The block of a target; a state index out of range accepts (as the interpreter does).

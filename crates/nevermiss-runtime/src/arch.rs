@@ -484,7 +484,7 @@ pub fn process_pna(
     out: &mut Outputs,
 ) {
     if let (Some(n), None) = (sw.native.as_deref(), &ex.trace) {
-        if let (Some(parse), Some(run)) = (n.pass_parse(), n.pass_run()) {
+        if let Some(pass) = n.pass_whole() {
             // Generated code runs the pass (`PnaInfo::glue`), on the packet where it lies:
             // `data` outlives this call, which is the whole of the packet's processing.
             unsafe { ex.reset_packet_in_place(data) };
@@ -494,8 +494,7 @@ pub fn process_pna(
                 pi.host_to_net
             };
             (ex.c.port, ex.c.direction, ex.c.pass) = (u64::from(port), dir, 0);
-            ex.run_native(sw, parse);
-            if ex.run_native(sw, run) == nevermiss_jit::flow::REJECT {
+            if ex.run_native(sw, pass) == nevermiss_jit::flow::REJECT {
                 return;
             }
             return pna_output(ex, sw, pi, port, out);

@@ -5,7 +5,7 @@
 //! "packets see the whole batch or none of it").
 //!
 //! This is the barrier of run-to-completion software switches (VPP's worker barrier,
-//! `vlib_worker_thread_barrier_sync`): workers pay two stores, a fence and one load per batch on lines of
+//! `vlib_worker_thread_barrier_sync`): workers pay two stores and one load per batch on lines of
 //! their own; the control plane pays the wait for the batches in flight to finish.
 //!
 //! Protocol (Dekker style, a sequentially consistent fence between each side's store and load):
@@ -19,10 +19,22 @@
 //! done while closed happens before the next batch. Checked by the loom models in
 //! `tests/loom.rs` (`gate_*`).
 //!
+//! **The workers' fence is the closer's.** Where the kernel has `membarrier(2)` (Linux ≥ 4.14),
+//! the worker's fence is only a compiler fence and the closer's is a process-wide barrier that
+//! runs a full fence on every worker thread ([`crate::sync::asym`]): the same ordering, paid
+//! by the rare side (a system call and an IPI per running worker, a few µs per close) instead of
+//! a `lock`ed instruction per batch that waits for the worker's store buffer to drain (with
+//! one packet per batch, as in latency mode, 5–15 % of a forwarded packet's time here).
+//! [`Gate::symmetric`] keeps both fences; loom checks that version, and the asymmetric one by
+//! the argument above: a worker whose mark was stored before the barrier ran on its core is
+//! seen by the closer's loads after it, and one whose mark came after loads `closed` after a
+//! full fence that followed the closer's store.
+//!
 //! Workers register for a slot of their own ([`Gate::register`]); when the slots run out they
 //! share slot 0, which counts entries instead of flagging them (a read-modify-write per batch).
 
-use crate::sync::{fence, lock_unit, AtomicU64, Mutex, Ordering::*};
+use crate::sync::{asym, fence, lock_unit, AtomicU64, Mutex, Ordering::*};
+use std::sync::atomic::compiler_fence;
 use std::time::{Duration, Instant};
 
 /// A worker's slot in a [`Gate`], from [`Gate::register`].
@@ -43,6 +55,8 @@ pub struct Gate {
     slots: Box<[Slot]>,
     /// One closer at a time.
     closer: Mutex<()>,
+    /// The workers' fence is a compiler fence and the closer's a `membarrier` (module docs).
+    asymmetric: bool,
 }
 
 /// Why the gate could not be closed.
@@ -70,8 +84,18 @@ impl Drop for Closed<'_> {
 }
 
 impl Gate {
-    /// A gate with `slots` slots (at least 2: slot 0 is the shared one).
+    /// A gate with `slots` slots (at least 2: slot 0 is the shared one), with asymmetric fences
+    /// where the kernel offers them (module docs).
     pub fn new(slots: usize) -> Gate {
+        let asymmetric = asym::register();
+        Gate {
+            asymmetric,
+            ..Gate::symmetric(slots)
+        }
+    }
+
+    /// A gate whose workers and closer both fence (the protocol loom checks).
+    pub fn symmetric(slots: usize) -> Gate {
         Gate {
             closed: AtomicU64::new(0),
             slots: (0..slots.max(2))
@@ -81,7 +105,13 @@ impl Gate {
                 })
                 .collect(),
             closer: Mutex::new(()),
+            asymmetric: false,
         }
+    }
+
+    /// Whether workers enter with a compiler fence only (module docs).
+    pub fn is_asymmetric(&self) -> bool {
+        self.asymmetric
     }
 
     /// A slot for one worker: its own if one is free, else the shared slot 0.
@@ -115,7 +145,11 @@ impl Gate {
             } else {
                 s.busy.store(1, Relaxed);
             }
-            fence(SeqCst);
+            if self.asymmetric {
+                compiler_fence(SeqCst);
+            } else {
+                fence(SeqCst);
+            }
             if self.closed.load(Acquire) == 0 {
                 return;
             }
@@ -139,11 +173,19 @@ impl Gate {
 
     /// Closes the gate: returns once no worker is inside a batch (workers then wait at their
     /// next [`Gate::enter`] until the guard is dropped). Gives up, reopening the gate, if some
-    /// worker stays inside a batch for longer than `timeout`.
+    /// worker stays inside a batch for longer than `timeout` (or, with asymmetric fences, if
+    /// the kernel refused the barrier it agreed to at registration).
     pub fn close(&self, timeout: Duration) -> Result<Closed<'_>, GateTimeout> {
         let one = lock_unit(&self.closer);
         self.closed.store(1, Relaxed);
-        fence(SeqCst);
+        if self.asymmetric {
+            if !asym::heavy() {
+                self.closed.store(0, Release);
+                return Err(GateTimeout);
+            }
+        } else {
+            fence(SeqCst);
+        }
         let start = Instant::now();
         let mut backoff = crate::sync::Backoff::new();
         for s in self.slots.iter() {
@@ -201,11 +243,28 @@ mod tests {
         assert!(!g.is_closed());
     }
 
-    /// Stress: two workers run batches that read a pair of values while a closer rewrites the
-    /// pair under the closed gate many times; no batch ever sees a mixed pair.
+    /// This kernel (Linux ≥ 4.14) gives the gate its asymmetric fences.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_gates_are_asymmetric() {
+        assert!(Gate::new(2).is_asymmetric());
+        assert!(!Gate::symmetric(2).is_asymmetric());
+    }
+
     #[test]
     fn batches_never_see_half_an_update() {
-        let g = Arc::new(Gate::new(4));
+        never_half_an_update(Gate::new(4));
+    }
+
+    #[test]
+    fn batches_never_see_half_an_update_symmetric() {
+        never_half_an_update(Gate::symmetric(4));
+    }
+
+    /// Stress: two workers run batches that read a pair of values while a closer rewrites the
+    /// pair under the closed gate many times; no batch ever sees a mixed pair.
+    fn never_half_an_update(g: Gate) {
+        let g = Arc::new(g);
         let pair = Arc::new([StdU64::new(0), StdU64::new(0)]);
         let stop = Arc::new(AtomicBool::new(false));
         let workers: Vec<_> = (0..2)

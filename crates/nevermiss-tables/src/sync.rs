@@ -123,3 +123,60 @@ pub(crate) fn prefetch_l2(p: *const u8) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// Asymmetric fences: a process-wide memory barrier the rare side issues with Linux's
+/// `membarrier(2)` (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`), so the frequent side needs only a
+/// compiler fence where a Dekker-style protocol would put a full fence on both sides. When
+/// `membarrier` returns, every thread of the process has run a full memory barrier (a running
+/// one by IPI, one not running at its context switch), which orders its earlier stores before
+/// its later loads as the frequent side's own `fence(SeqCst)` would. This is the pattern of
+/// liburcu's membarrier flavour and folly's `asymmetricLightBarrier`/`asymmetricHeavyBarrier`.
+/// Never under loom (it cannot model the kernel's barrier): there both sides fence.
+pub(crate) mod asym {
+    /// `MEMBARRIER_CMD_PRIVATE_EXPEDITED` and its registration (linux/membarrier.h).
+    #[cfg(all(target_os = "linux", not(loom)))]
+    const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+    #[cfg(all(target_os = "linux", not(loom)))]
+    const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+    #[cfg(all(target_os = "linux", not(loom)))]
+    fn membarrier(cmd: libc::c_int) -> bool {
+        // SAFETY: membarrier takes two integers and a CPU id it ignores without the RSEQ flag;
+        // it touches no memory of ours.
+        unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                cmd,
+                0 as libc::c_uint,
+                0 as libc::c_int,
+            ) == 0
+        }
+    }
+
+    /// Registers the process for [`heavy`]; false where the kernel has no `membarrier` (before
+    /// Linux 4.14, or blocked by a seccomp filter), and always false off Linux and under loom.
+    /// Registering again is harmless.
+    pub(crate) fn register() -> bool {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        {
+            membarrier(REGISTER_PRIVATE_EXPEDITED)
+        }
+        #[cfg(not(all(target_os = "linux", not(loom))))]
+        {
+            false
+        }
+    }
+
+    /// The heavy side: a full barrier on every thread of the process. Only after [`register`]
+    /// returned true; false if the kernel refused it anyway.
+    pub(crate) fn heavy() -> bool {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        {
+            membarrier(PRIVATE_EXPEDITED)
+        }
+        #[cfg(not(all(target_os = "linux", not(loom))))]
+        {
+            false
+        }
+    }
+}
