@@ -387,6 +387,42 @@ fn uses_copy_ops(ss: &[Stmt]) -> bool {
     })
 }
 
+/// `v.extend_from_slice(s)`, without a call for a slice of up to 128 bytes (a packet's payload
+/// after its headers, or a whole small packet): two overlapping 16-, 32- or 64-byte copies.
+#[inline(always)]
+fn extend_small(v: &mut Vec<u8>, s: &[u8]) {
+    let n = s.len();
+    if !(16..=128).contains(&n) {
+        return v.extend_from_slice(s);
+    }
+    v.reserve(n);
+    let len = v.len();
+    // SAFETY: `reserve` made room for `n` more bytes; every copy reads inside `s` (its blocks
+    // are at most `n` bytes long, the second ending at `s`'s end) and writes inside the room;
+    // `set_len` covers the `n` bytes they wrote.
+    unsafe {
+        let d = v.as_mut_ptr().add(len);
+        let src = s.as_ptr();
+        macro_rules! two {
+            ($t:ty) => {{
+                let k = std::mem::size_of::<$t>();
+                let a = std::ptr::read_unaligned(src.cast::<$t>());
+                let b = std::ptr::read_unaligned(src.add(n - k).cast::<$t>());
+                std::ptr::write_unaligned(d.cast::<$t>(), a);
+                std::ptr::write_unaligned(d.add(n - k).cast::<$t>(), b);
+            }};
+        }
+        if n <= 32 {
+            two!([u8; 16]);
+        } else if n <= 64 {
+            two!([u8; 32]);
+        } else {
+            two!([u8; 64]);
+        }
+        v.set_len(len + n);
+    }
+}
+
 /// Output packets of one input packet (buffers reused between packets).
 #[derive(Default, Debug)]
 pub struct Outputs {
@@ -407,8 +443,8 @@ impl Outputs {
         let (p, b) = &mut self.bufs[self.n];
         *p = port;
         b.clear();
-        b.extend_from_slice(head);
-        b.extend_from_slice(tail);
+        extend_small(b, head);
+        extend_small(b, tail);
         if let Some(l) = limit {
             b.truncate(l as usize);
         }
@@ -425,7 +461,7 @@ impl Outputs {
         }
         let (p, b) = &mut self.bufs[self.n];
         *p = port;
-        head.extend_from_slice(tail);
+        extend_small(head, tail);
         std::mem::swap(b, head);
         head.clear();
         self.n += 1;
@@ -1410,6 +1446,30 @@ pub fn psa_finish(
                 continue;
             }
             out.push(j.port as u32, &bytes, &[], None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extend_small;
+
+    /// Every length around the block sizes, onto empty and non-empty vectors, with and without
+    /// spare capacity: the bytes `extend_from_slice` would give.
+    #[test]
+    fn extend_small_is_extend_from_slice() {
+        let src: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
+        for n in 0..=160 {
+            for pre in [0usize, 1, 5, 63] {
+                for spare in [0usize, 200] {
+                    let mut v: Vec<u8> = Vec::with_capacity(pre + spare);
+                    v.extend((0..pre).map(|i| i as u8 ^ 0x5a));
+                    let mut want = v.clone();
+                    want.extend_from_slice(&src[3..3 + n]);
+                    extend_small(&mut v, &src[3..3 + n]);
+                    assert_eq!(v, want, "n {n}, pre {pre}, spare {spare}");
+                }
+            }
         }
     }
 }
