@@ -2129,6 +2129,14 @@ impl Gen<'_, '_> {
         let items: Vec<_> = ss.iter().filter_map(|s| self.fast_emit(s)).collect();
         if whole && items.len() == ss.len() {
             let (same, emit) = (self.b.create_block(), self.b.create_block());
+            // A program that writes a header it emits usually does so to every packet: the
+            // headers something may write ([`Clean::is_sealed`]) are looked at first, and a
+            // valid one that is dirty goes straight to the emits.
+            if let Some(dirty) = self.written_header_dirty(&items) {
+                let check = self.b.create_block();
+                self.b.ins().brif(dirty, emit, &[], check, &[]);
+                self.b.switch_to_block(check);
+            }
             let ok = self.same_as_packet(&items);
             self.b.ins().brif(ok, same, &[], emit, &[]);
             self.b.switch_to_block(same);
@@ -2179,6 +2187,33 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
+    }
+
+    /// Whether a valid header of `items` that something besides its extract may write is dirty
+    /// (or every tracked header is: `all`); `None` when each of them is sealed or untracked.
+    fn written_header_dirty(&mut self, items: &[(u32, u32, Vec<FastField>)]) -> Option<Value> {
+        let written: Vec<(u32, u32)> = items
+            .iter()
+            .filter_map(|(a, _, _)| {
+                let i = self.ids.clean.header_at(*a)?;
+                (!self.ids.clean.is_sealed(i)).then_some((*a, i))
+            })
+            .collect();
+        if written.is_empty() {
+            return None;
+        }
+        let zero = self.iconst(0);
+        let all = self.ld(self.ids.clean.base);
+        let mut dirty = self.b.ins().icmp(IntCC::NotEqual, all, zero);
+        for (a, i) in written {
+            let valid = self.ld(a);
+            let from = self.ld(self.ids.clean.word(i));
+            let is_valid = self.b.ins().icmp(IntCC::NotEqual, valid, zero);
+            let unclean = self.b.ins().icmp(IntCC::Equal, from, zero);
+            let both = self.b.ins().band(is_valid, unclean);
+            dirty = self.b.ins().bor(dirty, both);
+        }
+        Some(dirty)
     }
 
     /// Whether the valid headers of `items` (in order) are clean copies of consecutive bytes of
