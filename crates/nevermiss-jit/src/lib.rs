@@ -129,6 +129,12 @@ pub struct GlueStore {
 /// `after_parse` stored (they may read the parser error) and the keys of the `prefetch` tables
 /// stored for the runtime's batch prefetch; then the `controls` run in order, a reject ending
 /// the pass.
+///
+/// What the generated pass relies on: the runtime starts every pass with `Ctx::cursor` 0 (the
+/// parser's bounds checks fold into constants), and the last of `controls` is the deparser,
+/// whose output is empty when it starts and which the runtime takes as its output followed by
+/// the packet from `Ctx::cursor` (rounded up to a byte) on — so a deparser that would emit the
+/// packet's own first bytes unchanged emits nothing and sets `Ctx::cursor` to 0.
 #[derive(Clone, Debug, Default)]
 pub struct Glue {
     pub zero_words: u32,
