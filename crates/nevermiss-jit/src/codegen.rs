@@ -674,12 +674,10 @@ fn whole_emit_run(prog: &Program, d: u32) -> Option<WholeRun> {
         .iter()
         .take_while(|s| matches!(s, Stmt::Emit(_)))
         .count();
-    let rest = body[..start].iter().chain(&body[start + len..]);
     if called
         || len < 2
-        || rest
-            .into_iter()
-            .any(|s| calls_or_emits(std::slice::from_ref(s), None))
+        || calls_or_emits(&body[..start], None)
+        || calls_or_emits(&body[start + len..], None)
     {
         return None;
     }
@@ -2218,19 +2216,18 @@ impl Gen<'_, '_> {
 
     /// Whether the valid headers of `items` (in order) are clean copies of consecutive bytes of
     /// the packet from byte 0 to the parser's cursor ([`Gen::emit_run`]); a valid header that
-    /// is not tracked says no.
+    /// is not tracked says no. Generated where [`Gen::written_header_dirty`] said no, which
+    /// covers the every-header word (`all`) that only the headers it looks at heed.
     fn same_as_packet(&mut self, items: &[(u32, u32, Vec<FastField>)]) -> Value {
         let (zero, one) = (self.iconst(0), self.iconst(1));
         // The byte the next valid header must start at, plus 1 (a clean word's encoding).
         let mut next = one;
         let mut ok = self.b.ins().iconst(types::I8, 1);
-        let mut any_unsealed = false;
         for (a, bytes, _) in items {
             let valid = self.ld(*a);
             let invalid = self.b.ins().icmp(IntCC::Equal, valid, zero);
             let fits = match self.ids.clean.header_at(*a) {
                 Some(i) => {
-                    any_unsealed |= !self.ids.clean.is_sealed(i);
                     let from = self.ld(self.ids.clean.word(i));
                     self.b.ins().icmp(IntCC::Equal, from, next)
                 }
@@ -2241,11 +2238,6 @@ impl Gen<'_, '_> {
             let n = self.iconst(u64::from(*bytes));
             let add = self.b.ins().select(valid, n, zero);
             next = self.b.ins().iadd(next, add);
-        }
-        if any_unsealed {
-            let all = self.ld(self.ids.clean.base);
-            let none = self.b.ins().icmp(IntCC::Equal, all, zero);
-            ok = self.b.ins().band(ok, none);
         }
         let end = self.b.ins().isub(next, one);
         let end_bits = self.b.ins().ishl_imm_u(end, 3);
