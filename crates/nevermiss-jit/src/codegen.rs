@@ -284,6 +284,7 @@ struct Imports {
     table_find: FuncId,
     table_done: FuncId,
     write_back: FuncId,
+    write_word: FuncId,
     add_entry: FuncId,
     const_hit: FuncId,
 }
@@ -339,6 +340,7 @@ fn compile_with(
     jb.symbol("nm_table_find", helpers.table_find as *const u8);
     jb.symbol("nm_table_done", helpers.table_done as *const u8);
     jb.symbol("nm_write_back", helpers.write_back as *const u8);
+    jb.symbol("nm_write_word", helpers.write_word as *const u8);
     jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
     jb.symbol("nm_const_hit", helpers.const_hit as *const u8);
     let mut module = JITModule::new(jb);
@@ -374,6 +376,7 @@ fn compile_with(
         table_find: imp(&mut module, "nm_table_find", &[I64, I32, I64], Some(I64))?,
         table_done: imp(&mut module, "nm_table_done", &[I64, I32, I32], None)?,
         write_back: imp(&mut module, "nm_write_back", &[I64, I32, I64], None)?,
+        write_word: imp(&mut module, "nm_write_word", &[I64, I32, I64, I64], None)?,
         add_entry: imp(
             &mut module,
             "nm_add_entry",
@@ -2647,15 +2650,47 @@ impl Gen<'_, '_> {
         }
     }
 
-    /// The `@__ref` write-back after hit action `a` (index `i` of table `tv`) ran: its
-    /// parameters packed at `Ctx::params` as the entry holds them and the runtime's
-    /// `write_back`, or, with a parameter wider than 64 bits, `table_done`, which reads them
-    /// from the frame itself.
+    /// The `@__ref` write-back after hit action `a` (index `i` of table `tv`) ran: parameters
+    /// of at most 8 bytes in all packed into one register as the entry holds them and the
+    /// runtime's `write_word`; more, packed at `Ctx::params` and `write_back`; with a parameter
+    /// wider than 64 bits, `table_done`, which reads them from the frame itself.
     fn write_back(&mut self, a: &TableAction, tv: Value, i: usize) {
         if a.params.iter().any(|p| p.ty.is_wide()) {
             let done = self.fref(self.ids.imports.table_done);
             let av = self.b.ins().iconst(I32, i as i64);
             self.b.ins().call(done, &[self.ctx, tv, av]);
+            return;
+        }
+        let total: u32 = a.params.iter().map(|p| p.ty.width.div_ceil(8)).sum();
+        if (1..=8).contains(&total) {
+            // Byte k of the packed parameters is bits 8k..8k+8 of the word (a little-endian
+            // load of them): each parameter's big-endian bytes, shifted to its offset.
+            let mut word = self.iconst(0);
+            let mut off = 0u32;
+            for p in &a.params {
+                let n = p.ty.width.div_ceil(8);
+                if n == 0 {
+                    continue;
+                }
+                let v = self.ld(p.slot);
+                let v = self.mask_to(v, p.ty.width);
+                let up = if n < 8 {
+                    self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
+                } else {
+                    v
+                };
+                let le = self.b.ins().bswap(up);
+                let at = if off > 0 {
+                    self.b.ins().ishl_imm_u(le, i64::from(8 * off))
+                } else {
+                    le
+                };
+                word = self.b.ins().bor(word, at);
+                off += n;
+            }
+            let f = self.fref(self.ids.imports.write_word);
+            let len = self.iconst(u64::from(total));
+            self.b.ins().call(f, &[self.ctx, tv, word, len]);
             return;
         }
         let vals: Vec<(Value, u32)> = a

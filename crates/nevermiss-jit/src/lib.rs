@@ -221,6 +221,10 @@ pub struct Helpers {
     /// bytes, `len` bytes in all): `(ctx, table, len)`; the entry that matched gets them when
     /// they differ from what the lookup read.
     pub write_back: unsafe extern "C" fn(*mut Ctx, u32, u64),
+    /// The same write-back for parameters of at most 8 bytes in all, packed as for
+    /// `write_back` but into one word (byte `k` of them is bits `8k..8k+8`, the bytes past `len`
+    /// zero): `(ctx, table, word, len)`.
+    pub write_word: unsafe extern "C" fn(*mut Ctx, u32, u64, u64),
     /// PNA `add_entry` of action function `func` with the `len` bytes of parameters at
     /// `Ctx::params` and expire profile `profile`, into the table being applied with the key it
     /// was looked up with: `(ctx, func, len, profile)`; returns 1 when the entry was added.

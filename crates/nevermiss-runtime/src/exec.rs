@@ -1678,7 +1678,7 @@ impl Exec {
                         put_be(&mut self.pbuf, v, p.ty.width);
                     }
                 }
-                if write_changed(rt, h, &self.pbuf, &self.lookup.data.params) {
+                if write_changed(rt, h, &self.pbuf, &self.lookup) {
                     self.ops |= TableOps::UPDATE;
                 }
             }
@@ -1696,7 +1696,22 @@ impl Exec {
         ) else {
             return;
         };
-        if write_changed(rt, h, new, &self.lookup.data.params) {
+        if write_changed(rt, h, new, &self.lookup) {
+            self.ops |= TableOps::UPDATE;
+        }
+    }
+
+    /// [`Exec::write_back_packed`] of parameters of at most 8 bytes, packed into `word` (byte
+    /// `k` of them is bits `8k..8k+8`; `Table::update_word_at`).
+    pub(crate) fn write_back_word(&mut self, sw: &Switch, tid: TableId, word: u64, len: usize) {
+        let (Some(h), Some(rt)) = (self.tctx.hit, sw.tables.get(tid as usize)) else {
+            return;
+        };
+        let read = &self.lookup;
+        if read.data.params.len() == len && read.data.params.first_word() == word {
+            return;
+        }
+        if rt.t.update_word_at(h, read.version, word, len) {
             self.ops |= TableOps::UPDATE;
         }
     }
@@ -2428,9 +2443,10 @@ fn header_slots(layout: &Layout, at: u32, name: &str, out: &mut Vec<(String, u32
 }
 
 /// The `@__ref` write-back's update: entry `h` gets parameters `new` when they differ from
-/// those the lookup `read`; whether it did (the entry may be gone).
-fn write_changed(rt: &crate::switch::RtTable, h: EntryHandle, new: &[u8], read: &[u8]) -> bool {
-    !same_bytes(new, read) && rt.t.update_params(h, new)
+/// those the lookup `read` and no control-plane modify changed the entry since
+/// (`Table::update_params_at`); whether it did (the entry may be gone).
+fn write_changed(rt: &crate::switch::RtTable, h: EntryHandle, new: &[u8], read: &Lookup) -> bool {
+    !same_bytes(new, &read.data.params) && rt.t.update_params_at(h, read.version, new)
 }
 
 /// `a == b`, without a call of libc's `memcmp` for up to 16 bytes (an entry's parameters,

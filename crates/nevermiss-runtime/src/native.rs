@@ -42,6 +42,7 @@ const HELPERS: Helpers = Helpers {
     table_find: h_table_find,
     table_done: h_table_done,
     write_back: h_write_back,
+    write_word: h_write_word,
     add_entry: h_add_entry,
     const_hit: h_const_hit,
 };
@@ -226,6 +227,14 @@ unsafe extern "C" fn h_write_back(ctx: *mut Ctx, t: u32, len: u64) {
     // never more than its length.
     let (ex, sw) = unsafe { host(ctx) };
     ex.write_back_packed(sw, t, len as usize);
+}
+
+/// The `@__ref` write-back of parameters of at most 8 bytes that generated code packed into
+/// `word`.
+unsafe extern "C" fn h_write_word(ctx: *mut Ctx, t: u32, word: u64, len: u64) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.write_back_word(sw, t, word, len as usize);
 }
 
 /// PNA `add_entry` with the parameters generated code packed at `Ctx::params`.

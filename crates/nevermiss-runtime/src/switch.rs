@@ -54,6 +54,11 @@ pub struct Config {
     pub track_updates: bool,
     /// Which engine runs the program's parsers, controls and actions.
     pub engine: Engine,
+    /// Tables whose actions write `@__ref` parameters back store one word of them without the
+    /// entry's lock (`TableSpec::data_plane_updates`; their deletes then wait for a
+    /// process-wide barrier). Off: every update locks (the private shadow switch of
+    /// `warm_insert_every`, whose tables are cleared over and over).
+    pub lock_free_updates: bool,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -91,6 +96,7 @@ impl Default for Config {
             warm_insert_every: 64,
             table_size_cap: None,
             track_updates: false,
+            lock_free_updates: true,
             engine: Engine::default(),
         }
     }
@@ -296,8 +302,14 @@ impl Switch {
             let size = (td.size.max(1) as usize)
                 .min(MAX_TABLE_SIZE)
                 .min(config.table_size_cap.unwrap_or(usize::MAX));
+            let writes_back: Vec<bool> = td
+                .actions
+                .iter()
+                .map(|a| a.params.iter().any(|p| p.is_ref))
+                .collect();
             let spec = TableSpec::new(td.name.clone(), keys, size)
                 .with_add_on_miss(td.add_on_miss)
+                .with_data_plane_updates(config.lock_free_updates && writes_back.contains(&true))
                 .with_idle_timeout(match td.idle_timeout {
                     IdleTimeout::None => TIdle::NoTimeout,
                     IdleTimeout::NotifyControl => TIdle::NotifyControl,
@@ -316,11 +328,6 @@ impl Switch {
                 t.set_default(ActionData::new(*a, params.as_slice()))
                     .map_err(|e| BuildError(format!("table {}: default action: {e}", td.name)))?;
             }
-            let writes_back = td
-                .actions
-                .iter()
-                .map(|a| a.params.iter().any(|p| p.is_ref))
-                .collect();
             let restart_on_hit = td.restarts_on_hit(prog.arch);
             let lean = td.lean(prog.arch);
             let plan = lean.then(|| {

@@ -291,6 +291,7 @@ impl Worker {
                 warm_insert_every: 0,
                 prefetch_tables: 0,
                 table_size_cap: Some(64),
+                lock_free_updates: false,
                 ..sw.config.clone()
             };
             match Switch::with_native(Arc::clone(&sw.prog), config, sw.native.clone()) {

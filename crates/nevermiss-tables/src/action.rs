@@ -128,6 +128,18 @@ impl Params {
         }
     }
 
+    /// The first 8 bytes as a little-endian word, the bytes past the length zero (the word
+    /// [`crate::Table::update_word_at`] takes for parameters of at most 8 bytes).
+    #[inline(always)]
+    pub fn first_word(&self) -> u64 {
+        let w = self.word(0);
+        match self.len {
+            0 => 0,
+            n @ 1..=7 => w & ((1u64 << (8 * n)) - 1),
+            _ => w,
+        }
+    }
+
     /// Bytes `off..off + n` as a big-endian number (the last 8 of them if `n > 8`), 0 when
     /// they are not all within the parameters: one load, no loop, for `n ≤ 8` bytes held
     /// inline.

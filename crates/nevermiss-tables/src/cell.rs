@@ -148,6 +148,47 @@ impl Cells {
         &self.words[o..o + self.stride]
     }
 
+    /// The lock-free half of a data-plane update ([`crate::hazard`]): with the caller's hazard
+    /// on slot `i` already published, stores `word` as the parameters of the live entry of
+    /// generation `gen` (and `version`, if given) if it is not being written and its
+    /// parameters are `len` bytes (`len` ≤ 8; `word` holds them as [`word_at`] gives them).
+    /// `Some(true)`: stored; `Some(false)`: the entry is gone (a stale handle) or was modified;
+    /// `None`: the caller takes the cell lock instead.
+    #[inline(always)]
+    pub fn store_params_unlocked(
+        &self,
+        i: usize,
+        gen: u32,
+        version: Option<u64>,
+        word: u64,
+        len: usize,
+    ) -> Option<bool> {
+        if len == 0 || len > 8 || len > self.max_params {
+            return None;
+        }
+        let c = self.c(i);
+        let (Some(seq), Some(ver), Some(gp), Some(al), Some(p)) = (
+            c.get(SEQ),
+            c.get(VERSION),
+            c.get(GEN_PROFILE),
+            c.get(ACTION_LEN),
+            c.get(self.params_off),
+        ) else {
+            return None;
+        };
+        if seq.load(Acquire) & 1 != 0 {
+            return None;
+        }
+        if gp.load(Acquire) as u32 != gen || version.is_some_and(|v| v != ver.load(Relaxed)) {
+            return Some(false);
+        }
+        if (al.load(Relaxed) >> 32) as usize != len {
+            return None;
+        }
+        p.store(word, Relaxed);
+        Some(true)
+    }
+
     /// Bytes of cell memory.
     pub fn bytes(&self) -> usize {
         self.words.bytes()

@@ -16,6 +16,7 @@ mod error;
 mod exact;
 mod gate;
 mod hash;
+mod hazard;
 mod index;
 #[cfg(loom)]
 #[doc(hidden)]

@@ -349,3 +349,74 @@ impl DirectModel {
         update(&self.cells, s, gen, v)
     }
 }
+
+/// One cell with 8-byte parameters, updated without its lock through hazard words
+/// ([`crate::hazard`], symmetric fences under loom), and the writers that must exclude such
+/// updates: a kill before the slot's reuse, a modify to another action.
+pub struct HazardModel {
+    cells: Cells,
+    hz: crate::hazard::Hazards,
+}
+
+impl HazardModel {
+    /// Slot 0 holds a live entry of value `v` (action 1); returns its generation.
+    pub fn new(v: u64) -> (HazardModel, u32) {
+        let m = HazardModel {
+            cells: Cells::new(1, 8, 8, false).expect("cells"),
+            hz: crate::hazard::Hazards::new(true),
+        };
+        let gen = m.init(v);
+        (m, gen)
+    }
+
+    /// A fresh entry of value `v` in slot 0 (its reuse); returns its generation.
+    pub fn init(&self, v: u64) -> u32 {
+        let g = self.cells.lock(0);
+        let gen = g.gen().wrapping_add(1) | 1;
+        g.set_gen(gen);
+        g.write(&ActionData::new(1, v.to_le_bytes()));
+        gen
+    }
+
+    /// The lock-free update by the owner of hazard word `i` of the entry of generation `gen`
+    /// read at version `version`, as `Table::update_word_at`; `None`: it would take the lock.
+    pub fn update(&self, i: usize, gen: u32, version: u64, v: u64) -> Option<bool> {
+        self.hz.protect(i, 0);
+        let r = self
+            .cells
+            .store_params_unlocked(0, gen, Some(version), v, 8);
+        self.hz.clear(i);
+        r
+    }
+
+    /// Kills the entry of generation `gen` and waits for the updates that may still write it,
+    /// as a removal does before it releases the slot; false if it was not live.
+    pub fn kill(&self, gen: u32) -> bool {
+        let g = self.cells.lock(0);
+        if g.gen() != gen {
+            return false;
+        }
+        g.set_gen(gen.wrapping_add(1));
+        drop(g);
+        self.hz.wait_clear(&[0]);
+        true
+    }
+
+    /// A control-plane modify to action `action` with value `v`, as `Table::modify_versioned`.
+    pub fn modify(&self, action: u32, v: u64) {
+        let g = self.cells.lock(0);
+        self.hz.wait_clear(&[0]);
+        g.write(&ActionData::new(action, v.to_le_bytes()));
+        g.set_version(g.version().wrapping_add(1));
+    }
+
+    /// (action, value, version) of slot 0, read consistently.
+    pub fn read(&self) -> (u32, u64, u64) {
+        let mut out = ActionData::default();
+        let (_, version) = self.cells.read(0, &mut out);
+        let mut b = [0u8; 8];
+        let n = out.params.len().min(8);
+        b[..n].copy_from_slice(&out.params[..n]);
+        (out.action, u64::from_le_bytes(b), version)
+    }
+}

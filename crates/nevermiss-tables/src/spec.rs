@@ -94,6 +94,12 @@ pub struct TableSpec {
     /// The structure of an exact table ([`ExactEngine::Auto`] unless a test or benchmark
     /// wants a particular one); ignored by other tables.
     pub exact_engine: ExactEngine,
+    /// The data plane writes entries' parameters (PNA `@__ref` write-backs,
+    /// [`crate::Table::update_params`]): updates of one word of parameters then skip the cell
+    /// lock, and what must exclude them (a modify, a delete, an expiry) waits for a
+    /// process-wide barrier instead (`hazard.rs`, docs/tables.md "Data-plane updates without a
+    /// lock"). Off: every update takes the lock; modifies and deletes never wait.
+    pub data_plane_updates: bool,
 }
 
 /// Largest table accepted (entries); protects against absurd `size` values.
@@ -110,6 +116,7 @@ impl TableSpec {
             idle_timeout: IdleTimeout::NoTimeout,
             max_params_bytes: 64,
             exact_engine: ExactEngine::Auto,
+            data_plane_updates: false,
         }
     }
 
@@ -128,6 +135,12 @@ impl TableSpec {
     /// Sets the structure of an exact table (see [`ExactEngine`]).
     pub fn with_exact_engine(mut self, e: ExactEngine) -> Self {
         self.exact_engine = e;
+        self
+    }
+
+    /// Sets `data_plane_updates`.
+    pub fn with_data_plane_updates(mut self, on: bool) -> Self {
+        self.data_plane_updates = on;
         self
     }
 
@@ -515,7 +528,8 @@ pub struct EntryView {
     pub priority: u32,
     /// Action and parameters.
     pub data: ActionData,
-    /// Version: 0 when inserted, incremented by every modify and data-plane update.
+    /// Version: 0 when inserted, incremented by every control-plane modify (data-plane updates
+    /// keep it).
     pub version: u64,
     /// Expire profile id, for tables with an idle timeout.
     pub expire_profile: Option<u8>,

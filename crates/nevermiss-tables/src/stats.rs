@@ -122,6 +122,18 @@ fn mine() -> i32 {
     MINE.try_with(Cell::get).unwrap_or(UNSET)
 }
 
+/// The statistics stripe this thread owns (`< STRIPES`), claiming one on first use; `None` for
+/// a thread that shares the extra stripe. An owned stripe has one writer, which also makes the
+/// thread the only writer of a table's hazard word of that index ([`crate::hazard`]).
+#[inline(always)]
+pub(crate) fn owned_stripe() -> Option<usize> {
+    let mut m = mine();
+    if m == UNSET {
+        m = claim();
+    }
+    (m >= 0).then_some((m & 15) as usize)
+}
+
 /// This thread's free-list stripe (`< STRIPES`).
 #[inline(always)]
 pub(crate) fn stripe() -> usize {
@@ -148,6 +160,15 @@ impl Stats {
             w.store(w.load(Relaxed).wrapping_add(n), Relaxed);
         } else {
             self.add_shared(c, n);
+        }
+    }
+
+    /// [`Stats::add`] by the owner of stripe `i` ([`owned_stripe`]), which it already knows.
+    #[inline(always)]
+    pub fn add_owned(&self, i: usize, c: Counter, n: u64) {
+        if let Some(s) = self.stripes.get(i) {
+            let w = &s.0[c as usize];
+            w.store(w.load(Relaxed).wrapping_add(n), Relaxed);
         }
     }
 

@@ -25,13 +25,14 @@ use crate::direct::{DKey, Direct};
 use crate::error::TableError;
 use crate::exact::{Exact, Ins, Line, Probe, SECOND};
 use crate::hash::{hash_start, random_seed, word_at, Four, FromKey, Key, ProbeKey, Words};
+use crate::hazard::Hazards;
 use crate::index::Index;
 use crate::slots::Slots;
 use crate::spec::{
     compile, decompile, Compiled, EntryView, ExactEngine, FieldMatch, IdleTimeout, Layout,
     TableSpec,
 };
-use crate::stats::{Counter, Stats, TableStats};
+use crate::stats::{owned_stripe, Counter, Stats, TableStats};
 use crate::wheel::{Wheel, DEFAULT_TICK_NS, NIL};
 
 /// Identifies one live entry. Stays valid until the entry is deleted (then every operation given
@@ -312,6 +313,8 @@ pub struct Table {
     /// first `n_profiles`.
     extra_profiles: [AtomicU64; MAX_PROFILES / 64],
     stats: Stats,
+    /// Lock-free data-plane updates and what excludes them (`hazard.rs`).
+    hazards: Hazards,
 }
 
 impl Table {
@@ -390,6 +393,9 @@ impl Table {
             n_profiles: AtomicU32::new(DEFAULT_PROFILES_S.len() as u32),
             extra_profiles: Default::default(),
             stats: Stats::new(),
+            // Not with an idle timeout: every expiry would wait for a process-wide barrier
+            // (docs/tables.md, "Data-plane updates without a lock").
+            hazards: Hazards::new(spec.data_plane_updates && !timed),
             spec,
         })
     }
@@ -1611,23 +1617,91 @@ impl Table {
         }
     }
 
+    /// Whether [`Table::update_params`] stores one word of parameters without the cell lock:
+    /// [`TableSpec::data_plane_updates`], no idle timeout, and `membarrier(2)` available.
+    pub fn lock_free_updates(&self) -> bool {
+        self.hazards.enabled()
+    }
+
     /// Replaces the parameters of the entry `handle` (PNA data-plane update of a hit entry),
-    /// keeping its action, and bumps its version. Atomic per entry: readers see the old or the
-    /// new parameters, never a mix. Needs no index lock. Returns false for a stale handle or
-    /// parameters longer than the table allows.
+    /// keeping its action and its version (which counts control-plane modifies). Atomic per
+    /// entry: readers see the old or the new parameters, never a mix. Needs no index lock.
+    /// Returns false for a stale handle or parameters longer than the table allows. In a table
+    /// with [`TableSpec::data_plane_updates`], parameters of the entry's length that fit one
+    /// word are stored without the cell lock (`hazard.rs`). See also
+    /// [`Table::update_params_at`].
     pub fn update_params(&self, handle: EntryHandle, params: &[u8]) -> bool {
+        self.update(handle, None, params)
+    }
+
+    /// [`Table::update_params`] of the entry a lookup returned at `version`
+    /// ([`Lookup::version`]), only if no control-plane modify changed it since: an update
+    /// computed from the entry's old action data never lands on its new action data (it is
+    /// ordered before the modify instead, which overwrites it). False when it did not apply.
+    pub fn update_params_at(&self, handle: EntryHandle, version: u64, params: &[u8]) -> bool {
+        self.update(handle, Some(version), params)
+    }
+
+    /// [`Table::update_params_at`] of parameters of `len` ≤ 8 bytes given as one word: byte
+    /// `k` of them is bits `8k..8k+8` (a little-endian load of them), the bits past `len`
+    /// bytes zero. The data plane's write-back of generated code, with no byte slice between.
+    #[inline]
+    pub fn update_word_at(&self, handle: EntryHandle, version: u64, word: u64, len: usize) -> bool {
+        if len <= 8 && (handle.slot as usize) < self.nslots && self.hazards.enabled() {
+            if let Some(i) = owned_stripe() {
+                if let Some(done) = self.update_unlocked(i, handle, Some(version), word, len) {
+                    return done;
+                }
+            }
+        }
+        let b = word.to_le_bytes();
+        self.update(handle, Some(version), b.get(..len).unwrap_or(&b))
+    }
+
+    #[inline(always)]
+    fn update(&self, handle: EntryHandle, version: Option<u64>, params: &[u8]) -> bool {
         if handle.slot as usize >= self.nslots || params.len() > self.cells.max_params() {
             return false;
         }
+        if self.hazards.enabled() && params.len() <= 8 {
+            if let Some(i) = owned_stripe() {
+                let w = word_at(params, 0);
+                if let Some(done) = self.update_unlocked(i, handle, version, w, params.len()) {
+                    return done;
+                }
+            }
+        }
         let g = self.cells.lock(handle.slot as usize);
-        if g.gen() != handle.gen {
+        if g.gen() != handle.gen || version.is_some_and(|v| v != g.version()) {
             return false;
         }
         g.write_params(params);
-        g.set_version(g.version().wrapping_add(1));
         drop(g);
         self.stats.add(Counter::Updates, 1);
         true
+    }
+
+    /// The lock-free update of [`Table::update`] by the owner of hazard word `i`; `None` when
+    /// the cell lock must be taken instead (the cell is being written, or its parameters have
+    /// another length).
+    #[inline(always)]
+    fn update_unlocked(
+        &self,
+        i: usize,
+        h: EntryHandle,
+        version: Option<u64>,
+        word: u64,
+        len: usize,
+    ) -> Option<bool> {
+        self.hazards.protect(i, h.slot);
+        let r = self
+            .cells
+            .store_params_unlocked(h.slot as usize, h.gen, version, word, len);
+        self.hazards.clear(i);
+        if r == Some(true) {
+            self.stats.add_owned(i, Counter::Updates, 1);
+        }
+        r
     }
 
     /// PNA `restart_expire_timer()`: the entry's deadline becomes `now_ns` + its profile's
@@ -1821,6 +1895,9 @@ impl Table {
         if !self.kill_cell(s, |_| self.expired(s, now), false) {
             return false;
         }
+        // The caller rewrites the slot: no lock-free update through the old handle may land
+        // in the new entry.
+        self.hazards.wait_clear(&[s]);
         if self.timed() {
             self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
         }
@@ -1842,8 +1919,11 @@ impl Table {
     }
 
     /// Releases a killed slot that is no longer reachable from the index: timer and (exact
-    /// tables) free list, ending the announcement of its [`Table::kill`].
+    /// tables) free list, ending the announcement of its [`Table::kill`]. First waits until no
+    /// lock-free update through an old handle can still land in it (`hazard.rs`; the wait
+    /// takes no index lock, so a free in flight still always completes).
     fn release(&self, s: u32) {
+        self.hazards.wait_clear(&[s]);
         if let Some(w) = &self.wheel {
             lock(w).unlink(s);
             self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
@@ -2120,6 +2200,9 @@ impl Table {
             if g.gen() != gen {
                 continue;
             }
+            // The action may change: no lock-free update may store the old action's
+            // parameters after ours (an updater that meets the lock takes it after us).
+            self.hazards.wait_clear(&[s]);
             g.write(data);
             let version = g.version().wrapping_add(1);
             g.set_version(version);

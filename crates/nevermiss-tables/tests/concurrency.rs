@@ -426,3 +426,114 @@ fn full_table_churn_never_hides_or_duplicates_entries() {
         AddStatus::Full
     );
 }
+
+/// Lock-free data-plane updates (`TableSpec::data_plane_updates`, `hazard.rs`) against a control
+/// plane that deletes keys and adds others into the freed slots at once and modifies entries to
+/// another action with another parameter length and back: every entry's
+/// parameters start with its own key, so an update through a stale handle that landed in a
+/// reused slot, or after a modify, shows as a key that is not the entry's. Readers and the
+/// final contents must never see one.
+#[test]
+fn lock_free_updates_never_land_in_a_reused_or_modified_entry() {
+    const KEYS: u32 = 48;
+    const SIZE: usize = 32;
+    let spec = TableSpec::new("t", vec![KeySpec::new("k", 32, MatchKind::Exact)], SIZE)
+        .with_max_params_bytes(12)
+        .with_data_plane_updates(true);
+    let t = Arc::new(Table::new(spec).unwrap());
+    if !t.lock_free_updates() {
+        eprintln!("no membarrier(2) here: every update takes the cell lock");
+    }
+    // Action 1: the key, then a 4-byte count (8 bytes: one word, updated without the lock).
+    // Action 2: the key, then 8 bytes (12: always the lock).
+    let own = |k: u32, action: u32, n: u32| {
+        let mut p = key(k).to_vec();
+        p.extend_from_slice(&n.to_be_bytes());
+        if action == 2 {
+            p.extend_from_slice(&[0xee; 4]);
+        }
+        ActionData::new(action, p)
+    };
+    let fine = |k: u32, d: &ActionData| match d.action {
+        1 => d.params.len() == 8 && d.params[..4] == key(k),
+        2 => d.params.len() == 12 && d.params[..4] == key(k) && d.params[8..] == [0xee; 4],
+        _ => false,
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let bad = Arc::new(AtomicU64::new(0));
+    let updates = Arc::new(AtomicU64::new(0));
+    let updaters: Vec<_> = (0..2u64)
+        .map(|u| {
+            let (t, done, bad, updates) = (t.clone(), done.clone(), bad.clone(), updates.clone());
+            thread::spawn(move || {
+                let mut x = 0x9e37_79b9u64 + u;
+                while !done.load(Acquire) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let k = (x % u64::from(KEYS)) as u32;
+                    let l = t.lookup(&key(k), 0);
+                    let Some(h) = l.hit else { continue };
+                    if !fine(k, &l.data) {
+                        bad.fetch_add(1, Relaxed);
+                    }
+                    let n = u32::from_be_bytes(l.data.params[4..8].try_into().unwrap());
+                    let mut p = key(k).to_vec();
+                    p.extend_from_slice(&n.wrapping_add(1).to_be_bytes());
+                    if l.data.action == 2 {
+                        p.extend_from_slice(&[0xee; 4]);
+                    }
+                    if t.update_params_at(h, l.version, &p) {
+                        updates.fetch_add(1, Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+    let mut x = 0x1234_5678u64;
+    let mut ops = 0u64;
+    while std::time::Instant::now() < deadline {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let k = (x % u64::from(KEYS)) as u32;
+        let m = [FieldMatch::Exact(key(k).to_vec())];
+        match x >> 60 {
+            0..=7 => {
+                // Delete, then add another key: LIFO free lists hand it the freed slot.
+                if t.delete(&m, 0).is_ok() {
+                    let k2 = (k + 1 + (x >> 32) as u32 % (KEYS - 1)) % KEYS;
+                    let _ = t.insert(&[FieldMatch::Exact(key(k2).to_vec())], 0, own(k2, 1, 0));
+                }
+            }
+            8..=11 => {
+                let _ = t.insert(&m, 0, own(k, 1, 0));
+            }
+            _ => {
+                let action = 1 + (x >> 40) as u32 % 2;
+                let _ = t.modify(&m, 0, own(k, action, 7));
+            }
+        }
+        ops += 1;
+    }
+    done.store(true, Release);
+    for h in updaters {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        bad.load(Relaxed),
+        0,
+        "an entry held another key's parameters"
+    );
+    for e in t.iter() {
+        let k = u32::from_be_bytes(e.key[..].try_into().unwrap());
+        assert!(fine(k, &e.data), "entry {k}: {:?}", e.data);
+    }
+    assert!(
+        updates.load(Relaxed) > 1000,
+        "updates {}",
+        updates.load(Relaxed)
+    );
+    assert!(ops > 1000, "control-plane operations {ops}");
+}
