@@ -1821,7 +1821,7 @@ impl Table {
         };
         let gen = match line {
             Some(gen) => gen,
-            None => self.cells.lock(s as usize).init_k(
+            None => self.cells.lock_fresh(s as usize).init_k(
                 key,
                 action,
                 params.len(),
