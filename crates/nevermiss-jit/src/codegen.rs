@@ -2674,12 +2674,7 @@ impl Gen<'_, '_> {
                 }
                 let v = self.ld(p.slot);
                 let v = self.mask_to(v, p.ty.width);
-                let up = if n < 8 {
-                    self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
-                } else {
-                    v
-                };
-                let le = self.b.ins().bswap(up);
+                let le = self.be_front(v, n);
                 let at = if off > 0 {
                     self.b.ins().ishl_imm_u(le, i64::from(8 * off))
                 } else {
@@ -2798,15 +2793,21 @@ impl Gen<'_, '_> {
     /// Stores the `n` (1..=8) low bytes of `v`, most significant first, at `base + off`, as the
     /// front of one 8-byte store (the buffer has room for the word's other bytes).
     fn store_be(&mut self, v: Value, n: u32, base: Value, off: u32) {
+        let be = self.be_front(v, n);
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), be, base, off as i32);
+    }
+
+    /// The word whose little-endian bytes are the `n` (1..=8) low bytes of `v`, most
+    /// significant first, then zeros: what [`Gen::store_be`] stores.
+    fn be_front(&mut self, v: Value, n: u32) -> Value {
         let up = if n < 8 {
             self.b.ins().ishl_imm_u(v, i64::from(64 - 8 * n))
         } else {
             v
         };
-        let be = self.b.ins().bswap(up);
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), be, base, off as i32);
+        self.b.ins().bswap(up)
     }
 
     // ------------------------------------------------------------------ the architecture's pass

@@ -15,8 +15,9 @@
 //!
 //! Protocol (Dekker style, as [`crate::Gate`]): updater: hazard := slot, fence, load the
 //! sequence word (odd: take the locked path), the generation (not the handle's: stale, no
-//! write) and the length (another: the locked path), store the word, hazard := none
-//! (release). Excluder: change the cell (under its lock), fence, wait while any hazard names the
+//! write), the version if the caller gives the one its lookup read (another: a modify came
+//! between, no write) and the length (another: the locked path), store the word, hazard :=
+//! none (release). Excluder: change the cell (under its lock), fence, wait while any hazard names the
 //! slot (acquire). Either the updater sees the change, or the excluder sees the hazard and
 //! waits for the store to be done. Where `membarrier(2)` exists the updater's fence is a
 //! compiler fence and the excluder's a process-wide barrier ([`crate::sync::asym`]): the

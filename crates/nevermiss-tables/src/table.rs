@@ -1648,10 +1648,8 @@ impl Table {
     #[inline]
     pub fn update_word_at(&self, handle: EntryHandle, version: u64, word: u64, len: usize) -> bool {
         if len <= 8 && (handle.slot as usize) < self.nslots && self.hazards.enabled() {
-            if let Some(i) = owned_stripe() {
-                if let Some(done) = self.update_unlocked(i, handle, Some(version), word, len) {
-                    return done;
-                }
+            if let Some(done) = self.update_unlocked(handle, Some(version), word, len) {
+                return done;
             }
         }
         let b = word.to_le_bytes();
@@ -1664,11 +1662,9 @@ impl Table {
             return false;
         }
         if self.hazards.enabled() && params.len() <= 8 {
-            if let Some(i) = owned_stripe() {
-                let w = word_at(params, 0);
-                if let Some(done) = self.update_unlocked(i, handle, version, w, params.len()) {
-                    return done;
-                }
+            let w = word_at(params, 0);
+            if let Some(done) = self.update_unlocked(handle, version, w, params.len()) {
+                return done;
             }
         }
         let g = self.cells.lock(handle.slot as usize);
@@ -1681,18 +1677,18 @@ impl Table {
         true
     }
 
-    /// The lock-free update of [`Table::update`] by the owner of hazard word `i`; `None` when
-    /// the cell lock must be taken instead (the cell is being written, or its parameters have
-    /// another length).
+    /// The lock-free update of [`Table::update`], through the hazard word of this thread's
+    /// statistics stripe; `None` when the cell lock must be taken instead (a thread without an
+    /// owned stripe, a cell being written, parameters of another length).
     #[inline(always)]
     fn update_unlocked(
         &self,
-        i: usize,
         h: EntryHandle,
         version: Option<u64>,
         word: u64,
         len: usize,
     ) -> Option<bool> {
+        let i = owned_stripe()?;
         self.hazards.protect(i, h.slot);
         let r = self
             .cells
@@ -1896,7 +1892,8 @@ impl Table {
             return false;
         }
         // The caller rewrites the slot: no lock-free update through the old handle may land
-        // in the new entry.
+        // in the new entry. (Only timed tables get here, which have no lock-free updates
+        // today: the wait returns at once; it is where the rule belongs if they get them.)
         self.hazards.wait_clear(&[s]);
         if self.timed() {
             self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
