@@ -221,6 +221,19 @@ fn lib() -> Result<&'static Lib, String> {
     .map_err(Clone::clone)
 }
 
+/// A socket's four rings. libxdp keeps pointers to the structures it fills in at creation
+/// (`xsk_socket.rx`/`.tx`, the context's `fill`/`comp`) and reads them again when the socket is
+/// deleted, to unmap the rings: they live on the heap, at an address that stays put however
+/// often the [`Xsk`] that owns them moves. (Held inline, every move left libxdp a stale
+/// pointer, and the delete unmapped whatever the old place held: rings stayed mapped, or
+/// another mapping went.)
+struct Rings {
+    fill: Ring,
+    comp: Ring,
+    rx: Ring,
+    tx: Ring,
+}
+
 /// One AF_XDP socket on one receive queue, with its own UMEM and rings.
 struct Xsk {
     queue: u32,
@@ -229,10 +242,8 @@ struct Xsk {
     umem: *mut c_void,
     xsk: *mut c_void,
     fd: i32,
-    fill: Ring,
-    comp: Ring,
-    rx: Ring,
-    tx: Ring,
+    /// Never replaced while the socket lives (libxdp points into it).
+    rings: Box<Rings>,
     /// Transmit frames not in flight.
     free_tx: Vec<u64>,
 }
@@ -264,10 +275,12 @@ impl Xsk {
             umem: std::ptr::null_mut(),
             xsk: std::ptr::null_mut(),
             fd: -1,
-            fill: Ring::zeroed(),
-            comp: Ring::zeroed(),
-            rx: Ring::zeroed(),
-            tx: Ring::zeroed(),
+            rings: Box::new(Rings {
+                fill: Ring::zeroed(),
+                comp: Ring::zeroed(),
+                rx: Ring::zeroed(),
+                tx: Ring::zeroed(),
+            }),
             free_tx: (RX_FRAMES..FRAMES)
                 .map(|f| u64::from(f * FRAME_SIZE))
                 .collect(),
@@ -279,14 +292,15 @@ impl Xsk {
             frame_headroom: 0,
             flags: 0,
         };
-        // SAFETY: libxdp fills the rings and the handle; the area outlives the UMEM (Drop).
+        // SAFETY: libxdp fills the rings and the handle; the area outlives the UMEM, and the
+        // boxed rings the socket (Drop).
         let rc = unsafe {
             (lib.umem_create)(
                 &mut x.umem,
                 area,
                 len as u64,
-                &mut x.fill,
-                &mut x.comp,
+                &mut x.rings.fill,
+                &mut x.rings.comp,
                 &ucfg,
             )
         };
@@ -313,8 +327,8 @@ impl Xsk {
                     cname.as_ptr(),
                     queue,
                     x.umem,
-                    &mut x.rx,
-                    &mut x.tx,
+                    &mut x.rings.rx,
+                    &mut x.rings.tx,
                     &scfg,
                 )
             };
@@ -335,27 +349,27 @@ impl Xsk {
         x.fd = unsafe { (lib.socket_fd)(x.xsk) };
         // Lend the receive half of the UMEM to the kernel.
         let lend = RX_FRAMES.min(RING);
-        let Some(i) = x.fill.reserve(lend) else {
+        let Some(i) = x.rings.fill.reserve(lend) else {
             return Err("the fill ring is smaller than expected".into());
         };
         for k in 0..lend {
             // SAFETY: a reserved fill entry.
-            unsafe { *x.fill.at::<u64>(i.wrapping_add(k)) = u64::from(k * FRAME_SIZE) };
+            unsafe { *x.rings.fill.at::<u64>(i.wrapping_add(k)) = u64::from(k * FRAME_SIZE) };
         }
-        x.fill.submit(lend);
+        x.rings.fill.submit(lend);
         Ok(x)
     }
 
     /// Takes back the transmit frames the kernel has sent.
     fn reclaim(&mut self) {
-        let (i, n) = self.comp.peek(RING);
+        let (i, n) = self.rings.comp.peek(RING);
         for k in 0..n {
             // SAFETY: a completed entry.
             self.free_tx
-                .push(unsafe { *self.comp.at::<u64>(i.wrapping_add(k)) });
+                .push(unsafe { *self.rings.comp.at::<u64>(i.wrapping_add(k)) });
         }
         if n > 0 {
-            self.comp.release(n);
+            self.rings.comp.release(n);
         }
     }
 
@@ -373,7 +387,7 @@ impl Xsk {
         if want == 0 {
             return (0, 0);
         }
-        let (i, n) = self.rx.peek(want);
+        let (i, n) = self.rings.rx.peek(want);
         if n == 0 {
             return (0, 0);
         }
@@ -381,22 +395,22 @@ impl Xsk {
         refill.clear();
         for k in 0..n {
             // SAFETY: a received descriptor.
-            let d = unsafe { *self.rx.at::<XdpDesc>(i.wrapping_add(k)) };
+            let d = unsafe { *self.rings.rx.at::<XdpDesc>(i.wrapping_add(k)) };
             let data = self.frame(d.addr, d.len as usize);
             batch.push(data, id, 0);
             bytes += data.len() as u64;
             // The frame's base address (aligned mode: addr may carry an offset).
             refill.push(d.addr - d.addr % u64::from(FRAME_SIZE));
         }
-        self.rx.release(n);
+        self.rings.rx.release(n);
         // Every frame taken goes straight back to the fill ring (it has room: the kernel
         // holds at most the RX_FRAMES lent).
-        if let Some(f) = self.fill.reserve(n) {
+        if let Some(f) = self.rings.fill.reserve(n) {
             for (k, a) in refill.iter().enumerate() {
                 // SAFETY: a reserved fill entry.
-                unsafe { *self.fill.at::<u64>(f.wrapping_add(k as u32)) = *a };
+                unsafe { *self.rings.fill.at::<u64>(f.wrapping_add(k as u32)) = *a };
             }
-            self.fill.submit(n);
+            self.rings.fill.submit(n);
         }
         (n, bytes)
     }
@@ -547,14 +561,14 @@ impl Port for AfXdpPort {
             let Some(addr) = x.free_tx.pop() else {
                 break;
             };
-            let Some(i) = x.tx.reserve(1) else {
+            let Some(i) = x.rings.tx.reserve(1) else {
                 x.free_tx.push(addr);
                 break;
             };
             // SAFETY: a free transmit frame of the UMEM; the data fits (max_frame).
             unsafe {
                 std::ptr::copy_nonoverlapping(data.as_ptr(), x.area.add(addr as usize), data.len());
-                *x.tx.at::<XdpDesc>(i) = XdpDesc {
+                *x.rings.tx.at::<XdpDesc>(i) = XdpDesc {
                     addr,
                     len: data.len() as u32,
                     options: 0,
@@ -565,7 +579,7 @@ impl Port for AfXdpPort {
         }
         if taken > 0 {
             // One producer update for the batch: the descriptors were reserved in order.
-            x.tx.submit(taken as u32);
+            x.rings.tx.submit(taken as u32);
             crate::afpacket::kick(x.fd, &self.counters);
             self.stats.add_tx(taken as u64, bytes);
         }

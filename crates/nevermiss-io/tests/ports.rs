@@ -353,3 +353,53 @@ fn an_interface_ports_link_state_follows_the_interface() {
     // Ports that are not interfaces are always up.
     assert!(QueuePort::new(1).0.link_up());
 }
+
+/// The mappings of this process that are AF_XDP rings (`/proc/self/maps` names them after the
+/// socket they map: `socket:[INODE]`), one line each.
+fn xdp_ring_mappings() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("socket:["))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn af_xdp_ports_unmap_every_ring_they_mapped() {
+    // libxdp keeps pointers to the ring structures it fills in and reads them again when a
+    // socket is deleted (to unmap the rings): the structures must not move while the socket
+    // lives, however often the port that owns them is moved. Two workers' ports, opened in a
+    // helper and moved around, then dropped: none of their rings may stay mapped.
+    let (a, b) = (
+        format!("nmxq{}a", std::process::id() % 10000),
+        format!("nmxq{}b", std::process::id() % 10000),
+    );
+    if !Veth::ip(&format!(
+        "link add {a} numrxqueues 2 numtxqueues 2 type veth peer name {b} numrxqueues 2 numtxqueues 2"
+    )) {
+        eprintln!("skipped: making a veth pair needs root and iproute2");
+        return;
+    }
+    let _veth = Veth(a.clone());
+    assert!(Veth::ip(&format!("link set {a} up")) && Veth::ip(&format!("link set {b} up")));
+    let before = xdp_ring_mappings();
+    let open = |w| nevermiss_io::afxdp::AfXdpPort::open_worker(0, &a, w, 2);
+    let ports = match (open(0), open(1)) {
+        (Ok(p0), Ok(p1)) => vec![p0, p1],
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("skipped: AF_XDP is not available here: {e}");
+            return;
+        }
+    };
+    let during = xdp_ring_mappings();
+    assert!(
+        during.len() > before.len(),
+        "the rings are mapped: {during:?}"
+    );
+    let mut moved: Vec<Box<nevermiss_io::afxdp::AfXdpPort>> =
+        ports.into_iter().map(Box::new).collect();
+    moved.reverse();
+    drop(moved);
+    assert_eq!(xdp_ring_mappings(), before, "every ring unmapped");
+}
