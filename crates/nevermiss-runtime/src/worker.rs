@@ -276,9 +276,11 @@ impl Worker {
     /// packet that hit an add-on-miss table is replayed through a private shadow switch — the same
     /// program (shared: the same IR in memory, so its lines are warmed too) with tables of 64
     /// entries and none of the control plane's — where it misses and inserts, running the same
-    /// code; the shadow's tables are then cleared, and [`nevermiss_tables::Table::warm`] fetches
-    /// the real tables' insert lines. Nothing of the real switch is written. Costs one packet's processing per `warm_insert_every` packets at
-    /// most, and nothing while inserts are frequent.
+    /// code; the shadow's tables are then cleared, [`nevermiss_tables::Table::warm`] fetches
+    /// the real tables' insert lines, and this worker's own insert-only lines (its parameter
+    /// buffers, written with their own bytes) are touched. No value of the real switch changes.
+    /// Costs one packet's processing per `warm_insert_every` packets at most, and nothing while
+    /// inserts are frequent.
     pub fn maintain(&mut self) {
         let every = self.sw.config.warm_insert_every;
         if self.warm.off || every == 0 || self.warm.since < every || self.warm.pkt.is_empty() {
@@ -311,10 +313,12 @@ impl Worker {
                 }
             }
         }
-        // The real tables: their insert code and the slot the next insert takes (hints only).
+        // The real tables: their insert code and the slot the next insert takes (hints only);
+        // then this worker's own lines of the insert path.
         for t in &self.sw.tables {
             t.t.warm();
         }
+        self.ex.warm_insert_lines(&self.sw);
     }
 
     /// How many times [`Worker::maintain`] has warmed the insert path.

@@ -360,14 +360,18 @@ impl Exact {
         self.insert_slow(cells, h, key, replace, init)
     }
 
-    /// The common case of [`Exact::insert`], for inlining: the primary bucket has no
-    /// overflowed entries, no way with the key's tag, and a free way. Then the key can only be
-    /// in the primary bucket (an entry gets into its secondary bucket, or leaves it, only under
-    /// its primary's lock, which counts it in the overflow count) and is not, so this alone
-    /// decides, under the primary bucket's lock: a slot is allocated, `init(slot)` writes the
-    /// cell and returns its generation, the way word is published. `None`: not the common case
-    /// (or no free slot here), nothing was changed; run [`Exact::insert_second`], then
-    /// [`Exact::insert_slow`].
+    /// The common case of [`Exact::insert`], for inlining: the primary bucket has no way with
+    /// the key's tag and a free way, and the key is not in its secondary bucket. The key's
+    /// entry gets into either of its buckets, moves between them or leaves them only under its
+    /// primary's lock, which counts an entry in the secondary in the primary's overflow count;
+    /// so with the primary locked the key's presence is fixed. Without overflowed entries the
+    /// key can only be in the primary; with them (most primaries of a table filled past ~70 %),
+    /// the secondary's ways are read without its lock (no entry of this key can come or go
+    /// there; a way with the key's tag is left to the general case). The key is absent then, and
+    /// this alone decides, under the primary bucket's lock: a slot is allocated, `init(slot)`
+    /// writes the cell and returns its generation, the way word is published in the primary.
+    /// `None`: not the common case (or no free slot here), nothing was changed; run
+    /// [`Exact::insert_second`], then [`Exact::insert_slow`].
     #[inline(always)]
     pub fn insert_fast(
         &self,
@@ -378,10 +382,10 @@ impl Exact {
         let (b1, tag) = self.place(h);
         let bk = self.buckets.get(b1)?;
         let v = lock_hdr(&bk.hdr);
-        if v < OVF_ONE {
-            let (m, empty) = match_mask(bk, tag);
-            // `empty == 0`: index 32, no way.
-            if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
+        let (m, empty) = match_mask(bk, tag);
+        // `empty == 0`: index 32, no way.
+        if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
+            if v < OVF_ONE || self.not_in_second(b1, tag) {
                 if let Some(s) = self.slots.alloc_own(cells) {
                     let gen = init(s);
                     w.store(word(tag, false, gen, s), Release);
@@ -395,8 +399,22 @@ impl Exact {
         None
     }
 
-    /// The next commonest case of [`Exact::insert`] (a full primary bucket, or one with
-    /// overflowed entries, as the table fills): no way of the primary bucket holds the key's
+    /// Whether no way of the secondary bucket of a key with primary `b1` and tag `tag` holds
+    /// that tag, read without the secondary's lock; for a caller that holds `b1`'s lock, which
+    /// fixes where the key's entry is ([`Exact::insert_fast`]). A bucket that is its own
+    /// secondary holds no way of the key either (the caller matched it already).
+    #[inline(always)]
+    fn not_in_second(&self, b1: usize, tag: u32) -> bool {
+        let b2 = self.alt(b1, tag);
+        b2 == b1
+            || self
+                .buckets
+                .get(b2)
+                .is_some_and(|bk2| match_mask(bk2, tag).0 == 0)
+    }
+
+    /// The next commonest case of [`Exact::insert`] (a full primary bucket as the table
+    /// fills): no way of the primary bucket holds the key's
     /// tag, and its secondary bucket is free to lock. With the primary bucket locked the key's
     /// presence cannot change (an entry of the key gets into either of its buckets, moves
     /// between them or leaves them only under its primary's lock); the secondary is locked with

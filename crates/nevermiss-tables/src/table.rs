@@ -138,9 +138,10 @@ pub const MAX_PROFILES: usize = 256;
 
 /// Cache lines of code prefetched from the start of each function of the insert path: about
 /// their sizes in a release build of x86-64 (the table's add-on-miss functions with the
-/// common insert inlined, 2.4–2.6 KB; the general insert `Exact::insert_slow`, 3.1–3.5 KB; the
-/// slot allocator's slow path). A wrong size only wastes or misses a few prefetches.
-const WARM_LINES: [usize; 3] = [40, 56, 14];
+/// common insert inlined, 1.7–2.0 KB; the general insert `Exact::insert_slow`, 2.7–3.0 KB; the
+/// slot allocator's slow path, 0.8 KB; the insert into a full primary bucket `Table::add_slow`,
+/// 2.8–3.0 KB). A wrong size only wastes or misses a few prefetches.
+const WARM_LINES: [usize; 4] = [40, 56, 14, 48];
 
 /// Keys per group in [`Table::lookup_batch`]: all their buckets are requested before any is
 /// used, so about this many DRAM misses are in flight at once.
@@ -304,6 +305,10 @@ pub struct Table {
     /// [`Table::add_on_miss`] and [`Table::add_on_miss_hashed`], chosen likewise.
     add_fn: AddFn,
     add_hashed_fn: AddFn,
+    /// The out-of-line rest of `add_hashed_fn`'s insert (`Table::add_slow`: a full primary
+    /// bucket, ~40 % of the inserts into a table filled to 75 % of its ways), whose code
+    /// [`Table::warm`] keeps in cache too; `None` where there is none.
+    add_slow_fn: Option<AddFn>,
     engine: Engine,
     cells: Cells,
     wheel: Option<Mutex<Wheel>>,
@@ -385,6 +390,7 @@ impl Table {
                 timed,
                 spec.add_on_miss,
             ),
+            add_slow_fn: Table::add_slow_fn(&engine, kw, spec.add_on_miss),
             layout,
             engine,
             cells,
@@ -1001,6 +1007,7 @@ impl Table {
         for (f, lines) in [
             (self.add_fn as usize, WARM_LINES[0]),
             (self.add_hashed_fn as usize, WARM_LINES[0]),
+            (self.add_slow_fn.map_or(0, |f| f as usize), WARM_LINES[3]),
             (ins, WARM_LINES[1]),
             (alloc as usize, WARM_LINES[2]),
         ] {
@@ -1173,6 +1180,17 @@ impl Table {
         match &self.engine {
             Engine::Direct(d) => DKey::of(key).is_some_and(|k| d.holds(k.index)),
             _ => true,
+        }
+    }
+
+    /// The out-of-line rest of the hashed add-on-miss function of an exact table with key shape
+    /// `kw` (see `add_slow_fn`).
+    fn add_slow_fn(engine: &Engine, kw: usize, enabled: bool) -> Option<AddFn> {
+        match engine {
+            Engine::Exact(_) if enabled => {
+                with_shape!(kw, |K| Some(Table::add_slow::<K, true>), None)
+            }
+            _ => None,
         }
     }
 

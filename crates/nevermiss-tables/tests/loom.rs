@@ -181,6 +181,35 @@ fn add_of_an_overflowed_key_finds_it_while_its_primary_gets_room() {
     });
 }
 
+/// A key that overflowed into its secondary bucket is added again once its primary has room
+/// (the inline insert, which reads the secondary bucket's ways without that bucket's lock),
+/// while a key whose primary is that secondary bucket is added into it: the add finds the
+/// overflowed entry (never a duplicate in the primary), and the other add lands.
+#[test]
+fn re_add_of_an_overflowed_key_reads_its_secondary_while_it_changes() {
+    check(|| {
+        let m = Arc::new(Model::new(10, 2));
+        let (fill, over) = primary_zero(&m, 7);
+        let j = (100..)
+            .find(|&x| m.buckets(x).0 == 1)
+            .expect("a key whose primary is bucket 1");
+        for &f in &fill {
+            assert_eq!(m.insert(f, f), Some(true));
+        }
+        assert_eq!(m.insert(over, 7), Some(true));
+        assert!(m.remove(fill[0]));
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || assert_eq!(m2.insert(over, 9), Some(false)));
+        let u = thread::spawn(move || assert_eq!(m3.insert(j, 5), Some(true)));
+        t.join().unwrap();
+        u.join().unwrap();
+        assert_eq!(m.get(over), Some(7));
+        assert_eq!(m.get(j), Some(5));
+        assert!(m.remove(over));
+        assert_eq!(m.get(over), None);
+    });
+}
+
 /// A reader of key 1 while the writer deletes it and adds key 2, which reuses the slot at once:
 /// the reader sees key 1's value or nothing, never key 2's value.
 #[test]
