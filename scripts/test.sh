@@ -10,8 +10,11 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --locked --workspace --all-targets -q -- -D warnings
+# The diagnostic build of `nevermiss bench` (TSC stamps per stage, docs/bench.md "Stages").
+cargo clippy --locked -p nevermiss --all-targets --features stage-stamps -q -- -D warnings
 echo "== cargo test"
 NEVERMISS_REQUIRE_CLIENTS=1 cargo test --locked --workspace -q
+cargo test --locked -p nevermiss-tables -p nevermiss-bench --features stage-stamps --lib -q -- stage
 if [ -n "${P4C_DIR:-}" ]; then
     echo "== p4c conformance ($P4C_DIR)"
     ./target/release/nevermiss conformance --p4c "$P4C_DIR"

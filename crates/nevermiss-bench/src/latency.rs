@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use nevermiss_io::{Batch, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_runtime::run::table_reports;
 use nevermiss_runtime::{Switch, Worker};
+use nevermiss_tables::stamp;
 use std::sync::Arc;
 
 /// Which packets of a run to keep as per-packet samples (`--samples`): every `every`-th
@@ -33,9 +34,82 @@ pub struct Sample {
     pub ticks: u64,
 }
 
+/// Where the packets of one class that passed one set of stamped stages spent their ticks
+/// (built with the `stage-stamps` feature: `nevermiss_tables::stamp`).
+pub struct StageHists {
+    pub class: Class,
+    /// The stages passed: bit `i` is `stamp::ALL[i]`.
+    pub passed: u16,
+    /// Per stage of `stamp::ALL`, the ticks from the stamp before it (the packet's start for
+    /// the first) to it, for the stages passed; then from the last stamp to the packet's end
+    /// (index `STAGES`); then the packet's ticks (index `STAGES + 1`).
+    pub hists: Vec<Histogram<u64>>,
+}
+
+impl StageHists {
+    fn new(class: Class, passed: u16) -> StageHists {
+        StageHists {
+            class,
+            passed,
+            hists: (0..stamp::STAGES + 2).map(|_| new_hist()).collect(),
+        }
+    }
+
+    /// Adds `other`'s packets (the same class and stages).
+    pub fn merge(&mut self, other: &StageHists) {
+        for (a, b) in self.hists.iter_mut().zip(&other.hists) {
+            // Both grow as needed (`record`), so adding never fails for lack of range.
+            let _ = a.add(b);
+        }
+    }
+
+    /// Packets counted.
+    pub fn packets(&self) -> u64 {
+        self.hists.last().map_or(0, Histogram::len)
+    }
+
+    /// The packets' median ticks.
+    pub fn median(&self) -> u64 {
+        self.hists.last().map_or(0, |h| h.value_at_quantile(0.5))
+    }
+
+    /// Records one packet timed from `t0` to `t1` with stamps `st` (0: not passed).
+    fn record_packet(all: &mut Vec<StageHists>, class: Class, t0: u64, t1: u64, st: &[u64]) {
+        let mut order: Vec<(u64, usize)> = st
+            .iter()
+            .enumerate()
+            .filter(|&(_, &t)| t != 0)
+            .map(|(i, &t)| (t, i))
+            .collect();
+        order.sort_unstable();
+        let passed = order.iter().fold(0u16, |m, &(_, i)| m | 1 << i);
+        let k = match all
+            .iter()
+            .position(|s| s.class == class && s.passed == passed)
+        {
+            Some(k) => k,
+            None => {
+                all.push(StageHists::new(class, passed));
+                all.len() - 1
+            }
+        };
+        let h = &mut all[k].hists;
+        let mut prev = t0;
+        for &(t, i) in &order {
+            record(&mut h[i], t.saturating_sub(prev));
+            prev = t;
+        }
+        record(&mut h[stamp::STAGES], t1.saturating_sub(prev));
+        record(&mut h[stamp::STAGES + 1], t1.saturating_sub(t0));
+    }
+}
+
 /// One latency run's per-class histograms of ticks per packet ([`Class::ALL`] order).
 pub struct LatencyRun {
     pub hists: Vec<Histogram<u64>>,
+    /// Per class and set of stages passed, where the ticks went (empty unless built with the
+    /// `stage-stamps` feature).
+    pub stages: Vec<StageHists>,
     /// The packets a [`SampleRule`] kept, in packet order (empty without one).
     pub samples: Vec<Sample>,
     /// Entries in the table afterwards (0 for the baseline).
@@ -83,17 +157,24 @@ pub fn run_once(
     let mut idx = 0u64;
     let mut samples = Vec::new();
     let mut rare = 0u64;
+    let mut stages = Vec::new();
     while !gen.is_done() {
         batch.clear();
         gen.fill(&mut batch);
         for p in batch.iter() {
             let data = p.data();
+            if stamp::ENABLED {
+                let _ = stamp::take();
+            }
             let t0 = tsc::start();
             w.process(data, p.port, p.ts_ns);
             let t1 = tsc::stop();
             let c = Class::of(w.last_ops(), idx < m, baseline);
             let ticks = t1.saturating_sub(t0);
             record(&mut hists[c.index()], ticks);
+            if stamp::ENABLED {
+                StageHists::record_packet(&mut stages, c, t0, t1, &stamp::take());
+            }
             if let Some(rule) = rule {
                 let mut keep = idx.is_multiple_of(rule.every);
                 if idx >= m && c.is_rare() {
@@ -116,6 +197,7 @@ pub fn run_once(
     let reps = table_reports(sw);
     Ok(LatencyRun {
         hists,
+        stages,
         samples,
         table_entries: reps.iter().map(|t| t.entries as u64).sum(),
         inserts_full: reps.iter().map(|t| t.stats.inserts_full).sum(),
@@ -126,6 +208,41 @@ pub fn run_once(
 mod tests {
     use super::*;
     use crate::scenario::build_switch;
+
+    /// A packet's stage ticks are the gaps between its stamps in time order, from the packet's
+    /// start to its end; packets are grouped by class and the stages they passed.
+    #[test]
+    fn stage_ticks_are_the_gaps_between_stamps() {
+        let mut all = Vec::new();
+        let mut st = [0u64; stamp::STAGES];
+        st[stamp::Stage::LookupIn as usize] = 110;
+        st[stamp::Stage::LookupOut as usize] = 150;
+        StageHists::record_packet(&mut all, Class::Hit, 100, 200, &st);
+        StageHists::record_packet(&mut all, Class::Hit, 100, 200, &st);
+        st[stamp::Stage::AddIn as usize] = 170;
+        StageHists::record_packet(&mut all, Class::Insert, 100, 230, &st);
+        assert_eq!(all.len(), 2);
+        let med = |s: &StageHists, i: usize| s.hists[i].value_at_quantile(0.5);
+        let hit = &all[0];
+        assert_eq!(
+            (hit.class, hit.passed, hit.packets()),
+            (Class::Hit, 0b11, 2)
+        );
+        assert_eq!(
+            (med(hit, 0), med(hit, 1), med(hit, stamp::STAGES)),
+            (10, 40, 50)
+        );
+        assert_eq!(hit.median(), 100);
+        let ins = &all[1];
+        assert_eq!(
+            (ins.passed, med(ins, 2), med(ins, stamp::STAGES)),
+            (0b111, 20, 60)
+        );
+        let mut twice = StageHists::new(Class::Insert, 0b111);
+        twice.merge(ins);
+        twice.merge(ins);
+        assert_eq!(twice.packets(), 2);
+    }
 
     /// Values beyond the first bucket (2048) are kept, not clamped.
     #[test]

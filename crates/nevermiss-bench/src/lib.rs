@@ -444,6 +444,7 @@ fn latency_point(
     let mut entries = Vec::new();
     let mut full = Vec::new();
     let mut samples = Vec::new();
+    let mut stages: Vec<latency::StageHists> = Vec::new();
     for k in 0..cfg.runs {
         let sw = build_switch(&cfg.program(s), size, cfg.engine)?;
         let start = t0.elapsed();
@@ -472,6 +473,19 @@ fn latency_point(
                 merged[c.index()]
                     .add(h)
                     .map_err(|e| format!("histogram: {e:?}"))?;
+            }
+        }
+        for st in &run.stages {
+            match stages
+                .iter_mut()
+                .find(|x| x.class == st.class && x.passed == st.passed)
+            {
+                Some(x) => x.merge(st),
+                None => stages.push(latency::StageHists {
+                    class: st.class,
+                    passed: st.passed,
+                    hists: st.hists.clone(),
+                }),
             }
         }
         entries.push(run.table_entries);
@@ -514,10 +528,39 @@ fn latency_point(
             table_entries_per_run: entries,
             inserts_full_per_run: full,
             classes,
+            stages: stage_rows(&stages),
         },
         runs,
         samples,
     ))
+}
+
+/// The report's rows of a point's stage histograms, most packets first.
+fn stage_rows(stages: &[latency::StageHists]) -> Vec<StageRow> {
+    let mut rows: Vec<StageRow> = stages
+        .iter()
+        .map(|s| {
+            let median = |h: &Histogram<u64>| h.value_at_quantile(0.5);
+            let mut path: Vec<(String, u64)> = nevermiss_tables::stamp::ALL
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| s.passed & (1 << i) != 0)
+                .map(|(i, (_, name))| (name.to_string(), median(&s.hists[i])))
+                .collect();
+            path.push((
+                "end".into(),
+                median(&s.hists[nevermiss_tables::stamp::STAGES]),
+            ));
+            StageRow {
+                class: s.class,
+                packets: s.packets(),
+                median_ticks: s.median(),
+                stages: path,
+            }
+        })
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.packets));
+    rows
 }
 
 /// Eq. 4: every class median minus the baseline's median (ticks and ns).

@@ -87,6 +87,23 @@ pub struct LatencyPoint {
     pub table_entries_per_run: Vec<u64>,
     pub inserts_full_per_run: Vec<u64>,
     pub classes: Vec<ClassResult>,
+    /// Where the ticks went, stage by stage (only from a build with the `stage-stamps`
+    /// feature), most packets first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageRow>,
+}
+
+/// The packets of one class that passed one set of stamped stages
+/// (`nevermiss_tables::stamp`), over all runs of a point.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageRow {
+    pub class: Class,
+    pub packets: u64,
+    /// Median ticks per packet (of the stamped build).
+    pub median_ticks: u64,
+    /// The stages passed, in order, each with the median ticks from the stamp before it (the
+    /// packet's start for the first); `end` is from the last stamp to the packet's end.
+    pub stages: Vec<(String, u64)>,
 }
 
 impl LatencyPoint {
@@ -391,6 +408,7 @@ impl BenchReport {
                     && c.sizes.contains(&p.m)
             })
             .collect();
+        self.render_stages(o);
         if !sizes.is_empty() {
             let _ = writeln!(o, "\nTable size sweep (latency, r=0)");
             let _ = writeln!(o, "{head}");
@@ -403,6 +421,39 @@ impl BenchReport {
                 if let Some(x) = p.class(Class::Hit) {
                     Self::class_row(o, &format!("lookup m=2^{}", p.m.trailing_zeros()), x, f);
                 }
+            }
+        }
+    }
+
+    /// The `stage-stamps` build's per-stage medians, per latency point (nothing otherwise).
+    fn render_stages(&self, o: &mut String) {
+        if self.latency.iter().all(|p| p.stages.is_empty()) {
+            return;
+        }
+        let _ = writeln!(
+            o,
+            "\nStages (build with the stage-stamps feature: median TSC ticks from the stamp before; \
+             each stamp is lfence + rdtsc, so stages do not overlap and totals are higher than \
+             the plain build's; docs/bench.md)"
+        );
+        for p in self.latency.iter().filter(|p| !p.stages.is_empty()) {
+            let _ = writeln!(
+                o,
+                "  {} m=2^{} r={}:",
+                p.scenario.name(),
+                p.m.trailing_zeros(),
+                p.r
+            );
+            for s in p.stages.iter().take(8) {
+                let path: Vec<String> = s.stages.iter().map(|(n, t)| format!("{n} {t}")).collect();
+                let _ = writeln!(
+                    o,
+                    "    {:<16} {:>9} pkts  median {:>6}: {}",
+                    s.class.name(),
+                    s.packets,
+                    s.median_ticks,
+                    path.join(", ")
+                );
             }
         }
     }

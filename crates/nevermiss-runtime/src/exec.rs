@@ -8,6 +8,7 @@
 use crate::bits::{put_be, read_bits, read_wide, BitWriter};
 use crate::externs::{self, RED};
 use crate::switch::{DigestMsg, FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
+use nevermiss_tables::stamp::{stamp, Stage};
 use nevermiss_tables::{AddStatus, EntryHandle, Lookup, ACTION_NONE};
 use num_bigint::BigUint;
 use p4_ir::errors::*;
@@ -2353,6 +2354,7 @@ impl Exec {
         // The action as its index and parameter bytes, no `ActionData` built.
         let status =
             rt.t.add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
+        stamp(Stage::AddReturned);
         if status.is_added() && !rt.direct_cells && self.trace.is_none() {
             self.ops |= TableOps::INSERT;
             return true;

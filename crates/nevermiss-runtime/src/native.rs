@@ -6,6 +6,7 @@
 use crate::exec::{Exec, Flow};
 use crate::switch::{BuildError, Config, Switch};
 use nevermiss_jit::{flow, target, Compiled, Ctx, Helpers, Limits, NativeFn};
+use nevermiss_tables::stamp::{stamp, Stage};
 use p4_ir::ir::{Expr, MatchKind, State, Stmt, Target, Transition};
 use p4_ir::Program;
 use std::ffi::c_void;
@@ -193,24 +194,31 @@ unsafe extern "C" fn h_emit_reserve(ctx: *mut Ctx, n: u64) -> *mut u8 {
 
 /// A table apply up to its action; the key is the `len` bytes generated code stored at `Ctx::key`.
 unsafe extern "C" fn h_table_lookup(ctx: *mut Ctx, t: u32, hit: u32, run: u32, len: u64) -> u32 {
+    stamp(Stage::LookupIn);
     // SAFETY: as `h_stmt`; `Ctx::key` is `Exec::key`'s buffer, whose capacity holds every table's
     // key (reserved by `Exec::new`) and into which the code wrote `len` bytes.
     let (ex, sw) = unsafe { host(ctx) };
     let len = (len as usize).min(ex.key.capacity());
     unsafe { ex.key.set_len(len) };
     let slot = |s: u32| (s != u32::MAX).then_some(s);
-    ex.table_lookup_core(sw, t, slot(hit), slot(run))
-        .unwrap_or(u32::MAX)
+    let r = ex
+        .table_lookup_core(sw, t, slot(hit), slot(run))
+        .unwrap_or(u32::MAX);
+    stamp(Stage::LookupOut);
+    r
 }
 
 /// The lookup of a lean table apply; the key is the `len` bytes generated code stored at
 /// `Ctx::key` (`Helpers::table_find`).
 unsafe extern "C" fn h_table_find(ctx: *mut Ctx, t: u32, len: u64) -> u64 {
+    stamp(Stage::LookupIn);
     // SAFETY: as `h_table_lookup`.
     let (ex, sw) = unsafe { host(ctx) };
     let len = (len as usize).min(ex.key.capacity());
     unsafe { ex.key.set_len(len) };
-    ex.table_find(sw, t)
+    let r = ex.table_find(sw, t);
+    stamp(Stage::LookupOut);
+    r
 }
 
 /// The `@__ref` write-back of a table apply after its action ran (generated code restores the
@@ -241,8 +249,11 @@ unsafe extern "C" fn h_write_word(ctx: *mut Ctx, t: u32, word: u64, len: u64) {
 unsafe extern "C" fn h_add_entry(ctx: *mut Ctx, func: u32, len: u64, profile: u64) -> u32 {
     // SAFETY: as `h_stmt`; `Ctx::params` is `Exec::abuf`, which generated code wrote `len` bytes
     // into (never more than its length: the parameters of an action plus 8).
+    stamp(Stage::AddIn);
     let (ex, sw) = unsafe { host(ctx) };
-    u32::from(ex.add_entry_packed(sw, func, len as usize, profile))
+    let r = u32::from(ex.add_entry_packed(sw, func, len as usize, profile));
+    stamp(Stage::AddOut);
+    r
 }
 
 /// A hit among a `const` table's entries that generated code matched itself: counted as

@@ -39,6 +39,7 @@ use crate::cell::{gen7, word_want, Cells, EntryRead, LineCells};
 use crate::error::TableError;
 use crate::hash::ProbeKey;
 use crate::slots::{Padded, Slots};
+use crate::stamp::{stamp, Stage};
 use crate::sync::{fence, lock, prefetch, AtomicU64, Backoff, Mutex, Ordering::*, Zeroed};
 use std::sync::atomic::AtomicUsize;
 
@@ -381,12 +382,15 @@ impl Exact {
     ) -> Option<(u32, u32)> {
         let (b1, tag) = self.place(h);
         let bk = self.buckets.get(b1)?;
+        stamp(Stage::LockIn);
         let v = lock_hdr(&bk.hdr);
+        stamp(Stage::Locked);
         let (m, empty) = match_mask(bk, tag);
         // `empty == 0`: index 32, no way.
         if let (0, Some(w)) = (m, bk.way.get(empty.trailing_zeros() as usize)) {
             if v < OVF_ONE || self.not_in_second(b1, tag) {
                 if let Some(s) = self.slots.alloc_own(cells) {
+                    stamp(Stage::SlotTaken);
                     let gen = init(s);
                     w.store(word(tag, false, gen, s), Release);
                     // Unlock: the header does not change while its lock is held.

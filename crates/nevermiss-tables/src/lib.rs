@@ -23,6 +23,7 @@ mod index;
 pub mod loom_api;
 mod slots;
 pub mod spec;
+pub mod stamp;
 mod stats;
 mod sync;
 mod table;

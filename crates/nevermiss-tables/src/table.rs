@@ -32,6 +32,7 @@ use crate::spec::{
     compile, decompile, Compiled, EntryView, ExactEngine, FieldMatch, IdleTimeout, Layout,
     TableSpec,
 };
+use crate::stamp::{stamp, Stage};
 use crate::stats::{owned_stripe, Counter, Stats, TableStats};
 use crate::wheel::{Wheel, DEFAULT_TICK_NS, NIL};
 
@@ -1297,6 +1298,7 @@ impl Table {
         ap: u64,
         now: u64,
     ) -> u64 {
+        stamp(Stage::TableAdd);
         let Engine::Exact(x) = &self.engine else {
             return ADD_REJECTED;
         };
@@ -1324,8 +1326,10 @@ impl Table {
             if TIMED {
                 self.link_timer(s, gen, deadline);
             }
+            stamp(Stage::Inserted);
             return add_code(EntryHandle { slot: s, gen });
         }
+        stamp(Stage::OutOfLine);
         self.add_slow::<K, HASHED>(key, hash, params, ap, now)
     }
 
