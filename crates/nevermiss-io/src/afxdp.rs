@@ -620,3 +620,69 @@ impl Drop for AfXdpPort {
         // The sockets (then their UMEMs) are released by their own Drop.
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// libxdp keeps the addresses of the ring structures it filled in and unmaps through them
+    /// when the socket is deleted: after the port is built (every move of its sockets done) and
+    /// after it moves again, they are still where our rings are. libxdp's `struct xsk_socket`
+    /// starts with its `rx` and `tx` pointers and then its context, whose first two fields are
+    /// `fill` and `comp` (libxdp 1.x, as libbpf's before it). Needs root, iproute2 and libxdp;
+    /// skipped otherwise.
+    #[test]
+    fn libxdp_points_at_our_rings_after_every_move() {
+        let ip = |args: &str| {
+            std::process::Command::new("ip")
+                .args(args.split(' '))
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let (a, b) = (
+            format!("nmxr{}a", std::process::id() % 10000),
+            format!("nmxr{}b", std::process::id() % 10000),
+        );
+        if !ip(&format!(
+            "link add {a} numrxqueues 2 numtxqueues 2 type veth peer name {b} numrxqueues 2 numtxqueues 2"
+        )) {
+            eprintln!("skipped: making a veth pair needs root and iproute2");
+            return;
+        }
+        // (libxdp's pointers, ours) for every ring of every socket.
+        let pairs = |p: &AfXdpPort| -> Vec<(usize, usize)> {
+            let mut v = Vec::new();
+            for x in &p.socks {
+                // SAFETY: a live socket handle; the layout described above.
+                let [rx, tx, ctx] = unsafe { *(x.xsk as *const [usize; 3]) };
+                // SAFETY: the socket's live context.
+                let [fill, comp] = unsafe { *(ctx as *const [usize; 2]) };
+                let ours = [&x.rings.rx, &x.rings.tx, &x.rings.fill, &x.rings.comp]
+                    .map(|r| r as *const Ring as usize);
+                v.extend([rx, tx, fill, comp].into_iter().zip(ours));
+            }
+            v
+        };
+        let opened = (ip(&format!("link set {a} up")) && ip(&format!("link set {b} up")))
+            .then(|| AfXdpPort::open(0, &a));
+        let outcome = match opened {
+            Some(Ok(port)) => {
+                let built = pairs(&port);
+                let moved = vec![Box::new(port)];
+                let again = pairs(&moved[0]);
+                drop(moved);
+                Some((built, again))
+            }
+            _ => None,
+        };
+        ip(&format!("link del {a}"));
+        let Some((built, again)) = outcome else {
+            eprintln!("skipped: AF_XDP is not available here");
+            return;
+        };
+        assert_eq!(built.len(), 8, "two sockets, four rings each");
+        for (theirs, ours) in built.into_iter().chain(again) {
+            assert_eq!(theirs, ours, "libxdp points at a ring structure that moved");
+        }
+    }
+}

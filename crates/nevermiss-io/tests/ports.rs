@@ -354,13 +354,20 @@ fn an_interface_ports_link_state_follows_the_interface() {
     assert!(QueuePort::new(1).0.link_up());
 }
 
-/// The mappings of this process that are AF_XDP rings (`/proc/self/maps` names them after the
-/// socket they map: `socket:[INODE]`), one line each.
+/// The mappings of this process that are AF_XDP rings, one line each: `/proc/self/maps` names
+/// them after their socket (`socket:[INODE]`), at the page offsets only AF_XDP uses (transmit
+/// 0x80000000, fill 0x100000000, completion 0x180000000; its receive ring's 0 is also an
+/// AF_PACKET ring's, which a test running beside this one may map).
 fn xdp_ring_mappings() -> Vec<String> {
     std::fs::read_to_string("/proc/self/maps")
         .unwrap()
         .lines()
-        .filter(|l| l.contains("socket:["))
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(5).is_some_and(|p| p.starts_with("socket:["))
+                && f.get(2)
+                    .is_some_and(|o| ["80000000", "100000000", "180000000"].contains(o))
+        })
         .map(str::to_string)
         .collect()
 }
