@@ -417,8 +417,8 @@ impl Exact {
                 .is_some_and(|bk2| match_mask(bk2, tag).0 == 0)
     }
 
-    /// The next commonest case of [`Exact::insert`] (a full primary bucket as the table
-    /// fills): no way of the primary bucket holds the key's
+    /// The next commonest case of [`Exact::insert`] (a full primary bucket as the table fills,
+    /// or no slot on this thread's free list): no way of the primary bucket holds the key's
     /// tag, and its secondary bucket is free to lock. With the primary bucket locked the key's
     /// presence cannot change (an entry of the key gets into either of its buckets, moves
     /// between them or leaves them only under its primary's lock); the secondary is locked with
