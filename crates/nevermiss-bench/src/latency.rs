@@ -55,6 +55,26 @@ impl StageHists {
         }
     }
 
+    /// The histograms of `all` for `class` and `passed`, added empty if there are none.
+    fn find_or_add(all: &mut Vec<StageHists>, class: Class, passed: u16) -> &mut StageHists {
+        let k = match all
+            .iter()
+            .position(|s| s.class == class && s.passed == passed)
+        {
+            Some(k) => k,
+            None => {
+                all.push(StageHists::new(class, passed));
+                all.len() - 1
+            }
+        };
+        &mut all[k]
+    }
+
+    /// Adds `other`'s packets to those of its class and stages in `all` (another run's).
+    pub fn merge_into(all: &mut Vec<StageHists>, other: &StageHists) {
+        StageHists::find_or_add(all, other.class, other.passed).merge(other);
+    }
+
     /// Adds `other`'s packets (the same class and stages).
     pub fn merge(&mut self, other: &StageHists) {
         for (a, b) in self.hists.iter_mut().zip(&other.hists) {
@@ -83,17 +103,7 @@ impl StageHists {
             .collect();
         order.sort_unstable();
         let passed = order.iter().fold(0u16, |m, &(_, i)| m | 1 << i);
-        let k = match all
-            .iter()
-            .position(|s| s.class == class && s.passed == passed)
-        {
-            Some(k) => k,
-            None => {
-                all.push(StageHists::new(class, passed));
-                all.len() - 1
-            }
-        };
-        let h = &mut all[k].hists;
+        let h = &mut StageHists::find_or_add(all, class, passed).hists;
         let mut prev = t0;
         for &(t, i) in &order {
             record(&mut h[i], t.saturating_sub(prev));

@@ -476,17 +476,7 @@ fn latency_point(
             }
         }
         for st in &run.stages {
-            match stages
-                .iter_mut()
-                .find(|x| x.class == st.class && x.passed == st.passed)
-            {
-                Some(x) => x.merge(st),
-                None => stages.push(latency::StageHists {
-                    class: st.class,
-                    passed: st.passed,
-                    hists: st.hists.clone(),
-                }),
-            }
+            latency::StageHists::merge_into(&mut stages, st);
         }
         entries.push(run.table_entries);
         full.push(run.inserts_full);
