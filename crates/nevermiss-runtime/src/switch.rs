@@ -54,10 +54,11 @@ pub struct Config {
     pub track_updates: bool,
     /// Which engine runs the program's parsers, controls and actions.
     pub engine: Engine,
-    /// Tables whose actions write `@__ref` parameters back store one word of them without the
-    /// entry's lock (`TableSpec::data_plane_updates`; their deletes then wait for a
-    /// process-wide barrier). Off: every update locks (the private shadow switch of
-    /// `warm_insert_every`, whose tables are cleared over and over).
+    /// Tables whose actions write `@__ref` parameters back, or with an idle timeout, store
+    /// one word of parameters and restart timers without the entry's lock
+    /// (`TableSpec::data_plane_updates`; their deletes, modifies and batches of expiries then
+    /// wait for a process-wide barrier). Off: every update locks (the private shadow switch
+    /// of `warm_insert_every`, whose tables are cleared over and over).
     pub lock_free_updates: bool,
 }
 
@@ -309,7 +310,10 @@ impl Switch {
                 .collect();
             let spec = TableSpec::new(td.name.clone(), keys, size)
                 .with_add_on_miss(td.add_on_miss)
-                .with_data_plane_updates(config.lock_free_updates && writes_back.contains(&true))
+                .with_data_plane_updates(
+                    config.lock_free_updates
+                        && (writes_back.contains(&true) || td.idle_timeout != IdleTimeout::None),
+                )
                 .with_idle_timeout(match td.idle_timeout {
                     IdleTimeout::None => TIdle::NoTimeout,
                     IdleTimeout::NotifyControl => TIdle::NotifyControl,

@@ -313,6 +313,64 @@ fn notify_control_notifies() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Timer restarts and `@__ref` updates in an AUTO_DELETE table (both without the entry's lock
+/// where `membarrier(2)` exists; docs/tables.md): an entry hit within its idle time lives on
+/// and counts its packets; left idle longer, the sweep deletes it, and its key's next packet
+/// adds it again. Under both engines.
+#[test]
+fn restarted_timers_keep_entries_alive() {
+    let ms = 1_000_000u64;
+    let src = std::fs::read_to_string(example("pna-dataplane-update.p4"))
+        .unwrap()
+        .replace(
+            "hdr.result.outcome = 1;\n    }",
+            "hdr.result.outcome = 1;\n        restart_expire_timer();\n    }",
+        )
+        .replace(
+            "add_on_miss = true;",
+            "add_on_miss = true;\n        pna_idle_timeout = PNA_IdleTimeout_t.AUTO_DELETE;",
+        );
+    assert!(src.contains("restart_expire_timer();") && src.contains("AUTO_DELETE"));
+    let dir = std::env::temp_dir().join(format!("nevermiss-restart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("restart.p4");
+    std::fs::write(&p, src).unwrap();
+    for engine in [Engine::Jit, Engine::Interp] {
+        let config = Config {
+            engine,
+            expire_profiles_ns: Some(vec![5 * ms]),
+            ..Config::default()
+        };
+        let sw = build(&p, &Options::default(), config).unwrap();
+        let t = sw.table(0).unwrap();
+        let mut w = Worker::new(sw.clone(), 0);
+        let mut send = |at: u64| {
+            let out = w.process(&aom_frame(1, 7), 0, at);
+            let d = &out.as_slice()[0].1;
+            (d[46], u32::from_be_bytes([d[42], d[43], d[44], d[45]]))
+        };
+        let e = engine.name();
+        assert_eq!(send(0), (2, 1), "{e}: added");
+        for (i, at) in [3u64, 6, 9, 12].into_iter().enumerate() {
+            assert_eq!(send(at * ms), (1, 2 + i as u32), "{e}: hit at {at} ms");
+            sw.expire(at * ms + ms);
+            assert_eq!(
+                t.len(),
+                1,
+                "{e}: restarted at {at} ms, alive at {} ms",
+                at + 1
+            );
+        }
+        // Restarted last at 12 ms: deadline 17 ms.
+        sw.expire(16 * ms);
+        assert_eq!(t.len(), 1, "{e}: alive at 16 ms");
+        sw.expire(18 * ms);
+        assert_eq!(t.len(), 0, "{e}: idle past its deadline");
+        assert_eq!(send(19 * ms), (2, 1), "{e}: added again");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const EXAMPLES: &[&str] = &[
     "pna-add-on-miss",
     "pna-forwarder",

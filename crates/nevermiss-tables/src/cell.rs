@@ -148,6 +148,22 @@ impl Cells {
         &self.words[o..o + self.stride]
     }
 
+    /// The generation and expire profile of cell `i` for a lock-free timer restart
+    /// ([`crate::hazard`]; the caller's hazard on slot `i` already published); `None` while a
+    /// writer holds the cell (the caller takes the lock instead).
+    #[inline(always)]
+    pub fn gen_profile_unlocked(&self, i: usize) -> Option<(u32, u32)> {
+        let c = self.c(i);
+        let (Some(seq), Some(gp)) = (c.get(SEQ), c.get(GEN_PROFILE)) else {
+            return None;
+        };
+        if seq.load(Acquire) & 1 != 0 {
+            return None;
+        }
+        let gp = gp.load(Acquire);
+        Some((gp as u32, (gp >> 32) as u32))
+    }
+
     /// The lock-free half of a data-plane update ([`crate::hazard`]): with the caller's hazard
     /// on slot `i` already published, stores `word` as the parameters of the live entry of
     /// generation `gen` (and `version`, if given) if it is not being written and its

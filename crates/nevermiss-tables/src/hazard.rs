@@ -87,9 +87,34 @@ impl Hazards {
         if let Some(w) = self.words.get(i) {
             w.0.store(u64::from(slot) + 1, Relaxed);
         }
+        self.light_fence();
+    }
+
+    /// The frequent side's fence of a Dekker pair with [`Hazards::heavy_fence`]: orders the
+    /// caller's stores before its later loads against a thread that issues the heavy one
+    /// (a compiler fence where the heavy side is a `membarrier`).
+    #[inline(always)]
+    pub fn light_fence(&self) {
         match self.mode {
             Mode::Symmetric => fence(SeqCst),
             _ => compiler_fence(SeqCst),
+        }
+    }
+
+    /// The rare side's fence of the pair: after it, this thread's earlier stores and every
+    /// other thread's stores before its last [`Hazards::light_fence`] are ordered before this
+    /// thread's later loads. A process-wide barrier with lock-free writes on, a full fence
+    /// otherwise (whose writers then use locks and `SeqCst`).
+    pub fn heavy_fence(&self) {
+        match self.mode {
+            Mode::Asymmetric => {
+                // membarrier(2) lists no error for a registered process and a valid command;
+                // the fence is what is left should a kernel refuse it anyway.
+                if !asym::heavy() {
+                    fence(SeqCst);
+                }
+            }
+            _ => fence(SeqCst),
         }
     }
 
@@ -109,16 +134,7 @@ impl Hazards {
         if self.mode == Mode::Off || slots.is_empty() {
             return;
         }
-        match self.mode {
-            Mode::Symmetric => fence(SeqCst),
-            _ => {
-                // membarrier(2) lists no error for a registered process and a valid command;
-                // the fence is what is left should a kernel refuse it anyway.
-                if !asym::heavy() {
-                    fence(SeqCst);
-                }
-            }
-        }
+        self.heavy_fence();
         for w in self.words.iter() {
             let mut backoff = Backoff::new();
             loop {

@@ -8,6 +8,7 @@ use crate::cell::Cells;
 use crate::direct::Direct;
 use crate::exact::{Exact, Ins, Line};
 use crate::hash::{Key, Words};
+use crate::sync::Ordering::{Relaxed, SeqCst};
 
 /// An exact index of 8-byte keys whose entries carry a 16-byte value (the same `u64` twice, so a
 /// torn read shows as two different halves).
@@ -418,5 +419,107 @@ impl HazardModel {
         let n = out.params.len().min(8);
         b[..n].copy_from_slice(&out.params[..n]);
         (out.action, u64::from_le_bytes(b), version)
+    }
+}
+
+/// One slot of an idle-timed table: its cell (deadline included), the slot allocator with its
+/// limbo ([`crate::slots`], "Limbo") and the hazard words its drain waits for: a lock-free
+/// timer restart (`Table::restart_unlocked`) against a batch removal that retires the slot and
+/// drains the limbo before the slot's reuse.
+pub struct TimerModel {
+    cells: Cells,
+    hz: std::sync::Arc<crate::hazard::Hazards>,
+    slots: crate::slots::Slots,
+}
+
+impl TimerModel {
+    /// Slot 0 allocated and holding a live entry of deadline `deadline`, in the timer wheel at
+    /// that deadline; returns its generation.
+    pub fn new(deadline: u64) -> (TimerModel, u32) {
+        let hz = std::sync::Arc::new(crate::hazard::Hazards::new(true));
+        let mut slots = crate::slots::Slots::new(1).expect("slots");
+        slots.bind_hazards(hz.clone());
+        let m = TimerModel {
+            cells: Cells::new(1, 8, 8, true).expect("cells"),
+            hz,
+            slots,
+        };
+        assert_eq!(m.slots.alloc_in(0), Some(0));
+        let gen = m.init(deadline);
+        m.cells.cell(0).sched.store(deadline, SeqCst);
+        (m, gen)
+    }
+
+    /// A fresh entry of deadline `deadline` in slot 0; returns its generation.
+    pub fn init(&self, deadline: u64) -> u32 {
+        let g = self.cells.lock(0);
+        let gen = g.gen().wrapping_add(1) | 1;
+        g.set_gen(gen);
+        g.write(&ActionData::new(1, [0; 8]));
+        self.cells.cell(0).deadline.store(deadline, SeqCst);
+        gen
+    }
+
+    /// The lock-free restart by the owner of hazard word `i` of the entry of generation `gen`,
+    /// to deadline `deadline`, as `Table::restart_unlocked` does it (up to the wheel). `None`:
+    /// it would take the lock; `Some(None)`: a stale handle; `Some(Some(link))`: stored, and
+    /// `link` when it saw the entry scheduled later than its new deadline (or not at all) and
+    /// links it into the wheel itself.
+    pub fn restart(&self, i: usize, gen: u32, deadline: u64) -> Option<Option<bool>> {
+        self.hz.protect(i, 0);
+        let r = match self.cells.gen_profile_unlocked(0) {
+            None => None,
+            Some((g, _)) if g != gen => Some(None),
+            Some(_) => {
+                self.cells.cell(0).deadline.store(deadline, Relaxed);
+                self.hz.light_fence();
+                Some(Some(deadline < self.cells.cell(0).sched.load(Relaxed)))
+            }
+        };
+        self.hz.clear(i);
+        r
+    }
+
+    /// The timer wheel's sweep at `now` of the entry, as `Table::expire` does it: out of the
+    /// wheel ("not scheduled"), the heavy fence, its deadline read. True when the sweep keeps
+    /// it (deadline past `now`: linked again), false when it is due (a victim, whose removal
+    /// checks the deadline again under the cell lock).
+    pub fn sweep(&self, now: u64) -> bool {
+        self.cells.cell(0).sched.store(crate::cell::NEVER, SeqCst);
+        self.hz.heavy_fence();
+        self.cells.cell(0).deadline.load(SeqCst) > now
+    }
+
+    /// A batch removal's share for the entry of generation `gen`: its free announced, the
+    /// entry killed, the slot retired; false if it was not live.
+    pub fn retire(&self, gen: u32) -> bool {
+        let g = self.cells.lock(0);
+        if g.gen() != gen {
+            return false;
+        }
+        self.slots.freeing();
+        g.set_gen(gen.wrapping_add(1));
+        self.cells
+            .cell(0)
+            .deadline
+            .store(crate::cell::NEVER, SeqCst);
+        drop(g);
+        self.slots.retire(0);
+        true
+    }
+
+    /// The end of the batch: [`crate::slots::Slots::drain`].
+    pub fn drain(&self) -> usize {
+        self.slots.drain()
+    }
+
+    /// An allocation from free list `st`.
+    pub fn alloc_in(&self, st: usize) -> Option<u32> {
+        self.slots.alloc_in(st)
+    }
+
+    /// Slot 0's deadline.
+    pub fn deadline(&self) -> u64 {
+        self.cells.cell(0).deadline.load(SeqCst)
     }
 }

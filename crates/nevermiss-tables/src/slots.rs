@@ -27,12 +27,24 @@
 //! index lock already held, and from there to its free takes no index lock and allocates
 //! nothing; the only lock it still takes is the timer wheel's, whose holders wait for nothing
 //! (docs/tables.md, "Concurrency"); a chunk's push takes no lock at all.
+//!
+//! **Limbo.** A table with lock-free data-plane writes (`hazard.rs`) must wait, before a killed
+//! slot is reused, until no writer can still store into it: one process-wide barrier. A batch
+//! of removals (an expiry sweep, a reclaim, a clear) pays one barrier for all of them by
+//! retiring each slot into the limbo ([`Slots::retire`], its free still announced) and freeing
+//! the limbo at the end ([`Slots::drain`]). The batch takes index locks while its earlier frees
+//! are still announced, so the wait above would deadlock against an insert that holds an index
+//! lock and waits for them; instead a waiting allocation drains the limbo itself. A drain takes
+//! no index lock (the limbo's mutex, held for a swap, and the hazard wait, which waits only for
+//! writers that hold no lock), so every announced free still completes.
 
 use crate::arena::Arena;
 use crate::cell::Cells;
 use crate::error::TableError;
+use crate::hazard::Hazards;
 use crate::stats::{stripe, STRIPES};
-use crate::sync::{prefetch, AtomicU32, AtomicU64, Backoff, Ordering::*};
+use crate::sync::{lock, prefetch, AtomicU32, AtomicU64, Backoff, Mutex, Ordering::*};
+use std::sync::Arc;
 
 /// Never-used slots a free-list stripe takes at a time.
 const CHUNK: u64 = 64;
@@ -61,6 +73,14 @@ pub(crate) struct Slots {
     shared: Padded<Shared>,
     /// Free-list links: slot + 1 of the next free slot, 0 = end.
     next: Arena<AtomicU32>,
+    /// Retired slots: out of the index, their frees announced, waiting for one hazard wait
+    /// (module documentation, "Limbo").
+    limbo: Mutex<Vec<u32>>,
+    /// Slots in the limbo (written under its mutex): an allocation looks here before it takes
+    /// the mutex.
+    retired: AtomicU32,
+    /// The hazard words of the table the slots belong to (none: nothing to wait for).
+    hazards: Option<Arc<Hazards>>,
 }
 
 impl Slots {
@@ -75,7 +95,15 @@ impl Slots {
                 frees: AtomicU64::new(0),
             }),
             next: Arena::new(size)?,
+            limbo: Mutex::new(Vec::new()),
+            retired: AtomicU32::new(0),
+            hazards: None,
         })
+    }
+
+    /// Makes a [`Slots::drain`] wait for `hazards` before it frees the limbo's slots.
+    pub(crate) fn bind_hazards(&mut self, hazards: Arc<Hazards>) {
+        self.hazards = Some(hazards);
     }
 
     /// Bytes of the free-list links and heads.
@@ -191,7 +219,9 @@ impl Slots {
             if f1 == f0 && !in_flight {
                 return None;
             }
-            if in_flight {
+            // A free in flight may be a retired slot: free the limbo rather than wait for
+            // the batch that retired it (module documentation, "Limbo").
+            if in_flight && self.drain() == 0 {
                 backoff.snooze();
             }
         }
@@ -276,6 +306,38 @@ impl Slots {
     pub fn freed_in(&self, st: usize, s: u32) {
         self.free_in(st, s);
         self.shared.0.frees.fetch_add((1 << 32) - 1, SeqCst);
+    }
+
+    /// Retires slot `s`, whose free was announced with [`Slots::freeing`] and whose entry is
+    /// out of the index: it reaches a free list at the next [`Slots::drain`].
+    pub fn retire(&self, s: u32) {
+        let mut limbo = lock(&self.limbo);
+        limbo.push(s);
+        self.retired.store(limbo.len() as u32, Relaxed);
+    }
+
+    /// Frees every retired slot: one hazard wait for all of them (no lock-free writer can
+    /// still store into one; one process-wide barrier), then each onto this thread's free
+    /// list, ending its announcement. Returns how many. Takes no index lock.
+    pub fn drain(&self) -> usize {
+        if self.retired.load(Relaxed) == 0 {
+            return 0;
+        }
+        let batch = {
+            let mut limbo = lock(&self.limbo);
+            self.retired.store(0, Relaxed);
+            std::mem::take(&mut *limbo)
+        };
+        if batch.is_empty() {
+            return 0;
+        }
+        if let Some(h) = &self.hazards {
+            h.wait_clear(&batch);
+        }
+        for &s in &batch {
+            self.freed(s);
+        }
+        batch.len()
     }
 
     /// Returns slot `s` to free list `st`, unannounced: for a slot no allocation could be

@@ -94,11 +94,13 @@ pub struct TableSpec {
     /// The structure of an exact table ([`ExactEngine::Auto`] unless a test or benchmark
     /// wants a particular one); ignored by other tables.
     pub exact_engine: ExactEngine,
-    /// The data plane writes entries' parameters (PNA `@__ref` write-backs,
-    /// [`crate::Table::update_params`]): updates of one word of parameters then skip the cell
-    /// lock, and what must exclude them (a modify, a delete, an expiry) waits for a
-    /// process-wide barrier instead (`hazard.rs`, docs/tables.md "Data-plane updates without a
-    /// lock"). Off: every update takes the lock; modifies and deletes never wait.
+    /// The data plane writes entries (PNA `@__ref` write-backs,
+    /// [`crate::Table::update_params`]; timer restarts, [`crate::Table::restart_timer`]):
+    /// updates of one word of parameters and restarts then skip the cell lock, and what must
+    /// exclude them (a modify, a delete; a batch of expiries, once) waits for a process-wide
+    /// barrier instead (`hazard.rs`, docs/tables.md "Data-plane updates without a lock"). Not
+    /// for ternary or LPM tables with an idle timeout. Off: every update takes the lock;
+    /// modifies and deletes never wait.
     pub data_plane_updates: bool,
 }
 

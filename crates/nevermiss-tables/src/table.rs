@@ -17,7 +17,7 @@
 //! holding a cell lock, and no thread takes the wheel lock while holding bucket locks.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
-use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::action::ActionData;
 use crate::cell::{alloc_slice, CellGuard, Cells, EntryRead, NEVER};
@@ -320,7 +320,9 @@ pub struct Table {
     extra_profiles: [AtomicU64; MAX_PROFILES / 64],
     stats: Stats,
     /// Lock-free data-plane updates and what excludes them (`hazard.rs`).
-    hazards: Hazards,
+    /// Lock-free data-plane writes (`hazard.rs`); shared with the exact engines' slot
+    /// allocator, whose limbo waits for them.
+    hazards: Arc<Hazards>,
 }
 
 impl Table {
@@ -347,13 +349,24 @@ impl Table {
             true => size.min(Direct::indices(&layout)),
             false => size,
         };
-        let engine = if direct {
+        let mut engine = if direct {
             Engine::Direct(Direct::new(&layout, nslots)?)
         } else if spec.is_exact() {
             Engine::Exact(Exact::new(size, seed)?)
         } else {
             Engine::Tuple(RwLock::new(Index::new(size, &layout, seed)?))
         };
+        // Lock-free data-plane writes (`data_plane_updates`: `@__ref` updates, timer
+        // restarts). An exact table's removals in bulk (expiry, reclaim, clear) wait for them
+        // once per batch (`slots.rs`, "Limbo"); a timed tuple table keeps the locks, as each
+        // of its removals would pay a process-wide barrier of its own.
+        let lock_free = spec.data_plane_updates && !(timed && matches!(engine, Engine::Tuple(_)));
+        let hazards = Arc::new(Hazards::new(lock_free));
+        match &mut engine {
+            Engine::Exact(x) => x.slots.bind_hazards(hazards.clone()),
+            Engine::Direct(d) => d.slots.bind_hazards(hazards.clone()),
+            Engine::Tuple(_) => {}
+        }
         let key_in_cell = if spec.is_exact() { layout.key_len } else { 0 };
         let auto_delete = spec.idle_timeout == IdleTimeout::AutoDelete;
         let kw = match layout.key_len {
@@ -400,9 +413,7 @@ impl Table {
             n_profiles: AtomicU32::new(DEFAULT_PROFILES_S.len() as u32),
             extra_profiles: Default::default(),
             stats: Stats::new(),
-            // Not with an idle timeout: every expiry would wait for a process-wide barrier
-            // (docs/tables.md, "Data-plane updates without a lock").
-            hazards: Hazards::new(spec.data_plane_updates && !timed),
+            hazards,
             spec,
         })
     }
@@ -1639,8 +1650,10 @@ impl Table {
         }
     }
 
-    /// Whether [`Table::update_params`] stores one word of parameters without the cell lock:
-    /// [`TableSpec::data_plane_updates`], no idle timeout, and `membarrier(2)` available.
+    /// Whether [`Table::update_params`] stores one word of parameters, and
+    /// [`Table::restart_timer`] a deadline, without the cell lock:
+    /// [`TableSpec::data_plane_updates`] (a ternary or LPM table: without an idle timeout) and
+    /// `membarrier(2)` available.
     pub fn lock_free_updates(&self) -> bool {
         self.hazards.enabled()
     }
@@ -1741,6 +1754,11 @@ impl Table {
         if h.slot as usize >= self.nslots {
             return false;
         }
+        if profile.is_none() && self.hazards.enabled() {
+            if let Some(done) = self.restart_unlocked(wheel, h, now) {
+                return done;
+            }
+        }
         let cell = self.cells.cell(h.slot as usize);
         let deadline = {
             let g = self.cells.lock(h.slot as usize);
@@ -1765,6 +1783,47 @@ impl Table {
             }
         }
         true
+    }
+
+    /// The lock-free [`Table::restart_timer`] (`hazard.rs`): the new deadline is one plain
+    /// store, under the hazard word of this thread's statistics stripe, so that the slot
+    /// cannot be reused before the store is done. `None` when the cell lock must be taken
+    /// (a thread without an owned stripe, a cell being written).
+    ///
+    /// Against `expire`, the same Dekker pair as the locked path's, with asymmetric fences:
+    /// we store the deadline, then load the schedule; the sweep stores "not scheduled", issues
+    /// the heavy fence once for all the entries due, then loads their deadlines. A restart
+    /// racing `set_expire_profile` of the same entry may leave the deadline computed from the
+    /// old profile's duration (both are data-plane writes of one entry by two packets at once;
+    /// the next restart computes it from the new one).
+    #[inline(always)]
+    fn restart_unlocked(&self, wheel: &Mutex<Wheel>, h: EntryHandle, now: u64) -> Option<bool> {
+        let i = owned_stripe()?;
+        self.hazards.protect(i, h.slot);
+        let cell = self.cells.cell(h.slot as usize);
+        let Some((gen, p)) = self.cells.gen_profile_unlocked(h.slot as usize) else {
+            self.hazards.clear(i);
+            return None;
+        };
+        let duration = (gen == h.gen && p < MAX_PROFILES as u32)
+            .then(|| self.profile_ns(p as u8))
+            .flatten();
+        let Some(d) = duration else {
+            self.hazards.clear(i);
+            return Some(false);
+        };
+        let deadline = now.saturating_add(d);
+        cell.deadline.store(deadline, Relaxed);
+        self.hazards.light_fence();
+        let sched = cell.sched.load(Relaxed);
+        self.hazards.clear(i);
+        if deadline < sched {
+            let mut w = lock(wheel);
+            if cell.gen() == h.gen {
+                w.link(h.slot, cell.deadline.load(SeqCst), cell.sched);
+            }
+        }
+        Some(true)
     }
 
     // ------------------------------------------------------------------ entry life cycle
@@ -1913,9 +1972,9 @@ impl Table {
         if !self.kill_cell(s, |_| self.expired(s, now), false) {
             return false;
         }
-        // The caller rewrites the slot: no lock-free update through the old handle may land
-        // in the new entry. (Only timed tables get here, which have no lock-free updates
-        // today: the wait returns at once; it is where the rule belongs if they get them.)
+        // The caller rewrites the slot: no lock-free write through the old handle (an update,
+        // a timer restart) may land in the new entry. One process-wide barrier, on the insert
+        // that replaces its key's expired entry before a sweep removed it.
         self.hazards.wait_clear(&[s]);
         if self.timed() {
             self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
@@ -1950,6 +2009,29 @@ impl Table {
         self.stats.add(Counter::Live, u64::MAX);
         if let Some(slots) = self.exact_slots() {
             slots.freed(s);
+        }
+    }
+
+    /// [`Table::release`] for one removal of a batch (an expiry sweep, a reclaim, a clear):
+    /// timer and count now, the free list after one hazard wait for the whole batch
+    /// ([`Table::drain_retired`], or an allocation that finds the table full: `slots.rs`,
+    /// "Limbo"). Exact tables only.
+    fn retire(&self, s: u32) {
+        let Some(slots) = self.exact_slots() else {
+            return self.release(s);
+        };
+        if let Some(w) = &self.wheel {
+            lock(w).unlink(s);
+            self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
+        }
+        self.stats.add(Counter::Live, u64::MAX);
+        slots.retire(s);
+    }
+
+    /// Frees the slots retired by a batch of removals ([`Table::retire`]).
+    fn drain_retired(&self) {
+        if let Some(slots) = self.exact_slots() {
+            slots.drain();
         }
     }
 
@@ -1999,15 +2081,19 @@ impl Table {
         }
     }
 
-    /// Removes live slot `s` of the exact index if `cond` holds under its cell lock.
-    fn remove_exact(&self, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool) -> bool {
+    /// Removes live slot `s` of the exact index if `cond` holds under its cell lock; its slot
+    /// is released at once, or retired (`batch`: [`Table::retire`]; the caller then calls
+    /// [`Table::drain_retired`]).
+    fn remove_exact(&self, s: u32, cond: impl FnOnce(&CellGuard<'_>) -> bool, batch: bool) -> bool {
         if !self.is_live(None, s) {
             return false;
         }
         let key = self.cells.key(s as usize);
         let removed = self.exact_remove(&key, Some(s), |s| self.kill(s, cond));
-        if let Some(s) = removed {
-            self.release(s);
+        match removed {
+            Some(s) if batch => self.retire(s),
+            Some(s) => self.release(s),
+            None => {}
         }
         removed.is_some()
     }
@@ -2035,11 +2121,12 @@ impl Table {
                 for s in 0..self.exact_high_water() {
                     if self.is_live(None, s)
                         && self.expired(s, now)
-                        && self.remove_exact(s, |_| self.expired(s, now))
+                        && self.remove_exact(s, |_| self.expired(s, now), true)
                     {
                         n += 1;
                     }
                 }
+                self.drain_retired();
             }
             Engine::Tuple(ix) => {
                 let mut idx = write(ix);
@@ -2255,7 +2342,7 @@ impl Table {
         }
         let done = match &self.engine {
             Engine::Exact(_) | Engine::Direct(_) => {
-                self.remove_exact(id.slot, |g| g.gen() == id.gen)
+                self.remove_exact(id.slot, |g| g.gen() == id.gen, false)
             }
             Engine::Tuple(ix) => self.remove_tuple(&mut write(ix), id.slot, |g| g.gen() == id.gen),
         };
@@ -2270,9 +2357,16 @@ impl Table {
     pub fn clear(&self) {
         match &self.engine {
             Engine::Exact(_) | Engine::Direct(_) => {
+                let mut n = 0u32;
                 for s in 0..self.exact_high_water() {
-                    self.remove_exact(s, |_| true);
+                    if self.remove_exact(s, |_| true, true) {
+                        n += 1;
+                        if n.is_multiple_of(DRAIN_EVERY) {
+                            self.drain_retired();
+                        }
+                    }
                 }
+                self.drain_retired();
             }
             Engine::Tuple(ix) => {
                 let mut idx = write(ix);
@@ -2441,14 +2535,9 @@ impl Table {
         let Some(wheel) = &self.wheel else {
             return Vec::new();
         };
-        let mut out = Vec::new();
-        let mut victims = Vec::new();
+        // The entries due: out of the wheel, "not scheduled".
+        let mut due = Vec::new();
         {
-            let guard = match &self.engine {
-                Engine::Tuple(ix) => Some(read(ix)),
-                Engine::Exact(_) | Engine::Direct(_) => None,
-            };
-            let idx = guard.as_deref();
             let mut w = lock(wheel);
             let now_tick = now_ns / w.tick_ns;
             if now_tick > w.last_tick {
@@ -2459,26 +2548,47 @@ impl Table {
                     let mut cur = w.detach(((first + k) as usize) & (Wheel::slots() - 1));
                     while cur != NIL {
                         let next = w.take_next(cur);
-                        let cell = self.cells.cell(cur as usize);
-                        cell.sched.store(NEVER, SeqCst);
-                        let d = cell.deadline.load(SeqCst);
-                        if d > now_ns {
-                            w.link(cur, d, cell.sched);
-                        } else if self.auto_delete {
-                            victims.push((cur, cell.gen()));
-                        } else if self.is_live(idx, cur) {
-                            out.push(Expired {
-                                entry: self.view(idx, cur),
-                                notify: true,
-                            });
-                        }
+                        self.cells.cell(cur as usize).sched.store(NEVER, SeqCst);
+                        due.push(cur);
                         cur = next;
                     }
                 }
             }
         }
+        if due.is_empty() {
+            return Vec::new();
+        }
+        // Dekker pair with restarts (`rearm`, `restart_unlocked`): they store a deadline, then
+        // load the schedule; we stored "not scheduled", and load the deadlines after this
+        // fence. Either we see the new deadline or the restart sees "not scheduled" and links
+        // the entry itself. One fence (a process-wide barrier with lock-free restarts) for all.
+        self.hazards.heavy_fence();
+        let mut out = Vec::new();
+        let mut victims = Vec::new();
+        {
+            let guard = match &self.engine {
+                Engine::Tuple(ix) => Some(read(ix)),
+                Engine::Exact(_) | Engine::Direct(_) => None,
+            };
+            let idx = guard.as_deref();
+            let mut w = lock(wheel);
+            for cur in due {
+                let cell = self.cells.cell(cur as usize);
+                let d = cell.deadline.load(SeqCst);
+                if d > now_ns {
+                    w.link(cur, d, cell.sched);
+                } else if self.auto_delete {
+                    victims.push((cur, cell.gen()));
+                } else if self.is_live(idx, cur) {
+                    out.push(Expired {
+                        entry: self.view(idx, cur),
+                        notify: true,
+                    });
+                }
+            }
+        }
         self.stats.add(Counter::Notifications, out.len() as u64);
-        for (s, gen) in victims {
+        for (k, (s, gen)) in victims.into_iter().enumerate() {
             let cell = self.cells.cell(s as usize);
             let cond = |g: &CellGuard<'_>| g.gen() == gen && cell.deadline.load(SeqCst) <= now_ns;
             let view;
@@ -2488,7 +2598,10 @@ impl Table {
                         continue;
                     }
                     view = self.view(None, s);
-                    self.remove_exact(s, cond)
+                    if k.is_multiple_of(DRAIN_EVERY as usize) {
+                        self.drain_retired();
+                    }
+                    self.remove_exact(s, cond, true)
                 }
                 Engine::Tuple(ix) => {
                     let mut idx = write(ix);
@@ -2511,9 +2624,14 @@ impl Table {
                 w.link(s, cell.deadline.load(SeqCst), cell.sched);
             }
         }
+        self.drain_retired();
         out
     }
 }
+
+/// Removals in bulk free their retired slots at least this often (one hazard wait each time):
+/// an insert into a full table waiting for them frees them itself, but need not.
+const DRAIN_EVERY: u32 = 1024;
 
 fn read(ix: &RwLock<Index>) -> RwLockReadGuard<'_, Index> {
     ix.read().unwrap_or_else(PoisonError::into_inner)

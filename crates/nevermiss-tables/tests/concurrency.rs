@@ -517,15 +517,7 @@ fn lock_free_updates_never_land_in_a_reused_or_modified_entry() {
         }
         ops += 1;
     }
-    done.store(true, Release);
-    for h in updaters {
-        h.join().unwrap();
-    }
-    assert_eq!(
-        bad.load(Relaxed),
-        0,
-        "an entry held another key's parameters"
-    );
+    stop_and_check(&done, updaters, &bad);
     for e in t.iter() {
         let k = u32::from_be_bytes(e.key[..].try_into().unwrap());
         assert!(fine(k, &e.data), "entry {k}: {:?}", e.data);
@@ -536,4 +528,135 @@ fn lock_free_updates_never_land_in_a_reused_or_modified_entry() {
         updates.load(Relaxed)
     );
     assert!(ops > 1000, "control-plane operations {ops}");
+}
+
+/// Lock-free timer restarts and updates in an AUTO_DELETE table (`data_plane_updates`: both
+/// skip the cell lock) against a control thread that advances the clock and expires entries in
+/// batches (one hazard wait per sweep: `slots.rs`, "Limbo"), deletes keys and adds others into
+/// the freed slots at once. Even keys live 5 ticks (profile 0) and are only updated; odd keys
+/// live 40 (profile 1) and are only restarted, now and then, so both expire. A slot freed by
+/// one parity is taken by either: a restart through a stale handle that landed in a reused
+/// slot would give an even key's entry a deadline past 5 ticks, and a stale update another
+/// key's parameters to an odd key's entry; neither is ever written again by a good write, so
+/// either would show. The window of such a write is a few instructions, so this checks the
+/// whole table under real threads (no deadlock between batches and full-table inserts, no
+/// lost timer); the loom models `lock_free_restart_*` and `allocation_drains_the_limbo_itself`
+/// check the protocol itself and fail without each of its parts.
+#[test]
+fn lock_free_restarts_never_land_in_a_reused_entry() {
+    const KEYS: u32 = 48;
+    const SIZE: usize = 32;
+    const TICK: u64 = 1_000;
+    const SHORT: u64 = 5 * TICK;
+    let spec = TableSpec::new("t", vec![KeySpec::new("k", 32, MatchKind::Exact)], SIZE)
+        .with_max_params_bytes(8)
+        .with_add_on_miss(true)
+        .with_idle_timeout(IdleTimeout::AutoDelete)
+        .with_data_plane_updates(true);
+    let t = Arc::new(Table::with_tick(spec, TICK).unwrap());
+    t.set_profiles(&[SHORT, 40 * TICK]).unwrap();
+    if !t.lock_free_updates() {
+        eprintln!("no membarrier(2) here: every restart takes the cell lock");
+    }
+    let own = |k: u32, n: u32| {
+        let mut p = key(k).to_vec();
+        p.extend_from_slice(&n.to_be_bytes());
+        ActionData::new(1, p)
+    };
+    let fine = |k: u32, d: &ActionData| d.params.len() == 8 && d.params[..4] == key(k);
+    let now = Arc::new(AtomicU64::new(TICK));
+    let done = Arc::new(AtomicBool::new(false));
+    let bad = Arc::new(AtomicU64::new(0));
+    let (restarts, updates) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let writers: Vec<_> = (0..2u64)
+        .map(|u| {
+            let (t, now, done, bad) = (t.clone(), now.clone(), done.clone(), bad.clone());
+            let (restarts, updates) = (restarts.clone(), updates.clone());
+            thread::spawn(move || {
+                let mut x = 0x9e37_79b9u64 + u;
+                while !done.load(Acquire) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let k = (x % u64::from(KEYS)) as u32;
+                    let at = now.load(Acquire);
+                    let l = t.lookup(&key(k), at);
+                    let Some(h) = l.hit else { continue };
+                    if !fine(k, &l.data) {
+                        bad.fetch_add(1, Relaxed);
+                    }
+                    if k.is_multiple_of(2) {
+                        let n = u32::from_be_bytes(l.data.params[4..8].try_into().unwrap());
+                        let mut p = key(k).to_vec();
+                        p.extend_from_slice(&n.wrapping_add(1).to_be_bytes());
+                        if t.update_params_at(h, l.version, &p) {
+                            updates.fetch_add(1, Relaxed);
+                        }
+                    } else if x >> 61 == 0 && t.restart_timer(h, at) {
+                        restarts.fetch_add(1, Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    let check = |at: u64| {
+        for e in t.iter() {
+            let k = u32::from_be_bytes(e.key[..].try_into().unwrap());
+            assert!(fine(k, &e.data), "entry {k}: {:?}", e.data);
+            assert_eq!(e.expire_profile, Some((k % 2) as u8), "entry {k}");
+            if k.is_multiple_of(2) {
+                let d = e.deadline_ns.unwrap_or(0);
+                assert!(
+                    d <= at + SHORT,
+                    "entry {k} of 5 ticks has deadline {d} at {at}"
+                );
+            }
+        }
+    };
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+    let mut x = 0x1234_5678u64;
+    let (mut expired, mut rounds) = (0usize, 0u64);
+    while std::time::Instant::now() < end {
+        let at = now.fetch_add(TICK, AcqRel) + TICK;
+        expired += t.expire(at).len();
+        for _ in 0..4 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = (x % u64::from(KEYS)) as u32;
+            if x >> 62 == 0 {
+                // Delete, then add another key: LIFO free lists hand it the freed slot.
+                if t.delete(&[FieldMatch::Exact(key(k).to_vec())], 0).is_ok() {
+                    let k2 = (k + 1 + (x >> 32) as u32 % (KEYS - 1)) % KEYS;
+                    let _ = t.add_on_miss(&key(k2), &own(k2, 0), (k2 % 2) as u8, at);
+                }
+            } else {
+                let _ = t.add_on_miss(&key(k), &own(k, 0), (k % 2) as u8, at);
+            }
+        }
+        rounds += 1;
+        if rounds.is_multiple_of(8) {
+            check(at);
+        }
+    }
+    stop_and_check(&done, writers, &bad);
+    check(now.load(Acquire));
+    let (r, u) = (restarts.load(Relaxed), updates.load(Relaxed));
+    assert!(r > 1000 && u > 1000, "restarts {r}, updates {u}");
+    assert!(expired > 100, "expired {expired}");
+    assert!(rounds > 1000, "rounds {rounds}");
+}
+
+/// Stops the writer threads of a lock-free update test and checks that none of their lookups
+/// saw an entry holding another key's parameters.
+fn stop_and_check(done: &AtomicBool, writers: Vec<thread::JoinHandle<()>>, bad: &AtomicU64) {
+    done.store(true, Release);
+    for h in writers {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        bad.load(Relaxed),
+        0,
+        "an entry held another key's parameters"
+    );
 }

@@ -7,7 +7,7 @@
 #![cfg(loom)]
 
 use loom::thread;
-use nevermiss_tables::loom_api::{DirectModel, HazardModel, Model};
+use nevermiss_tables::loom_api::{DirectModel, HazardModel, Model, TimerModel};
 use std::sync::Arc;
 
 /// Runs `f` under loom. Every concurrent actor of a model is a spawned thread (loom explores
@@ -792,5 +792,70 @@ fn lock_free_updates_are_atomic_for_readers() {
         r.join().unwrap();
         let (a, v, ver) = m.read();
         assert!(a == 1 && (v == 11 || v == 12) && ver == 0, "{a} {v} {ver}");
+    });
+}
+
+/// A lock-free timer restart through a handle whose entry a batch removal retires meanwhile
+/// (an expiry sweep: free announced, entry killed, slot retired), after which the batch
+/// drains the limbo and the slot is reused by a new entry: the restart's deadline never lands
+/// in the new entry. The drain's hazard wait either sees the restart's hazard word and waits
+/// for its store, or the restart sees the kill. (Fails with the drain's wait removed.)
+#[test]
+fn lock_free_restart_never_lands_in_a_slot_reused_after_a_drain() {
+    check(|| {
+        let (m, gen) = TimerModel::new(100);
+        let m = Arc::new(m);
+        let (m2, m3) = (m.clone(), m.clone());
+        let t = thread::spawn(move || {
+            assert!(m2.retire(gen));
+            assert_eq!(m2.drain(), 1);
+            assert_eq!(m2.alloc_in(1), Some(0));
+            m2.init(300)
+        });
+        let u = thread::spawn(move || m3.restart(1, gen, 999));
+        let new_gen = t.join().unwrap();
+        let _ = u.join().unwrap();
+        assert_ne!(new_gen, gen);
+        assert_eq!(m.deadline(), 300, "the reused slot keeps its own deadline");
+    });
+}
+
+/// An allocation that finds the table full while a retired slot waits in the limbo (its free
+/// announced, nobody draining: the batch that retired it is blocked on an index lock the
+/// allocating insert holds) drains the limbo itself and gets the slot, instead of waiting for
+/// the batch forever. (Never returns with the allocation's drain removed.)
+#[test]
+fn allocation_drains_the_limbo_itself() {
+    check(|| {
+        let (m, gen) = TimerModel::new(100);
+        assert!(m.retire(gen));
+        let m = Arc::new(m);
+        let m2 = m.clone();
+        let a = thread::spawn(move || m2.alloc_in(1));
+        assert_eq!(a.join().unwrap(), Some(0));
+        assert_eq!(m.alloc_in(0), None, "one slot, taken");
+    });
+}
+
+/// A lock-free timer restart racing the wheel's sweep of its entry (the Dekker pair of
+/// `Table::restart_unlocked` and `Table::expire`): the restart stores a later deadline then
+/// reads the schedule; the sweep marks the entry out of the wheel, fences, then reads the
+/// deadline. Either the sweep sees the new deadline and keeps the entry in the wheel, or the
+/// restart sees it out of the wheel and links it: the timer is never lost. (Fails with either
+/// fence removed.)
+#[test]
+fn lock_free_restart_racing_a_sweep_keeps_the_timer() {
+    check(|| {
+        let (m, gen) = TimerModel::new(100);
+        let m = Arc::new(m);
+        let (m2, m3) = (m.clone(), m.clone());
+        let s = thread::spawn(move || m2.sweep(150));
+        let r = thread::spawn(move || m3.restart(1, gen, 400));
+        let kept = s.join().unwrap();
+        let linked = r.join().unwrap() == Some(Some(true));
+        assert!(
+            kept || linked,
+            "the entry left the wheel with a deadline ahead"
+        );
     });
 }
