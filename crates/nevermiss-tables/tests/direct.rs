@@ -636,18 +636,24 @@ fn concurrent_adds_of_one_key_add_it_once() {
 /// that needed a second slot before giving the old one back found none: `Full` (1 run in 10).
 #[test]
 fn concurrent_replacements_of_an_expired_entry_replace_it_once() {
-    replace_every_expired_entry_at_once(ExactEngine::Auto);
+    for lock_free in [false, true] {
+        replace_every_expired_entry_at_once(ExactEngine::Auto, lock_free);
+    }
 }
 
 /// [`concurrent_replacements_of_an_expired_entry_replace_it_once`] on the cuckoo hash: the
 /// same full table of expired entries, the same four threads.
 #[test]
 fn concurrent_replacements_in_a_full_cuckoo_table_replace_each_entry_once() {
-    replace_every_expired_entry_at_once(ExactEngine::Hash);
+    for lock_free in [false, true] {
+        replace_every_expired_entry_at_once(ExactEngine::Hash, lock_free);
+    }
 }
 
-/// An add-on-miss AUTO_DELETE table of `n` entries, 16-bit keys, on `engine`.
-fn auto_delete_table(n: u32, engine: ExactEngine) -> Arc<Table> {
+/// An add-on-miss AUTO_DELETE table of `n` entries, 16-bit keys, on `engine`; `lock_free`:
+/// with lock-free data-plane writes (`data_plane_updates`: its removals in bulk wait for
+/// hazard words once per batch, and a replacement in place once).
+fn auto_delete_table(n: u32, engine: ExactEngine, lock_free: bool) -> Arc<Table> {
     let spec = TableSpec::new(
         "t",
         vec![KeySpec::new("k", 16, MatchKind::Exact)],
@@ -656,15 +662,16 @@ fn auto_delete_table(n: u32, engine: ExactEngine) -> Arc<Table> {
     .with_add_on_miss(true)
     .with_idle_timeout(IdleTimeout::AutoDelete)
     .with_max_params_bytes(P)
-    .with_exact_engine(engine);
+    .with_exact_engine(engine)
+    .with_data_plane_updates(lock_free);
     Arc::new(Table::new(spec).unwrap())
 }
 
 /// A full AUTO_DELETE table of `N` entries, all expired, whose keys four threads add again at
 /// once: exactly one `Added` per key, never `Full`; the replaced entries' handles are stale.
-fn replace_every_expired_entry_at_once(engine: ExactEngine) {
+fn replace_every_expired_entry_at_once(engine: ExactEngine, lock_free: bool) {
     const N: u32 = 5_000;
-    let t = auto_delete_table(N, engine);
+    let t = auto_delete_table(N, engine, lock_free);
     assert_eq!(t.is_direct(), engine == ExactEngine::Auto);
     let mut old = Vec::new();
     for k in 0..N {
@@ -718,14 +725,16 @@ fn replace_every_expired_entry_at_once(engine: ExactEngine) {
 #[test]
 fn adds_racing_with_expiry_in_a_full_table_never_find_it_full() {
     for engine in [ExactEngine::Auto, ExactEngine::Hash] {
-        expire_and_add_in_a_full_table(engine);
+        for lock_free in [false, true] {
+            expire_and_add_in_a_full_table(engine, lock_free);
+        }
     }
 }
 
-fn expire_and_add_in_a_full_table(engine: ExactEngine) {
+fn expire_and_add_in_a_full_table(engine: ExactEngine, lock_free: bool) {
     const N: u32 = 64;
     const ROUNDS: u32 = 3000;
-    let t = auto_delete_table(N, engine);
+    let t = auto_delete_table(N, engine, lock_free);
     let mut now = 0;
     for r in 0..ROUNDS {
         // Round r's N old keys and N new keys: disjoint (the table is emptied between rounds).
@@ -751,7 +760,9 @@ fn expire_and_add_in_a_full_table(engine: ExactEngine) {
                         let k = new(k);
                         match t.add_on_miss(&key(k), &pattern(k, 1), 1, at) {
                             AddStatus::Added(_) => {}
-                            other => panic!("{engine:?} round {r}: key {k}: {other:?}"),
+                            other => panic!(
+                                "{engine:?} (lock-free {lock_free}) round {r}: key {k}: {other:?}"
+                            ),
                         }
                     }
                 })
