@@ -309,11 +309,13 @@ impl Slots {
     }
 
     /// Retires slot `s`, whose free was announced with [`Slots::freeing`] and whose entry is
-    /// out of the index: it reaches a free list at the next [`Slots::drain`].
-    pub fn retire(&self, s: u32) {
+    /// out of the index: it reaches a free list at the next [`Slots::drain`]. Returns how many
+    /// slots the limbo holds now.
+    pub fn retire(&self, s: u32) -> usize {
         let mut limbo = lock(&self.limbo);
         limbo.push(s);
         self.retired.store(limbo.len() as u32, Relaxed);
+        limbo.len()
     }
 
     /// Frees every retired slot: one hazard wait for all of them (no lock-free writer can

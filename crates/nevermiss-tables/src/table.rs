@@ -2002,30 +2002,35 @@ impl Table {
     /// takes no index lock, so a free in flight still always completes).
     fn release(&self, s: u32) {
         self.hazards.wait_clear(&[s]);
-        if let Some(w) = &self.wheel {
-            lock(w).unlink(s);
-            self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
-        }
-        self.stats.add(Counter::Live, u64::MAX);
+        self.untrack(s);
         if let Some(slots) = self.exact_slots() {
             slots.freed(s);
         }
     }
 
-    /// [`Table::release`] for one removal of a batch (an expiry sweep, a reclaim, a clear):
-    /// timer and count now, the free list after one hazard wait for the whole batch
-    /// ([`Table::drain_retired`], or an allocation that finds the table full: `slots.rs`,
-    /// "Limbo"). Exact tables only.
-    fn retire(&self, s: u32) {
-        let Some(slots) = self.exact_slots() else {
-            return self.release(s);
-        };
+    /// What a removed slot leaves before it is freed: its timer (out of the wheel) and its
+    /// count among the live entries.
+    fn untrack(&self, s: u32) {
         if let Some(w) = &self.wheel {
             lock(w).unlink(s);
             self.cells.cell(s as usize).sched.store(NEVER, SeqCst);
         }
         self.stats.add(Counter::Live, u64::MAX);
-        slots.retire(s);
+    }
+
+    /// [`Table::release`] for one removal of a batch (an expiry sweep, a reclaim, a clear):
+    /// timer and count now, the free list after one hazard wait for many removals — when the
+    /// limbo holds [`DRAIN_EVERY`] slots, at the batch's end ([`Table::drain_retired`]), or in
+    /// an allocation that finds the table full (`slots.rs`, "Limbo"). Exact tables only; takes
+    /// no index lock and must be called without one held.
+    fn retire(&self, s: u32) {
+        let Some(slots) = self.exact_slots() else {
+            return self.release(s);
+        };
+        self.untrack(s);
+        if slots.retire(s) >= DRAIN_EVERY as usize {
+            slots.drain();
+        }
     }
 
     /// Frees the slots retired by a batch of removals ([`Table::retire`]).
@@ -2357,14 +2362,8 @@ impl Table {
     pub fn clear(&self) {
         match &self.engine {
             Engine::Exact(_) | Engine::Direct(_) => {
-                let mut n = 0u32;
                 for s in 0..self.exact_high_water() {
-                    if self.remove_exact(s, |_| true, true) {
-                        n += 1;
-                        if n.is_multiple_of(DRAIN_EVERY) {
-                            self.drain_retired();
-                        }
-                    }
+                    self.remove_exact(s, |_| true, true);
                 }
                 self.drain_retired();
             }
@@ -2588,7 +2587,7 @@ impl Table {
             }
         }
         self.stats.add(Counter::Notifications, out.len() as u64);
-        for (k, (s, gen)) in victims.into_iter().enumerate() {
+        for (s, gen) in victims {
             let cell = self.cells.cell(s as usize);
             let cond = |g: &CellGuard<'_>| g.gen() == gen && cell.deadline.load(SeqCst) <= now_ns;
             let view;
@@ -2598,9 +2597,6 @@ impl Table {
                         continue;
                     }
                     view = self.view(None, s);
-                    if k.is_multiple_of(DRAIN_EVERY as usize) {
-                        self.drain_retired();
-                    }
                     self.remove_exact(s, cond, true)
                 }
                 Engine::Tuple(ix) => {
@@ -2629,8 +2625,8 @@ impl Table {
     }
 }
 
-/// Removals in bulk free their retired slots at least this often (one hazard wait each time):
-/// an insert into a full table waiting for them frees them itself, but need not.
+/// Removals in bulk free their retired slots when this many wait in the limbo (one hazard wait
+/// each time), so that an insert into a full table seldom has to free them itself.
 const DRAIN_EVERY: u32 = 1024;
 
 fn read(ix: &RwLock<Index>) -> RwLockReadGuard<'_, Index> {

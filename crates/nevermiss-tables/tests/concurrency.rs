@@ -34,9 +34,7 @@ fn shuffled(n: u32, seed: u64) -> Vec<u32> {
     let mut v: Vec<u32> = (0..n).collect();
     let mut x = seed | 1;
     for i in (1..v.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         v.swap(i, (x % (i as u64 + 1)) as usize);
     }
     v
@@ -136,9 +134,7 @@ fn inserters_modifier_deleter_and_reader() {
                 while !done.load(Acquire) {
                     let mut keys = Vec::with_capacity(32 * 4);
                     for _ in 0..32 {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
+                        xorshift(&mut x);
                         keys.extend_from_slice(&key((x % N as u64) as u32));
                     }
                     t.lookup_batch(&keys, 0, &mut out).unwrap();
@@ -261,9 +257,7 @@ fn expiry_races_with_restarts_and_adds() {
             thread::spawn(move || {
                 let mut x = 99 + w;
                 while !stop.load(Acquire) {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     let k = key((x % 3000) as u32);
                     let now = clock.load(Acquire);
                     let l = t.lookup(&k, now);
@@ -383,9 +377,7 @@ fn full_table_churn_never_hides_or_duplicates_entries() {
                 while !done.load(Acquire) {
                     let mut keys = Vec::with_capacity(32 * 4);
                     for _ in 0..32 {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
+                        xorshift(&mut x);
                         keys.extend_from_slice(&key((x % STABLE as u64) as u32));
                     }
                     assert_eq!(t.lookup_batch(&keys, 0, &mut out).unwrap(), 32, "miss");
@@ -468,9 +460,7 @@ fn lock_free_updates_never_land_in_a_reused_or_modified_entry() {
             thread::spawn(move || {
                 let mut x = 0x9e37_79b9u64 + u;
                 while !done.load(Acquire) {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     let k = (x % u64::from(KEYS)) as u32;
                     let l = t.lookup(&key(k), 0);
                     let Some(h) = l.hit else { continue };
@@ -494,9 +484,7 @@ fn lock_free_updates_never_land_in_a_reused_or_modified_entry() {
     let mut x = 0x1234_5678u64;
     let mut ops = 0u64;
     while std::time::Instant::now() < deadline {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let k = (x % u64::from(KEYS)) as u32;
         let m = [FieldMatch::Exact(key(k).to_vec())];
         match x >> 60 {
@@ -575,9 +563,7 @@ fn lock_free_restarts_never_land_in_a_reused_entry() {
             thread::spawn(move || {
                 let mut x = 0x9e37_79b9u64 + u;
                 while !done.load(Acquire) {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     let k = (x % u64::from(KEYS)) as u32;
                     let at = now.load(Acquire);
                     let l = t.lookup(&key(k), at);
@@ -620,9 +606,7 @@ fn lock_free_restarts_never_land_in_a_reused_entry() {
         let at = now.fetch_add(TICK, AcqRel) + TICK;
         expired += t.expire(at).len();
         for _ in 0..4 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             let k = (x % u64::from(KEYS)) as u32;
             if x >> 62 == 0 {
                 // Delete, then add another key: LIFO free lists hand it the freed slot.
@@ -659,4 +643,11 @@ fn stop_and_check(done: &AtomicBool, writers: Vec<thread::JoinHandle<()>>, bad: 
         0,
         "an entry held another key's parameters"
     );
+}
+
+/// One step of the xorshift64 generator the tests draw keys and operations from.
+fn xorshift(x: &mut u64) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
 }
