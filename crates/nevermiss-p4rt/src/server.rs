@@ -355,7 +355,10 @@ impl Device {
                     .map(|x| (op, x)),
             );
         }
-        for (id, _) in old.all_tables() {
+        for (id, t) in old.all_tables() {
+            if !old.sw.default_changed(t).unwrap_or(false) {
+                continue;
+            }
             let d = E::TableEntry(Box::new(p4::TableEntry {
                 table_id: id,
                 is_default_action: true,
@@ -389,8 +392,7 @@ impl Device {
                 .filter_map(|x| x.entity)
                 .map(|x| (Op::Modify, x)),
         );
-        // Constant entries come with the program; a default entry equal to the new program's
-        // own is not a change.
+        // Constant entries come with the program.
         wanted.retain(|(_, e)| !matches!(e, E::TableEntry(t) if t.is_const));
         let total = wanted.len();
         let changes: Vec<Change> = wanted

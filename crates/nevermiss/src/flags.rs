@@ -638,6 +638,30 @@ mod tests {
     }
 
     #[test]
+    fn addresses_and_log_levels() {
+        assert_eq!(
+            socket_addr("127.0.0.1:9559").unwrap(),
+            "127.0.0.1:9559".parse().unwrap()
+        );
+        assert!(socket_addr("localhost:9559").unwrap().ip().is_loopback());
+        assert!(socket_addr("nowhere").is_err());
+        use tracing::level_filters::LevelFilter as L;
+        for (name, want) in [
+            ("trace", L::TRACE),
+            ("debug", L::DEBUG),
+            ("info", L::INFO),
+            ("warn", L::WARN),
+            ("warning", L::WARN),
+            ("error", L::ERROR),
+            ("critical", L::ERROR),
+            ("off", L::OFF),
+        ] {
+            assert_eq!(log_level(name), Ok(want), "{name}");
+        }
+        assert!(log_level("loud").is_err());
+    }
+
+    #[test]
     fn header_then_command_line() {
         let h = StfHeader::of(
             "# comment\n# nevermiss-options: --host-port 1 --tick 2ms\npacket 0 00\n",

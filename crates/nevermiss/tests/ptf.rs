@@ -6,7 +6,7 @@
 //! - `tests/ptf/tests/serve_tests.py` (issue 26): a frame sent 0 ms after each commit's reply,
 //!   a second commit clearing the entries, RECONCILE_AND_COMMIT keeping them, PacketOut to
 //!   traffic ports, a Write of 300 inserts into a 256-entry table read by grpcio's default
-//!   client; here, SIGTERM with two clients connected.
+//!   client, `nevermiss ctl table-dump`; here, SIGTERM with two clients connected.
 //! - With `P4C_DIR`: p4c's own PTF tests (`ternary2-bmv2.py`, `pna-dpdk-small_sample.py`,
 //!   `pna-dpdk-add_on_miss0.py`), set up as p4c's runners set them up
 //!   (`backends/bmv2/run-bmv2-ptf-test.py --use-veth`: 10 veth pairs `K`/`br_K`, device 0,
@@ -268,14 +268,24 @@ fn ptf(
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    let ok = text
-        .lines()
-        .filter(|l| l.trim_end().ends_with("... ok"))
-        .count();
-    let run = text
+    // unittest's summary: `Ran N tests in ...`, then `OK` or `FAILED (failures=F, errors=E)`.
+    let run: usize = text
         .lines()
         .find_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok())
         .unwrap_or(0);
+    let count = |what: &str| -> usize {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("FAILED ("))
+            .flat_map(|l| l.trim_end_matches(')').split(", "))
+            .filter_map(|kv| kv.strip_prefix(what)?.parse::<usize>().ok())
+            .sum()
+    };
+    let bad = count("failures=") + count("errors=");
+    let ok = if o.status.success() || bad > 0 {
+        run.saturating_sub(bad)
+    } else {
+        0
+    };
     (ok, run, text)
 }
 
@@ -313,12 +323,13 @@ fn serve_suite(backend: &str) {
     let serve = Serve::start(&ns, &args, 4);
     let lat = dir.join("latency.txt");
     let params = format!(
-        "grpcaddr='127.0.0.1:9559';device_id=0;p4info_a='{}';config_a='{}';p4info_b='{}';config_b='{}';latency_log='{}'",
+        "grpcaddr='127.0.0.1:9559';device_id=0;p4info_a='{}';config_a='{}';p4info_b='{}';config_b='{}';latency_log='{}';nevermiss='{}'",
         ia.display(),
         ca.display(),
         ib.display(),
         cb.display(),
-        lat.display()
+        lat.display(),
+        bin().display()
     );
     let hosts: Vec<String> = (0..4).map(|k| format!("h{k}")).collect();
     let (ok, ran, text) = ptf(

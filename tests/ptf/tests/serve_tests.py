@@ -164,16 +164,43 @@ class WriteOf300FailedUpdates(ServeTest):
             self.sw.table_entry("IngressImpl.fwd", {"hdr.eth.dst_addr": 0x020000000000 + i}, "IngressImpl.forward", {"port": 1})
             for i in range(300)
         ]
-        try:
-            self.sw.write(entries)
-        except grpc.RpcError as e:
-            self.assertEqual(e.code(), grpc.StatusCode.UNKNOWN, e.details())
-            self.assertIn("44 of 300 updates failed", e.details())
-            self.assertIn("257-300 RESOURCE_EXHAUSTED", e.details())
-            d = nm_p4rt.details(e)
-            self.assertTrue(d, "no per-update details")
-            self.assertTrue(all(x.canonical_code == 0 for x in d[:256]))
-            self.assertTrue(all(x.canonical_code == 8 for x in d[256:]))
-        else:
-            self.fail("the Write succeeded")
+        # grpcio refuses trailers over its soft limit only sometimes (more often the larger
+        # they are): ten Writes, each must be read. The first fills the table; the others get
+        # 256 ALREADY_EXISTS and the same 44 RESOURCE_EXHAUSTED.
+        for attempt in range(10):
+            try:
+                self.sw.write(entries)
+            except grpc.RpcError as e:
+                self.assertEqual(e.code(), grpc.StatusCode.UNKNOWN, e.details())
+                self.assertIn("of 300 updates failed", e.details())
+                self.assertIn("257-300 RESOURCE_EXHAUSTED", e.details())
+                d = nm_p4rt.details(e)
+                self.assertTrue(d, "no per-update details")
+                ok = 0 if attempt == 0 else 6
+                self.assertTrue(all(x.canonical_code == ok for x in d[:256]), d[:3])
+                self.assertTrue(all(x.canonical_code == 8 for x in d[256:]))
+            else:
+                self.fail("the Write succeeded")
         self.assertEqual(len(self.sw.read_table("IngressImpl.fwd")), 256)
+
+
+class CtlTableDump(ServeTest):
+    """`nevermiss ctl table-dump` shows the running switch's entries as simple_switch_CLI's
+    table_dump does, while this controller stays primary."""
+
+    def runTest(self):
+        import subprocess
+
+        self.commit("a")
+        self.sw.write(
+            [self.sw.table_entry("IngressImpl.fwd", {"hdr.eth.dst_addr": mac_int(DST)}, "IngressImpl.forward", {"port": 3})]
+        )
+        ctl = [self.params["nevermiss"], "ctl", "--grpc-addr", self.params["grpcaddr"], "--device-id", "0"]
+        out = subprocess.run(ctl + ["table-dump", "fwd"], capture_output=True, text=True, check=True).stdout
+        self.assertIn("Dumping entry 0x0\nMatch key:\n* hdr.eth.dst_addr    : EXACT     000000000a01\n", out)
+        self.assertIn("Action entry: IngressImpl.forward - 0003\n==========\nDumping default entry\n", out)
+        self.assertIn("Action entry: IngressImpl.forward - 0001\n==========\n", out)
+        n = subprocess.run(ctl + ["table-num-entries", "IngressImpl.fwd"], capture_output=True, text=True, check=True).stdout
+        self.assertEqual(n.strip(), "1")
+        # Still primary: a Write goes through.
+        self.sw.write([self.sw.table_entry("IngressImpl.fwd", {"hdr.eth.dst_addr": 5}, "IngressImpl.drop", {})])
