@@ -189,7 +189,8 @@ mod tests {
             control E(inout H h, inout M m, inout standard_metadata_t s) { apply {} }\n\
             control D(packet_out p, in H h) { apply {} }\n\
             V1Switch(P(), C(), I(), E(), C(), D()) main;\n";
-        let c = p4_front::driver::compile_str("p.p4", src, &Default::default()).unwrap();
+        let c = p4_front::driver::compile_str("p.p4", src, &Default::default())
+            .unwrap_or_else(|f| panic!("{}", f.render()));
         let prog = p4_ir::lower(&c).unwrap();
         Arc::new(Switch::new(prog, crate::Config::default()).unwrap())
     }
