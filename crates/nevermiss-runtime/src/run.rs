@@ -541,3 +541,36 @@ pub fn run_packets(sw: Arc<Switch>, pkts: &[Packet]) -> Vec<(u32, Vec<u8>)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The total counts the drops the port lines count: the program's (on the input port) and
+    /// the outputs a port did not take (here the CPU port without a primary, port 255).
+    #[test]
+    fn the_total_adds_up_the_ports_drops() {
+        let port = |port, rx_packets, tx_packets, dropped| StatsSnapshot {
+            port,
+            rx_packets,
+            tx_packets,
+            dropped,
+            ..StatsSnapshot::default()
+        };
+        let r = RunReport {
+            ports: vec![port(0, 10, 0, 2), port(1, 0, 5, 0), port(255, 0, 0, 3)],
+            packets_in: 10,
+            packets_out: 8,
+            dropped: 2,
+            ..RunReport::default()
+        };
+        let text = r.render();
+        assert!(
+            text.contains(
+                "total: 10 packets in, 5 out, 5 dropped (2 by the program, 3 outputs their port \
+                 did not take);"
+            ),
+            "{text}"
+        );
+    }
+}

@@ -304,6 +304,16 @@ fn p50_p99(v: &mut [u64]) -> (u64, u64) {
     (at(0.5), at(0.99))
 }
 
+/// How the suite's switch runs: device 0, BMv2's CPU port, the namespace's loopback.
+const SWITCH: [&str; 6] = [
+    "--device-id",
+    "0",
+    "--cpu-port",
+    "255",
+    "--grpc-addr",
+    "127.0.0.1:9559",
+];
+
 /// The suite of issue 26 on one interface back end (`af_xdp` or `af_packet`).
 fn serve_suite(backend: &str) {
     let Some(py) = ptf_python() else { return };
@@ -315,16 +325,7 @@ fn serve_suite(backend: &str) {
         .map(|k| (format!("sw{k}"), format!("h{k}")))
         .collect();
     let ns = Netns::new(&backend.replace('_', ""), &pairs);
-    let mut args: Vec<String> = [
-        "--device-id",
-        "0",
-        "--cpu-port",
-        "255",
-        "--grpc-addr",
-        "127.0.0.1:9559",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut args: Vec<String> = SWITCH.map(String::from).to_vec();
     for k in 0..4 {
         args.extend(["--port".into(), format!("{k}=if:sw{k},backend={backend}")]);
     }
@@ -390,21 +391,8 @@ fn sigterm_with_two_clients_connected_stops_serve_within_a_second() {
         .map(|k| (format!("sw{k}"), format!("h{k}")))
         .collect();
     let ns = Netns::new("sigterm", &pairs);
-    let args: Vec<String> = [
-        "tests/ptf/p4/ptf-switch.p4",
-        "--device-id",
-        "0",
-        "--cpu-port",
-        "255",
-        "--grpc-addr",
-        "127.0.0.1:9559",
-        "-i",
-        "0@sw0",
-        "-i",
-        "1@sw1",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut args: Vec<String> = SWITCH.map(String::from).to_vec();
+    args.extend(["tests/ptf/p4/ptf-switch.p4", "-i", "0@sw0", "-i", "1@sw1"].map(String::from));
     let serve = Serve::start(&ns, &args, 2);
     let mut clients = ns
         .cmd(&py)
