@@ -1578,13 +1578,14 @@ fn unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Most bytes of the encoded `details` of [`batch_status`]. gRPC core (grpcio, so
+/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`] (its details, code and
+/// message). gRPC core (grpcio, so
 /// p4runtime-shell, finsy and p4c's PTF base test) refuses trailers over its soft limit of
 /// 8192 bytes (`grpc.max_metadata_size`), counting every entry as its name, its value *as
 /// sent* — a binary header's value base64-encoded, 4/3 of its bytes — and 32 bytes; a Write's
 /// error comes as one header block with `:status`, `content-type`, `grpc-status`,
 /// `grpc-message` (at most [`TOP_MESSAGE_MAX`] bytes, percent-encoded) and
-/// `grpc-status-details-bin`: 5120 bytes of details (6827 base64) keep the block under 7700.
+/// `grpc-status-details-bin`: 5120 bytes of status (6827 base64) keep the block under 7700.
 pub const DETAILS_BUDGET: usize = 5120;
 
 /// Most bytes of the top-level message as sent (`grpc-message`, percent-encoded).
@@ -1631,7 +1632,7 @@ fn any_len(e: &p4::Error) -> usize {
 /// more, but grpcio's default client is what p4runtime-shell, finsy and p4c's tests use):
 /// first every update keeps its `canonical_code` and the failures their messages; when that
 /// does not fit, the later failures carry no message; when even the codes do not fit (beyond
-/// about 150 updates), the details hold the first updates only, as many as fit. The top-level
+/// about 130 updates), the details hold the first updates only, as many as fit. The top-level
 /// message says what was left out, and names the failed updates by ranges and codes.
 fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     if results.iter().all(|r| r.is_ok()) {
@@ -1649,6 +1650,8 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
         details: None,
     };
     // The codes alone, as many updates as fit; then messages in update order while they fit.
+    // The status holds the top-level message too.
+    let budget = DETAILS_BUDGET - TOP_MESSAGE_MAX - 8;
     let mut errors: Vec<p4::Error> = Vec::with_capacity(results.len());
     let mut size = 0usize;
     for r in results {
@@ -1656,7 +1659,7 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
             Ok(()) => p4::Error::default(),
             Err(e) => bare(e),
         };
-        if size + any_len(&e) > DETAILS_BUDGET {
+        if size + any_len(&e) > budget {
             break;
         }
         size += any_len(&e);
@@ -1668,7 +1671,7 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
         let Err(e) = r else { continue };
         let f = full(e);
         let extra = any_len(&f) - any_len(slot);
-        if without == 0 && size + extra <= DETAILS_BUDGET {
+        if without == 0 && size + extra <= budget {
             size += extra;
             *slot = f;
         } else {
