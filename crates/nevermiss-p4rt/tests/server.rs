@@ -1890,9 +1890,9 @@ async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer
     .await
     .unwrap();
 
-    // 120 updates (96 failures): the trailer fits the default limits, messages of the later
+    // 100 updates (80 failures): the trailer fits the default limits, messages of the later
     // failures are left out, every code is there.
-    let (updates, want) = mixed_batch(&p4info, 120);
+    let (updates, want) = mixed_batch(&p4info, 100);
     let e = c.write(write_req(updates, 1)).await.unwrap_err();
     assert!(
         e.details().len() <= server::DETAILS_BUDGET,
@@ -1912,7 +1912,7 @@ async fn every_update_of_a_large_failed_batch_gets_its_code_in_a_bounded_trailer
     assert!(got.last().unwrap().message.is_empty());
     assert!(
         e.message()
-            .starts_with("96 of 120 updates failed; first (update 2): ")
+            .starts_with("80 of 100 updates failed; first (update 1): ")
             && e.message().contains("without messages"),
         "{}",
         e.message()
