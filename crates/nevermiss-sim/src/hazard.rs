@@ -14,8 +14,11 @@ use serde::Serialize;
 /// Hazard counts of one batch for N = 1..=max_n.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HazardBatch {
+    /// Packets in the batch.
     pub packets: u64,
+    /// Clock cycles of the batch.
     pub cycles: u64,
+    /// Cycles spent reading packets.
     pub read_cycles: u64,
     /// `hazards[n-1]` is the number of hazard cycles (= hazardous packets) for N = n.
     pub hazards: Vec<u64>,
@@ -36,6 +39,7 @@ impl HazardBatch {
 
 /// A digest usable as a table index.
 pub trait Digest: Copy {
+    /// The table slot of this digest.
     fn index(self) -> usize;
 }
 

@@ -5,6 +5,7 @@
 //! 32-byte trace record, whose bytes 18..32 are `ipsrc[4] ipdst[4] proto-char pad sport-LE dport-LE`.
 //! The digest is CRC-16/ARC of those bytes (reference A.3: PyCRC `CRC16()`, check value 0xBB3D).
 
+use crate::error::{ParseError, RangeFault};
 use crate::packet::PacketInfo;
 use std::collections::HashMap;
 use std::fmt;
@@ -32,8 +33,11 @@ pub enum Base {
 /// A half-open byte range `[start, end)` of a packet header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct ByteRange {
+    /// The header the offsets count from.
     pub base: Base,
+    /// First byte, inclusive.
     pub start: u16,
+    /// Last byte, exclusive.
     pub end: u16,
 }
 
@@ -99,11 +103,11 @@ impl fmt::Display for KeySpec {
 }
 
 impl std::str::FromStr for KeySpec {
-    type Err = String;
+    type Err = ParseError;
 
     /// Parses `global` (also `*`, `const`), `5tuple`, `ipdst`, `ipdst16` (also `ipdst/16`),
     /// `ipsrc+ipdst` (also `ipsrc_ipdst`) or `bytes:ip[12..20]+l4[0..4]`.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         let t = s.trim().to_ascii_lowercase();
         Ok(match t.as_str() {
             "global" | "*" | "const" => KeySpec::Global,
@@ -115,58 +119,51 @@ impl std::str::FromStr for KeySpec {
                 if let Some(rest) = t.strip_prefix("bytes:") {
                     KeySpec::Bytes(parse_ranges(rest)?)
                 } else {
-                    return Err(format!(
-                        "unknown flow key `{s}` (expected global, 5tuple, ipdst, ipdst16, ipsrc+ipdst or bytes:ip[a..b]+l4[c..d])"
-                    ));
+                    return Err(ParseError::UnknownKey(s.to_string()));
                 }
             }
         })
     }
 }
 
-fn parse_ranges(s: &str) -> Result<Vec<ByteRange>, String> {
+fn parse_ranges(s: &str) -> Result<Vec<ByteRange>, ParseError> {
     let mut out = Vec::new();
     let mut total = 0usize;
     for part in s.split('+') {
         let part = part.trim();
-        let (base, rest) = if let Some(r) = part.strip_prefix("ip[") {
-            (Base::Ip, r)
-        } else if let Some(r) = part.strip_prefix("l4[") {
-            (Base::L4, r)
-        } else {
-            return Err(format!(
-                "bad byte range `{part}` (expected ip[start..end] or l4[start..end])"
-            ));
-        };
-        let inner = rest
-            .strip_suffix(']')
-            .ok_or_else(|| format!("bad byte range `{part}`: missing `]`"))?;
-        let (a, b) = inner
-            .split_once("..")
-            .ok_or_else(|| format!("bad byte range `{part}`: expected start..end"))?;
-        let start: u16 = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad byte range `{part}`: start is not a number"))?;
-        let end: u16 = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad byte range `{part}`: end is not a number"))?;
-        if end <= start {
-            return Err(format!("bad byte range `{part}`: empty range"));
-        }
-        total += usize::from(end - start);
+        let range = parse_range(part).map_err(|fault| ParseError::ByteRange {
+            part: part.to_string(),
+            fault,
+        })?;
+        total += usize::from(range.end - range.start);
         if total > MAX_KEY_BYTES {
-            return Err(format!(
-                "byte-range key selects more than {MAX_KEY_BYTES} bytes"
-            ));
+            return Err(ParseError::KeyTooLong { max: MAX_KEY_BYTES });
         }
-        out.push(ByteRange { base, start, end });
+        out.push(range);
     }
     if out.is_empty() {
-        return Err("empty byte-range key".into());
+        return Err(ParseError::EmptyKey);
     }
     Ok(out)
+}
+
+/// One range: `ip[start..end]` or `l4[start..end]`.
+fn parse_range(part: &str) -> Result<ByteRange, RangeFault> {
+    let (base, rest) = if let Some(r) = part.strip_prefix("ip[") {
+        (Base::Ip, r)
+    } else if let Some(r) = part.strip_prefix("l4[") {
+        (Base::L4, r)
+    } else {
+        return Err(RangeFault::Base);
+    };
+    let inner = rest.strip_suffix(']').ok_or(RangeFault::NoBracket)?;
+    let (a, b) = inner.split_once("..").ok_or(RangeFault::NoDots)?;
+    let start: u16 = a.trim().parse().map_err(|_| RangeFault::Start)?;
+    let end: u16 = b.trim().parse().map_err(|_| RangeFault::End)?;
+    if end <= start {
+        return Err(RangeFault::Empty);
+    }
+    Ok(ByteRange { base, start, end })
 }
 
 /// Key bytes assembled in a fixed buffer.

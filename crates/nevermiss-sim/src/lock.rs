@@ -19,6 +19,7 @@
 //! nothing but the round-robin pointer can change: results are identical to ticking every cycle
 //! (checked against [`reference`]).
 
+use crate::error::ConfigError;
 use crate::model::Schedule;
 use crate::stats::{IntSamples, Summary};
 use serde::Serialize;
@@ -39,18 +40,18 @@ pub struct LockConfig {
 
 impl LockConfig {
     /// Checks the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.n == 0 {
-            return Err("the pipeline needs N >= 1 stages".into());
+            return Err(ConfigError::NoStages);
         }
         if self.queues == 0 {
-            return Err("the locking scheme needs Q >= 1 queues".into());
+            return Err(ConfigError::NoQueues);
         }
         if self.qlen == Some(0) {
-            return Err("a queue length must be >= 1 (use inf for infinite)".into());
+            return Err(ConfigError::ZeroQueueLength);
         }
         if self.w_bits > 16 {
-            return Err("W is at most 16 bits (the hash is CRC-16)".into());
+            return Err(ConfigError::WideHash);
         }
         Ok(())
     }
@@ -61,10 +62,13 @@ impl LockConfig {
 pub struct LockBatch {
     /// Packets offered (arrived) in the batch.
     pub packets: u64,
+    /// Clock cycles of the batch.
     pub cycles: u64,
     /// Packets admitted into the pipeline during the batch's cycles (WORK cycles).
     pub admitted: u64,
+    /// Packets dropped at a full queue.
     pub drops: u64,
+    /// Cycles in which the head of every non-empty queue waited for a lock.
     pub stall_cycles: u64,
     /// Idle cycles: nothing queued.
     pub empty_cycles: u64,

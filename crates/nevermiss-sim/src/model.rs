@@ -6,6 +6,7 @@
 //! Reference A.5: batches of 100 000 packets; opp-sim resets its cycle counter after each batch
 //! while scheduler state carries over, and drops a final incomplete batch.
 
+use crate::error::ParseError;
 use crate::trace::Trace;
 use serde::Serialize;
 
@@ -22,7 +23,7 @@ pub fn read_cycles(len: u16, chunk: u32) -> u32 {
 }
 
 /// Parses a rate in bit/s with an optional k/M/G/T suffix (powers of 1000), e.g. `640G`.
-pub fn parse_rate(s: &str) -> Result<f64, String> {
+pub fn parse_rate(s: &str) -> Result<f64, ParseError> {
     let t = s.trim().trim_end_matches("bps").trim_end_matches("b/s");
     let (num, mult) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
@@ -34,10 +35,10 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
     let v: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a rate (e.g. 640G)"))?;
+        .map_err(|_| ParseError::NotRate(s.to_string()))?;
     let v = v * mult;
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("`{s}` is not a positive rate"));
+        return Err(ParseError::NotPositiveRate(s.to_string()));
     }
     Ok(v)
 }
@@ -50,7 +51,12 @@ pub enum Timing {
     /// Trace timestamps on a clock of `clock_hz` (opp-sim `clock_freq > 0`): a packet arrives
     /// when it has been read and not before its timestamp (scaled by `time_scale`) relative to
     /// the batch's first packet.
-    Timestamps { clock_hz: f64, time_scale: f64 },
+    Timestamps {
+        /// The pipeline's clock in Hz.
+        clock_hz: f64,
+        /// Factor applied to the trace's timestamps.
+        time_scale: f64,
+    },
 }
 
 /// Which packets form batches.
@@ -73,6 +79,7 @@ pub struct BatchConfig {
     pub size: u32,
     /// At most this many batches per trace (opp-sim `max_samples` = 5).
     pub max_batches: Option<u32>,
+    /// Which packets are skipped between batches.
     pub skip: SkipPolicy,
     /// Also report a final batch with fewer than `size` packets (opp-sim drops it).
     pub keep_partial: bool,
@@ -106,7 +113,9 @@ impl BatchConfig {
 pub struct ModelConfig {
     /// Bytes read per clock cycle (80 in the paper).
     pub chunk: u32,
+    /// When packets arrive.
     pub timing: Timing,
+    /// How the trace is cut into batches.
     pub batch: BatchConfig,
 }
 
@@ -123,7 +132,9 @@ impl Default for ModelConfig {
 /// One batch: packets `start..end` of the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Batch {
+    /// Index of the batch's first packet.
     pub start: usize,
+    /// Index one past the batch's last packet.
     pub end: usize,
     /// Clock cycles of the batch: the sum of its packets' deltas.
     pub cycles: u64,
@@ -137,6 +148,7 @@ pub struct Schedule {
     /// Per packet, cycles from the previous simulated arrival to this one (≥ 1); saturates at
     /// `u32::MAX` for idle gaps longer than that (exact totals are in the batches).
     pub deltas: Vec<u32>,
+    /// The batches, in trace order.
     pub batches: Vec<Batch>,
     /// The last batch has fewer packets than the batch size.
     pub last_partial: bool,

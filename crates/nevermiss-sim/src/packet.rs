@@ -37,11 +37,15 @@ pub struct PacketInfo<'a> {
     pub ts_ns: u64,
     /// IPv4 total length (header + payload) in bytes.
     pub ip_len: u16,
+    /// IPv4 source address.
     pub src: [u8; 4],
+    /// IPv4 destination address.
     pub dst: [u8; 4],
     /// 6 (TCP) or 17 (UDP).
     pub proto: u8,
+    /// TCP/UDP source port.
     pub sport: u16,
+    /// TCP/UDP destination port.
     pub dport: u16,
     /// The captured bytes from the first byte of the IPv4 header on.
     pub header: &'a [u8],
@@ -52,24 +56,38 @@ pub struct PacketInfo<'a> {
 /// Why a frame was not kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Skip {
+    /// A link type the decoder does not read.
     UnsupportedLinkType,
+    /// Not an IPv4 packet.
     NotIpv4,
+    /// Neither TCP nor UDP.
     NotTcpUdp,
+    /// A fragment other than the first (no ports).
     Fragment,
+    /// Captured bytes end before the headers do.
     Truncated,
+    /// A header field is impossible (e.g. an IHL below 5).
     Malformed,
 }
 
 /// Counters of frames read, kept and skipped.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ReadStats {
+    /// Frames read.
     pub frames: u64,
+    /// Frames kept (IPv4 TCP/UDP).
     pub kept: u64,
+    /// Frames skipped: [`Skip::UnsupportedLinkType`].
     pub unsupported_link_type: u64,
+    /// Frames skipped: [`Skip::NotIpv4`].
     pub not_ipv4: u64,
+    /// Frames skipped: [`Skip::NotTcpUdp`].
     pub not_tcp_udp: u64,
+    /// Frames skipped: [`Skip::Fragment`].
     pub fragments: u64,
+    /// Frames skipped: [`Skip::Truncated`].
     pub truncated: u64,
+    /// Frames skipped: [`Skip::Malformed`].
     pub malformed: u64,
 }
 

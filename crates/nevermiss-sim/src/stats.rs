@@ -28,12 +28,17 @@ pub fn percentile(v: &[f64], p: f64) -> Option<f64> {
 /// Max, mean, median, 95th and 99th percentile of a sample set.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Summary {
+    /// Number of samples.
     pub count: u64,
+    /// Largest sample.
     pub max: f64,
     /// The true mean (opp-sim's Python 2 code floors it for integer samples).
     pub avg: f64,
+    /// 50th percentile.
     pub median: f64,
+    /// 95th percentile.
     pub p95: f64,
+    /// 99th percentile.
     pub p99: f64,
 }
 

@@ -19,7 +19,9 @@ use serde::Serialize;
 
 /// A trace with its schedule under the model.
 pub struct Prepared {
+    /// The trace.
     pub trace: Trace,
+    /// Its arrivals and batches.
     pub schedule: Schedule,
 }
 
@@ -34,12 +36,17 @@ impl Prepared {
 /// Hazard-detector results of one key and N.
 #[derive(Clone, Debug, Serialize)]
 pub struct HazardRow {
+    /// The flow key.
     pub key: String,
+    /// Pipeline stages.
     pub n: u32,
+    /// Batches the figures are over.
     pub batches: usize,
     /// 99th percentile over batches of hazard cycles / cycles (the paper's FDH).
     pub fdh_p99: Option<f64>,
+    /// Mean over batches of the FDH.
     pub fdh_mean: Option<f64>,
+    /// Largest FDH of a batch.
     pub fdh_max: Option<f64>,
     /// 99th percentile over batches of hazardous packets / packets.
     pub fdh_packets_p99: Option<f64>,
@@ -48,26 +55,37 @@ pub struct HazardRow {
 /// Locking-scheme results of one configuration.
 #[derive(Clone, Debug, Serialize)]
 pub struct LockRow {
+    /// The flow key.
     pub key: String,
+    /// Pipeline stages.
     pub n: u32,
+    /// Queues.
     pub q: u32,
     /// Queue length or `inf`.
     pub qlen: String,
+    /// Lock hash width in bits.
     pub w_bits: u8,
+    /// Batches the figures are over.
     pub batches: usize,
     /// Min over batches of min(1, admitted/offered).
     pub thrpt_min: Option<f64>,
     /// Admitted over offered, all batches together.
     pub thrpt_overall: Option<f64>,
+    /// 99th percentile over batches of the dropped fraction.
     pub drop_p99: Option<f64>,
+    /// Largest dropped fraction of a batch.
     pub drop_max: Option<f64>,
     /// Max over batches of the per-batch 99th-percentile queueing latency (cycles).
     pub latency_p99_max: Option<f64>,
     /// True when fewer than 3 batches had throughput < 0.99 (the paper plots latency only then).
     pub latency_valid: bool,
+    /// Largest queueing latency of any batch (cycles).
     pub latency_max: Option<f64>,
+    /// Max over batches of the median queueing latency (cycles).
     pub latency_median_max: Option<f64>,
+    /// Max over batches of the 99th percentile of the largest queue's occupancy.
     pub queue_max_p99_max: Option<f64>,
+    /// Max over batches of the 99th percentile of the total backlog.
     pub queue_sum_p99_max: Option<f64>,
     /// Mean over batches of stall cycles / cycles.
     pub stall_fraction_mean: Option<f64>,
@@ -76,17 +94,25 @@ pub struct LockRow {
 /// Largest N meeting a drop tolerance.
 #[derive(Clone, Debug, Serialize)]
 pub struct MaxNRow {
+    /// The flow key.
     pub key: String,
+    /// Queues.
     pub q: u32,
+    /// Queue length (0 for infinite).
     pub qlen: u32,
+    /// Lock hash width in bits.
     pub w_bits: u8,
     /// 1 - tolerance.
     pub target_throughput: f64,
+    /// The drop tolerance met.
     pub drop_tolerance: f64,
     /// `None` when no swept N meets the tolerance.
     pub max_n: Option<u32>,
+    /// At `max_n`: max over batches of the 99th-percentile queueing latency (cycles).
     pub latency_p99_max: Option<f64>,
+    /// At `max_n`: max over batches of the 99th percentile of the largest queue's occupancy.
     pub queue_max_p99_max: Option<f64>,
+    /// At `max_n`: max over batches of the 99th percentile of the total backlog.
     pub queue_sum_p99_max: Option<f64>,
 }
 
@@ -236,41 +262,59 @@ pub fn run_lock(
 /// What a sweep covers.
 #[derive(Clone, Debug, Serialize)]
 pub struct SweepSpec {
+    /// Flow keys.
     pub keys: Vec<KeySpec>,
+    /// Pipeline stages N.
     pub ns: Vec<u32>,
+    /// Queue counts Q.
     pub queues: Vec<u32>,
+    /// Queue lengths (`None` = infinite).
     pub qlens: Vec<Option<u32>>,
+    /// Lock hash widths W in bits.
     pub w_bits: Vec<u8>,
+    /// Run the hazard detector.
     pub hazards: bool,
+    /// Run the locking scheme.
     pub lock: bool,
     /// Drop tolerances for "maximum N" (0, 0.001, 0.01 = 100 %, 99.9 %, 99 % throughput).
     pub tolerances: Vec<f64>,
+    /// How keys are compared.
     pub hash: HashMode,
 }
 
 /// Per-batch samples of one configuration (kept when asked for).
 #[derive(Clone, Debug, Serialize)]
 pub struct LockBatches {
+    /// The flow key.
     pub key: String,
+    /// The configuration.
     pub config: LockConfig,
+    /// One entry per batch.
     pub batches: Vec<LockBatch>,
 }
 
 /// Per-batch hazard samples of one key.
 #[derive(Clone, Debug, Serialize)]
 pub struct HazardBatches {
+    /// The flow key.
     pub key: String,
+    /// One entry per batch.
     pub batches: Vec<HazardBatch>,
 }
 
 /// Everything a sweep produced.
 #[derive(Clone, Debug, Serialize, Default)]
 pub struct SweepResults {
+    /// Hazard-detector rows, one per key and N.
     pub hazards: Vec<HazardRow>,
+    /// Locking-scheme rows, one per configuration.
     pub lock: Vec<LockRow>,
+    /// Largest N per drop tolerance.
     pub max_n: Vec<MaxNRow>,
+    /// Per-batch hazard samples (when kept).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hazard_batches: Vec<HazardBatches>,
+    /// Per-batch locking samples (when kept).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lock_batches: Vec<LockBatches>,
 }
@@ -324,7 +368,7 @@ impl SweepSpec {
         traces: &[Prepared],
         keep_batches: bool,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<SweepResults, String> {
+    ) -> Result<SweepResults, crate::ConfigError> {
         for (_, c) in self.lock_configs() {
             c.validate()?;
         }
@@ -391,25 +435,24 @@ impl SweepSpec {
 
 /// Writes rows as CSV.
 pub fn write_csv<T: Serialize>(path: &std::path::Path, rows: &[T]) -> Result<(), crate::SimError> {
-    let io = |m: String| crate::SimError::Io {
-        path: path.display().to_string(),
-        message: m,
-    };
-    let mut w = csv::Writer::from_path(path).map_err(|e| io(e.to_string()))?;
+    let io = |e: csv::Error| crate::SimError::io(path, e);
+    let mut w = csv::Writer::from_path(path).map_err(io)?;
     for r in rows {
-        w.serialize(r).map_err(|e| io(e.to_string()))?;
+        w.serialize(r).map_err(io)?;
     }
-    w.flush().map_err(|e| io(e.to_string()))
+    w.flush().map_err(|e| crate::SimError::io(path, e))
 }
 
 /// What a report says about one trace.
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceSummary {
+    /// The trace's label.
     pub name: String,
     /// Packets kept (IPv4 TCP/UDP).
     pub packets: usize,
     /// Complete batches (plus a partial one with `keep_partial`).
     pub batches: usize,
+    /// Frames read and skipped.
     pub stats: crate::packet::ReadStats,
     /// Mean of max(1, ceil(len/chunk)).
     pub mean_read_cycles: f64,
@@ -438,39 +481,41 @@ impl TraceSummary {
 /// The JSON document a sweep writes.
 #[derive(Serialize)]
 pub struct Report<'a> {
+    /// The tool's name.
     pub tool: &'static str,
+    /// The tool's version.
     pub version: &'static str,
+    /// The arrival model.
     pub model: &'a ModelConfig,
+    /// What was swept.
     pub sweep: &'a SweepSpec,
+    /// One summary per trace.
     pub traces: Vec<TraceSummary>,
+    /// The results.
     #[serde(flatten)]
     pub results: &'a SweepResults,
 }
 
 /// Writes any serialisable value as pretty JSON.
 pub fn write_json<T: Serialize>(path: &std::path::Path, v: &T) -> Result<(), crate::SimError> {
-    let io = |m: String| crate::SimError::Io {
-        path: path.display().to_string(),
-        message: m,
-    };
-    let f = std::fs::File::create(path).map_err(|e| io(e.to_string()))?;
+    let f = std::fs::File::create(path).map_err(|e| crate::SimError::io(path, e))?;
     let mut w = std::io::BufWriter::new(f);
-    serde_json::to_writer_pretty(&mut w, v).map_err(|e| io(e.to_string()))?;
-    std::io::Write::flush(&mut w).map_err(|e| io(e.to_string()))
+    serde_json::to_writer_pretty(&mut w, v).map_err(|e| crate::SimError::io(path, e))?;
+    std::io::Write::flush(&mut w).map_err(|e| crate::SimError::io(path, e))
 }
 
 /// Runs `f` on a rayon pool of `threads` threads (all cores when `None`).
 pub fn with_threads<R: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> R + Send,
-) -> Result<R, String> {
+) -> Result<R, crate::SimError> {
     match threads {
         None => Ok(f()),
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
             .map(|p| p.install(f))
-            .map_err(|e| format!("cannot start {n} threads: {e}")),
+            .map_err(|error| crate::SimError::Threads { n, error }),
     }
 }
 

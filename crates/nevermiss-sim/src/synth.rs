@@ -4,6 +4,7 @@
 //! The size files have the format of opp-sim's `gp/pkt_size_cdf/*.dat` (reference A.9):
 //! `#` comment lines, then `<IP total length> <fraction of packets>` lines.
 
+use crate::error::{ParamFault, ParseError, SizeFault};
 use crate::keys::{crc16_arc, KeySpec};
 use crate::packet::{decode, linktype, render_header};
 use crate::trace::{HashMode, Trace, TraceBuilder};
@@ -73,7 +74,7 @@ impl Default for SynthSpec {
 }
 
 /// Parses a count with an optional k/M/G suffix (powers of 1000).
-pub fn parse_count(s: &str) -> Result<u64, String> {
+pub fn parse_count(s: &str) -> Result<u64, ParseError> {
     let t = s.trim();
     let (num, mult) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
@@ -81,91 +82,100 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
         _ => (t, 1.0),
     };
-    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| ParseError::NotNumber(s.to_string()))?;
     let v = v * mult;
     if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 1e18) {
-        return Err(format!("`{s}` is not a whole non-negative number"));
+        return Err(ParseError::NotWholeNumber(s.to_string()));
     }
     Ok(v as u64)
 }
 
 impl std::str::FromStr for SynthSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         let mut spec = SynthSpec::default();
         let mut have_sizes = false;
         for part in s.split(',').filter(|p| !p.trim().is_empty()) {
             let (k, v) = part
                 .split_once('=')
-                .ok_or_else(|| format!("synthetic trace: expected key=value, got `{part}`"))?;
+                .ok_or_else(|| ParseError::NotKeyValue(part.to_string()))?;
             let v = v.trim();
-            let bad = |what: &str| format!("synthetic trace: bad {k}=`{v}` ({what})");
-            let as_u32 = |v: &str| -> Result<u32, String> {
-                let n = parse_count(v).map_err(|e| bad(&e))?;
-                u32::try_from(n).map_err(|_| bad("too large"))
-            };
-            match k.trim() {
-                "dist" => {
-                    spec.sizes = SizeSource::Dist(PathBuf::from(v));
-                    have_sizes = true;
-                }
-                "size" => {
-                    let n = parse_count(v).map_err(|e| bad(&e))?;
-                    let n = u16::try_from(n).map_err(|_| bad("an IP length is at most 65535"))?;
-                    if n < MIN_IP_LEN {
-                        return Err(bad("an IP length is at least 20 (the IPv4 header)"));
-                    }
-                    spec.sizes = SizeSource::Fixed(n);
-                    have_sizes = true;
-                }
-                "flows" => {
-                    spec.flows = as_u32(v)?;
-                    if spec.flows == 0 {
-                        return Err(bad("at least 1 flow"));
-                    }
-                }
-                "zipf" => {
-                    spec.zipf = match v {
-                        "uniform" => 0.0,
-                        _ => v.parse().map_err(|_| bad("a number or `uniform`"))?,
-                    };
-                    if !(spec.zipf.is_finite() && spec.zipf >= 0.0) {
-                        return Err(bad("the exponent must be >= 0"));
-                    }
-                }
-                "packets" => spec.packets = parse_count(v).map_err(|e| bad(&e))?,
-                "seed" => spec.seed = v.parse().map_err(|_| bad("an unsigned integer"))?,
-                "srcs" => spec.srcs = Some(as_u32(v)?.max(1)),
-                "dsts" => spec.dsts = Some(as_u32(v)?.max(1)),
-                "prefixes" => {
-                    let n = as_u32(v)?;
-                    if n == 0 || n > 65536 {
-                        return Err(bad("between 1 and 65536"));
-                    }
-                    spec.prefixes = Some(n);
-                }
-                "tcp" => {
-                    spec.tcp = v.parse().map_err(|_| bad("a fraction"))?;
-                    if !(0.0..=1.0).contains(&spec.tcp) {
-                        return Err(bad("a fraction between 0 and 1"));
-                    }
-                }
-                "rate" => {
-                    spec.rate = crate::model::parse_rate(v).map_err(|e| bad(&e))?;
-                }
-                other => {
-                    return Err(format!(
-                        "synthetic trace: unknown parameter `{other}` (expected dist, size, flows, zipf, packets, seed, srcs, dsts, prefixes, tcp, rate)"
-                    ))
-                }
-            }
+            spec.set(k.trim(), v).map_err(|why| match why {
+                Some(why) => ParseError::BadParam {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                    why,
+                },
+                None => ParseError::UnknownParam(k.trim().to_string()),
+            })?;
+            have_sizes |= matches!(k.trim(), "dist" | "size");
         }
         if !have_sizes {
-            return Err(
-                "synthetic trace: give a size distribution (dist=<file>) or size=<bytes>".into(),
-            );
+            return Err(ParseError::NoSizes);
         }
         Ok(spec)
+    }
+}
+
+impl SynthSpec {
+    /// Sets the parameter `key` to `v`; `Err(None)` when there is no such parameter.
+    fn set(&mut self, key: &str, v: &str) -> Result<(), Option<ParamFault>> {
+        use ParamFault::Domain;
+        let count = |v: &str| parse_count(v).map_err(|e| ParamFault::Parse(Box::new(e)));
+        let as_u32 = |v: &str| u32::try_from(count(v)?).map_err(|_| Domain("too large"));
+        match key {
+            "dist" => self.sizes = SizeSource::Dist(PathBuf::from(v)),
+            "size" => {
+                let n = u16::try_from(count(v)?)
+                    .map_err(|_| Domain("an IP length is at most 65535"))?;
+                if n < MIN_IP_LEN {
+                    return Err(Some(Domain(
+                        "an IP length is at least 20 (the IPv4 header)",
+                    )));
+                }
+                self.sizes = SizeSource::Fixed(n);
+            }
+            "flows" => {
+                self.flows = as_u32(v)?;
+                if self.flows == 0 {
+                    return Err(Some(Domain("at least 1 flow")));
+                }
+            }
+            "zipf" => {
+                self.zipf = match v {
+                    "uniform" => 0.0,
+                    _ => v.parse().map_err(|_| Domain("a number or `uniform`"))?,
+                };
+                if !(self.zipf.is_finite() && self.zipf >= 0.0) {
+                    return Err(Some(Domain("the exponent must be >= 0")));
+                }
+            }
+            "packets" => self.packets = count(v)?,
+            "seed" => self.seed = v.parse().map_err(|_| Domain("an unsigned integer"))?,
+            "srcs" => self.srcs = Some(as_u32(v)?.max(1)),
+            "dsts" => self.dsts = Some(as_u32(v)?.max(1)),
+            "prefixes" => {
+                let n = as_u32(v)?;
+                if n == 0 || n > 65536 {
+                    return Err(Some(Domain("between 1 and 65536")));
+                }
+                self.prefixes = Some(n);
+            }
+            "tcp" => {
+                self.tcp = v.parse().map_err(|_| Domain("a fraction"))?;
+                if !(0.0..=1.0).contains(&self.tcp) {
+                    return Err(Some(Domain("a fraction between 0 and 1")));
+                }
+            }
+            "rate" => {
+                self.rate =
+                    crate::model::parse_rate(v).map_err(|e| ParamFault::Parse(Box::new(e)))?;
+            }
+            _ => return Err(None),
+        }
+        Ok(())
     }
 }
 
@@ -202,6 +212,7 @@ impl fmt::Display for SynthSpec {
 /// A packet-size probability mass function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SizePmf {
+    /// The IP lengths.
     pub sizes: Vec<u16>,
     /// Normalised to sum 1.
     pub probs: Vec<f64>,
@@ -210,18 +221,15 @@ pub struct SizePmf {
 impl SizePmf {
     /// Reads a distribution file (`#` comments, then `<bytes> <fraction>` lines).
     pub fn load(path: &Path) -> Result<SizePmf, SimError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        Self::parse(&text).map_err(|message| SimError::Input {
-            what: path.display().to_string(),
-            message,
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::io(path, e))?;
+        Self::parse(&text).map_err(|error| SimError::Distribution {
+            path: path.to_path_buf(),
+            error,
         })
     }
 
     /// Parses the text of a distribution file.
-    pub fn parse(text: &str) -> Result<SizePmf, String> {
+    pub fn parse(text: &str) -> Result<SizePmf, ParseError> {
         let mut sizes = Vec::new();
         let mut probs = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -230,33 +238,29 @@ impl SizePmf {
                 continue;
             }
             let mut it = line.split_whitespace();
+            let fault = |fault| ParseError::SizeLine { line: i + 1, fault };
             let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) else {
-                return Err(format!("line {}: expected `<bytes> <fraction>`", i + 1));
+                return Err(fault(SizeFault::Fields));
             };
-            let size: f64 = a
-                .parse()
-                .map_err(|_| format!("line {}: `{a}` is not a size", i + 1))?;
+            let size: f64 = a.parse().map_err(|_| fault(SizeFault::Size(a.into())))?;
             let p: f64 = b
                 .parse()
-                .map_err(|_| format!("line {}: `{b}` is not a fraction", i + 1))?;
+                .map_err(|_| fault(SizeFault::Fraction(b.into())))?;
             if !(size.fract() == 0.0 && (f64::from(MIN_IP_LEN)..=65535.0).contains(&size)) {
-                return Err(format!(
-                    "line {}: size {a} is not an IP length ({MIN_IP_LEN} to 65535)",
-                    i + 1
-                ));
+                return Err(fault(SizeFault::NotIpLength {
+                    size: a.into(),
+                    min: MIN_IP_LEN,
+                }));
             }
             if !(p.is_finite() && p >= 0.0) {
-                return Err(format!(
-                    "line {}: fraction {b} is negative or not finite",
-                    i + 1
-                ));
+                return Err(fault(SizeFault::BadFraction(b.into())));
             }
             sizes.push(size as u16);
             probs.push(p);
         }
         let sum: f64 = probs.iter().sum();
         if sizes.is_empty() || sum <= 0.0 {
-            return Err("the distribution has no packet with a positive fraction".into());
+            return Err(ParseError::EmptyDistribution);
         }
         probs.iter_mut().for_each(|p| *p /= sum);
         Ok(SizePmf { sizes, probs })
@@ -275,10 +279,15 @@ impl SizePmf {
 /// One synthetic flow.
 #[derive(Clone, Copy, Debug)]
 pub struct Flow {
+    /// Source address.
     pub src: [u8; 4],
+    /// Destination address.
     pub dst: [u8; 4],
+    /// 6 (TCP) or 17 (UDP).
     pub proto: u8,
+    /// Source port.
     pub sport: u16,
+    /// Destination port.
     pub dport: u16,
 }
 
@@ -294,6 +303,7 @@ enum Popularity {
 
 /// Produces the packets of a synthetic trace.
 pub struct Generator {
+    /// The flows, indexed by flow number.
     pub flows: Vec<Flow>,
     sizes: Sizes,
     pop: Popularity,
@@ -310,11 +320,12 @@ impl Generator {
             SizeSource::Fixed(n) => Sizes::Fixed(*n),
             SizeSource::Dist(p) => {
                 let pmf = SizePmf::load(p)?;
-                let alias =
-                    WeightedAliasIndex::new(pmf.probs.clone()).map_err(|e| SimError::Input {
-                        what: p.display().to_string(),
-                        message: format!("unusable distribution: {e}"),
-                    })?;
+                let alias = WeightedAliasIndex::new(pmf.probs.clone()).map_err(|error| {
+                    SimError::UnusableDistribution {
+                        path: p.clone(),
+                        error,
+                    }
+                })?;
                 Sizes::Alias(pmf.sizes, alias)
             }
         };
@@ -369,17 +380,11 @@ impl Generator {
         let pop = if spec.zipf == 0.0 {
             Popularity::Uniform(spec.flows)
         } else {
-            let z = Zipf::new(f64::from(spec.flows), spec.zipf).map_err(|e| SimError::Input {
-                what: "synthetic trace".into(),
-                message: e.to_string(),
-            })?;
+            let z = Zipf::new(f64::from(spec.flows), spec.zipf).map_err(SimError::Zipf)?;
             Popularity::Zipf(z, spec.flows)
         };
         if !(spec.rate.is_finite() && spec.rate > 0.0) {
-            return Err(SimError::Input {
-                what: "synthetic trace".into(),
-                message: "rate must be positive".into(),
-            });
+            return Err(SimError::NoRate);
         }
         Ok(Generator {
             flows,
@@ -487,10 +492,7 @@ impl SynthSpec {
     /// Writes the trace as a raw-IP nanosecond pcap holding the IPv4 and TCP/UDP headers of each
     /// packet (captured length = header length, original length = IP length, as in a snapped trace).
     pub fn write_pcap(&self, path: &Path) -> Result<u64, SimError> {
-        let io = |e: std::io::Error| SimError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        };
+        let io = |e: std::io::Error| SimError::io(path, e);
         let mut g = Generator::new(self)?;
         let f = std::fs::File::create(path).map_err(io)?;
         let mut w = PcapWriter::with_link_type(

@@ -593,7 +593,7 @@ fn lock(a: LockArgs) -> Result<(), Fail> {
         qlen: a.qlen.0,
         w_bits: a.w,
     };
-    cfg.validate().map_err(|e| Fail(2, e))?;
+    cfg.validate()?;
     let traces = load(
         &a.trace.traces,
         std::slice::from_ref(&a.key),
@@ -790,9 +790,7 @@ fn sweep_cmd(a: SweepArgs) -> Result<(), Fail> {
     let inc = |n: u64| pb.inc(n);
     let res = sweep::with_threads(a.threads.map(|t| t as usize), || {
         spec.run(&traces, a.per_batch, &inc)
-    })
-    .map_err(|e| Fail(2, e))?
-    .map_err(|e| Fail(2, e))?;
+    })??;
     pb.finish_and_clear();
     if spec.hazards {
         sweep::write_csv(&a.out.join("hazards.csv"), &res.hazards)?;
