@@ -59,6 +59,7 @@ pub fn run(cmd: SimCommand) -> u8 {
 
 fn parse_source(s: &str) -> Result<TraceSource, String> {
     s.parse()
+        .map_err(|e: nevermiss_sim::ParseError| e.to_string())
 }
 
 /// A comma-separated list given as one argument.
@@ -67,7 +68,10 @@ pub struct List<T>(Vec<T>);
 
 fn parse_key_list(s: &str) -> Result<List<KeySpec>, String> {
     s.split(',')
-        .map(|k| k.parse())
+        .map(|k| {
+            k.parse()
+                .map_err(|e: nevermiss_sim::ParseError| e.to_string())
+        })
         .collect::<Result<_, _>>()
         .map(List)
 }
@@ -182,7 +186,7 @@ fn parse_fraction_list(s: &str) -> Result<List<f64>, String> {
 }
 
 fn parse_positive_count(s: &str) -> Result<u32, String> {
-    let v = parse_count(s)?;
+    let v = parse_count(s).map_err(|e| e.to_string())?;
     if v == 0 || v > u64::from(u32::MAX) {
         return Err(format!("`{s}` must be between 1 and {}", u32::MAX));
     }
