@@ -36,16 +36,21 @@ const MAX_EXPANSION_TOKENS: u64 = 1 << 20;
 const MAX_TOTAL_EXPANSION_TOKENS: u64 = 1 << 22;
 const MAX_EXPR_DEPTH: u32 = 512;
 
-/// The project's `p4include/` directory: `$NEVERMISS_P4INCLUDE` if set, else the `p4include/`
-/// of the source tree this crate was built from.
+/// The project's `p4include/` directory: `$NEVERMISS_P4INCLUDE` if set; else, for an installed
+/// binary (`PREFIX/bin/nevermiss`, as the Debian package puts it), `PREFIX/share/nevermiss/p4include`
+/// when it exists; else the `p4include/` of the source tree this crate was built from.
 pub fn default_include_dir() -> PathBuf {
-    match std::env::var_os("NEVERMISS_P4INCLUDE") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => {
-            let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
-            std::fs::canonicalize(&d).unwrap_or(d)
-        }
+    if let Some(d) = std::env::var_os("NEVERMISS_P4INCLUDE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
     }
+    let installed = std::env::current_exe().ok().and_then(|exe| {
+        let d = exe.parent()?.parent()?.join("share/nevermiss/p4include");
+        d.is_dir().then_some(d)
+    });
+    installed.unwrap_or_else(|| {
+        let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
+        std::fs::canonicalize(&d).unwrap_or(d)
+    })
 }
 
 /// Preprocesses the file at `path`.
