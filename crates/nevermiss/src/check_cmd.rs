@@ -1,7 +1,8 @@
 //! `nevermiss check prog.p4 [-I dir] [-D NAME=VAL] [--arch ...] [--dump ...]`
 //!
 //! Prints nothing and exits 0 on a valid program; prints every diagnostic to stderr and exits 1
-//! on an invalid one; exits 2 on bad usage.
+//! on an invalid one (a program without a `main` package instance is one: nothing could run
+//! it); exits 2 on bad usage or a file that is not a readable P4 source (`program.rs`).
 
 use clap::{Args, ValueEnum};
 use p4_front::driver::{self, ArchChoice, Options};
@@ -92,8 +93,8 @@ pub fn run(args: CheckArgs) -> u8 {
             return 2;
         }
     };
-    if !args.file.is_file() {
-        eprintln!("error: {}: no such file", args.file.display());
+    if let Err(e) = crate::program::readable(&args.file) {
+        eprintln!("error: {e}");
         return 2;
     }
     match driver::compile_file(&args.file, &opts) {
@@ -121,6 +122,11 @@ pub fn run(args: CheckArgs) -> u8 {
                         }
                     },
                 }
+            }
+            // Valid P4, but nothing `run`, `serve` or `stf` could run: the same error they give.
+            if let Err(d) = c.require_main() {
+                eprint!("{}", p4_front::diag::render(&c.unit, &d));
+                return 1;
             }
             0
         }

@@ -45,9 +45,7 @@ fn run_inner(args: &P4InfoArgs) -> Result<(), String> {
         &args.source.define,
         crate::check_cmd::ArchArg::Auto,
     )?;
-    if !args.program.is_file() {
-        return Err(format!("{}: no such file", args.program.display()));
-    }
+    crate::program::readable(&args.program)?;
     let compiled = p4_front::driver::compile_file(&args.program, &opts).map_err(|f| f.render())?;
     let prog = p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
     let built =

@@ -89,9 +89,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
             &args.source.define,
             crate::check_cmd::ArchArg::Auto,
         )?;
-        if !path.is_file() {
-            return Err(format!("{}: no such file", path.display()));
-        }
+        crate::program::readable(path)?;
         let compiled = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
         let prog =
             p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;

@@ -21,7 +21,7 @@ impl<'a> Lw<'a> {
         let ck = self.ck;
         let Some(main) = ck.main else {
             return Err(p4_front::diag::Diagnostic::error_global(
-                "the program has no `main` package instance",
+                p4_front::driver::NO_MAIN,
             ));
         };
         // Top-level extern instances (and named parser/control instances used by main).
