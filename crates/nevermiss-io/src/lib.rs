@@ -9,6 +9,7 @@ pub mod afxdp;
 pub mod expect;
 pub mod gen;
 pub mod headers;
+pub mod idle;
 pub mod packet;
 pub mod pcap;
 pub mod port;
@@ -18,6 +19,7 @@ pub mod stf;
 pub mod units;
 
 pub use expect::{Expectation, Expectations, Mismatch};
+pub use idle::{IdleWait, Polling};
 pub use gen::{KeyCycle, KeyEvent, KeyField, KeyKind, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
 pub use packet::{Batch, Packet, BATCH_MAX, DEFAULT_HEADROOM};
 pub use pcap::{PcapError, PcapReader, PcapWriter};
