@@ -25,5 +25,6 @@ gzip -9n "$assets"/man/*.1
 "$target/release/nevermiss" completions fish >"$assets/completions/nevermiss.fish"
 # --no-build: the build above is the one packaged (cargo-deb would build it the same way).
 rm -f "$target"/debian/nevermiss_*.deb
-cargo deb -p nevermiss --no-build --locked -q >&2
+# Stripped, as Debian ships binaries (the release profile keeps line tables for backtraces).
+cargo deb -p nevermiss --no-build --locked --strip -q >&2
 ls "$target"/debian/nevermiss_*.deb

@@ -38,7 +38,9 @@ const MAX_EXPR_DEPTH: u32 = 512;
 
 /// The project's `p4include/` directory: `$NEVERMISS_P4INCLUDE` if set; else, for an installed
 /// binary (`PREFIX/bin/nevermiss`, as the Debian package puts it), `PREFIX/share/nevermiss/p4include`
-/// when it exists; else the `p4include/` of the source tree this crate was built from.
+/// when it exists; else the `p4include/` of the source tree this crate was built from, when it
+/// exists; else the Debian package's `/usr/share/nevermiss/p4include` (where the binary cannot
+/// name its own path: no `/proc`).
 pub fn default_include_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("NEVERMISS_P4INCLUDE").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
@@ -47,11 +49,19 @@ pub fn default_include_dir() -> PathBuf {
         let d = exe.parent()?.parent()?.join("share/nevermiss/p4include");
         d.is_dir().then_some(d)
     });
-    installed.unwrap_or_else(|| {
-        let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
-        std::fs::canonicalize(&d).unwrap_or(d)
-    })
+    if let Some(d) = installed {
+        return d;
+    }
+    let tree = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
+    match std::fs::canonicalize(&tree) {
+        Ok(d) => d,
+        Err(_) if Path::new(PACKAGED_INCLUDE_DIR).is_dir() => PathBuf::from(PACKAGED_INCLUDE_DIR),
+        Err(_) => tree,
+    }
 }
+
+/// Where the Debian package installs `p4include/` (`scripts/deb.sh`).
+const PACKAGED_INCLUDE_DIR: &str = "/usr/share/nevermiss/p4include";
 
 /// Preprocesses the file at `path`.
 pub fn preprocess(path: &Path, opts: &Options) -> Result<Unit, Diagnostic> {

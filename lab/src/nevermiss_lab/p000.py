@@ -68,8 +68,9 @@ def _class(point: dict[str, Any], name: str) -> dict[str, Any] | None:
     return None
 
 
-def table3a(bench: dict[str, Any]) -> dict[str, dict[str, float | None]]:
-    """Measured Eq. 4 costs (ns and ticks) of insertion, lookup and update at m, r = 0."""
+def table3a(bench: dict[str, Any], samples: Path | None = None) -> dict[str, dict[str, float | None]]:
+    """Measured Eq. 4 costs (ns and ticks) of insertion, lookup and update at m, r = 0, and the
+    resolution: the TSC step (`step_ns`, from `samples` when given)."""
     hz = bench["machine"]["tsc_hz"]
     out: dict[str, dict[str, float | None]] = {}
     for p in bench["latency"]:
@@ -80,10 +81,8 @@ def table3a(bench: dict[str, Any]) -> dict[str, dict[str, float | None]]:
             if c and c["eq4_ns"] and (op not in out):
                 ns = c["eq4_ns"]["median"]
                 out[op] = {"ns": ns, "ticks": ns * hz / 1e9}
-    out["resolution"] = {
-        "ns": bench["machine"]["tick_resolution_ticks"] * 1e9 / hz,
-        "ticks": float(bench["machine"]["tick_resolution_ticks"]),
-    }
+    res_ns = step_ns(bench, samples)
+    out["resolution"] = {"ns": res_ns, "ticks": res_ns * hz / 1e9}
     return out
 
 
@@ -235,20 +234,57 @@ def latency_over_index(bench: dict[str, Any], samples: Path, out: Path) -> tuple
                  f"1 packet in {every} and the phase-2 inserts, first run", fontsize=9)
     ax.legend(fontsize=7, markerscale=1.5, loc="upper right")
     return plots.save(fig, out / "latency-over-index", fixed=held_fixed(
-        bench, f"add-on-miss program, m = {m} keys, {what}, batch 1, one core"))[0], key
+        bench, f"add-on-miss program, m = {m} keys, {what}, batch 1, one core", samples))[0], key
 
 
-def step_ns(bench: dict[str, Any]) -> float:
+def observed_step_ticks(ticks: list[int]) -> float | None:
+    """The grid the measured latencies sit on, in ticks: the spacing of the values that occur
+    (values within a tick of each other are one, the counter's rounding), when they are spread
+    on a grid coarser than a tick; None when they fill every tick (a fine-grained counter).
+
+    On this project's VMs the TSC advances in steps of about 24.5 ticks (10 ns at 2.45 GHz), so
+    the latencies are 245, 269/270, 294, ... ticks; the bench's own `tick_resolution_ticks`
+    (the divisor of the common steps between two reads) says 1 there, as 24 and 25 alternate."""
+    if len(ticks) < 50:
+        return None
+    vals = sorted(ticks)
+    vals = vals[: max(2, int(len(vals) * 0.9))]
+    counts: dict[int, int] = {}
+    for v in vals:
+        counts[v] = counts.get(v, 0) + 1
+    # Values seen often enough to be grid points, merged with their neighbour one tick away.
+    common = sorted(v for v, n in counts.items() if n * 200 >= len(vals))
+    clusters: list[list[int]] = []
+    for v in common:
+        if clusters and v - clusters[-1][-1] <= 1:
+            clusters[-1].append(v)
+        else:
+            clusters.append([v])
+    if len(clusters) < 3 or any(len(c) > 3 for c in clusters):
+        return None
+    centres = [sum(v * counts[v] for v in c) / sum(counts[v] for v in c) for c in clusters]
+    gaps = sorted(b - a for a, b in zip(centres, centres[1:]))
+    step = gaps[len(gaps) // 4]
+    return step if step >= 3 else None
+
+
+def step_ns(bench: dict[str, Any], samples: Path | None = None) -> float:
     """The TSC step of this machine in ns: every per-packet latency is a multiple of it, so
-    medians and their differences (Eq. 4) sit on its grid."""
-    return float(bench["machine"]["tick_resolution_ticks"]) * 1e9 / bench["machine"]["tsc_hz"]
+    medians and their differences (Eq. 4) sit on its grid. From the latencies themselves when
+    `samples` (the bench's `--samples`) show a grid, else the bench's measured resolution."""
+    ticks = float(bench["machine"]["tick_resolution_ticks"])
+    if samples is not None and samples.exists():
+        seen = observed_step_ticks([t for rows in read_samples(samples).values() for *_, t in rows])
+        if seen is not None:
+            ticks = max(ticks, seen)
+    return ticks * 1e9 / bench["machine"]["tsc_hz"]
 
 
-def held_fixed(bench: dict[str, Any], what: str) -> str:
+def held_fixed(bench: dict[str, Any], what: str, samples: Path | None = None) -> str:
     """A caption's first line: what the figure held fixed, and the TSC step."""
     runs = bench["config"]["runs"]
     return (f"{what}; {runs} runs per point; latencies from the TSC, multiples of its step "
-            f"({step_ns(bench):.1f} ns here)")
+            f"({step_ns(bench, samples):.1f} ns here)")
 
 
 def figures(bench: dict[str, Any], hdr_dir: Path, out: Path, samples: Path | None = None) -> list[Path]:
@@ -288,7 +324,7 @@ def figures(bench: dict[str, Any], hdr_dir: Path, out: Path, samples: Path | Non
     ax.set_title(f"Latency by operation, m = {m}, batch 1 (paper 000 Fig. 3); hollow: paper", fontsize=9)
     ax.legend(fontsize=6.5, ncol=2)
     made.append(plots.save(fig, out / "latency-percentiles", fixed=held_fixed(
-        bench, f"m = {m} keys, batch 1, one core, in-memory generator (no NIC)"))[0])
+        bench, f"m = {m} keys, batch 1, one core, in-memory generator (no NIC)", samples))[0])
 
     # 1b. Latency per packet over the packet index (paper 000 Fig. 5).
     if samples is not None and samples.exists():
@@ -317,7 +353,8 @@ def figures(bench: dict[str, Any], hdr_dir: Path, out: Path, samples: Path | Non
         ax.set_title("Insert cost vs insertion rate (paper 000 Table III b); hollow: paper", fontsize=9)
         ax.legend(fontsize=7)
         made.append(plots.save(fig, out / "cost-vs-rate", fixed=held_fixed(
-            bench, f"m = {m} keys, batch 1, one core; Eq. 4 = median of the class minus the forwarder's"))[0])
+            bench, f"m = {m} keys, batch 1, one core; Eq. 4 = median of the class minus the forwarder's",
+            samples))[0])
 
     # 3. Throughput per scenario and core count (paper 000 §VI, Figs. 4 and 7): bars, log scale.
     rows = throughput(bench)
@@ -337,12 +374,14 @@ def figures(bench: dict[str, Any], hdr_dir: Path, out: Path, samples: Path | Non
                     **plots.paper_style(st["color"], st["marker"]))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        plots.log_ticks(ax)
         ax.set_xlabel("table size m [entries]")
         ax.set_ylabel("cost per packet over the baseline [ns]")
         ax.set_title("Cost vs table size (latency mode, Eq. 4); hollow: paper 000 Table III a", fontsize=9)
         ax.legend(fontsize=7)
         made.append(plots.save(fig, out / "cost-vs-size", fixed=held_fixed(
-            bench, "batch 1, one core, no phase-2 inserts; flat steps are the TSC grid, not the table"))[0])
+            bench, "batch 1, one core, no phase-2 inserts; flat steps are the TSC grid, not the table",
+            samples))[0])
     return made
 
 
@@ -375,7 +414,7 @@ def throughput_figure(bench: dict[str, Any], rows: list[dict[str, Any]], out: Pa
                label=f"nevermiss, {c} core{'s' if c > 1 else ''}")
         pub = [g[2].get(c, np.nan) for g in groups]
         if any(v == v for v in pub):
-            ax.plot(xs, pub, linestyle="none", **{**plots.paper_style("0.0", "D"), "linestyle": "none"},
+            ax.plot(xs, pub, **{**plots.paper_style("0.0", "Do^"[k % 3]), "linestyle": "none"},
                     label=f"paper, {c} core{'s' if c > 1 else ''}" + (
                         f" (insert-only: its peak, at {pt['insert_only_peak_cores']} cores)" if c == max(cores) and c > 1
                         else ""))
@@ -386,7 +425,9 @@ def throughput_figure(bench: dict[str, Any], rows: list[dict[str, Any]], out: Pa
     ax.set_xlabel("scenario (r: every r-th packet of phase 2 a new key)")
     ax.set_title("Throughput per scenario and core count (paper 000 §VI, Figs. 4 and 7); hollow: paper",
                  fontsize=9)
-    ax.legend(fontsize=6.5, loc="lower left")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi * 6)
+    ax.legend(fontsize=6.5, loc="upper right", ncol=2)
     m = bench["config"]["m"]
     return plots.save(fig, out / "throughput-vs-cores", fixed=(
         f"m = {m} keys, batch 32, workers pinned, packets generated into memory first (no NIC; the paper's "
@@ -401,7 +442,7 @@ def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool,
     paper = published("000")
     hz = bench["machine"]["tsc_hz"]
     m = bench["config"]["m"]
-    ta = table3a(bench)
+    ta = table3a(bench, samples)
     tb = table3b(bench)
     lines = [
         "# paper 000 on nevermiss: on-the-fly table insertions\n",
@@ -513,7 +554,7 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor |
     report = out_dir / "report.md"
     report.write_text(render(bench, pngs, out_dir, quick, samples, raw=point / "out.json"))
     (out_dir / "table3.json").write_text(json.dumps(
-        {"table3a": table3a(bench), "table3b": {str(k): v for k, v in table3b(bench).items()},
+        {"table3a": table3a(bench, samples), "table3b": {str(k): v for k, v in table3b(bench).items()},
          "throughput": throughput(bench)}, indent=1))
     return report
 

@@ -354,7 +354,7 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int], fixed: str = "") -
             ax.plot([1, n_max], [paper["throughput"]["flow_keys_min"]] * 2, **plots.paper_style("0.0", "D"),
                     label=f"paper CHI15: ≥ {paper['throughput']['flow_keys_min']} up to N = {n_max}")
         ax.set_xlabel("N [clock cycles]")
-        ax.set_ylabel("throughput [fraction of line rate], min over batches")
+        ax.set_ylabel("throughput [fraction], min over batches")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{'global state' if key == 'global' else '5-tuple flow state'}", fontsize=9)
         ax.legend(fontsize=7)

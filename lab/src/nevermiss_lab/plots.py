@@ -62,7 +62,9 @@ def save(fig: Figure, stem: Path, *, fixed: str) -> list[Path]:
     extra = 0.14 * lines + 0.08
     fig.set_figheight(height + extra)
     fig.text(0.01, 0.01, text, fontsize=6.5, color="0.25", va="bottom", ha="left", wrap=True)
-    fig.tight_layout(rect=(0, extra / (height + extra), 1, 1))
+    # Room for a suptitle above the axes, when the figure has one.
+    top = 1.0 if getattr(fig, "_suptitle", None) is None else 1.0 - 0.35 / (height + extra)
+    fig.tight_layout(rect=(0, extra / (height + extra), 1, top))
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     for p in paths:
         fig.savefig(p, dpi=150)
