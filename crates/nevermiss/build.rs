@@ -22,8 +22,8 @@ fn git(root: &Path, args: &[&str]) -> Option<String> {
 fn commit(root: &Path) -> Option<(String, bool, String)> {
     let hash = git(root, &["rev-parse", "HEAD"])?;
     // Tracked files that differ from the commit (untracked files do not change the build).
-    let dirty = git(root, &["status", "--porcelain", "--untracked-files=no"])
-        .is_none_or(|s| !s.is_empty());
+    let dirty =
+        git(root, &["status", "--porcelain", "--untracked-files=no"]).is_none_or(|s| !s.is_empty());
     let date = git(root, &["log", "-1", "--format=%cs"]).unwrap_or_default();
     Some((hash, dirty, date))
 }
@@ -33,7 +33,10 @@ fn cranelift_version(root: &Path) -> String {
     let mut lines = lock.lines();
     while let Some(l) = lines.next() {
         if l.trim() == "name = \"cranelift-codegen\"" {
-            if let Some(v) = lines.next().and_then(|v| v.trim().strip_prefix("version = ")) {
+            if let Some(v) = lines
+                .next()
+                .and_then(|v| v.trim().strip_prefix("version = "))
+            {
                 return v.trim_matches('"').to_string();
             }
         }
@@ -95,7 +98,10 @@ fn main() {
          engines: jit (Cranelift {}; the default), interp",
         cranelift_version(&root)
     );
-    println!("cargo:rustc-env=NEVERMISS_LONG_VERSION={}", long.replace('\n', "\\n"));
+    println!(
+        "cargo:rustc-env=NEVERMISS_LONG_VERSION={}",
+        long.replace('\n', "\\n")
+    );
     println!("cargo:rustc-env=NEVERMISS_SHORT_VERSION={version} ({short}, {rustc_version})");
     // Again when the commit, the index or any tracked file changes (cargo scans the folders),
     // or the fallback's inputs do.
@@ -106,7 +112,10 @@ fn main() {
         if let Some(common) = git(&root, &["rev-parse", "--git-common-dir"]) {
             let common = root.join(common);
             println!("cargo:rerun-if-changed={}", common.join("refs").display());
-            println!("cargo:rerun-if-changed={}", common.join("packed-refs").display());
+            println!(
+                "cargo:rerun-if-changed={}",
+                common.join("packed-refs").display()
+            );
         }
     }
     for d in [

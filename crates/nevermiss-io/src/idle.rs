@@ -183,7 +183,11 @@ mod tests {
         // Nothing readable: the wait takes WAIT_MAX (and not much less).
         let t = Instant::now();
         idle.idle(&ports);
-        assert!(t.elapsed() >= WAIT_MAX - Duration::from_millis(1), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() >= WAIT_MAX - Duration::from_millis(1),
+            "{:?}",
+            t.elapsed()
+        );
         assert_eq!(idle.waits(), 1);
         // Readable: the wait returns at once.
         // SAFETY: writing one byte from a valid buffer to the pipe's write end.

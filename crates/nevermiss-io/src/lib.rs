@@ -19,8 +19,8 @@ pub mod stf;
 pub mod units;
 
 pub use expect::{Expectation, Expectations, Mismatch};
-pub use idle::{IdleWait, Polling};
 pub use gen::{KeyCycle, KeyEvent, KeyField, KeyKind, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
+pub use idle::{IdleWait, Polling};
 pub use packet::{Batch, Packet, BATCH_MAX, DEFAULT_HEADROOM};
 pub use pcap::{PcapError, PcapReader, PcapWriter};
 pub use port::{

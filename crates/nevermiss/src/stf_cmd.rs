@@ -39,8 +39,15 @@ fn run_inner(args: &StfArgs) -> Result<u8, String> {
     let text =
         std::fs::read_to_string(&args.test).map_err(|e| format!("{}: {e}", args.test.display()))?;
     // A test that does not parse is one that cannot be read (exit 2), not one that failed.
-    nevermiss_io::parse_stf(&text)
-        .map_err(|e| format!("{}:{}:{}: {}", args.test.display(), e.line, e.col, e.message))?;
+    nevermiss_io::parse_stf(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: {}",
+            args.test.display(),
+            e.line,
+            e.col,
+            e.message
+        )
+    })?;
     let header = StfHeader::of(&text, &args.test)?;
     let source = SourceArgs {
         include: [&header.source.include[..], &args.source.include[..]].concat(),

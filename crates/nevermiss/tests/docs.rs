@@ -582,7 +582,10 @@ fn every_link_in_the_docs_points_into_the_repository() {
         for (i, line) in text.lines().enumerate() {
             for outside in ["papers/0", "shared/reference", "../shared", "/work/"] {
                 if line.contains(outside) {
-                    bad.push(format!("{rel}:{}: names `{outside}`, outside a clone", i + 1));
+                    bad.push(format!(
+                        "{rel}:{}: names `{outside}`, outside a clone",
+                        i + 1
+                    ));
                 }
             }
             let mut rest = line;
@@ -604,7 +607,10 @@ fn every_link_in_the_docs_points_into_the_repository() {
                     .canonicalize()
                     .is_ok_and(|p| p.starts_with(&root) && !p.starts_with(root.join("target")));
                 if !inside {
-                    bad.push(format!("{rel}:{}: link `{target}`: no such file in the repository", i + 1));
+                    bad.push(format!(
+                        "{rel}:{}: link `{target}`: no such file in the repository",
+                        i + 1
+                    ));
                     continue;
                 }
                 if !anchor.is_empty() && path.extension().is_some_and(|x| x == "md") {
@@ -614,7 +620,10 @@ fn every_link_in_the_docs_points_into_the_repository() {
                         .filter_map(|l| l.strip_prefix('#'))
                         .any(|h| slug(h.trim_start_matches('#')) == anchor);
                     if !found {
-                        bad.push(format!("{rel}:{}: link `{target}`: no heading `#{anchor}` there", i + 1));
+                        bad.push(format!(
+                            "{rel}:{}: link `{target}`: no heading `#{anchor}` there",
+                            i + 1
+                        ));
                     }
                 }
             }

@@ -222,7 +222,11 @@ fn xfer(n: u32, frames: &[Vec<u8>], want: usize, secs: f64) -> Vec<Vec<u8>> {
 fn flood_entries(dir: &std::path::Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let entries = dir.join("flood.entries");
-    std::fs::copy(root().join("examples/v1model-l2-learning.flood.entries"), &entries).unwrap();
+    std::fs::copy(
+        root().join("examples/v1model-l2-learning.flood.entries"),
+        &entries,
+    )
+    .unwrap();
     entries
 }
 
@@ -905,8 +909,15 @@ fn an_idle_run_waits_for_its_interfaces_and_wakes_for_a_frame() {
     let (busy, sw) = idle_share(true);
     drop(sw);
     let (adaptive, sw) = idle_share(false);
-    assert!(adaptive < 0.03, "an idle run used {:.1} % of a core", adaptive * 100.0);
-    assert!(busy > 5.0 * adaptive.max(0.001), "--busy-poll {busy:.3}, adaptive {adaptive:.3}");
+    assert!(
+        adaptive < 0.03,
+        "an idle run used {:.1} % of a core",
+        adaptive * 100.0
+    );
+    assert!(
+        busy > 5.0 * adaptive.max(0.001),
+        "--busy-poll {busy:.3}, adaptive {adaptive:.3}"
+    );
     let frames: Vec<Vec<u8>> = (0..3u8)
         .map(|i| {
             let mut f = vec![2, 0, 0, 0, 0xb, i, 2, 0, 0, 0, 0xa, i, 0x88, 0xb5];
@@ -923,5 +934,8 @@ fn an_idle_run_waits_for_its_interfaces_and_wakes_for_a_frame() {
     let got = ours(rx.join().unwrap());
     let (code, stdout, stderr) = sw.stop();
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert_eq!(got, frames, "flooded to port 1 after the idle time: {stdout}{stderr}");
+    assert_eq!(
+        got, frames,
+        "flooded to port 1 after the idle time: {stdout}{stderr}"
+    );
 }

@@ -180,9 +180,19 @@ fn run_stops_after_its_duration() {
     ]);
     let took = start.elapsed();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("port 0"), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("port 0"),
+        "{o:?}"
+    );
     assert!(took < Duration::from_secs(30), "took {took:?}");
-    let o = run(&["run", &ex("pna-forwarder.p4"), "--port", "0=null", "--duration", "0s"]);
+    let o = run(&[
+        "run",
+        &ex("pna-forwarder.p4"),
+        "--port",
+        "0=null",
+        "--duration",
+        "0s",
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -200,8 +210,16 @@ fn version_names_the_build() {
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    assert!(v.starts_with(&format!("nevermiss {}", env!("CARGO_PKG_VERSION"))), "{v}");
-    for key in ["\ncommit: ", "\nrustc: rustc ", "\nfeatures: ", "\nengines: jit (Cranelift "] {
+    assert!(
+        v.starts_with(&format!("nevermiss {}", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    for key in [
+        "\ncommit: ",
+        "\nrustc: rustc ",
+        "\nfeatures: ",
+        "\nengines: jit (Cranelift ",
+    ] {
         assert!(v.contains(key), "{key:?} missing: {v}");
     }
     if let Some(h) = head {
