@@ -27,6 +27,10 @@ pub struct CheckArgs {
     /// Print the lowered IR (same as `--dump ir`).
     #[arg(long)]
     pub dump_ir: bool,
+    /// The file is a library of declarations: no `main` package instance is needed (as p4c's
+    /// front end accepts); without it a program must have one, since nothing could run it.
+    #[arg(long)]
+    pub library: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -123,10 +127,13 @@ pub fn run(args: CheckArgs) -> u8 {
                     },
                 }
             }
-            // Valid P4, but nothing `run`, `serve` or `stf` could run: the same error they give.
-            if let Err(d) = c.require_main() {
-                eprint!("{}", p4_front::diag::render(&c.unit, &d));
-                return 1;
+            // Valid P4, but nothing `run`, `serve` or `stf` could run: the same error they give
+            // (unless the file is meant as a library).
+            if !args.library {
+                if let Err(d) = c.require_main() {
+                    eprint!("{}", p4_front::diag::render(&c.unit, &d));
+                    return 1;
+                }
             }
             0
         }

@@ -101,6 +101,10 @@ fn a_program_without_main_fails_check_and_run_naming_the_file() {
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(&want), "run: {}", stderr(&o));
     }
+    // A library of declarations checks with --library (p4c's front end accepts it; the
+    // conformance suites check p4c's programs so).
+    let o = run(&["check", "--library", headers.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // A whole program still checks.
     assert!(run(&["check", &ex("pna-forwarder.p4")]).status.success());
 }
