@@ -184,9 +184,10 @@ fn run_stops_after_its_duration() {
     ]);
     let took = start.elapsed();
     assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        String::from_utf8_lossy(&o.stdout).contains("port 0"),
-        "{o:?}"
+        out.contains("total: ") && out.contains("port   0: in "),
+        "{out}"
     );
     assert!(took < Duration::from_secs(30), "took {took:?}");
     let o = run(&[
