@@ -809,6 +809,10 @@ pub enum Datum {
     Bits(Expr),
     /// A `varbit<max>` field at this location: its current length word, then its value.
     Varbit(Loc, u32),
+    /// The item, only while the header whose validity word is at this location is valid;
+    /// nothing otherwise. BMv2's calculations (hash and checksum inputs) skip the fields of
+    /// invalid headers (`BufBuilder`); the BMv2 JSON front end writes their inputs so.
+    IfValid(Loc, Box<Datum>),
 }
 
 /// An argument of an extern call.
