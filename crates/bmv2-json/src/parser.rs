@@ -136,14 +136,13 @@ impl<'a> Builder<'a> {
                                     vw.iter().sum::<u32>()
                                 )));
                             }
-                            if keys.len() > 1 {
-                                return Err(t.unsupported(
-                                    "a parse value set matched on several key fields",
-                                ));
-                            }
-                            let mut ks = vec![KeySet::Any; keys.len()];
-                            ks[0] = KeySet::Set(vs);
-                            cases.push(SelectCase { keysets: ks, next });
+                            // The set's members have one component per key field (a struct
+                            // value set); a single keyset matches all keys jointly.
+                            self.p.value_sets[vs as usize].widths = widths.clone();
+                            cases.push(SelectCase {
+                                keysets: vec![KeySet::Set(vs)],
+                                next,
+                            });
                         }
                         other => {
                             return Err(t.unsupported(format!("transitions of type {other}")))
