@@ -13,6 +13,7 @@ use std::process::ExitCode;
 mod out;
 
 mod bench_cmd;
+mod bmv2_diff;
 mod check_cmd;
 mod conformance_cmd;
 mod flags;
