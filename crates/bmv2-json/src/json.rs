@@ -25,7 +25,7 @@ impl std::error::Error for Error {}
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// A JSON value and its path.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct J<'a> {
     pub v: &'a Value,
     pub path: String,

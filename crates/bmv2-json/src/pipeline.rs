@@ -118,7 +118,12 @@ impl<'a> Builder<'a> {
                         }
                     }
                 }
-                let none = next_of(t.opt("base_default_next"))?;
+                // No action runs only on a miss of a table without a default action (BMv2
+                // then goes to `base_default_next`); with one, a miss runs it.
+                let none = match &self.p.tables[id as usize].default_action {
+                    Some((ai, _)) => per.get(*ai as usize).copied().flatten(),
+                    None => next_of(t.opt("base_default_next"))?,
+                };
                 Next::Actions(per, none)
             };
             nodes.push(Node::Table { id, next });
