@@ -77,7 +77,9 @@ impl<'a> Builder<'a> {
                 return self.deparser(&d);
             }
         }
-        Err(root.get("deparsers")?.err(format!("no deparser is called {name}")))
+        Err(root
+            .get("deparsers")?
+            .err(format!("no deparser is called {name}")))
     }
 
     fn assemble_v1model(&mut self, root: &J<'a>) -> Result<()> {

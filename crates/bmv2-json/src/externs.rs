@@ -113,7 +113,9 @@ impl<'a> Builder<'a> {
             let name = c.str_of("name")?.to_string();
             let an = c.str_of("algo")?;
             let Some(a) = algo(an) else {
-                return Err(c.get("algo")?.unsupported(format!("the hash algorithm {an}")));
+                return Err(c
+                    .get("algo")?
+                    .unsupported(format!("the hash algorithm {an}")));
             };
             let input = c.list("input")?;
             self.calcs.insert(name, Calc { algo: a, input });
@@ -272,7 +274,11 @@ impl<'a> Builder<'a> {
         let mut verify = Vec::new();
         let mut update = Vec::new();
         for c in root.list("checksums")? {
-            let ty = c.opt("type").map(|t| t.str()).transpose()?.unwrap_or("generic");
+            let ty = c
+                .opt("type")
+                .map(|t| t.str())
+                .transpose()?
+                .unwrap_or("generic");
             if ty != "generic" {
                 return Err(c.unsupported(format!("checksums of type {ty}")));
             }
@@ -284,7 +290,9 @@ impl<'a> Builder<'a> {
             let inst = self.lay.insts[self.inst_index(h, &tj)?].clone();
             let cn = c.str_of("calculation")?;
             let Some(calc) = self.calcs.get(cn).cloned() else {
-                return Err(c.get("calculation")?.err(format!("unknown calculation {cn}")));
+                return Err(c
+                    .get("calculation")?
+                    .err(format!("unknown calculation {cn}")));
             };
             let (items, payload) = self.calc_data(&calc)?;
             let mut pre = Vec::new();
@@ -296,10 +304,7 @@ impl<'a> Builder<'a> {
             if c.bool_or("verify", true)? {
                 let mut cond_v = cond.clone();
                 if !inst.metadata {
-                    cond_v = Expr::And(
-                        Box::new(Expr::Load(inst.loc, Ty::BOOL)),
-                        Box::new(cond_v),
-                    );
+                    cond_v = Expr::And(Box::new(Expr::Load(inst.loc, Ty::BOOL)), Box::new(cond_v));
                 }
                 verify.extend(pre.iter().cloned());
                 verify.push(xcall(
@@ -325,7 +330,11 @@ impl<'a> Builder<'a> {
                         with_payload: payload,
                     },
                     None,
-                    vec![XArg::Val(cond), XArg::Data(items), XArg::Out(Loc::at(off), t)],
+                    vec![
+                        XArg::Val(cond),
+                        XArg::Data(items),
+                        XArg::Out(Loc::at(off), t),
+                    ],
                     None,
                     what,
                 ));

@@ -240,7 +240,10 @@ mod tests {
         let v: Value = serde_json::from_str(r#"{"a": [{"b": 1}, {"b": "x"}]}"#).unwrap();
         let r = J::root(&v);
         let e = r.get("a").unwrap().at(1).unwrap().get("b").unwrap();
-        assert_eq!(e.int().unwrap_err().to_string(), "$.a[1].b: expected an integer, found a string");
+        assert_eq!(
+            e.int().unwrap_err().to_string(),
+            "$.a[1].b: expected an integer, found a string"
+        );
         assert_eq!(r.get("z").unwrap_err().to_string(), "$: missing \"z\"");
         assert_eq!(
             r.get("a").unwrap().at(5).unwrap_err().to_string(),

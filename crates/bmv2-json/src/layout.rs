@@ -254,7 +254,9 @@ impl<'a> Builder<'a> {
                 words: off,
                 fixed_bits: bits,
             });
-            self.lay.type_by_name.insert(name.clone(), self.lay.types.len());
+            self.lay
+                .type_by_name
+                .insert(name.clone(), self.lay.types.len());
             self.lay.types.push(HType {
                 name,
                 fields,
@@ -273,7 +275,9 @@ impl<'a> Builder<'a> {
             let name = h.str_of("name")?.to_string();
             let tn = h.str_of("header_type")?;
             let Some(&ty) = self.lay.type_by_name.get(tn) else {
-                return Err(h.get("header_type")?.err(format!("unknown header type {tn}")));
+                return Err(h
+                    .get("header_type")?
+                    .err(format!("unknown header type {tn}")));
             };
             let id = h.int_of("id")?;
             let metadata = h.bool_or("metadata", false)?;

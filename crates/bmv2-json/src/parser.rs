@@ -144,9 +144,7 @@ impl<'a> Builder<'a> {
                                 next,
                             });
                         }
-                        other => {
-                            return Err(t.unsupported(format!("transitions of type {other}")))
-                        }
+                        other => return Err(t.unsupported(format!("transitions of type {other}"))),
                     }
                 }
                 // BMv2: no matching case goes to the default next state, `accept`.
@@ -166,7 +164,9 @@ impl<'a> Builder<'a> {
         }
         let init = pj.str_of("init_state")?;
         let Some(&start) = index.get(init) else {
-            return Err(pj.get("init_state")?.err(format!("unknown parse state {init}")));
+            return Err(pj
+                .get("init_state")?
+                .err(format!("unknown parse state {init}")));
         };
         let id = self.p.parsers.len() as ParserId;
         self.p.parsers.push(Parser {
@@ -231,7 +231,9 @@ impl<'a> Builder<'a> {
             "extract" | "extract_VL" => {
                 let target = first()?;
                 let varbit_bits = if op.str_of("op")? == "extract_VL" {
-                    let lj = ps.get(1).ok_or_else(|| op.err("extract_VL needs a length"))?;
+                    let lj = ps
+                        .get(1)
+                        .ok_or_else(|| op.err("extract_VL needs a length"))?;
                     let mut pre = Vec::new();
                     let e = self.int(lj, cx, &mut pre, None)?;
                     out.extend(pre);
@@ -422,7 +424,9 @@ fn split_case(t: &J<'_>, widths: &[u32]) -> Result<Option<Vec<KeySet>>> {
         let part = |x: &BigInt| -> BigInt { (x >> shift) & ((BigInt::one() << (b * 8)) - 1) };
         let v = part(&value);
         let full = (BigInt::one() << *w) - 1;
-        let m = mask.as_ref().map_or_else(|| (BigInt::one() << (b * 8)) - 1, part);
+        let m = mask
+            .as_ref()
+            .map_or_else(|| (BigInt::one() << (b * 8)) - 1, part);
         // Bits of the padding the mask keeps must be 0 in the value to ever match.
         let pad = &m & !&full & ((BigInt::one() << (b * 8)) - 1);
         if !(&v & &pad).is_zero() {

@@ -28,9 +28,20 @@ enum Next {
 }
 
 enum Node {
-    Table { id: TableId, next: Next },
-    Cond { cond: Expr, pre: Vec<Stmt>, t: Option<usize>, f: Option<usize> },
-    Call { func: FnId, next: Option<usize> },
+    Table {
+        id: TableId,
+        next: Next,
+    },
+    Cond {
+        cond: Expr,
+        pre: Vec<Stmt>,
+        t: Option<usize>,
+        f: Option<usize>,
+    },
+    Call {
+        func: FnId,
+        next: Option<usize>,
+    },
 }
 
 /// An action profile of a pipeline: its extern and, for a selector, its input fields.
@@ -144,7 +155,10 @@ impl<'a> Builder<'a> {
                 return Err(c.err(format!("no action has the id {aid}")));
             };
             if !a.params.is_empty() {
-                return Err(c.err(format!("action {} called from a control has parameters", a.name)));
+                return Err(c.err(format!(
+                    "action {} called from a control has parameters",
+                    a.name
+                )));
             }
             let func = a.func;
             nodes.push(Node::Call {
@@ -229,7 +243,11 @@ impl<'a> Builder<'a> {
             kinds_json.push(mt.to_string());
         }
         // Implementation.
-        let ttype = t.opt("type").map(|x| x.str()).transpose()?.unwrap_or("simple");
+        let ttype = t
+            .opt("type")
+            .map(|x| x.str())
+            .transpose()?
+            .unwrap_or("simple");
         let implementation = match ttype {
             "simple" => None,
             "indirect" | "indirect_ws" => {
@@ -337,7 +355,10 @@ impl<'a> Builder<'a> {
             for (k, m) in mk.iter().enumerate() {
                 let mt = m.str_of("match_type")?;
                 if mt != kinds_json[k] {
-                    return Err(m.err(format!("match type {mt}, the table's key is {}", kinds_json[k])));
+                    return Err(m.err(format!(
+                        "match type {mt}, the table's key is {}",
+                        kinds_json[k]
+                    )));
                 }
                 let w = keys[k].expr.ty().width;
                 let conv = |x: BigInt| -> Option<BigInt> {
@@ -415,7 +436,11 @@ impl<'a> Builder<'a> {
             let found = self.direct_counter_of(&name);
             match found {
                 Some(c) => Some(c),
-                None => return Err(t.err(format!("table {name} counts, but no direct counter is bound to it"))),
+                None => {
+                    return Err(t.err(format!(
+                        "table {name} counts, but no direct counter is bound to it"
+                    )))
+                }
             }
         } else {
             None
@@ -680,7 +705,8 @@ impl<'a> Builder<'a> {
                     }
                     Next::Actions(per, none) => {
                         let none = none.unwrap_or(end);
-                        let mut targets: Vec<usize> = per.iter().map(|x| x.unwrap_or(end)).collect();
+                        let mut targets: Vec<usize> =
+                            per.iter().map(|x| x.unwrap_or(end)).collect();
                         targets.push(none);
                         let mut distinct = targets.clone();
                         distinct.sort_unstable();

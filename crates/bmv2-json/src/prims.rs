@@ -130,7 +130,10 @@ impl<'a> Builder<'a> {
         let ps = p.list("parameters")?;
         let arg = |k: usize| -> Result<J<'a>> {
             ps.get(k).cloned().ok_or_else(|| {
-                p.err(format!("primitive {op} needs at least {} parameters", k + 1))
+                p.err(format!(
+                    "primitive {op} needs at least {} parameters",
+                    k + 1
+                ))
             })
         };
         let what = format!("primitive {op}");
@@ -452,15 +455,8 @@ impl<'a> Builder<'a> {
                     "shift_left" => "<<",
                     _ => ">>",
                 };
-                let v = self.operation(
-                    sym,
-                    Some(arg(1)?),
-                    arg(2)?,
-                    p,
-                    cx,
-                    &mut pre,
-                    Some(t.width),
-                )?;
+                let v =
+                    self.operation(sym, Some(arg(1)?), arg(2)?, p, cx, &mut pre, Some(t.width))?;
                 let (Val::Int(e) | Val::Bool(e)) = v else {
                     return Err(p.err(format!("{op} needs integer operands")));
                 };
@@ -593,7 +589,10 @@ impl<'a> Builder<'a> {
         let Some(first) = ps.first() else {
             return Err(p.unsupported(format!("the primitive {op}")));
         };
-        let inst = match (first.str_of("type"), first.get("value").and_then(|v| v.str())) {
+        let inst = match (
+            first.str_of("type"),
+            first.get("value").and_then(|v| v.str()),
+        ) {
             (Ok("extern"), Ok(n)) => n.to_string(),
             _ => return Err(p.unsupported(format!("the primitive {op}"))),
         };

@@ -64,7 +64,10 @@ fn malformed_documents_are_errors_with_a_json_path() {
     assert!(e.starts_with("$: not valid JSON"), "{e}");
     let mut d = doc(json!([]), json!([]), Value::Null);
     d["headers"][1]["header_type"] = json!("nope");
-    assert_eq!(err(&d), "$.headers[1].header_type: unknown header type nope");
+    assert_eq!(
+        err(&d),
+        "$.headers[1].header_type: unknown header type nope"
+    );
     let mut d = doc(json!([]), json!([]), Value::Null);
     d["parsers"][0]["parse_states"][0]["parser_ops"][0]["parameters"][0]["value"] = json!(7);
     assert_eq!(
@@ -93,12 +96,18 @@ fn unsupported_constructs_are_named() {
     let a = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
         {"op": "frobnicate", "parameters": []}]}]);
     let e = err(&doc(a, call_table(), json!("tbl")));
-    assert_eq!(e, "$.actions[0].primitives[0]: unsupported: the primitive frobnicate");
+    assert_eq!(
+        e,
+        "$.actions[0].primitives[0]: unsupported: the primitive frobnicate"
+    );
     // A jump that does not close an if block.
     let a = json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
         {"op": "_jump", "parameters": [{"type": "hexstr", "value": "0x0"}]}]}]);
     let e = err(&doc(a, call_table(), json!("tbl")));
-    assert!(e.contains("unsupported: a jump from primitive 0 to 0"), "{e}");
+    assert!(
+        e.contains("unsupported: a jump from primitive 0 to 0"),
+        "{e}"
+    );
     // PNA's JSON.
     let mut d = doc(json!([]), json!([]), Value::Null);
     d["parsers"][0]["name"] = json!("main_parser");
@@ -130,8 +139,14 @@ fn jumps_become_if_else() {
     let Stmt::If(_, then, els) = &body[0] else {
         panic!("{body:#?}")
     };
-    assert!(matches!(&then[..], [Stmt::Assign(_, _, Expr::Const(2, _))]), "{then:#?}");
-    assert!(matches!(&els[..], [Stmt::Assign(_, _, Expr::Const(3, _))]), "{els:#?}");
+    assert!(
+        matches!(&then[..], [Stmt::Assign(_, _, Expr::Const(2, _))]),
+        "{then:#?}"
+    );
+    assert!(
+        matches!(&els[..], [Stmt::Assign(_, _, Expr::Const(3, _))]),
+        "{els:#?}"
+    );
 }
 
 #[test]
@@ -142,8 +157,10 @@ fn arithmetic_is_exact_where_bmv2_is() {
         "left": {"type": "expression", "value": {"op": "-",
             "left": {"type": "field", "value": ["h", "a"]}, "right": {"type": "hexstr", "value": "0xc8"}}},
         "right": {"type": "hexstr", "value": "0x01"}}});
-    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
-        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "b"]}, e]}]}]));
+    let body = body_of(
+        json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "b"]}, e]}]}]),
+    );
     let Stmt::Assign(_, t, Expr::Cast(_, _, shr)) = &body[0] else {
         panic!("{body:#?}")
     };
@@ -158,8 +175,10 @@ fn arithmetic_is_exact_where_bmv2_is() {
         "left": {"type": "expression", "value": {"op": "+",
             "left": {"type": "field", "value": ["h", "a"]}, "right": {"type": "field", "value": ["h", "a"]}}},
         "right": {"type": "hexstr", "value": "0xff"}}});
-    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
-        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]}, e]}]}]));
+    let body = body_of(
+        json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]}, e]}]}]),
+    );
     let Stmt::Assign(_, _, Expr::Bin(BinOp::And, t, add, _)) = &body[0] else {
         panic!("{body:#?}")
     };
@@ -169,20 +188,39 @@ fn arithmetic_is_exact_where_bmv2_is() {
 
 #[test]
 fn add_header_resets_an_invalid_header_as_bmv2_does() {
-    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
-        {"op": "add_header", "parameters": [{"type": "header", "value": "g"}]}]}]));
+    let body = body_of(
+        json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "add_header", "parameters": [{"type": "header", "value": "g"}]}]}]),
+    );
     let Stmt::If(Expr::Un(UnOp::Not, _, _), then, els) = &body[0] else {
         panic!("{body:#?}")
     };
     assert!(els.is_empty());
-    assert!(matches!(&then[..], [Stmt::Zero { words: 3, .. }, Stmt::SetValid { valid: true, .. }]), "{then:#?}");
+    assert!(
+        matches!(
+            &then[..],
+            [
+                Stmt::Zero { words: 3, .. },
+                Stmt::SetValid { valid: true, .. }
+            ]
+        ),
+        "{then:#?}"
+    );
     // assign_header of an invalid source invalidates the destination.
-    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
-        {"op": "assign_header", "parameters": [{"type": "header", "value": "g"}, {"type": "header", "value": "h"}]}]}]));
+    let body = body_of(
+        json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": [
+        {"op": "assign_header", "parameters": [{"type": "header", "value": "g"}, {"type": "header", "value": "h"}]}]}]),
+    );
     let Stmt::If(_, then, els) = &body[0] else {
         panic!("{body:#?}")
     };
-    assert!(matches!(&then[..], [Stmt::Copy { words: 3, .. }, Stmt::SetValid { valid: true, .. }]));
+    assert!(matches!(
+        &then[..],
+        [
+            Stmt::Copy { words: 3, .. },
+            Stmt::SetValid { valid: true, .. }
+        ]
+    ));
     assert!(matches!(&els[..], [Stmt::SetValid { valid: false, .. }]));
 }
 
@@ -196,7 +234,11 @@ fn pipelines_become_structured_statements() {
     };
     let mut d = doc(
         json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": []}]),
-        json!([t("t1", json!("t3")), t("t2", json!("t3")), t("t3", Value::Null)]),
+        json!([
+            t("t1", json!("t3")),
+            t("t2", json!("t3")),
+            t("t3", Value::Null)
+        ]),
         json!("c"),
     );
     d["pipelines"][0]["conditionals"] = json!([{"name": "c", "id": 0,
@@ -207,7 +249,10 @@ fn pipelines_become_structured_statements() {
         BlockBody::Control(f) => &p.functions[f as usize].body,
         _ => panic!(),
     };
-    assert!(matches!(&ig[..], [Stmt::If(..), Stmt::ApplyTable { table: 2, .. }]), "{ig:#?}");
+    assert!(
+        matches!(&ig[..], [Stmt::If(..), Stmt::ApplyTable { table: 2, .. }]),
+        "{ig:#?}"
+    );
     // A cycle is refused.
     d["pipelines"][0]["tables"][2]["next_tables"]["a"] = json!("c");
     assert!(err(&d).contains("cycle"), "{}", err(&d));

@@ -116,8 +116,8 @@ fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, String> {
         return Err("the device config is empty".into());
     }
     if bmv2_json::is_bmv2_json(bytes) {
-        let program = bmv2_json::load_bytes(bytes)
-            .map_err(|e| format!("the BMv2 JSON program: {e}"))?;
+        let program =
+            bmv2_json::load_bytes(bytes).map_err(|e| format!("the BMv2 JSON program: {e}"))?;
         return Ok(Loaded {
             compiled: None,
             program,
@@ -240,7 +240,10 @@ mod tests {
         }
         .encode_to_vec();
         let e = err(&bad);
-        assert!(e.contains("device_data") && e.contains("none of the formats"), "{e}");
+        assert!(
+            e.contains("device_data") && e.contains("none of the formats"),
+            "{e}"
+        );
         // A wrapper inside a wrapper is not unwrapped twice.
         let twice = PiDeviceConfig {
             reassign: false,
@@ -267,7 +270,10 @@ mod tests {
     fn bad_configs_are_errors_that_say_why() {
         assert!(err(b"").contains("empty"));
         let e = err(&[0xff, 0xfe]);
-        assert!(e.contains("none of the formats") && e.contains("BMv2 JSON"), "{e}");
+        assert!(
+            e.contains("none of the formats") && e.contains("BMv2 JSON"),
+            "{e}"
+        );
         let e = err(br#"{"format":"other","version":1,"source":""}"#);
         assert!(e.contains("format") && e.contains("BMv2 JSON"), "{e}");
         let e = err(br#"{"format":"nevermiss-device-config","version":9,"source":""}"#);

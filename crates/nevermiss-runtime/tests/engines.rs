@@ -22,7 +22,11 @@ fn programs() -> &'static Vec<(PathBuf, String)> {
     static P: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
     P.get_or_init(|| {
         let mut out = Vec::new();
-        for (dir, ext) in [("examples", "p4"), ("tests/stf", "p4"), ("tests/bmv2-json", "json")] {
+        for (dir, ext) in [
+            ("examples", "p4"),
+            ("tests/stf", "p4"),
+            ("tests/bmv2-json", "json"),
+        ] {
             let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
                 .unwrap()
                 .map(|e| e.unwrap().path())
@@ -31,11 +35,16 @@ fn programs() -> &'static Vec<(PathBuf, String)> {
             files.sort();
             for p in files {
                 let stf = if ext == "json" {
-                    root().join("examples").join(p.with_extension("stf").file_name().unwrap())
+                    root()
+                        .join("examples")
+                        .join(p.with_extension("stf").file_name().unwrap())
                 } else {
                     p.with_extension("stf")
                 };
-                out.push((p, common::setup_of(&std::fs::read_to_string(&stf).unwrap_or_default())));
+                out.push((
+                    p,
+                    common::setup_of(&std::fs::read_to_string(&stf).unwrap_or_default()),
+                ));
             }
         }
         assert!(out.len() >= 10, "{out:?}");

@@ -81,13 +81,19 @@ pub fn run_suite(
         ex.sort();
         programs.extend(ex);
     }
-    outln!("== {SUITE} ({} programs, compiler {})", programs.len(), bm2.display());
+    outln!(
+        "== {SUITE} ({} programs, compiler {})",
+        programs.len(),
+        bm2.display()
+    );
     let outcomes = par_map(&programs, jobs, |p| one(exe, &bm2, p4c, p, &out, timeout));
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut crashed = false;
     for (p, o) in programs.iter().zip(&outcomes) {
-        let name = p.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let name = p
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         let (kind, why) = match o {
             Outcome::Agree => ("agree", String::new()),
             Outcome::Differ(w) => ("differ", w.clone()),

@@ -203,4 +203,3 @@ pub fn pkt() -> impl Strategy<Value = (Pkt, u32)> {
         });
     (prop_oneof![1 => bytes, 4 => framed], 0u32..4)
 }
-
