@@ -188,7 +188,7 @@ impl<'a> Builder<'a> {
                 }
                 "header" => {
                     let hn = j.get("value")?.str()?;
-                    let i = self.inst_index(hn, &j)?;
+                    let i = self.inst_index(hn, j)?;
                     let inst = self.lay.insts[i].clone();
                     let mut fs = Vec::new();
                     for f in &self.lay.types[inst.ty].fields {

@@ -528,12 +528,12 @@ impl<'a> Builder<'a> {
                 )));
             }
         }
-        self.place_metadata(root, &mut placed)
+        self.place_metadata(root, &placed)
     }
 
     /// The standard metadata region and the user metadata region (v1model); PSA's metadata
     /// instances each get their own region ([`crate::arch`] binds them to the blocks).
-    fn place_metadata(&mut self, root: &J<'a>, placed: &mut [bool]) -> Result<()> {
+    fn place_metadata(&mut self, root: &J<'a>, placed: &[bool]) -> Result<()> {
         let n = self.lay.insts.len();
         // The instances field aliases point into go with standard_metadata.
         let mut sm_insts: Vec<usize> = Vec::new();
@@ -557,15 +557,11 @@ impl<'a> Builder<'a> {
         }
         if self.p.arch == Arch::Psa {
             // PSA: one region per metadata instance.
-            for i in 0..n {
-                if placed[i] {
-                    continue;
-                }
+            for i in (0..n).filter(|i| !placed[*i]) {
                 let (name, ty) = (self.lay.insts[i].name.clone(), self.lay.insts[i].ty);
                 let w = self.lay.types[ty].words;
                 let loc = self.alloc_state(w, root)?;
                 self.lay.insts[i].loc = loc;
-                placed[i] = true;
                 let layout = fields_layout(&self.lay.types[ty], 0);
                 self.lay.regions.insert(
                     name,
@@ -578,12 +574,13 @@ impl<'a> Builder<'a> {
             return Ok(());
         }
         let sm_base = self.state_words;
+        let mut sm_placed: Vec<usize> = Vec::new();
         let mut sm_fields: Vec<(String, u32, Layout)> = Vec::new();
         for &i in &sm_insts {
             let ty = self.lay.insts[i].ty;
             let loc = self.alloc_state(self.lay.types[ty].words, root)?;
             self.lay.insts[i].loc = loc;
-            placed[i] = true;
+            sm_placed.push(i);
             if let Layout::Struct(fs) = fields_layout(&self.lay.types[ty], loc - sm_base) {
                 sm_fields.extend(fs);
             }
@@ -609,14 +606,10 @@ impl<'a> Builder<'a> {
         };
         let meta_base = self.state_words;
         let mut meta_fields = Vec::new();
-        for i in 0..n {
-            if placed[i] {
-                continue;
-            }
+        for i in (0..n).filter(|i| !placed[*i] && !sm_placed.contains(i)) {
             let ty = self.lay.insts[i].ty;
             let loc = self.alloc_state(self.lay.types[ty].words, root)?;
             self.lay.insts[i].loc = loc;
-            placed[i] = true;
             meta_fields.push((
                 self.lay.insts[i].name.clone(),
                 loc - meta_base,

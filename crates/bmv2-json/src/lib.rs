@@ -67,6 +67,26 @@ pub fn is_bmv2_json(bytes: &[u8]) -> bool {
     }
 }
 
+/// When `bytes` are a JSON object but not a BMv2 program: the BMv2 keys it lacks (so that a
+/// loader can say so instead of reading the JSON as P4 source).
+pub fn missing_bmv2_keys(bytes: &[u8]) -> Option<Vec<&'static str>> {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    if bytes[start] != b'{' {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(o)) => {
+            let missing: Vec<&str> = BMV2_KEYS
+                .iter()
+                .copied()
+                .filter(|k| !o.contains_key(*k))
+                .collect();
+            (!missing.is_empty()).then_some(missing)
+        }
+        _ => None,
+    }
+}
+
 /// Loads a BMv2 JSON document from its bytes.
 pub fn load_bytes(bytes: &[u8]) -> std::result::Result<Program, Error> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| Error {
@@ -152,6 +172,8 @@ pub(crate) struct Builder<'a> {
     pub extern_insts: HashMap<String, (ExternId, String)>,
     /// Each pipeline's control function, by name.
     pub pipeline_fns: HashMap<String, FnId>,
+    /// The JSON's value of each IR error code, when they differ ([`Program::error_values`]).
+    pub error_values: Vec<u64>,
 }
 
 impl<'a> Builder<'a> {
@@ -172,6 +194,7 @@ impl<'a> Builder<'a> {
                 errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
                 enums: Vec::new(),
                 origins: Origins::default(),
+                error_values: Vec::new(),
             },
             state_words: 0,
             temp_words: 0,
@@ -188,6 +211,7 @@ impl<'a> Builder<'a> {
             value_sets: HashMap::new(),
             extern_insts: HashMap::new(),
             pipeline_fns: HashMap::new(),
+            error_values: Vec::new(),
         }
     }
 
@@ -215,45 +239,78 @@ impl<'a> Builder<'a> {
         self.p
     }
 
-    /// `errors`: the IR's error codes are the JSON's values (p4c numbers `core.p4`'s errors
-    /// first, in the order nevermiss's runtime numbers them); a JSON that gives a standard error
-    /// another value is refused, since the runtime raises the standard errors by their codes.
+    /// `errors`. The IR numbers `core.p4`'s errors as the runtime raises them (NoError 0,
+    /// PacketTooShort 1, ...), the others after them. When the JSON gives the standard errors
+    /// other values (p4c builds before C++17 numbered them from 1), the program keeps seeing its
+    /// own values: [`Program::error_values`] maps each code to the JSON's value, and constants
+    /// in `verify` are translated ([`Builder::error_code_of`]).
     fn errors(&mut self, root: &J<'a>) -> Result<()> {
         let mut given: Vec<(u64, String, J<'a>)> = Vec::new();
         for e in root.list("errors")? {
             let name = e.at(0)?.str()?.to_string();
             let v = e.at(1)?.int()?;
-            if !(0..=4096).contains(&v) {
-                return Err(e.unsupported(format!("error code {v} (codes above 4096)")));
+            if !(0..i64::from(i32::MAX)).contains(&v) {
+                return Err(e.err(format!("error code {v} is out of range")));
+            }
+            if given.iter().any(|(w, n, _)| *w == v as u64 || *n == name) {
+                return Err(e.err(format!("error {name} ({v}) is declared twice")));
             }
             given.push((v as u64, name, e));
         }
-        for (v, name, e) in &given {
-            if let Some(std) = errors::NAMES.iter().position(|n| n == name) {
-                if std as u64 != *v {
-                    return Err(e.unsupported(format!(
-                        "error {name} numbered {v} (the core library's number is {std})"
-                    )));
-                }
-            }
-        }
-        for (v, name, e) in given {
-            let i = v as usize;
-            while self.p.errors.len() <= i {
-                let n = self.p.errors.len();
-                self.p.errors.push(format!("error#{n}"));
-            }
-            if i >= errors::NAMES.len() {
-                if !self.p.errors[i].starts_with("error#") && self.p.errors[i] != name {
-                    return Err(e.err(format!(
-                        "errors {} and {name} share the code {v}",
-                        self.p.errors[i]
-                    )));
+        let identity =
+            given.iter().all(
+                |(v, name, _)| match errors::NAMES.iter().position(|n| n == name) {
+                    Some(std) => std as u64 == *v,
+                    None => *v >= errors::NAMES.len() as u64,
+                },
+            ) && given.iter().all(|(v, _, _)| *v < 4096);
+        if identity {
+            for (v, name, _) in given {
+                let i = v as usize;
+                while self.p.errors.len() <= i {
+                    let n = self.p.errors.len();
+                    self.p.errors.push(format!("error#{n}"));
                 }
                 self.p.errors[i] = name;
             }
+            return Ok(());
         }
+        // Renumbered: standard names at their codes, then the others in value order.
+        given.sort_by_key(|g| g.0);
+        let mut values: Vec<Option<u64>> = vec![None; errors::NAMES.len()];
+        for (v, name, _) in &given {
+            match errors::NAMES.iter().position(|n| n == name) {
+                Some(std) => values[std] = Some(*v),
+                None => {
+                    self.p.errors.push(name.clone());
+                    values.push(Some(*v));
+                }
+            }
+        }
+        // A standard error the JSON does not list gets a value no listed error has.
+        let mut next = given.iter().map(|g| g.0).max().unwrap_or(0) + 1;
+        self.error_values = values
+            .into_iter()
+            .map(|v| {
+                v.unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        self.p.error_values = self.error_values.clone();
         Ok(())
+    }
+
+    /// The IR code of an error the JSON names by its value.
+    pub(crate) fn error_code_of(&self, value: u64) -> Option<u64> {
+        if self.error_values.is_empty() {
+            return Some(value);
+        }
+        self.error_values
+            .iter()
+            .position(|v| *v == value)
+            .map(|c| c as u64)
     }
 
     /// `enums`: member names by value (for the runtime's messages and PSA's packet paths).

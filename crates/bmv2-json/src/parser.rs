@@ -327,6 +327,23 @@ impl<'a> Builder<'a> {
                 } else {
                     crate::expr::cast(self.int(ej, cx, &mut pre, None)?, Ty::CODE)
                 };
+                // The runtime raises the IR's code; the JSON's value is what it stands for.
+                let e = if self.error_values.is_empty() {
+                    e
+                } else {
+                    match e.as_const().map(|v| v.low()) {
+                        Some(v) => match self.error_code_of(v) {
+                            Some(c) => Expr::Const(c, Ty::CODE),
+                            None => return Err(ej.err(format!("no error has the value {v}"))),
+                        },
+                        None => {
+                            return Err(ej.unsupported(
+                                "a verify whose error is computed, in a JSON that numbers \
+                                 the core errors from 1",
+                            ))
+                        }
+                    }
+                };
                 out.extend(pre);
                 out.push(Stmt::Verify(c, e));
             }

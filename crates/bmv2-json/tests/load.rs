@@ -257,3 +257,17 @@ fn pipelines_become_structured_statements() {
     d["pipelines"][0]["tables"][2]["next_tables"]["a"] = json!("c");
     assert!(err(&d).contains("cycle"), "{}", err(&d));
 }
+
+#[test]
+fn json_that_is_not_bmv2_says_what_it_lacks() {
+    assert_eq!(
+        bmv2_json::missing_bmv2_keys(br#"{"headers": []}"#),
+        Some(vec!["header_types", "parsers", "deparsers", "pipelines"])
+    );
+    assert_eq!(bmv2_json::missing_bmv2_keys(b"control c() {}"), None);
+    let d = doc(json!([]), json!([]), Value::Null);
+    assert_eq!(
+        bmv2_json::missing_bmv2_keys(&serde_json::to_vec(&d).unwrap()),
+        None
+    );
+}

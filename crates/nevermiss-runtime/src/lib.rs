@@ -33,8 +33,23 @@ pub fn load(path: &Path, opts: &p4_front::driver::Options) -> Result<p4_ir::Prog
         return bmv2_json::load_bytes(&bytes)
             .map_err(|e| format!("{}: error: {e}", path.display()));
     }
+    not_a_bmv2_json(path)?;
     let c = p4_front::driver::compile_file(path, opts).map_err(|f| f.render())?;
     p4_ir::lower(&c).map_err(|d| p4_front::diag::render(&c.unit, &d))
+}
+
+/// An error when `path` is a JSON object that is not a BMv2 program (rather than reading it as
+/// P4 source).
+pub fn not_a_bmv2_json(path: &Path) -> Result<(), String> {
+    let head = std::fs::read(path).unwrap_or_default();
+    match bmv2_json::missing_bmv2_keys(&head) {
+        Some(missing) => Err(format!(
+            "{}: error: a JSON document, but not a BMv2 program: it lacks {}",
+            path.display(),
+            missing.join(", ")
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The bytes of `path` when it is a BMv2 JSON document (a JSON object with BMv2's keys).

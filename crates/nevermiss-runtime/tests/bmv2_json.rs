@@ -144,3 +144,68 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn errors_numbered_from_one_are_seen_with_the_jsons_values() {
+    // Older p4c builds numbered core.p4's errors from 1 (NoError 1, PacketTooShort 2): the
+    // program compares `parser_error` with those values, so it must see them. Ingress sends a
+    // packet whose parser_error is PacketTooShort (2) to port 2, NoError (1) to port 1, anything
+    // else (0 included) to port 3.
+    let f = |h: &str, n: &str| serde_json::json!({"type": "field", "value": [h, n]});
+    let eq = |v: &str| {
+        serde_json::json!({"type": "expression", "value": {"op": "==",
+        "left": f("standard_metadata", "parser_error"), "right": {"type": "hexstr", "value": v}}})
+    };
+    let set = |id: i64, port: &str| {
+        serde_json::json!({"name": format!("to{id}"), "id": id,
+        "runtime_data": [], "primitives": [{"op": "assign", "parameters": [
+            f("standard_metadata", "egress_spec"), {"type": "hexstr", "value": port}]}]})
+    };
+    let tbl = |name: &str, id: i64| {
+        serde_json::json!({"name": name, "id": 0, "key": [],
+        "type": "simple", "max_size": 1, "action_ids": [id], "actions": [format!("to{id}")],
+        "next_tables": {format!("to{id}"): null},
+        "default_entry": {"action_id": id, "action_const": true, "action_data": [], "action_entry_const": true}})
+    };
+    let doc = serde_json::json!({
+        "header_types": [
+            {"name": "h_t", "id": 0, "fields": [["a", 32, false]]},
+            {"name": "standard_metadata", "id": 1, "fields": [["ingress_port", 9, false], ["egress_spec", 9, false], ["egress_port", 9, false], ["instance_type", 32, false], ["packet_length", 32, false], ["parser_error", 32, false]]}
+        ],
+        "headers": [
+            {"name": "standard_metadata", "id": 0, "header_type": "standard_metadata", "metadata": true},
+            {"name": "h", "id": 1, "header_type": "h_t", "metadata": false}
+        ],
+        "errors": [["NoError", 1], ["PacketTooShort", 2], ["NoMatch", 3], ["StackOutOfBounds", 4], ["HeaderTooShort", 5], ["ParserTimeout", 6]],
+        "parsers": [{"name": "parser", "id": 0, "init_state": "start", "parse_states": [
+            {"name": "start", "id": 0, "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+             "transition_key": [], "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]}],
+        "deparsers": [{"name": "deparser", "id": 0, "order": ["h"], "primitives": []}],
+        "actions": [set(1, "0x1"), set(2, "0x2"), set(3, "0x3")],
+        "pipelines": [
+            {"name": "ingress", "id": 0, "init_table": "c1", "action_profiles": [],
+             "tables": [tbl("t1", 1), tbl("t2", 2), tbl("t3", 3)],
+             "conditionals": [
+                {"name": "c1", "id": 0, "expression": eq("0x02"), "true_next": "t2", "false_next": "c2"},
+                {"name": "c2", "id": 1, "expression": eq("0x01"), "true_next": "t1", "false_next": "t3"}]},
+            {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": [], "action_profiles": []}
+        ]
+    });
+    let path = std::env::temp_dir().join(format!("nevermiss-errors-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let sw = switch(&path, Engine::Jit);
+    let _ = std::fs::remove_file(&path);
+    let mut w = Worker::new(sw, 0);
+    let short = w.process(&[1, 2], 0, 1).as_slice().to_vec();
+    assert_eq!(
+        short.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![2],
+        "{short:?}"
+    );
+    let ok = w.process(&[1, 2, 3, 4, 5], 0, 2).as_slice().to_vec();
+    assert_eq!(
+        ok.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![1],
+        "{ok:?}"
+    );
+}

@@ -100,6 +100,10 @@ pub fn run(args: CheckArgs) -> u8 {
     if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(&args.file) {
         return check_bmv2_json(&args, &bytes);
     }
+    if let Err(e) = nevermiss_runtime::not_a_bmv2_json(&args.file) {
+        eprintln!("{e}");
+        return 1;
+    }
     match driver::compile_file(&args.file, &opts) {
         Ok(c) => {
             for w in &c.checked.warnings {

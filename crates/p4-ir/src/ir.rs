@@ -1010,6 +1010,11 @@ pub struct Program {
     pub enums: Vec<(String, Vec<String>)>,
     /// Where control-plane objects come from (for the P4Info).
     pub origins: Origins,
+    /// The value the program sees for each error code, by code, when it is not the code itself
+    /// (a BMv2 JSON from p4c builds that numbered `core.p4`'s errors from 1); empty: the codes
+    /// are the values. The runtime raises errors by their code and writes their value into
+    /// the parser-error metadata.
+    pub error_values: Vec<u64>,
 }
 
 /// Standard error codes (P4_16 core library order, as BMv2 numbers them).
@@ -1037,6 +1042,14 @@ impl Program {
     /// The block with this package role.
     pub fn block(&self, role: &str) -> Option<&Block> {
         self.blocks.iter().find(|b| b.role == role)
+    }
+
+    /// The value the program sees for error `code` ([`Program::error_values`]).
+    pub fn error_value(&self, code: u64) -> u64 {
+        self.error_values
+            .get(code as usize)
+            .copied()
+            .unwrap_or(code)
     }
 
     /// The code of an `error` member.

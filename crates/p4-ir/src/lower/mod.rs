@@ -158,6 +158,7 @@ impl<'a> Lw<'a> {
                 errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
                 enums: Vec::new(),
                 origins: Origins::default(),
+                error_values: Vec::new(),
             },
             state_words: 0,
             temp_words: 0,
