@@ -38,9 +38,11 @@ enum Node {
         t: Option<usize>,
         f: Option<usize>,
     },
+    /// An action called directly, its parameters set first.
     Call {
         func: FnId,
         next: Option<usize>,
+        copy_in: Vec<Stmt>,
     },
 }
 
@@ -115,8 +117,16 @@ impl<'a> Builder<'a> {
         };
         let mut nodes: Vec<Node> = Vec::new();
         for t in &tables {
-            let (id, actions) = self.table(t, &profiles)?;
             let nt = t.get("next_tables")?;
+            if let Some((func, copy_in, next)) = self.hidden_call(t)? {
+                nodes.push(Node::Call {
+                    func,
+                    next: next_of(next)?,
+                    copy_in,
+                });
+                continue;
+            }
+            let (id, actions) = self.table(t, &profiles)?;
             let next = if nt.v.get("__HIT__").is_some() || nt.v.get("__MISS__").is_some() {
                 Next::HitMiss(next_of(nt.opt("__HIT__"))?, next_of(nt.opt("__MISS__"))?)
             } else {
@@ -164,11 +174,67 @@ impl<'a> Builder<'a> {
             nodes.push(Node::Call {
                 func,
                 next: next_of(c.opt("next_node"))?,
+                copy_in: Vec::new(),
             });
         }
         let first = next_of(pl.opt("init_table"))?;
         let body = self.structured(&nodes, first, pl)?;
         Ok(self.add_fn(name, FnKind::Control, body))
+    }
+
+    /// p4c's table for an action called from a control (JSON_format.md, "Note 1": a `tbl_*`
+    /// table without keys, entries or anything attached, whose default action is constant):
+    /// it always misses and runs that action, so it becomes a call of the action — the
+    /// function, the statements setting its parameters from the default entry's data, and the
+    /// next node (its `__MISS__` one, or the action's). Such tables are `@hidden` in p4c's
+    /// P4Info, so the control plane never sees them.
+    #[allow(clippy::type_complexity)]
+    fn hidden_call(&mut self, t: &J<'a>) -> Result<Option<(FnId, Vec<Stmt>, Option<J<'a>>)>> {
+        let plain = t.str_of("name")?.starts_with("tbl_")
+            && t.list("key")?.is_empty()
+            && t.list("entries")?.is_empty()
+            && t.opt("type").map(|x| x.str()).transpose()?.unwrap_or("simple") == "simple"
+            && !t.bool_or("with_counters", false)?
+            && !t.bool_or("support_timeout", false)?
+            && t.opt("direct_meters").is_none();
+        let Some(d) = t.opt("default_entry").filter(|_| plain) else {
+            return Ok(None);
+        };
+        if !d.bool_or("action_const", false)? || !d.bool_or("action_entry_const", false)? {
+            return Ok(None);
+        }
+        let aid = d.int_of("action_id")?;
+        let Some(a) = self.actions.get(&aid).cloned() else {
+            return Err(d.err(format!("no action has the id {aid}")));
+        };
+        let data = d.get("action_data")?.arr()?;
+        if data.len() != a.params.len() {
+            return Err(d.err(format!(
+                "action {} takes {} parameters, not {}",
+                a.name,
+                a.params.len(),
+                data.len()
+            )));
+        }
+        let mut copy_in = Vec::new();
+        for (x, p) in data.iter().zip(&a.params) {
+            let v = x.hexstr()?;
+            copy_in.push(Stmt::Assign(
+                Loc::at(p.slot),
+                p.ty,
+                crate::expr::constant(&v, p.ty),
+            ));
+        }
+        let nt = t.get("next_tables")?;
+        let next = if nt.v.get("__MISS__").is_some() {
+            nt.opt("__MISS__")
+        } else {
+            match nt.v.get(a.name.as_str()) {
+                Some(_) => nt.opt(&a.name),
+                None => return Err(nt.err(format!("no next node for action {}", a.name))),
+            }
+        };
+        Ok(Some((a.func, copy_in, next)))
     }
 
     /// One table; returns its id and its actions' names (in the IR table's order).
@@ -683,9 +749,9 @@ impl<'a> Builder<'a> {
                     self.emit(nodes, ipdom, f.unwrap_or(end), p, end, &mut b, budget, at)?;
                     out.push(Stmt::If(cond.clone(), a, b));
                 }
-                Node::Call { func, .. } => out.push(Stmt::Call {
+                Node::Call { func, copy_in, .. } => out.push(Stmt::Call {
                     func: *func,
-                    copy_in: Vec::new(),
+                    copy_in: copy_in.clone(),
                     copy_out: Vec::new(),
                 }),
                 Node::Table { id, next } => match next {

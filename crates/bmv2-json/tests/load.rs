@@ -271,3 +271,24 @@ fn json_that_is_not_bmv2_says_what_it_lacks() {
         None
     );
 }
+
+#[test]
+fn p4cs_tables_for_direct_action_calls_become_calls() {
+    // `tbl_a`: no key, a constant default action with data: a call of the action, its
+    // parameter set first; no table is left for it.
+    let a = json!([{"name": "a", "id": 0, "runtime_data": [{"name": "v", "bitwidth": 8}], "primitives": [
+        {"op": "assign", "parameters": [{"type": "field", "value": ["h", "a"]}, {"type": "runtime_data", "value": 0}]}]}]);
+    let t = json!([{"name": "tbl_a", "id": 0, "key": [], "type": "simple", "max_size": 1,
+        "action_ids": [0], "actions": ["a"], "next_tables": {"a": null},
+        "default_entry": {"action_id": 0, "action_const": true, "action_data": ["0x2a"], "action_entry_const": true}}]);
+    let p = load_value(&doc(a, t, json!("tbl_a"))).unwrap();
+    assert!(p.tables.is_empty());
+    let ig = match p.block("ig").unwrap().body {
+        BlockBody::Control(f) => &p.functions[f as usize].body,
+        _ => panic!(),
+    };
+    let [Stmt::Call { copy_in, .. }] = &ig[..] else {
+        panic!("{ig:#?}")
+    };
+    assert!(matches!(&copy_in[..], [Stmt::Assign(_, _, Expr::Const(42, _))]), "{copy_in:#?}");
+}
