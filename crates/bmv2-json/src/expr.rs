@@ -349,9 +349,9 @@ impl<'a> Builder<'a> {
         }
         match self.field_in(&self.inst_href(i), f, v)? {
             Place::Scalar(l, t) => Ok(Val::Int(Expr::load(&l, t))),
-            Place::Varbit(..) => Err(v.unsupported(format!(
-                "the variable-length field {h}.{f} in an expression"
-            ))),
+            // BMv2 reads a variable-length field as the integer its bits spell (its `Data`),
+            // whatever its length: the value words after the length word.
+            Place::Varbit(l, max) => Ok(Val::Int(Expr::load(&l.plus(1), Ty::bits(max)))),
         }
     }
 

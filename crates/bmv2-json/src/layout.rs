@@ -167,8 +167,12 @@ impl<'a> Builder<'a> {
             for f in &fl {
                 let fname = f.at(0)?.str()?.to_string();
                 let wj = f.at(1)?;
+                // BMv2 reads the flag with jsoncpp's asBool: p4c writes `0` for bool fields.
                 let signed = match f.at(2) {
-                    Ok(s) => s.bool()?,
+                    Ok(s) => match s.v.as_i64() {
+                        Some(n) => n != 0,
+                        None => s.bool()?,
+                    },
                     Err(_) => false,
                 };
                 if let Ok(sat) = f.at(3) {

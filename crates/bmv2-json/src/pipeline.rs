@@ -193,7 +193,11 @@ impl<'a> Builder<'a> {
         let plain = t.str_of("name")?.starts_with("tbl_")
             && t.list("key")?.is_empty()
             && t.list("entries")?.is_empty()
-            && t.opt("type").map(|x| x.str()).transpose()?.unwrap_or("simple") == "simple"
+            && t.opt("type")
+                .map(|x| x.str())
+                .transpose()?
+                .unwrap_or("simple")
+                == "simple"
             && !t.bool_or("with_counters", false)?
             && !t.bool_or("support_timeout", false)?
             && t.opt("direct_meters").is_none();

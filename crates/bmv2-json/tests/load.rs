@@ -290,5 +290,19 @@ fn p4cs_tables_for_direct_action_calls_become_calls() {
     let [Stmt::Call { copy_in, .. }] = &ig[..] else {
         panic!("{ig:#?}")
     };
-    assert!(matches!(&copy_in[..], [Stmt::Assign(_, _, Expr::Const(42, _))]), "{copy_in:#?}");
+    assert!(
+        matches!(&copy_in[..], [Stmt::Assign(_, _, Expr::Const(42, _))]),
+        "{copy_in:#?}"
+    );
+}
+
+#[test]
+fn a_numeric_signed_flag_is_read_as_bmv2_reads_it() {
+    // p4c writes `["f", 1, 0]` for bool fields; BMv2 reads the flag with jsoncpp's asBool.
+    let mut d = doc(json!([]), json!([]), Value::Null);
+    d["header_types"][0]["fields"][0] = json!(["a", 8, 0]);
+    d["header_types"][0]["fields"][2] = json!(["s", 8, 1]);
+    let p = load_value(&d).unwrap();
+    let h = p.headers.iter().find(|h| h.name == "h_t").unwrap();
+    assert!(!h.fields[0].ty.signed && h.fields[2].ty.signed);
 }
