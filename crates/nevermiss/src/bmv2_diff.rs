@@ -168,6 +168,9 @@ fn one(exe: &Path, bm2: &Path, p4c: &Path, prog: &Path, out: &Path, timeout: Dur
     } else {
         bm2.to_path_buf()
     };
+    if !compiler.is_file() {
+        return Outcome::P4cFails(format!("no {} beside p4c-bm2-ss", compiler.display()));
+    }
     let mut cmd = Command::new(&compiler);
     cmd.arg("-I")
         .arg(p4c.join("p4include"))
