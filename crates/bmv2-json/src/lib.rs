@@ -180,22 +180,7 @@ impl<'a> Builder<'a> {
     fn new(root: J<'a>) -> Builder<'a> {
         Builder {
             root,
-            p: Program {
-                arch: Arch::V1Model,
-                frame_words: 0,
-                zero_words: 0,
-                blocks: Vec::new(),
-                functions: Vec::new(),
-                parsers: Vec::new(),
-                tables: Vec::new(),
-                externs: Vec::new(),
-                headers: Vec::new(),
-                value_sets: Vec::new(),
-                errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
-                enums: Vec::new(),
-                origins: Origins::default(),
-                error_values: Vec::new(),
-            },
+            p: Program::empty(Arch::V1Model),
             state_words: 0,
             temp_words: 0,
             lay: layout::Layouts::default(),

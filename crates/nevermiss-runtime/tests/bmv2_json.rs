@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{frame, pkt, random_entries, state, Pkt};
+use common::{pkt, random_entries, state};
 use nevermiss_runtime::stf::{record_stf, run_stf};
 use nevermiss_runtime::{Engine, Switch, Worker};
 use proptest::prelude::*;
@@ -130,10 +130,7 @@ proptest! {
             let mut wj = Worker::new(from_json.clone(), 3);
             let mut wp = Worker::new(from_p4.clone(), 3);
             for (i, (p, port)) in pkts.iter().enumerate() {
-                let data = match p {
-                    Pkt::Bytes(b) => b.clone(),
-                    Pkt::Frame { tcp, src, dst, flips, cut } => frame(*tcp, *src, *dst, flips, *cut),
-                };
+                let data = p.bytes();
                 let now = 1_000 * i as u64;
                 let oj = wj.process(&data, *port, now).as_slice().to_vec();
                 let op = wp.process(&data, *port, now).as_slice().to_vec();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{frame, pkt, random_entries, state, Pkt};
+use common::{pkt, random_entries, state};
 use nevermiss_runtime::{stf::run_stf, Engine, Switch, Worker};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -77,10 +77,7 @@ proptest! {
             let mut wj = Worker::new(jit.clone(), 3);
             let mut wi = Worker::new(interp.clone(), 3);
             for (i, (p, port)) in pkts.iter().enumerate() {
-                let data = match p {
-                    Pkt::Bytes(b) => b.clone(),
-                    Pkt::Frame { tcp, src, dst, flips, cut } => frame(*tcp, *src, *dst, flips, *cut),
-                };
+                let data = p.bytes();
                 let now = 1_000 * i as u64;
                 let oj = wj.process(&data, *port, now).as_slice().to_vec();
                 let ops_j = wj.last_ops();

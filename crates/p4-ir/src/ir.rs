@@ -1039,6 +1039,27 @@ pub mod errors {
 }
 
 impl Program {
+    /// A program of `arch` with nothing in it yet but the standard errors (what a front end
+    /// starts from).
+    pub fn empty(arch: Arch) -> Program {
+        Program {
+            arch,
+            frame_words: 0,
+            zero_words: 0,
+            blocks: Vec::new(),
+            functions: Vec::new(),
+            parsers: Vec::new(),
+            tables: Vec::new(),
+            externs: Vec::new(),
+            headers: Vec::new(),
+            value_sets: Vec::new(),
+            errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
+            enums: Vec::new(),
+            origins: Origins::default(),
+            error_values: Vec::new(),
+        }
+    }
+
     /// The block with this package role.
     pub fn block(&self, role: &str) -> Option<&Block> {
         self.blocks.iter().find(|b| b.role == role)

@@ -185,6 +185,22 @@ pub enum Pkt {
     },
 }
 
+impl Pkt {
+    /// The packet's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Pkt::Bytes(b) => b.clone(),
+            Pkt::Frame {
+                tcp,
+                src,
+                dst,
+                flips,
+                cut,
+            } => frame(*tcp, *src, *dst, flips, *cut),
+        }
+    }
+}
+
 pub fn pkt() -> impl Strategy<Value = (Pkt, u32)> {
     let bytes = proptest::collection::vec(any::<u8>(), 0..128).prop_map(Pkt::Bytes);
     let framed = (
