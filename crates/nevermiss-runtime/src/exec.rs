@@ -1278,6 +1278,24 @@ impl Exec {
         self.build_key_interp(td);
     }
 
+    /// The key in `self.key` as `{field=0x.., ...}`, for the trace.
+    fn trace_key(&self, td: &p4_ir::ir::Table) -> String {
+        let mut at = 0;
+        let fields: Vec<String> = td
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .map(|k| {
+                let n = k.expr.ty().bytes();
+                let b = self.key.get(at..at + n).unwrap_or(&[]);
+                at += n;
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                format!("{}=0x{hex}", k.name)
+            })
+            .collect();
+        format!("{{{}}}", fields.join(", "))
+    }
+
     /// [`Exec::build_key`] by the interpreter (no key function: the interpreter engine, or a
     /// field wider than 64 bits).
     #[inline(never)]
@@ -1507,7 +1525,8 @@ impl Exec {
         }
         let action = self.lookup.data.action;
         self.note_apply(hit.is_some(), action, hit_slot, run_slot);
-        if let Some(t) = self.trace.as_mut() {
+        if self.trace.is_some() {
+            let keys = self.trace_key(td);
             let name = td
                 .actions
                 .get(action as usize)
@@ -1519,8 +1538,8 @@ impl Exec {
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
-            t.push(format!(
-                "table {}: {} -> {name}({})",
+            self.trace.get_or_insert_with(Vec::new).push(format!(
+                "table {}: key {keys}: {} -> {name}({})",
                 td.name,
                 if hit.is_some() { "hit" } else { "miss" },
                 if params.is_empty() {

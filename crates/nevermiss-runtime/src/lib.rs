@@ -10,6 +10,7 @@ pub mod bits;
 pub mod delay;
 pub mod exec;
 pub mod externs;
+pub mod handover;
 mod native;
 mod profiles;
 mod spec;
