@@ -110,9 +110,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
         });
     }
     let report = args.traffic.run_specs(
-        sw.clone(),
+        &nevermiss_runtime::handover::Handover::new(Some(sw.clone())),
         &specs,
-        &Vec::new,
+        &|_| Vec::new(),
         Some(sig.stop),
         Some(sig.stats),
     )?;

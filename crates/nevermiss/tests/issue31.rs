@@ -109,30 +109,6 @@ fn a_program_without_main_fails_check_and_run_naming_the_file() {
     assert!(run(&["check", &ex("pna-forwarder.p4")]).status.success());
 }
 
-/// A BMv2 JSON (p4c-bm2-ss's output) given as the program: said so, with what to do.
-#[test]
-fn a_bmv2_json_given_as_the_program_is_recognised() {
-    let json = tmp("router.json");
-    std::fs::write(
-        &json,
-        "{\n  \"header_types\" : [\n    {\n      \"name\" : \"scalars_0\",\n      \"id\" : 0,\n      \
-         \"fields\" : []\n    }\n  ],\n  \"headers\" : [],\n  \"__meta__\" : {\"version\" : [2, 23]}\n}\n",
-    )
-    .unwrap();
-    for cmd in [
-        vec!["check", json.to_str().unwrap()],
-        vec!["run", json.to_str().unwrap(), "--port", "0=null"],
-    ] {
-        let o = run(&cmd);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(
-            err.contains("this is a BMv2 JSON") && err.contains("give it the .p4 file"),
-            "{cmd:?}: {err}"
-        );
-    }
-}
-
 /// `run --port 0=pcap:/tmp`: an `error:` line that says the input is a directory.
 #[test]
 fn a_directory_as_a_capture_file_is_an_error_line() {
