@@ -192,32 +192,119 @@ fn annotation_text(a: &ast::Annotation) -> String {
 
 /// A preamble: annotations except `@name`, `@id`, `@brief`, `@description` (and those `skip`
 /// says), and the documentation from `@brief` / `@description`.
-fn preamble(id: u32, name: &str, alias: &str, anns: &Annotations, skip: &[&str]) -> pi::Preamble {
+fn preamble(
+    ck: &Checked,
+    id: u32,
+    name: &str,
+    alias: &str,
+    anns: &Annotations,
+    skip: &[&str],
+) -> Result<pi::Preamble, String> {
     let mut p = pi::Preamble {
         id,
         name: name.to_string(),
         alias: alias.to_string(),
         ..Default::default()
     };
-    add_annotations(&mut p.annotations, anns, skip);
+    add_annotations(ck, &mut p, anns, skip)?;
     p.doc = doc(anns);
-    p
+    Ok(p)
 }
 
-fn add_annotations(out: &mut Vec<String>, anns: &Annotations, skip: &[&str]) {
+/// A P4Info message with `annotations` and `structured_annotations` (P4Runtime spec
+/// §"Annotating P4 code with structured annotations").
+trait Annotated {
+    fn lists(&mut self) -> (&mut Vec<String>, &mut Vec<pi::StructuredAnnotation>);
+}
+
+macro_rules! annotated {
+    ($($t:ty),*) => {$(
+        impl Annotated for $t {
+            fn lists(&mut self) -> (&mut Vec<String>, &mut Vec<pi::StructuredAnnotation>) {
+                (&mut self.annotations, &mut self.structured_annotations)
+            }
+        }
+    )*};
+}
+
+annotated!(
+    pi::Preamble,
+    pi::MatchField,
+    pi::ActionRef,
+    pi::action::Param,
+    pi::controller_packet_metadata::Metadata,
+    pi::PkgInfo,
+    pi::P4NewTypeSpec
+);
+
+/// The annotations of an element as p4c's P4Info carries them: every structured annotation
+/// (P4_16 §18.2) with its values, and the unstructured ones as P4 text, except `@name`, `@id`,
+/// `@brief`, `@description` and those `skip` names.
+fn add_annotations(
+    ck: &Checked,
+    out: &mut impl Annotated,
+    anns: &Annotations,
+    skip: &[&str],
+) -> Result<(), String> {
+    let (texts, structured) = out.lists();
     for a in anns {
         let n = a.name.name.as_str();
-        if matches!(
-            a.body,
-            AnnotationBody::KeyValues(_) | AnnotationBody::StructuredExpressions(_)
-        ) {
-            continue;
-        }
-        if matches!(n, "name" | "id" | "brief" | "description") || skip.contains(&n) {
-            continue;
-        }
-        out.push(annotation_text(a));
+        let body = match &a.body {
+            AnnotationBody::StructuredExpressions(es) => {
+                pi::structured_annotation::Body::ExpressionList(pi::ExpressionList {
+                    expressions: es
+                        .iter()
+                        .map(|e| structured_value(ck, n, e))
+                        .collect::<Result<_, _>>()?,
+                })
+            }
+            AnnotationBody::KeyValues(kvs) => {
+                pi::structured_annotation::Body::KvPairList(pi::KeyValuePairList {
+                    kv_pairs: kvs
+                        .iter()
+                        .map(|(k, e)| {
+                            Ok(pi::KeyValuePair {
+                                key: k.name.clone(),
+                                value: Some(structured_value(ck, n, e)?),
+                            })
+                        })
+                        .collect::<Result<_, String>>()?,
+                })
+            }
+            _ => {
+                if !matches!(n, "name" | "id" | "brief" | "description") && !skip.contains(&n) {
+                    texts.push(annotation_text(a));
+                }
+                continue;
+            }
+        };
+        structured.push(pi::StructuredAnnotation {
+            name: n.to_string(),
+            body: Some(body),
+            ..Default::default()
+        });
     }
+    Ok(())
+}
+
+/// The value of one expression of a structured annotation: the checker made it a compile-time
+/// `int`, `string` or `bool` (P4_16 §18.2); P4Info holds integers as int64 (P4Runtime spec
+/// §"Structured annotations").
+fn structured_value(ck: &Checked, ann: &str, e: &ast::Expr) -> Result<pi::Expression, String> {
+    use p4_front::check::Value;
+    use pi::expression::Value as V;
+    let v = match ck.value_of(e.id) {
+        Some(Value::Int(i)) => V::Int64Value(i64::try_from(i).map_err(|_| {
+            format!(
+                "@{ann}: integer {i} in a structured annotation does not fit in int64 (P4Info \
+                 holds 64-bit integers; use a string for larger values)"
+            )
+        })?),
+        Some(Value::Bool(b)) => V::BoolValue(*b),
+        Some(Value::String(s)) => V::StringValue(s.clone()),
+        _ => return Err(format!("@{ann}: a structured annotation value is not an int, string or bool")),
+    };
+    Ok(pi::Expression { value: Some(v) })
 }
 
 fn doc(anns: &Annotations) -> Option<pi::Documentation> {
@@ -473,7 +560,7 @@ impl<'a> Builder<'a> {
         }
         let alloc = syms.allocate()?;
         let mut out = pi::P4Info {
-            pkg_info: Some(self.pkg_info()),
+            pkg_info: Some(self.pkg_info()?),
             ..Default::default()
         };
         let mut ids = ControlPlaneIds::default();
@@ -522,13 +609,14 @@ impl<'a> Builder<'a> {
                 .iter()
                 .any(|t| t.actions.iter().any(|a| a.name == *name));
             out.actions
-                .push(self.action(ad, decl, id, name, &alloc, in_table));
+                .push(self.action(ad, decl, id, name, &alloc, in_table)?);
         }
         // Externs.
         for (xi, kind, name, anns) in &externs {
             let id = id_of(*kind, name);
             ids.externs.insert(id, *xi);
-            let pre = |skip: &[&str]| preamble(id, name, &alloc.alias(name), anns, skip);
+            let ck = self.ck;
+            let pre = |skip: &[&str]| preamble(ck, id, name, &alloc.alias(name), anns, skip);
             let inst = &prog.externs[*xi as usize];
             let direct_table = || {
                 prog.tables
@@ -539,24 +627,24 @@ impl<'a> Builder<'a> {
             let type_args = self.instance_type_args(*xi);
             match &inst.kind {
                 ExternKind::Counter { size, kind } => out.counters.push(pi::Counter {
-                    preamble: Some(pre(&[])),
+                    preamble: Some(pre(&[])?),
                     spec: Some(counter_spec(*kind)),
                     size: i64::from(*size),
                     index_type_name: self.index_type_name(&type_args, 1),
                 }),
                 ExternKind::DirectCounter { kind } => out.direct_counters.push(pi::DirectCounter {
-                    preamble: Some(pre(&[])),
+                    preamble: Some(pre(&[])?),
                     spec: Some(counter_spec(*kind)),
                     direct_table_id: direct_table(),
                 }),
                 ExternKind::Meter { size, bytes } => out.meters.push(pi::Meter {
-                    preamble: Some(pre(&[])),
+                    preamble: Some(pre(&[])?),
                     spec: Some(meter_spec(*bytes)),
                     size: i64::from(*size),
                     index_type_name: self.index_type_name(&type_args, 0),
                 }),
                 ExternKind::DirectMeter { bytes } => out.direct_meters.push(pi::DirectMeter {
-                    preamble: Some(pre(&[])),
+                    preamble: Some(pre(&[])?),
                     spec: Some(meter_spec(*bytes)),
                     direct_table_id: direct_table(),
                 }),
@@ -564,7 +652,7 @@ impl<'a> Builder<'a> {
                     let elem = type_args.first().cloned().unwrap_or(Type::Bit(32));
                     let spec = self.types.spec(&elem, &self.ast);
                     out.registers.push(pi::Register {
-                        preamble: Some(pre(&[])),
+                        preamble: Some(pre(&[])?),
                         type_spec: Some(spec),
                         size: i32::try_from(*size).unwrap_or(i32::MAX),
                         index_type_name: self.index_type_name(&type_args, 1),
@@ -585,7 +673,7 @@ impl<'a> Builder<'a> {
                             "max_group_size",
                             "selector_size_semantics",
                             "max_member_weight",
-                        ])),
+                        ])?),
                         table_ids,
                         with_selector: selector,
                         size: i64::from(*size),
@@ -601,7 +689,7 @@ impl<'a> Builder<'a> {
                     let t = type_args.first().cloned().unwrap_or(Type::Bit(32));
                     let spec = self.types.spec(&t, &self.ast);
                     out.digests.push(pi::Digest {
-                        preamble: Some(pre(&[])),
+                        preamble: Some(pre(&[])?),
                         type_spec: Some(spec),
                     })
                 }
@@ -613,7 +701,7 @@ impl<'a> Builder<'a> {
             ids.v1_digests.insert(id, name.clone());
             let spec = self.types.spec(t, &self.ast);
             out.digests.push(pi::Digest {
-                preamble: Some(preamble(id, name, &alloc.alias(name), &NONE, &[])),
+                preamble: Some(preamble(self.ck, id, name, &alloc.alias(name), &NONE, &[])?),
                 type_spec: Some(spec),
             });
         }
@@ -629,7 +717,7 @@ impl<'a> Builder<'a> {
             };
             let id = id_of(Kind::ValueSet, &v.name);
             ids.value_sets.insert(id, vi as u32);
-            out.value_sets.push(self.value_set(v, d, id, &alloc));
+            out.value_sets.push(self.value_set(v, d, id, &alloc)?);
         }
         // Controller packet metadata.
         for (name, anns, fields) in &controller_headers {
@@ -638,32 +726,32 @@ impl<'a> Builder<'a> {
                 .and_then(string_arg)
                 .unwrap_or_else(|| name.clone());
             let fids = field_ids(&fields.iter().map(|f| at_id(f.2)).collect::<Vec<_>>());
-            let metadata = fields
-                .iter()
-                .zip(fids)
-                .map(|((fname, ty, fanns), id)| {
-                    let mut m = pi::controller_packet_metadata::Metadata {
-                        id,
-                        name: fname.clone(),
-                        bitwidth: width_of(ty, &self.ast),
-                        type_name: self.types.type_name(ty, &self.ast),
-                        ..Default::default()
-                    };
-                    add_annotations(&mut m.annotations, fanns, &[]);
-                    m
-                })
-                .collect();
+            let mut metadata = Vec::with_capacity(fields.len());
+            for ((fname, ty, fanns), id) in fields.iter().zip(fids) {
+                let mut m = pi::controller_packet_metadata::Metadata {
+                    id,
+                    name: fname.clone(),
+                    bitwidth: width_of(ty, &self.ast),
+                    type_name: self.types.type_name(ty, &self.ast),
+                    ..Default::default()
+                };
+                add_annotations(self.ck, &mut m, fanns, &[])?;
+                metadata.push(m);
+            }
             out.controller_packet_metadata
                 .push(pi::ControllerPacketMetadata {
-                    preamble: Some(preamble(id, &cname, &cname, anns, &[])),
+                    preamble: Some(preamble(self.ck, id, &cname, &cname, anns, &[])?),
                     metadata,
                 });
+        }
+        if let Some(e) = self.types.errors.first() {
+            return Err(e.clone());
         }
         out.type_info = Some(std::mem::take(&mut self.types).into_proto());
         Ok(Built { p4info: out, ids })
     }
 
-    fn pkg_info(&self) -> pi::PkgInfo {
+    fn pkg_info(&self) -> Result<pi::PkgInfo, String> {
         let mut p = pi::PkgInfo {
             arch: arch_name(self.prog.arch).to_string(),
             ..Default::default()
@@ -700,10 +788,10 @@ impl<'a> Builder<'a> {
                 }
                 p.platform_properties = Some(pp);
             }
-            add_annotations(&mut p.annotations, anns, &["pkginfo", "platform_property"]);
+            add_annotations(self.ck, &mut p, anns, &["pkginfo", "platform_property"])?;
             p.doc = doc(anns);
         }
-        p
+        Ok(p)
     }
 
     fn table(
@@ -759,7 +847,7 @@ impl<'a> Builder<'a> {
             } else {
                 f.r#match = Some(pi::match_field::Match::MatchType(mt as i32));
             }
-            add_annotations(&mut f.annotations, &ak.annotations, &[]);
+            add_annotations(self.ck, &mut f, &ak.annotations, &[])?;
             match_fields.push(f);
         }
         let action_id = |name: &str| alloc.id(Kind::Action, name).unwrap_or(0);
@@ -786,7 +874,7 @@ impl<'a> Builder<'a> {
                 scope: scope as i32,
                 ..Default::default()
             };
-            add_annotations(&mut ar.annotations, &r.annotations, &[]);
+            add_annotations(self.ck, &mut ar, &r.annotations, &[])?;
             action_refs.push(ar);
         }
         if !has_default_action(td) {
@@ -804,12 +892,13 @@ impl<'a> Builder<'a> {
         }
         let mut table = pi::Table {
             preamble: Some(preamble(
+                self.ck,
                 id,
                 &t.name,
                 &alloc.alias(&t.name),
                 &td.annotations,
                 &[],
-            )),
+            )?),
             match_fields,
             action_refs,
             size: i64::try_from(info.size.filter(|s| *s > 0).unwrap_or(1024)).unwrap_or(i64::MAX),
@@ -894,7 +983,7 @@ impl<'a> Builder<'a> {
         name: &str,
         alloc: &Allocation,
         with_params: bool,
-    ) -> pi::Action {
+    ) -> Result<pi::Action, String> {
         let info = self
             .ck
             .decl_by_span
@@ -919,7 +1008,14 @@ impl<'a> Builder<'a> {
                 .collect::<Vec<_>>(),
         );
         let mut out = pi::Action {
-            preamble: Some(preamble(id, name, &alloc.alias(name), &ad.annotations, &[])),
+            preamble: Some(preamble(
+                self.ck,
+                id,
+                name,
+                &alloc.alias(name),
+                &ad.annotations,
+                &[],
+            )?),
             params: Vec::new(),
         };
         for ((p, t), pid) in params.iter().zip(pids) {
@@ -939,10 +1035,10 @@ impl<'a> Builder<'a> {
                 doc: doc(&p.annotations),
                 ..Default::default()
             };
-            add_annotations(&mut param.annotations, &p.annotations, &[]);
+            add_annotations(self.ck, &mut param, &p.annotations, &[])?;
             out.params.push(param);
         }
-        out
+        Ok(out)
     }
 
     fn value_set(
@@ -951,7 +1047,7 @@ impl<'a> Builder<'a> {
         d: &ast::Decl,
         id: u32,
         alloc: &Allocation,
-    ) -> pi::ValueSet {
+    ) -> Result<pi::ValueSet, String> {
         let anns = annotations_of(d);
         let elem = self
             .ck
@@ -1015,15 +1111,22 @@ impl<'a> Builder<'a> {
                 pi::match_field::Match::MatchType(mt as i32)
             });
             if let Some(f) = f {
-                add_annotations(&mut mf.annotations, &f.annotations, &["match"]);
+                add_annotations(self.ck, &mut mf, &f.annotations, &["match"])?;
             }
             matches.push(mf);
         }
-        pi::ValueSet {
-            preamble: Some(preamble(id, &v.name, &alloc.alias(&v.name), anns, &[])),
+        Ok(pi::ValueSet {
+            preamble: Some(preamble(
+                self.ck,
+                id,
+                &v.name,
+                &alloc.alias(&v.name),
+                anns,
+                &[],
+            )?),
             r#match: matches,
             size: i32::try_from(v.size).unwrap_or(i32::MAX),
-        }
+        })
     }
 
     /// The top-level `action NoAction()` of core.p4.
@@ -1244,6 +1347,8 @@ struct TypeInfo {
     enums: BTreeMap<String, pi::P4EnumTypeSpec>,
     serializable_enums: BTreeMap<String, pi::P4SerializableEnumTypeSpec>,
     new_types: BTreeMap<String, pi::P4NewTypeSpec>,
+    /// Annotations of named types P4Info cannot hold.
+    errors: Vec<String>,
 }
 
 impl TypeInfo {
@@ -1317,7 +1422,11 @@ impl TypeInfo {
                     };
                     if let Some(d) = ast.decl(n.decl.0) {
                         let anns = annotations_of(d);
-                        add_annotations(&mut nt.annotations, anns, &["p4runtime_translation"]);
+                        if let Err(e) =
+                            add_annotations(ast.ck, &mut nt, anns, &["p4runtime_translation"])
+                        {
+                            self.errors.push(e);
+                        }
                         if let Some(a) = find(anns, "p4runtime_translation") {
                             if let AnnotationBody::Expressions(es) = &a.body {
                                 let uri = match es.first().map(|e| &e.kind) {

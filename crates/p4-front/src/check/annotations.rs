@@ -117,7 +117,8 @@ impl<'a> Checker<'a> {
             return;
         }
         match self.value_of(e.id) {
-            Some(Value::Int(_) | Value::Bits { .. } | Value::String(_) | Value::Bool(_)) => {}
+            // `int`, `string` or `bool` only (§18.2): `8w5` is a `bit<8>`, refused as p4c does.
+            Some(Value::Int(_) | Value::String(_) | Value::Bool(_)) => {}
             Some(_) => self.err(
                 e.span,
                 "illegal type for structured annotation; must be int, string or bool",

@@ -1,0 +1,245 @@
+//! The P4Info of small programs of this repository: structured annotations (P4_16 §18.2,
+//! P4Runtime spec §"Annotating P4 code with structured annotations") on every element that
+//! carries them, their values folded, unstructured annotations beside them, and the errors
+//! P4Info cannot hold.
+
+use nevermiss_p4rt::format::p4info_text;
+use nevermiss_p4rt::p4info;
+use nevermiss_p4rt::pb::p4::config::v1 as pi;
+use pi::expression::Value as V;
+use pi::structured_annotation::Body;
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn p4info_of_file(rel: &str) -> pi::P4Info {
+    let c = p4_front::driver::compile_file(&root().join(rel), &Default::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let prog = p4_ir::lower(&c).unwrap();
+    p4info::build(&c, &prog).unwrap().p4info
+}
+
+fn build_str(text: &str) -> Result<pi::P4Info, String> {
+    let c = p4_front::driver::compile_str("t.p4", text, &Default::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let prog = p4_ir::lower(&c).unwrap();
+    p4info::build(&c, &prog).map(|b| b.p4info)
+}
+
+fn int(i: i64) -> pi::Expression {
+    pi::Expression {
+        value: Some(V::Int64Value(i)),
+    }
+}
+
+fn string(s: &str) -> pi::Expression {
+    pi::Expression {
+        value: Some(V::StringValue(s.to_string())),
+    }
+}
+
+fn boolean(b: bool) -> pi::Expression {
+    pi::Expression {
+        value: Some(V::BoolValue(b)),
+    }
+}
+
+fn list(name: &str, es: Vec<pi::Expression>) -> pi::StructuredAnnotation {
+    pi::StructuredAnnotation {
+        name: name.to_string(),
+        body: Some(Body::ExpressionList(pi::ExpressionList { expressions: es })),
+        source_location: None,
+    }
+}
+
+fn kvs(name: &str, pairs: Vec<(&str, pi::Expression)>) -> pi::StructuredAnnotation {
+    pi::StructuredAnnotation {
+        name: name.to_string(),
+        body: Some(Body::KvPairList(pi::KeyValuePairList {
+            kv_pairs: pairs
+                .into_iter()
+                .map(|(k, v)| pi::KeyValuePair {
+                    key: k.to_string(),
+                    value: Some(v),
+                })
+                .collect(),
+        })),
+        source_location: None,
+    }
+}
+
+fn preamble_of<'a>(pres: impl Iterator<Item = &'a pi::Preamble>, name: &str) -> &'a pi::Preamble {
+    let pres: Vec<_> = pres.collect();
+    pres.iter()
+        .copied()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no {name} among {:?}", pres.iter().map(|p| &p.name).collect::<Vec<_>>()))
+}
+
+#[test]
+fn structured_annotations_reach_every_element() {
+    let p = p4info_of_file("tests/p4/ok/v1model-structured-annotations.p4");
+    let acl = p
+        .tables
+        .iter()
+        .find(|t| t.preamble.as_ref().unwrap().name == "Ing.acl")
+        .unwrap();
+    let pre = acl.preamble.as_ref().unwrap();
+    // Values folded as the checker folds them (`SAI_API` a macro, `PRIO_BASE * 2` a constant).
+    assert_eq!(
+        pre.structured_annotations,
+        vec![kvs(
+            "SaiTable",
+            vec![
+                ("name", string("acl_rule")),
+                ("api", string("dash_acl")),
+                ("order", int(20)),
+                ("isobject", boolean(false)),
+            ]
+        )]
+    );
+    assert!(pre.annotations.is_empty(), "{:?}", pre.annotations);
+    assert_eq!(pre.doc.as_ref().unwrap().brief, "the ACL");
+    let dmac = &acl.match_fields[0];
+    assert_eq!(dmac.name, "dmac");
+    assert_eq!(
+        dmac.structured_annotations,
+        vec![kvs("SaiVal", vec![("type", string("sai_mac_t"))])]
+    );
+    assert_eq!(
+        acl.match_fields[1].structured_annotations,
+        vec![kvs("SaiVal", vec![("type", string("sai_ip_address_t"))])]
+    );
+    assert_eq!(acl.match_fields[1].type_name.as_ref().unwrap().name, "ip_addr_t");
+    assert_eq!(
+        acl.action_refs[0].structured_annotations,
+        vec![list("Choice", vec![string("permit")])]
+    );
+    assert_eq!(
+        acl.action_refs[1].structured_annotations,
+        vec![list("Choice", vec![string("deny")])]
+    );
+
+    let actions = || p.actions.iter().map(|a| a.preamble.as_ref().unwrap());
+    let permit = preamble_of(actions(), "Ing.permit");
+    assert_eq!(permit.structured_annotations, vec![list("SaiAction", vec![])]);
+    // The same name unstructured on another element is an unstructured annotation there.
+    assert_eq!(permit.annotations, vec!["@Trace(\"unstructured here\")"]);
+    let deny = preamble_of(actions(), "Ing.deny");
+    assert_eq!(
+        deny.structured_annotations,
+        vec![list(
+            "Trace",
+            vec![int(1), string("two"), boolean(true), boolean(false), int(11)]
+        )]
+    );
+    let permit_action = p
+        .actions
+        .iter()
+        .find(|a| a.preamble.as_ref().unwrap().name == "Ing.permit")
+        .unwrap();
+    assert_eq!(
+        permit_action.params[0].structured_annotations,
+        vec![kvs(
+            "SaiVal",
+            vec![("type", string("sai_uint32_t")), ("initial", int(0))]
+        )]
+    );
+    assert_eq!(
+        permit_action.params[1].structured_annotations,
+        vec![kvs("SaiVal", vec![("isresourcetype", boolean(true))])]
+    );
+
+    let hits = p.counters[0].preamble.as_ref().unwrap();
+    assert_eq!(
+        hits.structured_annotations,
+        vec![kvs(
+            "SaiCounter",
+            vec![("name", string("acl_hits")), ("attr_type", string("stats"))]
+        )]
+    );
+
+    let ti = p.type_info.as_ref().unwrap();
+    assert_eq!(
+        ti.new_types["ip_addr_t"].structured_annotations,
+        vec![kvs("SaiType", vec![("kind", string("ip")), ("width", int(32))])]
+    );
+
+    let cpm = &p.controller_packet_metadata[0];
+    assert_eq!(
+        cpm.preamble.as_ref().unwrap().structured_annotations,
+        vec![kvs("Wire", vec![("format", string("pi"))])]
+    );
+    assert_eq!(
+        cpm.metadata[0].structured_annotations,
+        vec![kvs("SaiVal", vec![("type", string("sai_uint16_t"))])]
+    );
+
+    assert_eq!(
+        p.pkg_info.as_ref().unwrap().structured_annotations,
+        vec![kvs("Pipeline", vec![("name", string("structured")), ("version", int(1))])]
+    );
+
+    // Text format as p4c writes it.
+    let text = p4info_text(&p);
+    assert!(
+        text.contains(
+            "    structured_annotations {\n      name: \"SaiTable\"\n      kv_pair_list {\n        kv_pairs {\n          key: \"name\"\n          value {\n            string_value: \"acl_rule\"\n          }\n        }\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("      expression_list {\n        expressions {\n          int64_value: 1\n"), "{text}");
+}
+
+/// core.p4's `NoAction` carries one `@noWarn("unused")`, as p4c's P4Info lists it.
+#[test]
+fn no_action_has_one_no_warn() {
+    let p = build_str(&SMALL.replace("ANNOTATION", "")).unwrap();
+    let text = p4info_text(&p);
+    assert!(text.contains("name: \"NoAction\""), "{text}");
+    assert_eq!(text.matches("@noWarn(\\\"unused\\\")").count(), 1, "{text}");
+}
+
+const SMALL: &str = r#"
+#include <core.p4>
+#include <v1model.p4>
+struct h_t {}
+struct m_t {}
+parser P(packet_in b, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { transition accept; }
+}
+control C(inout h_t h, inout m_t m) { apply {} }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    ANNOTATION
+    action a() {}
+    table t { key = { s.ingress_port: exact; } actions = { a; } }
+    apply { t.apply(); }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply {} }
+control D(packet_out b, in h_t h) { apply {} }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"#;
+
+/// P4Info holds integers of structured annotations as int64: a larger one is an error
+/// naming the annotation, as p4c reports it; the bounds themselves pass.
+#[test]
+fn structured_integer_beyond_int64_is_an_error() {
+    let e = build_str(&SMALL.replace("ANNOTATION", "@Big[v = 9223372036854775808]")).unwrap_err();
+    assert!(e.contains("@Big") && e.contains("int64"), "{e}");
+    let p = build_str(&SMALL.replace(
+        "ANNOTATION",
+        "@Big[hi = 9223372036854775807, lo = -9223372036854775808]",
+    ))
+    .unwrap();
+    let a = p
+        .actions
+        .iter()
+        .find(|a| a.preamble.as_ref().unwrap().name == "I.a")
+        .unwrap();
+    assert_eq!(
+        a.preamble.as_ref().unwrap().structured_annotations,
+        vec![kvs("Big", vec![("hi", int(i64::MAX)), ("lo", int(i64::MIN))])]
+    );
+}
