@@ -254,7 +254,7 @@ impl Device {
     ) -> Result<Arc<Pipeline>, Status> {
         let loaded = device_config::decode(device_config)
             .map_err(|e| Status::invalid_argument(format!("device config: {e}")))?;
-        let built = p4info::build(&loaded.compiled, &loaded.program)
+        let built = p4info::build(&loaded.program)
             .map_err(|e| Status::invalid_argument(format!("P4Info: {e}")))?;
         let p4info = match given {
             Some(g) => {

@@ -118,7 +118,7 @@ fn examples_p4info_equals_p4test() {
         let compiled = p4_front::driver::compile_file(&src, &Default::default())
             .unwrap_or_else(|f| panic!("{}", f.render()));
         let prog = p4_ir::lower(&compiled).unwrap();
-        let mut ours = p4info::build(&compiled, &prog).unwrap().p4info;
+        let mut ours = p4info::build(&prog).unwrap().p4info;
         let arch = ours
             .pkg_info
             .as_ref()
@@ -196,7 +196,8 @@ fn first_difference(a: &str, b: &str) -> String {
 /// Compares at every level; returns the closest level reached and, below exact, the first
 /// difference at the next level.
 fn compare(ours: &P4Info, theirs_text: &str) -> Result<(Match, Option<String>), String> {
-    let theirs = parse_p4info_text(theirs_text).map_err(|e| format!("p4c's file does not parse: {e}"))?;
+    let theirs =
+        parse_p4info_text(theirs_text).map_err(|e| format!("p4c's file does not parse: {e}"))?;
     let at = |annotations: bool| {
         let (mut a, mut b) = (ours.clone(), theirs.clone());
         normalise(&mut a, annotations);
@@ -272,7 +273,7 @@ fn p4info_equals_p4cs_where_p4c_has_one() {
                 continue;
             }
         };
-        let ours = match std::panic::catch_unwind(|| p4info::build(&compiled, &prog)) {
+        let ours = match std::panic::catch_unwind(|| p4info::build(&prog)) {
             Ok(Ok(b)) => b.p4info,
             Ok(Err(e)) => {
                 unsupported.push(format!("{name}: {e}"));

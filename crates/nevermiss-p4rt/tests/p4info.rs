@@ -18,14 +18,14 @@ fn p4info_of_file(rel: &str) -> pi::P4Info {
     let c = p4_front::driver::compile_file(&root().join(rel), &Default::default())
         .unwrap_or_else(|f| panic!("{}", f.render()));
     let prog = p4_ir::lower(&c).unwrap();
-    p4info::build(&c, &prog).unwrap().p4info
+    p4info::build(&prog).unwrap().p4info
 }
 
 fn build_str(text: &str) -> Result<pi::P4Info, String> {
     let c = p4_front::driver::compile_str("t.p4", text, &Default::default())
         .unwrap_or_else(|f| panic!("{}", f.render()));
     let prog = p4_ir::lower(&c).unwrap();
-    p4info::build(&c, &prog).map(|b| b.p4info)
+    p4info::build(&prog).map(|b| b.p4info)
 }
 
 fn int(i: i64) -> pi::Expression {
@@ -75,7 +75,12 @@ fn preamble_of<'a>(pres: impl Iterator<Item = &'a pi::Preamble>, name: &str) -> 
     pres.iter()
         .copied()
         .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("no {name} among {:?}", pres.iter().map(|p| &p.name).collect::<Vec<_>>()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no {name} among {:?}",
+                pres.iter().map(|p| &p.name).collect::<Vec<_>>()
+            )
+        })
 }
 
 #[test]
@@ -112,7 +117,10 @@ fn structured_annotations_reach_every_element() {
         acl.match_fields[1].structured_annotations,
         vec![kvs("SaiVal", vec![("type", string("sai_ip_address_t"))])]
     );
-    assert_eq!(acl.match_fields[1].type_name.as_ref().unwrap().name, "ip_addr_t");
+    assert_eq!(
+        acl.match_fields[1].type_name.as_ref().unwrap().name,
+        "ip_addr_t"
+    );
     assert_eq!(
         acl.action_refs[0].structured_annotations,
         vec![list("Choice", vec![string("permit")])]
@@ -124,7 +132,10 @@ fn structured_annotations_reach_every_element() {
 
     let actions = || p.actions.iter().map(|a| a.preamble.as_ref().unwrap());
     let permit = preamble_of(actions(), "Ing.permit");
-    assert_eq!(permit.structured_annotations, vec![list("SaiAction", vec![])]);
+    assert_eq!(
+        permit.structured_annotations,
+        vec![list("SaiAction", vec![])]
+    );
     // The same name unstructured on another element is an unstructured annotation there.
     assert_eq!(permit.annotations, vec!["@Trace(\"unstructured here\")"]);
     let deny = preamble_of(actions(), "Ing.deny");
@@ -132,7 +143,13 @@ fn structured_annotations_reach_every_element() {
         deny.structured_annotations,
         vec![list(
             "Trace",
-            vec![int(1), string("two"), boolean(true), boolean(false), int(11)]
+            vec![
+                int(1),
+                string("two"),
+                boolean(true),
+                boolean(false),
+                int(11)
+            ]
         )]
     );
     let permit_action = p
@@ -164,7 +181,10 @@ fn structured_annotations_reach_every_element() {
     let ti = p.type_info.as_ref().unwrap();
     assert_eq!(
         ti.new_types["ip_addr_t"].structured_annotations,
-        vec![kvs("SaiType", vec![("kind", string("ip")), ("width", int(32))])]
+        vec![kvs(
+            "SaiType",
+            vec![("kind", string("ip")), ("width", int(32))]
+        )]
     );
 
     let cpm = &p.controller_packet_metadata[0];
@@ -179,7 +199,10 @@ fn structured_annotations_reach_every_element() {
 
     assert_eq!(
         p.pkg_info.as_ref().unwrap().structured_annotations,
-        vec![kvs("Pipeline", vec![("name", string("structured")), ("version", int(1))])]
+        vec![kvs(
+            "Pipeline",
+            vec![("name", string("structured")), ("version", int(1))]
+        )]
     );
 
     // Text format as p4c writes it.
@@ -190,7 +213,10 @@ fn structured_annotations_reach_every_element() {
         ),
         "{text}"
     );
-    assert!(text.contains("      expression_list {\n        expressions {\n          int64_value: 1\n"), "{text}");
+    assert!(
+        text.contains("      expression_list {\n        expressions {\n          int64_value: 1\n"),
+        "{text}"
+    );
 }
 
 /// core.p4's `NoAction` carries one `@noWarn("unused")`, as p4c's P4Info lists it.
@@ -240,6 +266,9 @@ fn structured_integer_beyond_int64_is_an_error() {
         .unwrap();
     assert_eq!(
         a.preamble.as_ref().unwrap().structured_annotations,
-        vec![kvs("Big", vec![("hi", int(i64::MAX)), ("lo", int(i64::MIN))])]
+        vec![kvs(
+            "Big",
+            vec![("hi", int(i64::MAX)), ("lo", int(i64::MIN))]
+        )]
     );
 }

@@ -50,8 +50,7 @@ fn run_inner(args: &P4InfoArgs) -> Result<(), String> {
     }
     let compiled = p4_front::driver::compile_file(&args.program, &opts).map_err(|f| f.render())?;
     let prog = p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
-    let built =
-        p4info::build(&compiled, &prog).map_err(|e| format!("{}: {e}", args.program.display()))?;
+    let built = p4info::build(&prog).map_err(|e| format!("{}: {e}", args.program.display()))?;
     let bytes = match args.format {
         Format::Text => format::p4info_text(&built.p4info).into_bytes(),
         Format::Json => format::p4info_json(&built.p4info).into_bytes(),

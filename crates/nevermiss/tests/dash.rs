@@ -102,8 +102,16 @@ fn dash_builds_check_get_a_p4info_and_run() {
         let o = run(&with_defines(&["p4info", p(&dash), "-o", p(&out)], defines));
         assert_eq!(o.status.code(), Some(0), "{build}: {}", stderr(&o));
         let p4info = parse_p4info_text(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        assert!(p4info.tables.len() > 30, "{build}: {} tables", p4info.tables.len());
-        assert!(p4info.actions.len() > 30, "{build}: {} actions", p4info.actions.len());
+        assert!(
+            p4info.tables.len() > 30,
+            "{build}: {} tables",
+            p4info.tables.len()
+        );
+        assert!(
+            p4info.actions.len() > 30,
+            "{build}: {} actions",
+            p4info.actions.len()
+        );
         // DASH's SAI generator reads its `@SaiTable[...]` and `@SaiVal[...]` from the P4Info.
         let sai_tables = p4info
             .tables
@@ -117,7 +125,10 @@ fn dash_builds_check_get_a_p4info_and_run() {
                     .any(|a| a.name == "SaiTable")
             })
             .count();
-        assert!(sai_tables > 20, "{build}: {sai_tables} tables with @SaiTable");
+        assert!(
+            sai_tables > 20,
+            "{build}: {sai_tables} tables with @SaiTable"
+        );
         let sai_keys = p4info
             .tables
             .iter()
