@@ -313,6 +313,19 @@ impl<'a> Builder<'a> {
                     .or_default();
             }
         }
+        // In P4Info's order (p4c's, `ControlPlane::actions`): a name where its first function is.
+        let position: HashMap<FnId, usize> = (prog.control_plane.actions.iter())
+            .enumerate()
+            .map(|(i, &f)| (f, i))
+            .collect();
+        let mut used_actions: Vec<(String, Vec<FnId>)> = used_actions.into_iter().collect();
+        used_actions.sort_by_key(|(_, fns)| {
+            let implicit = fns.is_empty().then_some(prog.control_plane.no_action);
+            (fns.iter().copied().chain(implicit.flatten()))
+                .filter_map(|f| position.get(&f).copied())
+                .min()
+                .unwrap_or(usize::MAX)
+        });
         for (name, fns) in &used_actions {
             if let Some(anns) = self.action_annotations(fns) {
                 if has(anns, "hidden") {
@@ -354,13 +367,15 @@ impl<'a> Builder<'a> {
             });
             externs.push((xi, kind, name, anns));
         }
-        // v1model digests: one per data type.
-        let mut v1_digests: BTreeMap<&'a str, &'a CpType> = BTreeMap::new();
+        // v1model digests: one per data type, in the order of their first call.
+        let mut v1_digests: Vec<(&'a str, &'a CpType)> = Vec::new();
         for d in &prog.control_plane.v1_digests {
-            v1_digests.entry(d.name.as_str()).or_insert(&d.ty);
+            if v1_digests.iter().all(|(n, _)| *n != d.name) {
+                v1_digests.push((&d.name, &d.ty));
+            }
         }
         static NONE: Annotations = Vec::new();
-        for name in v1_digests.keys() {
+        for (name, _) in &v1_digests {
             objects.push(Object {
                 kind: Kind::Digest,
                 name: name.to_string(),
@@ -431,14 +446,22 @@ impl<'a> Builder<'a> {
         for &(xi, kind, name, anns) in &externs {
             let id = id_of(kind, name);
             ids.externs.insert(id, xi);
-            let pre = |skip: &[&str]| preamble(id, name, &alloc.alias(name), anns, skip);
             let inst = &prog.externs[xi as usize];
-            let direct_table = || {
-                prog.tables
-                    .iter()
-                    .find(|t| t.direct_counter == Some(xi) || t.direct_meter == Some(xi))
-                    .map_or(0, |t| id_of(Kind::Table, &t.name))
-            };
+            let pre = |skip: &[&str]| preamble(id, name, &alloc.alias(name), anns, skip);
+            // A direct resource is listed with the table it is attached to (p4c lists it when
+            // it lists the table): none, or a hidden one, and it is not listed.
+            let direct_table = (prog.tables.iter())
+                .find(|t| t.direct_counter == Some(xi) || t.direct_meter == Some(xi))
+                .filter(|t| !has(&t.annotations, "hidden"))
+                .map(|t| id_of(Kind::Table, &t.name));
+            if matches!(
+                inst.kind,
+                ExternKind::DirectCounter { .. } | ExternKind::DirectMeter { .. }
+            ) && direct_table.is_none()
+            {
+                continue;
+            }
+            let direct_table_id = direct_table.unwrap_or(0);
             let type_args = &inst.type_args;
             match &inst.kind {
                 ExternKind::Counter { size, kind } => out.counters.push(pi::Counter {
@@ -450,7 +473,7 @@ impl<'a> Builder<'a> {
                 ExternKind::DirectCounter { kind } => out.direct_counters.push(pi::DirectCounter {
                     preamble: Some(pre(&[])?),
                     spec: Some(counter_spec(*kind)),
-                    direct_table_id: direct_table(),
+                    direct_table_id,
                 }),
                 ExternKind::Meter { size, bytes } => out.meters.push(pi::Meter {
                     preamble: Some(pre(&[])?),
@@ -461,7 +484,7 @@ impl<'a> Builder<'a> {
                 ExternKind::DirectMeter { bytes } => out.direct_meters.push(pi::DirectMeter {
                     preamble: Some(pre(&[])?),
                     spec: Some(meter_spec(*bytes)),
-                    direct_table_id: direct_table(),
+                    direct_table_id,
                 }),
                 ExternKind::Register { size, .. } => {
                     let elem = type_args.first().unwrap_or(&CpType::Bit(32));
@@ -476,13 +499,13 @@ impl<'a> Builder<'a> {
                 ExternKind::ActionProfile { size } | ExternKind::ActionSelector { size, .. } => {
                     let selector = matches!(inst.kind, ExternKind::ActionSelector { .. });
                     let max_group = find(anns, "max_group_size").and_then(Annotation::int_arg);
-                    let mut table_ids: Vec<u32> = prog
-                        .tables
-                        .iter()
+                    // The tables it serves, by name (p4c keeps them in a sorted set of names).
+                    let mut tables: Vec<&str> = (prog.tables.iter())
                         .filter(|t| t.implementation == Some(xi))
-                        .map(|t| id_of(Kind::Table, &t.name))
+                        .map(|t| t.name.as_str())
                         .collect();
-                    table_ids.sort_unstable();
+                    tables.sort_unstable();
+                    let table_ids = tables.iter().map(|t| id_of(Kind::Table, t)).collect();
                     out.action_profiles.push(pi::ActionProfile {
                         preamble: Some(pre(&[
                             "max_group_size",
@@ -496,6 +519,11 @@ impl<'a> Builder<'a> {
                             max_group.and_then(|v| i32::try_from(v).ok()).unwrap_or(0)
                         } else {
                             0
+                        },
+                        selector_size_semantics: if selector {
+                            size_semantics(anns)?
+                        } else {
+                            None
                         },
                         ..Default::default()
                     })
@@ -552,9 +580,11 @@ impl<'a> Builder<'a> {
                     metadata,
                 });
         }
-        let _looked = self.looks_at_types(&out);
+        let looked = self.looks_at_types(&out);
         let type_info = self.types.into_proto()?;
-        out.type_info = Some(type_info);
+        if looked || type_info != pi::P4TypeInfo::default() {
+            out.type_info = Some(type_info);
+        }
         Ok(Built { p4info: out, ids })
     }
 
@@ -925,6 +955,30 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// An action selector's `@selector_size_semantics("sum_of_weights" | "sum_of_members")`, with
+/// `@max_member_weight(N)` for the latter (P4Runtime spec §"ActionProfile"; none: the default,
+/// sum of weights, left unwritten as p4c leaves it).
+fn size_semantics(
+    anns: &Annotations,
+) -> Result<Option<pi::action_profile::SelectorSizeSemantics>, String> {
+    use pi::action_profile::{SelectorSizeSemantics as S, SumOfMembers, SumOfWeights};
+    let Some(v) = find(anns, "selector_size_semantics").and_then(Annotation::string_arg) else {
+        return Ok(None);
+    };
+    match v.to_ascii_uppercase().as_str() {
+        "SUM_OF_WEIGHTS" => Ok(Some(S::SumOfWeights(SumOfWeights {}))),
+        "SUM_OF_MEMBERS" => {
+            let w = find(anns, "max_member_weight").and_then(Annotation::int_arg);
+            Ok(Some(S::SumOfMembers(SumOfMembers {
+                max_member_weight: w.and_then(|w| i32::try_from(w).ok()).unwrap_or(0),
+            })))
+        }
+        _ => Err(format!(
+            "@selector_size_semantics: expected \"sum_of_weights\" or \"sum_of_members\", found \"{v}\""
+        )),
+    }
+}
+
 fn counter_spec(k: p4_ir::CounterKind) -> pi::CounterSpec {
     use pi::counter_spec::Unit;
     pi::CounterSpec {
@@ -944,11 +998,20 @@ fn meter_spec(bytes: bool) -> pi::MeterSpec {
     }
 }
 
-/// A new type's `@p4runtime_translation(URI, W)` (`W` a number, `bit<W>` or `string`): the URI
-/// and the controller's width (0 for a string).
-fn translation(anns: &Annotations) -> Option<(String, i32)> {
+/// What the controller sees of a translated type.
+enum Sdn {
+    /// `bit<W>` (`W` written as a number or as `bit<W>`).
+    Bits(i32),
+    /// `string`.
+    String,
+}
+
+/// A new type's `@p4runtime_translation(URI, T)` (P4Runtime spec §"Translation of
+/// port numbers and other types"): the URI and the controller's type, `T` a number, `bit<W>`
+/// or `string`.
+fn translation(anns: &Annotations) -> Option<(String, Sdn)> {
     let a = find(anns, "p4runtime_translation")?;
-    let (uri, second) = match &a.body {
+    match &a.body {
         AnnotationBody::Unstructured {
             args: Some(args), ..
         } => {
@@ -956,30 +1019,26 @@ fn translation(anns: &Annotations) -> Option<(String, i32)> {
                 Some(AnnotationArg::String(s)) => s.clone(),
                 _ => String::new(),
             };
-            let w = match args.get(1) {
-                Some(AnnotationArg::Int(v)) => i32::try_from(v).unwrap_or(0),
-                _ => 0,
+            let sdn = match args.get(1) {
+                Some(AnnotationArg::Int(v)) => Sdn::Bits(i32::try_from(v).unwrap_or(0)),
+                _ => Sdn::String,
             };
-            return Some((uri, w));
+            Some((uri, sdn))
         }
         AnnotationBody::Unstructured { text, args: None } => {
             let (u, rest) = text.split_once(',').unwrap_or((text, ""));
-            (
-                u.trim().trim_matches('"').to_string(),
-                rest.trim().to_string(),
-            )
+            let rest = rest.trim();
+            let sdn = if rest == "string" {
+                Sdn::String
+            } else if let Some(w) = rest.strip_prefix("bit<").and_then(|x| x.strip_suffix('>')) {
+                Sdn::Bits(w.trim().parse().unwrap_or(0))
+            } else {
+                Sdn::Bits(rest.parse().unwrap_or(0))
+            };
+            Some((u.trim().trim_matches('"').to_string(), sdn))
         }
-        _ => return None,
-    };
-    let w = if let Some(x) = second
-        .strip_prefix("bit<")
-        .and_then(|x| x.strip_suffix('>'))
-    {
-        x.trim().parse().unwrap_or(0)
-    } else {
-        second.parse().unwrap_or(0)
-    };
-    Some((uri, w))
+        _ => None,
+    }
 }
 
 /// Actions a control body calls directly (not through other functions).
@@ -1052,6 +1111,8 @@ struct TypeInfo<'a> {
     enums: BTreeMap<String, pi::P4EnumTypeSpec>,
     serializable_enums: BTreeMap<String, pi::P4SerializableEnumTypeSpec>,
     new_types: BTreeMap<String, pi::P4NewTypeSpec>,
+    /// The `error` type's members, once a type uses it.
+    error: Option<pi::P4ErrorTypeSpec>,
     /// Annotations of named types P4Info cannot hold.
     errors: Vec<String>,
 }
@@ -1066,6 +1127,7 @@ impl<'a> TypeInfo<'a> {
             enums: BTreeMap::new(),
             serializable_enums: BTreeMap::new(),
             new_types: BTreeMap::new(),
+            error: None,
             errors: Vec::new(),
         }
     }
@@ -1081,7 +1143,7 @@ impl<'a> TypeInfo<'a> {
             enums: self.enums.into_iter().collect(),
             serializable_enums: self.serializable_enums.into_iter().collect(),
             new_types: self.new_types.into_iter().collect(),
-            ..Default::default()
+            error: self.error,
         })
     }
 
@@ -1098,17 +1160,26 @@ impl<'a> TypeInfo<'a> {
     }
 
     /// Width in bits of a scalar type as P4Info states it (`bool` is 1, an `error` 0; a `type`
-    /// with `@p4runtime_translation` has its controller type's width, 0 for a string; a plain
-    /// enum 32).
+    /// with `@p4runtime_translation` has its controller type's width, 0 for a string, one
+    /// without the width of the bits under it; a plain enum 32).
     fn width_of(&self, t: &CpType) -> i32 {
         match t {
             CpType::Bit(w) | CpType::Int(w) | CpType::Varbit(w) => *w as i32,
             CpType::Bool => 1,
             CpType::Named(_) => match self.named(t) {
                 Some(n) => match &n.kind {
+                    // Only the type's own translation counts (p4c's getTypeWidth); under it,
+                    // the width of the bits it is made of.
                     NamedKind::NewType { underlying } => match translation(&n.annotations) {
-                        Some((_, w)) => w,
-                        None => self.width_of(underlying),
+                        Some((_, Sdn::Bits(w))) => w,
+                        Some((_, Sdn::String)) => 0,
+                        None => {
+                            let mut u = underlying;
+                            while let Some(NamedKind::NewType { underlying }) = self.kind(u) {
+                                u = underlying;
+                            }
+                            self.width_of(u)
+                        }
                     },
                     NamedKind::Enum(_) => 32,
                     NamedKind::SerializableEnum { underlying, .. } => self.width_of(underlying),
@@ -1167,7 +1238,14 @@ impl<'a> TypeInfo<'a> {
             CpType::Int(w) => S::Bitstring(bits(true, *w)),
             CpType::Varbit(w) => S::Bitstring(varbit(*w)),
             CpType::Bool => S::Bool(pi::P4BoolType {}),
-            CpType::Error => S::Error(pi::P4ErrorType {}),
+            CpType::Error => {
+                // p4c lists every member of `error` (the core library's, then the program's).
+                let prog = self.prog;
+                self.error.get_or_insert_with(|| pi::P4ErrorTypeSpec {
+                    members: prog.errors.clone(),
+                });
+                S::Error(pi::P4ErrorType {})
+            }
             CpType::Tuple(ts) => S::Tuple(pi::P4TupleTypeSpec {
                 members: ts.iter().map(|t| self.spec(t)).collect(),
             }),
@@ -1236,28 +1314,17 @@ impl<'a> TypeInfo<'a> {
                     {
                         self.errors.push(e);
                     }
-                    if let Some(args) =
-                        find(&n.annotations, "p4runtime_translation").and_then(Annotation::args)
-                    {
-                        let uri = match args.first() {
-                            Some(AnnotationArg::String(s)) => s.clone(),
-                            _ => String::new(),
-                        };
-                        let tt = match args.get(1) {
-                            Some(AnnotationArg::Int(v)) => {
-                                pi::p4_new_type_translation::SdnType::SdnBitwidth(
-                                    i32::try_from(v).unwrap_or(0),
-                                )
-                            }
-                            _ => pi::p4_new_type_translation::SdnType::SdnString(
-                                pi::p4_new_type_translation::SdnString {},
-                            ),
+                    if let Some((uri, sdn)) = translation(&n.annotations) {
+                        use pi::p4_new_type_translation::{SdnString, SdnType};
+                        let sdn_type = match sdn {
+                            Sdn::Bits(w) => SdnType::SdnBitwidth(w),
+                            Sdn::String => SdnType::SdnString(SdnString {}),
                         };
                         nt.representation =
                             Some(pi::p4_new_type_spec::Representation::TranslatedType(
                                 pi::P4NewTypeTranslation {
                                     uri,
-                                    sdn_type: Some(tt),
+                                    sdn_type: Some(sdn_type),
                                 },
                             ));
                     }
@@ -1285,20 +1352,22 @@ impl<'a> TypeInfo<'a> {
                 members,
             } => {
                 if !self.serializable_enums.contains_key(&name) {
-                    let u_spec = match self.spec(underlying).type_spec {
-                        Some(S::Bitstring(b)) => match b.type_spec {
-                            Some(pi::p4_bitstring_like_type_spec::TypeSpec::Bit(x)) => Some(x),
-                            _ => None,
-                        },
+                    // `enum bit<W>` and `enum int<W>` alike: P4Info has a width only.
+                    let u_spec = match underlying {
+                        CpType::Bit(w) | CpType::Int(w) => Some(pi::P4BitTypeSpec {
+                            bitwidth: *w as i32,
+                        }),
                         _ => None,
                     };
+                    let width = self.width_of(underlying);
                     let values = members
                         .iter()
                         .map(|(m, v)| pi::p4_serializable_enum_type_spec::Member {
                             name: m.clone(),
+                            // Padded to the underlying type's width, as p4c writes them.
                             value: v
                                 .as_ref()
-                                .map(|v| v.magnitude().to_bytes_be())
+                                .map(|v| padded(v.magnitude().to_bytes_be(), width))
                                 .unwrap_or_default(),
                             ..Default::default()
                         })
@@ -1406,6 +1475,18 @@ impl<'a> TypeInfo<'a> {
             });
         }
     }
+}
+
+/// Big-endian bytes left-padded with zeros to `ceil(width / 8)` bytes (never cut).
+fn padded(bytes: Vec<u8>, width: i32) -> Vec<u8> {
+    let n = usize::try_from(width).unwrap_or(0).div_ceil(8);
+    let bytes = if bytes == [0] { Vec::new() } else { bytes };
+    if bytes.len() >= n {
+        return bytes;
+    }
+    let mut out = vec![0; n - bytes.len()];
+    out.extend(bytes);
+    out
 }
 
 fn bits(signed: bool, w: u32) -> pi::P4BitstringLikeTypeSpec {

@@ -272,3 +272,235 @@ fn structured_integer_beyond_int64_is_an_error() {
         )]
     );
 }
+
+fn names<'a>(pres: impl Iterator<Item = &'a pi::Preamble>) -> Vec<&'a str> {
+    pres.map(|p| p.name.as_str()).collect()
+}
+
+/// Actions in p4c's order: for each block `main` runs, the top-level actions it uses in order
+/// of first use (`NoAction` where a table without `default_action` uses it), then its own
+/// actions and those of the controls it instantiates, in declaration order.
+#[test]
+fn actions_are_listed_in_p4c_order() {
+    let p = build_str(
+        r#"
+#include <core.p4>
+#include <v1model.p4>
+struct h_t {}
+struct m_t {}
+action global_b() {}
+action global_a() {}
+parser P(packet_in b, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { transition accept; }
+}
+control C(inout h_t h, inout m_t m) { apply {} }
+control Sub(inout standard_metadata_t s) {
+    action sub_z(bit<9> p) { s.egress_spec = p; }
+    table st { key = { s.ingress_port: exact; } actions = { sub_z; global_a; } }
+    apply { st.apply(); }
+}
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action zeta() {}
+    Sub() sub;
+    action alpha(bit<9> p) { s.egress_spec = p; }
+    table t1 { key = { s.ingress_port: exact; } actions = { alpha; global_b; zeta; } default_action = zeta; }
+    apply { t1.apply(); sub.apply(s); }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action omega() {}
+    table t2 { key = { s.egress_port: exact; } actions = { omega; global_a; } }
+    apply { t2.apply(); }
+}
+control D(packet_out b, in h_t h) { apply {} }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        names(p.actions.iter().map(|a| a.preamble.as_ref().unwrap())),
+        [
+            // I: top-level actions by first use (sub's table lists global_a, then uses NoAction
+            // as its default), then I's own and sub's in declaration order.
+            "global_b",
+            "global_a",
+            "NoAction",
+            "I.zeta",
+            "I.sub.sub_z",
+            "I.alpha",
+            // E: its top-level actions are listed already.
+            "E.omega",
+        ]
+    );
+}
+
+/// `type_info` is written once p4c has looked at a type for it, even when it stays empty: a
+/// table, an action with parameters, a declared extern instance, or (v1model) an extern
+/// function a control calls; a program with none of them has no `type_info`.
+#[test]
+fn type_info_is_written_when_p4c_writes_it() {
+    let program = |ingress: &str| {
+        format!(
+            r#"
+#include <core.p4>
+#include <v1model.p4>
+struct h_t {{}}
+struct m_t {{}}
+parser P(packet_in b, out h_t h, inout m_t m, inout standard_metadata_t s) {{
+    state start {{ transition accept; }}
+}}
+control C(inout h_t h, inout m_t m) {{ apply {{}} }}
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {{ {ingress} }}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) {{ apply {{}} }}
+control D(packet_out b, in h_t h) {{ apply {{}} }}
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"#
+        )
+    };
+    let none = build_str(&program("apply { s.egress_spec = 1; }")).unwrap();
+    assert!(none.type_info.is_none(), "{}", p4info_text(&none));
+    assert!(!p4info_text(&none).contains("type_info"));
+    for ingress in [
+        "action a() {} table t { actions = { a; } } apply { t.apply(); }",
+        "counter(4, CounterType.packets) c; apply { c.count(0); }",
+        "apply { mark_to_drop(s); }",
+    ] {
+        let p = build_str(&program(ingress)).unwrap();
+        assert_eq!(
+            p.type_info,
+            Some(Default::default()),
+            "{ingress}: {}",
+            p4info_text(&p)
+        );
+        assert!(p4info_text(&p).ends_with("type_info {\n}\n"), "{ingress}");
+    }
+}
+
+/// Types as p4c writes them: a serializable enum's values padded to its width (`enum int<W>`
+/// too), a new type translated as `bit<W>` or `string` in any spelling, the width of a `type`
+/// over a translated one that of its bits, and `error` listed once a type uses it.
+#[test]
+fn types_as_p4c_writes_them() {
+    let p = build_str(
+        r#"
+#include <core.p4>
+#include <v1model.p4>
+enum bit<16> E16 { A = 10, B = 0x102 }
+enum int<8> S8 { X = 1 }
+@p4runtime_translation("x.org/a", bit<32>) type bit<9> A_t;
+@p4runtime_translation("x.org/b", string) type bit<9> B_t;
+@p4runtime_translation("x.org/c", 12) type bit<8> C_t;
+type C_t D_t;
+error { Mine }
+header h { bit<16> f; }
+struct digest_t { error e; E16 v; }
+struct h_t { h hh; }
+struct m_t { A_t a; B_t b; D_t d; S8 s; }
+parser P(packet_in b, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { transition accept; }
+}
+control C(inout h_t h, inout m_t m) { apply {} }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    action a() {}
+    table t {
+        key = { m.a: exact; m.b: exact; m.d: exact; m.s: exact; }
+        actions = { a; }
+    }
+    apply {
+        t.apply();
+        digest<digest_t>(1, { s.parser_error, (E16)h.hh.f });
+    }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply {} }
+control D(packet_out b, in h_t h) { apply {} }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"#,
+    )
+    .unwrap();
+    let ti = p.type_info.as_ref().unwrap();
+    let e16 = &ti.serializable_enums["E16"];
+    assert_eq!(e16.members[0].value, vec![0, 10]);
+    assert_eq!(e16.members[1].value, vec![1, 2]);
+    assert_eq!(
+        ti.serializable_enums["S8"]
+            .underlying_type
+            .unwrap()
+            .bitwidth,
+        8
+    );
+    use pi::p4_new_type_spec::Representation as R;
+    use pi::p4_new_type_translation::SdnType;
+    let sdn = |n: &str| match &ti.new_types[n].representation {
+        Some(R::TranslatedType(t)) => t.sdn_type,
+        other => panic!("{n}: {other:?}"),
+    };
+    assert_eq!(sdn("A_t"), Some(SdnType::SdnBitwidth(32)));
+    assert!(matches!(sdn("B_t"), Some(SdnType::SdnString(_))));
+    let t = &p.tables[0];
+    let width = |n: &str| {
+        t.match_fields
+            .iter()
+            .find(|m| m.name == n)
+            .unwrap()
+            .bitwidth
+    };
+    assert_eq!(width("m.a"), 32);
+    assert_eq!(width("m.b"), 0);
+    assert_eq!(width("m.d"), 8, "the bits under D_t, not C_t's translation");
+    let errors = &ti.error.as_ref().unwrap().members;
+    assert_eq!(errors.first().map(String::as_str), Some("NoError"));
+    assert_eq!(errors.last().map(String::as_str), Some("Mine"));
+}
+
+/// An action selector's size semantics from its annotations; a direct counter no table uses
+/// is not listed (p4c lists one with its table).
+#[test]
+fn selector_semantics_and_direct_resources() {
+    let p = build_str(
+        r#"
+#include <core.p4>
+#include <v1model.p4>
+struct h_t {}
+struct m_t {}
+parser P(packet_in b, out h_t h, inout m_t m, inout standard_metadata_t s) {
+    state start { transition accept; }
+}
+control C(inout h_t h, inout m_t m) { apply {} }
+control I(inout h_t h, inout m_t m, inout standard_metadata_t s) {
+    @selector_size_semantics("sum_of_members") @max_member_weight(4000) @max_group_size(8)
+    action_selector(HashAlgorithm.crc16, 32w64, 32w16) sel;
+    direct_counter(CounterType.packets) used;
+    direct_counter(CounterType.packets) unused;
+    action a() {}
+    table t {
+        key = { s.ingress_port: exact; s.egress_port: selector; }
+        actions = { a; }
+        implementation = sel;
+        counters = used;
+    }
+    apply { t.apply(); }
+}
+control E(inout h_t h, inout m_t m, inout standard_metadata_t s) { apply {} }
+control D(packet_out b, in h_t h) { apply {} }
+V1Switch(P(), C(), I(), E(), C(), D()) main;
+"#,
+    )
+    .unwrap();
+    use pi::action_profile::{SelectorSizeSemantics as S, SumOfMembers};
+    let ap = &p.action_profiles[0];
+    assert_eq!(ap.max_group_size, 8);
+    assert_eq!(
+        ap.selector_size_semantics,
+        Some(S::SumOfMembers(SumOfMembers {
+            max_member_weight: 4000
+        }))
+    );
+    assert!(ap.preamble.as_ref().unwrap().annotations.is_empty());
+    assert_eq!(
+        names(
+            p.direct_counters
+                .iter()
+                .map(|c| c.preamble.as_ref().unwrap())
+        ),
+        ["I.used"]
+    );
+}

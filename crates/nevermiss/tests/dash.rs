@@ -3,8 +3,8 @@
 //! unset): both builds as DASH's Makefile compiles them — v1model (`-DTARGET_BMV2_V1MODEL`,
 //! p4c-bm2-ss) and PNA (`-DTARGET_DPDK_PNA -DPNA_CONNTRACK -DDISABLE_128BIT_ARITHMETIC`,
 //! p4c-dpdk) — pass `nevermiss check`, get a P4Info with DASH's structured annotations, and run
-//! over generated traffic on both engines. With `P4C_BM2_SS` (a p4c-bm2-ss binary) the
-//! v1model build's P4Info is compared with p4c's, byte for byte.
+//! over generated traffic on both engines. With `P4C_BM2_SS` (a p4c-bm2-ss binary) and
+//! `P4C_DPDK` (p4c-dpdk) each build's P4Info is compared with p4c's, byte for byte.
 //!
 //! Without DASH: the constructs DASH needed, through the binary, on this repository's programs.
 
@@ -159,45 +159,62 @@ fn dash_builds_check_get_a_p4info_and_run() {
     }
 }
 
-/// The v1model build's P4Info against p4c-bm2-ss's, run as DASH's Makefile runs it
-/// (`P4C_BM2_SS` names the binary; p4c finds its own `p4include`).
+/// Each build's P4Info against p4c's, run as DASH's Makefile runs it: the v1model build
+/// against p4c-bm2-ss's (`P4C_BM2_SS` names the binary), the PNA build against p4c-dpdk's
+/// (`P4C_DPDK`); p4c finds its own `p4include`. Byte for byte.
 #[test]
-fn dash_p4info_equals_p4c_bm2_ss() {
+fn dash_p4info_equals_p4cs() {
     let Some(dash) = dash_pipeline() else { return };
-    let Some(p4c) = std::env::var_os("P4C_BM2_SS") else {
-        eprintln!("P4C_BM2_SS not set: skipping the comparison with p4c-bm2-ss's P4Info");
-        return;
-    };
-    let theirs = tmp("dash_p4c.txt");
-    let o = Command::new(p4c)
-        .arg("-DTARGET_BMV2_V1MODEL")
-        .arg(&dash)
-        .arg("-o")
-        .arg(tmp("dash_p4c.json"))
-        .arg("--p4runtime-files")
-        .arg(&theirs)
-        .output()
-        .expect("run p4c-bm2-ss");
-    assert!(o.status.success(), "p4c-bm2-ss: {}", stderr(&o));
-    let ours = tmp("dash_nevermiss.txt");
-    let o = run(&["p4info", p(&dash), "-DTARGET_BMV2_V1MODEL", "-o", p(&ours)]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let (a, b) = (
-        std::fs::read_to_string(&ours).unwrap(),
-        std::fs::read_to_string(&theirs).unwrap(),
-    );
-    if a != b {
-        let (i, (x, y)) = a
-            .lines()
-            .zip(b.lines())
-            .enumerate()
-            .find(|(_, (x, y))| x != y)
-            .unwrap_or((a.lines().count().min(b.lines().count()), ("", "")));
-        panic!(
-            "DASH's P4Info differs from p4c-bm2-ss's at line {}: ours `{x}`, p4c `{y}` ({} vs {} lines)",
-            i + 1,
-            a.lines().count(),
-            b.lines().count()
+    let compilers = [
+        ("P4C_BM2_SS", BUILDS[0], &["-o", "dash.json"][..]),
+        (
+            "P4C_DPDK",
+            BUILDS[1],
+            &["--arch", "pna", "-o", "dash.spec"][..],
+        ),
+    ];
+    for (var, (build, defines), extra) in compilers {
+        let Some(p4c) = std::env::var_os(var) else {
+            eprintln!("{var} not set: skipping the comparison of DASH's {build} P4Info with p4c's");
+            continue;
+        };
+        let theirs = tmp(&format!("dash_{build}_p4c.txt"));
+        let o = Command::new(p4c)
+            .args(defines)
+            .args(extra.iter().map(|a| match *a {
+                "dash.json" | "dash.spec" => tmp(a).into_os_string(),
+                a => a.into(),
+            }))
+            .arg("--p4runtime-files")
+            .arg(&theirs)
+            .arg(&dash)
+            .output()
+            .expect("run p4c");
+        assert!(o.status.success(), "{var}: {}", stderr(&o));
+        let ours = tmp(&format!("dash_{build}_nevermiss.txt"));
+        let o = run(&with_defines(
+            &["p4info", p(&dash), "-o", p(&ours)],
+            defines,
+        ));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let (a, b) = (
+            std::fs::read_to_string(&ours).unwrap(),
+            std::fs::read_to_string(&theirs).unwrap(),
         );
+        if a != b {
+            let (i, (x, y)) = a
+                .lines()
+                .zip(b.lines())
+                .enumerate()
+                .find(|(_, (x, y))| x != y)
+                .unwrap_or((a.lines().count().min(b.lines().count()), ("", "")));
+            panic!(
+                "DASH's {build} P4Info differs from {var}'s at line {}: ours `{x}`, p4c `{y}` ({} vs {} lines)",
+                i + 1,
+                a.lines().count(),
+                b.lines().count()
+            );
+        }
+        eprintln!("DASH's {build} P4Info equals {var}'s ({} bytes)", a.len());
     }
 }

@@ -17,19 +17,26 @@ use std::collections::HashMap;
 pub(crate) const NO_ACTION: &str = "NoAction";
 
 /// What P4Info's order of actions is made from, collected while lowering. p4c lists, for each
-/// block `main` runs (in order), the top-level actions the block uses in order of first use,
-/// then the actions declared in it and in the controls it instantiates (which p4c inlines),
-/// in declaration order; an action already listed is not listed again.
+/// block `main` runs (in order), the top-level actions the block uses in order of first use —
+/// in its declarations (table properties) first, then in its apply block, with the controls
+/// it instantiates inlined — then the actions declared in it and in the controls it
+/// instantiates, in declaration order; an action already listed is not listed again.
 #[derive(Default)]
 pub(crate) struct ActionOrder {
     /// The block of `main` being lowered.
     pub block: u32,
+    /// A table declaration is being lowered (its uses come before those of apply blocks).
+    pub in_table: bool,
+    /// The depth of action bodies and branches ruled out by a constant condition being
+    /// lowered: uses in them are not counted.
+    pub uncounted: u32,
     /// A running count of declarations and uses.
     seq: u64,
     /// Each local declaration of each instance: its position in the running count.
     decls: HashMap<(Option<u32>, DeclId), u64>,
-    /// Each top-level action's first use: block and position.
-    global_uses: HashMap<DeclId, (u32, u64)>,
+    /// Each top-level action's first use: block, in a table (0) or an apply block (1), and
+    /// position.
+    global_uses: HashMap<DeclId, (u32, u8, u64)>,
     /// Where each action function comes from: a top-level action, or one declared in an
     /// instance (block, position of its declaration).
     origins: HashMap<crate::FnId, Result<DeclId, (u32, u64)>>,
@@ -45,9 +52,13 @@ impl ActionOrder {
     /// A reference to an action (a table's `actions`, `default_action`, entries, a call, a
     /// switch label, `NoAction` as an implicit default).
     pub fn used(&mut self, d: DeclId) {
+        if self.uncounted > 0 {
+            return;
+        }
         self.seq += 1;
-        let at = (self.block, self.seq);
-        self.global_uses.entry(d).or_insert(at);
+        let at = (self.block, u8::from(!self.in_table), self.seq);
+        let first = self.global_uses.entry(d).or_insert(at);
+        *first = (*first).min(at);
     }
 
     /// A new action function: of the top-level action `d` (`inst` None) or of the one `inst`
@@ -67,11 +78,11 @@ impl ActionOrder {
     pub fn order(&self, functions: &[crate::Function]) -> Vec<crate::FnId> {
         let key = |f: crate::FnId| match self.origins.get(&f) {
             Some(Ok(d)) => match self.global_uses.get(d) {
-                Some(&(b, s)) => (b, 0, s),
+                Some(&(b, phase, s)) => (b, phase, s),
                 None => (u32::MAX, 0, 0),
             },
-            Some(Err((b, s))) => (*b, 1, *s),
-            None => (u32::MAX, 2, 0),
+            Some(Err((b, s))) => (*b, 2, *s),
+            None => (u32::MAX, 3, 0),
         };
         let mut out: Vec<crate::FnId> = (0..functions.len() as crate::FnId)
             .filter(|&f| functions[f as usize].kind == crate::FnKind::Action)

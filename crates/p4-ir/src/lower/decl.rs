@@ -698,7 +698,13 @@ impl<'a> Lw<'a> {
         let saved_loop = std::mem::replace(&mut self.loop_depth, 0);
         let mut body = Vec::new();
         let r = match &ad.kind {
-            DeclKind::Action(a) => self.block(&a.body, &mut body),
+            DeclKind::Action(a) => {
+                // Calls inside an action are no uses P4Info's order counts (p4c inlines them).
+                self.cp_order.uncounted += 1;
+                let r = self.block(&a.body, &mut body);
+                self.cp_order.uncounted -= 1;
+                r
+            }
             DeclKind::Function(f) => self.block(&f.body, &mut body),
             _ => err_at(ad.span, "expected an action or function"),
         };
@@ -880,6 +886,13 @@ impl<'a> Lw<'a> {
     // ------------------------------------------------------------------ tables
 
     fn table(&mut self, id: DeclId, td: &ast::TableDecl, span: Span) -> LResult<TableId> {
+        let outer = std::mem::replace(&mut self.cp_order.in_table, true);
+        let r = self.table_inner(id, td, span);
+        self.cp_order.in_table = outer;
+        r
+    }
+
+    fn table_inner(&mut self, id: DeclId, td: &ast::TableDecl, span: Span) -> LResult<TableId> {
         let Some(info) = self.ck.tables.get(&id) else {
             return err_at(span, format!("{}: unresolved table", td.name.name));
         };
