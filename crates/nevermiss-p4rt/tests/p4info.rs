@@ -318,12 +318,14 @@ V1Switch(P(), C(), I(), E(), C(), D()) main;
     .unwrap();
     assert_eq!(
         names(p.actions.iter().map(|a| a.preamble.as_ref().unwrap())),
+        // As p4test lists them for this program.
         [
-            // I: top-level actions by first use (sub's table lists global_a, then uses NoAction
-            // as its default), then I's own and sub's in declaration order.
-            "global_b",
+            // I: top-level actions by first use — sub (declared before t1, and inlined where
+            // it is declared) lists global_a and uses NoAction as its default, then t1 lists
+            // global_b — then I's own and sub's in declaration order.
             "global_a",
             "NoAction",
+            "global_b",
             "I.zeta",
             "I.sub.sub_z",
             "I.alpha",
