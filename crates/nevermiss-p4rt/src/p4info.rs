@@ -7,10 +7,13 @@
 //! reaches p4-ir by any front end gets its P4Info. [`ControlPlaneIds`] maps P4Info ids to the
 //! IR's tables, actions and externs, for the server.
 //!
-//! What nevermiss emits for PNA tables (reference §1.12, no P4Info field exists), as p4c's PNA
-//! handler does: an `add_on_miss` table is an ordinary table; `pna_idle_timeout =
-//! NOTIFY_CONTROL` gives `idle_timeout_behavior: NOTIFY_CONTROL`; `AUTO_DELETE` gives none (the
-//! data plane removes expired entries without telling the controller).
+//! What nevermiss emits for PNA tables (reference §1.12, no P4Info field exists): an
+//! `add_on_miss` table is an ordinary table, as p4c writes it; `pna_idle_timeout =
+//! NOTIFY_CONTROL` gives `idle_timeout_behavior: NOTIFY_CONTROL`, so that a controller may set
+//! `idle_timeout_ns` (P4Runtime spec §"TableEntry"), where p4c writes none (its PSA/PNA handler
+//! reads `psa_idle_timeout` only): the one deliberate difference from p4c's P4Info;
+//! `AUTO_DELETE` gives none (the data plane removes expired entries without telling the
+//! controller).
 
 use crate::pb::p4::config::v1 as pi;
 use p4_ir::control_plane::{
@@ -120,9 +123,11 @@ fn add_annotations(
                 continue;
             }
         };
+        // An empty list (`@a[]`) has no body, as p4c writes it.
+        let empty = matches!(&body, pi::structured_annotation::Body::ExpressionList(l) if l.expressions.is_empty());
         structured.push(pi::StructuredAnnotation {
             name: n.to_string(),
-            body: Some(body),
+            body: (!empty).then_some(body),
             ..Default::default()
         });
     }
