@@ -257,8 +257,22 @@ V1Switch(P(), C(), I(), E(), C(), D()) main;
 /// naming the annotation, as p4c reports it; the bounds themselves pass.
 #[test]
 fn structured_integer_beyond_int64_is_an_error() {
-    let e = build_str(&SMALL.replace("ANNOTATION", "@Big[v = 9223372036854775808]")).unwrap_err();
+    let big = SMALL.replace("ANNOTATION", "@Big[v = 9223372036854775808]");
+    let e = build_str(&big).unwrap_err();
     assert!(e.contains("@Big") && e.contains("int64"), "{e}");
+    // The checker points at it: legal P4, but no P4Info can carry it.
+    let c = p4_front::driver::compile_str("t.p4", &big, &Default::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let w: String = c
+        .checked
+        .warnings
+        .iter()
+        .map(|w| p4_front::diag::render(&c.unit, w))
+        .collect();
+    assert!(
+        w.contains("t.p4:11:14: warning: integer in a structured annotation does not fit in int64"),
+        "{w}"
+    );
     let p = build_str(&SMALL.replace(
         "ANNOTATION",
         "@Big[hi = 9223372036854775807, lo = -9223372036854775808]",
