@@ -61,6 +61,9 @@ client_venv finsy
 # scapy for the interface-port tests (crates/nevermiss/tests/ifports.rs crafts and sniffs frames
 # with it), in the same way.
 client_venv scapy
+# PyPI ptf (the P4 testing framework), p4runtime and grpcio for the PTF suite of `nevermiss serve`
+# (crates/nevermiss/tests/ptf.rs: tests/ptf/, and p4c's PTF tests with P4C_DIR).
+client_venv ptf
 
 # The lab (lab/: nevermiss-lab) in .venv/lab: its pinned dependencies, then the package itself
 # (editable, so the checkout's code is what runs).

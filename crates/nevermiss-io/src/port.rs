@@ -830,6 +830,22 @@ pub fn parse_port_specs<S: AsRef<str>>(args: &[S]) -> Result<Vec<PortSpec>, Spec
                 message: format!("port {} is given twice", spec.id),
             });
         }
+        // Two ports on one interface would each take a share of its frames.
+        if let PortKind::Interface { name, .. } = &spec.kind {
+            let twice = out
+                .iter()
+                .find(|s| matches!(&s.kind, PortKind::Interface { name: n, .. } if n == name));
+            if let Some(other) = twice {
+                return Err(SpecError {
+                    col: 1,
+                    message: format!(
+                        "interface {name} is given to port {} and to port {}: an interface \
+                         is one port",
+                        other.id, spec.id
+                    ),
+                });
+            }
+        }
         out.push(spec);
     }
     Ok(out)

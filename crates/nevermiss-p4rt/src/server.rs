@@ -20,10 +20,12 @@ use nevermiss_runtime::control::{
     Atomicity, Change, CloneSession, ControlError, CounterData, MeterConfig, MulticastGroup, Op,
     Replica,
 };
+use nevermiss_runtime::handover::Handover;
 use nevermiss_runtime::{Config, Switch};
 use prost::Message;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -174,9 +176,21 @@ pub struct ServerStats {
     pub packet_ins: u64,
     pub digest_lists: u64,
     pub idle_notifications: u64,
-    /// Packets a PacketOut produced for ports other than the CPU port (no port is attached).
+    /// Packets a PacketOut produced for ports other than the CPU port when no traffic loop
+    /// runs them (no port is attached).
     pub unsent: u64,
+    /// Pipeline commits, and the ones that kept the forwarding state (RECONCILE_AND_COMMIT).
+    pub commits: u64,
+    pub reconciles: u64,
 }
+
+/// How long a commit waits for every traffic loop to take the new pipeline
+/// ([`Handover::replace`]); a loop takes it between two batches, within microseconds.
+const HANDOVER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Most PacketOuts waiting for the traffic loop; beyond, a PacketOut gets a `StreamError`
+/// `RESOURCE_EXHAUSTED`.
+const PACKET_OUT_QUEUE: usize = 4096;
 
 /// One translated update of a Write.
 enum Item {
@@ -188,6 +202,19 @@ enum Item {
 pub struct Device {
     pub opts: ServeOptions,
     pipeline: RwLock<Option<Arc<Pipeline>>>,
+    /// The switch the traffic loops run: a commit hands the new pipeline's over and returns
+    /// when every loop runs it (`nevermiss_runtime::handover`).
+    pub handover: Arc<Handover>,
+    /// Writes hold it shared, a commit exclusively: no Write applies to a pipeline on its way
+    /// out, and RECONCILE_AND_COMMIT copies a state no Write changes meanwhile.
+    config_lock: RwLock<()>,
+    /// PacketOuts waiting for a traffic loop's CPU port ([`Device::cpu_port`]), and how many.
+    packet_outs: Mutex<VecDeque<Vec<u8>>>,
+    packet_outs_queued: AtomicUsize,
+    /// A traffic loop's CPU port receives PacketOuts (else they run on `Pipeline::worker`).
+    packet_out_loop: AtomicBool,
+    /// Set at shutdown: every stream ends with `UNAVAILABLE`.
+    closing: tokio::sync::watch::Sender<bool>,
     saved: Mutex<Option<Arc<Pipeline>>>,
     arbitration: Mutex<Arbitration>,
     digests: Mutex<BTreeMap<u32, DigestState>>,
@@ -227,6 +254,12 @@ impl Device {
         Arc::new(Device {
             opts,
             pipeline: RwLock::new(None),
+            handover: Handover::new(None),
+            config_lock: RwLock::new(()),
+            packet_outs: Mutex::new(VecDeque::new()),
+            packet_outs_queued: AtomicUsize::new(0),
+            packet_out_loop: AtomicBool::new(false),
+            closing: tokio::sync::watch::Sender::new(false),
             saved: Mutex::new(None),
             arbitration: Mutex::new(Arbitration::default()),
             digests: Mutex::new(BTreeMap::new()),
@@ -254,6 +287,7 @@ impl Device {
     ) -> Result<Arc<Pipeline>, Status> {
         let loaded = device_config::decode(device_config)
             .map_err(|e| Status::invalid_argument(format!("device config: {e}")))?;
+        // The P4Info is made from the IR, so a BMv2 JSON program gets one as a P4 program does.
         let built = p4info::build(&loaded.program)
             .map_err(|e| Status::invalid_argument(format!("P4Info: {e}")))?;
         let p4info = match given {
@@ -278,14 +312,143 @@ impl Device {
         )))
     }
 
-    /// Makes `p` the current pipeline (forwarding state starts empty) and drops digest
-    /// configurations.
-    pub fn commit(&self, p: Arc<Pipeline>) {
+    /// Makes `p` the current pipeline (forwarding state starts empty: VERIFY_AND_COMMIT,
+    /// COMMIT) and drops digest configurations. Returns when every traffic loop runs `p`
+    /// (P4Runtime §"SetForwardingPipelineConfig": the next packet sees the new pipeline),
+    /// with the time the handover took.
+    pub fn commit(&self, p: Arc<Pipeline>) -> Result<Duration, Status> {
+        let _g = self
+            .config_lock
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        lock(&self.digests).clear();
+        self.install(p)
+    }
+
+    /// RECONCILE_AND_COMMIT (P4Runtime §"SetForwardingPipelineConfig": realize the new config
+    /// "while preserving the forwarding state"): the current pipeline's state is read as
+    /// P4Runtime entities — action profile members and groups, table entries, modified
+    /// default entries, multicast groups, clone sessions, value sets, digest configurations —
+    /// and written into `p` by id, before `p` takes over; what no longer fits the new P4Info
+    /// (a table, action or field gone or changed) is left out. Counters, meters and registers
+    /// start anew. Returns (entities kept, entities read).
+    pub fn reconcile(&self, p: Arc<Pipeline>) -> Result<(usize, usize), Status> {
+        let _g = self
+            .config_lock
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(old) = self.pipeline() else {
+            self.install(p)?;
+            return Ok((0, 0));
+        };
+        use p4::entity::Entity as E;
+        let mut wanted: Vec<(Op, E)> = Vec::new();
+        let read = |e: E| self.read_entity(&old, &e).unwrap_or_default();
+        for (op, e) in [
+            (Op::Insert, E::ActionProfileMember(Default::default())),
+            (Op::Insert, E::ActionProfileGroup(Default::default())),
+            (Op::Insert, E::TableEntry(Box::default())),
+        ] {
+            wanted.extend(
+                read(e)
+                    .into_iter()
+                    .filter_map(|x| x.entity)
+                    .map(|x| (op, x)),
+            );
+        }
+        for (id, t) in old.all_tables() {
+            if !old.sw.default_changed(t).unwrap_or(false) {
+                continue;
+            }
+            let d = E::TableEntry(Box::new(p4::TableEntry {
+                table_id: id,
+                is_default_action: true,
+                ..Default::default()
+            }));
+            wanted.extend(
+                read(d)
+                    .into_iter()
+                    .filter_map(|x| x.entity)
+                    .map(|x| (Op::Modify, x)),
+            );
+        }
+        use p4::packet_replication_engine_entry::Type as T;
+        for pre in [
+            T::MulticastGroupEntry(Default::default()),
+            T::CloneSessionEntry(Default::default()),
+        ] {
+            let e = E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+                r#type: Some(pre),
+            });
+            wanted.extend(
+                read(e)
+                    .into_iter()
+                    .filter_map(|x| x.entity)
+                    .map(|x| (Op::Insert, x)),
+            );
+        }
+        wanted.extend(
+            read(E::ValueSetEntry(Default::default()))
+                .into_iter()
+                .filter_map(|x| x.entity)
+                .map(|x| (Op::Modify, x)),
+        );
+        // Constant entries come with the program.
+        wanted.retain(|(_, e)| !matches!(e, E::TableEntry(t) if t.is_const));
+        let total = wanted.len();
+        let changes: Vec<Change> = wanted
+            .iter()
+            .filter_map(|(op, e)| translate(&p, *op, e).ok())
+            .collect();
+        let kept =
+            p.sw.write(&changes, Atomicity::ContinueOnError)
+                .iter()
+                .filter(|r| r.is_ok())
+                .count();
+        // Digest configurations of digests the new program still has.
+        let mut digests = lock(&self.digests);
+        let old_digests = std::mem::take(&mut *digests);
+        let total = total + old_digests.len();
+        let mut kept = kept;
+        for (id, st) in old_digests {
+            let known = p
+                .p4info
+                .digests
+                .iter()
+                .any(|x| x.preamble.as_ref().is_some_and(|pre| pre.id == id));
+            if known {
+                digests.insert(
+                    id,
+                    DigestState {
+                        config: st.config,
+                        ..Default::default()
+                    },
+                );
+                kept += 1;
+            }
+        }
+        drop(digests);
+        self.install(p)?;
+        lock(&self.stats).reconciles += 1;
+        Ok((kept, total))
+    }
+
+    /// `p` becomes current, and the traffic loops' switch (waiting for them to take it).
+    fn install(&self, p: Arc<Pipeline>) -> Result<Duration, Status> {
+        let sw = p.sw.clone();
         *self
             .pipeline
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(p);
-        lock(&self.digests).clear();
+        lock(&self.stats).commits += 1;
+        self.handover
+            .replace(Some(sw), HANDOVER_TIMEOUT)
+            .map_err(|e| Status::internal(format!("the pipeline was not taken over: {e}")))
+    }
+
+    /// Ends every stream (the clients see `UNAVAILABLE`): the server is stopping.
+    pub fn shutdown(&self) {
+        self.closing.send_replace(true);
     }
 
     fn check_device(&self, id: u64) -> Result<(), Status> {
@@ -314,13 +477,29 @@ impl Device {
         arb.send_to_primary("", p4::StreamMessageResponse { update: Some(m) })
     }
 
-    /// Runs one PacketOut through the pipeline; packets to the CPU port come back as
-    /// PacketIns to the primary.
+    /// Runs one PacketOut through the pipeline from the CPU port, as BMv2 does: with traffic
+    /// ports, it enters the traffic loop on the CPU port ([`Device::cpu_port`]) and leaves on
+    /// whatever ports the program chooses (traffic ports, multicast, clones); packets to the
+    /// CPU port come back as PacketIns to the primary. Without a traffic loop it runs here
+    /// and only the CPU port's packets go anywhere.
     fn packet_out(&self, po: &p4::PacketOut) -> Result<(), ControlError> {
         let Some(p) = self.pipeline() else {
             return Err(ControlError::FailedPrecondition(NO_PIPELINE.into()));
         };
         let bytes = p.packet_out_bytes(po)?;
+        if self.packet_out_loop.load(Ordering::Acquire) {
+            let mut q = lock(&self.packet_outs);
+            if q.len() >= PACKET_OUT_QUEUE {
+                return Err(ControlError::ResourceExhausted(format!(
+                    "{PACKET_OUT_QUEUE} PacketOuts are waiting for the data plane"
+                )));
+            }
+            q.push_back(bytes);
+            self.packet_outs_queued.store(q.len(), Ordering::Release);
+            drop(q);
+            lock(&self.stats).packet_outs += 1;
+            return Ok(());
+        }
         let outs: Vec<(u32, Vec<u8>)> = {
             let mut w = lock(&p.worker);
             let now = p.sw.now_ns();
@@ -346,13 +525,17 @@ impl Device {
         }
     }
 
-    /// The CPU port as a traffic port of pipeline `p` (`nevermiss serve --port`): packets the
-    /// program sends to it from any port become PacketIns to the primary.
-    pub fn cpu_port(self: &Arc<Device>, p: Arc<Pipeline>) -> Box<dyn Port> {
+    /// The CPU port as a traffic port (`nevermiss serve --port`): packets the program sends
+    /// to it become PacketIns to the primary (in the current pipeline's `packet_in` format).
+    /// With `receive` (one traffic loop's), PacketOuts enter the pipeline through it.
+    pub fn cpu_port(self: &Arc<Device>, receive: bool) -> Box<dyn Port> {
+        if receive {
+            self.packet_out_loop.store(true, Ordering::Release);
+        }
         Box::new(CpuPort {
             stats: PortStats::new(self.opts.cpu_port),
             dev: self.clone(),
-            pipeline: p,
+            receive,
         })
     }
 
@@ -1396,11 +1579,18 @@ fn unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`]: base64 (×4/3) in the
-/// `grpc-status-details-bin` trailer, with `grpc-status` and `grpc-message` beside it, it stays
-/// under 8 KiB, the smallest default limit of received metadata among gRPC clients (grpc core's
-/// `grpc.max_metadata_size`; hyper/tonic allow 16 KiB).
-pub const DETAILS_BUDGET: usize = 5632;
+/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`] (its details, code and
+/// message). gRPC core (grpcio, so
+/// p4runtime-shell, finsy and p4c's PTF base test) refuses trailers over its soft limit of
+/// 8192 bytes (`grpc.max_metadata_size`), counting every entry as its name, its value *as
+/// sent* — a binary header's value base64-encoded, 4/3 of its bytes — and 32 bytes; a Write's
+/// error comes as one header block with `:status`, `content-type`, `grpc-status`,
+/// `grpc-message` (at most [`TOP_MESSAGE_MAX`] bytes, percent-encoded) and
+/// `grpc-status-details-bin`: 5120 bytes of status (6827 base64) keep the block under 7700.
+pub const DETAILS_BUDGET: usize = 5120;
+
+/// Most bytes of the top-level message as sent (`grpc-message`, percent-encoded).
+const TOP_MESSAGE_MAX: usize = 512;
 
 /// Most bytes of one update's `message` (longer ones are cut at a character boundary).
 const MESSAGE_MAX: usize = 200;
@@ -1438,12 +1628,13 @@ fn any_len(e: &p4::Error) -> usize {
 /// else `UNKNOWN` with one `p4.v1.Error` per update, in order, in the details; successful
 /// updates get `Error{canonical_code: OK}`).
 ///
-/// The details are bounded (P4Runtime §"gRPC Metadata Maximum Size"): every update keeps its
-/// `canonical_code` (and `code`), but when all messages would not fit [`DETAILS_BUDGET`], the
-/// later failures carry no message (the top-level message says how many). A batch so large
-/// that even the codes alone exceed the budget (beyond about 130 updates) gets the codes
-/// alone: 52 bytes of trailer per update, within the `8192 + 100 × updates` bytes of metadata
-/// the specification tells clients to accept.
+/// The details are bounded by [`DETAILS_BUDGET`], so that clients with gRPC's default limit
+/// of received metadata read them (P4Runtime §"gRPC Metadata Maximum Size" asks clients for
+/// more, but grpcio's default client is what p4runtime-shell, finsy and p4c's tests use):
+/// first every update keeps its `canonical_code` and the failures their messages; when that
+/// does not fit, the later failures carry no message; when even the codes do not fit (beyond
+/// about 130 updates), the details hold the first updates only, as many as fit. The top-level
+/// message says what was left out, and names the failed updates by ranges and codes.
 fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
     if results.iter().all(|r| r.is_ok()) {
         return Ok(());
@@ -1459,16 +1650,23 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
         code: 0,
         details: None,
     };
-    // The codes alone, then messages in update order while they fit.
-    let mut errors: Vec<p4::Error> = results
-        .iter()
-        .map(|r| match r {
+    // The codes alone, as many updates as fit; then messages in update order while they fit.
+    // The status holds the top-level message too.
+    let budget = DETAILS_BUDGET - TOP_MESSAGE_MAX - 8;
+    let mut errors: Vec<p4::Error> = Vec::with_capacity(results.len());
+    let mut size = 0usize;
+    for r in results {
+        let e = match r {
             Ok(()) => p4::Error::default(),
             Err(e) => bare(e),
-        })
-        .collect();
-    let mut size: usize = errors.iter().map(any_len).sum();
-    let budget = DETAILS_BUDGET.saturating_sub(MESSAGE_MAX * 2);
+        };
+        if size + any_len(&e) > budget {
+            break;
+        }
+        size += any_len(&e);
+        errors.push(e);
+    }
+    let covered = errors.len();
     let mut without = 0usize;
     for (slot, r) in errors.iter_mut().zip(results) {
         let Err(e) = r else { continue };
@@ -1482,25 +1680,40 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
         }
     }
     let failed = results.iter().filter(|r| r.is_err()).count();
-    let first = results
+    let (first_at, first) = results
         .iter()
-        .find_map(|r| r.as_ref().err())
-        .map(|e| cut(e.message(), MESSAGE_MAX).to_string())
+        .enumerate()
+        .find_map(|(i, r)| r.as_ref().err().map(|e| (i, e)))
+        .map(|(i, e)| {
+            (
+                i,
+                format!("{}: {}", code_name(e.code()), cut(e.message(), MESSAGE_MAX)),
+            )
+        })
         .unwrap_or_default();
     let mut message = if results.len() == 1 {
         first
     } else {
         format!(
-            "{failed} of {} updates failed; first: {first}",
-            results.len()
+            "{failed} of {} updates failed; first (update {}): {first}",
+            results.len(),
+            first_at + 1
         )
     };
-    if without > 0 {
+    if covered < results.len() {
+        message.push_str(&format!(
+            "; the details hold updates 1-{covered} of {} (gRPC clients accept 8 KiB of \
+             metadata by default); failed: {}",
+            results.len(),
+            failed_ranges(results)
+        ));
+    } else if without > 0 {
         message.push_str(&format!(
             "; the last {without} failures carry their codes without messages, to fit the \
              gRPC trailer"
         ));
     }
+    let message = cut_encoded(&message, TOP_MESSAGE_MAX);
     let st = rpc::Status {
         code: Code::Unknown as i32,
         message: message.clone(),
@@ -1517,6 +1730,85 @@ fn batch_status(results: &[Result<(), ControlError>]) -> Result<(), Status> {
         message,
         st.encode_to_vec().into(),
     ))
+}
+
+/// The failed updates of `results` as ranges by code: `257-300 RESOURCE_EXHAUSTED, 301
+/// INVALID_ARGUMENT` (1-based).
+fn failed_ranges(results: &[Result<(), ControlError>]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < results.len() {
+        let Err(e) = &results[i] else {
+            i += 1;
+            continue;
+        };
+        let code = e.code();
+        let mut j = i;
+        while matches!(results.get(j + 1), Some(Err(x)) if x.code() == code) {
+            j += 1;
+        }
+        out.push(if i == j {
+            format!("{} {}", i + 1, code_name(code))
+        } else {
+            format!("{}-{} {}", i + 1, j + 1, code_name(code))
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// `s` cut (with `…`) so that percent-encoded as `grpc-message` it takes at most `max` bytes
+/// (bytes outside printable ASCII, and `%`, take three).
+fn cut_encoded(s: &str, max: usize) -> String {
+    let enc = |c: char| {
+        if c.is_ascii() && (' '..='~').contains(&c) && c != '%' {
+            1
+        } else {
+            3 * c.len_utf8()
+        }
+    };
+    if s.chars().map(enc).sum::<usize>() <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut n = 0;
+    for c in s.chars() {
+        if n + enc(c) > max - 9 {
+            break;
+        }
+        n += enc(c);
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// The name of a Write's atomicity, for the log.
+fn atomicity_name(a: i32) -> &'static str {
+    p4::write_request::Atomicity::try_from(a).map_or("unknown atomicity", |a| a.as_str_name())
+}
+
+/// The name of a gRPC code, for messages and the log.
+pub fn code_name(code: i32) -> &'static str {
+    match Code::from_i32(code) {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
 }
 
 /// Writes of more updates than this (about a millisecond's work) run with
@@ -1542,6 +1834,11 @@ impl P4Runtime for Service {
         let req = request.into_inner();
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
+        // No commit replaces the pipeline while its Write applies.
+        let _config = dev
+            .config_lock
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         let p = dev.current()?;
         let received = p.sw.now_ns();
         // An update takes about a microsecond: a Write runs on this thread, without a hop to
@@ -1559,12 +1856,22 @@ impl P4Runtime for Service {
         } else {
             dev.write_updates(&p, &req, received)
         };
+        let failed = results.iter().filter(|r| r.is_err()).count();
         {
             let mut s = lock(&dev.stats);
             s.writes += 1;
             s.updates += results.len() as u64;
-            s.failed_updates += results.iter().filter(|r| r.is_err()).count() as u64;
+            s.failed_updates += failed as u64;
         }
+        tracing::info!(
+            "Write: {} updates ({}), {failed} failed{}",
+            results.len(),
+            atomicity_name(req.atomicity),
+            match results.iter().find_map(|r| r.as_ref().err()) {
+                Some(e) => format!("; first: {}: {}", code_name(e.code()), e.message()),
+                None => String::new(),
+            }
+        );
         batch_status(&results)?;
         Ok(Response::new(p4::WriteResponse {}))
     }
@@ -1599,6 +1906,15 @@ impl P4Runtime for Service {
                 return Err(status_of(e));
             }
         }
+        tracing::info!(
+            "Read: {} entities asked, {} read{}",
+            req.entities.len(),
+            entities.len(),
+            match results.iter().find_map(|r| r.as_ref().err()) {
+                Some(e) => format!("; error: {}: {}", code_name(e.code()), e.message()),
+                None => String::new(),
+            }
+        );
         batch_status(&results)?;
         let resp = p4::ReadResponse { entities };
         Ok(Response::new(Box::pin(tokio_stream::once(Ok(resp)))))
@@ -1615,6 +1931,7 @@ impl P4Runtime for Service {
         dev.check_device(req.device_id)?;
         dev.check_primary(&req.role, req.election_id.as_ref())?;
         let action = A::try_from(req.action).unwrap_or(A::Unspecified);
+        tracing::info!("SetForwardingPipelineConfig: {}", action.as_str_name());
         let load = |dev: &Device| -> Result<Arc<Pipeline>, Status> {
             let Some(c) = &req.config else {
                 return Err(Status::invalid_argument("config unset"));
@@ -1635,7 +1952,8 @@ impl P4Runtime for Service {
             }
             A::VerifyAndCommit => {
                 let p = load(dev)?;
-                dev.commit(p);
+                let took = blocking(|| dev.commit(p))?;
+                tracing::info!("pipeline committed; the data plane took it in {took:?}");
             }
             A::Commit => {
                 if req.config.is_some() {
@@ -1644,12 +1962,16 @@ impl P4Runtime for Service {
                 let Some(p) = lock(&dev.saved).take() else {
                     return Err(Status::not_found("no saved config to commit"));
                 };
-                dev.commit(p);
+                let took = blocking(|| dev.commit(p))?;
+                tracing::info!("saved pipeline committed; the data plane took it in {took:?}");
             }
             A::ReconcileAndCommit => {
-                return Err(Status::unimplemented(
-                    "RECONCILE_AND_COMMIT is not supported",
-                ))
+                let p = load(dev)?;
+                let (kept, total) = blocking(|| dev.reconcile(p))?;
+                tracing::info!(
+                    "pipeline committed keeping the forwarding state: {kept} of {total} \
+                     entities fit the new one"
+                );
             }
             A::Unspecified => return Err(Status::invalid_argument("action unspecified")),
         }
@@ -1665,6 +1987,7 @@ impl P4Runtime for Service {
         self.dev.check_device(req.device_id)?;
         let p = self.dev.current()?;
         let rt = R::try_from(req.response_type).unwrap_or(R::All);
+        tracing::info!("GetForwardingPipelineConfig: {}", rt.as_str_name());
         let cookie = p
             .cookie
             .map(|c| p4::forwarding_pipeline_config::Cookie { cookie: c });
@@ -1704,6 +2027,8 @@ impl P4Runtime for Service {
         let (tx, rx) = mpsc::channel::<Result<p4::StreamMessageResponse, Status>>(1024);
         let dev = self.dev.clone();
         let stream = lock(&dev.arbitration).open(Outbox(tx.clone()));
+        tracing::info!("StreamChannel {stream}: opened");
+        let mut closing = dev.closing.subscribe();
         tokio::spawn(async move {
             while let Some(msg) = inbound.next().await {
                 let Ok(msg) = msg else { break };
@@ -1720,6 +2045,11 @@ impl P4Runtime for Service {
                             let _ = tx.send(Err(st)).await;
                             break;
                         }
+                        tracing::info!(
+                            "StreamChannel {stream}: arbitration, role {:?}, election id {}",
+                            a.role.as_ref().map_or("", |r| r.name.as_str()),
+                            a.election_id.as_ref().map_or(0, u128_of)
+                        );
                         let r = lock(&dev.arbitration).arbitrate(
                             stream,
                             a.device_id,
@@ -1736,6 +2066,10 @@ impl P4Runtime for Service {
                         if !primary {
                             continue;
                         }
+                        tracing::debug!(
+                            "StreamChannel {stream}: PacketOut of {} bytes",
+                            po.payload.len()
+                        );
                         if let Err(e) = dev.packet_out(&po) {
                             let _ = tx
                                 .send(Ok(p4::StreamMessageResponse {
@@ -1793,8 +2127,21 @@ impl P4Runtime for Service {
                 }
             }
             lock(&dev.arbitration).close(stream);
+            tracing::info!("StreamChannel {stream}: closed");
         });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        // At shutdown the stream ends with UNAVAILABLE, whatever is queued.
+        let stop = async move {
+            while !*closing.borrow_and_update() {
+                if closing.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        Ok(Response::new(Box::pin(Closing {
+            inner: ReceiverStream::new(rx),
+            stop: Box::pin(stop),
+            done: false,
+        })))
     }
 
     async fn capabilities(
@@ -1802,6 +2149,7 @@ impl P4Runtime for Service {
         request: Request<p4::CapabilitiesRequest>,
     ) -> Result<Response<p4::CapabilitiesResponse>, Status> {
         let req = request.into_inner();
+        tracing::info!("Capabilities");
         if req.device_id != 0 {
             self.dev.check_device(req.device_id)?;
         }
@@ -1809,6 +2157,46 @@ impl P4Runtime for Service {
             p4runtime_api_version: API_VERSION.into(),
             ..Default::default()
         }))
+    }
+}
+
+/// A stream channel's responses, ended by the server's shutdown ([`Device::shutdown`]) with
+/// `UNAVAILABLE`.
+struct Closing {
+    inner: ReceiverStream<Result<p4::StreamMessageResponse, Status>>,
+    stop: Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    done: bool,
+}
+
+impl Stream for Closing {
+    type Item = Result<p4::StreamMessageResponse, Status>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if std::future::Future::poll(self.stop.as_mut(), cx).is_ready() {
+            self.done = true;
+            return Poll::Ready(Some(Err(Status::unavailable(
+                "the switch is shutting down",
+            ))));
+        }
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+/// Runs `f`, which may block for a while (a commit waiting for the data plane), telling a
+/// multi-threaded runtime so (its other tasks move to another thread).
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
@@ -1917,14 +2305,39 @@ pub fn tls_config(
     key: &std::path::Path,
     ca: Option<&std::path::Path>,
 ) -> Result<tonic::transport::ServerTlsConfig, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let read = |p: &std::path::Path, what: &str| {
         std::fs::read(p).map_err(|e| format!("{what} {}: {e}", p.display()))
     };
-    let identity =
-        tonic::transport::Identity::from_pem(read(cert, "--tls-cert")?, read(key, "--tls-key")?);
+    // The files are checked here, so that a wrong one is named with what is wrong with it
+    // (the TLS stack would only say "transport error" when the server starts).
+    let certs = |p: &std::path::Path, what: &str| -> Result<Vec<u8>, String> {
+        let bytes = read(p, what)?;
+        let n = CertificateDer::pem_slice_iter(&bytes)
+            .try_fold(0usize, |n, c| c.map(|_| n + 1))
+            .map_err(|e| format!("{what} {}: not a PEM certificate file: {e}", p.display()))?;
+        if n == 0 {
+            return Err(format!(
+                "{what} {}: no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)",
+                p.display()
+            ));
+        }
+        Ok(bytes)
+    };
+    let cert_pem = certs(cert, "--tls-cert")?;
+    let key_pem = read(key, "--tls-key")?;
+    PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
+        format!(
+            "--tls-key {}: no private key in it (expected PEM: -----BEGIN PRIVATE KEY-----, \
+             RSA or EC): {e}",
+            key.display()
+        )
+    })?;
+    let identity = tonic::transport::Identity::from_pem(cert_pem, key_pem);
     let mut cfg = tonic::transport::ServerTlsConfig::new().identity(identity);
     if let Some(ca) = ca {
-        cfg = cfg.client_ca_root(tonic::transport::Certificate::from_pem(read(
+        cfg = cfg.client_ca_root(tonic::transport::Certificate::from_pem(certs(
             ca, "--tls-ca",
         )?));
     }
@@ -1942,12 +2355,21 @@ pub async fn housekeeping(dev: Arc<Device>) {
     }
 }
 
-/// The CPU port among traffic ports: no input; what it transmits goes to the primary as
-/// PacketIns (without a primary the packets count as dropped).
+/// The CPU port among traffic ports: its input is the PacketOuts of the primary (for the one
+/// loop that receives them); what it transmits goes to the primary as PacketIns (without a
+/// primary the packets count as dropped).
 struct CpuPort {
     dev: Arc<Device>,
-    pipeline: Arc<Pipeline>,
     stats: Arc<PortStats>,
+    receive: bool,
+}
+
+impl Drop for CpuPort {
+    fn drop(&mut self) {
+        if self.receive {
+            self.dev.packet_out_loop.store(false, Ordering::Release);
+        }
+    }
 }
 
 impl Port for CpuPort {
@@ -1955,18 +2377,37 @@ impl Port for CpuPort {
         self.dev.opts.cpu_port
     }
 
-    fn rx_burst(&mut self, _batch: &mut Batch) -> Result<usize, PortError> {
-        Ok(0)
+    fn rx_burst(&mut self, batch: &mut Batch) -> Result<usize, PortError> {
+        if !self.receive || self.dev.packet_outs_queued.load(Ordering::Relaxed) == 0 {
+            return Ok(0);
+        }
+        let mut q = lock(&self.dev.packet_outs);
+        let mut n = 0;
+        while batch.len() < batch.capacity() {
+            let Some(data) = q.pop_front() else { break };
+            if batch.push(&data, self.dev.opts.cpu_port, 0) {
+                self.stats.add_rx(1, data.len() as u64);
+                n += 1;
+            }
+        }
+        self.dev
+            .packet_outs_queued
+            .store(q.len(), Ordering::Release);
+        Ok(n)
     }
 
     fn rx_done(&self) -> bool {
-        true
+        // The loop that receives PacketOuts runs until it is stopped.
+        !self.receive
     }
 
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
+        let Some(p) = self.dev.pipeline() else {
+            return Ok(0);
+        };
         let mut sent = 0;
         for pkt in pkts {
-            let pin = self.pipeline.packet_in(pkt.data());
+            let pin = p.packet_in(pkt.data());
             if self
                 .dev
                 .to_primary(p4::stream_message_response::Update::Packet(pin))
@@ -1988,6 +2429,9 @@ impl Port for CpuPort {
     }
 
     fn describe(&self) -> String {
-        format!("{}=cpu (PacketIn to the primary)", self.dev.opts.cpu_port)
+        format!(
+            "{}=cpu (PacketOut in, PacketIn to the primary)",
+            self.dev.opts.cpu_port
+        )
     }
 }

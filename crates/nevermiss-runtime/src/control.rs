@@ -1416,6 +1416,24 @@ impl Switch {
             .collect())
     }
 
+    /// Whether the control plane changed table `t`'s default action from the program's (what
+    /// a pipeline change that keeps the forwarding state carries over).
+    pub fn default_changed(&self, t: TableId) -> ControlResult<bool> {
+        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let (td, rt) = self.rt(t)?;
+        let d = rt.t.default_action();
+        Ok(match &td.default_action {
+            Some((a, params)) => {
+                // The cell may hold the parameters padded to the table's widest action.
+                let p = d.params.as_slice();
+                d.action != *a
+                    || p.get(..params.len()) != Some(&params[..])
+                    || p.iter().skip(params.len()).any(|b| *b != 0)
+            }
+            None => true,
+        })
+    }
+
     /// Table `t`'s default action: `None` when no action runs on a miss.
     pub fn read_default(&self, t: TableId) -> ControlResult<Option<ActionCall>> {
         let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);

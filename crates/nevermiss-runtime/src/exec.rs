@@ -1278,6 +1278,24 @@ impl Exec {
         self.build_key_interp(td);
     }
 
+    /// The key in `self.key` as `{field=0x.., ...}`, for the trace.
+    fn trace_key(&self, td: &p4_ir::ir::Table) -> String {
+        let mut at = 0;
+        let fields: Vec<String> = td
+            .keys
+            .iter()
+            .filter(|k| k.kind != MatchKind::Selector)
+            .map(|k| {
+                let n = k.expr.ty().bytes();
+                let b = self.key.get(at..at + n).unwrap_or(&[]);
+                at += n;
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                format!("{}=0x{hex}", k.name)
+            })
+            .collect();
+        format!("{{{}}}", fields.join(", "))
+    }
+
     /// [`Exec::build_key`] by the interpreter (no key function: the interpreter engine, or a
     /// field wider than 64 bits).
     #[inline(never)]
@@ -1507,7 +1525,8 @@ impl Exec {
         }
         let action = self.lookup.data.action;
         self.note_apply(hit.is_some(), action, hit_slot, run_slot);
-        if let Some(t) = self.trace.as_mut() {
+        if self.trace.is_some() {
+            let keys = self.trace_key(td);
             let name = td
                 .actions
                 .get(action as usize)
@@ -1519,8 +1538,8 @@ impl Exec {
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
-            t.push(format!(
-                "table {}: {} -> {name}({})",
+            self.trace.get_or_insert_with(Vec::new).push(format!(
+                "table {}: key {keys}: {} -> {name}({})",
                 td.name,
                 if hit.is_some() { "hit" } else { "miss" },
                 if params.is_empty() {
@@ -1743,16 +1762,20 @@ impl Exec {
         // bits go in front.
         let mut total = 0u64;
         for it in items {
-            total += match it {
-                Datum::Bits(e) => u64::from(e.ty().width),
-                Datum::Varbit(l, max) => {
+            total += match self.present(it) {
+                Some(Datum::Bits(e)) => u64::from(e.ty().width),
+                Some(Datum::Varbit(l, max)) => {
                     self.addr(l).map_or(0, |a| self.ld(a).min(u64::from(*max)))
                 }
+                Some(Datum::IfValid(..)) | None => 0,
             };
         }
         let pad = ((8 - total % 8) % 8) as u32;
         self.data.put(0, pad);
         for it in items {
+            let Some(it) = self.present(it) else {
+                continue;
+            };
             match it {
                 Datum::Bits(e) => {
                     let t = e.ty();
@@ -1779,9 +1802,25 @@ impl Exec {
                         }
                     }
                 }
+                Datum::IfValid(..) => {}
             }
         }
         self.data.finish();
+    }
+
+    /// The item a datum serializes: itself, the item of a valid header's `IfValid`, or nothing.
+    fn present<'d>(&self, it: &'d Datum) -> Option<&'d Datum> {
+        match it {
+            Datum::IfValid(l, d) => {
+                let valid = self.addr(l).is_some_and(|a| self.ld(a) != 0);
+                if valid {
+                    self.present(d)
+                } else {
+                    None
+                }
+            }
+            d => Some(d),
+        }
     }
 
     /// The data arguments' values, one per item (truncated to 64 bits).
@@ -1876,7 +1915,11 @@ impl Exec {
                         );
                     }
                 }
-                if let Some((l, t)) = &x.ret {
+                // v1model's `direct_meter.read` writes its color on a hit only: p4c makes the
+                // read the table's `result_target`, which BMv2 sets when the table hits
+                // (`MatchTableAbstract::apply_action`); a miss leaves the field as it was.
+                let write = !matches!(x.op, XOp::DirectMeterRead { .. }) || self.tctx.hit.is_some();
+                if let (Some((l, t)), true) = (&x.ret, write) {
                     self.xstore(l, *t, colors[c.min(RED)]);
                 }
             }

@@ -7,6 +7,7 @@
 //! capture times, generator times). Idle timers advance every `Config::tick_ns` of that time.
 
 use crate::arch::Outputs;
+use crate::handover::Handover;
 use crate::switch::Switch;
 use crate::worker::Worker;
 use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
@@ -170,12 +171,28 @@ impl RunReport {
                 if *n > 0 { c * 1e9 / *n as f64 } else { 0.0 }
             );
         }
+        // The ports' drops are the program's (counted on the input port) and the outputs a
+        // port did not take (counted on it): the total counts both, like the lines above.
+        let not_taken = self
+            .ports
+            .iter()
+            .map(|p| p.dropped)
+            .sum::<u64>()
+            .saturating_sub(self.dropped);
         let _ = writeln!(
             s,
-            "total: {} packets in, {} out, {} dropped{}; {} digests; {:.3} s, {:.0} packets/s",
+            "total: {} packets in, {} out, {} dropped{}{}; {} digests; {:.3} s, {:.0} packets/s",
             self.packets_in,
-            self.packets_out,
-            self.dropped,
+            self.packets_out.saturating_sub(not_taken),
+            self.dropped + not_taken,
+            if not_taken > 0 {
+                format!(
+                    " ({} by the program, {not_taken} outputs their port did not take)",
+                    self.dropped
+                )
+            } else {
+                String::new()
+            },
             if self.unknown_ports.total() > 0 {
                 format!(", {} to unconfigured ports", self.unknown_ports.total())
             } else {
@@ -220,6 +237,17 @@ pub const LINK_POLL: Duration = Duration::from_millis(100);
 /// Runs until every port's input is exhausted (or `max_packets` were received).
 pub fn run(
     sw: Arc<Switch>,
+    ports: Vec<Box<dyn Port>>,
+    opts: &RunOptions,
+) -> Result<RunReport, String> {
+    run_handed(&Handover::new(Some(sw)), ports, opts)
+}
+
+/// [`run`] on whatever switch `h` holds, taking over each one handed to it at the quiescent
+/// point between batches (the ports stay open; `crate::handover`). While it holds none,
+/// received packets are dropped (counted on their port).
+pub fn run_handed(
+    h: &Arc<Handover>,
     mut ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
 ) -> Result<RunReport, String> {
@@ -231,7 +259,10 @@ pub fn run(
         ));
     }
     let batch_size = opts.batch;
-    let mut worker = Worker::new(sw.clone(), opts.worker);
+    let mut member = h.join();
+    let mut worker = member
+        .switch()
+        .map(|sw| Worker::new(sw.clone(), opts.worker));
     let mut rx = Batch::with_capacity(batch_size);
     let mut tx: Vec<Batch> = ports
         .iter()
@@ -240,24 +271,49 @@ pub fn run(
     let ids: Vec<u32> = ports.iter().map(|p| p.id()).collect();
     let start = Instant::now();
     let mut report = RunReport::default();
-    let tick = sw.config.tick_ns.max(1);
-    let mut next_expire = sw.now_ns().saturating_add(tick);
+    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config.tick_ns.max(1));
+    let mut tick = tick_of(&worker);
+    let mut next_expire = worker
+        .as_ref()
+        .map_or(0, |w| w.sw.now_ns().saturating_add(tick));
     let mut next_stats = opts.stats_every.map(|d| start + d);
     // Interface ports' link state, for watch ports (`Switch::set_port_up`): now, then every
-    // LINK_POLL.
+    // LINK_POLL (and at once on a switch handed over).
     let mut next_link_poll = start;
     let mut idle_rounds = 0u32;
     let mut traced = 0u64;
     let trace_limit = opts.trace.unwrap_or(0);
-    if trace_limit > 0 {
-        worker.ex.trace = Some(Vec::new());
+    let mut trace_cut = false;
+    if let (true, Some(w)) = (trace_limit > 0, worker.as_mut()) {
+        w.ex.trace = Some(Vec::new());
     }
     'run: loop {
         let mut any = false;
         for pi in 0..ports.len() {
-            let tracing = traced < trace_limit;
-            if !tracing && worker.ex.trace.is_some() {
-                worker.ex.trace = None;
+            // The quiescent point: nothing of the last batch is left to send.
+            if member.changed() {
+                // The old worker leaves the old switch's gate first.
+                drop(worker.take());
+                worker = member.take().map(|sw| Worker::new(sw, opts.worker));
+                tick = tick_of(&worker);
+                if let Some(w) = worker.as_mut() {
+                    next_expire = w.sw.now_ns().saturating_add(tick);
+                    if traced < trace_limit {
+                        w.ex.trace = Some(Vec::new());
+                    }
+                }
+                next_link_poll = Instant::now();
+            }
+            let tracing = traced < trace_limit && worker.is_some();
+            if let Some(w) = worker.as_mut().filter(|w| !tracing && w.ex.trace.is_some()) {
+                w.ex.trace = None;
+                if !trace_cut && trace_limit > 0 {
+                    trace_cut = true;
+                    eprintln!(
+                        "trace: the first {trace_limit} packets were traced (--trace-limit); \
+                         the rest run untraced"
+                    );
+                }
             }
             let batch_size = if tracing { 1 } else { batch_size };
             let want = opts
@@ -279,6 +335,13 @@ pub fn run(
                 continue;
             }
             any = true;
+            let (Some(worker), Some(sw)) = (worker.as_mut(), member.switch()) else {
+                // No pipeline: what arrives is dropped.
+                report.packets_in += n as u64;
+                report.dropped += n as u64;
+                ports[pi].stats().add_dropped(n as u64);
+                continue;
+            };
             // The switch's clock, which the control plane's timers also use.
             let wall = sw.now_ns();
             let clock = opts.clock;
@@ -354,8 +417,10 @@ pub fn run(
             }
         }
         if Instant::now() >= next_link_poll {
-            for p in &ports {
-                sw.set_port_up(p.id(), p.link_up());
+            if let Some(w) = &worker {
+                for p in &ports {
+                    w.sw.set_port_up(p.id(), p.link_up());
+                }
             }
             next_link_poll = Instant::now() + LINK_POLL;
         }
@@ -365,8 +430,12 @@ pub fn run(
             .is_some_and(|f| f.swap(false, std::sync::atomic::Ordering::Relaxed));
         let due = next_stats.is_some_and(|t| Instant::now() >= t);
         if asked || due {
-            let mut r = snapshot(&sw, &ports, &report, start.elapsed());
-            r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+            let r = snapshot(
+                member.switch().map(|s| &**s),
+                &ports,
+                &report,
+                start.elapsed(),
+            );
             eprint!("{}", r.render());
         }
         if due {
@@ -398,8 +467,7 @@ pub fn run(
     for p in ports.iter_mut() {
         p.flush().map_err(|e| e.to_string())?;
     }
-    let mut r = snapshot(&sw, &ports, &report, elapsed);
-    r.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    let mut r = snapshot(member.switch().map(|s| &**s), &ports, &report, elapsed);
     r.error = report.error;
     Ok(r)
 }
@@ -441,15 +509,21 @@ pub(crate) fn flush(port: &mut dyn Port, b: &mut Batch) -> Result<(), String> {
     Ok(())
 }
 
-fn snapshot(sw: &Switch, ports: &[Box<dyn Port>], r: &RunReport, elapsed: Duration) -> RunReport {
+/// The report so far: `ports`' counters, `sw`'s tables and digests (none without a switch).
+fn snapshot(
+    sw: Option<&Switch>,
+    ports: &[Box<dyn Port>],
+    r: &RunReport,
+    elapsed: Duration,
+) -> RunReport {
     RunReport {
         ports: ports.iter().map(|p| p.stats().snapshot()).collect(),
-        tables: table_reports(sw),
+        tables: sw.map(table_reports).unwrap_or_default(),
         packets_in: r.packets_in,
         packets_out: r.packets_out,
         dropped: r.dropped,
         unknown_ports: r.unknown_ports.clone(),
-        digests: 0,
+        digests: sw.map_or(0, |sw| sw.digests.lock().map(|d| d.len()).unwrap_or(0)),
         elapsed,
         workers: Vec::new(),
         error: None,
@@ -466,4 +540,37 @@ pub fn run_packets(sw: Arc<Switch>, pkts: &[Packet]) -> Vec<(u32, Vec<u8>)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The total counts the drops the port lines count: the program's (on the input port) and
+    /// the outputs a port did not take (here the CPU port without a primary, port 255).
+    #[test]
+    fn the_total_adds_up_the_ports_drops() {
+        let port = |port, rx_packets, tx_packets, dropped| StatsSnapshot {
+            port,
+            rx_packets,
+            tx_packets,
+            dropped,
+            ..StatsSnapshot::default()
+        };
+        let r = RunReport {
+            ports: vec![port(0, 10, 0, 2), port(1, 0, 5, 0), port(255, 0, 0, 3)],
+            packets_in: 10,
+            packets_out: 8,
+            dropped: 2,
+            ..RunReport::default()
+        };
+        let text = r.render();
+        assert!(
+            text.contains(
+                "total: 10 packets in, 5 out, 5 dropped (2 by the program, 3 outputs their port \
+                 did not take);"
+            ),
+            "{text}"
+        );
+    }
 }

@@ -14,6 +14,7 @@
 //! Idle-timer expiry runs on whichever worker first sees a tick boundary pass (one atomic
 //! compare-and-swap per batch, no per-packet cost).
 
+use crate::handover::Handover;
 use crate::run::{
     self, per_second, queue_outputs, table_reports, Clock, RunOptions, RunReport, UnknownPorts,
 };
@@ -171,7 +172,8 @@ struct Progress {
 }
 
 struct Shared<'a> {
-    sw: &'a Arc<Switch>,
+    /// The switch the workers run (replaced between their batches: `crate::handover`).
+    h: &'a Arc<Handover>,
     opts: &'a WorkerOptions,
     out: Option<&'a OutPorts>,
     /// Workers ready to start; all start when it reaches the worker count.
@@ -200,11 +202,11 @@ pub fn run_in_memory(
     inputs: Vec<Vec<Packet>>,
     opts: &WorkerOptions,
 ) -> Result<InMemoryReport, String> {
-    run_queues(sw, inputs, opts, None, |_| {})
+    run_queues(&Handover::new(Some(sw.clone())), inputs, opts, None, |_| {})
 }
 
 fn run_queues(
-    sw: &Arc<Switch>,
+    h: &Arc<Handover>,
     inputs: Vec<Vec<Packet>>,
     opts: &WorkerOptions,
     out: Option<&OutPorts>,
@@ -225,13 +227,14 @@ fn run_queues(
             cpus.len()
         ));
     }
+    let tick = h.current().map_or(1, |sw| sw.config.tick_ns.max(1));
     let shared = Shared {
-        sw,
+        h,
         opts,
         out,
         ready: AtomicUsize::new(0),
         workers: n,
-        next_expire: AtomicU64::new(sw.config.tick_ns.max(1)),
+        next_expire: AtomicU64::new(tick),
         progress: (0..n).map(|_| Progress::default()).collect(),
         failed: AtomicBool::new(false),
         finished: AtomicUsize::new(0),
@@ -304,7 +307,8 @@ fn worker_main(
     if pinned.is_err() {
         sh.failed.store(true, Ordering::Release);
     }
-    let mut worker = Worker::new(sh.sw.clone(), id as u64);
+    let mut member = sh.h.join();
+    let mut worker = member.switch().map(|sw| Worker::new(sw.clone(), id as u64));
     let mut tx: Vec<Batch> = match sh.out {
         Some(o) => o
             .ids
@@ -314,7 +318,8 @@ fn worker_main(
         None => Vec::new(),
     };
     let batch = sh.opts.batch;
-    let tick = sh.sw.config.tick_ns.max(1);
+    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config.tick_ns.max(1));
+    let mut tick = tick_of(&worker);
     let mut st = WorkerStat {
         cpu,
         ..WorkerStat::default()
@@ -350,6 +355,20 @@ fn worker_main(
         {
             break;
         }
+        // The quiescent point between batches: a switch handed over is taken here.
+        if member.changed() {
+            drop(worker.take());
+            worker = member.take().map(|sw| Worker::new(sw, id as u64));
+            tick = tick_of(&worker);
+            sh.next_expire.store(0, Ordering::Relaxed);
+        }
+        let (Some(worker), Some(sw)) = (worker.as_mut(), member.switch()) else {
+            // No pipeline: the batch is dropped.
+            st.packets += chunk.len() as u64;
+            st.dropped += chunk.len() as u64;
+            sh.progress[id].packets.store(st.packets, Ordering::Relaxed);
+            continue;
+        };
         let wall = start.elapsed().as_nanos() as u64;
         let clock = sh.opts.clock;
         let time = |p: &Packet| match clock {
@@ -412,7 +431,7 @@ fn worker_main(
                 )
                 .is_ok()
         {
-            sh.sw.expire(now);
+            sw.expire(now);
         }
     }
     st.elapsed = start.elapsed();
@@ -456,6 +475,17 @@ impl Default for ParallelOptions {
 /// time covers the processing only, not the reading.
 pub fn run_parallel(
     sw: Arc<Switch>,
+    ports: Vec<Box<dyn Port>>,
+    opts: &RunOptions,
+    par: &ParallelOptions,
+) -> Result<RunReport, String> {
+    run_parallel_handed(&Handover::new(Some(sw)), ports, opts, par)
+}
+
+/// [`run_parallel`] on whatever switch `h` holds, each worker taking over a switch handed to
+/// it between its batches (`crate::handover`).
+pub fn run_parallel_handed(
+    h: &Arc<Handover>,
     mut ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
     par: &ParallelOptions,
@@ -533,8 +563,7 @@ pub fn run_parallel(
         clock: opts.clock,
         stop: opts.stop.clone(),
     };
-    let sw2 = sw.clone();
-    let rep = run_queues(&sw, queues, &wopts, Some(&out), |read| {
+    let rep = run_queues(h, queues, &wopts, Some(&out), |read| {
         let Some(every) = opts.stats_every else {
             return;
         };
@@ -554,7 +583,7 @@ pub fn run_parallel(
                     (now - last) as f64 / every.as_secs_f64(),
                     every.as_secs_f64()
                 );
-                for t in table_reports(&sw2) {
+                for t in h.current().map(|sw| table_reports(&sw)).unwrap_or_default() {
                     eprintln!(
                         "  {}: {} entries, inserts {}, failed inserts {}",
                         t.name, t.entries, t.stats.inserts, t.stats.inserts_full
@@ -575,10 +604,13 @@ pub fn run_parallel(
         p.flush().map_err(|e| e.to_string())?;
     }
     let dropped_by_port = rep.dropped;
-    let digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    let sw = h.current();
+    let digests = sw
+        .as_ref()
+        .map_or(0, |sw| sw.digests.lock().map(|d| d.len()).unwrap_or(0));
     Ok(RunReport {
         ports: ports.iter().map(|p| p.stats().snapshot()).collect(),
-        tables: table_reports(&sw),
+        tables: sw.map(|sw| table_reports(&sw)).unwrap_or_default(),
         packets_in: rep.packets_in,
         packets_out: rep.packets_out,
         dropped: dropped_by_port,
@@ -600,7 +632,7 @@ pub fn run_parallel(
 /// `opts.stop` is set or every input ends. Worker 0 runs the tables' expiry. The report sums
 /// the ports by number and lists each worker's packets and CPU time.
 pub fn run_live(
-    sw: Arc<Switch>,
+    h: &Arc<Handover>,
     sets: Vec<Vec<Box<dyn Port>>>,
     opts: &RunOptions,
     pin: bool,
@@ -619,7 +651,6 @@ pub fn run_live(
             .into_iter()
             .enumerate()
             .map(|(i, ports)| {
-                let sw = sw.clone();
                 // Only worker 0 prints progress (its own share of the ports).
                 let o = RunOptions {
                     worker: i as u64,
@@ -633,7 +664,7 @@ pub fn run_live(
                         pin_current_thread(c)?;
                     }
                     let cpu0 = thread_cpu_time();
-                    let r = crate::run::run(sw, ports, &o)?;
+                    let r = crate::run::run_handed(h, ports, &o)?;
                     Ok((r, thread_cpu_time().saturating_sub(cpu0)))
                 })
             })
@@ -671,8 +702,10 @@ pub fn run_live(
         }
     }
     out.ports.sort_by_key(|p| p.port);
-    out.tables = table_reports(&sw);
-    out.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    if let Some(sw) = h.current() {
+        out.tables = table_reports(&sw);
+        out.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+    }
     out.elapsed = start.elapsed();
     Ok(out)
 }

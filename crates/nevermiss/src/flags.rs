@@ -10,8 +10,9 @@ use crate::check_cmd::{options, ArchArg};
 use clap::{Args, ValueEnum};
 use nevermiss_io::port::Port;
 use nevermiss_io::Rss;
+use nevermiss_runtime::handover::Handover;
 use nevermiss_runtime::run::{Clock, RunOptions, RunReport};
-use nevermiss_runtime::workers::{available_cpus, run_parallel, ParallelOptions};
+use nevermiss_runtime::workers::{available_cpus, run_parallel_handed, ParallelOptions};
 use nevermiss_runtime::{Config, Engine, Switch};
 use p4_ir::{Arch, Program};
 use std::path::{Path, PathBuf};
@@ -65,6 +66,100 @@ pub fn duration_ns(s: &str) -> Result<u64, String> {
         return Err("must be longer than 0".into());
     }
     Ok(ns)
+}
+
+/// `ADDR:PORT` or `HOST:PORT` (`localhost:9559`, as BMv2's `--grpc-server-addr` takes): the
+/// first address the name resolves to.
+pub fn socket_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    if !s.contains(':') {
+        return Err("expected ADDR:PORT or HOST:PORT (e.g. 127.0.0.1:9559)".into());
+    }
+    let mut addrs = s
+        .to_socket_addrs()
+        .map_err(|e| format!("expected ADDR:PORT or HOST:PORT: {e}"))?;
+    addrs
+        .next()
+        .ok_or_else(|| "the name resolves to no address".into())
+}
+
+/// `--log-level`: tracing's level names and BMv2's (`trace`, `debug`, `info`, `warn` or
+/// `warning`, `error`, `critical` (as error), `off`).
+pub fn log_level(s: &str) -> Result<tracing::level_filters::LevelFilter, String> {
+    use tracing::level_filters::LevelFilter as L;
+    Ok(match s.trim().to_ascii_lowercase().as_str() {
+        "trace" => L::TRACE,
+        "debug" => L::DEBUG,
+        "info" => L::INFO,
+        "warn" | "warning" => L::WARN,
+        "error" | "critical" => L::ERROR,
+        "off" => L::OFF,
+        _ => {
+            return Err(format!(
+                "`{s}`: the levels are trace, debug, info, warn, error and off"
+            ))
+        }
+    })
+}
+
+/// What [`start_logging`] set up.
+pub struct Logging {
+    /// Every packet's path is logged (debug or trace level): run the traffic traced.
+    pub packets: bool,
+}
+
+/// Logs nevermiss's events (`--log-console` to stderr, `--log-file FILE`) at `level` (info by
+/// default), each line stamped with the time; other crates' events only at warn and above.
+pub fn start_logging(
+    console: bool,
+    file: Option<&Path>,
+    level: Option<tracing::level_filters::LevelFilter>,
+) -> Result<Logging, String> {
+    use tracing::level_filters::LevelFilter as L;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::Layer;
+    if !console && file.is_none() {
+        if level.is_some() {
+            return Err("--log-level: give --log-console or --log-file too".into());
+        }
+        return Ok(Logging { packets: false });
+    }
+    let level = level.unwrap_or(L::INFO);
+    let ours = tracing_subscriber::filter::Targets::new()
+        .with_default(L::WARN.min(level))
+        .with_target("nevermiss", level)
+        .with_target("nevermiss_p4rt", level)
+        .with_target("nevermiss_runtime", level);
+    let console_layer = console.then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .with_filter(ours.clone())
+    });
+    let file_layer = match file {
+        Some(p) => {
+            let f =
+                std::fs::File::create(p).map_err(|e| format!("--log-file {}: {e}", p.display()))?;
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::sync::Mutex::new(f))
+                    .with_ansi(false)
+                    .with_filter(ours),
+            )
+        }
+        None => None,
+    };
+    let sub = tracing_subscriber::registry()
+        .with(console_layer)
+        .with(file_layer);
+    tracing::subscriber::set_global_default(sub)
+        .map_err(|e| format!("cannot start logging: {e}"))?;
+    Ok(Logging {
+        packets: level >= L::DEBUG,
+    })
 }
 
 /// The program and how it is preprocessed.
@@ -369,9 +464,9 @@ impl TrafficArgs {
     /// one loop, or the preloading workers of `--cores`.
     pub fn run_specs(
         &self,
-        sw: Arc<Switch>,
+        h: &Arc<Handover>,
         specs: &[nevermiss_io::port::PortSpec],
-        extra: &dyn Fn() -> Vec<Box<dyn Port>>,
+        extra: &dyn Fn(usize) -> Vec<Box<dyn Port>>,
         stop: Option<Arc<AtomicBool>>,
         stats_now: Option<Arc<AtomicBool>>,
     ) -> Result<RunReport, String> {
@@ -413,10 +508,10 @@ impl TrafficArgs {
                         }
                         ports.push(p);
                     }
-                    ports.extend(extra());
+                    ports.extend(extra(w));
                     sets.push(ports);
                 }
-                nevermiss_runtime::workers::run_live(sw, sets, &opts, !self.no_pin)
+                nevermiss_runtime::workers::run_live(h, sets, &opts, !self.no_pin)
             }
             _ => {
                 let mut ports = Vec::with_capacity(specs.len() + 1);
@@ -426,8 +521,8 @@ impl TrafficArgs {
                     say(s, p.as_ref());
                     ports.push(p);
                 }
-                ports.extend(extra());
-                self.run_ports(sw, ports, &opts)
+                ports.extend(extra(0));
+                self.run_ports(h, ports, &opts)
             }
         }
     }
@@ -477,12 +572,12 @@ impl TrafficArgs {
     /// thread, or the workers of `--cores` (inputs read into memory first).
     fn run_ports(
         &self,
-        sw: Arc<Switch>,
+        h: &Arc<Handover>,
         ports: Vec<Box<dyn Port>>,
         opts: &RunOptions,
     ) -> Result<RunReport, String> {
         match self.cores {
-            None => nevermiss_runtime::run::run(sw, ports, opts),
+            None => nevermiss_runtime::run::run_handed(h, ports, opts),
             Some(cores) => {
                 let par = ParallelOptions {
                     cores,
@@ -490,7 +585,7 @@ impl TrafficArgs {
                     pin: !self.no_pin,
                     ..ParallelOptions::default()
                 };
-                run_parallel(sw, ports, opts, &par)
+                run_parallel_handed(h, ports, opts, &par)
             }
         }
     }
@@ -540,6 +635,30 @@ mod tests {
         assert!(duration_ns("0s").is_err());
         assert_eq!(expire_profile("1=1ms"), Ok((1, 1_000_000)));
         assert!(expire_profile("300=1s").is_err() && expire_profile("1").is_err());
+    }
+
+    #[test]
+    fn addresses_and_log_levels() {
+        assert_eq!(
+            socket_addr("127.0.0.1:9559").unwrap(),
+            "127.0.0.1:9559".parse().unwrap()
+        );
+        assert!(socket_addr("localhost:9559").unwrap().ip().is_loopback());
+        assert!(socket_addr("nowhere").is_err());
+        use tracing::level_filters::LevelFilter as L;
+        for (name, want) in [
+            ("trace", L::TRACE),
+            ("debug", L::DEBUG),
+            ("info", L::INFO),
+            ("warn", L::WARN),
+            ("warning", L::WARN),
+            ("error", L::ERROR),
+            ("critical", L::ERROR),
+            ("off", L::OFF),
+        ] {
+            assert_eq!(log_level(name), Ok(want), "{name}");
+        }
+        assert!(log_level("loud").is_err());
     }
 
     #[test]

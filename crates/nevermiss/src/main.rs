@@ -13,8 +13,10 @@ use std::process::ExitCode;
 mod out;
 
 mod bench_cmd;
+mod bmv2_diff;
 mod check_cmd;
 mod conformance_cmd;
+mod ctl_cmd;
 mod flags;
 mod gen_cmd;
 mod p4info_cmd;
@@ -62,6 +64,9 @@ enum Command {
     /// Send generated traffic (or a capture) to an interface at a rate and measure what comes
     /// back on another: loss, reordering, latency percentiles.
     Gen(gen_cmd::GenArgs),
+    /// Look at a running switch over P4Runtime: tables, entries, counters, registers,
+    /// multicast groups (as BMv2's simple_switch_CLI).
+    Ctl(ctl_cmd::CtlArgs),
     /// Run p4c's test suites (a local checkout) through the front end and count the outcomes.
     Conformance(conformance_cmd::ConformanceArgs),
     /// Write the P4Info of a program (as p4c would) and its P4Runtime device config.
@@ -105,6 +110,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check_cmd::run(args),
         Command::Gen(args) => gen_cmd::run(args),
         Command::Conformance(args) => conformance_cmd::run(args),
+        Command::Ctl(args) => ctl_cmd::run(args),
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::P4info(args) => p4info_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),

@@ -98,9 +98,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     // SIGUSR1 prints the statistics so far.
     let sig = crate::flags::signals();
     let report = args.traffic.run_specs(
-        sw.clone(),
+        &nevermiss_runtime::handover::Handover::new(Some(sw.clone())),
         &specs,
-        &Vec::new,
+        &|_| Vec::new(),
         Some(sig.stop),
         Some(sig.stats),
     )?;

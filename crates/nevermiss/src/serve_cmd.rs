@@ -54,6 +54,17 @@ pub struct ServeArgs {
     /// Stop after this long (e.g. 30s) instead of at SIGINT/SIGTERM.
     #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration_ns)]
     pub duration: Option<u64>,
+    /// Log to stderr, as simple_switch --log-console: every RPC (info), and at debug every
+    /// packet's path through the program (as --trace, without its limit).
+    #[arg(long)]
+    pub log_console: bool,
+    /// Log to this file instead (or as well).
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+    /// How much to log: trace, debug, info, warn, error or off (BMv2's names; `warning` and
+    /// `critical` too) [default: info with --log-console or --log-file].
+    #[arg(long, value_name = "LEVEL", value_parser = crate::flags::log_level)]
+    pub log_level: Option<tracing::level_filters::LevelFilter>,
 }
 
 pub fn run(args: ServeArgs) -> u8 {
@@ -61,14 +72,14 @@ pub fn run(args: ServeArgs) -> u8 {
 }
 
 fn run_inner(args: ServeArgs) -> Result<(), String> {
-    let addr: std::net::SocketAddr = args
-        .grpc_addr
-        .parse()
-        .map_err(|_| format!("--grpc-addr {}: expected ADDR:PORT", args.grpc_addr))?;
+    let addr = crate::flags::socket_addr(&args.grpc_addr)
+        .map_err(|e| format!("--grpc-addr {}: {e}", args.grpc_addr))?;
     if let Some(p) = &args.update_log {
         std::fs::write(p, "").map_err(|e| format!("--update-log {}: {e}", p.display()))?;
     }
     args.traffic.check()?;
+    let logging =
+        crate::flags::start_logging(args.log_console, args.log_file.as_deref(), args.log_level)?;
     let specs = crate::flags::port_specs(&args.ports, &args.interfaces)?;
     if specs.iter().any(|s| s.id == args.cpu_port) {
         return Err(format!(
@@ -81,17 +92,30 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     for s in &specs {
         s.open().map_err(|e| e.to_string())?;
     }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some(server::tls_config(c, k, args.tls_ca.as_deref())?),
+        _ => None,
+    };
     let mut config = args.traffic.config(args.switch.config_any());
     let mut preload = None;
     if let Some(path) = &args.program {
+        if !path.is_file() {
+            return Err(format!("{}: no such file", path.display()));
+        }
+        if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(path) {
+            // A BMv2 JSON program is its own device config.
+            let prog = bmv2_json::load_bytes(&bytes)
+                .map_err(|e| format!("{}: error: {e}", path.display()))?;
+            config = args.traffic.config(args.switch.config(&prog, path)?);
+            preload = Some(bytes);
+        }
+    }
+    if let (Some(path), None) = (&args.program, &preload) {
         let opts = crate::check_cmd::options(
             &args.source.include,
             &args.source.define,
             crate::check_cmd::ArchArg::Auto,
         )?;
-        if !path.is_file() {
-            return Err(format!("{}: no such file", path.display()));
-        }
         let compiled = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
         let prog =
             p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
@@ -111,22 +135,24 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         let p = dev
             .load(&bytes, None, None)
             .map_err(|s| s.message().to_string())?;
-        dev.commit(p);
+        dev.commit(p).map_err(|s| s.message().to_string())?;
     }
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(c), Some(k)) => Some(server::tls_config(c, k, args.tls_ca.as_deref())?),
-        _ => None,
-    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let traffic = Traffic::start(dev.clone(), specs, args.traffic.clone());
+    // --log-level debug (or trace) shows every packet's path, as simple_switch's log does.
+    let mut how = args.traffic.clone();
+    if logging.packets && how.cores.is_none() {
+        how.trace = true;
+        how.trace_limit = u64::MAX;
+    }
+    let traffic = Traffic::start(dev.clone(), specs, how);
     let dev2 = dev.clone();
     let duration = args.duration;
     let args_tls = tls.is_some();
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
         let (incoming, local) =
             server::listen(addr).map_err(|e| format!("--grpc-addr {addr}: {e}"))?;
         outln!(
@@ -142,24 +168,46 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         );
         crate::out::flush();
         let hk = tokio::spawn(server::housekeeping(dev2.clone()));
+        // At the signal every stream ends (UNAVAILABLE) and the server stops taking
+        // requests; connections still open after STOP_GRACE are dropped.
+        let (fired, stopped) = tokio::sync::oneshot::channel::<()>();
+        let dev3 = dev2.clone();
         let stop = async move {
             stop_signal(duration).await;
+            tracing::info!("stopping: closing every stream");
+            dev3.shutdown();
+            let _ = fired.send(());
         };
         let mut builder = tonic::transport::Server::builder();
         if let Some(tls) = tls {
-            builder = builder
-                .tls_config(tls)
-                .map_err(|e| format!("--tls-cert/--tls-key: {e}"))?;
+            builder = builder.tls_config(tls).map_err(|e| {
+                let cause =
+                    std::error::Error::source(&e).map_or(String::new(), |c| format!(": {c}"));
+                format!("--tls-cert/--tls-key: {e}{cause}")
+            })?;
         }
-        let r = builder
+        let server = builder
             .add_service(server::grpc_service(dev2.clone()))
-            .serve_with_incoming_shutdown(incoming, stop)
-            .await;
+            .serve_with_incoming_shutdown(incoming, stop);
+        let grace = async {
+            if stopped.await.is_ok() {
+                tokio::time::sleep(STOP_GRACE).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        let r = tokio::select! {
+            r = server => r.map_err(|e| format!("gRPC server: {e}")),
+            () = grace => Ok(()),
+        };
         hk.abort();
-        r.map_err(|e| format!("gRPC server: {e}"))
-    })?;
+        r
+    });
+    // Whatever is left of the connections goes with the runtime.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    served?;
     if let Some(report) = traffic.stop()? {
-        out!("traffic ports, last pipeline:\n{}", report.render());
+        out!("traffic ports:\n{}", report.render());
     }
     print_stats(&dev);
     let delays = dev.update_delays();
@@ -169,6 +217,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// How long connections may take to close after the signal before they are dropped.
+const STOP_GRACE: Duration = Duration::from_millis(300);
 
 fn print_delays(delays: &[server::UpdateDelay]) {
     if delays.is_empty() {
@@ -244,8 +295,11 @@ fn write_update_log(path: &std::path::Path, delays: &[server::UpdateDelay]) -> R
     Ok(())
 }
 
-/// The traffic ports: a thread that runs the current pipeline over them (`nevermiss run`'s
-/// loop) and starts over, ports opened afresh, whenever a controller commits another pipeline.
+/// The traffic ports: a thread that runs them (`nevermiss run`'s loop) from the start to the
+/// end, over whatever pipeline the device holds: a commit hands the new one over to the loop
+/// between two batches (`nevermiss_runtime::handover`), the ports stay open. Interfaces run
+/// at once (what arrives before the first pipeline is dropped, as BMv2 drops it); files and
+/// the generator wait for the first pipeline. One loop's CPU port takes the PacketOuts.
 struct Traffic {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<Result<Option<RunReport>, String>>>,
@@ -259,43 +313,18 @@ impl Traffic {
         }
         let stop2 = stop.clone();
         let thread = std::thread::spawn(move || -> Result<Option<RunReport>, String> {
-            let mut last: Option<RunReport> = None;
-            let mut current: Option<Arc<nevermiss_p4rt::pipeline::Pipeline>> = None;
-            while !stop2.load(Ordering::Relaxed) {
-                let p = dev.pipeline();
-                let changed = match (&p, &current) {
-                    (Some(a), Some(b)) => !Arc::ptr_eq(a, b),
-                    (Some(_), None) => true,
-                    _ => false,
-                };
-                if !changed {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
+            let live = specs.iter().any(|s| s.is_live());
+            while !live && dev.pipeline().is_none() {
+                if stop2.load(Ordering::Relaxed) {
+                    return Ok(None);
                 }
-                let Some(p) = p else { continue };
-                current = Some(p.clone());
-                // Runs until the inputs end, the server stops or another pipeline comes.
-                let run_stop = Arc::new(AtomicBool::new(false));
-                let watcher = {
-                    let (dev, run_stop, stop2, p) =
-                        (dev.clone(), run_stop.clone(), stop2.clone(), p.clone());
-                    std::thread::spawn(move || {
-                        while !run_stop.load(Ordering::Relaxed) {
-                            let replaced = dev.pipeline().is_none_or(|q| !Arc::ptr_eq(&q, &p));
-                            if replaced || stop2.load(Ordering::Relaxed) {
-                                run_stop.store(true, Ordering::Relaxed);
-                            }
-                            std::thread::sleep(Duration::from_millis(5));
-                        }
-                    })
-                };
-                let cpu = || vec![dev.cpu_port(p.clone())];
-                let r = how.run_specs(p.sw.clone(), &specs, &cpu, Some(run_stop.clone()), None);
-                run_stop.store(true, Ordering::Relaxed);
-                let _ = watcher.join();
-                last = Some(r?);
+                std::thread::sleep(Duration::from_millis(5));
             }
-            Ok(last)
+            // Inputs read into memory first (--cores over files) cannot take PacketOuts.
+            let receive = live || how.cores.is_none();
+            let cpu = |w: usize| vec![dev.cpu_port(receive && w == 0)];
+            let r = how.run_specs(&dev.handover, &specs, &cpu, Some(stop2), None)?;
+            Ok(Some(r))
         });
         Traffic {
             stop,
@@ -303,7 +332,7 @@ impl Traffic {
         }
     }
 
-    /// Stops the traffic (outputs flushed) and returns the last pipeline's report.
+    /// Stops the traffic (outputs flushed) and returns its report.
     fn stop(mut self) -> Result<Option<RunReport>, String> {
         self.stop.store(true, Ordering::Relaxed);
         match self.thread.take() {
@@ -344,8 +373,11 @@ fn print_stats(dev: &Arc<Device>) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     outln!(
-        "p4runtime: {} writes ({} updates, {} failed), {} reads, {} packet-outs, {} packet-ins, \
-         {} digest lists, {} idle-timeout notifications, {} packets to ports not attached",
+        "p4runtime: {} pipeline commits ({} keeping the forwarding state), {} writes ({} \
+         updates, {} failed), {} reads, {} packet-outs, {} packet-ins, {} digest lists, {} \
+         idle-timeout notifications, {} packets to ports not attached",
+        s.commits,
+        s.reconciles,
         s.writes,
         s.updates,
         s.failed_updates,

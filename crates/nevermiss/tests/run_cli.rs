@@ -319,7 +319,8 @@ fn trace_follows_the_first_packets_through_parser_tables_and_outputs() {
         "{err}"
     );
     assert!(
-        err.contains("table MainControlImpl.flows: miss -> MainControlImpl.flow_miss()"),
+        err.contains("table MainControlImpl.flows: key {")
+            && err.contains("}: miss -> MainControlImpl.flow_miss()"),
         "{err}"
     );
     assert!(
@@ -327,7 +328,16 @@ fn trace_follows_the_first_packets_through_parser_tables_and_outputs() {
         "{err}"
     );
     assert!(
-        err.contains("table MainControlImpl.flows: hit -> MainControlImpl.flow_hit(0x"),
+        err.contains("}: hit -> MainControlImpl.flow_hit(0x"),
+        "{err}"
+    );
+    // The key's values, and a word when the trace stops at --trace-limit.
+    assert!(
+        err.contains("table MainControlImpl.flows: key {hdr.ipv4.dst_addr=0x00000001}: miss"),
+        "{err}"
+    );
+    assert!(
+        err.contains("trace: the first 3 packets were traced (--trace-limit)"),
         "{err}"
     );
     assert!(err.contains("out on port 0, 84 bytes"), "{err}");

@@ -40,7 +40,7 @@ fn traffic_ports_run_the_served_pipeline_until_the_server_stops() {
         log.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("traffic ports, last pipeline:"), "{stdout}");
+    assert!(stdout.contains("traffic ports:"), "{stdout}");
     assert!(stdout.contains("port   0: in 100 pkts"), "{stdout}");
     // The capture was written (a pcap header at least) and the update log exists.
     assert!(std::fs::metadata(&out).unwrap().len() >= 24);
@@ -97,6 +97,17 @@ fn bad_serve_flags_are_errors() {
         (vec!["--batch", "999"], "--batch"),
         (vec!["nosuch.p4"], "nosuch.p4"),
         (vec!["--tls-cert", "c.pem"], "--tls-key"),
+        // A file that is not PEM is named with what is wrong with it.
+        (
+            vec!["--tls-cert", "/etc/passwd", "--tls-key", "/etc/passwd"],
+            "--tls-cert /etc/passwd: no certificate in it",
+        ),
+        (
+            vec!["-i", "0@lo", "-i", "1@lo"],
+            "interface lo is given to port 0 and to port 1",
+        ),
+        (vec!["--log-console", "--log-level", "loud"], "--log-level"),
+        (vec!["--log-level", "debug"], "give --log-console"),
         (
             vec!["--update-log", "/nonexistent-dir/x.csv"],
             "--update-log",
@@ -107,4 +118,77 @@ fn bad_serve_flags_are_errors() {
         assert!(stderr.contains(want), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+}
+
+/// `--grpc-addr` takes a host name; `--log-console` logs every RPC; `nevermiss ctl` shows the
+/// running switch's tables as simple_switch_CLI does; SIGTERM stops it with exit 0.
+#[test]
+fn a_named_address_logs_and_ctl_look_at_a_running_switch() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+        .args([
+            "serve",
+            "examples/v1model-router.p4",
+            "--grpc-addr",
+            "localhost:0",
+        ])
+        .args(["--log-console", "--log-level", "info"])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split(" on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_default()
+        .to_string();
+    assert!(addr.contains(':'), "{first}");
+    let ctl = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+            .arg("ctl")
+            .args(args)
+            .args(["--grpc-addr", &addr])
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = ctl(&["show-tables"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("IngressImpl.ipv4_lpm") && out.contains("(lpm, 32)"),
+        "{out}"
+    );
+    let (code, out, err) = ctl(&["table-dump", "ipv4_lpm"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("==========\nTABLE ENTRIES\n==========\nDumping default entry\n")
+            && out.contains("Action entry: IngressImpl.drop - "),
+        "{out}"
+    );
+    let (code, out, _) = ctl(&["table-num-entries", "IngressImpl.acl"]);
+    assert_eq!((code, out.trim()), (0, "0"));
+    let (code, _, err) = ctl(&["table-dump", "nosuch"]);
+    assert!(code == 2 && err.contains("no table nosuch"), "{err}");
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let o = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{log}");
+    assert!(
+        log.contains("GetForwardingPipelineConfig: P4INFO_AND_COOKIE")
+            && log.contains("Read: 1 entities asked"),
+        "{log}"
+    );
 }

@@ -852,6 +852,10 @@ pub enum Datum {
     Bits(Expr),
     /// A `varbit<max>` field at this location: its current length word, then its value.
     Varbit(Loc, u32),
+    /// The item, only while the header whose validity word is at this location is valid;
+    /// nothing otherwise. BMv2's calculations (hash and checksum inputs) skip the fields of
+    /// invalid headers (`BufBuilder`); the BMv2 JSON front end writes their inputs so.
+    IfValid(Loc, Box<Datum>),
 }
 
 /// An argument of an extern call.
@@ -1021,6 +1025,11 @@ pub struct Program {
     pub enums: Vec<(String, Vec<String>)>,
     /// What else the control plane sees (types, annotations, P4Info's order of actions).
     pub control_plane: ControlPlane,
+    /// The value the program sees for each error code, by code, when it is not the code itself
+    /// (a BMv2 JSON from p4c builds that numbered `core.p4`'s errors from 1); empty: the codes
+    /// are the values. The runtime raises errors by their code and writes their value into
+    /// the parser-error metadata.
+    pub error_values: Vec<u64>,
 }
 
 /// Standard error codes (P4_16 core library order, as BMv2 numbers them).
@@ -1045,9 +1054,38 @@ pub mod errors {
 }
 
 impl Program {
+    /// A program of `arch` with nothing in it yet but the standard errors (what a front end
+    /// starts from).
+    pub fn empty(arch: Arch) -> Program {
+        Program {
+            arch,
+            frame_words: 0,
+            zero_words: 0,
+            blocks: Vec::new(),
+            functions: Vec::new(),
+            parsers: Vec::new(),
+            tables: Vec::new(),
+            externs: Vec::new(),
+            headers: Vec::new(),
+            value_sets: Vec::new(),
+            errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
+            enums: Vec::new(),
+            control_plane: ControlPlane::default(),
+            error_values: Vec::new(),
+        }
+    }
+
     /// The block with this package role.
     pub fn block(&self, role: &str) -> Option<&Block> {
         self.blocks.iter().find(|b| b.role == role)
+    }
+
+    /// The value the program sees for error `code` ([`Program::error_values`]).
+    pub fn error_value(&self, code: u64) -> u64 {
+        self.error_values
+            .get(code as usize)
+            .copied()
+            .unwrap_or(code)
     }
 
     /// The code of an `error` member.

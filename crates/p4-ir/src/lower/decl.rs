@@ -1534,7 +1534,7 @@ impl<'a> Lw<'a> {
 }
 
 /// Packs parameter values: each `ceil(w/8)` bytes, big-endian, in order.
-pub(crate) fn pack(params: &[ActionParam], vals: &[Val]) -> Vec<u8> {
+pub fn pack(params: &[ActionParam], vals: &[Val]) -> Vec<u8> {
     let mut out = Vec::new();
     for (p, v) in params
         .iter()
