@@ -112,7 +112,7 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     match driver::compile_file(&args.file, &opts) {
         Ok(c) => {
-            for w in &c.checked.warnings {
+            for w in c.unit.warnings().iter().chain(&c.checked.warnings) {
                 eprint!("{}", p4_front::diag::render(&c.unit, w));
             }
             let ir_flag = args.dump_ir.then_some(Dump::Ir);
