@@ -11,12 +11,11 @@
 //! truncated on receive (larger than a ring frame) is dropped and counted; an interface that
 //! goes down while the port runs is counted (`link_errors`) and the port keeps polling.
 
+use crate::iface::{self, interface, os_error, IfCounters};
 use crate::packet::{Batch, Packet};
 use crate::port::{Port, PortError};
 use crate::stats::PortStats;
-use std::ffi::CString;
-use std::io;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
 /// Receive ring: blocks of 64 KiB, 128 of them (8 MiB); a block is handed over after 1 ms
@@ -35,18 +34,6 @@ const TX_BLOCKS: u32 = 16;
 const TX_DATA_OFFSET: usize = libc::TPACKET3_HDRLEN - std::mem::size_of::<libc::sockaddr_ll>();
 /// The Ethernet header the MTU does not count.
 const ETH_HLEN: usize = 14;
-
-/// Counters an interface port keeps beside [`PortStats`].
-#[derive(Debug, Default)]
-pub struct IfCounters {
-    /// Frames dropped because they were larger than the MTU (transmit) or than a ring frame
-    /// (receive: truncated by the kernel).
-    pub oversized: AtomicU64,
-    /// Sends that failed because the link was down or gone.
-    pub link_errors: AtomicU64,
-    /// Frames the kernel dropped because the receive ring was full (`PACKET_STATISTICS`).
-    pub kernel_drops: AtomicU64,
-}
 
 /// An interface port (`N=if:NAME`).
 pub struct AfPacketPort {
@@ -71,17 +58,6 @@ pub struct AfPacketPort {
 // rings' status words.
 unsafe impl Send for AfPacketPort {}
 
-fn os_error(what: &str, name: &str) -> PortError {
-    let e = io::Error::last_os_error();
-    let hint = match e.raw_os_error() {
-        Some(libc::EPERM) | Some(libc::EACCES) => {
-            " (AF_PACKET sockets need CAP_NET_RAW: run as root)"
-        }
-        _ => "",
-    };
-    PortError::Other(format!("interface {name}: {what}: {e}{hint}"))
-}
-
 fn setsockopt<T>(fd: libc::c_int, opt: libc::c_int, v: &T) -> libc::c_int {
     // SAFETY: `v` is a live value of the size passed.
     unsafe {
@@ -93,77 +69,6 @@ fn setsockopt<T>(fd: libc::c_int, opt: libc::c_int, v: &T) -> libc::c_int {
             std::mem::size_of::<T>() as libc::socklen_t,
         )
     }
-}
-
-/// An `ifreq` ioctl on a throwaway socket; returns the request after the call.
-fn ifreq(name: &str, req: libc::c_ulong) -> Result<libc::ifreq, PortError> {
-    // SAFETY: plain socket creation, ioctl on a zeroed ifreq with the name set, close.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-        if fd < 0 {
-            return Err(os_error("socket", name));
-        }
-        let mut r: libc::ifreq = std::mem::zeroed();
-        for (i, b) in name.bytes().take(libc::IFNAMSIZ - 1).enumerate() {
-            r.ifr_name[i] = b as libc::c_char;
-        }
-        let rc = libc::ioctl(fd, req as _, &mut r);
-        let err = (rc < 0).then(|| os_error("ioctl", name));
-        libc::close(fd);
-        match err {
-            Some(e) => Err(e),
-            None => Ok(r),
-        }
-    }
-}
-
-/// An interface's index and MTU, checked: it exists and is up (errors name it).
-pub(crate) fn interface(name: &str) -> Result<(u32, usize), PortError> {
-    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(PortError::Other(format!(
-            "interface name `{name}`: 1 to {} characters",
-            libc::IFNAMSIZ - 1
-        )));
-    }
-    let cname = CString::new(name)
-        .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
-    // SAFETY: a NUL-terminated name.
-    let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-    if ifindex == 0 {
-        return Err(PortError::Other(format!(
-            "interface {name}: no such interface"
-        )));
-    }
-    let flags = ifreq(name, libc::SIOCGIFFLAGS as libc::c_ulong)?;
-    // SAFETY: SIOCGIFFLAGS filled the flags member.
-    let flags = unsafe { flags.ifr_ifru.ifru_flags };
-    if flags & libc::IFF_UP as libc::c_short == 0 {
-        return Err(PortError::Other(format!(
-            "interface {name} is down (ip link set {name} up)"
-        )));
-    }
-    let mtu = ifreq(name, libc::SIOCGIFMTU as libc::c_ulong)?;
-    // SAFETY: SIOCGIFMTU filled the mtu member.
-    let mtu = unsafe { mtu.ifr_ifru.ifru_mtu }.max(68) as usize;
-
-    Ok((ifindex, mtu))
-}
-
-/// Whether interface `name` is up and has carrier (`IFF_UP` and `IFF_RUNNING`); false when
-/// it is down, has no carrier (a veth whose peer is down) or is gone.
-pub(crate) fn link_up(name: &str) -> bool {
-    let Ok(r) = ifreq(name, libc::SIOCGIFFLAGS as libc::c_ulong) else {
-        return false;
-    };
-    // SAFETY: SIOCGIFFLAGS filled the flags member.
-    let flags = unsafe { r.ifr_ifru.ifru_flags };
-    let want = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-    flags & want == want
-}
-
-/// The MTU of an interface that exists and is up.
-pub(crate) fn interface_mtu(name: &str) -> Result<usize, PortError> {
-    interface(name).map(|(_, mtu)| mtu)
 }
 
 impl AfPacketPort {
@@ -519,7 +424,7 @@ impl Port for AfPacketPort {
     }
 
     fn link_up(&self) -> bool {
-        link_up(&self.name)
+        iface::link_up(&self.name)
     }
 
     /// The socket: readable when the kernel hands over a receive block (TPACKET_V3).
@@ -532,48 +437,7 @@ impl Port for AfPacketPort {
 impl AfPacketPort {
     /// Asks the kernel to send the queued slots (without waiting).
     fn kick(&self) {
-        kick(self.fd, &self.counters);
-    }
-}
-
-/// A send of nothing on socket `fd`: the kernel walks its transmit ring. A busy ring is not an
-/// error; anything else (the link down or gone) is counted.
-pub(crate) fn kick(fd: libc::c_int, counters: &IfCounters) {
-    // SAFETY: a zero-length send on our own socket.
-    let rc = unsafe {
-        libc::sendto(
-            fd,
-            std::ptr::null(),
-            0,
-            libc::MSG_DONTWAIT,
-            std::ptr::null(),
-            0,
-        )
-    };
-    if rc < 0 {
-        match io::Error::last_os_error().raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EBUSY) | Some(libc::EINTR) => {}
-            _ => {
-                counters.link_errors.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-}
-
-impl IfCounters {
-    /// Says on stderr what the port dropped or failed, if anything (at its end).
-    pub(crate) fn report(&self, id: u32, name: &str) {
-        let (over, link, kernel) = (
-            self.oversized.load(Ordering::Relaxed),
-            self.link_errors.load(Ordering::Relaxed),
-            self.kernel_drops.load(Ordering::Relaxed),
-        );
-        if over + link + kernel > 0 {
-            eprintln!(
-                "port {id}=if:{name}: {over} frames dropped as oversized, {link} sends failed \
-                 (link down or gone), {kernel} frames dropped by the kernel (receive ring full)"
-            );
-        }
+        iface::kick(self.fd, &self.counters);
     }
 }
 

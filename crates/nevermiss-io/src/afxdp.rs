@@ -20,7 +20,7 @@
 //! Guarantees as [`crate::afpacket`]: no allocation per packet, frames over the MTU dropped and
 //! counted, errors naming the interface.
 
-use crate::afpacket::{interface_mtu, IfCounters};
+use crate::iface::{self, interface_mtu, rx_queues, IfCounters};
 use crate::packet::{Batch, Packet};
 use crate::port::{Port, PortError};
 use crate::stats::PortStats;
@@ -431,18 +431,6 @@ impl Drop for Xsk {
     }
 }
 
-/// The number of receive queues of interface `name` (0 when it cannot be read: no such
-/// interface).
-pub fn rx_queues(name: &str) -> usize {
-    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// An interface port over AF_XDP (`N=if:NAME,backend=af_xdp`).
 pub struct AfXdpPort {
     id: u32,
@@ -580,7 +568,7 @@ impl Port for AfXdpPort {
         if taken > 0 {
             // One producer update for the batch: the descriptors were reserved in order.
             x.rings.tx.submit(taken as u32);
-            crate::afpacket::kick(x.fd, &self.counters);
+            iface::kick(x.fd, &self.counters);
             self.stats.add_tx(taken as u64, bytes);
         }
         Ok(taken)
@@ -588,14 +576,14 @@ impl Port for AfXdpPort {
 
     fn flush(&mut self) -> Result<(), PortError> {
         for x in self.socks.iter_mut() {
-            crate::afpacket::kick(x.fd, &self.counters);
+            iface::kick(x.fd, &self.counters);
             x.reclaim();
         }
         Ok(())
     }
 
     fn link_up(&self) -> bool {
-        crate::afpacket::link_up(&self.name)
+        iface::link_up(&self.name)
     }
 
     /// Every socket: readable when its receive ring holds a frame.

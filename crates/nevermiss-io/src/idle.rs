@@ -122,8 +122,9 @@ impl IdleWait {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::local::NullPort;
     use crate::packet::{Batch, Packet};
-    use crate::port::{NullPort, PortError};
+    use crate::port::PortError;
     use crate::stats::PortStats;
     use std::sync::Arc;
 
@@ -217,7 +218,7 @@ mod tests {
         }
         assert_eq!(busy.waits(), 0);
         assert!(t.elapsed() < WAIT_MAX, "{:?}", t.elapsed());
-        let q: Vec<Box<dyn Port>> = vec![Box::new(crate::port::QueuePort::new(0).0)];
+        let q: Vec<Box<dyn Port>> = vec![Box::new(crate::local::QueuePort::new(0).0)];
         let mut idle = IdleWait::new(Polling::Adaptive);
         idle.idle(&q);
         std::thread::sleep(SPIN);

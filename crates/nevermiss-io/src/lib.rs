@@ -1,6 +1,12 @@
 //! Packet input/output for nevermiss: packets and batches, pcap/pcapng files, ports (pcap files,
-//! in-memory queues, the built-in generator, null), the two-phase key-cycling traffic generator,
-//! p4c's STF test format and its expectation matcher, and per-port counters.
+//! in-memory queues, the built-in generator, null, network interfaces), the two-phase
+//! key-cycling traffic generator, p4c's STF test format and its expectation matcher, and
+//! per-port counters.
+//!
+//! Ports in floors, imports pointing down only: [`port`] (the [`Port`] trait, naming no
+//! implementation) and [`iface`] (what interface ports need of the kernel) at the bottom; the
+//! ports themselves above them ([`local`]: inside the process; [`afpacket`], [`afxdp`]:
+//! interface back ends); [`spec`] (the command line's `--port`, which opens any of them) on top.
 //!
 //! See `docs/io.md` for the command-line port syntax and the design decisions.
 
@@ -10,10 +16,13 @@ pub mod expect;
 pub mod gen;
 pub mod headers;
 pub mod idle;
+pub mod iface;
+pub mod local;
 pub mod packet;
 pub mod pcap;
 pub mod port;
 pub mod rss;
+pub mod spec;
 pub mod stats;
 pub mod stf;
 pub mod units;
@@ -21,13 +30,12 @@ pub mod units;
 pub use expect::{Expectation, Expectations, Mismatch};
 pub use gen::{KeyCycle, KeyEvent, KeyField, KeyKind, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
 pub use idle::{IdleWait, Polling};
+pub use local::{CapturePort, GenPort, NullPort, PcapPort, QueueHandle, QueuePort};
 pub use packet::{Batch, Packet, BATCH_MAX, DEFAULT_HEADROOM};
 pub use pcap::{PcapError, PcapReader, PcapWriter};
-pub use port::{
-    GenPort, NullPort, PcapPort, Port, PortError, PortKind, PortSpec, QueueHandle, QueuePort,
-    SpecError,
-};
+pub use port::{Port, PortError};
 pub use rss::{Rss, RssError, RssField};
+pub use spec::{parse_port_specs, Backend, PortKind, PortSpec, SpecError};
 pub use stats::{PortStats, StatsSnapshot, StatsTable};
 pub use stf::{
     parse_stf, stf_header_options, ExpectPattern, KeyValue, Statement, StfCommand, StfError,

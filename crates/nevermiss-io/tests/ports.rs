@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use nevermiss_io::gen::{KeyKind, TwoPhaseKeys};
+use nevermiss_io::parse_port_specs;
 use nevermiss_io::pcap::{read_file, write_file};
-use nevermiss_io::port::parse_port_specs;
 use nevermiss_io::{
     Batch, Packet, Port, PortError, PortKind, PortSpec, QueuePort, StatsTable, TwoPhaseConfig,
 };
@@ -46,14 +46,14 @@ fn spec_syntax() {
         PortSpec::parse("2=if:veth0").unwrap().kind,
         PortKind::Interface {
             name: "veth0".into(),
-            backend: nevermiss_io::port::Backend::Auto
+            backend: nevermiss_io::Backend::Auto
         }
     );
     assert_eq!(
         PortSpec::parse("2=if:eth1,backend=af_packet").unwrap().kind,
         PortKind::Interface {
             name: "eth1".into(),
-            backend: nevermiss_io::port::Backend::AfPacket
+            backend: nevermiss_io::Backend::AfPacket
         }
     );
     assert!(PortSpec::parse("2=if:veth0").unwrap().is_live());

@@ -1672,8 +1672,8 @@ async fn action_profiles_selectors_and_value_sets_are_programmed_and_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn packets_from_traffic_ports_to_the_cpu_port_become_packet_ins() {
-    use nevermiss_io::port::{Port, QueuePort};
     use nevermiss_io::Packet;
+    use nevermiss_io::{Port, QueuePort};
     use nevermiss_runtime::workers::{run_parallel, ParallelOptions};
     let (dev, _c, mut s) = primary_with(l2_cpu_config()).await;
     // Unknown destinations: l2-cpu sends every frame to the CPU with its ingress port.

@@ -8,7 +8,7 @@
 
 use crate::check_cmd::{options, ArchArg};
 use clap::{Args, ValueEnum};
-use nevermiss_io::port::Port;
+use nevermiss_io::Port;
 use nevermiss_io::Rss;
 use nevermiss_runtime::handover::Handover;
 use nevermiss_runtime::run::{Clock, RunOptions, RunReport};
@@ -307,7 +307,7 @@ impl SwitchArgs {
 pub fn port_specs(
     ports: &[String],
     interfaces: &[String],
-) -> Result<Vec<nevermiss_io::port::PortSpec>, String> {
+) -> Result<Vec<nevermiss_io::PortSpec>, String> {
     let mut all: Vec<String> = ports.to_vec();
     for i in interfaces {
         let Some((n, name)) = i.split_once('@') else {
@@ -315,7 +315,7 @@ pub fn port_specs(
         };
         all.push(format!("{n}=if:{name}"));
     }
-    nevermiss_io::port::parse_port_specs(&all).map_err(|e| e.to_string())
+    nevermiss_io::parse_port_specs(&all).map_err(|e| e.to_string())
 }
 
 /// Flags the signals set: `stop` by SIGINT or SIGTERM (the first stops the run gracefully:
@@ -468,7 +468,7 @@ impl TrafficArgs {
     pub fn run_specs(
         &self,
         h: &Arc<Handover>,
-        specs: &[nevermiss_io::port::PortSpec],
+        specs: &[nevermiss_io::PortSpec],
         extra: &dyn Fn(usize) -> Vec<Box<dyn Port>>,
         stop: Option<Arc<AtomicBool>>,
         stats_now: Option<Arc<AtomicBool>>,
@@ -476,7 +476,7 @@ impl TrafficArgs {
         let live = specs.iter().any(|s| s.is_live());
         let opts = self.options(stop, stats_now);
         // Interface ports say which back end they got (the description names it).
-        let say = |s: &nevermiss_io::port::PortSpec, p: &dyn Port| {
+        let say = |s: &nevermiss_io::PortSpec, p: &dyn Port| {
             if s.is_live() {
                 eprintln!("port {}", p.describe());
             }
@@ -542,7 +542,7 @@ impl TrafficArgs {
             format!(".w{w}")
         };
         let id = p.id();
-        let c = nevermiss_io::port::CapturePort::new(
+        let c = nevermiss_io::CapturePort::new(
             p,
             dir.join(format!("{id}_in{suffix}.pcap")),
             dir.join(format!("{id}_out{suffix}.pcap")),

@@ -2,7 +2,7 @@
 
 use crate::flags::{SourceArgs, SwitchArgs, TrafficArgs};
 use clap::Args;
-use nevermiss_io::port::PortSpec;
+use nevermiss_io::PortSpec;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
 use nevermiss_runtime::run::RunReport;
 use std::path::PathBuf;
