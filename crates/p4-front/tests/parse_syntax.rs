@@ -623,7 +623,8 @@ fn annotation_bodies() {
     assert_eq!(a[0], ("tableOnly".into(), "empty".into()));
     assert_eq!(a[1], ("deprecated".into(), "exprs \"use x\"".into()));
     assert_eq!(a[2], ("p".into(), "raw 1 2".into()));
-    assert!(err("@kv[a = 1, 5] const bit<8> x = 1;").contains("expected a name"));
+    assert!(err("@kv[a = 1, 5] const bit<8> x = 1;")
+        .contains("either expressions or key-value pairs, not both"));
 }
 
 // ---------------------------------------------------------------------------------------------
