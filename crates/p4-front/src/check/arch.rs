@@ -3,8 +3,8 @@
 //! §"Restrictions on where externs may be used"; see the project's PNA notes).
 
 use super::consteval::Value;
-use super::scope::{DeclId, EntityKind, ParamInfo};
-use super::types::{same, Type};
+use super::scope::{EntityKind, ParamInfo};
+use super::types::{same, DeclId, Type};
 use super::{Arch, CallArg, CallTarget, Checker, PnaDialect};
 use crate::ast::{self, DeclKind, Direction, ExprKind};
 use std::collections::{HashMap, HashSet};

@@ -4,8 +4,7 @@
 //! `[-2^(W-1), 2^(W-1))`. `int` values are unbounded, but every operation refuses results wider
 //! than [`MAX_BITS`] so that evaluation cannot exhaust memory.
 
-use super::scope::DeclId;
-use super::types::Type;
+use super::types::{DeclId, Type};
 use crate::ast::{BinOp, UnOp};
 use num_bigint::{BigInt, Sign};
 use num_traits::{One, Signed, ToPrimitive, Zero};

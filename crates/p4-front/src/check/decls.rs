@@ -1,8 +1,8 @@
 //! Declarations: types (spec §7), constants and variables (§11), externs (§7.2.10), parsers (§12),
 //! controls (§13), actions (§14.1), functions (§10), instantiations (§11.3).
 
-use super::scope::{DeclId, DeclInfo, EntityKind, ParamInfo};
-use super::types::{AggKind, AggType, EnumType, NewType, ObjType, Type};
+use super::scope::{DeclInfo, EntityKind, ParamInfo};
+use super::types::{AggKind, AggType, DeclId, EnumType, NewType, ObjType, Type};
 use super::{BlockKind, CallArg, Checker, Ctx, InstanceInfo, Value};
 use crate::ast::{self, DeclKind, Direction, TypeKind, TypeRef};
 use crate::source::Span;

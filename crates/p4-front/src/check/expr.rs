@@ -2,8 +2,8 @@
 //! folding, l-values and compile-time-known-ness (P4_16 spec §8, §17.1).
 
 use super::consteval::{self, Value};
-use super::scope::{DeclId, EntityKind, ParamInfo};
-use super::types::{same, substitute, AggKind, AggType, ObjType, Type};
+use super::scope::{EntityKind, ParamInfo};
+use super::types::{same, substitute, AggKind, AggType, DeclId, ObjType, Type};
 use super::{
     BlockKind, Builtin, CallArg, CallInfo, CallTarget, Checker, ExternCall, MemberInfo, MAX_DEPTH,
 };

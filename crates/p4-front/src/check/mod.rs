@@ -53,9 +53,9 @@ mod tables;
 pub mod types;
 
 pub use consteval::Value;
-pub use scope::{DeclId, DeclInfo, EntityKind, ParamInfo};
+pub use scope::{DeclInfo, EntityKind, ParamInfo};
 pub use summary::summary;
-pub use types::{AggKind, AggType, EnumType, NewType, ObjType, Type};
+pub use types::{AggKind, AggType, DeclId, EnumType, NewType, ObjType, Type};
 
 use crate::ast::{self, NodeId, Program};
 use crate::diag::Diagnostic;

@@ -6,14 +6,10 @@
 //! span, enclosing declaration and resolved type/signature.
 
 use super::consteval::Value;
-use super::types::Type;
+use super::types::{DeclId, Type};
 use crate::ast::Direction;
 use crate::source::Span;
 use std::collections::HashMap;
-
-/// Index of a declaration in [`super::Checked::decls`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DeclId(pub u32);
 
 /// What a declaration declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

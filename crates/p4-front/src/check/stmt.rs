@@ -1,8 +1,8 @@
 //! Statements (P4_16 spec §11) and parser states / transitions / select (§12).
 
 use super::consteval::Value;
-use super::scope::{DeclId, DeclInfo, EntityKind};
-use super::types::{same, Type};
+use super::scope::{DeclInfo, EntityKind};
+use super::types::{same, DeclId, Type};
 use super::{BlockKind, Checker, Ctx};
 use crate::ast::{self, DeclKind, Expr, ExprKind, Stmt, StmtKind, SwitchLabel};
 use std::collections::{HashMap, HashSet};

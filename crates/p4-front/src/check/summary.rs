@@ -3,7 +3,8 @@
 //! actions and tables (keys with match kinds, actions, default action, size, add-on-miss, idle
 //! timeout, entries).
 
-use super::scope::{DeclId, ParamInfo};
+use super::scope::ParamInfo;
+use super::types::DeclId;
 use super::{Arch, CallArg, Checked, PnaDialect};
 use crate::ast::{self, DeclKind, Direction, Expr, ExprKind};
 use std::fmt::Write;

@@ -2,8 +2,8 @@
 //! architecture-specific properties nevermiss uses (PNA `add_on_miss`, idle timeouts).
 
 use super::consteval::Value;
-use super::scope::{DeclId, DeclInfo, EntityKind, ParamInfo};
-use super::types::Type;
+use super::scope::{DeclInfo, EntityKind, ParamInfo};
+use super::types::{DeclId, Type};
 use super::{CallArg, Checker, Ctx, DefaultAction, TableAction, TableEntry, TableInfo, TableKey};
 use crate::ast::{self, DeclKind, Direction, Expr, ExprKind, TablePropertyKind};
 use crate::source::Span;

@@ -5,9 +5,12 @@
 //! width. Lowering can therefore compute the layout of any value from its [`Type`] alone
 //! (e.g. [`Type::min_width_bits`]) without looking any name up again.
 
-use super::scope::DeclId;
 use std::fmt;
 use std::sync::Arc;
+
+/// Index of a declaration in [`super::Checked::decls`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeclId(pub u32);
 
 /// Kind of an aggregate type (spec §7.2.2–§7.2.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
