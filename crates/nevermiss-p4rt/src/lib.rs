@@ -6,6 +6,7 @@
 pub mod arbitration;
 pub mod codec;
 pub mod device_config;
+mod entities;
 pub mod format;
 pub mod p4info;
 pub mod pb;
