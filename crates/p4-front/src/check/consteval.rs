@@ -134,13 +134,47 @@ pub fn fits(v: &BigInt, width: u32, signed: bool) -> bool {
     &truncate(v, width, signed) == v
 }
 
-fn check_size(v: &BigInt) -> Result<(), String> {
+fn check_size(v: &BigInt) -> Result<(), FoldError> {
     if v.bits() > MAX_BITS {
-        Err("compile-time value too large".to_string())
+        Err(FoldError::TooLarge)
     } else {
         Ok(())
     }
 }
+
+/// Why an operation on constants gives no value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FoldError {
+    /// The operation is not folded at compile time (not an error).
+    NotFoldable,
+    /// The result would exceed the largest compile-time value.
+    TooLarge,
+    /// A division or modulo by zero.
+    DivisionByZero,
+    /// A division or modulo (the operator) of a negative value (P4_16 §8.7).
+    NegativeDivision(BinOp),
+    /// A shift by a negative amount.
+    NegativeShift,
+    /// A shift of an arbitrary-precision integer beyond the largest compile-time value.
+    ShiftTooLarge,
+}
+
+impl std::fmt::Display for FoldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FoldError::NotFoldable => f.write_str("not a compile-time operation"),
+            FoldError::TooLarge => f.write_str("compile-time value too large"),
+            FoldError::DivisionByZero => f.write_str("division by zero"),
+            FoldError::NegativeDivision(op) => {
+                write!(f, "{}: division or modulo of negative values", op.symbol())
+            }
+            FoldError::NegativeShift => f.write_str("shift amount must be non-negative"),
+            FoldError::ShiftTooLarge => f.write_str("shift amount too large"),
+        }
+    }
+}
+
+impl std::error::Error for FoldError {}
 
 /// Builds a fixed-width value.
 pub fn bits(value: BigInt, width: u32, signed: bool) -> Value {
@@ -152,7 +186,7 @@ pub fn bits(value: BigInt, width: u32, signed: bool) -> Value {
 }
 
 /// Unary operator on a value (spec §8.5–§8.7).
-pub fn unary(op: UnOp, v: &Value) -> Result<Value, String> {
+pub fn unary(op: UnOp, v: &Value) -> Result<Value, FoldError> {
     Ok(match (op, v) {
         (UnOp::Not, Value::Bool(b)) => Value::Bool(!b),
         (UnOp::Plus, x @ (Value::Int(_) | Value::Bits { .. })) => x.clone(),
@@ -173,20 +207,21 @@ pub fn unary(op: UnOp, v: &Value) -> Result<Value, String> {
                 signed,
             },
         ) => bits(-value - 1, *width, *signed),
-        _ => return Err(String::new()),
+        _ => return Err(FoldError::NotFoldable),
     })
 }
 
-fn shift_amount(b: &BigInt) -> Result<u64, String> {
+fn shift_amount(b: &BigInt) -> Result<u64, FoldError> {
     if b.is_negative() {
-        return Err("shift amount must be non-negative".to_string());
+        return Err(FoldError::NegativeShift);
     }
     Ok(b.to_u64().unwrap_or(u64::MAX))
 }
 
 /// Binary operator on two values of the same kind (after implicit casts were applied).
-/// Returns `Err("")` when the operation is not foldable, `Err(msg)` for a compile-time error.
-pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+/// [`FoldError::NotFoldable`] when the operation is not folded, another error for a
+/// compile-time error.
+pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, FoldError> {
     use BinOp::*;
     match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => Ok(Value::Bool(match op {
@@ -194,7 +229,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
             Or => *x || *y,
             Eq => x == y,
             Ne => x != y,
-            _ => return Err(String::new()),
+            _ => return Err(FoldError::NotFoldable),
         })),
         (Value::Int(x), Value::Int(y)) => {
             let r = match op {
@@ -202,19 +237,16 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                 Sub => x - y,
                 Mul => {
                     if x.bits() + y.bits() > MAX_BITS {
-                        return Err("compile-time value too large".to_string());
+                        return Err(FoldError::TooLarge);
                     }
                     x * y
                 }
                 Div | Mod => {
                     if y.is_zero() {
-                        return Err("division by zero".to_string());
+                        return Err(FoldError::DivisionByZero);
                     }
                     if x.is_negative() || y.is_negative() {
-                        return Err(format!(
-                            "{}: division or modulo of negative values",
-                            op.symbol()
-                        ));
+                        return Err(FoldError::NegativeDivision(op));
                     }
                     if op == Div {
                         x / y
@@ -225,7 +257,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                 Shl => {
                     let s = shift_amount(y)?;
                     if s.saturating_add(x.bits()) > MAX_BITS {
-                        return Err("shift amount too large".to_string());
+                        return Err(FoldError::ShiftTooLarge);
                     }
                     x << s
                 }
@@ -250,7 +282,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                 Le => return Ok(Value::Bool(x <= y)),
                 Gt => return Ok(Value::Bool(x > y)),
                 Ge => return Ok(Value::Bool(x >= y)),
-                _ => return Err(String::new()),
+                _ => return Err(FoldError::NotFoldable),
             };
             check_size(&r)?;
             Ok(Value::Int(r))
@@ -274,13 +306,10 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                 Mul => x * y,
                 Div | Mod => {
                     if y.is_zero() {
-                        return Err("division by zero".to_string());
+                        return Err(FoldError::DivisionByZero);
                     }
                     if x.is_negative() || y.is_negative() {
-                        return Err(format!(
-                            "{}: division or modulo of negative values",
-                            op.symbol()
-                        ));
+                        return Err(FoldError::NegativeDivision(op));
                     }
                     if op == Div {
                         x / y
@@ -322,7 +351,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                     let w2 = *w2;
                     let total = w.saturating_add(w2);
                     if u64::from(total) > MAX_BITS {
-                        return Err("compile-time value too large".to_string());
+                        return Err(FoldError::TooLarge);
                     }
                     let r = (truncate(x, w, false) << w2) | truncate(y, w2, false);
                     return Ok(bits(r, total, s));
@@ -333,7 +362,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
                 Le => return Ok(Value::Bool(x <= y)),
                 Gt => return Ok(Value::Bool(x > y)),
                 Ge => return Ok(Value::Bool(x >= y)),
-                And | Or => return Err(String::new()),
+                And | Or => return Err(FoldError::NotFoldable),
             };
             Ok(bits(r, w, s))
         }
@@ -369,7 +398,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
         {
             Eq => Ok(Value::Bool(x == y)),
             Ne => Ok(Value::Bool(x != y)),
-            _ => Err(String::new()),
+            _ => Err(FoldError::NotFoldable),
         },
         (
             Value::Enum {
@@ -385,9 +414,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
         ) => match op {
             Eq => Ok(Value::Bool(d1 == d2 && m1 == m2)),
             Ne => Ok(Value::Bool(!(d1 == d2 && m1 == m2))),
-            _ => Err(String::new()),
+            _ => Err(FoldError::NotFoldable),
         },
-        _ => Err(String::new()),
+        _ => Err(FoldError::NotFoldable),
     }
 }
 

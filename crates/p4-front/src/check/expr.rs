@@ -2,7 +2,7 @@
 //! folding, l-values and compile-time-known-ness (P4_16 spec §8, §17.1).
 
 use super::consteval::{self, Value};
-use super::scope::{EntityKind, ParamInfo};
+use super::scope::{DeclInfo, EntityKind, ParamInfo};
 use super::types::{same, substitute, AggKind, AggType, DeclId, ObjType, Type};
 use super::{
     BlockKind, Builtin, CallArg, CallInfo, CallTarget, Checker, ExternCall, MemberInfo, MAX_DEPTH,
@@ -36,6 +36,15 @@ enum Callee {
     },
     Builtin(Builtin, Type),
     Error,
+}
+
+/// The candidates of a call of declarations ([`Callee::Decls`]), borrowed.
+#[derive(Clone, Copy)]
+struct DeclsCall<'c> {
+    cands: &'c [DeclId],
+    subst: &'c Subst,
+    infer: &'c [DeclId],
+    receiver: Option<DeclId>,
 }
 
 impl<'a> Checker<'a> {
@@ -1098,25 +1107,20 @@ impl<'a> Checker<'a> {
         if let (Some(va), Some(vb)) = (self.value_of(a.id), self.value_of(b.id)) {
             match consteval::binary(op, &va, &vb) {
                 Ok(v) => self.set_value(e.id, v),
-                Err(msg) if !msg.is_empty() => {
-                    let msg = match op {
-                        Div | Mod if msg == "division by zero" => {
-                            format!(
-                                "{}: {}",
-                                sym,
-                                if op == Div {
-                                    "division by zero"
-                                } else {
-                                    "modulo by zero"
-                                }
-                            )
-                        }
-                        _ => msg,
+                Err(consteval::FoldError::NotFoldable) => {}
+                Err(consteval::FoldError::DivisionByZero) if matches!(op, Div | Mod) => {
+                    let what = if op == Div {
+                        "division by zero"
+                    } else {
+                        "modulo by zero"
                     };
-                    self.err(e.span, msg);
+                    self.err(e.span, format!("{sym}: {what}"));
                     return Type::Error;
                 }
-                Err(_) => {}
+                Err(err) => {
+                    self.err(e.span, err.to_string());
+                    return Type::Error;
+                }
             }
         } else if matches!(op, Div | Mod) {
             if let Some(vb) = self.value_of(b.id).and_then(|v| v.as_int().cloned()) {
@@ -1488,6 +1492,7 @@ impl<'a> Checker<'a> {
         args: &[Arg],
         expected: Option<&Type>,
     ) -> Type {
+        let _ = expected;
         self.call_args
             .insert(e.id, args.iter().map(|a| a.value.id).collect());
         let allow_ar = std::mem::replace(&mut self.allow_action_run, false);
@@ -1502,295 +1507,340 @@ impl<'a> Checker<'a> {
                 Type::Error
             }
             Callee::Builtin(b, base_ty) => self.builtin_call(e, callee, b, &base_ty, args),
-            Callee::TableApply(t) => {
-                if !args.is_empty() {
-                    self.err(e.span, "apply: tables take no arguments");
-                }
-                if self.ctx.action.is_some() {
-                    self.err(e.span, "apply cannot be called from actions");
-                } else if self.ctx.function.is_some() {
-                    self.err(e.span, "tables cannot be applied from functions");
-                } else if self.ctx.block_kind == BlockKind::Parser {
-                    self.err(e.span, "tables cannot be applied in parsers");
-                }
-                self.out.calls.insert(
-                    e.id,
-                    CallInfo {
-                        target: CallTarget::TableApply(t),
-                        type_args: vec![],
-                        args: vec![],
-                    },
-                );
-                Type::ApplyResult(t)
-            }
-            Callee::BlockApply { obj, direct } => {
-                let d = self.decl(obj.decl).clone();
-                let is_parser = matches!(d.kind, EntityKind::Parser | EntityKind::ParserType);
-                if self.ctx.action.is_some() {
-                    self.err(e.span, "apply cannot be called from actions");
-                } else if self.ctx.function.is_some() {
-                    self.err(e.span, "apply cannot be called from functions");
-                } else if is_parser && self.ctx.block_kind != BlockKind::Parser {
-                    self.err(e.span, "parsers can only be invoked from parsers");
-                } else if !is_parser && self.ctx.block_kind != BlockKind::Control {
-                    self.err(e.span, "controls can only be invoked from controls");
-                }
-                if direct && !d.ctor_params.is_empty() {
-                    self.err(
-                        e.span,
-                        format!(
-                            "{}: cannot directly invoke a block with constructor parameters",
-                            d.name
-                        ),
-                    );
-                }
-                let subst: Subst = d
-                    .type_params
-                    .iter()
-                    .copied()
-                    .zip(obj.args.iter().cloned())
-                    .collect();
-                let params: Vec<ParamInfo> = d
-                    .params
-                    .iter()
-                    .map(|p| ParamInfo {
-                        ty: substitute(&p.ty, &subst),
-                        ..p.clone()
-                    })
-                    .collect();
-                let vars: Vec<DeclId> = if obj.args.is_empty() {
-                    d.type_params.clone()
-                } else {
-                    vec![]
-                };
-                let r = self.match_call(&params, &vars, &[], args, e.span, &d.name, false, true);
-                if let Some((_, map)) = r {
-                    self.out.calls.insert(
-                        e.id,
-                        CallInfo {
-                            target: CallTarget::BlockApply {
-                                decl: obj.decl,
-                                direct,
-                            },
-                            type_args: obj.args.clone(),
-                            args: map,
-                        },
-                    );
-                }
-                Type::Void
-            }
-            Callee::Ctor(ty) => {
-                if self.ctx.action.is_some() || self.ctx.function.is_some() {
-                    self.err(
-                        e.span,
-                        "invalid declaration. instantiations cannot be in a function or action",
-                    );
-                }
-                let ty = if !targs.is_empty() {
-                    match &ty {
-                        Type::TypeName(_) => ty.clone(),
-                        _ => {
-                            let d = match &ty {
-                                Type::Extern(o)
-                                | Type::Parser(o)
-                                | Type::Control(o)
-                                | Type::Package(o) => Some(o.decl),
-                                _ => None,
-                            };
-                            match d {
-                                Some(d) => self.type_of_decl(d, &targs, callee.span),
-                                None => ty.clone(),
-                            }
-                        }
-                    }
-                } else {
-                    ty
-                };
-                let (ity, ctor, map) = self.instantiate(&ty, args, callee.span, e.span);
-                if let Type::Extern(o) = &ity {
-                    if self
-                        .decl(o.decl)
-                        .methods
-                        .iter()
-                        .any(|m| self.decl(*m).is_abstract)
-                    {
-                        self.err(e.span, format!("{}: extern type with abstract methods cannot be instantiated using a constructor call; use a declaration", o.name));
-                    }
-                }
-                if let Some(c) = ctor {
-                    let target = if matches!(ity, Type::Extern(_)) {
-                        CallTarget::ExternCtor(c)
-                    } else {
-                        CallTarget::Instantiate(c)
-                    };
-                    let type_args = match &ity {
-                        Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
-                            o.args.clone()
-                        }
-                        _ => vec![],
-                    };
-                    self.out.calls.insert(
-                        e.id,
-                        CallInfo {
-                            target,
-                            type_args,
-                            args: map,
-                        },
-                    );
-                }
-                ity
-            }
+            Callee::TableApply(t) => self.table_apply_call(e, t, args),
+            Callee::BlockApply { obj, direct } => self.block_apply_call(e, &obj, direct, args),
+            Callee::Ctor(ty) => self.ctor_call(e, callee, ty, &targs, args),
             Callee::Decls {
                 cands,
                 subst,
                 infer,
                 receiver,
             } => {
-                let _ = expected;
-                let first = self.decl(cands[0]).clone();
-                let name = first.name.clone();
-                // Context rules.
-                match first.kind {
-                    EntityKind::Action => {
-                        if self.ctx.function.is_some() {
-                            self.err(e.span, format!("{name}(): functions cannot call actions"));
-                        }
-                        if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
-                            self.err(
-                                e.span,
-                                format!("{name}: actions cannot be called from parsers"),
-                            );
-                        }
-                        if self.ctx.in_table {
-                            self.err(
-                                e.span,
-                                format!("{name}(): no function calls allowed in this context"),
-                            );
-                        }
-                    }
-                    EntityKind::ExternFunction
-                        if name == "verify" && self.ctx.block_kind != BlockKind::Parser =>
-                    {
-                        self.err(e.span, "verify: may only be invoked in parsers");
-                    }
-                    _ => {}
-                }
-                let ctk_dirless = matches!(
-                    first.kind,
-                    EntityKind::ExternFunction | EntityKind::ExternMethod
-                );
-                let (explicit, targs_ok) = if targs.is_empty() {
-                    (vec![], true)
-                } else {
-                    (targs.clone(), true)
+                let call = DeclsCall {
+                    cands: &cands,
+                    subst: &subst,
+                    infer: &infer,
+                    receiver,
                 };
-                let _ = targs_ok;
-                let r = self.resolve_overload(
-                    &cands,
-                    &subst,
-                    &infer,
-                    &explicit,
-                    args,
-                    e.span,
-                    &name,
-                    ctk_dirless,
-                );
-                let Some((chosen, s, map)) = r else {
-                    return Type::Error;
-                };
-                let d = self.decl(chosen).clone();
-                let target = match d.kind {
-                    EntityKind::Action => CallTarget::Action(chosen),
-                    EntityKind::Function => CallTarget::Function(chosen),
-                    EntityKind::ExternFunction => CallTarget::ExternFunction(chosen),
-                    _ => CallTarget::ExternMethod(chosen),
-                };
-                let type_args: Vec<Type> = d
-                    .type_params
-                    .iter()
-                    .map(|t| {
-                        s.iter()
-                            .find(|(v, _)| v == t)
-                            .map(|(_, x)| x.clone())
-                            .unwrap_or(Type::Error)
-                    })
-                    .collect();
-                self.out.calls.insert(
-                    e.id,
-                    CallInfo {
-                        target,
-                        type_args,
-                        args: map.clone(),
-                    },
-                );
-                if matches!(
-                    d.kind,
-                    EntityKind::ExternFunction | EntityKind::ExternMethod
-                ) && self.mute == 0
-                {
-                    let qual = match d.parent {
-                        Some(p) if d.kind == EntityKind::ExternMethod => {
-                            format!("{}.{}", self.decl(p).name, d.name)
-                        }
-                        _ => d.name.clone(),
-                    };
-                    self.extern_calls.push(ExternCall {
-                        name: qual,
-                        instance: receiver,
-                        action: self.ctx.action,
-                        block: self.ctx.block,
-                        call: e.id,
-                        span: e.span,
-                    });
-                }
-                if d.kind == EntityKind::ExternMethod {
-                    let ext = d
-                        .parent
-                        .map(|p| self.decl(p).name.clone())
-                        .unwrap_or_default();
-                    self.packet_rules(&ext, &d.name, d.params.len(), args);
-                }
-                // static_assert (core.p4): a compile-time check.
-                if d.kind == EntityKind::ExternFunction && d.name == "static_assert" {
-                    if let Some(a0) = args.first() {
-                        match self.value_of(a0.value.id) {
-                            Some(Value::Bool(true)) => self.set_value(e.id, Value::Bool(true)),
-                            Some(Value::Bool(false)) => {
-                                let msg = args
-                                    .get(1)
-                                    .and_then(|a| match self.value_of(a.value.id) {
-                                        Some(Value::String(s)) => Some(s),
-                                        _ => None,
-                                    })
-                                    .unwrap_or_else(|| "static_assert failed".to_string());
-                                self.err(e.span, msg);
-                            }
-                            _ => self.err(
-                                a0.value.span,
-                                "static_assert: condition must be a compile-time constant",
-                            ),
-                        }
-                    }
-                }
-                let ret = substitute(&d.ret, &s);
-                let ret = if d.kind == EntityKind::Action {
-                    Type::Void
-                } else {
-                    ret
-                };
-                if ret.has_vars() {
-                    let vars: Vec<DeclId> =
-                        infer.iter().chain(d.type_params.iter()).copied().collect();
-                    if has_any_var(&ret, &vars) {
-                        self.err(
-                            e.span,
-                            format!("{name}: cannot infer the return type; supply type arguments"),
-                        );
-                        return Type::Error;
-                    }
-                }
-                ret
+                self.decls_call(e, call, &targs, args)
             }
+        }
+    }
+
+    /// `t.apply()` (P4_16 §14.2.2): no arguments, not from actions, functions or parsers.
+    fn table_apply_call(&mut self, e: &Expr, t: DeclId, args: &[Arg]) -> Type {
+        if !args.is_empty() {
+            self.err(e.span, "apply: tables take no arguments");
+        }
+        if self.ctx.action.is_some() {
+            self.err(e.span, "apply cannot be called from actions");
+        } else if self.ctx.function.is_some() {
+            self.err(e.span, "tables cannot be applied from functions");
+        } else if self.ctx.block_kind == BlockKind::Parser {
+            self.err(e.span, "tables cannot be applied in parsers");
+        }
+        self.out.calls.insert(
+            e.id,
+            CallInfo {
+                target: CallTarget::TableApply(t),
+                type_args: vec![],
+                args: vec![],
+            },
+        );
+        Type::ApplyResult(t)
+    }
+
+    /// A parser's or control's `apply` (P4_16 §15.1 "Direct type invocation" when `direct`):
+    /// parsers from parsers, controls from controls.
+    fn block_apply_call(&mut self, e: &Expr, obj: &ObjType, direct: bool, args: &[Arg]) -> Type {
+        let d = self.decl(obj.decl).clone();
+        let is_parser = matches!(d.kind, EntityKind::Parser | EntityKind::ParserType);
+        if self.ctx.action.is_some() {
+            self.err(e.span, "apply cannot be called from actions");
+        } else if self.ctx.function.is_some() {
+            self.err(e.span, "apply cannot be called from functions");
+        } else if is_parser && self.ctx.block_kind != BlockKind::Parser {
+            self.err(e.span, "parsers can only be invoked from parsers");
+        } else if !is_parser && self.ctx.block_kind != BlockKind::Control {
+            self.err(e.span, "controls can only be invoked from controls");
+        }
+        if direct && !d.ctor_params.is_empty() {
+            self.err(
+                e.span,
+                format!(
+                    "{}: cannot directly invoke a block with constructor parameters",
+                    d.name
+                ),
+            );
+        }
+        let subst: Subst = d
+            .type_params
+            .iter()
+            .copied()
+            .zip(obj.args.iter().cloned())
+            .collect();
+        let params: Vec<ParamInfo> = d
+            .params
+            .iter()
+            .map(|p| ParamInfo {
+                ty: substitute(&p.ty, &subst),
+                ..p.clone()
+            })
+            .collect();
+        let vars: Vec<DeclId> = if obj.args.is_empty() {
+            d.type_params.clone()
+        } else {
+            vec![]
+        };
+        let r = self.match_call(&params, &vars, &[], args, e.span, &d.name, false, true);
+        if let Some((_, map)) = r {
+            self.out.calls.insert(
+                e.id,
+                CallInfo {
+                    target: CallTarget::BlockApply {
+                        decl: obj.decl,
+                        direct,
+                    },
+                    type_args: obj.args.clone(),
+                    args: map,
+                },
+            );
+        }
+        Type::Void
+    }
+
+    /// A constructor call (P4_16 §10.3.1 "Instantiating objects with abstract methods" and
+    /// §11.3): not inside functions or actions; an extern with abstract methods needs a
+    /// declaration.
+    fn ctor_call(
+        &mut self,
+        e: &Expr,
+        callee: &Expr,
+        ty: Type,
+        targs: &[Type],
+        args: &[Arg],
+    ) -> Type {
+        if self.ctx.action.is_some() || self.ctx.function.is_some() {
+            self.err(
+                e.span,
+                "invalid declaration. instantiations cannot be in a function or action",
+            );
+        }
+        let ty = if !targs.is_empty() {
+            match &ty {
+                Type::TypeName(_) => ty.clone(),
+                _ => {
+                    let d = match &ty {
+                        Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
+                            Some(o.decl)
+                        }
+                        _ => None,
+                    };
+                    match d {
+                        Some(d) => self.type_of_decl(d, targs, callee.span),
+                        None => ty.clone(),
+                    }
+                }
+            }
+        } else {
+            ty
+        };
+        let (ity, ctor, map) = self.instantiate(&ty, args, callee.span, e.span);
+        if let Type::Extern(o) = &ity {
+            if self
+                .decl(o.decl)
+                .methods
+                .iter()
+                .any(|m| self.decl(*m).is_abstract)
+            {
+                self.err(e.span, format!("{}: extern type with abstract methods cannot be instantiated using a constructor call; use a declaration", o.name));
+            }
+        }
+        if let Some(c) = ctor {
+            let target = if matches!(ity, Type::Extern(_)) {
+                CallTarget::ExternCtor(c)
+            } else {
+                CallTarget::Instantiate(c)
+            };
+            let type_args = match &ity {
+                Type::Extern(o) | Type::Parser(o) | Type::Control(o) | Type::Package(o) => {
+                    o.args.clone()
+                }
+                _ => vec![],
+            };
+            self.out.calls.insert(
+                e.id,
+                CallInfo {
+                    target,
+                    type_args,
+                    args: map,
+                },
+            );
+        }
+        ity
+    }
+
+    /// A call of a function, action, extern function or method: where it may be called, the
+    /// overload chosen (P4_16 §8.21), what it records (extern calls, packet rules,
+    /// `static_assert`) and its return type.
+    fn decls_call(&mut self, e: &Expr, call: DeclsCall<'_>, targs: &[Type], args: &[Arg]) -> Type {
+        let first = self.decl(call.cands[0]).clone();
+        let name = first.name.clone();
+        self.call_context_rules(e, &first);
+        let ctk_dirless = matches!(
+            first.kind,
+            EntityKind::ExternFunction | EntityKind::ExternMethod
+        );
+        let r = self.resolve_overload(
+            call.cands,
+            call.subst,
+            call.infer,
+            targs,
+            args,
+            e.span,
+            &name,
+            ctk_dirless,
+        );
+        let Some((chosen, s, map)) = r else {
+            return Type::Error;
+        };
+        let d = self.decl(chosen).clone();
+        let target = match d.kind {
+            EntityKind::Action => CallTarget::Action(chosen),
+            EntityKind::Function => CallTarget::Function(chosen),
+            EntityKind::ExternFunction => CallTarget::ExternFunction(chosen),
+            _ => CallTarget::ExternMethod(chosen),
+        };
+        let type_args: Vec<Type> = d
+            .type_params
+            .iter()
+            .map(|t| {
+                s.iter()
+                    .find(|(v, _)| v == t)
+                    .map(|(_, x)| x.clone())
+                    .unwrap_or(Type::Error)
+            })
+            .collect();
+        self.out.calls.insert(
+            e.id,
+            CallInfo {
+                target,
+                type_args,
+                args: map.clone(),
+            },
+        );
+        if matches!(
+            d.kind,
+            EntityKind::ExternFunction | EntityKind::ExternMethod
+        ) && self.mute == 0
+        {
+            self.record_extern_call(e, &d, call.receiver);
+        }
+        if d.kind == EntityKind::ExternMethod {
+            let ext = d
+                .parent
+                .map(|p| self.decl(p).name.clone())
+                .unwrap_or_default();
+            self.packet_rules(&ext, &d.name, d.params.len(), args);
+        }
+        if d.kind == EntityKind::ExternFunction && d.name == "static_assert" {
+            self.static_assert(e, args);
+        }
+        let ret = substitute(&d.ret, &s);
+        let ret = if d.kind == EntityKind::Action {
+            Type::Void
+        } else {
+            ret
+        };
+        if ret.has_vars() {
+            let vars: Vec<DeclId> = call
+                .infer
+                .iter()
+                .chain(d.type_params.iter())
+                .copied()
+                .collect();
+            if has_any_var(&ret, &vars) {
+                self.err(
+                    e.span,
+                    format!("{name}: cannot infer the return type; supply type arguments"),
+                );
+                return Type::Error;
+            }
+        }
+        ret
+    }
+
+    /// Where a callee may be called: actions not from functions, parsers (outside actions)
+    /// or table properties; `verify` only in parsers.
+    fn call_context_rules(&mut self, e: &Expr, first: &DeclInfo) {
+        let name = &first.name;
+        match first.kind {
+            EntityKind::Action => {
+                if self.ctx.function.is_some() {
+                    self.err(e.span, format!("{name}(): functions cannot call actions"));
+                }
+                if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
+                    self.err(
+                        e.span,
+                        format!("{name}: actions cannot be called from parsers"),
+                    );
+                }
+                if self.ctx.in_table {
+                    self.err(
+                        e.span,
+                        format!("{name}(): no function calls allowed in this context"),
+                    );
+                }
+            }
+            EntityKind::ExternFunction
+                if name == "verify" && self.ctx.block_kind != BlockKind::Parser =>
+            {
+                self.err(e.span, "verify: may only be invoked in parsers");
+            }
+            _ => {}
+        }
+    }
+
+    /// Records a call of an extern function or method for the architecture's rules.
+    fn record_extern_call(&mut self, e: &Expr, d: &DeclInfo, receiver: Option<DeclId>) {
+        let qual = match d.parent {
+            Some(p) if d.kind == EntityKind::ExternMethod => {
+                format!("{}.{}", self.decl(p).name, d.name)
+            }
+            _ => d.name.clone(),
+        };
+        self.extern_calls.push(ExternCall {
+            name: qual,
+            instance: receiver,
+            action: self.ctx.action,
+            block: self.ctx.block,
+            call: e.id,
+            span: e.span,
+        });
+    }
+
+    /// `static_assert(condition[, message])` (core.p4): a compile-time check; the call's value
+    /// is `true` when it holds.
+    fn static_assert(&mut self, e: &Expr, args: &[Arg]) {
+        let Some(a0) = args.first() else {
+            return;
+        };
+        match self.value_of(a0.value.id) {
+            Some(Value::Bool(true)) => self.set_value(e.id, Value::Bool(true)),
+            Some(Value::Bool(false)) => {
+                let msg = args
+                    .get(1)
+                    .and_then(|a| match self.value_of(a.value.id) {
+                        Some(Value::String(s)) => Some(s),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| "static_assert failed".to_string());
+                self.err(e.span, msg);
+            }
+            _ => self.err(
+                a0.value.span,
+                "static_assert: condition must be a compile-time constant",
+            ),
         }
     }
 
