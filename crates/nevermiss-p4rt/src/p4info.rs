@@ -20,7 +20,7 @@ use p4_ir::control_plane::{
     find, has, Annotation, AnnotationArg, AnnotationBody, AnnotationValue, Annotations, CpField,
     CpType, NamedKind, NamedType,
 };
-use p4_ir::names::{Allocation, Kind, Symbols};
+use p4_ir::names::{Allocation, IdError, Kind, Symbols};
 use p4_ir::{Arch, ExternId, ExternKind, FnId, IdleTimeout, MatchKind, Program, TableId};
 use std::collections::{BTreeMap, HashMap};
 
@@ -50,8 +50,54 @@ pub struct ControlPlaneIds {
     pub no_action: Option<u32>,
 }
 
+/// Why a program has no P4Info. Every message is made here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum P4InfoError {
+    /// An `@id` that cannot be used, or ids that collide ([`p4_ir::names`]).
+    Id(IdError),
+    /// An integer of a structured annotation beyond int64 (P4Runtime spec §"Structured
+    /// annotations": P4Info holds 64-bit integers).
+    WideInteger {
+        /// The annotation's name.
+        annotation: String,
+        /// The integer as written.
+        value: String,
+    },
+    /// An `@selector_size_semantics` that is neither `sum_of_weights` nor `sum_of_members`.
+    SizeSemantics(String),
+}
+
+impl From<IdError> for P4InfoError {
+    fn from(e: IdError) -> P4InfoError {
+        P4InfoError::Id(e)
+    }
+}
+
+impl std::fmt::Display for P4InfoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            P4InfoError::Id(e) => e.fmt(f),
+            P4InfoError::WideInteger { annotation, value } => write!(
+                f,
+                "@{annotation}: integer {value} in a structured annotation does not fit in int64 \
+                 (P4Info holds 64-bit integers; use a string for larger values)"
+            ),
+            P4InfoError::SizeSemantics(v) => write!(
+                f,
+                "@selector_size_semantics: expected \"sum_of_weights\" or \"sum_of_members\", \
+                 found \"{v}\""
+            ),
+        }
+    }
+}
+
+impl std::error::Error for P4InfoError {}
+
 /// The action of core.p4 that does nothing (P4_16 §14.1).
 const NO_ACTION: &str = "NoAction";
+
+/// No annotations (a v1model digest has none).
+static NONE: Annotations = Vec::new();
 
 fn at_id(anns: &Annotations) -> Option<u64> {
     find(anns, "id").and_then(Annotation::int_arg)
@@ -90,7 +136,7 @@ fn add_annotations(
     out: &mut impl Annotated,
     anns: &Annotations,
     skip: &[&str],
-) -> Result<(), String> {
+) -> Result<(), P4InfoError> {
     let (texts, structured) = out.lists();
     for a in anns {
         let n = a.name.as_str();
@@ -113,7 +159,7 @@ fn add_annotations(
                                 value: Some(structured_value(n, v)?),
                             })
                         })
-                        .collect::<Result<_, String>>()?,
+                        .collect::<Result<_, P4InfoError>>()?,
                 })
             }
             _ => {
@@ -136,15 +182,15 @@ fn add_annotations(
 
 /// One value of a structured annotation; P4Info holds integers as int64 (P4Runtime spec
 /// §"Structured annotations").
-fn structured_value(ann: &str, v: &AnnotationValue) -> Result<pi::Expression, String> {
+fn structured_value(ann: &str, v: &AnnotationValue) -> Result<pi::Expression, P4InfoError> {
     use pi::expression::Value as V;
     let v = match v {
-        AnnotationValue::Int(i) => V::Int64Value(i64::try_from(i).map_err(|_| {
-            format!(
-                "@{ann}: integer {i} in a structured annotation does not fit in int64 (P4Info \
-                 holds 64-bit integers; use a string for larger values)"
-            )
-        })?),
+        AnnotationValue::Int(i) => {
+            V::Int64Value(i64::try_from(i).map_err(|_| P4InfoError::WideInteger {
+                annotation: ann.to_string(),
+                value: i.to_string(),
+            })?)
+        }
         AnnotationValue::Bool(b) => V::BoolValue(*b),
         AnnotationValue::String(s) => V::StringValue(s.clone()),
     };
@@ -159,7 +205,7 @@ fn preamble(
     alias: &str,
     anns: &Annotations,
     skip: &[&str],
-) -> Result<pi::Preamble, String> {
+) -> Result<pi::Preamble, P4InfoError> {
     let mut p = pi::Preamble {
         id,
         name: name.to_string(),
@@ -229,7 +275,7 @@ fn match_type(k: MatchKind) -> Option<pi::match_field::MatchType> {
 }
 
 /// Builds the P4Info of a lowered program.
-pub fn build(prog: &Program) -> Result<Built, String> {
+pub fn build(prog: &Program) -> Result<Built, P4InfoError> {
     Builder {
         prog,
         types: TypeInfo::new(prog),
@@ -274,24 +320,40 @@ impl<'a> Builder<'a> {
         prog.functions.get(f as usize).map(|f| &f.annotations)
     }
 
-    fn run(mut self) -> Result<Built, String> {
-        let prog = self.prog;
-        let mut syms = Symbols::default();
-        let mut objects: Vec<Object<'a>> = Vec::new();
-        for t in &prog.tables {
-            if has(&t.annotations, "hidden") {
-                continue;
-            }
-            objects.push(Object {
-                kind: Kind::Table,
-                name: t.name.clone(),
-                anns: &t.annotations,
-            });
+    fn run(mut self) -> Result<Built, P4InfoError> {
+        let actions = self.used_actions();
+        let externs = self.visible_externs();
+        let v1_digests = self.v1_digests();
+        let controller_headers = self.controller_headers();
+        let alloc = self.allocate(&actions, &externs, &v1_digests, &controller_headers)?;
+        let mut out = pi::P4Info {
+            pkg_info: Some(self.pkg_info()?),
+            ..Default::default()
+        };
+        let mut ids = ControlPlaneIds::default();
+        self.add_tables(&alloc, &mut out, &mut ids)?;
+        self.add_actions(&actions, &alloc, &mut out, &mut ids)?;
+        for x in &externs {
+            self.add_extern(x, &alloc, &mut out, &mut ids)?;
         }
-        // Tables without `default_action` get p4c's implicit `@defaultonly NoAction`.
+        self.add_v1_digests(&v1_digests, &alloc, &mut out, &mut ids)?;
+        self.add_value_sets(&alloc, &mut out, &mut ids)?;
+        self.add_controller_headers(&controller_headers, &alloc, &mut out)?;
+        let looked = self.looks_at_types(&out);
+        let type_info = self.types.into_proto()?;
+        if looked || type_info != pi::P4TypeInfo::default() {
+            out.type_info = Some(type_info);
+        }
+        Ok(Built { p4info: out, ids })
+    }
+
+    /// The actions of the P4Info, one per control-plane name with its IR functions, in
+    /// P4Info's order: those tables list and those a control's apply block calls (p4c's front
+    /// end inlines actions called by actions), and `NoAction` for tables without
+    /// `default_action` (p4c's implicit `@defaultonly NoAction`, with no function).
+    fn used_actions(&self) -> Vec<(String, Vec<FnId>)> {
+        let prog = self.prog;
         let implicit_no_action = prog.tables.iter().any(|t| !t.default_declared);
-        // The actions of the P4Info, one per control-plane name: those tables list and those a
-        // control's apply block calls (p4c's front end inlines actions called by actions).
         let mut listed: Vec<FnId> = prog
             .tables
             .iter()
@@ -331,21 +393,14 @@ impl<'a> Builder<'a> {
                 .min()
                 .unwrap_or(usize::MAX)
         });
-        for (name, fns) in &used_actions {
-            if let Some(anns) = self.action_annotations(fns) {
-                if has(anns, "hidden") {
-                    continue;
-                }
-                objects.push(Object {
-                    kind: Kind::Action,
-                    name: name.clone(),
-                    anns,
-                });
-            }
-        }
-        // Externs.
-        let mut externs: Vec<(ExternId, Kind, &'a str, &'a Annotations)> = Vec::new();
-        for (xi, x) in prog.externs.iter().enumerate() {
+        used_actions
+    }
+
+    /// The externs the P4Info lists (counters, meters, registers, action profiles and
+    /// selectors, digests; not hidden), with their kind, name and annotations.
+    fn visible_externs(&self) -> Vec<(ExternId, Kind, &'a str, &'a Annotations)> {
+        let mut externs = Vec::new();
+        for (xi, x) in self.prog.externs.iter().enumerate() {
             let xi = xi as ExternId;
             let kind = match x.kind {
                 ExternKind::Counter { .. } => Kind::Counter,
@@ -365,67 +420,102 @@ impl<'a> Builder<'a> {
             if has(anns, "hidden") {
                 continue;
             }
-            objects.push(Object {
-                kind,
-                name: name.to_string(),
-                anns,
-            });
             externs.push((xi, kind, name, anns));
         }
-        // v1model digests: one per data type, in the order of their first call.
+        externs
+    }
+
+    /// v1model digests: one per data type, in the order of their first call.
+    fn v1_digests(&self) -> Vec<(&'a str, &'a CpType)> {
         let mut v1_digests: Vec<(&'a str, &'a CpType)> = Vec::new();
-        for d in &prog.control_plane.v1_digests {
+        for d in &self.prog.control_plane.v1_digests {
             if v1_digests.iter().all(|(n, _)| *n != d.name) {
                 v1_digests.push((&d.name, &d.ty));
             }
         }
-        static NONE: Annotations = Vec::new();
-        for (name, _) in &v1_digests {
+        v1_digests
+    }
+
+    /// The ids of every object of the P4Info (p4-ir's [`Symbols`]: `@id`s kept, the others
+    /// allocated as p4c does), the objects taken in P4Info's order: tables, actions, externs,
+    /// v1model digests, value sets, controller headers.
+    fn allocate(
+        &self,
+        actions: &[(String, Vec<FnId>)],
+        externs: &[(ExternId, Kind, &'a str, &'a Annotations)],
+        v1_digests: &[(&'a str, &'a CpType)],
+        controller_headers: &[ControllerHeader<'a>],
+    ) -> Result<Allocation, P4InfoError> {
+        let prog = self.prog;
+        let mut objects: Vec<Object<'a>> = Vec::new();
+        let mut add = |kind: Kind, name: &str, anns: &'a Annotations| {
             objects.push(Object {
-                kind: Kind::Digest,
+                kind,
                 name: name.to_string(),
-                anns: &NONE,
-            });
+                anns,
+            })
+        };
+        for t in &prog.tables {
+            if !has(&t.annotations, "hidden") {
+                add(Kind::Table, &t.name, &t.annotations);
+            }
         }
-        // Value sets.
+        for (name, fns) in actions {
+            if let Some(anns) = self.action_annotations(fns) {
+                if !has(anns, "hidden") {
+                    add(Kind::Action, name, anns);
+                }
+            }
+        }
+        for &(_, kind, name, anns) in externs {
+            add(kind, name, anns);
+        }
+        for (name, _) in v1_digests {
+            add(Kind::Digest, name, &NONE);
+        }
         for v in &prog.value_sets {
-            objects.push(Object {
-                kind: Kind::ValueSet,
-                name: v.name.clone(),
-                anns: &v.annotations,
-            });
+            add(Kind::ValueSet, &v.name, &v.annotations);
         }
-        // Controller packet metadata: headers annotated @controller_header.
-        let controller_headers = self.controller_headers();
-        for h in &controller_headers {
-            objects.push(Object {
-                kind: Kind::ControllerHeader,
-                name: h.name.clone(),
-                anns: h.anns,
-            });
+        for h in controller_headers {
+            add(Kind::ControllerHeader, &h.name, h.anns);
         }
+        let mut syms = Symbols::default();
         for o in &objects {
             syms.add(o.kind, &o.name, at_id(o.anns))?;
         }
-        let alloc = syms.allocate()?;
-        let mut out = pi::P4Info {
-            pkg_info: Some(self.pkg_info()?),
-            ..Default::default()
-        };
-        let mut ids = ControlPlaneIds::default();
-        let id_of = |k: Kind, n: &str| alloc.id(k, n).unwrap_or(0);
-        // Tables.
+        Ok(syms.allocate()?)
+    }
+
+    /// The tables (not hidden).
+    fn add_tables(
+        &mut self,
+        alloc: &Allocation,
+        out: &mut pi::P4Info,
+        ids: &mut ControlPlaneIds,
+    ) -> Result<(), P4InfoError> {
+        let prog = self.prog;
         for (ti, t) in prog.tables.iter().enumerate() {
             if has(&t.annotations, "hidden") {
                 continue;
             }
-            let id = id_of(Kind::Table, &t.name);
+            let id = alloc.id(Kind::Table, &t.name).unwrap_or(0);
             ids.tables.insert(id, ti as TableId);
-            let table = self.table(t, id, &alloc)?;
+            let table = self.table(t, id, alloc)?;
             out.tables.push(table);
         }
-        // Actions (one per name; p4c deduplicates the per-instance copies).
-        for (name, fns) in &used_actions {
+        Ok(())
+    }
+
+    /// The actions (one per name; p4c deduplicates the per-instance copies).
+    fn add_actions(
+        &mut self,
+        actions: &[(String, Vec<FnId>)],
+        alloc: &Allocation,
+        out: &mut pi::P4Info,
+        ids: &mut ControlPlaneIds,
+    ) -> Result<(), P4InfoError> {
+        let prog = self.prog;
+        for (name, fns) in actions {
             let Some(f) = fns.first().copied().or(prog.control_plane.no_action) else {
                 continue;
             };
@@ -433,7 +523,7 @@ impl<'a> Builder<'a> {
             if has(&func.annotations, "hidden") {
                 continue;
             }
-            let id = id_of(Kind::Action, name);
+            let id = alloc.id(Kind::Action, name).unwrap_or(0);
             ids.actions.insert(id, fns.clone());
             if name == NO_ACTION {
                 ids.no_action = Some(id);
@@ -445,107 +535,153 @@ impl<'a> Builder<'a> {
                 .iter()
                 .any(|t| t.actions.iter().any(|a| a.name == *name));
             out.actions
-                .push(self.action(func, id, name, &alloc, in_table)?);
+                .push(self.action(func, id, name, alloc, in_table)?);
         }
-        // Externs.
-        for &(xi, kind, name, anns) in &externs {
-            let id = id_of(kind, name);
-            ids.externs.insert(id, xi);
-            let inst = &prog.externs[xi as usize];
-            let pre = |skip: &[&str]| preamble(id, name, &alloc.alias(name), anns, skip);
-            // A direct resource is listed with the table it is attached to (p4c lists it when
-            // it lists the table): none, or a hidden one, and it is not listed.
-            let direct_table = (prog.tables.iter())
-                .find(|t| t.direct_counter == Some(xi) || t.direct_meter == Some(xi))
-                .filter(|t| !has(&t.annotations, "hidden"))
-                .map(|t| id_of(Kind::Table, &t.name));
-            if matches!(
-                inst.kind,
-                ExternKind::DirectCounter { .. } | ExternKind::DirectMeter { .. }
-            ) && direct_table.is_none()
-            {
-                continue;
-            }
-            let direct_table_id = direct_table.unwrap_or(0);
-            let type_args = &inst.type_args;
-            match &inst.kind {
-                ExternKind::Counter { size, kind } => out.counters.push(pi::Counter {
+        Ok(())
+    }
+
+    /// One extern of [`Self::visible_externs`]. A direct resource is listed with the table it
+    /// is attached to (p4c lists it when it lists the table): none, or a hidden one, and it is
+    /// not listed.
+    fn add_extern(
+        &mut self,
+        &(xi, kind, name, anns): &(ExternId, Kind, &'a str, &'a Annotations),
+        alloc: &Allocation,
+        out: &mut pi::P4Info,
+        ids: &mut ControlPlaneIds,
+    ) -> Result<(), P4InfoError> {
+        let prog = self.prog;
+        let id_of = |k: Kind, n: &str| alloc.id(k, n).unwrap_or(0);
+        let id = id_of(kind, name);
+        ids.externs.insert(id, xi);
+        let inst = &prog.externs[xi as usize];
+        let pre = |skip: &[&str]| preamble(id, name, &alloc.alias(name), anns, skip);
+        let direct_table = (prog.tables.iter())
+            .find(|t| t.direct_counter == Some(xi) || t.direct_meter == Some(xi))
+            .filter(|t| !has(&t.annotations, "hidden"))
+            .map(|t| id_of(Kind::Table, &t.name));
+        if matches!(
+            inst.kind,
+            ExternKind::DirectCounter { .. } | ExternKind::DirectMeter { .. }
+        ) && direct_table.is_none()
+        {
+            return Ok(());
+        }
+        let direct_table_id = direct_table.unwrap_or(0);
+        let type_args = &inst.type_args;
+        match &inst.kind {
+            ExternKind::Counter { size, kind } => out.counters.push(pi::Counter {
+                preamble: Some(pre(&[])?),
+                spec: Some(counter_spec(*kind)),
+                size: i64::from(*size),
+                index_type_name: self.index_type_name(type_args, 1),
+            }),
+            ExternKind::DirectCounter { kind } => out.direct_counters.push(pi::DirectCounter {
+                preamble: Some(pre(&[])?),
+                spec: Some(counter_spec(*kind)),
+                direct_table_id,
+            }),
+            ExternKind::Meter { size, bytes } => out.meters.push(pi::Meter {
+                preamble: Some(pre(&[])?),
+                spec: Some(meter_spec(*bytes)),
+                size: i64::from(*size),
+                index_type_name: self.index_type_name(type_args, 0),
+            }),
+            ExternKind::DirectMeter { bytes } => out.direct_meters.push(pi::DirectMeter {
+                preamble: Some(pre(&[])?),
+                spec: Some(meter_spec(*bytes)),
+                direct_table_id,
+            }),
+            ExternKind::Register { size, .. } => {
+                let elem = type_args.first().unwrap_or(&CpType::Bit(32));
+                let spec = self.types.spec(elem);
+                out.registers.push(pi::Register {
                     preamble: Some(pre(&[])?),
-                    spec: Some(counter_spec(*kind)),
-                    size: i64::from(*size),
+                    type_spec: Some(spec),
+                    size: i32::try_from(*size).unwrap_or(i32::MAX),
                     index_type_name: self.index_type_name(type_args, 1),
-                }),
-                ExternKind::DirectCounter { kind } => out.direct_counters.push(pi::DirectCounter {
-                    preamble: Some(pre(&[])?),
-                    spec: Some(counter_spec(*kind)),
-                    direct_table_id,
-                }),
-                ExternKind::Meter { size, bytes } => out.meters.push(pi::Meter {
-                    preamble: Some(pre(&[])?),
-                    spec: Some(meter_spec(*bytes)),
-                    size: i64::from(*size),
-                    index_type_name: self.index_type_name(type_args, 0),
-                }),
-                ExternKind::DirectMeter { bytes } => out.direct_meters.push(pi::DirectMeter {
-                    preamble: Some(pre(&[])?),
-                    spec: Some(meter_spec(*bytes)),
-                    direct_table_id,
-                }),
-                ExternKind::Register { size, .. } => {
-                    let elem = type_args.first().unwrap_or(&CpType::Bit(32));
-                    let spec = self.types.spec(elem);
-                    out.registers.push(pi::Register {
-                        preamble: Some(pre(&[])?),
-                        type_spec: Some(spec),
-                        size: i32::try_from(*size).unwrap_or(i32::MAX),
-                        index_type_name: self.index_type_name(type_args, 1),
-                    })
-                }
-                ExternKind::ActionProfile { size } | ExternKind::ActionSelector { size, .. } => {
-                    let selector = matches!(inst.kind, ExternKind::ActionSelector { .. });
-                    let max_group = find(anns, "max_group_size").and_then(Annotation::int_arg);
-                    // The tables it serves, by name (p4c keeps them in a sorted set of names).
-                    let mut tables: Vec<&str> = (prog.tables.iter())
-                        .filter(|t| t.implementation == Some(xi))
-                        .map(|t| t.name.as_str())
-                        .collect();
-                    tables.sort_unstable();
-                    let table_ids = tables.iter().map(|t| id_of(Kind::Table, t)).collect();
-                    out.action_profiles.push(pi::ActionProfile {
-                        preamble: Some(pre(&[
-                            "max_group_size",
-                            "selector_size_semantics",
-                            "max_member_weight",
-                        ])?),
-                        table_ids,
-                        with_selector: selector,
-                        size: i64::from(*size),
-                        max_group_size: if selector {
-                            max_group.and_then(|v| i32::try_from(v).ok()).unwrap_or(0)
-                        } else {
-                            0
-                        },
-                        selector_size_semantics: if selector {
-                            size_semantics(anns)?
-                        } else {
-                            None
-                        },
-                        ..Default::default()
-                    })
-                }
-                ExternKind::Digest { .. } => {
-                    let t = type_args.first().unwrap_or(&CpType::Bit(32));
-                    let spec = self.types.spec(t);
-                    out.digests.push(pi::Digest {
-                        preamble: Some(pre(&[])?),
-                        type_spec: Some(spec),
-                    })
-                }
-                _ => {}
+                })
             }
+            ExternKind::ActionProfile { size } | ExternKind::ActionSelector { size, .. } => {
+                let profile = self.action_profile(
+                    xi,
+                    *size,
+                    anns,
+                    alloc,
+                    pre(&[
+                        "max_group_size",
+                        "selector_size_semantics",
+                        "max_member_weight",
+                    ])?,
+                )?;
+                out.action_profiles.push(profile)
+            }
+            ExternKind::Digest { .. } => {
+                let t = type_args.first().unwrap_or(&CpType::Bit(32));
+                let spec = self.types.spec(t);
+                out.digests.push(pi::Digest {
+                    preamble: Some(pre(&[])?),
+                    type_spec: Some(spec),
+                })
+            }
+            _ => {}
         }
-        for (name, t) in &v1_digests {
-            let id = id_of(Kind::Digest, name);
+        Ok(())
+    }
+
+    /// An action profile or selector: the tables it serves, by name (p4c keeps them in a
+    /// sorted set of names), and a selector's group size and its semantics.
+    fn action_profile(
+        &self,
+        xi: ExternId,
+        size: u32,
+        anns: &Annotations,
+        alloc: &Allocation,
+        preamble: pi::Preamble,
+    ) -> Result<pi::ActionProfile, P4InfoError> {
+        let prog = self.prog;
+        let selector = matches!(
+            prog.externs[xi as usize].kind,
+            ExternKind::ActionSelector { .. }
+        );
+        let max_group = find(anns, "max_group_size").and_then(Annotation::int_arg);
+        let mut tables: Vec<&str> = (prog.tables.iter())
+            .filter(|t| t.implementation == Some(xi))
+            .map(|t| t.name.as_str())
+            .collect();
+        tables.sort_unstable();
+        let table_ids = (tables.iter())
+            .map(|t| alloc.id(Kind::Table, t).unwrap_or(0))
+            .collect();
+        Ok(pi::ActionProfile {
+            preamble: Some(preamble),
+            table_ids,
+            with_selector: selector,
+            size: i64::from(size),
+            max_group_size: if selector {
+                max_group.and_then(|v| i32::try_from(v).ok()).unwrap_or(0)
+            } else {
+                0
+            },
+            selector_size_semantics: if selector {
+                size_semantics(anns)?
+            } else {
+                None
+            },
+            ..Default::default()
+        })
+    }
+
+    /// v1model digests (calls, not externs: named by their data type).
+    fn add_v1_digests(
+        &mut self,
+        v1_digests: &[(&'a str, &'a CpType)],
+        alloc: &Allocation,
+        out: &mut pi::P4Info,
+        ids: &mut ControlPlaneIds,
+    ) -> Result<(), P4InfoError> {
+        for (name, t) in v1_digests {
+            let id = alloc.id(Kind::Digest, name).unwrap_or(0);
             ids.v1_digests.insert(id, name.to_string());
             let spec = self.types.spec(t);
             out.digests.push(pi::Digest {
@@ -553,16 +689,34 @@ impl<'a> Builder<'a> {
                 type_spec: Some(spec),
             });
         }
-        // Value sets.
-        for (vi, v) in prog.value_sets.iter().enumerate() {
-            let id = id_of(Kind::ValueSet, &v.name);
+        Ok(())
+    }
+
+    /// Parser value sets.
+    fn add_value_sets(
+        &mut self,
+        alloc: &Allocation,
+        out: &mut pi::P4Info,
+        ids: &mut ControlPlaneIds,
+    ) -> Result<(), P4InfoError> {
+        for (vi, v) in self.prog.value_sets.iter().enumerate() {
+            let id = alloc.id(Kind::ValueSet, &v.name).unwrap_or(0);
             ids.value_sets.insert(id, vi as u32);
-            let vs = self.value_set(v, id, &alloc)?;
+            let vs = self.value_set(v, id, alloc)?;
             out.value_sets.push(vs);
         }
-        // Controller packet metadata.
-        for h in &controller_headers {
-            let id = id_of(Kind::ControllerHeader, &h.name);
+        Ok(())
+    }
+
+    /// Controller packet metadata: headers annotated `@controller_header`.
+    fn add_controller_headers(
+        &mut self,
+        controller_headers: &[ControllerHeader<'a>],
+        alloc: &Allocation,
+        out: &mut pi::P4Info,
+    ) -> Result<(), P4InfoError> {
+        for h in controller_headers {
+            let id = alloc.id(Kind::ControllerHeader, &h.name).unwrap_or(0);
             let cname = find(h.anns, "controller_header")
                 .and_then(Annotation::string_arg)
                 .unwrap_or_else(|| h.name.clone());
@@ -585,12 +739,7 @@ impl<'a> Builder<'a> {
                     metadata,
                 });
         }
-        let looked = self.looks_at_types(&out);
-        let type_info = self.types.into_proto()?;
-        if looked || type_info != pi::P4TypeInfo::default() {
-            out.type_info = Some(type_info);
-        }
-        Ok(Built { p4info: out, ids })
+        Ok(())
     }
 
     /// Whether p4c's P4Info has a `type_info`, even an empty one: p4c writes it once it has
@@ -616,7 +765,7 @@ impl<'a> Builder<'a> {
                     .any(|f| calls_extern_function(&f.body)))
     }
 
-    fn pkg_info(&self) -> Result<pi::PkgInfo, String> {
+    fn pkg_info(&self) -> Result<pi::PkgInfo, P4InfoError> {
         let mut p = pi::PkgInfo {
             arch: arch_name(self.prog.arch).to_string(),
             ..Default::default()
@@ -665,7 +814,7 @@ impl<'a> Builder<'a> {
         t: &p4_ir::Table,
         id: u32,
         alloc: &Allocation,
-    ) -> Result<pi::Table, String> {
+    ) -> Result<pi::Table, P4InfoError> {
         let prog = self.prog;
         let kids = field_ids(
             &t.keys
@@ -801,7 +950,7 @@ impl<'a> Builder<'a> {
         name: &str,
         alloc: &Allocation,
         with_params: bool,
-    ) -> Result<pi::Action, String> {
+    ) -> Result<pi::Action, P4InfoError> {
         // Directionless parameters only: the control plane supplies them.
         let params: Vec<&p4_ir::CpParam> = func
             .params
@@ -849,7 +998,7 @@ impl<'a> Builder<'a> {
         v: &'a p4_ir::ValueSet,
         id: u32,
         alloc: &Allocation,
-    ) -> Result<pi::ValueSet, String> {
+    ) -> Result<pi::ValueSet, P4InfoError> {
         // A struct element gives one match field per member, a scalar one field.
         let members: Vec<(&str, &CpType, Option<&Annotations>)> = match self.types.named(&v.elem) {
             Some(NamedType {
@@ -965,7 +1114,7 @@ impl<'a> Builder<'a> {
 /// sum of weights, left unwritten as p4c leaves it).
 fn size_semantics(
     anns: &Annotations,
-) -> Result<Option<pi::action_profile::SelectorSizeSemantics>, String> {
+) -> Result<Option<pi::action_profile::SelectorSizeSemantics>, P4InfoError> {
     use pi::action_profile::{SelectorSizeSemantics as S, SumOfMembers, SumOfWeights};
     let Some(v) = find(anns, "selector_size_semantics").and_then(Annotation::string_arg) else {
         return Ok(None);
@@ -978,9 +1127,7 @@ fn size_semantics(
                 max_member_weight: w.and_then(|w| i32::try_from(w).ok()).unwrap_or(0),
             })))
         }
-        _ => Err(format!(
-            "@selector_size_semantics: expected \"sum_of_weights\" or \"sum_of_members\", found \"{v}\""
-        )),
+        _ => Err(P4InfoError::SizeSemantics(v)),
     }
 }
 
@@ -1119,7 +1266,7 @@ struct TypeInfo<'a> {
     /// The `error` type's members, once a type uses it.
     error: Option<pi::P4ErrorTypeSpec>,
     /// Annotations of named types P4Info cannot hold.
-    errors: Vec<String>,
+    errors: Vec<P4InfoError>,
 }
 
 impl<'a> TypeInfo<'a> {
@@ -1137,7 +1284,7 @@ impl<'a> TypeInfo<'a> {
         }
     }
 
-    fn into_proto(self) -> Result<pi::P4TypeInfo, String> {
+    fn into_proto(self) -> Result<pi::P4TypeInfo, P4InfoError> {
         if let Some(e) = self.errors.into_iter().next() {
             return Err(e);
         }

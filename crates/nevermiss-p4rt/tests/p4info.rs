@@ -25,7 +25,9 @@ fn build_str(text: &str) -> Result<pi::P4Info, String> {
     let c = p4_front::driver::compile_str("t.p4", text, &Default::default())
         .unwrap_or_else(|f| panic!("{}", f.render()));
     let prog = p4_ir::lower(&c).unwrap();
-    p4info::build(&prog).map(|b| b.p4info)
+    p4info::build(&prog)
+        .map(|b| b.p4info)
+        .map_err(|e| e.to_string())
 }
 
 fn int(i: i64) -> pi::Expression {

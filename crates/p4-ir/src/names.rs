@@ -60,6 +60,49 @@ pub fn jenkins_one_at_a_time(s: &str) -> u32 {
     h.wrapping_add(h << 15)
 }
 
+/// Why ids cannot be given as asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdError {
+    /// The `@id` of `name` cannot be used.
+    AtId {
+        /// The declaration's control-plane name.
+        name: String,
+        /// What is wrong with its `@id`.
+        fault: AtIdFault,
+    },
+    /// Two names were given the same `@id`.
+    Repeated(u32),
+    /// Every id of the name's kind is taken.
+    Exhausted(String),
+}
+
+/// What is wrong with an `@id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtIdFault {
+    /// Beyond 32 bits.
+    Wide(u64),
+    /// Its top byte names another kind of object.
+    Prefix(u32),
+    /// 0 (below the kind's prefix).
+    Zero,
+}
+
+impl std::fmt::Display for IdError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdError::AtId { name, fault } => match fault {
+                AtIdFault::Wide(v) => write!(f, "{name}: @id {v} does not fit 32 bits"),
+                AtIdFault::Prefix(v) => write!(f, "{name}: @id {v:#x} has the wrong 8-bit prefix"),
+                AtIdFault::Zero => write!(f, "{name}: @id 0 is not a valid id"),
+            },
+            IdError::Repeated(id) => write!(f, "@id {id} is assigned to multiple declarations"),
+            IdError::Exhausted(name) => write!(f, "no id left for {name}"),
+        }
+    }
+}
+
+impl std::error::Error for IdError {}
+
 /// Collects the control-plane names of a program and allocates their ids and aliases.
 #[derive(Default, Debug)]
 pub struct Symbols {
@@ -78,18 +121,21 @@ impl Symbols {
     /// Adds a name of a kind, with its `@id` if it has one. A name added twice keeps its first
     /// id (p4c deduplicates the same way). Errors for an `@id` whose top byte names another
     /// kind, or an `@id` of 0.
-    pub fn add(&mut self, kind: Kind, name: &str, at_id: Option<u64>) -> Result<(), String> {
+    pub fn add(&mut self, kind: Kind, name: &str, at_id: Option<u64>) -> Result<(), IdError> {
         let id = match at_id {
             None => None,
             Some(v) => {
-                let v = u32::try_from(v)
-                    .map_err(|_| format!("{name}: @id {v} does not fit 32 bits"))?;
+                let fault = |fault| IdError::AtId {
+                    name: name.to_string(),
+                    fault,
+                };
+                let v = u32::try_from(v).map_err(|_| fault(AtIdFault::Wide(v)))?;
                 let prefix = (kind as u32) << 24;
                 if v & 0xff00_0000 != 0 && v & 0xff00_0000 != prefix {
-                    return Err(format!("{name}: @id {v:#x} has the wrong 8-bit prefix"));
+                    return Err(fault(AtIdFault::Prefix(v)));
                 }
                 if v & 0x00ff_ffff == 0 {
-                    return Err(format!("{name}: @id 0 is not a valid id"));
+                    return Err(fault(AtIdFault::Zero));
                 }
                 Some(v | prefix)
             }
@@ -103,14 +149,14 @@ impl Symbols {
     }
 
     /// Allocates every id and alias. Errors when two names were given the same `@id`.
-    pub fn allocate(&self) -> Result<Allocation, String> {
+    pub fn allocate(&self) -> Result<Allocation, IdError> {
         let mut assigned: BTreeSet<u32> = BTreeSet::new();
         let mut ids = HashMap::new();
         for (kind, names) in &self.names {
             for (name, id) in names {
                 if let Some(id) = id {
                     if !assigned.insert(*id) {
-                        return Err(format!("@id {id} is assigned to multiple declarations"));
+                        return Err(IdError::Repeated(*id));
                     }
                     ids.insert((*kind, name.clone()), *id);
                 }
@@ -132,7 +178,7 @@ impl Symbols {
                     }
                     v = v.wrapping_add(1);
                     if v == start {
-                        return Err(format!("no id left for {name}"));
+                        return Err(IdError::Exhausted(name.clone()));
                     }
                 };
                 assigned.insert(id);
