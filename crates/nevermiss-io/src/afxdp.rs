@@ -161,6 +161,49 @@ type SocketFd = unsafe extern "C" fn(*const c_void) -> i32;
 type SocketDelete = unsafe extern "C" fn(*mut c_void);
 type UmemDelete = unsafe extern "C" fn(*mut c_void) -> i32;
 
+/// Why an AF_XDP socket could not be set up (the port's error adds the interface).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum XdpError {
+    /// libxdp is not installed.
+    NoLibxdp,
+    /// libxdp lacks an entry point.
+    NoSymbol(String),
+    /// The UMEM's memory could not be mapped.
+    UmemMap,
+    /// `xsk_umem__create` failed with this errno.
+    Umem(i32),
+    /// `xsk_socket__create` failed on a receive queue with this errno.
+    Socket {
+        /// The receive queue.
+        queue: u32,
+        /// The errno.
+        errno: i32,
+    },
+    /// The fill ring holds fewer entries than the ring size asked for.
+    SmallFillRing,
+}
+
+impl std::fmt::Display for XdpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XdpError::NoLibxdp => f.write_str(
+                "AF_XDP needs libxdp (Debian: apt install libxdp1), which is not installed; use \
+                 backend=af_packet",
+            ),
+            XdpError::NoSymbol(name) => write!(f, "libxdp has no {name}"),
+            XdpError::UmemMap => f.write_str("cannot map the UMEM"),
+            XdpError::Umem(e) => write!(f, "xsk_umem__create: {}", errno_text(*e)),
+            XdpError::Socket { queue, errno } => write!(
+                f,
+                "xsk_socket__create on queue {queue}: {} (AF_XDP needs root, a kernel with XDP \
+                 and a mounted bpffs: mount -t bpf bpf /sys/fs/bpf)",
+                errno_text(*errno)
+            ),
+            XdpError::SmallFillRing => f.write_str("the fill ring is smaller than expected"),
+        }
+    }
+}
+
 /// libxdp's entry points.
 struct Lib {
     umem_create: UmemCreate,
@@ -170,24 +213,20 @@ struct Lib {
     umem_delete: UmemDelete,
 }
 
-fn lib() -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
+fn lib() -> Result<&'static Lib, XdpError> {
+    static LIB: OnceLock<Result<Lib, XdpError>> = OnceLock::new();
     LIB.get_or_init(|| {
         // SAFETY: dlopen/dlsym with NUL-terminated names; the handle is never closed, so the
         // function pointers stay valid for the process.
         unsafe {
             let h = libc::dlopen(c"libxdp.so.1".as_ptr(), libc::RTLD_NOW);
             if h.is_null() {
-                return Err(
-                    "AF_XDP needs libxdp (Debian: apt install libxdp1), which is not \
-                            installed; use backend=af_packet"
-                        .into(),
-                );
+                return Err(XdpError::NoLibxdp);
             }
             let sym = |name: &CStr| {
                 let p = libc::dlsym(h, name.as_ptr());
                 if p.is_null() {
-                    Err(format!("libxdp has no {}", name.to_string_lossy()))
+                    Err(XdpError::NoSymbol(name.to_string_lossy().into_owned()))
                 } else {
                     Ok(p)
                 }
@@ -251,7 +290,7 @@ struct Xsk {
 impl Xsk {
     /// A socket on queue `queue` of interface `cname`; errors are bare (the caller names the
     /// interface).
-    fn open(lib: &'static Lib, cname: &CStr, queue: u32) -> Result<Xsk, String> {
+    fn open(lib: &'static Lib, cname: &CStr, queue: u32) -> Result<Xsk, XdpError> {
         let len = (FRAMES * FRAME_SIZE) as usize;
         // SAFETY: an anonymous private mapping, page-aligned as the UMEM must be.
         let area = unsafe {
@@ -265,7 +304,7 @@ impl Xsk {
             )
         };
         if area == libc::MAP_FAILED {
-            return Err("cannot map the UMEM".into());
+            return Err(XdpError::UmemMap);
         }
         // From here on, Drop releases what was made.
         let mut x = Xsk {
@@ -306,7 +345,7 @@ impl Xsk {
         };
         if rc != 0 {
             x.umem = std::ptr::null_mut();
-            return Err(format!("xsk_umem__create: {}", errno_text(-rc)));
+            return Err(XdpError::Umem(-rc));
         }
         let scfg = SocketConfig {
             rx_size: RING,
@@ -339,18 +378,14 @@ impl Xsk {
         }
         if rc != 0 {
             x.xsk = std::ptr::null_mut();
-            return Err(format!(
-                "xsk_socket__create on queue {queue}: {} (AF_XDP needs root, a kernel with XDP \
-                 and a mounted bpffs: mount -t bpf bpf /sys/fs/bpf)",
-                errno_text(-rc)
-            ));
+            return Err(XdpError::Socket { queue, errno: -rc });
         }
         // SAFETY: a live socket handle.
         x.fd = unsafe { (lib.socket_fd)(x.xsk) };
         // Lend the receive half of the UMEM to the kernel.
         let lend = RX_FRAMES.min(RING);
         let Some(i) = x.rings.fill.reserve(lend) else {
-            return Err("the fill ring is smaller than expected".into());
+            return Err(XdpError::SmallFillRing);
         };
         for k in 0..lend {
             // SAFETY: a reserved fill entry.
@@ -466,7 +501,7 @@ impl AfXdpPort {
         workers: usize,
     ) -> Result<AfXdpPort, PortError> {
         let err = |m: String| PortError::Other(format!("interface {name}: {m}"));
-        let lib = lib().map_err(err)?;
+        let lib = lib().map_err(|e| err(e.to_string()))?;
         let mtu = interface_mtu(name)?;
         let cname = CString::new(name)
             .map_err(|_| PortError::Other(format!("interface name `{name}` contains NUL")))?;
@@ -483,7 +518,7 @@ impl AfXdpPort {
         }
         let mut socks = Vec::new();
         for q in (worker..nq).step_by(workers) {
-            socks.push(Xsk::open(lib, &cname, q as u32).map_err(err)?);
+            socks.push(Xsk::open(lib, &cname, q as u32).map_err(|e| err(e.to_string()))?);
         }
         Ok(AfXdpPort {
             id,

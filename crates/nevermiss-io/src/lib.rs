@@ -40,4 +40,4 @@ pub use stats::{PortStats, StatsSnapshot, StatsTable};
 pub use stf::{
     parse_stf, stf_header_options, ExpectPattern, KeyValue, Statement, StfCommand, StfError,
 };
-pub use units::parse_duration_ns;
+pub use units::{parse_duration_ns, DurationError};

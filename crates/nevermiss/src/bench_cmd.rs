@@ -332,7 +332,7 @@ pub struct LearnArgs {
 
 /// A duration that may be 0 (digest config values).
 fn duration_or_zero(s: &str) -> Result<u64, String> {
-    nevermiss_io::parse_duration_ns(s)
+    nevermiss_io::parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
 /// The options `bench learn`'s flags describe.

@@ -61,7 +61,7 @@ pub fn count_usize(s: &str) -> Result<usize, String> {
 
 /// A duration longer than zero: `10s`, `500ms`, `20us`, `100ns`, `2m`, `1h` or plain seconds.
 pub fn duration_ns(s: &str) -> Result<u64, String> {
-    let ns = nevermiss_io::parse_duration_ns(s)?;
+    let ns = nevermiss_io::parse_duration_ns(s).map_err(|e| e.to_string())?;
     if ns == 0 {
         return Err("must be longer than 0".into());
     }
