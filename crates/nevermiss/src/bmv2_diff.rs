@@ -10,7 +10,7 @@
 //! Runs when a p4c-bm2-ss binary is given (`--p4c-bm2-ss`, `P4C_BM2_SS`) or found in
 //! `<p4c>/build/`. Nothing generated is committed; `--bmv2-json-out` keeps the JSON.
 
-use crate::conformance_cmd::{par_map, run_child};
+use crate::child::{par_map, run_child};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -15,6 +15,7 @@ mod out;
 mod bench_cmd;
 mod bmv2_diff;
 mod check_cmd;
+mod child;
 mod completions_cmd;
 mod conformance_cmd;
 mod ctl_cmd;

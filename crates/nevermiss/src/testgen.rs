@@ -11,7 +11,7 @@
 //! (`backends/p4tools/modules/testgen/targets/bmv2/test/BMV2STFXfail.cmake` and the
 //! `XFAIL_TESTS` of `backends/bmv2/CMakeLists.txt`) when `P4C_DIR` holds them.
 
-use crate::conformance_cmd::{par_map, run_child, ChildRun};
+use crate::child::{par_map, run_child, ChildRun};
 use clap::Args;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
