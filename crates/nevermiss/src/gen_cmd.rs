@@ -310,84 +310,146 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
         Rate::Bps(b) => Some(b / ((fixed.unwrap_or(84) + 20) * 8) as f64),
         Rate::Max => None,
     };
-    let stop_rx = Arc::new(AtomicBool::new(false));
-    let received = Arc::new(AtomicU64::new(0));
-    let receiver = rx.map(|mut port| {
-        let stop = stop_rx.clone();
-        let received = received.clone();
-        std::thread::spawn(move || -> Received {
-            let mut r = Received {
-                hist: hdrhistogram::Histogram::<u64>::new(3).ok(),
-                ..Received::default()
+    let receiver = rx.map(|port| Receiver::spawn(port, senders, hz));
+    let plan: Vec<(Sender, AfPacketPort)> = txs
+        .into_iter()
+        .enumerate()
+        .map(|(id, tx)| {
+            let s = Sender {
+                id,
+                of: senders,
+                count: share(count, id, senders),
+                pps: pps.map(|p| p / senders as f64),
+                duration,
+                fixed,
+                spec: a.source.clone(),
+                source_count,
+                cpu: (!a.no_pin).then(|| cpus[id]),
             };
-            let mut seqs: Vec<Sequence> = (0..senders).map(|_| Sequence::default()).collect();
-            let mut b = Batch::with_capacity(BATCH_MAX);
-            while !stop.load(Ordering::Relaxed) {
-                b.clear();
-                let n = port.rx_burst(&mut b).unwrap_or(0);
-                if n == 0 {
-                    std::thread::sleep(Duration::from_micros(20));
-                    continue;
-                }
-                let now = tsc::stop();
-                for p in b.as_slice() {
-                    let d = p.data();
-                    if d.len() < STAMP || &d[d.len() - STAMP..d.len() - 13] != MAGIC {
-                        continue;
-                    }
-                    let Some(sq) = seqs.get_mut(usize::from(d[d.len() - 13])) else {
-                        continue;
-                    };
-                    let t = &d[d.len() - 12..];
-                    let seq = u32::from_be_bytes([t[0], t[1], t[2], t[3]]);
-                    let sent = u64::from_be_bytes(t[4..12].try_into().unwrap_or([0; 8]));
-                    let word = seq as usize / 64;
-                    if sq.seen.len() <= word {
-                        sq.seen.resize(word + 1, 0);
-                    }
-                    if sq.seen[word] & (1 << (seq % 64)) != 0 {
-                        r.duplicates += 1;
-                        continue;
-                    }
-                    sq.seen[word] |= 1 << (seq % 64);
-                    r.frames += 1;
-                    received.store(r.frames, Ordering::Relaxed);
-                    if sq.last.is_some_and(|l| seq < l) {
-                        r.reordered += 1;
-                    }
-                    sq.last = Some(seq);
-                    let ns = (now.saturating_sub(sent) as f64 * 1e9 / hz) as u64;
-                    if let Some(h) = r.hist.as_mut() {
-                        let _ = h.record(ns.max(1));
-                    }
-                }
-            }
-            r
+            (s, tx)
         })
-    });
-    let progress: Vec<AtomicU64> = (0..senders).map(|_| AtomicU64::new(0)).collect();
+        .collect();
+    let total = match Total::of(send_all(plan)) {
+        Ok(t) => t,
+        Err(e) => {
+            if let Some(r) = &receiver {
+                r.stop.store(true, Ordering::Relaxed);
+            }
+            return Err(e);
+        }
+    };
+    let got = receiver.map(|r| r.drain_and_join(total.sent, Duration::from_nanos(a.drain)));
+    report(&a, &total, got.as_ref())
+}
+
+/// The receiving thread on `--rx` and what it shares with the main thread.
+struct Receiver {
+    stop: Arc<AtomicBool>,
+    /// Frames received so far.
+    received: Arc<AtomicU64>,
+    handle: std::thread::JoinHandle<Received>,
+}
+
+impl Receiver {
+    /// Starts receiving on `port` the frames of `senders` senders, timing them by a TSC of
+    /// `hz` ticks per second.
+    fn spawn(port: AfPacketPort, senders: usize, hz: f64) -> Receiver {
+        let stop = Arc::new(AtomicBool::new(false));
+        let received = Arc::new(AtomicU64::new(0));
+        let (s, r) = (stop.clone(), received.clone());
+        let handle = std::thread::spawn(move || receive(port, senders, hz, &s, &r));
+        Receiver {
+            stop,
+            received,
+            handle,
+        }
+    }
+
+    /// Waits until every one of `sent` frames is back, or nothing has come back for `drain`;
+    /// then stops the thread and returns what it saw.
+    fn drain_and_join(self, sent: u64, drain: Duration) -> Received {
+        let (mut last, mut since) = (self.received.load(Ordering::Relaxed), Instant::now());
+        while last < sent && since.elapsed() < drain {
+            std::thread::sleep(Duration::from_millis(5));
+            let now = self.received.load(Ordering::Relaxed);
+            if now != last {
+                (last, since) = (now, Instant::now());
+            }
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+/// Receives stamped frames until `stop`: counts them (per sender's sequence: duplicates and
+/// reordering) and records their latency.
+fn receive(
+    mut port: AfPacketPort,
+    senders: usize,
+    hz: f64,
+    stop: &AtomicBool,
+    received: &AtomicU64,
+) -> Received {
+    let mut r = Received {
+        hist: hdrhistogram::Histogram::<u64>::new(3).ok(),
+        ..Received::default()
+    };
+    let mut seqs: Vec<Sequence> = (0..senders).map(|_| Sequence::default()).collect();
+    let mut b = Batch::with_capacity(BATCH_MAX);
+    while !stop.load(Ordering::Relaxed) {
+        b.clear();
+        let n = port.rx_burst(&mut b).unwrap_or(0);
+        if n == 0 {
+            std::thread::sleep(Duration::from_micros(20));
+            continue;
+        }
+        let now = tsc::stop();
+        for p in b.as_slice() {
+            let d = p.data();
+            if d.len() < STAMP || &d[d.len() - STAMP..d.len() - 13] != MAGIC {
+                continue;
+            }
+            let Some(sq) = seqs.get_mut(usize::from(d[d.len() - 13])) else {
+                continue;
+            };
+            let t = &d[d.len() - 12..];
+            let seq = u32::from_be_bytes([t[0], t[1], t[2], t[3]]);
+            let sent = u64::from_be_bytes(t[4..12].try_into().unwrap_or([0; 8]));
+            let word = seq as usize / 64;
+            if sq.seen.len() <= word {
+                sq.seen.resize(word + 1, 0);
+            }
+            if sq.seen[word] & (1 << (seq % 64)) != 0 {
+                r.duplicates += 1;
+                continue;
+            }
+            sq.seen[word] |= 1 << (seq % 64);
+            r.frames += 1;
+            received.store(r.frames, Ordering::Relaxed);
+            if sq.last.is_some_and(|l| seq < l) {
+                r.reordered += 1;
+            }
+            sq.last = Some(seq);
+            let ns = (now.saturating_sub(sent) as f64 * 1e9 / hz) as u64;
+            if let Some(h) = r.hist.as_mut() {
+                let _ = h.record(ns.max(1));
+            }
+        }
+    }
+    r
+}
+
+/// Runs every sender on its own thread from a common start, printing a progress line per
+/// second (the senders summed); each sender's result.
+fn send_all(senders: Vec<(Sender, AfPacketPort)>) -> Vec<Result<Sent, String>> {
+    let progress: Vec<AtomicU64> = (0..senders.len()).map(|_| AtomicU64::new(0)).collect();
     let start = Instant::now();
-    let results: Vec<Result<Sent, String>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = txs
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = senders
             .into_iter()
-            .enumerate()
-            .map(|(id, tx)| {
-                let s = Sender {
-                    id,
-                    of: senders,
-                    count: share(count, id, senders),
-                    pps: pps.map(|p| p / senders as f64),
-                    duration,
-                    fixed,
-                    spec: a.source.clone(),
-                    source_count,
-                    cpu: (!a.no_pin).then(|| cpus[id]),
-                };
-                let progress = &progress[id];
-                sc.spawn(move || s.run(tx, progress, start))
-            })
+            .zip(&progress)
+            .map(|((s, tx), progress)| sc.spawn(move || s.run(tx, progress, start)))
             .collect();
-        // A progress line per second, summing the senders.
         let (mut last_progress, mut last_sent) = (start, 0u64);
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(10));
@@ -411,52 +473,64 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
                     .unwrap_or_else(|_| Err("a sender thread panicked".into()))
             })
             .collect()
-    });
-    let mut per_sender = Vec::with_capacity(senders);
-    let (mut sent, mut sent_bytes, mut send_time) = (0u64, 0u64, Duration::ZERO);
-    let mut failed = None;
-    for r in results {
-        match r {
-            Ok(s) => {
-                sent += s.frames;
-                sent_bytes += s.bytes;
-                send_time = send_time.max(s.elapsed);
-                per_sender.push(s.frames);
-            }
-            Err(e) => {
-                failed.get_or_insert(e);
+    })
+}
+
+/// What the senders sent together.
+struct Total {
+    sent: u64,
+    bytes: u64,
+    /// The longest a sender took.
+    time: Duration,
+    per_sender: Vec<u64>,
+}
+
+impl Total {
+    /// The senders' results summed; the first error if any failed.
+    fn of(results: Vec<Result<Sent, String>>) -> Result<Total, String> {
+        let mut t = Total {
+            sent: 0,
+            bytes: 0,
+            time: Duration::ZERO,
+            per_sender: Vec::with_capacity(results.len()),
+        };
+        let mut failed = None;
+        for r in results {
+            match r {
+                Ok(s) => {
+                    t.sent += s.frames;
+                    t.bytes += s.bytes;
+                    t.time = t.time.max(s.elapsed);
+                    t.per_sender.push(s.frames);
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
             }
         }
-    }
-    if let Some(e) = failed {
-        stop_rx.store(true, Ordering::Relaxed);
-        return Err(e);
-    }
-    // Drain: until every frame is back, or nothing has come back for --drain.
-    if receiver.is_some() {
-        let (mut last, mut since) = (received.load(Ordering::Relaxed), Instant::now());
-        while last < sent && since.elapsed() < Duration::from_nanos(a.drain) {
-            std::thread::sleep(Duration::from_millis(5));
-            let now = received.load(Ordering::Relaxed);
-            if now != last {
-                (last, since) = (now, Instant::now());
-            }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(t),
         }
     }
-    stop_rx.store(true, Ordering::Relaxed);
-    let got = receiver.map(|h| h.join().unwrap_or_default());
+}
+
+/// Prints what was sent and, with `--rx`, received, and writes `--hdr` and `--json`.
+fn report(a: &GenArgs, total: &Total, got: Option<&Received>) -> Result<(), String> {
+    let (sent, send_time, senders) = (total.sent, total.time, total.per_sender.len());
     let rate = sent as f64 / send_time.as_secs_f64().max(1e-9);
-    let size = sent_bytes.checked_div(sent).unwrap_or(0);
+    let size = total.bytes.checked_div(sent).unwrap_or(0);
     outln!(
         "sent {sent} frames of {size} B (mean) on {} in {:.3} s: {:.0} frames/s, {:.1} Mbit/s{}",
         a.tx,
         send_time.as_secs_f64(),
         rate,
-        sent_bytes as f64 * 8.0 / send_time.as_secs_f64().max(1e-9) / 1e6,
+        total.bytes as f64 * 8.0 / send_time.as_secs_f64().max(1e-9) / 1e6,
         if senders > 1 {
             format!(
                 " ({senders} senders: {})",
-                per_sender
+                total
+                    .per_sender
                     .iter()
                     .map(u64::to_string)
                     .collect::<Vec<_>>()
@@ -469,59 +543,74 @@ fn run_inner(a: GenArgs) -> Result<(), String> {
     let mut report = json!({
         "tx": a.tx, "frames_sent": sent, "frame_bytes": size,
         "send_s": send_time.as_secs_f64(), "frames_per_s": rate,
-        "senders": senders, "frames_sent_per_sender": per_sender,
+        "senders": senders, "frames_sent_per_sender": total.per_sender,
     });
-    if let (Some(r), Some(name)) = (&got, &a.rx) {
-        let lost = sent.saturating_sub(r.frames);
-        outln!(
-            "received {} on {name}: lost {lost} ({:.3}%), reordered {}, duplicates {}",
-            r.frames,
-            if sent > 0 {
-                lost as f64 * 100.0 / sent as f64
-            } else {
-                0.0
-            },
-            r.reordered,
-            r.duplicates
-        );
-        report["rx"] = json!(name);
-        report["frames_received"] = json!(r.frames);
-        report["frames_lost"] = json!(lost);
-        report["reordered"] = json!(r.reordered);
-        report["duplicates"] = json!(r.duplicates);
-        if let Some(h) = r.hist.as_ref().filter(|h| !h.is_empty()) {
-            let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
-            outln!(
-                "latency (µs): p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
-                q(0.5),
-                q(0.99),
-                q(0.999),
-                h.max() as f64 / 1e3
-            );
-            report["latency_ns"] = json!({
-                "p50": h.value_at_quantile(0.5), "p99": h.value_at_quantile(0.99),
-                "p99_9": h.value_at_quantile(0.999), "max": h.max(),
-            });
-            if let Some(path) = &a.hdr {
-                nevermiss_bench::hdr::write_log(
-                    path,
-                    &[format!(
-                        "nevermiss gen: latency per frame, ns ({} -> {name})",
-                        a.tx
-                    )],
-                    &[nevermiss_bench::hdr::Interval {
-                        tag: "latency".into(),
-                        start: Duration::ZERO,
-                        duration: send_time,
-                        hist: h,
-                    }],
-                )?;
-            }
-        }
+    if let (Some(r), Some(name)) = (got, &a.rx) {
+        report_received(a, name, total, r, &mut report)?;
     }
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(p, text).map_err(|e| format!("--json {}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Prints what came back on `name` (loss, reordering, duplicates, latency), adds it to the
+/// JSON report and writes the `--hdr` log.
+fn report_received(
+    a: &GenArgs,
+    name: &str,
+    total: &Total,
+    r: &Received,
+    report: &mut serde_json::Value,
+) -> Result<(), String> {
+    let sent = total.sent;
+    let lost = sent.saturating_sub(r.frames);
+    outln!(
+        "received {} on {name}: lost {lost} ({:.3}%), reordered {}, duplicates {}",
+        r.frames,
+        if sent > 0 {
+            lost as f64 * 100.0 / sent as f64
+        } else {
+            0.0
+        },
+        r.reordered,
+        r.duplicates
+    );
+    report["rx"] = json!(name);
+    report["frames_received"] = json!(r.frames);
+    report["frames_lost"] = json!(lost);
+    report["reordered"] = json!(r.reordered);
+    report["duplicates"] = json!(r.duplicates);
+    let Some(h) = r.hist.as_ref().filter(|h| !h.is_empty()) else {
+        return Ok(());
+    };
+    let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
+    outln!(
+        "latency (µs): p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+        q(0.5),
+        q(0.99),
+        q(0.999),
+        h.max() as f64 / 1e3
+    );
+    report["latency_ns"] = json!({
+        "p50": h.value_at_quantile(0.5), "p99": h.value_at_quantile(0.99),
+        "p99_9": h.value_at_quantile(0.999), "max": h.max(),
+    });
+    if let Some(path) = &a.hdr {
+        nevermiss_bench::hdr::write_log(
+            path,
+            &[format!(
+                "nevermiss gen: latency per frame, ns ({} -> {name})",
+                a.tx
+            )],
+            &[nevermiss_bench::hdr::Interval {
+                tag: "latency".into(),
+                start: Duration::ZERO,
+                duration: total.time,
+                hist: h,
+            }],
+        )?;
     }
     Ok(())
 }
