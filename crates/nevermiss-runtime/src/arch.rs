@@ -12,10 +12,9 @@
 //!   (clone E2E, recirculate, truncate).
 
 use crate::exec::{Exec, Flow};
-use crate::switch::Switch;
+use crate::state::Switch;
 use p4_ir::*;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::PoisonError;
 
 /// A field of a metadata struct: absolute word offset and type.
 pub type Field = Option<(u32, Ty)>;
@@ -519,7 +518,7 @@ pub fn process_pna(
     port: u32,
     out: &mut Outputs,
 ) {
-    if let (Some(n), None) = (sw.native.as_deref(), &ex.trace) {
+    if let (Some(n), None) = (sw.plan().native().as_deref(), &ex.trace) {
         if let Some(pass) = n.pass_whole() {
             // Generated code runs the pass (`PnaInfo::glue`), on the packet where it lies:
             // `data` outlives this call, which is the whole of the packet's processing.
@@ -591,7 +590,10 @@ fn pna_parse_at(
 ) {
     let net = sw.is_net_port(u64::from(port));
     let dir = if net { pi.net_to_host } else { pi.host_to_net };
-    if let (Some(f), None) = (sw.native.as_ref().and_then(|n| n.pass_parse()), &ex.trace) {
+    if let (Some(f), None) = (
+        sw.plan().native().as_ref().and_then(|n| n.pass_parse()),
+        &ex.trace,
+    ) {
         // Generated code runs the whole of what follows (`PnaInfo::glue`).
         if in_place {
             // SAFETY: the callers of `pna_parse_in_place` keep `data` alive for the packet.
@@ -654,7 +656,10 @@ pub fn pna_finish(
 ) {
     // The common case, kept small: generated code runs the blocks and the packet leaves by one
     // port (or none), without mirrors or recirculation.
-    if let (Some(f), None) = (sw.native.as_ref().and_then(|n| n.pass_run()), &ex.trace) {
+    if let (Some(f), None) = (
+        sw.plan().native().as_ref().and_then(|n| n.pass_run()),
+        &ex.trace,
+    ) {
         if ex.run_native(sw, f) == nevermiss_jit::flow::REJECT {
             return;
         }
@@ -679,7 +684,7 @@ fn pna_finish_all(
     mut ran: bool,
 ) {
     loop {
-        match sw.native.as_ref().and_then(|n| n.pass_run()) {
+        match sw.plan().native().as_ref().and_then(|n| n.pass_run()) {
             _ if ran => ran = false,
             // Generated code runs the blocks (`PnaInfo::glue`); traced packets are interpreted.
             Some(f) if ex.trace.is_none() => {
@@ -705,7 +710,7 @@ fn pna_finish_all(
         ex.out.finish();
         let start = ex.cursor().div_ceil(8).min(ex.input().len());
         if !ex.ps.mirrors.is_empty() {
-            let sessions = sw.sessions.read().unwrap_or_else(PoisonError::into_inner);
+            let sessions = sw.pre().sessions();
             for (_, s) in &ex.ps.mirrors {
                 if let Some(p) = sessions.get(&(*s as u32)) {
                     out.push(*p, &ex.out.bytes, &ex.input()[start..], None);
@@ -714,8 +719,8 @@ fn pna_finish_all(
         }
         if ex.ps.recirculate {
             pass += 1;
-            if pass > u64::from(sw.config.max_passes) {
-                sw.stats.pass_limit_hits.fetch_add(1, Relaxed);
+            if pass > u64::from(sw.config().max_passes) {
+                sw.stats().pass_limit_hits.fetch_add(1, Relaxed);
                 return;
             }
             let mut b = ex.out.bytes.clone();
@@ -808,8 +813,8 @@ pub fn v1_finish(
     let mut passes = 0u32;
     loop {
         passes += 1;
-        if passes > sw.config.max_passes {
-            sw.stats.pass_limit_hits.fetch_add(1, Relaxed);
+        if passes > sw.config().max_passes {
+            sw.stats().pass_limit_hits.fetch_add(1, Relaxed);
             return;
         }
         let mut extra: Vec<EgressJob> = Vec::new();
@@ -920,13 +925,7 @@ fn ingress(
     }
     let grp = get_rel(ex, sm, vi.mcast_grp);
     if grp != 0 {
-        let members = sw
-            .mc_groups
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&(grp as u32))
-            .cloned()
-            .unwrap_or_default();
+        let members = sw.pre().group(grp as u32);
         for (p, rid) in members {
             extra.push(EgressJob {
                 frame: ex.f.clone(),
@@ -947,11 +946,7 @@ fn ingress(
 }
 
 fn session_port(sw: &Switch, sess: u64) -> Option<u32> {
-    sw.sessions
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&(sess as u32))
-        .copied()
+    sw.pre().session_port(sess as u32)
 }
 
 /// The egress pass of one copy (`job`: the frame it starts from; `None`: the frame as ingress
@@ -1198,25 +1193,7 @@ fn put(ex: &mut Exec, c: Carry, v: &Option<Vec<u64>>) {
 
 /// Destinations of a clone session: a port, or the ports of a multicast group.
 fn session_ports(sw: &Switch, sess: u64) -> Vec<(u32, u32)> {
-    if let Some(p) = session_port(sw, sess) {
-        return vec![(p, 0)];
-    }
-    let g = sw
-        .session_groups
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&(sess as u32))
-        .copied();
-    match g {
-        Some(g) => sw
-            .mc_groups
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&g)
-            .cloned()
-            .unwrap_or_default(),
-        None => Vec::new(),
-    }
+    sw.pre().session_ports(sess as u32)
 }
 
 /// A PSA packet waiting for an ingress pass: packet, path, port, resubmit and recirculate
@@ -1304,8 +1281,8 @@ pub fn psa_finish(
     let mut passes = 0u32;
     while let Some((pkt, path, in_port, resub, recirc)) = ingress_jobs.pop() {
         passes += 1;
-        if passes > sw.config.max_passes {
-            sw.stats.pass_limit_hits.fetch_add(1, Relaxed);
+        if passes > sw.config().max_passes {
+            sw.stats().pass_limit_hits.fetch_add(1, Relaxed);
             return;
         }
         let mut egress_jobs = Vec::new();
@@ -1347,13 +1324,7 @@ pub fn psa_finish(
             } else {
                 let grp = get(ex, pi.io_mcast);
                 if grp != 0 {
-                    let members = sw
-                        .mc_groups
-                        .read()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .get(&(grp as u32))
-                        .cloned()
-                        .unwrap_or_default();
+                    let members = sw.pre().group(grp as u32);
                     for (p, rid) in members {
                         egress_jobs.push(PsaEgress {
                             data: deparsed.clone(),

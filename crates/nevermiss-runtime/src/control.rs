@@ -23,532 +23,41 @@
 mod batch;
 pub mod stf;
 
-pub use batch::Atomicity;
+pub use crate::state::PortStatus;
+pub use crate::types::{
+    ActionCall, Applied, Atomicity, Change, CloneSession, ControlError, ControlResult, CounterData,
+    EntryAction, EntryKey, EntryState, GroupMember, IdleNotification, MeterConfig,
+    MeterCounterData, MulticastGroup, Op, ProfileGroup, ProfileMember, Replica, SavedCells,
+    SetAction, TableEntry, WatchPort,
+};
 pub use stf::ControlPlane;
 
-use crate::delay::Probe;
-use crate::externs::{Meter, GREEN, RED, YELLOW};
-use crate::profiles::{
+use crate::state::EntryMeta;
+use crate::state::{
     expand, reference, Group, Member, OneShot, ACTION_GROUP, ACTION_MEMBER, ACTION_ONESHOT,
 };
-pub use crate::profiles::{PortStatus, WatchPort};
-use crate::switch::{RtExtern, RtTable, Switch};
-use nevermiss_tables::{
-    ActionData, EntryHandle, EntryView, FieldMatch, Params, TableError, ACTION_NONE,
-};
+use crate::state::{Meter, GREEN, RED, YELLOW};
+use crate::state::{RtExtern, RtTable, Switch};
+use crate::types::Saved;
+use nevermiss_tables::{ActionData, EntryHandle, EntryView, FieldMatch, Params, ACTION_NONE};
 use p4_ir::ir::{ExternId, TableId, ValueSetId};
 use p4_ir::{ExternKind, Layout, MatchKind, Ty};
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 
-// ---------------------------------------------------------------------------------------------
-// Errors
+use std::sync::{Mutex, PoisonError, RwLock};
 
-/// Why a control-plane operation was refused. One variant per gRPC status code the P4Runtime
-/// specification uses for the case (the server maps them one to one); the message is short,
-/// lowercase and names the offending object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ControlError {
-    /// `INVALID_ARGUMENT` (3): malformed request (bad match, wrong parameters, ...).
-    InvalidArgument(String),
-    /// `NOT_FOUND` (5): unknown object or absent entry.
-    NotFound(String),
-    /// `ALREADY_EXISTS` (6): insert of an existing entry.
-    AlreadyExists(String),
-    /// `PERMISSION_DENIED` (7): const tables and default actions, action scope.
-    PermissionDenied(String),
-    /// `RESOURCE_EXHAUSTED` (8): a full table, profile, value set.
-    ResourceExhausted(String),
-    /// `FAILED_PRECONDITION` (9): e.g. deleting a member a group still uses.
-    FailedPrecondition(String),
-    /// `ABORTED` (10): an update of a batch that was rolled back or not attempted.
-    Aborted(String),
-    /// `OUT_OF_RANGE` (11): a value wider than its field, an index past the end.
-    OutOfRange(String),
-    /// `UNIMPLEMENTED` (12).
-    Unimplemented(String),
-    /// `INTERNAL` (13).
-    Internal(String),
-    /// `UNAVAILABLE` (14): the data plane did not reach a quiescent point in time.
-    Unavailable(String),
-}
-
-/// A control-plane result.
-pub type ControlResult<T> = Result<T, ControlError>;
-
-impl ControlError {
-    /// The gRPC status code (`google.rpc.Code`).
-    pub fn code(&self) -> i32 {
-        match self {
-            ControlError::InvalidArgument(_) => 3,
-            ControlError::NotFound(_) => 5,
-            ControlError::AlreadyExists(_) => 6,
-            ControlError::PermissionDenied(_) => 7,
-            ControlError::ResourceExhausted(_) => 8,
-            ControlError::FailedPrecondition(_) => 9,
-            ControlError::Aborted(_) => 10,
-            ControlError::OutOfRange(_) => 11,
-            ControlError::Unimplemented(_) => 12,
-            ControlError::Internal(_) => 13,
-            ControlError::Unavailable(_) => 14,
-        }
-    }
-
-    /// The message.
-    pub fn message(&self) -> &str {
-        match self {
-            ControlError::InvalidArgument(m)
-            | ControlError::NotFound(m)
-            | ControlError::AlreadyExists(m)
-            | ControlError::PermissionDenied(m)
-            | ControlError::ResourceExhausted(m)
-            | ControlError::FailedPrecondition(m)
-            | ControlError::Aborted(m)
-            | ControlError::OutOfRange(m)
-            | ControlError::Unimplemented(m)
-            | ControlError::Internal(m)
-            | ControlError::Unavailable(m) => m,
-        }
-    }
-
-    /// The same error with `prefix: ` before its message.
-    pub fn context(self, prefix: impl fmt::Display) -> ControlError {
-        let f = |m: String| format!("{prefix}: {m}");
-        match self {
-            ControlError::InvalidArgument(m) => ControlError::InvalidArgument(f(m)),
-            ControlError::NotFound(m) => ControlError::NotFound(f(m)),
-            ControlError::AlreadyExists(m) => ControlError::AlreadyExists(f(m)),
-            ControlError::PermissionDenied(m) => ControlError::PermissionDenied(f(m)),
-            ControlError::ResourceExhausted(m) => ControlError::ResourceExhausted(f(m)),
-            ControlError::FailedPrecondition(m) => ControlError::FailedPrecondition(f(m)),
-            ControlError::Aborted(m) => ControlError::Aborted(f(m)),
-            ControlError::OutOfRange(m) => ControlError::OutOfRange(f(m)),
-            ControlError::Unimplemented(m) => ControlError::Unimplemented(f(m)),
-            ControlError::Internal(m) => ControlError::Internal(f(m)),
-            ControlError::Unavailable(m) => ControlError::Unavailable(f(m)),
-        }
-    }
-}
-
-impl fmt::Display for ControlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl std::error::Error for ControlError {}
-
-impl From<TableError> for ControlError {
-    fn from(e: TableError) -> ControlError {
-        let m = e.to_string();
-        match e {
-            TableError::Exists => ControlError::AlreadyExists(m),
-            TableError::NotFound => ControlError::NotFound(m),
-            TableError::Full => ControlError::ResourceExhausted(m),
-            TableError::OutOfMemory => ControlError::ResourceExhausted(m),
-            TableError::BadKey { .. }
-            | TableError::BadPriority
-            | TableError::ParamsTooLong { .. }
-            | TableError::BadProfile(_)
-            | TableError::NoIdleTimeout
-            | TableError::NotAddOnMiss
-            | TableError::BadSpec(_) => ControlError::InvalidArgument(m),
-        }
-    }
-}
-
+/// An `INVALID_ARGUMENT` error.
 fn invalid(m: impl Into<String>) -> ControlError {
     ControlError::InvalidArgument(m.into())
 }
 
 // ---------------------------------------------------------------------------------------------
-// Types
-
-/// The key of a table entry: one match per key field (in key order, `selector` fields excluded;
-/// a don't-care field is given as its wildcard: ternary mask 0, lpm length 0, the full range,
-/// `Optional(None)`) and the priority (≥ 1, larger wins, for tables with ternary, range or
-/// optional fields; 0 otherwise). Values are big-endian, of any length as long as they fit the
-/// field (P4Runtime §8.3 "Bytestrings").
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct EntryKey {
-    pub matches: Vec<FieldMatch>,
-    pub priority: u32,
-}
-
-/// An action with its parameter values (one per parameter, in order, big-endian).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ActionCall {
-    /// Index into the table's `actions`.
-    pub action: u32,
-    pub params: Vec<Vec<u8>>,
-}
-
-/// What an entry runs: an action (direct tables) or a member or group of the table's action
-/// profile (indirect tables), or a one-shot action set (tables whose implementation is an
-/// action selector; P4Runtime §9.2.3 "One Shot Action Selector Programming").
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EntryAction {
-    Call(ActionCall),
-    Member(u32),
-    Group(u32),
-    ActionSet(Vec<SetAction>),
-}
-
-/// One action of a one-shot action set: the action (an index into the table's actions), its
-/// weight (≥ 1) and the port its liveness depends on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SetAction {
-    pub call: ActionCall,
-    pub weight: u32,
-    pub watch: Option<WatchPort>,
-}
-
-/// A member of a group: its id, weight (≥ 1) and the port its liveness depends on (P4Runtime
-/// §9.3 "ActionProfileGroup": a member whose watch port is down is not selected).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupMember {
-    pub id: u32,
-    pub weight: u32,
-    pub watch: Option<WatchPort>,
-}
-
-/// Packets and bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CounterData {
-    pub packets: u64,
-    pub bytes: u64,
-}
-
-/// The packets and bytes a meter marked with each color (P4Runtime §9.5 "MeterCounterData").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MeterCounterData {
-    pub green: CounterData,
-    pub yellow: CounterData,
-    pub red: CounterData,
-}
-
-impl MeterCounterData {
-    fn of(m: &Meter) -> MeterCounterData {
-        let c = |i: usize| CounterData {
-            packets: m.counts[i][0],
-            bytes: m.counts[i][1],
-        };
-        MeterCounterData {
-            green: c(GREEN),
-            yellow: c(YELLOW),
-            red: c(RED),
-        }
-    }
-
-    fn store(&self, m: &mut Meter) {
-        for (i, c) in [self.green, self.yellow, self.red].iter().enumerate() {
-            m.counts[i] = [c.packets, c.bytes];
-        }
-    }
-}
-
-/// A two-rate three-color meter's configuration in P4Runtime units: rates per second and
-/// bursts, in packets or bytes as the meter counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MeterConfig {
-    pub cir: u64,
-    pub cburst: u64,
-    pub pir: u64,
-    pub pburst: u64,
-}
-
-/// A table entry as written (P4Runtime `TableEntry`). `action` may be `None` only in a modify
-/// (keep the action). `counter` and `meter` are the entry's direct counter and meter, if the
-/// table has them (`None`: zero / all green on insert, unchanged counter and default meter on
-/// modify, as P4Runtime §9.1.1 says); `meter_counters` sets the direct meter's color counts
-/// (`None`: zero on insert, unchanged on modify; P4Runtime writes only zeros, a reset).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TableEntry {
-    pub key: EntryKey,
-    pub action: Option<EntryAction>,
-    pub controller_metadata: u64,
-    pub metadata: Vec<u8>,
-    /// Idle timeout in ns; 0 = none. Tables with an idle timeout only.
-    pub idle_timeout_ns: u64,
-    pub counter: Option<CounterData>,
-    pub meter: Option<MeterConfig>,
-    pub meter_counters: Option<MeterCounterData>,
-}
-
-/// An entry as read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EntryState {
-    pub key: EntryKey,
-    pub action: EntryAction,
-    pub controller_metadata: u64,
-    pub metadata: Vec<u8>,
-    /// As written; for entries the data plane added, the duration of their expire profile.
-    pub idle_timeout_ns: u64,
-    /// Time since the entry was last hit (v1model/PSA) or its timer last restarted (PNA);
-    /// tables with an idle timeout only.
-    pub elapsed_ns: Option<u64>,
-    /// The direct counter (tables that have one).
-    pub counter: Option<CounterData>,
-    /// The direct meter's configuration, if one was set.
-    pub meter: Option<MeterConfig>,
-    /// The direct meter's color counts (tables that have one).
-    pub meter_counters: Option<MeterCounterData>,
-    /// An entry of a `const entries` table.
-    pub is_const: bool,
-    /// Added by the data plane (PNA `add_entry`) rather than by a controller or the program.
-    pub from_data_plane: bool,
-    /// The entry's current handle (valid until it is deleted).
-    pub handle: EntryHandle,
-}
-
-/// A replica of a multicast group or clone session (P4Runtime `Replica`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Replica {
-    pub port: u32,
-    /// `instance` (v1model `egress_rid`, PSA `instance`).
-    pub instance: u32,
-}
-
-/// A multicast group (P4Runtime `MulticastGroupEntry`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MulticastGroup {
-    pub id: u32,
-    pub replicas: Vec<Replica>,
-    pub metadata: Vec<u8>,
-}
-
-/// A clone session (P4Runtime `CloneSessionEntry`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CloneSession {
-    pub id: u32,
-    pub replicas: Vec<Replica>,
-    pub class_of_service: u32,
-    /// Truncation length (0 = whole packet). Stored and read back; not applied to clones.
-    pub packet_length_bytes: i32,
-}
-
-/// A member of an action profile.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileMember {
-    pub id: u32,
-    /// The action, as an index into the actions of the profile's first table
-    /// ([`Switch::profile_tables`]).
-    pub action: ActionCall,
-}
-
-/// A group of an action selector: members with weights and watch ports.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileGroup {
-    pub id: u32,
-    pub members: Vec<GroupMember>,
-    /// Most members (0 = the profile's size).
-    pub max_size: u32,
-}
-
-/// Kind of change of an insert/modify/delete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Insert,
-    Modify,
-    Delete,
-}
-
-/// One change of a [`Switch::write`] batch.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Change {
-    /// Insert, modify or delete (the key alone counts) an entry.
-    Entry(Op, TableId, TableEntry),
-    /// Set the default action (`None`: back to the program's initial default).
-    Default(TableId, Option<ActionCall>),
-    /// Cell `index` of an indexed counter, or every cell (`None`: P4Runtime's CounterEntry
-    /// without an index), set to `data` (`None`: left as it is, the index still checked).
-    Counter {
-        counter: ExternId,
-        index: Option<u32>,
-        data: Option<CounterData>,
-    },
-    /// `data` `None`: the counter left as it is (the entry must exist).
-    DirectCounter {
-        table: TableId,
-        key: EntryKey,
-        data: Option<CounterData>,
-    },
-    /// Cell `index` of an indexed meter, or every cell (`None`). `config` `None`: back to the
-    /// default (unconfigured: every packet green); `counters` `None`: the color counts
-    /// unchanged, else set (P4Runtime resets them to zero).
-    Meter {
-        meter: ExternId,
-        index: Option<u32>,
-        config: Option<MeterConfig>,
-        counters: Option<MeterCounterData>,
-    },
-    DirectMeter {
-        table: TableId,
-        key: EntryKey,
-        config: Option<MeterConfig>,
-        counters: Option<MeterCounterData>,
-    },
-    /// Cell `index` of a register, or every cell (`None`), set to one value per field of the
-    /// register's cell type ([`Switch::register_fields`]).
-    Register {
-        register: ExternId,
-        index: Option<u32>,
-        value: Vec<Vec<u8>>,
-    },
-    /// Puts back every cell of a counter, meter or register as a write of every cell found
-    /// them: the undo of such a write in a batch that may roll back (only the runtime makes
-    /// one).
-    Restore(SavedCells),
-    Member(Op, ExternId, ProfileMember),
-    Group(Op, ExternId, ProfileGroup),
-    Multicast(Op, MulticastGroup),
-    Clone(Op, CloneSession),
-    /// Replaces every member of a parser value set; each member has one match per component
-    /// (`Exact` or `Ternary`).
-    ValueSet {
-        set: ValueSetId,
-        members: Vec<Vec<FieldMatch>>,
-    },
-}
-
-/// Every cell of an indexed extern as a write of every cell found it ([`Change::Restore`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SavedCells(Saved);
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Saved {
-    Counter(ExternId, Vec<CounterData>),
-    /// Each cell's configuration and, if the write set them, its color counts.
-    Meter(
-        ExternId,
-        Vec<(Option<MeterConfig>, Option<MeterCounterData>)>,
-    ),
-    /// The register's words, cell after cell.
-    Register(ExternId, Vec<u64>),
-}
-
-/// What a successful change did, for the update-delay instrumentation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Applied {
-    /// When the change became visible to the data plane (`Switch::now_ns`).
-    pub visible_ns: u64,
-    /// The probe armed for it (`Config::track_updates`, entry inserts and modifies).
-    pub probe: Option<u64>,
-}
-
-/// An idle-timeout notification: the entry whose idle time ran out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IdleNotification {
-    pub table: TableId,
-    pub entry: EntryState,
-}
-
-// ---------------------------------------------------------------------------------------------
 // Control-plane state kept beside the tables
-
-/// Control-plane state of one entry (what the table itself does not store).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct EntryMeta {
-    gen: u32,
-    controller_metadata: u64,
-    metadata: Vec<u8>,
-    idle_timeout_ns: u64,
-    meter: Option<MeterConfig>,
-}
-
-/// Per table: which slots hold an entry the controller wrote, its metadata (checked against
-/// the slot's generation), and the expire profiles allocated to control-plane idle timeouts.
-#[derive(Default)]
-pub(crate) struct TableMeta {
-    entries: Mutex<MetaSlots>,
-    ttl_profiles: Mutex<HashMap<u64, u8>>,
-}
-
-/// Entry metadata by slot, compact for the common case: a controller entry with default
-/// metadata costs one `u32` (its generation + 1; 0 = no controller entry, e.g. one the data
-/// plane added); only non-default metadata goes to the map.
-#[derive(Default)]
-pub(crate) struct MetaSlots {
-    owners: Vec<u32>,
-    extras: HashMap<u32, EntryMeta>,
-}
-
-impl MetaSlots {
-    /// Records the controller's entry in `slot` with `meta` (`meta.gen` its generation).
-    fn insert(&mut self, slot: u32, meta: EntryMeta) {
-        let i = slot as usize;
-        if self.owners.len() <= i {
-            self.owners.resize((i + 1).next_power_of_two().max(1024), 0);
-        }
-        self.owners[i] = meta.gen.wrapping_add(1).max(1);
-        let plain = meta.controller_metadata == 0
-            && meta.metadata.is_empty()
-            && meta.idle_timeout_ns == 0
-            && meta.meter.is_none();
-        if plain {
-            if !self.extras.is_empty() {
-                self.extras.remove(&slot);
-            }
-        } else {
-            self.extras.insert(slot, meta);
-        }
-    }
-
-    /// Forgets the entry in `slot`.
-    fn remove(&mut self, slot: u32) {
-        if let Some(o) = self.owners.get_mut(slot as usize) {
-            *o = 0;
-        }
-        if !self.extras.is_empty() {
-            self.extras.remove(&slot);
-        }
-    }
-
-    /// The metadata of the controller's entry in `slot` at generation `gen`; `None` if the
-    /// controller did not write the entry there now.
-    fn get(&self, slot: u32, gen: u32) -> Option<EntryMeta> {
-        let owner = self.owners.get(slot as usize).copied().unwrap_or(0);
-        if owner != gen.wrapping_add(1).max(1) {
-            return None;
-        }
-        Some(match self.extras.get(&slot) {
-            Some(m) if m.gen == gen => m.clone(),
-            _ => EntryMeta {
-                gen,
-                ..EntryMeta::default()
-            },
-        })
-    }
-}
-
-/// The switch-wide control-plane state.
-#[derive(Default)]
-pub(crate) struct ControlState {
-    /// Writes exclusive, reads shared.
-    rw: RwLock<()>,
-    /// The replication engine as the controller wrote it.
-    pre: Mutex<Pre>,
-    next_probe: AtomicU64,
-    probes: Mutex<Vec<Probe>>,
-}
-
-#[derive(Default, Clone)]
-struct Pre {
-    groups: HashMap<u32, MulticastGroup>,
-    sessions: HashMap<u32, CloneSession>,
-}
 
 /// The idle timeout given to control-plane entries with `idle_timeout_ns == 0` in tables that
 /// have idle timeouts: long enough never to run out (146 years), and it keeps the entry's
 /// timer running so that `elapsed_ns` can be reported.
 const NEVER_NS: u64 = 1 << 62;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 // ---------------------------------------------------------------------------------------------
 // Values
@@ -647,8 +156,8 @@ fn prefix_mask(width: u32, plen: u32) -> Vec<u8> {
 impl Switch {
     fn rt(&self, t: TableId) -> ControlResult<(&p4_ir::Table, &RtTable)> {
         match (
-            self.prog.tables.get(t as usize),
-            self.tables.get(t as usize),
+            self.prog().tables.get(t as usize),
+            self.rt_tables().get(t as usize),
         ) {
             (Some(td), Some(rt)) => Ok((td, rt)),
             _ => Err(ControlError::NotFound(format!("unknown table {t}"))),
@@ -802,30 +311,19 @@ impl Switch {
     }
 
     fn probe_id(&self) -> u64 {
-        self.ctl.next_probe.fetch_add(1, Relaxed) + 1
+        self.probes().next_id()
     }
 
     /// Arms table `t`'s update-delay probe (with `Config::track_updates`).
     fn arm_probe(&self, rt: &RtTable, h: EntryHandle, version: u64, visible: u64) -> Option<u64> {
-        if !self.config.track_updates {
+        if !self.config().track_updates {
             return None;
         }
         let id = self.probe_id();
-        if let Some(old) = rt.watch.arm(id, h, version, visible) {
-            lock(&self.ctl.probes).push(old);
+        if let Some(old) = rt.watch().arm(id, h, version, visible) {
+            self.probes().push(old);
         }
         Some(id)
-    }
-
-    /// The probes of updates that packets have used (and, with `all`, every armed one), each
-    /// reported once: d_data is `seen_ns - visible_ns` (see [`crate::delay`]).
-    pub fn take_update_probes(&self, all: bool) -> Vec<Probe> {
-        for rt in &self.tables {
-            if let Some(p) = rt.watch.harvest(all) {
-                lock(&self.ctl.probes).push(p);
-            }
-        }
-        std::mem::take(&mut *lock(&self.ctl.probes))
     }
 
     // ------------------------------------------------------------------ entries
@@ -834,11 +332,11 @@ impl Switch {
     /// down, after the profiles the program's `add_entry` calls use).
     fn ttl_profile(&self, td: &p4_ir::Table, rt: &RtTable, ttl: u64) -> ControlResult<u8> {
         let ttl = if ttl == 0 { NEVER_NS } else { ttl };
-        let mut m = lock(&rt.meta.ttl_profiles);
+        let mut m = rt.meta().ttl_profiles();
         if let Some(&p) = m.get(&ttl) {
             return Ok(p);
         }
-        let used = rt.t.profiles().len();
+        let used = rt.table().profiles().len();
         let taken: Vec<u8> = m.values().copied().collect();
         let Some(p) = (used..256)
             .rev()
@@ -850,7 +348,7 @@ impl Switch {
                 td.name
             )));
         };
-        rt.t.set_profile(p, ttl);
+        rt.table().set_profile(p, ttl);
         m.insert(ttl, p);
         Ok(p)
     }
@@ -878,7 +376,7 @@ impl Switch {
         rt: &RtTable,
         a: &EntryAction,
     ) -> ControlResult<ActionData> {
-        match (a, rt.indirect) {
+        match (a, rt.indirect()) {
             (EntryAction::Call(c), None) => self.pack_call(td, c, true),
             (EntryAction::Member(m), Some(x)) => {
                 let p = self.profile(x)?;
@@ -974,7 +472,7 @@ impl Switch {
         data: ActionData,
         reuse: Option<&ActionData>,
     ) -> ControlResult<ActionData> {
-        let (EntryAction::ActionSet(set), Some(x)) = (a, rt.indirect) else {
+        let (EntryAction::ActionSet(set), Some(x)) = (a, rt.indirect()) else {
             return Ok(data);
         };
         let reuse = reuse
@@ -1000,7 +498,8 @@ impl Switch {
 
     /// Drops a hidden set that was never stored in the table (a failed insert).
     fn drop_oneshot(&self, rt: &RtTable, data: &ActionData) {
-        if let (Some(x), ACTION_ONESHOT, true) = (rt.indirect, data.action, data.params.len() == 4)
+        if let (Some(x), ACTION_ONESHOT, true) =
+            (rt.indirect(), data.action, data.params.len() == 4)
         {
             let id = u32::from_be_bytes(data.params[..4].try_into().unwrap_or([0; 4]));
             if let Ok(p) = self.profile(x) {
@@ -1012,7 +511,7 @@ impl Switch {
     /// Adjusts the reference counts of the member or group `data` points to; a one-shot set
     /// (one entry's own) is retired when its entry lets go of it.
     fn count_ref(&self, rt: &RtTable, data: &ActionData, delta: i32) {
-        let (Some(x), true) = (rt.indirect, data.params.len() == 4) else {
+        let (Some(x), true) = (rt.indirect(), data.params.len() == 4) else {
             return;
         };
         let Ok(p) = self.profile(x) else { return };
@@ -1062,10 +561,14 @@ impl Switch {
         };
         let data = self.store_data(td, rt, action, data, None)?;
         let h = match ttl {
-            Some(p) => {
-                rt.t.insert_with_timeout(&matches, e.key.priority, data.clone(), p, self.now_ns())
-            }
-            None => rt.t.insert(&matches, e.key.priority, data.clone()),
+            Some(p) => rt.table().insert_with_timeout(
+                &matches,
+                e.key.priority,
+                data.clone(),
+                p,
+                self.now_ns(),
+            ),
+            None => rt.table().insert(&matches, e.key.priority, data.clone()),
         }
         .map_err(|err| {
             self.drop_oneshot(rt, &data);
@@ -1075,7 +578,7 @@ impl Switch {
         self.count_ref(rt, &data, 1);
         self.reset_direct(t as usize, h.slot());
         self.write_direct(td, h, e.counter, e.meter, e.meter_counters);
-        lock(&rt.meta.entries).insert(
+        rt.meta().entries().insert(
             h.slot() as u32,
             EntryMeta {
                 gen: h.generation(),
@@ -1116,7 +619,7 @@ impl Switch {
         meter_counters: Option<MeterCounterData>,
     ) {
         if let (Some(c), Some(dc)) = (counter, td.direct_counter) {
-            if let Some(RtExtern::DirectCounter(cells)) = self.externs.get(dc as usize) {
+            if let Some(RtExtern::DirectCounter(cells)) = self.externs().get(dc) {
                 if let Some(cell) = cells.get(h.slot()) {
                     cell.reset();
                     cell.count(c.packets, c.bytes);
@@ -1124,12 +627,12 @@ impl Switch {
             }
         }
         if let Some(dm) = td.direct_meter {
-            if let Some(RtExtern::DirectMeter(cells)) = self.externs.get(dm as usize) {
+            if let Some(RtExtern::DirectMeter(cells)) = self.externs().get(dm) {
                 if let Some(cell) = cells.get(h.slot()) {
                     let mut m = cell.lock().unwrap_or_else(PoisonError::into_inner);
                     configure_meter(&mut m, meter);
                     if let Some(c) = meter_counters {
-                        c.store(&mut m);
+                        set_meter_counts(&mut m, c);
                     }
                 }
             }
@@ -1139,7 +642,8 @@ impl Switch {
     /// The entry with this key, or `NotFound`.
     fn find(&self, td: &p4_ir::Table, rt: &RtTable, key: &EntryKey) -> ControlResult<EntryView> {
         let matches = self.check_key(td, key)?;
-        rt.t.read(&matches, key.priority)
+        rt.table()
+            .read(&matches, key.priority)
             .map_err(|e| ControlError::from(e).context(&td.name))
     }
 
@@ -1189,18 +693,19 @@ impl Switch {
             .as_ref()
             .is_some_and(|d| d.action == ACTION_ONESHOT && *d == old.data);
         if let Some(p) = ttl {
-            rt.t.set_expire_profile(old.id, p, self.now_ns());
+            rt.table().set_expire_profile(old.id, p, self.now_ns());
         }
         let (h, version) = match &new_data {
             Some(d) => {
-                let r =
-                    rt.t.modify_versioned(&matches, e.key.priority, d)
-                        .map_err(|err| {
-                            if !reused {
-                                self.drop_oneshot(rt, d);
-                            }
-                            ControlError::from(err).context(&td.name)
-                        })?;
+                let r = rt
+                    .table()
+                    .modify_versioned(&matches, e.key.priority, d)
+                    .map_err(|err| {
+                        if !reused {
+                            self.drop_oneshot(rt, d);
+                        }
+                        ControlError::from(err).context(&td.name)
+                    })?;
                 if !reused {
                     self.count_ref(rt, d, 1);
                     self.count_ref(rt, &old.data, -1);
@@ -1214,7 +719,7 @@ impl Switch {
             // P4Runtime: an unset counter is left alone; an unset meter config is reset.
             self.write_direct(td, h, e.counter, e.meter, e.meter_counters);
         }
-        lock(&rt.meta.entries).insert(
+        rt.meta().entries().insert(
             h.slot() as u32,
             EntryMeta {
                 gen: h.generation(),
@@ -1256,11 +761,12 @@ impl Switch {
             undo_entry.counter = self.direct_counter_of(td, old.id);
             Change::Entry(Op::Insert, t, undo_entry)
         });
-        rt.t.delete_id(old.id)
+        rt.table()
+            .delete_id(old.id)
             .map_err(|e| ControlError::from(e).context(&td.name))?;
         let visible = self.now_ns();
         self.count_ref(rt, &old.data, -1);
-        lock(&rt.meta.entries).remove(old.id.slot() as u32);
+        rt.meta().entries().remove(old.id.slot() as u32);
         Ok((
             Applied {
                 visible_ns: visible,
@@ -1271,7 +777,8 @@ impl Switch {
     }
 
     fn meta_of(&self, rt: &RtTable, v: &EntryView) -> EntryMeta {
-        lock(&rt.meta.entries)
+        rt.meta()
+            .entries()
             .get(v.id.slot() as u32, v.id.generation())
             .unwrap_or_default()
     }
@@ -1282,17 +789,17 @@ impl Switch {
         h: EntryHandle,
     ) -> Option<MeterCounterData> {
         let dm = td.direct_meter?;
-        match self.externs.get(dm as usize) {
+        match self.externs().get(dm) {
             Some(RtExtern::DirectMeter(cells)) => cells
                 .get(h.slot())
-                .map(|m| MeterCounterData::of(&m.lock().unwrap_or_else(PoisonError::into_inner))),
+                .map(|m| meter_counts(&m.lock().unwrap_or_else(PoisonError::into_inner))),
             _ => None,
         }
     }
 
     fn direct_counter_of(&self, td: &p4_ir::Table, h: EntryHandle) -> Option<CounterData> {
         let dc = td.direct_counter?;
-        match self.externs.get(dc as usize) {
+        match self.externs().get(dc) {
             Some(RtExtern::DirectCounter(cells)) => cells.get(h.slot()).map(|c| {
                 let (packets, bytes) = c.read();
                 CounterData { packets, bytes }
@@ -1309,7 +816,10 @@ impl Switch {
         rt: &RtTable,
         v: &EntryView,
     ) -> EntryState {
-        let meta = lock(&rt.meta.entries).get(v.id.slot() as u32, v.id.generation());
+        let meta = rt
+            .meta()
+            .entries()
+            .get(v.id.slot() as u32, v.id.generation());
         let from_data_plane = meta.is_none() && td.add_on_miss;
         let meta = meta.unwrap_or_default();
         let action = match v.data.action {
@@ -1332,7 +842,7 @@ impl Switch {
         };
         let profile_ns = v
             .expire_profile
-            .and_then(|p| rt.t.profile_duration(p))
+            .and_then(|p| rt.table().profile_duration(p))
             .filter(|&d| d != NEVER_NS);
         let idle_timeout_ns = if from_data_plane {
             profile_ns.unwrap_or(0)
@@ -1341,7 +851,7 @@ impl Switch {
         };
         let elapsed_ns = match (v.deadline_ns, v.expire_profile) {
             (Some(d), Some(p)) => {
-                let ttl = rt.t.profile_duration(p).unwrap_or(0);
+                let ttl = rt.table().profile_duration(p).unwrap_or(0);
                 Some(self.now_ns().saturating_sub(d.saturating_sub(ttl)))
             }
             _ if td.idle_timeout != p4_ir::IdleTimeout::None => Some(0),
@@ -1369,7 +879,7 @@ impl Switch {
 
     /// The actions of one-shot set `id` of table `td`'s selector, as written.
     fn action_set(&self, td: &p4_ir::Table, rt: &RtTable, id: u32) -> Vec<SetAction> {
-        let Some(p) = rt.indirect.and_then(|x| self.profile(x).ok()) else {
+        let Some(p) = rt.indirect().and_then(|x| self.profile(x).ok()) else {
             return Vec::new();
         };
         let st = p.read();
@@ -1398,7 +908,7 @@ impl Switch {
 
     /// The entry of table `t` with this key.
     pub fn read_entry(&self, t: TableId, key: &EntryKey) -> ControlResult<EntryState> {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let (td, rt) = self.rt(t)?;
         let v = self.find(td, rt, key)?;
         Ok(self.entry_state(t, td, rt, &v))
@@ -1406,10 +916,10 @@ impl Switch {
 
     /// Every entry of table `t` (those the data plane added included), in slot order.
     pub fn read_entries(&self, t: TableId) -> ControlResult<Vec<EntryState>> {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let (td, rt) = self.rt(t)?;
         Ok(rt
-            .t
+            .table()
             .iter()
             .iter()
             .map(|v| self.entry_state(t, td, rt, v))
@@ -1419,9 +929,9 @@ impl Switch {
     /// Whether the control plane changed table `t`'s default action from the program's (what
     /// a pipeline change that keeps the forwarding state carries over).
     pub fn default_changed(&self, t: TableId) -> ControlResult<bool> {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let (td, rt) = self.rt(t)?;
-        let d = rt.t.default_action();
+        let d = rt.table().default_action();
         Ok(match &td.default_action {
             Some((a, params)) => {
                 // The cell may hold the parameters padded to the table's widest action.
@@ -1436,9 +946,9 @@ impl Switch {
 
     /// Table `t`'s default action: `None` when no action runs on a miss.
     pub fn read_default(&self, t: TableId) -> ControlResult<Option<ActionCall>> {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let (td, rt) = self.rt(t)?;
-        let d = rt.t.default_action();
+        let d = rt.table().default_action();
         Ok(td.actions.get(d.action as usize).map(|a| ActionCall {
             action: d.action,
             params: unpack_params(a, &d.params),
@@ -1457,7 +967,7 @@ impl Switch {
                 td.name
             )));
         }
-        let old = rt.t.default_action();
+        let old = rt.table().default_action();
         let undo = Change::Default(
             t,
             td.actions.get(old.action as usize).map(|a| ActionCall {
@@ -1472,7 +982,8 @@ impl Switch {
                 None => ActionData::new(ACTION_NONE, &[][..]),
             },
         };
-        rt.t.set_default(data)
+        rt.table()
+            .set_default(data)
             .map_err(|e| ControlError::from(e).context(&td.name))?;
         Ok((
             Applied {
@@ -1491,29 +1002,29 @@ impl Switch {
         if notes.is_empty() {
             return Vec::new();
         }
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let now = self.now_ns();
         let mut out = Vec::with_capacity(notes.len());
         for n in notes {
             let Ok((td, rt)) = self.rt(n.table) else {
                 continue;
             };
-            let Some(v) = rt.t.get(n.entry.id) else {
+            let Some(v) = rt.table().get(n.entry.id) else {
                 continue;
             };
             out.push(IdleNotification {
                 table: n.table,
                 entry: self.entry_state(n.table, td, rt, &v),
             });
-            rt.t.restart_timer(v.id, now);
+            rt.table().restart_timer(v.id, now);
         }
         out
     }
 
     // ------------------------------------------------------------------ counters, meters
 
-    fn counter_cells(&self, x: ExternId) -> ControlResult<&[crate::externs::CounterCell]> {
-        match self.externs.get(x as usize) {
+    fn counter_cells(&self, x: ExternId) -> ControlResult<&[crate::state::CounterCell]> {
+        match self.externs().get(x) {
             Some(RtExtern::Counter(c)) => Ok(c),
             _ => Err(ControlError::NotFound(format!(
                 "{x} is not an indexed counter"
@@ -1541,7 +1052,7 @@ impl Switch {
 
     /// The direct counter of table `t`'s entry with this key.
     pub fn read_direct_counter(&self, t: TableId, key: &EntryKey) -> ControlResult<CounterData> {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let (td, rt) = self.rt(t)?;
         if td.direct_counter.is_none() {
             return Err(invalid(format!("table {} has no direct counter", td.name)));
@@ -1559,7 +1070,7 @@ impl Switch {
         undo: bool,
     ) -> ControlResult<(Applied, Option<Change>)> {
         let cells = self.counter_cells(x)?;
-        let set = |c: &crate::externs::CounterCell, d: CounterData| {
+        let set = |c: &crate::state::CounterCell, d: CounterData| {
             c.reset();
             c.count(d.packets, d.bytes);
         };
@@ -1605,7 +1116,7 @@ impl Switch {
     }
 
     fn meter_cells(&self, x: ExternId) -> ControlResult<&[Mutex<Meter>]> {
-        match self.externs.get(x as usize) {
+        match self.externs().get(x) {
             Some(RtExtern::Meter(c)) => Ok(c),
             _ => Err(ControlError::NotFound(format!(
                 "{x} is not an indexed meter"
@@ -1642,7 +1153,7 @@ impl Switch {
                 cells.len()
             ))
         })?;
-        Ok(MeterCounterData::of(
+        Ok(meter_counts(
             &m.lock().unwrap_or_else(PoisonError::into_inner),
         ))
     }
@@ -1659,13 +1170,10 @@ impl Switch {
         let cells = self.meter_cells(x)?;
         let write = |m: &Mutex<Meter>| {
             let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
-            let old = (
-                m.config.map(from_units),
-                counters.map(|_| MeterCounterData::of(&m)),
-            );
+            let old = (m.config.map(from_units), counters.map(|_| meter_counts(&m)));
             configure_meter(&mut m, c);
             if let Some(n) = counters {
-                n.store(&mut m);
+                set_meter_counts(&mut m, n);
             }
             old
         };
@@ -1705,7 +1213,7 @@ impl Switch {
         t: TableId,
         key: &EntryKey,
     ) -> ControlResult<Option<MeterConfig>> {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         let (td, rt) = self.rt(t)?;
         if td.direct_meter.is_none() {
             return Err(invalid(format!("table {} has no direct meter", td.name)));
@@ -1732,7 +1240,7 @@ impl Switch {
         self.write_direct(td, v.id, None, c, counters);
         meta.gen = v.id.generation();
         meta.meter = c;
-        lock(&rt.meta.entries).insert(v.id.slot() as u32, meta);
+        rt.meta().entries().insert(v.id.slot() as u32, meta);
         Ok((
             self.applied(),
             Change::DirectMeter {
@@ -1771,11 +1279,8 @@ impl Switch {
 
     // ------------------------------------------------------------------ registers
 
-    fn register(&self, x: ExternId) -> ControlResult<(&crate::externs::RegisterStore, &Layout)> {
-        match (
-            self.externs.get(x as usize),
-            self.prog.externs.get(x as usize),
-        ) {
+    fn register(&self, x: ExternId) -> ControlResult<(&crate::state::RegisterStore, &Layout)> {
+        match (self.externs().get(x), self.prog().externs.get(x as usize)) {
             (Some(RtExtern::Register(r)), Some(def)) => match &def.kind {
                 ExternKind::Register { layout, .. } => Ok((r, layout)),
                 _ => Err(ControlError::NotFound(format!("{x} is not a register"))),
@@ -1891,7 +1396,7 @@ impl Switch {
                     let mut m = m.lock().unwrap_or_else(PoisonError::into_inner);
                     configure_meter(&mut m, *config);
                     if let Some(n) = counters {
-                        n.store(&mut m);
+                        set_meter_counts(&mut m, *n);
                     }
                 }
             }
@@ -1910,20 +1415,19 @@ impl Switch {
 
     // ------------------------------------------------------------------ action profiles
 
-    fn profile(&self, x: ExternId) -> ControlResult<&crate::profiles::ActionProfile> {
-        self.profiles
-            .get(x as usize)
-            .and_then(Option::as_ref)
+    fn profile(&self, x: ExternId) -> ControlResult<&crate::state::ActionProfile> {
+        self.externs()
+            .profile(x)
             .ok_or_else(|| ControlError::NotFound(format!("{x} is not an action profile")))
     }
 
     /// The tables whose entries point into action profile `x` (members' actions are indices
     /// into the first one's actions).
     pub fn profile_tables(&self, x: ExternId) -> Vec<TableId> {
-        self.tables
+        self.rt_tables()
             .iter()
             .enumerate()
-            .filter(|(_, rt)| rt.indirect == Some(x))
+            .filter(|(_, rt)| rt.indirect() == Some(x))
             .map(|(i, _)| i as TableId)
             .collect()
     }
@@ -1932,7 +1436,7 @@ impl Switch {
         let t = self.profile_tables(x).first().copied().ok_or_else(|| {
             ControlError::FailedPrecondition(format!("no table uses action profile {x}"))
         })?;
-        Ok(&self.prog.tables[t as usize])
+        Ok(&self.prog().tables[t as usize])
     }
 
     /// The members of action profile `x`, by id.
@@ -2170,7 +1674,7 @@ impl Switch {
 
     /// The multicast groups (all, or the one with id `id`).
     pub fn read_multicast_groups(&self, id: Option<u32>) -> Vec<MulticastGroup> {
-        let pre = lock(&self.ctl.pre);
+        let pre = self.pre().written();
         let mut out: Vec<MulticastGroup> = pre
             .groups
             .values()
@@ -2183,7 +1687,7 @@ impl Switch {
 
     /// The clone sessions (all, or the one with id `id`).
     pub fn read_clone_sessions(&self, id: Option<u32>) -> Vec<CloneSession> {
-        let pre = lock(&self.ctl.pre);
+        let pre = self.pre().written();
         let mut out: Vec<CloneSession> = pre
             .sessions
             .values()
@@ -2198,7 +1702,7 @@ impl Switch {
         if g.id == 0 {
             return Err(invalid("multicast group id 0 is reserved"));
         }
-        let mut pre = lock(&self.ctl.pre);
+        let mut pre = self.pre().written();
         let old = pre.groups.get(&g.id).cloned();
         let undo = match (op, old) {
             (Op::Insert, Some(_)) => {
@@ -2220,19 +1724,12 @@ impl Switch {
         if op != Op::Delete {
             check_replicas(&g.replicas)?;
         }
-        let mut dp = self
-            .mc_groups
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
         if op == Op::Delete {
             pre.groups.remove(&g.id);
-            dp.remove(&g.id);
+            self.pre().set_group(g.id, None);
         } else {
             pre.groups.insert(g.id, g.clone());
-            dp.insert(
-                g.id,
-                g.replicas.iter().map(|r| (r.port, r.instance)).collect(),
-            );
+            self.pre().set_group(g.id, Some(&g.replicas));
         }
         Ok((self.applied(), undo))
     }
@@ -2241,7 +1738,7 @@ impl Switch {
         if s.id == 0 {
             return Err(invalid("clone session id 0 is reserved"));
         }
-        let mut pre = lock(&self.ctl.pre);
+        let mut pre = self.pre().written();
         let old = pre.sessions.get(&s.id).cloned();
         let undo = match (op, old) {
             (Op::Insert, Some(_)) => {
@@ -2266,29 +1763,12 @@ impl Switch {
                 return Err(invalid("packet_length_bytes must not be negative"));
             }
         }
-        let mut ports = self
-            .sessions
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut reps = self
-            .clone_replicas
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        ports.remove(&s.id);
-        reps.remove(&s.id);
         if op == Op::Delete {
             pre.sessions.remove(&s.id);
+            self.pre().set_session(s.id, None);
         } else {
             pre.sessions.insert(s.id, s.clone());
-            if let Some(r) = s.replicas.first() {
-                ports.insert(s.id, r.port);
-            }
-            if s.replicas.len() > 1 {
-                reps.insert(
-                    s.id,
-                    s.replicas.iter().map(|r| (r.port, r.instance)).collect(),
-                );
-            }
+            self.pre().set_session(s.id, Some(&s.replicas));
         }
         Ok((self.applied(), undo))
     }
@@ -2298,7 +1778,7 @@ impl Switch {
     /// The members of parser value set `vs`: per member one `Ternary(value, mask)` per
     /// component.
     pub fn read_value_set(&self, vs: ValueSetId) -> ControlResult<Vec<Vec<FieldMatch>>> {
-        let (def, set) = self.value_set(vs)?;
+        let (def, set) = self.value_set_of(vs)?;
         let m = set.read().unwrap_or_else(PoisonError::into_inner);
         Ok(m.iter()
             .map(|member| {
@@ -2315,17 +1795,11 @@ impl Switch {
             .collect())
     }
 
-    fn value_set(
+    fn value_set_of(
         &self,
         vs: ValueSetId,
-    ) -> ControlResult<(
-        &p4_ir::ir::ValueSet,
-        &RwLock<crate::switch::ValueSetMembers>,
-    )> {
-        match (
-            self.prog.value_sets.get(vs as usize),
-            self.value_sets.get(vs as usize),
-        ) {
+    ) -> ControlResult<(&p4_ir::ir::ValueSet, &RwLock<crate::state::ValueSetMembers>)> {
+        match (self.prog().value_sets.get(vs as usize), self.value_set(vs)) {
             (Some(d), Some(s)) => Ok((d, s)),
             _ => Err(ControlError::NotFound(format!("unknown value set {vs}"))),
         }
@@ -2337,7 +1811,7 @@ impl Switch {
         members: &[Vec<FieldMatch>],
     ) -> ControlResult<(Applied, Change)> {
         let old = self.read_value_set(vs)?;
-        let (def, set) = self.value_set(vs)?;
+        let (def, set) = self.value_set_of(vs)?;
         if members.len() > def.size as usize {
             return Err(ControlError::ResourceExhausted(format!(
                 "value set {} holds at most {} members",
@@ -2459,23 +1933,23 @@ impl Switch {
     }
 }
 
-impl EntryState {
-    /// The entry as it would be written back (the state of its direct counter not included).
-    pub fn into_entry(self) -> TableEntry {
-        TableEntry {
-            key: self.key,
-            action: Some(self.action),
-            controller_metadata: self.controller_metadata,
-            metadata: self.metadata,
-            idle_timeout_ns: if self.from_data_plane {
-                0
-            } else {
-                self.idle_timeout_ns
-            },
-            counter: None,
-            meter: self.meter,
-            meter_counters: None,
-        }
+/// The color counts of meter `m`.
+fn meter_counts(m: &Meter) -> MeterCounterData {
+    let c = |i: usize| CounterData {
+        packets: m.counts[i][0],
+        bytes: m.counts[i][1],
+    };
+    MeterCounterData {
+        green: c(GREEN),
+        yellow: c(YELLOW),
+        red: c(RED),
+    }
+}
+
+/// Sets meter `m`'s color counts.
+fn set_meter_counts(m: &mut Meter, counts: MeterCounterData) {
+    for (i, c) in [counts.green, counts.yellow, counts.red].iter().enumerate() {
+        m.counts[i] = [c.packets, c.bytes];
     }
 }
 

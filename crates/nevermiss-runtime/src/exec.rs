@@ -6,8 +6,9 @@
 //! packet, so the fast path allocates nothing. Shared state is reached through `&Switch`.
 
 use crate::bits::{put_be, read_bits, read_wide, BitWriter};
-use crate::externs::{self, RED};
-use crate::switch::{DigestMsg, FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
+use crate::state::{self as externs, RED};
+use crate::state::{FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
+use crate::types::DigestMsg;
 use nevermiss_tables::stamp::{stamp, Stage};
 use nevermiss_tables::{AddStatus, EntryHandle, Lookup, ACTION_NONE};
 use num_bigint::BigUint;
@@ -203,9 +204,9 @@ unsafe impl Send for Exec {}
 impl Exec {
     /// An interpreter for `sw`'s program.
     pub fn new(sw: &Switch, worker: u64) -> Exec {
-        let extra = sw.native.as_ref().map_or(0, |n| n.extra_words);
+        let extra = sw.plan().native().as_ref().map_or(0, |n| n.extra_words);
         let mut ex = Exec {
-            f: vec![0; (sw.prog.frame_words + extra) as usize],
+            f: vec![0; (sw.prog().frame_words + extra) as usize],
             own: Vec::with_capacity(2048),
             c: nevermiss_jit::Ctx::default(),
             host: crate::native::Host::default(),
@@ -218,20 +219,24 @@ impl Exec {
             // (`native.rs`). Zeroed, so that every byte of it is initialised.
             key: {
                 let most = sw
-                    .prog
+                    .prog()
                     .tables
                     .iter()
                     .map(|t| t.keys.iter().map(|k| k.expr.ty().bytes()).sum::<usize>())
                     .max()
                     .unwrap_or(0);
-                let room = sw.native.as_ref().map_or(0, |n| n.key_room as usize);
+                let room = sw
+                    .plan()
+                    .native()
+                    .as_ref()
+                    .map_or(0, |n| n.key_room as usize);
                 let mut key = vec![0u8; most.max(room) + 64];
                 key.clear();
                 key
             },
             abuf: vec![
                 0;
-                sw.prog
+                sw.prog()
                     .tables
                     .iter()
                     .flat_map(|t| &t.actions)
@@ -248,7 +253,7 @@ impl Exec {
             tctx: TableCtx::default(),
             add_ai: (TableId::MAX, FnId::MAX, 0),
             tctx_stack: Vec::with_capacity(4),
-            rng: sw.config.seed
+            rng: sw.config().seed
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
             trace: None,
@@ -280,10 +285,10 @@ impl Exec {
 
     /// Prepares for a new packet: zeroes the per-packet state (headers invalid, metadata 0).
     pub fn reset(&mut self, sw: &Switch, data: &[u8]) {
-        let z = (sw.prog.zero_words as usize).min(self.f.len());
+        let z = (sw.prog().zero_words as usize).min(self.f.len());
         self.f[..z].fill(0);
         // Generated code's words past the frame (`nevermiss_jit::Compiled::extra_words`).
-        let past = (sw.prog.frame_words as usize).min(self.f.len());
+        let past = (sw.prog().frame_words as usize).min(self.f.len());
         self.f[past..].fill(0);
         self.reset_packet(data);
     }
@@ -549,10 +554,10 @@ impl Exec {
         if f != Flow::Next {
             return f;
         }
-        let Some(fun) = sw.prog.functions.get(func as usize) else {
+        let Some(fun) = sw.prog().functions.get(func as usize) else {
             return Flow::Next;
         };
-        let r = match sw.native.as_ref().and_then(|n| n.function(func)) {
+        let r = match sw.plan().native().as_ref().and_then(|n| n.function(func)) {
             // A traced packet runs in the interpreter, which writes the trace.
             Some(f) if self.trace.is_none() => crate::native::to_flow(self.run_native(sw, f)),
             _ => self.exec(sw, &fun.body),
@@ -674,8 +679,8 @@ impl Exec {
                     return Flow::Next;
                 }
                 self.c.loops += 1;
-                if self.c.loops > sw.config.loop_limit {
-                    sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
+                if self.c.loops > sw.config().loop_limit {
+                    sw.stats().loop_limit_hits.fetch_add(1, Relaxed);
                     self.c.perr = PARSER_TIMEOUT;
                     return Flow::Reject;
                 }
@@ -764,7 +769,7 @@ impl Exec {
                 let Some(a) = self.addr(dst) else {
                     return Flow::Next;
                 };
-                let bits = layout.bits(&sw.prog.headers);
+                let bits = layout.bits(&sw.prog().headers);
                 if self.c.cursor + bits > 8 * self.input().len() as u64 {
                     self.c.perr = PACKET_TOO_SHORT;
                     return Flow::Reject;
@@ -826,7 +831,7 @@ impl Exec {
         if self.trace.is_none() {
             return;
         }
-        let Some(block) = sw.prog.blocks.iter().find(|b| b.body == body) else {
+        let Some(block) = sw.prog().blocks.iter().find(|b| b.body == body) else {
             return;
         };
         let mut all: Vec<(String, u32)> = Vec::new();
@@ -860,10 +865,10 @@ impl Exec {
     }
 
     fn run_parser_states(&mut self, sw: &Switch, pid: ParserId) -> bool {
-        let Some(p) = sw.prog.parsers.get(pid as usize) else {
+        let Some(p) = sw.prog().parsers.get(pid as usize) else {
             return true;
         };
-        if let Some(f) = sw.native.as_ref().and_then(|n| n.parser(pid)) {
+        if let Some(f) = sw.plan().native().as_ref().and_then(|n| n.parser(pid)) {
             if self.trace.is_none() {
                 return self.run_native(sw, f) != 0;
             }
@@ -875,7 +880,7 @@ impl Exec {
         let mut steps = 0u32;
         loop {
             steps += 1;
-            if steps > sw.config.parser_steps {
+            if steps > sw.config().parser_steps {
                 self.c.perr = PARSER_TIMEOUT;
                 return false;
             }
@@ -986,7 +991,7 @@ impl Exec {
     }
 
     fn in_value_set(&self, sw: &Switch, id: ValueSetId, keys: &[u64]) -> bool {
-        let Some(vs) = sw.value_sets.get(id as usize) else {
+        let Some(vs) = sw.value_set(id) else {
             return false;
         };
         let members = vs.read().unwrap_or_else(PoisonError::into_inner);
@@ -997,12 +1002,12 @@ impl Exec {
 
     /// Extracts header `h` at frame offset `a` from the packet (P4_16 §12.8.2).
     fn extract(&mut self, sw: &Switch, a: usize, h: HeaderId, varbit: Option<u64>) -> Flow {
-        if let Some(Some(fh)) = sw.fast_headers.get(h as usize) {
+        if let Some(fh) = sw.plan().fast_header(h) {
             if let Some(f) = self.extract_fast(fh, a) {
                 return f;
             }
         }
-        let Some(hl) = sw.prog.headers.get(h as usize) else {
+        let Some(hl) = sw.prog().headers.get(h as usize) else {
             return Flow::Next;
         };
         let vmax = hl.fields.iter().find_map(|f| f.varbit);
@@ -1138,7 +1143,7 @@ impl Exec {
                 *pos += t.width as usize;
             }
             Layout::Header(h) => {
-                if let Some(hl) = sw.prog.headers.get(*h as usize) {
+                if let Some(hl) = sw.prog().headers.get(*h as usize) {
                     for fl in &hl.fields {
                         if fl.varbit.is_some() {
                             continue;
@@ -1170,12 +1175,12 @@ impl Exec {
 
     /// Appends the fields of the (valid) header at `a` to the output.
     fn emit(&mut self, sw: &Switch, a: usize, h: HeaderId) {
-        if let Some(Some(fh)) = sw.fast_headers.get(h as usize) {
+        if let Some(fh) = sw.plan().fast_header(h) {
             if self.emit_fast(fh, a) {
                 return;
             }
         }
-        let Some(hl) = sw.prog.headers.get(h as usize) else {
+        let Some(hl) = sw.prog().headers.get(h as usize) else {
             return;
         };
         for fl in &hl.fields {
@@ -1261,13 +1266,13 @@ impl Exec {
                 bytes.extend(self.eval(&k.expr).to_be_bytes());
             }
         }
-        u64::from(crate::externs::crc32(&bytes))
+        u64::from(crate::state::crc32(&bytes))
     }
 
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
     #[inline]
     fn build_key(&mut self, sw: &Switch, tid: TableId, td: &p4_ir::ir::Table) {
-        if let Some(f) = sw.native.as_ref().and_then(|n| n.table_key(tid)) {
+        if let Some(f) = sw.plan().native().as_ref().and_then(|n| n.table_key(tid)) {
             self.key.clear();
             let len = self.run_native(sw, f) as usize;
             // SAFETY: `Exec::new` gave the buffer room for every table's key plus 64 bytes (the
@@ -1333,7 +1338,7 @@ impl Exec {
         off: u32,
         len: u32,
     ) -> Option<nevermiss_tables::Prefetch> {
-        let rt = sw.tables.get(tid as usize)?;
+        let rt = sw.rt_tables().get(tid as usize)?;
         let (off, len) = (off as usize, len as usize);
         if off + len > self.key.capacity() {
             return None;
@@ -1341,7 +1346,7 @@ impl Exec {
         // SAFETY: the key buffer's capacity (initialised by `Exec::new`, never reallocated)
         // holds `off + len` bytes, which generated code wrote or left as they were.
         let key = unsafe { std::slice::from_raw_parts(self.key.as_ptr().add(off), len) };
-        rt.t.prefetch(key)
+        rt.table().prefetch(key)
     }
 
     /// Speculative prefetch for a table the packet is about to apply (papers/000 §IV: batches
@@ -1354,13 +1359,13 @@ impl Exec {
         sw: &Switch,
         tid: TableId,
     ) -> Option<nevermiss_tables::Prefetch> {
-        let td = sw.prog.tables.get(tid as usize)?;
-        let rt = sw.tables.get(tid as usize)?;
+        let td = sw.prog().tables.get(tid as usize)?;
+        let rt = sw.rt_tables().get(tid as usize)?;
         if !td.key_pre.is_empty() {
             return None;
         }
         self.build_key(sw, tid, td);
-        rt.t.prefetch(&self.key)
+        rt.table().prefetch(&self.key)
     }
 
     // ------------------------------------------------------------------ tables
@@ -1372,7 +1377,7 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Flow {
-        let Some(td) = sw.prog.tables.get(tid as usize) else {
+        let Some(td) = sw.prog().tables.get(tid as usize) else {
             return Flow::Next;
         };
         if !td.key_pre.is_empty() {
@@ -1425,8 +1430,8 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
-        let rt = sw.tables.get(tid as usize)?;
-        if let (Some(plan), None) = (&rt.plan, &self.trace) {
+        let rt = sw.rt_tables().get(tid as usize)?;
+        if let (Some(plan), None) = (rt.plan(), &self.trace) {
             return self.table_lookup_lean(sw, tid, rt, plan, hit_slot, run_slot);
         }
         self.table_lookup_full(sw, tid, rt, hit_slot, run_slot)
@@ -1439,11 +1444,11 @@ impl Exec {
     /// (or a traced packet) takes the general path, whose parameter stores the code repeats.
     #[inline(always)]
     pub(crate) fn table_find(&mut self, sw: &Switch, tid: TableId) -> u64 {
-        let Some(rt) = sw.tables.get(tid as usize) else {
+        let Some(rt) = sw.rt_tables().get(tid as usize) else {
             return u64::from(u32::MAX);
         };
         // The bytes the action's parameters take, and where each of them ends.
-        let (need, ends): (usize, &[crate::switch::ParamPlan]) = match (&rt.plan, &self.trace) {
+        let (need, ends): (usize, &[crate::state::ParamPlan]) = match (rt.plan(), &self.trace) {
             (Some(plan), None) => match self.lean_lookup(sw, tid, rt, plan) {
                 Some(ps) => {
                     let need = ps.last().map_or(0, |&(_, off, n, _)| (off + n) as usize);
@@ -1454,7 +1459,7 @@ impl Exec {
             _ => {
                 self.table_lookup_full(sw, tid, rt, None, None);
                 let need = sw
-                    .prog
+                    .prog()
                     .tables
                     .get(tid as usize)
                     .and_then(|td| td.actions.get(self.lookup.data.action as usize))
@@ -1462,8 +1467,7 @@ impl Exec {
                 // Only the lean path's tables are compiled to call this: no plan is an
                 // engine bug; the parameter words are the full path's anyway.
                 let ends = rt
-                    .plan
-                    .as_ref()
+                    .plan()
                     .and_then(|p| p.get(self.lookup.data.action as usize))
                     .map_or(&[][..], |p| p.as_slice());
                 (need, ends)
@@ -1502,24 +1506,22 @@ impl Exec {
         &mut self,
         sw: &Switch,
         tid: TableId,
-        rt: &crate::switch::RtTable,
+        rt: &crate::state::RtTable,
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
-        let td = sw.prog.tables.get(tid as usize)?;
-        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        let td = sw.prog().tables.get(tid as usize)?;
+        rt.table()
+            .lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {
-            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
-            if rt.restart_on_hit {
-                let _ = rt.t.restart_timer(h, self.now_ns);
+            rt.watch().on_hit(h, self.lookup.version, || sw.now_ns());
+            if rt.restarts_on_hit() {
+                let _ = rt.table().restart_timer(h, self.now_ns);
             }
-            if let Some(p) = rt
-                .indirect
-                .and_then(|x| sw.profiles.get(x as usize)?.as_ref())
-            {
+            if let Some(p) = rt.indirect().and_then(|x| sw.externs().profile(x)) {
                 let mut data = std::mem::take(&mut self.lookup.data);
-                p.resolve(td, &mut data, &sw.ports, || self.selector_hash(td));
+                p.resolve(td, &mut data, &sw.ports(), || self.selector_hash(td));
                 self.lookup.data = data;
             }
         }
@@ -1565,8 +1567,8 @@ impl Exec {
             off += n;
         }
         // v1model direct counters count every hit.
-        if let (Some(h), Some(dc), Arch::V1Model) = (hit, td.direct_counter, sw.prog.arch) {
-            if let Some(RtExtern::DirectCounter(cells)) = sw.externs.get(dc as usize) {
+        if let (Some(h), Some(dc), Arch::V1Model) = (hit, td.direct_counter, sw.prog().arch) {
+            if let Some(RtExtern::DirectCounter(cells)) = sw.externs().get(dc) {
                 if let Some(c) = cells.get(h.slot()) {
                     c.count(1, self.input().len() as u64);
                 }
@@ -1588,8 +1590,8 @@ impl Exec {
         &mut self,
         sw: &Switch,
         tid: TableId,
-        rt: &crate::switch::RtTable,
-        plan: &[Vec<crate::switch::ParamPlan>],
+        rt: &crate::state::RtTable,
+        plan: &[Vec<crate::state::ParamPlan>],
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
@@ -1615,13 +1617,14 @@ impl Exec {
         &mut self,
         sw: &Switch,
         tid: TableId,
-        rt: &crate::switch::RtTable,
-        plan: &'p [Vec<crate::switch::ParamPlan>],
-    ) -> Option<&'p [crate::switch::ParamPlan]> {
-        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        rt: &crate::state::RtTable,
+        plan: &'p [Vec<crate::state::ParamPlan>],
+    ) -> Option<&'p [crate::state::ParamPlan]> {
+        rt.table()
+            .lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {
-            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+            rt.watch().on_hit(h, self.lookup.version, || sw.now_ns());
         }
         self.ops |= if hit.is_some() {
             TableOps::HIT
@@ -1672,17 +1675,12 @@ impl Exec {
     pub(crate) fn table_write_back(&mut self, sw: &Switch, tid: TableId, action: u32) {
         let hit = self.tctx.hit;
         if let (Some(td), Some(rt)) = (
-            sw.prog.tables.get(tid as usize),
-            sw.tables.get(tid as usize),
+            sw.prog().tables.get(tid as usize),
+            sw.rt_tables().get(tid as usize),
         ) {
-            if let (Some(a), Some(h), true) = (
-                td.actions.get(action as usize),
-                hit,
-                rt.writes_back
-                    .get(action as usize)
-                    .copied()
-                    .unwrap_or(false),
-            ) {
+            if let (Some(a), Some(h), true) =
+                (td.actions.get(action as usize), hit, rt.writes_back(action))
+            {
                 self.pbuf.clear();
                 for p in &a.params {
                     if p.ty.is_wide() {
@@ -1711,7 +1709,7 @@ impl Exec {
     pub(crate) fn write_back_packed(&mut self, sw: &Switch, tid: TableId, len: usize) {
         let (Some(h), Some(rt), Some(new)) = (
             self.tctx.hit,
-            sw.tables.get(tid as usize),
+            sw.rt_tables().get(tid as usize),
             self.abuf.get(..len),
         ) else {
             return;
@@ -1724,14 +1722,14 @@ impl Exec {
     /// [`Exec::write_back_packed`] of parameters of at most 8 bytes, packed into `word` (byte
     /// `k` of them is bits `8k..8k+8`; `Table::update_word_at`).
     pub(crate) fn write_back_word(&mut self, sw: &Switch, tid: TableId, word: u64, len: usize) {
-        let (Some(h), Some(rt)) = (self.tctx.hit, sw.tables.get(tid as usize)) else {
+        let (Some(h), Some(rt)) = (self.tctx.hit, sw.rt_tables().get(tid as usize)) else {
             return;
         };
         let read = &self.lookup;
         if read.data.params.len() == len && read.data.params.first_word() == word {
             return;
         }
-        if rt.t.update_word_at(h, read.version, word, len) {
+        if rt.table().update_word_at(h, read.version, word, len) {
             self.ops |= TableOps::UPDATE;
         }
     }
@@ -1815,10 +1813,10 @@ impl Exec {
 
     fn extern_call(&mut self, sw: &Switch, x: &ExternCall) -> Flow {
         let args = &x.args;
-        let inst = x.inst.and_then(|i| sw.externs.get(i as usize));
+        let inst = x.inst.and_then(|i| sw.externs().get(i));
         let xk = x
             .inst
-            .and_then(|i| sw.prog.externs.get(i as usize))
+            .and_then(|i| sw.prog().externs.get(i as usize))
             .map(|e| &e.kind);
         match &x.op {
             XOp::CounterCount => {
@@ -1903,7 +1901,7 @@ impl Exec {
                 if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
                 {
                     let i = self.xval(args.first()).unwrap_or(u64::MAX);
-                    let w = lay.words(&sw.prog.headers) as usize;
+                    let w = lay.words(&sw.prog().headers) as usize;
                     if let Some(a) = self.addr(l) {
                         if let Some(ws) = self.f.get_mut(a..a + w) {
                             r.read(i, ws);
@@ -1915,7 +1913,7 @@ impl Exec {
                 if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
                 {
                     let i = self.xval(args.first()).unwrap_or(u64::MAX);
-                    let w = lay.words(&sw.prog.headers) as usize;
+                    let w = lay.words(&sw.prog().headers) as usize;
                     if let Some(a) = self.addr(l) {
                         if let Some(ws) = self.f.get(a..a + w) {
                             r.write(i, ws);
@@ -2101,7 +2099,7 @@ impl Exec {
                 let (name, items) = if x.op == XOp::DigestPack {
                     let n = x
                         .inst
-                        .and_then(|i| sw.prog.externs.get(i as usize))
+                        .and_then(|i| sw.prog().externs.get(i as usize))
                         .map_or_else(String::new, |e| e.name.clone());
                     (n, args.first())
                 } else {
@@ -2121,9 +2119,9 @@ impl Exec {
             XOp::MarkToDrop => {
                 let base = match args.first() {
                     Some(XArg::Agg(l, _)) => self.addr(l),
-                    _ => sw.arch.v1.as_ref().map(|v| v.sm as usize),
+                    _ => sw.arch().v1.as_ref().map(|v| v.sm as usize),
                 };
-                if let (Some(b), Some(v1)) = (base, sw.arch.v1.as_ref()) {
+                if let (Some(b), Some(v1)) = (base, sw.arch().v1.as_ref()) {
                     if let Some(o) = v1.egress_spec {
                         self.st(b + o as usize, v1.drop_port);
                     }
@@ -2155,7 +2153,7 @@ impl Exec {
                         _ => 16,
                     };
                     if h & mask(w) != want {
-                        if let Some(v1) = sw.arch.v1.as_ref() {
+                        if let Some(v1) = sw.arch().v1.as_ref() {
                             if let Some(o) = v1.checksum_error {
                                 self.st(v1.sm as usize + o as usize, 1);
                             }
@@ -2176,7 +2174,7 @@ impl Exec {
             XOp::Truncate => self.ps.truncate = self.xval(args.first()),
             XOp::Assert | XOp::Assume => {
                 if self.xval(args.first()).unwrap_or(1) == 0 {
-                    sw.stats.assertion_failures.fetch_add(1, Relaxed);
+                    sw.stats().assertion_failures.fetch_add(1, Relaxed);
                 }
             }
             XOp::Log => {}
@@ -2244,7 +2242,7 @@ impl Exec {
                 }
             }
             XOp::AllocateFlowId => {
-                let v = u64::from(sw.flow_ids.fetch_add(1, Relaxed));
+                let v = u64::from(sw.externs().next_flow_id());
                 if let Some((l, t)) = &x.ret {
                     self.xstore(l, *t, v);
                 }
@@ -2267,7 +2265,7 @@ impl Exec {
             return false;
         };
         let Some(a) = sw
-            .prog
+            .prog()
             .tables
             .get(self.tctx.table as usize)
             .and_then(|td| td.actions.get(ai as usize))
@@ -2317,7 +2315,7 @@ impl Exec {
             return Some(ai);
         }
         let ai = sw
-            .prog
+            .prog()
             .tables
             .get(self.tctx.table as usize)?
             .action_of(func)?;
@@ -2339,8 +2337,8 @@ impl Exec {
             }
         }
         std::hint::black_box((self.trace.is_some(), self.add_ai));
-        for rt in sw.tables.iter() {
-            std::hint::black_box(rt.direct_cells);
+        for rt in sw.rt_tables().iter() {
+            std::hint::black_box(rt.direct_cells());
         }
     }
 
@@ -2356,7 +2354,7 @@ impl Exec {
         packed: Option<usize>,
     ) -> bool {
         let tid = self.tctx.table as usize;
-        let Some(rt) = sw.tables.get(tid) else {
+        let Some(rt) = sw.rt_tables().get(tid) else {
             return false;
         };
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
@@ -2367,14 +2365,15 @@ impl Exec {
         // The lookup that missed (of this table, the apply's: an action applies no table) has
         // hashed the key already.
         let hash = match self.lookup.key_hash() {
-            0 => rt.t.hash_key(&self.key),
+            0 => rt.table().hash_key(&self.key),
             h => h,
         };
         // The action as its index and parameter bytes, no `ActionData` built.
         let status =
-            rt.t.add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
+            rt.table()
+                .add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
         stamp(Stage::AddReturned);
-        if status.is_added() && !rt.direct_cells && self.trace.is_none() {
+        if status.is_added() && !rt.direct_cells() && self.trace.is_none() {
             self.ops |= TableOps::INSERT;
             return true;
         }
@@ -2389,7 +2388,7 @@ impl Exec {
         if let Some(t) = self.trace.as_mut() {
             t.push(format!(
                 "add_entry into {}: {}",
-                sw.prog.tables.get(tid).map_or("?", |td| &td.name),
+                sw.prog().tables.get(tid).map_or("?", |td| &td.name),
                 match &status {
                     AddStatus::Added(_) => "inserted".to_string(),
                     AddStatus::Full => "failed: the table is full".to_string(),
@@ -2420,16 +2419,19 @@ impl Exec {
         let (true, Some(h)) = (self.tctx.active, self.tctx.hit) else {
             return;
         };
-        let Some(rt) = sw.tables.get(self.tctx.table as usize) else {
+        let Some(rt) = sw.rt_tables().get(self.tctx.table as usize) else {
             return;
         };
         match profile {
             Some(p) => {
-                let _ =
-                    rt.t.set_expire_profile(h, u8::try_from(p).unwrap_or(u8::MAX), self.now_ns);
+                let _ = rt.table().set_expire_profile(
+                    h,
+                    u8::try_from(p).unwrap_or(u8::MAX),
+                    self.now_ns,
+                );
             }
             None => {
-                let _ = rt.t.restart_timer(h, self.now_ns);
+                let _ = rt.table().restart_timer(h, self.now_ns);
             }
         }
     }
@@ -2485,8 +2487,8 @@ fn header_slots(layout: &Layout, at: u32, name: &str, out: &mut Vec<(String, u32
 /// The `@__ref` write-back's update: entry `h` gets parameters `new` when they differ from
 /// those the lookup `read` and no control-plane modify changed the entry since
 /// (`Table::update_params_at`); whether it did (the entry may be gone).
-fn write_changed(rt: &crate::switch::RtTable, h: EntryHandle, new: &[u8], read: &Lookup) -> bool {
-    !same_bytes(new, &read.data.params) && rt.t.update_params_at(h, read.version, new)
+fn write_changed(rt: &crate::state::RtTable, h: EntryHandle, new: &[u8], read: &Lookup) -> bool {
+    !same_bytes(new, &read.data.params) && rt.table().update_params_at(h, read.version, new)
 }
 
 /// `a == b`, without a call of libc's `memcmp` for up to 16 bytes (an entry's parameters,

@@ -7,20 +7,19 @@
 
 pub mod arch;
 pub mod bits;
-pub mod delay;
+pub mod build;
+pub mod control;
 pub mod exec;
-pub mod externs;
 pub mod handover;
 mod native;
-mod profiles;
-mod spec;
-pub mod switch;
+mod state;
+mod types;
 pub mod worker;
 pub mod workers;
 
-pub use switch::{Config, Engine, Switch};
+pub use state::{Notification, PortStatus, Probe, Switch, SwitchStats};
+pub use types::{Config, Engine};
 pub use worker::Worker;
-pub mod control;
 pub mod run;
 pub mod stf;
 

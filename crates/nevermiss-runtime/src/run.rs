@@ -8,7 +8,7 @@
 
 use crate::arch::Outputs;
 use crate::handover::Handover;
-use crate::switch::Switch;
+use crate::state::Switch;
 use crate::worker::Worker;
 use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
 use nevermiss_tables::TableStats;
@@ -218,15 +218,15 @@ pub fn per_second(n: u64, d: Duration) -> f64 {
 
 /// Table statistics of a switch.
 pub fn table_reports(sw: &Switch) -> Vec<TableReport> {
-    sw.prog
+    sw.prog()
         .tables
         .iter()
-        .zip(&sw.tables)
+        .zip(sw.rt_tables())
         .map(|(td, rt)| TableReport {
             name: td.name.clone(),
-            entries: rt.t.len(),
-            capacity: rt.t.capacity(),
-            stats: rt.t.stats(),
+            entries: rt.table().len(),
+            capacity: rt.table().capacity(),
+            stats: rt.table().stats(),
         })
         .collect()
 }
@@ -271,7 +271,7 @@ pub fn run_handed(
     let ids: Vec<u32> = ports.iter().map(|p| p.id()).collect();
     let start = Instant::now();
     let mut report = RunReport::default();
-    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config.tick_ns.max(1));
+    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config().tick_ns.max(1));
     let mut tick = tick_of(&worker);
     let mut next_expire = worker
         .as_ref()
@@ -523,7 +523,7 @@ fn snapshot(
         packets_out: r.packets_out,
         dropped: r.dropped,
         unknown_ports: r.unknown_ports.clone(),
-        digests: sw.map_or(0, |sw| sw.digests.lock().map(|d| d.len()).unwrap_or(0)),
+        digests: sw.map_or(0, |sw| sw.pending_digests()),
         elapsed,
         workers: Vec::new(),
         error: None,

@@ -5,8 +5,8 @@
 //! unique suffix after a `.` (`ipv4_lpm` for `MyIngress.ipv4_lpm`). Every unknown name is an
 //! error naming it; nothing here panics on bad input.
 
-use crate::externs::GREEN;
-use crate::switch::{RtExtern, Switch};
+use crate::state::GREEN;
+use crate::state::{RtExtern, Switch};
 use nevermiss_io::stf::{CmpOp, CountType, CounterRef, KeyValue, Number, StfCommand};
 use nevermiss_tables::{ActionData, EntryHandle, FieldMatch};
 use num_bigint::BigUint;
@@ -62,8 +62,8 @@ impl<'s> ControlPlane<'s> {
                 check,
             } => self.check_counter(name, target, check),
             StfCommand::RemoveAll => {
-                for (i, t) in self.sw.tables.iter().enumerate() {
-                    self.sw.respec(i, || t.t.clear());
+                for (i, t) in self.sw.rt_tables().iter().enumerate() {
+                    self.sw.respec(i, || t.table().clear());
                 }
                 self.sw.settle_specs();
                 Ok(())
@@ -77,8 +77,8 @@ impl<'s> ControlPlane<'s> {
     }
 
     fn table(&self, name: &str) -> Result<(usize, &'s Table), String> {
-        match self.sw.prog.find_table(name) {
-            Some(i) => Ok((i as usize, &self.sw.prog.tables[i as usize])),
+        match self.sw.prog().find_table(name) {
+            Some(i) => Ok((i as usize, &self.sw.prog().tables[i as usize])),
             None => Err(format!("unknown table `{name}`")),
         }
     }
@@ -224,8 +224,8 @@ impl<'s> ControlPlane<'s> {
             };
             ms.push(m);
         }
-        let rt = &self.sw.tables[ti];
-        let prio = if rt.t.spec().has_priority() {
+        let rt = &self.sw.rt_tables()[ti];
+        let prio = if rt.table().spec().has_priority() {
             match priority {
                 Some(p) => u32::try_from(p.min(u64::from(u32::MAX - 1)) + 1).unwrap_or(u32::MAX),
                 None => {
@@ -238,7 +238,9 @@ impl<'s> ControlPlane<'s> {
         };
         let h = self
             .sw
-            .respec(ti, || rt.t.insert(&ms, prio, ActionData::new(ai, params)))
+            .respec(ti, || {
+                rt.table().insert(&ms, prio, ActionData::new(ai, params))
+            })
             .map_err(|e| format!("table `{}`: {e}", t.name))?;
         self.sw.settle_specs();
         self.sw.reset_direct(ti, h.slot());
@@ -264,8 +266,8 @@ impl<'s> ControlPlane<'s> {
             return Err(format!("table `{}` has a const default action", t.name));
         }
         let params = Self::params(a, args)?;
-        self.sw.tables[ti]
-            .t
+        self.sw.rt_tables()[ti]
+            .table()
             .set_default(ActionData::new(ai, params))
             .map_err(|e| format!("table `{}`: {e}", t.name))
     }
@@ -276,24 +278,24 @@ impl<'s> ControlPlane<'s> {
         target: &CounterRef,
         check: &Option<(CountType, CmpOp, Number)>,
     ) -> CheckResult {
-        let Some(xi) = self.sw.prog.find_extern(name) else {
+        let Some(xi) = self.sw.prog().find_extern(name) else {
             return Err(format!("unknown counter `{name}`"));
         };
-        let (packets, bytes) = match (&self.sw.externs[xi as usize], target) {
-            (RtExtern::Counter(cells), CounterRef::Index(n)) => {
+        let (packets, bytes) = match (self.sw.externs().get(xi), target) {
+            (Some(RtExtern::Counter(cells)), CounterRef::Index(n)) => {
                 let i = n.to_u64().unwrap_or(u64::MAX) as usize;
                 cells
                     .get(i)
                     .map(|c| c.read())
                     .ok_or_else(|| format!("counter `{name}`: index {} out of range", n.text))?
             }
-            (RtExtern::DirectCounter(cells), CounterRef::Id(id)) => {
+            (Some(RtExtern::DirectCounter(cells)), CounterRef::Id(id)) => {
                 let Some((_, h)) = self.ids.get(id.trim_start_matches('$')) else {
                     return Err(format!("unknown entry id `{id}`"));
                 };
                 cells.get(h.slot()).map(|c| c.read()).unwrap_or((0, 0))
             }
-            (RtExtern::DirectCounter(cells), CounterRef::Index(n)) => {
+            (Some(RtExtern::DirectCounter(cells)), CounterRef::Index(n)) => {
                 let i = n.to_u64().unwrap_or(u64::MAX) as usize;
                 cells.get(i).map(|c| c.read()).unwrap_or((0, 0))
             }
@@ -340,31 +342,18 @@ impl<'s> ControlPlane<'s> {
         match command {
             "mirroring_add" => {
                 let (s, p) = (num(0)?, num(1)?);
-                self.sw
-                    .sessions
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(s as u32, p as u32);
+                self.sw.pre().add_mirror(s as u32, p as u32);
                 Ok(())
             }
             "mirroring_delete" => {
                 let s = num(0)?;
-                self.sw
-                    .sessions
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&(s as u32));
+                self.sw.pre().delete_mirror(s as u32);
                 Ok(())
             }
             "mirroring_get" | "counter_read" | "register_read" | "meter_get_rates" => Ok(()),
             "mc_mgrp_create" => {
                 let g = num(0)?;
-                self.sw
-                    .mc_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(g as u32)
-                    .or_default();
+                self.sw.pre().create_group(g as u32);
                 Ok(())
             }
             "mc_node_create" | "mc_node_update" => {
@@ -389,15 +378,7 @@ impl<'s> ControlPlane<'s> {
                 let Some((rid, ports)) = self.nodes.get(h).cloned() else {
                     return Err(format!("mc_node_associate: unknown node {h}"));
                 };
-                let mut groups = self
-                    .sw
-                    .mc_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let members = groups.entry(g).or_default();
-                for p in ports {
-                    members.push((p, rid));
-                }
+                self.sw.pre().add_to_group(g, rid, &ports);
                 Ok(())
             }
             "register_write" => {
@@ -405,9 +386,9 @@ impl<'s> ControlPlane<'s> {
                 let (i, v) = (num(1)?, num(2)?);
                 match self
                     .sw
-                    .prog
+                    .prog()
                     .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
+                    .and_then(|x| self.sw.externs().get(x))
                 {
                     Some(RtExtern::Register(r)) => {
                         r.write(i, &[v]);
@@ -420,9 +401,9 @@ impl<'s> ControlPlane<'s> {
                 let name = words.first().copied().unwrap_or("");
                 match self
                     .sw
-                    .prog
+                    .prog()
                     .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
+                    .and_then(|x| self.sw.externs().get(x))
                 {
                     Some(RtExtern::Register(r)) => {
                         r.reset();
@@ -436,9 +417,9 @@ impl<'s> ControlPlane<'s> {
                 let (i, p, b) = (num(1)?, num(2)?, num(3)?);
                 match self
                     .sw
-                    .prog
+                    .prog()
                     .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
+                    .and_then(|x| self.sw.externs().get(x))
                 {
                     Some(RtExtern::Counter(cells)) => {
                         if let Some(c) = cells.get(i as usize) {
@@ -477,9 +458,9 @@ impl<'s> ControlPlane<'s> {
                 };
                 let cells = match self
                     .sw
-                    .prog
+                    .prog()
                     .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
+                    .and_then(|x| self.sw.externs().get(x))
                 {
                     Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
                     _ => return Err(format!("unknown meter `{name}`")),
@@ -496,11 +477,7 @@ impl<'s> ControlPlane<'s> {
             }
             "mirroring_add_mc" => {
                 let (s, g) = (num(0)?, num(1)?);
-                self.sw
-                    .session_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(s as u32, g as u32);
+                self.sw.pre().add_mirror_group(s as u32, g as u32);
                 Ok(())
             }
             other => Err(format!("unknown command `{other}`")),

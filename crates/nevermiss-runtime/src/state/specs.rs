@@ -21,7 +21,7 @@
 //! dataplane-atomic write, which holds the gate closed already, frees them at once. The rest
 //! are freed with the switch.
 
-use crate::switch::Switch;
+use super::Switch;
 use nevermiss_jit::{FieldTest, Spec, SpecEntry};
 use nevermiss_tables::FieldMatch;
 use p4_ir::MatchKind;
@@ -91,15 +91,16 @@ impl Switch {
     /// Runs `write`, which may change table `t`'s entries, with the table's specialised code
     /// out of the way; [`Switch::settle_specs`] specialises it again to what it then holds.
     pub(crate) fn respec<R>(&self, t: usize, write: impl FnOnce() -> R) -> R {
-        if !self.specs.on.get(t).copied().unwrap_or(false) {
+        if !self.plan.specs().on.get(t).copied().unwrap_or(false) {
             return write();
         }
         let mut st = self
-            .specs
+            .plan()
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        self.specs.slots[t].store(0, Ordering::SeqCst);
+        self.plan.specs().slots[t].store(0, Ordering::SeqCst);
         if let Some(old) = st.current[t].take() {
             st.retired.push(old);
         }
@@ -119,7 +120,8 @@ impl Switch {
     /// within [`RESPEC_INTERVAL`].
     fn compile_stale(&self, all: bool) {
         let mut st = self
-            .specs
+            .plan()
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -134,7 +136,7 @@ impl Switch {
                 st.last[t] = Some(now);
                 let helpers = crate::native::helpers();
                 if let Ok(s) = nevermiss_jit::specialise(&self.prog, &helpers, t as u32, &es) {
-                    self.specs.slots[t].store(s.addr(), Ordering::Release);
+                    self.plan.specs().slots[t].store(s.addr(), Ordering::Release);
                     st.current[t] = Some(s);
                     st.compiled += 1;
                 }
@@ -151,7 +153,7 @@ impl Switch {
 
     /// Specialises every re-specialised table to its present entries (at load).
     pub(crate) fn respec_all(&self) {
-        for t in 0..self.specs.on.len() {
+        for t in 0..self.plan.specs().on.len() {
             self.respec(t, || ());
         }
         self.compile_stale(true);
@@ -161,7 +163,8 @@ impl Switch {
     /// gate closed: free them all now).
     pub(crate) fn reap_specs(&self, closed: bool) {
         let mut st = self
-            .specs
+            .plan()
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -178,7 +181,8 @@ impl Switch {
 
     /// How many times a table's code was specialised to its entries.
     pub fn spec_compilations(&self) -> u64 {
-        self.specs
+        self.plan
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -187,7 +191,8 @@ impl Switch {
 
     /// Whether table `t` has specialised code now.
     pub fn spec_active(&self, t: usize) -> bool {
-        self.specs
+        self.plan
+            .specs()
             .slots
             .get(t)
             .is_some_and(|s| s.load(Ordering::Relaxed) != 0)
@@ -198,10 +203,10 @@ impl Switch {
     /// an order the code cannot know (equal priorities; several lpm fields).
     fn spec_entries(&self, t: usize) -> Option<Vec<SpecEntry>> {
         let (td, rt) = (self.prog.tables.get(t)?, self.tables.get(t)?);
-        if rt.t.len() > nevermiss_jit::SPEC_MAX_ENTRIES {
+        if rt.table().len() > nevermiss_jit::SPEC_MAX_ENTRIES {
             return None;
         }
-        let mut views = rt.t.iter();
+        let mut views = rt.table().iter();
         if views.len() > nevermiss_jit::SPEC_MAX_ENTRIES {
             return None;
         }
@@ -209,7 +214,7 @@ impl Switch {
         let lpm: Vec<usize> = (0..keys.len())
             .filter(|&i| keys[i].kind == MatchKind::Lpm)
             .collect();
-        if rt.t.spec().has_priority() {
+        if rt.table().spec().has_priority() {
             views.sort_by_key(|v| std::cmp::Reverse(v.priority));
             if views.windows(2).any(|w| w[0].priority == w[1].priority) {
                 return None;
