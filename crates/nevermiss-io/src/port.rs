@@ -102,6 +102,15 @@ pub trait Port: Send {
     fn link_up(&self) -> bool {
         true
     }
+
+    /// Pushes the file descriptors that become readable (`poll(2)`, `POLLIN`) when this port
+    /// may have a packet to receive, and returns true; false (the default) when the port
+    /// cannot be waited on that way (an in-memory queue), so that an idle run loop sleeps in
+    /// short steps instead ([`crate::idle::IdleWait`]). Interface ports push their sockets.
+    fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
+        let _ = out;
+        false
+    }
 }
 
 fn bytes_of(pkts: &[Packet]) -> u64 {
@@ -916,6 +925,9 @@ impl Port for CapturePort {
     }
     fn link_up(&self) -> bool {
         self.inner.link_up()
+    }
+    fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
+        self.inner.wait_fds(out)
     }
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
         for p in pkts {

@@ -229,6 +229,18 @@ impl<'a> Access<'a> {
         }
     }
 
+    /// What serializing a data item reads.
+    fn datum(&mut self, d: &'a Datum) {
+        match d {
+            Datum::Bits(e) => self.expr(e),
+            Datum::Varbit(l, max) => self.read(l, 1 + max.div_ceil(64).max(1)),
+            Datum::IfValid(l, d) => {
+                self.read(l, 1);
+                self.datum(d);
+            }
+        }
+    }
+
     fn extern_call(&mut self, prog: &'a Program, x: &'a ExternCall) {
         for a in &x.args {
             match a {
@@ -236,10 +248,7 @@ impl<'a> Access<'a> {
                 XArg::Out(l, t) => self.both(l, t.words()),
                 XArg::Data(items) => {
                     for d in items {
-                        match d {
-                            Datum::Bits(e) => self.expr(e),
-                            Datum::Varbit(l, max) => self.read(l, 1 + max.div_ceil(64).max(1)),
-                        }
+                        self.datum(d);
                     }
                 }
                 XArg::Agg(l, layout) => self.both(l, layout.words(&prog.headers)),

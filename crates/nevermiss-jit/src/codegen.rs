@@ -2002,6 +2002,7 @@ impl Gen<'_, '_> {
             Some(XArg::Data(items)) => items.iter().all(|d| match d {
                 Datum::Bits(e) => !e.ty().is_wide() && Self::native(e),
                 Datum::Varbit(..) => true,
+                Datum::IfValid(..) => false,
             }),
             None | Some(XArg::None) => true,
             _ => false,
@@ -2068,7 +2069,7 @@ impl Gen<'_, '_> {
                 .iter()
                 .filter_map(|d| match d {
                     Datum::Bits(e) => Some(self.expr(e)),
-                    Datum::Varbit(..) => None,
+                    Datum::Varbit(..) | Datum::IfValid(..) => None,
                 })
                 .collect(),
             _ => Vec::new(),

@@ -10,12 +10,21 @@
 //!
 //! The source is the program after nevermiss's preprocessor (every `#include`, `p4include/`'s
 //! architecture files among them, expanded; every macro applied), so a config loads the same
-//! program on any machine, without files or include paths. As a convenience, a device config
-//! that is not such an object is taken as P4 source text (a `.p4` file with only `#include`s of
-//! nevermiss's own `p4include/`).
+//! program on any machine, without files or include paths.
+//!
+//! [`decode`] also reads, detected by content, in this order:
+//! - a BMv2 JSON program (what p4c-bm2-ss writes and `simple_switch_grpc` takes; crate
+//!   `bmv2-json`);
+//! - PI's `p4.tmp.P4DeviceConfig` (p4lang/PI `proto/p4/tmp/p4config.proto`: `reassign` = 1,
+//!   `extras` = 2, `device_data` = 3; the layout before `reassign` existed, `extras` = 1 and
+//!   `device_data` = 2, is read too) around any of these formats: what the P4 tutorials', p4-utils'
+//!   and ONOS's BMv2 controllers send;
+//! - as a convenience, P4 source text (a `.p4` file with only `#include`s of nevermiss's own
+//!   `p4include/`).
 
 use p4_front::driver::{self, Compiled, Options};
 use p4_front::pna_dialect::{PnaDialect, DIALECT_MACRO};
+use prost::Message;
 
 /// The `format` field's value.
 pub const FORMAT: &str = "nevermiss-device-config";
@@ -24,8 +33,55 @@ pub const VERSION: u64 = 1;
 
 /// A program loaded from a device config.
 pub struct Loaded {
-    pub compiled: Compiled,
+    /// The checked P4 program (absent for a BMv2 JSON program, which has no P4 source).
+    pub compiled: Option<Compiled>,
     pub program: p4_ir::Program,
+}
+
+/// PI's `p4.tmp.P4DeviceConfig` (field numbers from p4lang/PI's `p4config.proto`).
+#[derive(Clone, PartialEq, Message)]
+struct PiDeviceConfig {
+    #[prost(bool, tag = "1")]
+    reassign: bool,
+    #[prost(message, optional, tag = "2")]
+    extras: Option<PiExtras>,
+    #[prost(bytes = "vec", tag = "3")]
+    device_data: Vec<u8>,
+}
+
+/// `P4DeviceConfig.Extras`.
+#[derive(Clone, PartialEq, Message)]
+struct PiExtras {
+    #[prost(map = "string, string", tag = "1")]
+    kv: std::collections::HashMap<String, String>,
+}
+
+/// The older `p4.tmp.P4DeviceConfig`, before `reassign` was added.
+#[derive(Clone, PartialEq, Message)]
+struct PiDeviceConfigV0 {
+    #[prost(message, optional, tag = "1")]
+    extras: Option<PiExtras>,
+    #[prost(bytes = "vec", tag = "2")]
+    device_data: Vec<u8>,
+}
+
+/// What [`decode`] says a config is when it is none of the formats.
+const FORMATS: &str = "a device config is nevermiss's (`nevermiss p4info PROGRAM --device-config \
+     FILE` writes it), a BMv2 JSON program (p4c-bm2-ss's output), PI's p4.tmp.P4DeviceConfig \
+     whose device_data is one of these, or P4 source text";
+
+/// The `device_data` of PI's `P4DeviceConfig`, if `bytes` are one (a protobuf message whose
+/// device_data is set; P4 source and JSON text never decode so, their bytes being printable).
+fn pi_device_data(bytes: &[u8]) -> Option<Vec<u8>> {
+    if let Ok(c) = PiDeviceConfig::decode(bytes) {
+        if !c.device_data.is_empty() {
+            return Some(c.device_data);
+        }
+    }
+    match PiDeviceConfigV0::decode(bytes) {
+        Ok(c) if !c.device_data.is_empty() => Some(c.device_data),
+        _ => None,
+    }
 }
 
 /// The device config of a compiled program; `name` is what diagnostics will call it.
@@ -50,19 +106,42 @@ pub fn encode(c: &Compiled, name: &str) -> Vec<u8> {
 }
 
 /// Loads the program a device config carries. Errors say what is wrong with the config, or give
-/// the program's diagnostics (`file:line:col: error: ...`).
+/// the program's diagnostics (`file:line:col: error: ...`, or a JSON path for BMv2 JSON).
 pub fn decode(bytes: &[u8]) -> Result<Loaded, String> {
+    decode_in(bytes, true)
+}
+
+fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, String> {
     if bytes.is_empty() {
         return Err("the device config is empty".into());
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| format!("the device config is not UTF-8 text: {e}"))?;
+    if bmv2_json::is_bmv2_json(bytes) {
+        let program =
+            bmv2_json::load_bytes(bytes).map_err(|e| format!("the BMv2 JSON program: {e}"))?;
+        return Ok(Loaded {
+            compiled: None,
+            program,
+        });
+    }
+    if outer {
+        if let Some(inner) = pi_device_data(bytes) {
+            return decode_in(&inner, false)
+                .map_err(|e| format!("the p4.tmp.P4DeviceConfig's device_data: {e}"));
+        }
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(format!(
+            "the device config is none of the formats nevermiss reads: {FORMATS}"
+        ));
+    };
     let (name, source, dialect) = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(o)) => {
             let format = o.get("format").and_then(|f| f.as_str());
             if format != Some(FORMAT) {
                 return Err(format!(
-                    "the device config's format is {format:?}, not \"{FORMAT}\""
+                    "the device config is a JSON object of format {format:?}: neither \
+                     nevermiss's (\"{FORMAT}\") nor a BMv2 JSON program (its keys \
+                     header_types, headers, parsers, deparsers, pipelines); {FORMATS}"
                 ));
             }
             let version = o.get("version").and_then(|v| v.as_u64());
@@ -98,7 +177,10 @@ pub fn decode(bytes: &[u8]) -> Result<Loaded, String> {
     let compiled = driver::compile_str(&name, &source, &opts).map_err(|f| f.render())?;
     let program =
         p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
-    Ok(Loaded { compiled, program })
+    Ok(Loaded {
+        compiled: Some(compiled),
+        program,
+    })
 }
 
 #[cfg(test)]
@@ -127,6 +209,56 @@ mod tests {
         }
     }
 
+    #[test]
+    fn pi_wrappers_of_either_layout_load_what_they_carry() {
+        let c = example("v1model-router.p4");
+        let cfg = encode(&c, "v1model-router.p4");
+        let want = decode(&cfg).unwrap().program.tables.len();
+        let new = PiDeviceConfig {
+            reassign: true,
+            extras: Some(PiExtras {
+                kv: [("k".to_string(), "v".to_string())].into_iter().collect(),
+            }),
+            device_data: cfg.clone(),
+        }
+        .encode_to_vec();
+        let old = PiDeviceConfigV0 {
+            extras: None,
+            device_data: cfg.clone(),
+        }
+        .encode_to_vec();
+        for w in [new, old] {
+            let l = decode(&w).unwrap();
+            assert_eq!(l.program.tables.len(), want);
+            assert!(l.compiled.is_some());
+        }
+        // A wrapper around something that is no program says where the fault is.
+        let bad = PiDeviceConfig {
+            reassign: true,
+            extras: None,
+            device_data: vec![0xff, 0x00],
+        }
+        .encode_to_vec();
+        let e = err(&bad);
+        assert!(
+            e.contains("device_data") && e.contains("none of the formats"),
+            "{e}"
+        );
+        // A wrapper inside a wrapper is not unwrapped twice.
+        let twice = PiDeviceConfig {
+            reassign: false,
+            extras: None,
+            device_data: PiDeviceConfig {
+                reassign: false,
+                extras: None,
+                device_data: cfg,
+            }
+            .encode_to_vec(),
+        }
+        .encode_to_vec();
+        assert!(err(&twice).contains("device_data"));
+    }
+
     fn err(b: &[u8]) -> String {
         match decode(b) {
             Ok(_) => panic!("loaded"),
@@ -137,9 +269,13 @@ mod tests {
     #[test]
     fn bad_configs_are_errors_that_say_why() {
         assert!(err(b"").contains("empty"));
-        assert!(err(&[0xff, 0xfe]).contains("UTF-8"));
+        let e = err(&[0xff, 0xfe]);
+        assert!(
+            e.contains("none of the formats") && e.contains("BMv2 JSON"),
+            "{e}"
+        );
         let e = err(br#"{"format":"other","version":1,"source":""}"#);
-        assert!(e.contains("format"), "{e}");
+        assert!(e.contains("format") && e.contains("BMv2 JSON"), "{e}");
         let e = err(br#"{"format":"nevermiss-device-config","version":9,"source":""}"#);
         assert!(e.contains("version"), "{e}");
         let e = err(b"control c() { apply { x = 1; } }");

@@ -287,7 +287,8 @@ impl Device {
     ) -> Result<Arc<Pipeline>, Status> {
         let loaded = device_config::decode(device_config)
             .map_err(|e| Status::invalid_argument(format!("device config: {e}")))?;
-        let built = p4info::build(&loaded.compiled, &loaded.program)
+        // The P4Info is made from the IR, so a BMv2 JSON program gets one as a P4 program does.
+        let built = p4info::build(&loaded.program)
             .map_err(|e| Status::invalid_argument(format!("P4Info: {e}")))?;
         let p4info = match given {
             Some(g) => {

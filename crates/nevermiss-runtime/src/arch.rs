@@ -864,7 +864,11 @@ fn v1_parse(
     }
     if !ex.run_parser(sw, vi.parser) {
         let e = ex.parser_error();
-        set_rel(ex, sm, vi.parser_error, e);
+        set_rel(ex, sm, vi.parser_error, sw.prog().error_value(e));
+    } else if !sw.prog().error_values.is_empty() {
+        // A program whose NoError is not 0 sees it after a parse that succeeded (BMv2 writes
+        // the packet's error code, NoError, into `parser_error` after every parse).
+        set_rel(ex, sm, vi.parser_error, sw.prog().error_value(0));
     }
 }
 

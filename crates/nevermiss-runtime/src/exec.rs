@@ -1760,16 +1760,20 @@ impl Exec {
         // bits go in front.
         let mut total = 0u64;
         for it in items {
-            total += match it {
-                Datum::Bits(e) => u64::from(e.ty().width),
-                Datum::Varbit(l, max) => {
+            total += match self.present(it) {
+                Some(Datum::Bits(e)) => u64::from(e.ty().width),
+                Some(Datum::Varbit(l, max)) => {
                     self.addr(l).map_or(0, |a| self.ld(a).min(u64::from(*max)))
                 }
+                Some(Datum::IfValid(..)) | None => 0,
             };
         }
         let pad = ((8 - total % 8) % 8) as u32;
         self.data.put(0, pad);
         for it in items {
+            let Some(it) = self.present(it) else {
+                continue;
+            };
             match it {
                 Datum::Bits(e) => {
                     let t = e.ty();
@@ -1796,9 +1800,25 @@ impl Exec {
                         }
                     }
                 }
+                Datum::IfValid(..) => {}
             }
         }
         self.data.finish();
+    }
+
+    /// The item a datum serializes: itself, the item of a valid header's `IfValid`, or nothing.
+    fn present<'d>(&self, it: &'d Datum) -> Option<&'d Datum> {
+        match it {
+            Datum::IfValid(l, d) => {
+                let valid = self.addr(l).is_some_and(|a| self.ld(a) != 0);
+                if valid {
+                    self.present(d)
+                } else {
+                    None
+                }
+            }
+            d => Some(d),
+        }
     }
 
     /// The data arguments' values, one per item (truncated to 64 bits).
@@ -1893,7 +1913,11 @@ impl Exec {
                         );
                     }
                 }
-                if let Some((l, t)) = &x.ret {
+                // v1model's `direct_meter.read` writes its color on a hit only: p4c makes the
+                // read the table's `result_target`, which BMv2 sets when the table hits
+                // (`MatchTableAbstract::apply_action`); a miss leaves the field as it was.
+                let write = !matches!(x.op, XOp::DirectMeterRead { .. }) || self.tctx.hit.is_some();
+                if let (Some((l, t)), true) = (&x.ret, write) {
                     self.xstore(l, *t, colors[c.min(RED)]);
                 }
             }

@@ -43,13 +43,35 @@ pub struct StfReport {
 
 /// Runs an STF test (its text) against a switch.
 pub fn run_stf(sw: Arc<Switch>, text: &str) -> Result<StfReport, StfFailure> {
+    record_stf(sw, text).verdict
+}
+
+/// What an STF run did: the packets each port sent, in order (up to the command that could
+/// not be applied, if one could not), and the test's verdict.
+#[derive(Clone, Debug)]
+pub struct StfRun {
+    pub outputs: BTreeMap<u32, Vec<Vec<u8>>>,
+    pub verdict: Result<StfReport, StfFailure>,
+}
+
+/// Runs an STF test and keeps what it sent (to compare two programs on one test).
+pub fn record_stf(sw: Arc<Switch>, text: &str) -> StfRun {
+    let mut outputs: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
+    let verdict = stf_into(sw, text, &mut outputs);
+    StfRun { outputs, verdict }
+}
+
+fn stf_into(
+    sw: Arc<Switch>,
+    text: &str,
+    outputs: &mut BTreeMap<u32, Vec<Vec<u8>>>,
+) -> Result<StfReport, StfFailure> {
     let stmts = parse_stf(text).map_err(|e| StfFailure::Setup {
         line: e.line,
         message: format!("column {}: {}", e.col, e.message),
     })?;
     let mut worker = Worker::new(sw.clone(), 0);
     let mut cp = ControlPlane::new(&sw);
-    let mut outputs: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
     let mut report = StfReport::default();
     let mut now = 1_000u64;
     for st in &stmts {
@@ -74,7 +96,7 @@ pub fn run_stf(sw: Arc<Switch>, text: &str) -> Result<StfReport, StfFailure> {
         }
     }
     let exp = Expectations::from_statements(&stmts);
-    exp.check(&outputs)
+    exp.check(outputs)
         .map_err(|m| StfFailure::Mismatch(m.to_string()))?;
     Ok(report)
 }

@@ -5,9 +5,8 @@
 
 mod common;
 
+use common::{pkt, random_entries, state};
 use nevermiss_runtime::{stf::run_stf, Engine, Switch, Worker};
-use p4_ir::ir::{ExternKind, MatchKind};
-use p4_ir::Program;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -16,30 +15,36 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every program under test, with the STF file whose table entries it starts from.
+/// Every program under test, with the STF file whose table entries it starts from: the
+/// examples, tests/stf/, and the BMv2 JSON of examples in tests/bmv2-json/ (with their
+/// example's STF file).
 fn programs() -> &'static Vec<(PathBuf, String)> {
     static P: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
     P.get_or_init(|| {
         let mut out = Vec::new();
-        for dir in ["examples", "tests/stf"] {
+        for (dir, ext) in [
+            ("examples", "p4"),
+            ("tests/stf", "p4"),
+            ("tests/bmv2-json", "json"),
+        ] {
             let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
                 .unwrap()
                 .map(|e| e.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+                .filter(|p| p.extension().is_some_and(|x| x == ext))
                 .collect();
             files.sort();
             for p in files {
-                // Only the control-plane lines: packets come from the test.
-                let setup = std::fs::read_to_string(p.with_extension("stf"))
-                    .unwrap_or_default()
-                    .lines()
-                    .filter(|l| {
-                        let w = l.split_whitespace().next().unwrap_or("");
-                        !matches!(w, "packet" | "expect" | "wait" | "")
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                out.push((p, setup));
+                let stf = if ext == "json" {
+                    root()
+                        .join("examples")
+                        .join(p.with_extension("stf").file_name().unwrap())
+                } else {
+                    p.with_extension("stf")
+                };
+                out.push((
+                    p,
+                    common::setup_of(&std::fs::read_to_string(&stf).unwrap_or_default()),
+                ));
             }
         }
         assert!(out.len() >= 10, "{out:?}");
@@ -49,172 +54,6 @@ fn programs() -> &'static Vec<(PathBuf, String)> {
 
 fn switch(path: &Path, engine: Engine) -> Arc<Switch> {
     common::switch(path, engine).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// STF `add` lines of random entries for the tables whose keys are exact, lpm or ternary.
-fn random_entries(prog: &Program, seed: u64) -> String {
-    let mut x = seed | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let mut lines = Vec::new();
-    for t in &prog.tables {
-        if t.entries_const || t.keys.is_empty() {
-            continue;
-        }
-        let kinds_ok = t.keys.iter().all(|k| {
-            matches!(
-                k.kind,
-                MatchKind::Exact | MatchKind::Lpm | MatchKind::Ternary
-            )
-        });
-        let actions: Vec<_> = t.actions.iter().filter(|a| !a.default_only).collect();
-        if !kinds_ok || actions.is_empty() || t.implementation.is_some() {
-            continue;
-        }
-        let ternary = t.keys.iter().any(|k| k.kind == MatchKind::Ternary);
-        for _ in 0..(next() % 4) {
-            let mut line = format!("add {}", t.name);
-            if ternary {
-                line += &format!(" {}", 1 + next() % 100);
-            }
-            for k in &t.keys {
-                let w = k.expr.ty().width.clamp(1, 64);
-                let m = if w == 64 { u64::MAX } else { (1 << w) - 1 };
-                // Small values too, so that generated packets hit them.
-                let v = if next() % 2 == 0 { next() % 8 } else { next() } & m;
-                match k.kind {
-                    MatchKind::Lpm => {
-                        line += &format!(" {}:{v}/{}", k.name, next() % u64::from(w + 1))
-                    }
-                    MatchKind::Ternary => line += &format!(" {}:{v}&&&{}", k.name, next() & m),
-                    _ => line += &format!(" {}:{v}", k.name),
-                }
-            }
-            let a = actions[(next() % actions.len() as u64) as usize];
-            let params: Vec<String> = a
-                .params
-                .iter()
-                .map(|p| {
-                    let w = p.ty.width.clamp(1, 64);
-                    let m = if w == 64 { u64::MAX } else { (1 << w) - 1 };
-                    format!("{}:{}", p.name, (next() % 8) & m)
-                })
-                .collect();
-            line += &format!(" {}({})", a.name, params.join(", "));
-            lines.push(line);
-        }
-    }
-    lines.join("\n")
-}
-
-/// Everything the control plane can read back, minus what depends on the switch's own clock
-/// (`elapsed_ns`) or slot placement (`handle`).
-fn state(sw: &Switch) -> Vec<String> {
-    let prog = sw.prog();
-    let mut out = Vec::new();
-    for (t, td) in prog.tables.iter().enumerate() {
-        let mut rows: Vec<String> = sw
-            .read_entries(t as u32)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|e| {
-                format!(
-                    "{:?} {:?} {:?} {:?} {}",
-                    e.key, e.action, e.metadata, e.counter, e.from_data_plane
-                )
-            })
-            .collect();
-        rows.sort();
-        out.push(format!("table {}: {rows:?}", td.name));
-        // Hits and misses: the compiled engine counts the hits it matches in its own code
-        // (`const` entries) as the table's lookups count theirs.
-        if let Some(t) = sw.table(t as u32) {
-            let st = t.stats();
-            out.push(format!(
-                "stats {}: hits {} misses {}",
-                td.name, st.hits, st.misses
-            ));
-        }
-    }
-    for (x, xd) in prog.externs.iter().enumerate() {
-        let x = x as u32;
-        match &xd.kind {
-            ExternKind::Counter { size, .. } => {
-                let cells: Vec<_> = (0..*size).map(|i| sw.read_counter(x, i).ok()).collect();
-                out.push(format!("counter {}: {cells:?}", xd.name));
-            }
-            ExternKind::Register { size, .. } => {
-                let cells: Vec<_> = (0..*size.min(&4096))
-                    .map(|i| sw.read_register(x, i).ok())
-                    .collect();
-                out.push(format!("register {}: {cells:?}", xd.name));
-            }
-            _ => {}
-        }
-    }
-    let digests: Vec<String> = sw.take_digests().iter().map(|d| format!("{d:?}")).collect();
-    out.push(format!("digests: {digests:?}"));
-    out
-}
-
-/// Frames that get past the parsers of the examples: Ethernet/IPv4/UDP or TCP with a payload,
-/// then corrupted at a few places.
-fn frame(tcp: bool, src: u32, dst: u32, flips: &[(usize, u8)], cut: usize) -> Vec<u8> {
-    let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00];
-    let proto = if tcp { 6 } else { 17 };
-    f.extend_from_slice(&[0x45, 0, 0, 46, 0, 1, 0, 0, 64, proto, 0, 0]);
-    f.extend_from_slice(&src.to_be_bytes());
-    f.extend_from_slice(&dst.to_be_bytes());
-    if tcp {
-        f.extend_from_slice(&[
-            0x30, 0x39, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0x20, 0, 0, 0, 0, 0,
-        ]);
-    } else {
-        f.extend_from_slice(&[0x30, 0x39, 0x00, 0x50, 0, 26, 0, 0]);
-    }
-    f.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8]);
-    for &(i, b) in flips {
-        if let Some(x) = f.get_mut(i % 64) {
-            *x ^= b;
-        }
-    }
-    f.truncate(f.len().saturating_sub(cut));
-    f
-}
-
-#[derive(Clone, Debug)]
-enum Pkt {
-    Bytes(Vec<u8>),
-    Frame {
-        tcp: bool,
-        src: u32,
-        dst: u32,
-        flips: Vec<(usize, u8)>,
-        cut: usize,
-    },
-}
-
-fn pkt() -> impl Strategy<Value = (Pkt, u32)> {
-    let bytes = proptest::collection::vec(any::<u8>(), 0..128).prop_map(Pkt::Bytes);
-    let framed = (
-        any::<bool>(),
-        0u32..6,
-        0u32..6,
-        proptest::collection::vec((0usize..64, any::<u8>()), 0..3),
-        prop_oneof![3 => Just(0usize), 1 => 0usize..70],
-    )
-        .prop_map(|(tcp, s, d, flips, cut)| Pkt::Frame {
-            tcp,
-            src: 0x0a00_0000 | s,
-            dst: 0x0a00_0000 | d,
-            flips,
-            cut,
-        });
-    (prop_oneof![1 => bytes, 4 => framed], 0u32..4)
 }
 
 proptest! {
@@ -238,10 +77,7 @@ proptest! {
             let mut wj = Worker::new(jit.clone(), 3);
             let mut wi = Worker::new(interp.clone(), 3);
             for (i, (p, port)) in pkts.iter().enumerate() {
-                let data = match p {
-                    Pkt::Bytes(b) => b.clone(),
-                    Pkt::Frame { tcp, src, dst, flips, cut } => frame(*tcp, *src, *dst, flips, *cut),
-                };
+                let data = p.bytes();
                 let now = 1_000 * i as u64;
                 let oj = wj.process(&data, *port, now).as_slice().to_vec();
                 let ops_j = wj.last_ops();

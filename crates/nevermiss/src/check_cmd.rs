@@ -1,7 +1,10 @@
 //! `nevermiss check prog.p4 [-I dir] [-D NAME=VAL] [--arch ...] [--dump ...]`
 //!
 //! Prints nothing and exits 0 on a valid program; prints every diagnostic to stderr and exits 1
-//! on an invalid one; exits 2 on bad usage.
+//! on an invalid one (a program without a `main` package instance is one: nothing could run
+//! it); exits 2 on bad usage or a path that is not a regular file (`program.rs`). A BMv2 JSON
+//! program (detected by content) is loaded by the second front end (`bmv2-json`); only
+//! `--dump ir` applies to it.
 
 use clap::{Args, ValueEnum};
 use p4_front::driver::{self, ArchChoice, Options};
@@ -9,7 +12,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// The P4_16 program.
+    /// The program: P4_16 source, or the BMv2 JSON p4c-bm2-ss / p4c-bm2-psa wrote.
     pub file: PathBuf,
     /// Add a directory to the include path (searched after nevermiss's own p4include/).
     #[arg(short = 'I', value_name = "DIR")]
@@ -26,6 +29,10 @@ pub struct CheckArgs {
     /// Print the lowered IR (same as `--dump ir`).
     #[arg(long)]
     pub dump_ir: bool,
+    /// The file is a library of declarations: no `main` package instance is needed (as p4c's
+    /// front end accepts); without it a program must have one, since nothing could run it.
+    #[arg(long)]
+    pub library: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -92,13 +99,20 @@ pub fn run(args: CheckArgs) -> u8 {
             return 2;
         }
     };
-    if !args.file.is_file() {
-        eprintln!("error: {}: no such file", args.file.display());
+    if let Err(e) = crate::program::readable(&args.file) {
+        eprintln!("error: {e}");
         return 2;
+    }
+    if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(&args.file) {
+        return check_bmv2_json(&args, &bytes);
+    }
+    if let Err(e) = nevermiss_runtime::not_a_bmv2_json(&args.file) {
+        eprintln!("{e}");
+        return 1;
     }
     match driver::compile_file(&args.file, &opts) {
         Ok(c) => {
-            for w in &c.checked.warnings {
+            for w in c.unit.warnings().iter().chain(&c.checked.warnings) {
                 eprint!("{}", p4_front::diag::render(&c.unit, w));
             }
             let ir_flag = args.dump_ir.then_some(Dump::Ir);
@@ -122,10 +136,43 @@ pub fn run(args: CheckArgs) -> u8 {
                     },
                 }
             }
+            // Valid P4, but nothing `run`, `serve` or `stf` could run: the same error they give
+            // (unless the file is meant as a library).
+            if !args.library {
+                if let Err(d) = c.require_main() {
+                    eprint!("{}", p4_front::diag::render(&c.unit, &d));
+                    return 1;
+                }
+            }
             0
         }
         Err(failed) => {
             eprint!("{}", failed.render());
+            1
+        }
+    }
+}
+
+/// `check` of a BMv2 JSON program: it loads (every construct supported), and `--dump ir` prints
+/// the IR; the source dumps do not apply.
+fn check_bmv2_json(args: &CheckArgs, bytes: &[u8]) -> u8 {
+    let ir_flag = args.dump_ir.then_some(Dump::Ir);
+    if args.dump.iter().any(|d| *d != Dump::Ir) {
+        eprintln!(
+            "error: {}: a BMv2 JSON program has no P4 source; only --dump ir applies",
+            args.file.display()
+        );
+        return 2;
+    }
+    match bmv2_json::load_bytes(bytes) {
+        Ok(ir) => {
+            if args.dump.iter().chain(ir_flag.iter()).next().is_some() {
+                out!("{}", p4_ir::dump::dump(&ir));
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("{}: error: {e}", args.file.display());
             1
         }
     }

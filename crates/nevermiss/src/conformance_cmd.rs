@@ -35,6 +35,8 @@ pub struct ConformanceArgs {
     pub verbose: bool,
     #[command(flatten)]
     pub testgen: crate::testgen::TestgenArgs,
+    #[command(flatten)]
+    pub bmv2: crate::bmv2_diff::Bmv2DiffArgs,
 }
 
 /// What a suite expects of its programs.
@@ -88,14 +90,25 @@ pub fn run(args: ConformanceArgs) -> u8 {
     };
     // The p4testgen suites run when a p4testgen binary is given.
     let mut testgen_suites: Vec<&str> = crate::testgen::SUITES.to_vec();
+    // The BMv2 JSON differential runs when a p4c-bm2-ss is given or found.
+    let bm2 = crate::bmv2_diff::compiler(&args.bmv2, &args.p4c);
+    let mut run_bmv2 = true;
     if let Some(filter) = &args.suite {
         suites.retain(|s| s.name.contains(filter.as_str()));
         testgen_suites.retain(|s| s.contains(filter.as_str()));
-        if suites.is_empty() && testgen_suites.is_empty() {
+        run_bmv2 = crate::bmv2_diff::SUITE.contains(filter.as_str());
+        if suites.is_empty() && testgen_suites.is_empty() && !run_bmv2 {
             eprintln!("error: --suite {filter}: no suite's name contains it");
             return 2;
         }
-        if suites.is_empty() && args.testgen.p4testgen.is_none() {
+        if run_bmv2 && bm2.is_none() && suites.is_empty() && testgen_suites.is_empty() {
+            eprintln!(
+                "error: --suite {filter}: the BMv2 JSON differential needs --p4c-bm2-ss (or \
+                 P4C_BM2_SS, or <p4c>/build/p4c-bm2-ss)"
+            );
+            return 2;
+        }
+        if suites.is_empty() && !run_bmv2 && args.testgen.p4testgen.is_none() {
             eprintln!(
                 "error: --suite {filter}: the p4testgen suites need --p4testgen (or P4TESTGEN)"
             );
@@ -193,6 +206,26 @@ pub fn run(args: ConformanceArgs) -> u8 {
             }
             Err(e) => {
                 eprintln!("error: {suite}: {e}");
+                return 2;
+            }
+        }
+    }
+    if run_bmv2 && bm2.is_some() {
+        match crate::bmv2_diff::run_suite(
+            &exe,
+            &args.p4c,
+            &args.testgen.examples,
+            &args.bmv2,
+            jobs,
+            timeout,
+            args.verbose,
+        ) {
+            Ok((line, crashed)) => {
+                any_crash |= crashed;
+                summary.push(line);
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", crate::bmv2_diff::SUITE);
                 return 2;
             }
         }
@@ -449,7 +482,9 @@ fn check_one(exe: &Path, file: &Path, expect: Expect, timeout: Duration) -> Outc
                 .arg("1=null");
         }
         _ => {
-            cmd.arg("check").arg(file);
+            // p4c's test programs include declarations-only files (no `main`), which p4c's
+            // front end accepts: checked as libraries.
+            cmd.arg("check").arg("--library").arg(file);
         }
     }
     let run = match run_child(&mut cmd, timeout) {

@@ -99,14 +99,21 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     let mut config = args.traffic.config(args.switch.config_any());
     let mut preload = None;
     if let Some(path) = &args.program {
+        crate::program::readable(path)?;
+        if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(path) {
+            // A BMv2 JSON program is its own device config.
+            let prog = bmv2_json::load_bytes(&bytes)
+                .map_err(|e| format!("{}: error: {e}", path.display()))?;
+            config = args.traffic.config(args.switch.config(&prog, path)?);
+            preload = Some(bytes);
+        }
+    }
+    if let (Some(path), None) = (&args.program, &preload) {
         let opts = crate::check_cmd::options(
             &args.source.include,
             &args.source.define,
             crate::check_cmd::ArchArg::Auto,
         )?;
-        if !path.is_file() {
-            return Err(format!("{}: no such file", path.display()));
-        }
         let compiled = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
         let prog =
             p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;

@@ -4,12 +4,17 @@
 //! - [`ir`]: the IR (frame layout, expressions, statements, parsers, tables, externs, the
 //!   architecture's blocks). Every name is resolved and every value has a fixed place, so the
 //!   interpreter looks nothing up by name per packet.
-//! - [`lower`]: AST + [`p4_front::check::Checked`] → [`ir::Program`].
+//! - [`lower`]: AST + [`p4_front::check::Checked`] → [`ir::Program`] (the second front end,
+//!   `crates/bmv2-json`, builds a `Program` from BMv2 JSON with the same frame conventions,
+//!   [`relocate`] and [`pack`]).
+//! - [`control_plane`]: what the control plane sees beyond the packet path (annotations,
+//!   P4Runtime types, P4Info's order); with [`names`], all a P4Info is made from.
 //! - [`ops`]: P4's scalar arithmetic, shared by lowering and the interpreter.
 //! - [`dump`]: a readable text form (`nevermiss check --dump-ir`).
 //!
 //! Design notes: `docs/runtime.md`.
 
+pub mod control_plane;
 pub mod dump;
 pub mod ir;
 pub mod lower;
@@ -17,4 +22,4 @@ pub mod ops;
 
 pub mod names;
 pub use ir::*;
-pub use lower::{lower, lower_program};
+pub use lower::{lower, lower_program, pack, relocate, TEMP_BASE};

@@ -15,7 +15,9 @@
 //! Lowering never panics; anything it cannot express is an error naming the construct.
 
 mod call;
+mod control_plane;
 mod decl;
+pub use decl::pack;
 mod expr;
 mod stmt;
 
@@ -26,8 +28,9 @@ use p4_front::diag::Diagnostic;
 use p4_front::source::Span;
 use std::collections::HashMap;
 
-/// Offsets at or above this are temporaries, relocated after the state region at the end.
-const TEMP_BASE: u32 = 1 << 30;
+/// Offsets at or above this are temporaries, relocated after the state region at the end
+/// ([`relocate`]); every front end that builds a [`Program`] allocates them this way.
+pub const TEMP_BASE: u32 = 1 << 30;
 /// Largest frame accepted (words).
 const MAX_FRAME_WORDS: u32 = 1 << 24;
 /// Deepest nesting of instances / calls lowered.
@@ -127,6 +130,10 @@ pub(crate) struct Lw<'a> {
     pub sigs: HashMap<FnId, decl::FnSig>,
     /// Word offset of each field of each header layout (fields of struct type included).
     pub header_starts: HashMap<HeaderId, Vec<u32>>,
+    /// Control-plane named types by name (index into `ControlPlane::types`).
+    pub cp_types: HashMap<String, crate::control_plane::TypeId>,
+    /// The order P4Info lists actions in (p4c's), as lowering meets them.
+    pub cp_order: control_plane::ActionOrder,
 }
 
 impl<'a> Lw<'a> {
@@ -142,21 +149,7 @@ impl<'a> Lw<'a> {
             ast,
             ck,
             nodes: HashMap::new(),
-            p: Program {
-                arch,
-                frame_words: 0,
-                zero_words: 0,
-                blocks: Vec::new(),
-                functions: Vec::new(),
-                parsers: Vec::new(),
-                tables: Vec::new(),
-                externs: Vec::new(),
-                headers: Vec::new(),
-                value_sets: Vec::new(),
-                errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
-                enums: Vec::new(),
-                origins: Origins::default(),
-            },
+            p: Program::empty(arch),
             state_words: 0,
             temp_words: 0,
             scopes: vec![HashMap::new()],
@@ -172,6 +165,8 @@ impl<'a> Lw<'a> {
             loop_depth: 0,
             sigs: HashMap::new(),
             header_starts: HashMap::new(),
+            cp_types: HashMap::new(),
+            cp_order: Default::default(),
         };
         for (i, n) in errors::NAMES.iter().enumerate() {
             lw.error_codes.insert(n.to_string(), i as u64);
@@ -632,8 +627,9 @@ impl<'a> Lw<'a> {
     }
 }
 
-/// Moves temporaries (offsets ≥ [`TEMP_BASE`]) to just after the state region.
-fn relocate(p: &mut Program, base: u32) {
+/// Moves temporaries (offsets ≥ [`TEMP_BASE`]) to just after the state region, which ends at
+/// `base` (every location, table key and slot, extern state and block region of the program).
+pub fn relocate(p: &mut Program, base: u32) {
     let f = &mut |o: &mut u32| {
         if *o >= TEMP_BASE {
             *o = *o - TEMP_BASE + base;
@@ -710,6 +706,17 @@ fn reloc_expr(e: &mut Expr, f: &mut dyn FnMut(&mut u32)) {
     }
 }
 
+fn reloc_datum(d: &mut Datum, f: &mut dyn FnMut(&mut u32)) {
+    match d {
+        Datum::Bits(x) => reloc_expr(x, f),
+        Datum::Varbit(l, _) => reloc_loc(l, f),
+        Datum::IfValid(l, d) => {
+            reloc_loc(l, f);
+            reloc_datum(d, f);
+        }
+    }
+}
+
 fn reloc_stmts(ss: &mut [Stmt], f: &mut dyn FnMut(&mut u32)) {
     for s in ss {
         reloc_stmt(s, f);
@@ -774,10 +781,7 @@ fn reloc_stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut u32)) {
                     XArg::Out(l, _) | XArg::Agg(l, _) => reloc_loc(l, f),
                     XArg::Data(es) => {
                         for e in es {
-                            match e {
-                                Datum::Bits(x) => reloc_expr(x, f),
-                                Datum::Varbit(l, _) => reloc_loc(l, f),
-                            }
+                            reloc_datum(e, f);
                         }
                     }
                     XArg::Str(_) | XArg::None => {}
