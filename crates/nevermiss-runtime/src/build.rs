@@ -2,9 +2,8 @@
 //! constant entries, the extern state, the engine's plan (machine code, header layouts,
 //! prefetched tables) and the architecture's facts, put together as a [`Switch`].
 
-use crate::arch::ArchInfo;
 use crate::state::{counters, meters, ActionProfile, Externs, RegisterStore, RtExtern, RtTable};
-use crate::state::{FastHeader, Parts, Plan, Specs, Switch};
+use crate::state::{ArchInfo, FastHeader, Parts, Plan, Specs, Switch};
 use crate::types::{BuildError, Config, Engine};
 use nevermiss_tables::{
     ActionData, FieldMatch, IdleTimeout as TIdle, KeySpec, MatchKind as TKind, Table, TableError,
@@ -23,7 +22,7 @@ impl Switch {
     /// [`Switch::new`] over a program shared with other switches.
     pub fn with_program(prog: Arc<Program>, config: Config) -> Result<Switch, BuildError> {
         let native = match config.engine {
-            Engine::Jit => Some(Arc::new(crate::native::compile(&prog, &config)?)),
+            Engine::Jit => Some(Arc::new(crate::engine::native::compile(&prog, &config)?)),
             Engine::Interp => None,
         };
         Switch::with_native(prog, config, native)
@@ -215,7 +214,11 @@ impl Switch {
             .then(|| keys.to_vec())
         });
         // Not with update probes: a hit in specialised code would not fire them.
-        let specs = Specs::new(&prog, native.is_some() && !config.track_updates);
+        let specs = Specs::new(
+            &prog,
+            native.is_some() && !config.track_updates,
+            crate::engine::native::helpers(),
+        );
         let plan = Plan::new(native, specs, fast_headers, prefetch, prefetch_keys);
         let sw = Switch::assemble(Parts {
             prog,

@@ -4,7 +4,7 @@ use crate::arch::{
     pna_finish, pna_parse_in_place, process_pna, process_psa, process_v1, psa_finish,
     psa_parse_first, v1_finish, v1_parse_first, Outputs,
 };
-use crate::exec::{Exec, TableOps};
+use crate::engine::exec::{Exec, TableOps};
 use crate::state::Switch;
 use nevermiss_io::Packet;
 use nevermiss_tables::{Prefetch, Ticket};
@@ -289,7 +289,7 @@ impl Worker {
         self.warm.since = 0;
         if self.warm.shadow.is_none() {
             let sw = &self.sw;
-            let config = crate::Config {
+            let config = crate::types::Config {
                 warm_insert_every: 0,
                 prefetch_tables: 0,
                 table_size_cap: Some(64),

@@ -7,6 +7,7 @@
 //! module: the floors above (the engine, the architectures, the control plane, the build) reach
 //! them only through the accessors here and in the child modules.
 
+mod arch_info;
 mod delay;
 mod externs;
 mod plan;
@@ -16,6 +17,8 @@ mod queues;
 mod specs;
 mod tables;
 
+pub(crate) use arch_info::Carry;
+pub use arch_info::{ArchInfo, Field, PnaInfo, PsaInfo, V1Info, PSA_PORT_RECIRCULATE};
 pub use delay::Probe;
 pub(crate) use delay::Probes;
 pub(crate) use externs::{counters, meters, Externs, RtExtern};
@@ -33,7 +36,6 @@ pub(crate) use queues::Queues;
 pub(crate) use specs::Specs;
 pub(crate) use tables::{EntryMeta, ParamPlan, RtTable};
 
-use crate::arch::ArchInfo;
 use crate::types::{Config, Engine};
 use nevermiss_tables::{Gate, Table};
 use p4_ir::ir::TableId;

@@ -2,8 +2,8 @@
 //! slots of tables' re-specialised code (the compiled engine), the headers laid out for the
 //! extract/emit fast paths, and the tables a batch prefetches.
 
+use super::arch_info::ArchInfo;
 use super::specs::Specs;
-use crate::arch::ArchInfo;
 use nevermiss_jit::Compiled;
 use p4_ir::ir::{FnId, FnKind, Stmt, TableId};
 use p4_ir::Program;

@@ -22,7 +22,7 @@
 //! are freed with the switch.
 
 use super::Switch;
-use nevermiss_jit::{FieldTest, Spec, SpecEntry};
+use nevermiss_jit::{FieldTest, Helpers, Spec, SpecEntry};
 use nevermiss_tables::FieldMatch;
 use p4_ir::MatchKind;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,6 +46,8 @@ pub(crate) struct Specs {
     /// Per table: whether it is re-specialised (the compiled engine, a table
     /// `nevermiss_jit::respecialisable` accepts).
     on: Vec<bool>,
+    /// The runtime's helpers the specialised code calls (the engine's, given at build).
+    helpers: Helpers,
     state: Mutex<State>,
 }
 
@@ -64,7 +66,7 @@ struct State {
 }
 
 impl Specs {
-    pub(crate) fn new(prog: &p4_ir::Program, jit: bool) -> Specs {
+    pub(crate) fn new(prog: &p4_ir::Program, jit: bool, helpers: Helpers) -> Specs {
         let n = prog.tables.len();
         // `NEVERMISS_RESPEC=0` turns it off (measurements, debugging): every slot stays 0.
         let jit = jit && std::env::var_os("NEVERMISS_RESPEC").is_none_or(|v| v != "0");
@@ -73,6 +75,7 @@ impl Specs {
             on: (0..n)
                 .map(|t| jit && nevermiss_jit::respecialisable(prog, t as u32))
                 .collect(),
+            helpers,
             state: Mutex::new(State {
                 current: (0..n).map(|_| None).collect(),
                 stale: vec![false; n],
@@ -134,8 +137,8 @@ impl Switch {
             st.stale[t] = false;
             if let Some(es) = self.spec_entries(t).filter(|es| !es.is_empty()) {
                 st.last[t] = Some(now);
-                let helpers = crate::native::helpers();
-                if let Ok(s) = nevermiss_jit::specialise(&self.prog, &helpers, t as u32, &es) {
+                let helpers = &self.plan.specs().helpers;
+                if let Ok(s) = nevermiss_jit::specialise(&self.prog, helpers, t as u32, &es) {
                     self.plan.specs().slots[t].store(s.addr(), Ordering::Release);
                     st.current[t] = Some(s);
                     st.compiled += 1;

@@ -6,7 +6,7 @@
 //! packet, so the fast path allocates nothing. Shared state is reached through `&Switch`.
 
 use crate::bits::{put_be, read_bits, read_wide, BitWriter};
-use crate::state::{self as externs, RED};
+use crate::state::{self, RED};
 use crate::state::{FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
 use crate::types::DigestMsg;
 use nevermiss_tables::stamp::{stamp, Stage};
@@ -17,6 +17,8 @@ use p4_ir::ops::{self, mask};
 use p4_ir::*;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::PoisonError;
+
+mod externs;
 
 /// The packet `c` describes (borrowing only the registers, so the frame can be written
 /// meanwhile).
@@ -166,7 +168,7 @@ pub struct Exec {
     pub(crate) c: nevermiss_jit::Ctx,
     /// What `c.host` points at: this `Exec` and its switch, as of the last call into generated
     /// code (`Exec::run_native` sets `c`'s pointers into the `Exec` again when it moved).
-    pub(crate) host: crate::native::Host,
+    pub(crate) host: crate::engine::native::Host,
     /// The deparser's output.
     pub out: BitWriter,
     /// Time of the packet (ns), for tables with idle timeouts and meters.
@@ -209,7 +211,7 @@ impl Exec {
             f: vec![0; (sw.prog().frame_words + extra) as usize],
             own: Vec::with_capacity(2048),
             c: nevermiss_jit::Ctx::default(),
-            host: crate::native::Host::default(),
+            host: crate::engine::native::Host::default(),
             out: BitWriter::default(),
             now_ns: 0,
             ps: PktState::default(),
@@ -559,7 +561,9 @@ impl Exec {
         };
         let r = match sw.plan().native().as_ref().and_then(|n| n.function(func)) {
             // A traced packet runs in the interpreter, which writes the trace.
-            Some(f) if self.trace.is_none() => crate::native::to_flow(self.run_native(sw, f)),
+            Some(f) if self.trace.is_none() => {
+                crate::engine::native::to_flow(self.run_native(sw, f))
+            }
             _ => self.exec(sw, &fun.body),
         };
         match r {
@@ -1831,455 +1835,6 @@ impl Exec {
         }
     }
 
-    fn extern_call(&mut self, sw: &Switch, x: &ExternCall) -> Flow {
-        let args = &x.args;
-        let inst = x.inst.and_then(|i| sw.externs().get(i));
-        let xk = x
-            .inst
-            .and_then(|i| sw.prog().externs.get(i as usize))
-            .map(|e| &e.kind);
-        match &x.op {
-            XOp::CounterCount => {
-                if let Some(RtExtern::Counter(cells)) = inst {
-                    let i = self.xval(args.first()).unwrap_or(0);
-                    let inc = self.xval(args.get(1)).unwrap_or(self.input().len() as u64);
-                    if let Some(c) = cells.get(i as usize) {
-                        c.count(1, inc);
-                    }
-                }
-            }
-            XOp::DirectCounterCount => {
-                if let (Some(RtExtern::DirectCounter(cells)), Some(h)) = (inst, self.tctx.hit) {
-                    let inc = self.xval(args.first()).unwrap_or(self.input().len() as u64);
-                    if let Some(c) = cells.get(h.slot()) {
-                        c.count(1, inc);
-                    }
-                }
-            }
-            XOp::MeterExecute { colors } => {
-                let mut c = externs::GREEN;
-                if let Some(RtExtern::Meter(cells)) = inst {
-                    let i = self.xval(args.first()).unwrap_or(0);
-                    let cin = self
-                        .xval(args.get(1))
-                        .map_or(externs::GREEN, |v| color_index(colors, v));
-                    let bytes = matches!(xk, Some(ExternKind::Meter { bytes: true, .. }));
-                    let amount = if bytes {
-                        self.xval(args.get(2)).unwrap_or(self.input().len() as u64)
-                    } else {
-                        1
-                    };
-                    let len = if bytes {
-                        amount
-                    } else {
-                        self.input().len() as u64
-                    };
-                    if let Some(m) = cells.get(i as usize) {
-                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
-                            amount,
-                            len,
-                            self.now_ns,
-                            cin,
-                        );
-                    }
-                }
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, colors[c.min(RED)]);
-                }
-            }
-            XOp::DirectMeterExecute { colors } | XOp::DirectMeterRead { colors } => {
-                let mut c = externs::GREEN;
-                if let (Some(RtExtern::DirectMeter(cells)), Some(h)) = (inst, self.tctx.hit) {
-                    let cin = self
-                        .xval(args.first())
-                        .map_or(externs::GREEN, |v| color_index(colors, v));
-                    let bytes = matches!(xk, Some(ExternKind::DirectMeter { bytes: true }));
-                    let amount = if bytes {
-                        self.xval(args.get(1)).unwrap_or(self.input().len() as u64)
-                    } else {
-                        1
-                    };
-                    let len = if bytes {
-                        amount
-                    } else {
-                        self.input().len() as u64
-                    };
-                    if let Some(m) = cells.get(h.slot()) {
-                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
-                            amount,
-                            len,
-                            self.now_ns,
-                            cin,
-                        );
-                    }
-                }
-                // v1model's `direct_meter.read` writes its color on a hit only: p4c makes the
-                // read the table's `result_target`, which BMv2 sets when the table hits
-                // (`MatchTableAbstract::apply_action`); a miss leaves the field as it was.
-                let write = !matches!(x.op, XOp::DirectMeterRead { .. }) || self.tctx.hit.is_some();
-                if let (Some((l, t)), true) = (&x.ret, write) {
-                    self.xstore(l, *t, colors[c.min(RED)]);
-                }
-            }
-            XOp::RegisterRead => {
-                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
-                {
-                    let i = self.xval(args.first()).unwrap_or(u64::MAX);
-                    let w = lay.words(&sw.prog().headers) as usize;
-                    if let Some(a) = self.addr(l) {
-                        if let Some(ws) = self.f.get_mut(a..a + w) {
-                            r.read(i, ws);
-                        }
-                    }
-                }
-            }
-            XOp::RegisterWrite => {
-                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
-                {
-                    let i = self.xval(args.first()).unwrap_or(u64::MAX);
-                    let w = lay.words(&sw.prog().headers) as usize;
-                    if let Some(a) = self.addr(l) {
-                        if let Some(ws) = self.f.get(a..a + w) {
-                            r.write(i, ws);
-                        }
-                    }
-                }
-            }
-            XOp::HashGet => {
-                let algo = match xk {
-                    Some(ExternKind::Hash { algo }) => *algo,
-                    _ => HashAlgo::Crc32,
-                };
-                if let Some(XArg::Data(items)) = args.get(1) {
-                    self.serialize(items);
-                }
-                let r = self.next_rand();
-                let h = externs::hash(algo, &self.data.bytes, r);
-                let base = self.xval(args.first());
-                let max = self.xval(args.get(2));
-                let v = match (base, max) {
-                    (Some(b), Some(m)) if m > 0 => b.wrapping_add(h % m),
-                    (Some(b), _) => b.wrapping_add(h),
-                    _ => h,
-                };
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::V1Hash(algo) => {
-                if let Some(XArg::Data(items)) = args.get(2) {
-                    self.serialize(items);
-                }
-                let r = self.next_rand();
-                let h = externs::hash(*algo, &self.data.bytes, r);
-                let base = self.xval(args.get(1)).unwrap_or(0);
-                let max = self.xval(args.get(3)).unwrap_or(0);
-                // v1model.p4: the result is in [base, base + max - 1]; "if max=0, the value
-                // written to result will always be base".
-                let v = if max > 0 {
-                    base.wrapping_add(h % max)
-                } else {
-                    base
-                };
-                if let Some(XArg::Out(l, t)) = args.first() {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::ChecksumClear => match xk {
-                Some(ExternKind::Checksum { state, .. }) => {
-                    let s = *state as usize;
-                    self.st(s, 0);
-                    self.st(s + 1, 0);
-                }
-                Some(ExternKind::InternetChecksum { state }) => self.st(*state as usize, 0),
-                _ => {}
-            },
-            XOp::ChecksumUpdate => {
-                if let (Some(ExternKind::Checksum { algo, state }), Some(XArg::Data(items))) =
-                    (xk, args.first())
-                {
-                    self.serialize(items);
-                    let s = *state as usize;
-                    match algo {
-                        HashAlgo::Csum16 | HashAlgo::Identity | HashAlgo::Xor16 => {
-                            let add = if *algo == HashAlgo::Xor16 {
-                                u64::from(externs::xor16(&self.data.bytes))
-                            } else {
-                                u64::from(externs::ones_sum16(&self.data.bytes))
-                            };
-                            let cur = self.ld(s);
-                            let v = if *algo == HashAlgo::Xor16 {
-                                cur ^ add
-                            } else {
-                                let t = cur + add;
-                                (t & 0xffff) + (t >> 16)
-                            };
-                            self.st(s, v);
-                        }
-                        _ => {
-                            // CRCs: accumulate the bytes (kept in a running CRC-32 register).
-                            let mut c = if self.ld(s + 1) == 0 {
-                                0xFFFF_FFFFu32
-                            } else {
-                                self.ld(s) as u32
-                            };
-                            for b in &self.data.bytes {
-                                c = crc32_step(c, *b);
-                            }
-                            self.st(s, u64::from(c));
-                            self.st(s + 1, 1);
-                        }
-                    }
-                }
-                if let (Some(ExternKind::InternetChecksum { .. }), Some(XArg::Data(_))) =
-                    (xk, args.first())
-                {
-                    // (InternetChecksum uses add/subtract.)
-                }
-            }
-            XOp::ChecksumGet => {
-                let v = match xk {
-                    Some(ExternKind::Checksum { algo, state }) => {
-                        let s = *state as usize;
-                        match algo {
-                            HashAlgo::Csum16 | HashAlgo::Identity => !self.ld(s) & 0xffff,
-                            HashAlgo::Xor16 => self.ld(s) & 0xffff,
-                            _ => {
-                                let c = if self.ld(s + 1) == 0 {
-                                    0xFFFF_FFFFu32
-                                } else {
-                                    self.ld(s) as u32
-                                };
-                                u64::from(c ^ 0xFFFF_FFFF)
-                            }
-                        }
-                    }
-                    Some(ExternKind::InternetChecksum { state }) => {
-                        !self.ld(*state as usize) & 0xffff
-                    }
-                    _ => 0,
-                };
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::CsumAdd | XOp::CsumSubtract => {
-                if let (Some(ExternKind::InternetChecksum { state }), Some(XArg::Data(items))) =
-                    (xk, args.first())
-                {
-                    self.serialize(items);
-                    let s = *state as usize;
-                    let mut sum = u64::from(externs::ones_sum16(&self.data.bytes));
-                    if x.op == XOp::CsumSubtract {
-                        sum = !sum & 0xffff;
-                    }
-                    let t = self.ld(s) + sum;
-                    let t = (t & 0xffff) + (t >> 16);
-                    self.st(s, (t & 0xffff) + (t >> 16));
-                }
-            }
-            XOp::CsumGetState => {
-                if let (Some(ExternKind::InternetChecksum { state }), Some((l, t))) = (xk, &x.ret) {
-                    let v = self.ld(*state as usize);
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::CsumSetState => {
-                if let Some(ExternKind::InternetChecksum { state }) = xk {
-                    let v = self.xval(args.first()).unwrap_or(0) & 0xffff;
-                    self.st(*state as usize, v);
-                }
-            }
-            XOp::RandomRead => {
-                if let (Some(ExternKind::Random { lo, hi, ty }), Some((l, t))) = (xk, &x.ret) {
-                    let (lo, hi) = (*lo, *hi);
-                    let r = self.next_rand();
-                    let v = if hi > lo {
-                        lo + r % (hi - lo + 1).max(1)
-                    } else {
-                        lo
-                    };
-                    let v = v & mask(ty.width);
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::V1Random => {
-                let lo = self.xval(args.get(1)).unwrap_or(0);
-                let hi = self.xval(args.get(2)).unwrap_or(u64::MAX);
-                let r = self.next_rand();
-                let span = hi.wrapping_sub(lo).wrapping_add(1);
-                let v = if hi < lo {
-                    lo
-                } else if span == 0 {
-                    r
-                } else {
-                    lo + r % span
-                };
-                if let Some(XArg::Out(l, t)) = args.first() {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::DigestPack | XOp::V1Digest => {
-                let (name, items) = if x.op == XOp::DigestPack {
-                    let n = x
-                        .inst
-                        .and_then(|i| sw.prog().externs.get(i as usize))
-                        .map_or_else(String::new, |e| e.name.clone());
-                    (n, args.first())
-                } else {
-                    (
-                        format!("receiver {}", self.xval(args.first()).unwrap_or(0)),
-                        args.get(1),
-                    )
-                };
-                if let Some(XArg::Data(items)) = items {
-                    self.serialize(items);
-                    sw.push_digest(DigestMsg {
-                        name,
-                        data: self.data.bytes.clone(),
-                    });
-                }
-            }
-            XOp::MarkToDrop => {
-                let base = match args.first() {
-                    Some(XArg::Agg(l, _)) => self.addr(l),
-                    _ => sw.arch().v1.as_ref().map(|v| v.sm as usize),
-                };
-                if let (Some(b), Some(v1)) = (base, sw.arch().v1.as_ref()) {
-                    if let Some(o) = v1.egress_spec {
-                        self.st(b + o as usize, v1.drop_port);
-                    }
-                    if let Some(o) = v1.mcast_grp {
-                        self.st(b + o as usize, 0);
-                    }
-                }
-            }
-            XOp::VerifyChecksum { algo, with_payload }
-            | XOp::UpdateChecksum { algo, with_payload } => {
-                let cond = self.xval(args.first()).unwrap_or(1);
-                if cond == 0 {
-                    return Flow::Next;
-                }
-                if let Some(XArg::Data(items)) = args.get(1) {
-                    self.serialize(items);
-                }
-                if *with_payload {
-                    let start = self.cursor().div_ceil(8).min(self.input().len());
-                    let payload = self.input()[start..].to_vec();
-                    self.data.put_bytes(&payload);
-                }
-                let r = self.next_rand();
-                let h = externs::hash(*algo, &self.data.bytes, r);
-                if matches!(x.op, XOp::VerifyChecksum { .. }) {
-                    let want = self.xval(args.get(2)).unwrap_or(0);
-                    let w = match args.get(2) {
-                        Some(XArg::Val(e)) => e.ty().width,
-                        _ => 16,
-                    };
-                    if h & mask(w) != want {
-                        if let Some(v1) = sw.arch().v1.as_ref() {
-                            if let Some(o) = v1.checksum_error {
-                                self.st(v1.sm as usize + o as usize, 1);
-                            }
-                        }
-                    }
-                } else if let Some(XArg::Out(l, t)) = args.get(2) {
-                    self.xstore(l, *t, h);
-                }
-            }
-            XOp::Resubmit => self.ps.resubmit = Some(self.xval(args.first()).unwrap_or(0)),
-            XOp::Recirculate => self.ps.v1_recirculate = Some(self.xval(args.first()).unwrap_or(0)),
-            XOp::Clone => {
-                let ty = self.xval(args.first()).unwrap_or(0);
-                let sess = self.xval(args.get(1)).unwrap_or(0);
-                let fl = self.xval(args.get(2)).unwrap_or(u64::MAX);
-                self.ps.clone = Some((ty, sess, fl));
-            }
-            XOp::Truncate => self.ps.truncate = self.xval(args.first()),
-            XOp::Assert | XOp::Assume => {
-                if self.xval(args.first()).unwrap_or(1) == 0 {
-                    sw.stats().assertion_failures.fetch_add(1, Relaxed);
-                }
-            }
-            XOp::Log => {}
-            XOp::SendToPort => self.ps.dest.put(self.xval(args.first())),
-            XOp::DropPacket => self.ps.dest.put(None),
-            XOp::MirrorPacket => {
-                let slot = self.xval(args.first()).unwrap_or(0);
-                let sess = self.xval(args.get(1)).unwrap_or(0);
-                self.ps.mirrors.retain(|m| m.0 != slot);
-                self.ps.mirrors.push((slot, sess));
-            }
-            XOp::PnaRecirculate => self.ps.recirculate = true,
-            XOp::AddEntry {
-                func,
-                conditional,
-                success,
-            } => {
-                let mut i = 0;
-                let doit = if *conditional {
-                    i = 1;
-                    self.xval(args.first()).unwrap_or(0) != 0
-                } else {
-                    true
-                };
-                let ok = doit
-                    && self.add_entry(
-                        sw,
-                        *func,
-                        args.get(i),
-                        self.xval(args.get(i + 1)).unwrap_or(0),
-                    );
-                if let Some((l, t)) = &x.ret {
-                    let v = if ok { *success } else { 1 - success.min(&1) };
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::SetEntryExpireTime { conditional } => {
-                let (cond, p) = if *conditional {
-                    (
-                        self.xval(args.first()).unwrap_or(0) != 0,
-                        self.xval(args.get(1)).unwrap_or(0),
-                    )
-                } else {
-                    (true, self.xval(args.first()).unwrap_or(0))
-                };
-                if cond {
-                    self.set_expire(sw, Some(p));
-                }
-            }
-            XOp::RestartExpireTimer => self.set_expire(sw, None),
-            XOp::UpdateExpireInfo => {
-                let a = self.xval(args.first()).unwrap_or(0) != 0;
-                let b = self.xval(args.get(1)).unwrap_or(0) != 0;
-                let p = self.xval(args.get(2)).unwrap_or(0);
-                if a {
-                    self.set_expire(sw, if b { Some(p) } else { None });
-                }
-            }
-            XOp::IsNetPort | XOp::IsHostPort => {
-                let p = self.xval(args.first()).unwrap_or(0);
-                let net = sw.is_net_port(p);
-                let v = if x.op == XOp::IsNetPort { net } else { !net };
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, u64::from(v));
-                }
-            }
-            XOp::AllocateFlowId => {
-                let v = u64::from(sw.externs().next_flow_id());
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::PacketLength => {
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, self.input().len() as u64);
-                }
-            }
-        }
-        Flow::Next
-    }
-
     /// PNA `add_entry`: inserts the key that just missed with `func`'s action and parameters.
     fn add_entry(&mut self, sw: &Switch, func: FnId, params: Option<&XArg>, profile: u64) -> bool {
         if !self.tctx.active || self.tctx.hit.is_some() {
@@ -2462,10 +2017,7 @@ impl Exec {
 }
 
 fn color_index(colors: &[u64; 3], v: u64) -> usize {
-    colors
-        .iter()
-        .position(|c| *c == v)
-        .unwrap_or(externs::GREEN)
+    colors.iter().position(|c| *c == v).unwrap_or(state::GREEN)
 }
 
 #[inline]

@@ -3,7 +3,7 @@
 //! implementations, so both engines share one semantics for tables, externs, `emit`, stacks and
 //! wide values — and the entry from [`Exec`] into generated code.
 
-use crate::exec::{Exec, Flow};
+use crate::engine::exec::{Exec, Flow};
 use crate::state::Switch;
 use crate::types::BuildError;
 use crate::types::Config;
@@ -61,7 +61,7 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         parser_steps: config.parser_steps,
         loop_limit: config.loop_limit,
     };
-    let arch = crate::arch::ArchInfo::new(prog).ok();
+    let arch = crate::state::ArchInfo::new(prog).ok();
     let glue = arch.as_ref().and_then(|a| {
         // The tables `Switch::prefetch` will hold, if their keys can be generated.
         let prefetch = crate::state::prefetch_list(prog, a, config.prefetch_tables, |t| {
@@ -266,5 +266,5 @@ unsafe extern "C" fn h_const_hit(ctx: *mut Ctx, t: u32) {
     if let Some(rt) = sw.rt_tables().get(t as usize) {
         rt.table().count_hit();
     }
-    ex.ops |= crate::exec::TableOps::HIT;
+    ex.ops |= crate::engine::exec::TableOps::HIT;
 }
