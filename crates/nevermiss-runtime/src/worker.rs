@@ -296,7 +296,7 @@ impl Worker {
                 lock_free_updates: false,
                 ..sw.config().clone()
             };
-            match Switch::with_native(Arc::clone(&sw.prog()), config, sw.plan().native().cloned()) {
+            match Switch::with_native(Arc::clone(sw.prog()), config, sw.plan().native().cloned()) {
                 Ok(s) => self.warm.shadow = Some(Box::new(Worker::new(Arc::new(s), self.id))),
                 Err(_) => {
                     self.warm.off = true;

@@ -17,7 +17,7 @@ pub fn process_pna(
     port: u32,
     out: &mut Outputs,
 ) {
-    if let (Some(n), None) = (sw.plan().native().as_deref(), &ex.trace) {
+    if let (Some(n), None) = (sw.plan().native(), &ex.trace) {
         if let Some(pass) = n.pass_whole() {
             // Generated code runs the pass (`PnaInfo::glue`), on the packet where it lies:
             // `data` outlives this call, which is the whole of the packet's processing.

@@ -22,7 +22,7 @@ impl Switch {
     pub fn register_fields(&self, x: ExternId) -> ControlResult<Vec<(u32, Ty)>> {
         let (_, layout) = self.register(x)?;
         let mut out = Vec::new();
-        scalars(layout, 0, &mut out).map_err(ControlError::Unimplemented)?;
+        scalars(layout, 0, &mut out)?;
         Ok(out)
     }
 
@@ -143,7 +143,7 @@ impl Switch {
 }
 
 /// The scalar fields of a register layout with their word offsets.
-pub(super) fn scalars(l: &Layout, base: u32, out: &mut Vec<(u32, Ty)>) -> Result<(), String> {
+pub(super) fn scalars(l: &Layout, base: u32, out: &mut Vec<(u32, Ty)>) -> ControlResult<()> {
     match l {
         Layout::Scalar(t) => {
             out.push((base, *t));
@@ -155,7 +155,9 @@ pub(super) fn scalars(l: &Layout, base: u32, out: &mut Vec<(u32, Ty)>) -> Result
             }
             Ok(())
         }
-        _ => Err("registers of headers, unions, stacks or varbits".into()),
+        _ => Err(ControlError::Unimplemented(
+            "registers of headers, unions, stacks or varbits".into(),
+        )),
     }
 }
 

@@ -330,15 +330,7 @@ impl<'s> ControlPlane<'s> {
     /// The BMv2 CLI commands.
     fn cli(&mut self, command: &str, rest: &str) -> Result<(), String> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let num = |i: usize| -> Result<u64, String> {
-            let w = words
-                .get(i)
-                .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
-            Number::parse(w, false)
-                .ok()
-                .and_then(|n| n.to_u64())
-                .ok_or_else(|| format!("{command}: `{w}` is not a number"))
-        };
+        let num = |i: usize| cli_number(command, &words, i);
         match command {
             "mirroring_add" => {
                 let (s, p) = (num(0)?, num(1)?);
@@ -384,12 +376,7 @@ impl<'s> ControlPlane<'s> {
             "register_write" => {
                 let name = words.first().copied().unwrap_or("");
                 let (i, v) = (num(1)?, num(2)?);
-                match self
-                    .sw
-                    .prog()
-                    .find_extern(name)
-                    .and_then(|x| self.sw.externs().get(x))
-                {
+                match self.extern_named(name) {
                     Some(RtExtern::Register(r)) => {
                         r.write(i, &[v]);
                         Ok(())
@@ -399,12 +386,7 @@ impl<'s> ControlPlane<'s> {
             }
             "register_reset" => {
                 let name = words.first().copied().unwrap_or("");
-                match self
-                    .sw
-                    .prog()
-                    .find_extern(name)
-                    .and_then(|x| self.sw.externs().get(x))
-                {
+                match self.extern_named(name) {
                     Some(RtExtern::Register(r)) => {
                         r.reset();
                         Ok(())
@@ -415,12 +397,7 @@ impl<'s> ControlPlane<'s> {
             "counter_write" => {
                 let name = words.first().copied().unwrap_or("");
                 let (i, p, b) = (num(1)?, num(2)?, num(3)?);
-                match self
-                    .sw
-                    .prog()
-                    .find_extern(name)
-                    .and_then(|x| self.sw.externs().get(x))
-                {
+                match self.extern_named(name) {
                     Some(RtExtern::Counter(cells)) => {
                         if let Some(c) = cells.get(i as usize) {
                             c.reset();
@@ -431,50 +408,7 @@ impl<'s> ControlPlane<'s> {
                     _ => Err(format!("unknown counter `{name}`")),
                 }
             }
-            "meter_set_rates" | "meter_array_set_rates" => {
-                let name = words.first().copied().unwrap_or("");
-                let (index, rates_at) = if command == "meter_set_rates" {
-                    (Some(num(1)?), 2)
-                } else {
-                    (None, 1)
-                };
-                let mut rates = Vec::new();
-                for w in words.iter().skip(rates_at) {
-                    let Some((r, b)) = w.split_once(':') else {
-                        return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
-                    };
-                    let r: f64 = r
-                        .parse()
-                        .map_err(|_| format!("{command}: bad rate `{r}`"))?;
-                    let b: u64 = b
-                        .parse()
-                        .map_err(|_| format!("{command}: bad burst `{b}`"))?;
-                    rates.push((r, b));
-                }
-                let (c, p) = match rates.as_slice() {
-                    [c, p] => (*c, *p),
-                    [c] => (*c, *c),
-                    _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
-                };
-                let cells = match self
-                    .sw
-                    .prog()
-                    .find_extern(name)
-                    .and_then(|x| self.sw.externs().get(x))
-                {
-                    Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
-                    _ => return Err(format!("unknown meter `{name}`")),
-                };
-                for (i, m) in cells.iter().enumerate() {
-                    if index.is_none_or(|x| x as usize == i) {
-                        m.lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .configure(c.0, c.1, p.0, p.1);
-                    }
-                }
-                let _ = GREEN;
-                Ok(())
-            }
+            "meter_set_rates" | "meter_array_set_rates" => self.cli_meter_rates(command, &words),
             "mirroring_add_mc" => {
                 let (s, g) = (num(0)?, num(1)?);
                 self.sw.pre().add_mirror_group(s as u32, g as u32);
@@ -483,6 +417,66 @@ impl<'s> ControlPlane<'s> {
             other => Err(format!("unknown command `{other}`")),
         }
     }
+
+    /// The extern named `name` (full name or unique suffix), with its state.
+    fn extern_named(&self, name: &str) -> Option<&'s RtExtern> {
+        let sw = self.sw;
+        sw.prog()
+            .find_extern(name)
+            .and_then(|x| sw.externs().get(x))
+    }
+
+    /// `meter_set_rates NAME INDEX RATE:BURST...` and `meter_array_set_rates NAME RATE:BURST...`.
+    fn cli_meter_rates(&self, command: &str, words: &[&str]) -> Result<(), String> {
+        let name = words.first().copied().unwrap_or("");
+        let (index, rates_at) = if command == "meter_set_rates" {
+            (Some(cli_number(command, words, 1)?), 2)
+        } else {
+            (None, 1)
+        };
+        let mut rates = Vec::new();
+        for w in words.iter().skip(rates_at) {
+            let Some((r, b)) = w.split_once(':') else {
+                return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
+            };
+            let r: f64 = r
+                .parse()
+                .map_err(|_| format!("{command}: bad rate `{r}`"))?;
+            let b: u64 = b
+                .parse()
+                .map_err(|_| format!("{command}: bad burst `{b}`"))?;
+            rates.push((r, b));
+        }
+        let (c, p) = match rates.as_slice() {
+            [c, p] => (*c, *p),
+            [c] => (*c, *c),
+            _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
+        };
+        let cells = match self.extern_named(name) {
+            Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
+            _ => return Err(format!("unknown meter `{name}`")),
+        };
+        for (i, m) in cells.iter().enumerate() {
+            if index.is_none_or(|x| x as usize == i) {
+                m.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .configure(c.0, c.1, p.0, p.1);
+            }
+        }
+        let _ = GREEN;
+        Ok(())
+    }
+}
+
+/// Argument `i` of a CLI command as a number.
+fn cli_number(command: &str, words: &[&str], i: usize) -> Result<u64, String> {
+    let w = words
+        .get(i)
+        .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
+    Number::parse(w, false)
+        .ok()
+        .and_then(|n| n.to_u64())
+        .ok_or_else(|| format!("{command}: `{w}` is not a number"))
 }
 
 /// BMv2 writes stack elements as `name$N`; P4 as `name[N]`.

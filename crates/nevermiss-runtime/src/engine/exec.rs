@@ -607,97 +607,17 @@ impl Exec {
                 Flow::Return | Flow::Next => Flow::Next,
                 f => f,
             },
-            Stmt::Copy { dst, src, words } => {
-                if let (Some(d), Some(s)) = (self.addr(dst), self.addr(src)) {
-                    let n = *words as usize;
-                    if d + n <= self.f.len() && s + n <= self.f.len() {
-                        self.f.copy_within(s..s + n, d);
-                    }
-                }
-                Flow::Next
-            }
-            Stmt::Zero { dst, words } => {
-                if let Some(d) = self.addr(dst) {
-                    let n = *words as usize;
-                    if let Some(ws) = self.f.get_mut(d..d + n) {
-                        ws.fill(0);
-                    }
-                }
-                Flow::Next
-            }
-            Stmt::AssignSlice(l, t, hi, lo, e) => {
-                let Some(a) = self.addr(l) else {
-                    return Flow::Next;
-                };
-                let w = hi - lo + 1;
-                if t.is_wide() {
-                    let cur = self.load_big(a, *t);
-                    let v = ops::mask_big(&self.eval_big(e), w);
-                    let m = ((BigUint::from(1u8) << w) - 1u8) << *lo;
-                    let all = (BigUint::from(1u8) << t.width) - 1u8;
-                    let nv = (cur & (all ^ m)) | (v << *lo);
-                    self.store_big(a, *t, &nv);
-                } else {
-                    let cur = self.ld(a);
-                    let v = self.eval(e) & mask(w);
-                    let m = mask(w) << lo;
-                    self.st(a, ((cur & !m) | (v << lo)) & mask(t.width));
-                }
-                Flow::Next
-            }
-            Stmt::SetValid { hdr, valid, others } => {
-                if let Some(a) = self.addr(hdr) {
-                    self.st(a, u64::from(*valid));
-                    if *valid {
-                        for o in others {
-                            let x = a as i64 + i64::from(*o);
-                            if x >= 0 {
-                                self.st(x as usize, 0);
-                            }
-                        }
-                    }
-                }
-                Flow::Next
-            }
+            Stmt::Copy { dst, src, words } => self.copy(dst, src, words),
+            Stmt::Zero { dst, words } => self.zero(dst, words),
+            Stmt::AssignSlice(l, t, hi, lo, e) => self.assign_slice(l, t, hi, lo, e),
+            Stmt::SetValid { hdr, valid, others } => self.set_valid(hdr, valid, others),
             Stmt::Switch {
                 sel,
                 cases,
                 bodies,
                 default,
-            } => {
-                let v = self.eval(sel);
-                let mut which = *default;
-                for (labels, b) in cases {
-                    if labels.contains(&v) {
-                        which = Some(*b);
-                        break;
-                    }
-                }
-                match which.and_then(|b| bodies.get(b)) {
-                    Some(body) => self.exec(sw, body),
-                    None => Flow::Next,
-                }
-            }
-            Stmt::Loop { cond, body, update } => loop {
-                if self.eval(cond) == 0 {
-                    return Flow::Next;
-                }
-                self.c.loops += 1;
-                if self.c.loops > sw.config().loop_limit {
-                    sw.stats().loop_limit_hits.fetch_add(1, Relaxed);
-                    self.c.perr = PARSER_TIMEOUT;
-                    return Flow::Reject;
-                }
-                match self.exec(sw, body) {
-                    Flow::Next | Flow::Continue => {}
-                    Flow::Break => return Flow::Next,
-                    f => return f,
-                }
-                match self.exec(sw, update) {
-                    Flow::Next => {}
-                    f => return f,
-                }
-            },
+            } => self.switch(sw, sel, cases, bodies, default),
+            Stmt::Loop { cond, body, update } => self.run_loop(sw, cond, body, update),
             Stmt::Break => Flow::Break,
             Stmt::Continue => Flow::Continue,
             Stmt::Return => Flow::Return,
@@ -706,21 +626,7 @@ impl Exec {
                 parser,
                 copy_in,
                 copy_out,
-            } => {
-                let f = self.exec(sw, copy_in);
-                if f != Flow::Next {
-                    return f;
-                }
-                // A rejecting sub-parser still copies out: what it extracted stays valid in
-                // the caller, as in BMv2 (p4c inlines sub-parsers, so their writes land in the
-                // caller's headers directly; issue1470-bmv2).
-                let accepted = self.run_parser(sw, *parser);
-                let f = self.exec(sw, copy_out);
-                if !accepted {
-                    return Flow::Reject;
-                }
-                f
-            }
+            } => self.call_parser(sw, parser, copy_in, copy_out),
             Stmt::Extract { hdr, varbit_bits } => {
                 let Some(a) = self.addr(&hdr.loc) else {
                     self.c.perr = STACK_OUT_OF_BOUNDS;
@@ -733,65 +639,9 @@ impl Exec {
                 stack,
                 member,
                 varbit_bits,
-            } => {
-                let Some(a) = self.addr(&stack.loc) else {
-                    self.c.perr = STACK_OUT_OF_BOUNDS;
-                    return Flow::Reject;
-                };
-                let next = self.ld(a);
-                if next >= u64::from(stack.size) {
-                    self.c.perr = STACK_OUT_OF_BOUNDS;
-                    return Flow::Reject;
-                }
-                let ea = a + 1 + next as usize * stack.elem_words as usize;
-                let (ha, h) = match (&stack.elem, member) {
-                    (StackElem::Header(h), None) => (ea, *h),
-                    (StackElem::Union(ms), Some(m)) => match ms.get(*m as usize) {
-                        Some((o, h)) => (ea + *o as usize, *h),
-                        None => return Flow::Next,
-                    },
-                    _ => {
-                        self.c.perr = STACK_OUT_OF_BOUNDS;
-                        return Flow::Reject;
-                    }
-                };
-                let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
-                let f = self.extract(sw, ha, h, vb);
-                if f == Flow::Next {
-                    if let StackElem::Union(ms) = &stack.elem {
-                        for (k, (o, _)) in ms.iter().enumerate() {
-                            if Some(k as u32) != *member {
-                                self.st(ea + *o as usize, 0);
-                            }
-                        }
-                    }
-                    self.st(a, next + 1);
-                }
-                f
-            }
-            Stmt::Lookahead { dst, layout } => {
-                let Some(a) = self.addr(dst) else {
-                    return Flow::Next;
-                };
-                let bits = layout.bits(&sw.prog().headers);
-                if self.c.cursor + bits > 8 * self.input().len() as u64 {
-                    self.c.perr = PACKET_TOO_SHORT;
-                    return Flow::Reject;
-                }
-                let mut pos = self.cursor();
-                self.read_layout(sw, a, layout, &mut pos);
-                Flow::Next
-            }
-            Stmt::Advance(e) => {
-                let n = self.eval_index(e);
-                let end = self.c.cursor.saturating_add(n);
-                if end > 8 * self.input().len() as u64 {
-                    self.c.perr = PACKET_TOO_SHORT;
-                    return Flow::Reject;
-                }
-                self.c.cursor = end;
-                Flow::Next
-            }
+            } => self.extract_next(sw, stack, member, varbit_bits),
+            Stmt::Lookahead { dst, layout } => self.lookahead(sw, dst, layout),
+            Stmt::Advance(e) => self.advance(e),
             Stmt::Verify(c, e) => {
                 if self.eval(c) == 0 {
                     self.c.perr = self.eval(e);
@@ -812,6 +662,217 @@ impl Exec {
                 Flow::Next
             }
         }
+    }
+
+    /// A copy of `words` frame words.
+    #[inline(always)]
+    fn copy(&mut self, dst: &Loc, src: &Loc, words: &u32) -> Flow {
+        if let (Some(d), Some(s)) = (self.addr(dst), self.addr(src)) {
+            let n = *words as usize;
+            if d + n <= self.f.len() && s + n <= self.f.len() {
+                self.f.copy_within(s..s + n, d);
+            }
+        }
+        Flow::Next
+    }
+
+    /// `words` frame words set to 0.
+    #[inline(always)]
+    fn zero(&mut self, dst: &Loc, words: &u32) -> Flow {
+        if let Some(d) = self.addr(dst) {
+            let n = *words as usize;
+            if let Some(ws) = self.f.get_mut(d..d + n) {
+                ws.fill(0);
+            }
+        }
+        Flow::Next
+    }
+
+    /// `x[hi:lo] = e`: the bits `hi..=lo` of `l` replaced.
+    #[inline(always)]
+    fn assign_slice(&mut self, l: &Loc, t: &Ty, hi: &u32, lo: &u32, e: &Expr) -> Flow {
+        let Some(a) = self.addr(l) else {
+            return Flow::Next;
+        };
+        let w = hi - lo + 1;
+        if t.is_wide() {
+            let cur = self.load_big(a, *t);
+            let v = ops::mask_big(&self.eval_big(e), w);
+            let m = ((BigUint::from(1u8) << w) - 1u8) << *lo;
+            let all = (BigUint::from(1u8) << t.width) - 1u8;
+            let nv = (cur & (all ^ m)) | (v << *lo);
+            self.store_big(a, *t, &nv);
+        } else {
+            let cur = self.ld(a);
+            let v = self.eval(e) & mask(w);
+            let m = mask(w) << lo;
+            self.st(a, ((cur & !m) | (v << lo)) & mask(t.width));
+        }
+        Flow::Next
+    }
+
+    /// `setValid`/`setInvalid` of a header (a union member made valid invalidates the others).
+    #[inline(always)]
+    fn set_valid(&mut self, hdr: &Loc, valid: &bool, others: &[i32]) -> Flow {
+        if let Some(a) = self.addr(hdr) {
+            self.st(a, u64::from(*valid));
+            if *valid {
+                for o in others {
+                    let x = a as i64 + i64::from(*o);
+                    if x >= 0 {
+                        self.st(x as usize, 0);
+                    }
+                }
+            }
+        }
+        Flow::Next
+    }
+
+    /// A `switch` on a value: the body of the first case that lists it, else the default.
+    #[inline(always)]
+    fn switch(
+        &mut self,
+        sw: &Switch,
+        sel: &Expr,
+        cases: &[(Vec<u64>, usize)],
+        bodies: &[Vec<Stmt>],
+        default: &Option<usize>,
+    ) -> Flow {
+        let v = self.eval(sel);
+        let mut which = *default;
+        for (labels, b) in cases {
+            if labels.contains(&v) {
+                which = Some(*b);
+                break;
+            }
+        }
+        match which.and_then(|b| bodies.get(b)) {
+            Some(body) => self.exec(sw, body),
+            None => Flow::Next,
+        }
+    }
+
+    /// A loop (`for`): at most `Config::loop_limit` iterations per packet in all.
+    #[inline(always)]
+    fn run_loop(&mut self, sw: &Switch, cond: &Expr, body: &[Stmt], update: &[Stmt]) -> Flow {
+        loop {
+            if self.eval(cond) == 0 {
+                return Flow::Next;
+            }
+            self.c.loops += 1;
+            if self.c.loops > sw.config().loop_limit {
+                sw.stats().loop_limit_hits.fetch_add(1, Relaxed);
+                self.c.perr = PARSER_TIMEOUT;
+                return Flow::Reject;
+            }
+            match self.exec(sw, body) {
+                Flow::Next | Flow::Continue => {}
+                Flow::Break => return Flow::Next,
+                f => return f,
+            }
+            match self.exec(sw, update) {
+                Flow::Next => {}
+                f => return f,
+            }
+        }
+    }
+
+    /// A sub-parser call: copy in, run, copy out (also after a reject).
+    #[inline(always)]
+    fn call_parser(
+        &mut self,
+        sw: &Switch,
+        parser: &ParserId,
+        copy_in: &[Stmt],
+        copy_out: &[Stmt],
+    ) -> Flow {
+        let f = self.exec(sw, copy_in);
+        if f != Flow::Next {
+            return f;
+        }
+        // A rejecting sub-parser still copies out: what it extracted stays valid in
+        // the caller, as in BMv2 (p4c inlines sub-parsers, so their writes land in the
+        // caller's headers directly; issue1470-bmv2).
+        let accepted = self.run_parser(sw, *parser);
+        let f = self.exec(sw, copy_out);
+        if !accepted {
+            return Flow::Reject;
+        }
+        f
+    }
+
+    /// `extract` into a stack's next element (`.next`), a union member included.
+    #[inline(always)]
+    fn extract_next(
+        &mut self,
+        sw: &Switch,
+        stack: &StackRef,
+        member: &Option<u32>,
+        varbit_bits: &Option<Expr>,
+    ) -> Flow {
+        let Some(a) = self.addr(&stack.loc) else {
+            self.c.perr = STACK_OUT_OF_BOUNDS;
+            return Flow::Reject;
+        };
+        let next = self.ld(a);
+        if next >= u64::from(stack.size) {
+            self.c.perr = STACK_OUT_OF_BOUNDS;
+            return Flow::Reject;
+        }
+        let ea = a + 1 + next as usize * stack.elem_words as usize;
+        let (ha, h) = match (&stack.elem, member) {
+            (StackElem::Header(h), None) => (ea, *h),
+            (StackElem::Union(ms), Some(m)) => match ms.get(*m as usize) {
+                Some((o, h)) => (ea + *o as usize, *h),
+                None => return Flow::Next,
+            },
+            _ => {
+                self.c.perr = STACK_OUT_OF_BOUNDS;
+                return Flow::Reject;
+            }
+        };
+        let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
+        let f = self.extract(sw, ha, h, vb);
+        if f == Flow::Next {
+            if let StackElem::Union(ms) = &stack.elem {
+                for (k, (o, _)) in ms.iter().enumerate() {
+                    if Some(k as u32) != *member {
+                        self.st(ea + *o as usize, 0);
+                    }
+                }
+            }
+            self.st(a, next + 1);
+        }
+        f
+    }
+
+    /// `lookahead`: the bits at the cursor read into `dst` without moving it.
+    #[inline(always)]
+    fn lookahead(&mut self, sw: &Switch, dst: &Loc, layout: &Layout) -> Flow {
+        let Some(a) = self.addr(dst) else {
+            return Flow::Next;
+        };
+        let bits = layout.bits(&sw.prog().headers);
+        if self.c.cursor + bits > 8 * self.input().len() as u64 {
+            self.c.perr = PACKET_TOO_SHORT;
+            return Flow::Reject;
+        }
+        let mut pos = self.cursor();
+        self.read_layout(sw, a, layout, &mut pos);
+        Flow::Next
+    }
+
+    /// `advance`: the cursor moved by `e` bits, if the packet has them.
+    #[inline(always)]
+    fn advance(&mut self, e: &Expr) -> Flow {
+        let n = self.eval_index(e);
+        let end = self.c.cursor.saturating_add(n);
+        if end > 8 * self.input().len() as u64 {
+            self.c.perr = PACKET_TOO_SHORT;
+            return Flow::Reject;
+        }
+        self.c.cursor = end;
+        Flow::Next
     }
 
     // ------------------------------------------------------------------ parsing
@@ -1525,7 +1586,7 @@ impl Exec {
             }
             if let Some(p) = rt.indirect().and_then(|x| sw.externs().profile(x)) {
                 let mut data = std::mem::take(&mut self.lookup.data);
-                p.resolve(td, &mut data, &sw.ports(), || self.selector_hash(td));
+                p.resolve(td, &mut data, sw.ports(), || self.selector_hash(td));
                 self.lookup.data = data;
             }
         }

@@ -74,8 +74,7 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         a.pna.as_ref().map(|pi| pi.glue(prog, prefetch))
     });
     let regions = arch.as_ref().map(|a| a.frame_regions()).unwrap_or_default();
-    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions)
-        .map_err(|e| BuildError(e.to_string()))
+    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions).map_err(BuildError::Jit)
 }
 
 impl Exec {

@@ -3,6 +3,7 @@
 //! once from the program when the switch is built. The packet flows themselves are
 //! `crate::arch`'s.
 
+use crate::types::PackageError;
 use p4_ir::*;
 
 /// A field of a metadata struct: absolute word offset and type.
@@ -240,128 +241,134 @@ fn parser_of(b: Option<&Block>) -> Option<ParserId> {
 
 impl ArchInfo {
     /// Resolves the architecture's blocks and metadata fields of a program.
-    pub fn new(p: &Program) -> Result<ArchInfo, String> {
-        let prog = p;
-        let bl = &p.blocks;
-        match p.arch {
-            Arch::PnaV06 | Arch::PnaV07 => {
-                let old = p.arch == Arch::PnaV06 && bl.len() == 4;
-                let (pb, pre, cb, db) = if old {
-                    (bl.first(), bl.get(1), bl.get(2), bl.get(3))
-                } else {
-                    (bl.first(), None, bl.get(1), bl.get(2))
-                };
-                let (Some(parser), Some(control), Some(deparser)) =
-                    (parser_of(pb), control_of(cb), control_of(db))
-                else {
-                    return Err(
-                        "the PNA_NIC package needs a parser, a control and a deparser".into(),
-                    );
-                };
-                let (pb, cb) = (pb.unwrap_or(&bl[0]), cb.unwrap_or(&bl[0]));
-                let (nth, htn) = p
-                    .enums
-                    .iter()
-                    .find(|(n, _)| n == "PNA_Direction_t")
-                    .map(|(_, ms)| {
-                        let pos = |x: &str| ms.iter().position(|m| m == x).unwrap_or(0) as u64;
-                        (pos("NET_TO_HOST"), pos("HOST_TO_NET"))
-                    })
-                    .unwrap_or((0, 1));
-                let mut i = PnaInfo {
-                    parser,
-                    pre: control_of(pre),
-                    control,
-                    deparser,
-                    p_input_port: field_of(pb, 3, "input_port"),
-                    p_direction: field_of(pb, 3, "direction"),
-                    p_pass: field_of(pb, 3, "pass"),
-                    p_loopedback: field_of(pb, 3, "loopedback"),
-                    p_recirculated: field_of(pb, 3, "recirculated"),
-                    m_input_port: field_of(cb, 2, "input_port"),
-                    m_direction: field_of(cb, 2, "direction"),
-                    m_pass: field_of(cb, 2, "pass"),
-                    m_loopedback: field_of(cb, 2, "loopedback"),
-                    m_recirculated: field_of(cb, 2, "recirculated"),
-                    m_timestamp: field_of(cb, 2, "timestamp"),
-                    m_parser_error: field_of(cb, 2, "parser_error"),
-                    net_to_host: nth,
-                    host_to_net: htn,
-                    ..PnaInfo::default()
-                };
-                if let Some(pre) = pre {
-                    i.pre_input_port = field_of(pre, 2, "input_port");
-                    i.pre_parser_error = field_of(pre, 2, "parser_error");
-                    i.pre_direction = field_of(pre, 2, "direction");
-                    i.pre_pass = field_of(pre, 2, "pass");
-                    i.pre_loopedback = field_of(pre, 2, "loopedback");
-                }
-                Ok(ArchInfo {
-                    pna: Some(i),
-                    ..ArchInfo::default()
-                })
-            }
-            Arch::V1Model => {
-                if bl.len() < 6 {
-                    return Err("the V1Switch package needs six blocks".into());
-                }
-                let (Some(parser), Some(ingress), Some(deparser)) = (
-                    parser_of(bl.first()),
-                    control_of(bl.get(2)),
-                    control_of(bl.get(5)),
-                ) else {
-                    return Err(
-                        "the V1Switch package needs a parser, an ingress and a deparser".into(),
-                    );
-                };
-                let ig = &bl[2];
-                let Some(sm) = ig.params.get(2).and_then(|p| p.region) else {
-                    return Err("the ingress control has no standard_metadata parameter".into());
-                };
-                let f = |n: &str| rel_field(ig, 2, n);
-                let sm_words = ig.params[2]
-                    .layout
-                    .as_ref()
-                    .map_or(0, |l| l.words(&prog.headers));
-                let meta = ig.params.get(1).and_then(|p| {
-                    let w = p.layout.as_ref()?.words(&prog.headers);
-                    Some((p.region?, w))
-                });
-                let uses_copies = p.functions.iter().any(|fun| uses_copy_ops(&fun.body));
-                Ok(ArchInfo {
-                    pna: None,
-                    psa: None,
-                    v1: Some(V1Info {
-                        parser,
-                        verify: control_of(bl.get(1)),
-                        ingress,
-                        egress: control_of(bl.get(3)),
-                        compute: control_of(bl.get(4)),
-                        deparser,
-                        sm,
-                        sm_words,
-                        drop_port: 511,
-                        ingress_port: f("ingress_port"),
-                        egress_spec: f("egress_spec"),
-                        egress_port: f("egress_port"),
-                        instance_type: f("instance_type"),
-                        packet_length: f("packet_length"),
-                        mcast_grp: f("mcast_grp"),
-                        egress_rid: f("egress_rid"),
-                        checksum_error: f("checksum_error"),
-                        parser_error: f("parser_error"),
-                        ingress_ts: f("ingress_global_timestamp"),
-                        egress_ts: f("egress_global_timestamp"),
-                        meta,
-                        uses_copies,
-                    }),
-                })
-            }
-            Arch::Psa => Ok(ArchInfo {
+    pub fn new(p: &Program) -> Result<ArchInfo, PackageError> {
+        Ok(match p.arch {
+            Arch::PnaV06 | Arch::PnaV07 => ArchInfo {
+                pna: Some(PnaInfo::new(p)?),
+                ..ArchInfo::default()
+            },
+            Arch::V1Model => ArchInfo {
+                v1: Some(V1Info::new(p)?),
+                ..ArchInfo::default()
+            },
+            Arch::Psa => ArchInfo {
                 psa: Some(PsaInfo::new(p)?),
                 ..ArchInfo::default()
-            }),
+            },
+        })
+    }
+}
+
+impl PnaInfo {
+    /// The PNA_NIC package's blocks (old dialect: with the pre control) and metadata fields.
+    fn new(p: &Program) -> Result<PnaInfo, PackageError> {
+        let bl = &p.blocks;
+        let old = p.arch == Arch::PnaV06 && bl.len() == 4;
+        let (pb, pre, cb, db) = if old {
+            (bl.first(), bl.get(1), bl.get(2), bl.get(3))
+        } else {
+            (bl.first(), None, bl.get(1), bl.get(2))
+        };
+        let (Some(parser), Some(control), Some(deparser)) =
+            (parser_of(pb), control_of(cb), control_of(db))
+        else {
+            return Err(PackageError::PnaBlocks);
+        };
+        let (pb, cb) = (pb.unwrap_or(&bl[0]), cb.unwrap_or(&bl[0]));
+        let (nth, htn) = p
+            .enums
+            .iter()
+            .find(|(n, _)| n == "PNA_Direction_t")
+            .map(|(_, ms)| {
+                let pos = |x: &str| ms.iter().position(|m| m == x).unwrap_or(0) as u64;
+                (pos("NET_TO_HOST"), pos("HOST_TO_NET"))
+            })
+            .unwrap_or((0, 1));
+        let mut i = PnaInfo {
+            parser,
+            pre: control_of(pre),
+            control,
+            deparser,
+            p_input_port: field_of(pb, 3, "input_port"),
+            p_direction: field_of(pb, 3, "direction"),
+            p_pass: field_of(pb, 3, "pass"),
+            p_loopedback: field_of(pb, 3, "loopedback"),
+            p_recirculated: field_of(pb, 3, "recirculated"),
+            m_input_port: field_of(cb, 2, "input_port"),
+            m_direction: field_of(cb, 2, "direction"),
+            m_pass: field_of(cb, 2, "pass"),
+            m_loopedback: field_of(cb, 2, "loopedback"),
+            m_recirculated: field_of(cb, 2, "recirculated"),
+            m_timestamp: field_of(cb, 2, "timestamp"),
+            m_parser_error: field_of(cb, 2, "parser_error"),
+            net_to_host: nth,
+            host_to_net: htn,
+            ..PnaInfo::default()
+        };
+        if let Some(pre) = pre {
+            i.pre_input_port = field_of(pre, 2, "input_port");
+            i.pre_parser_error = field_of(pre, 2, "parser_error");
+            i.pre_direction = field_of(pre, 2, "direction");
+            i.pre_pass = field_of(pre, 2, "pass");
+            i.pre_loopedback = field_of(pre, 2, "loopedback");
         }
+        Ok(i)
+    }
+}
+
+impl V1Info {
+    /// The V1Switch package's blocks and `standard_metadata_t` fields.
+    fn new(p: &Program) -> Result<V1Info, PackageError> {
+        let prog = p;
+        let bl = &p.blocks;
+        if bl.len() < 6 {
+            return Err(PackageError::V1BlockCount);
+        }
+        let (Some(parser), Some(ingress), Some(deparser)) = (
+            parser_of(bl.first()),
+            control_of(bl.get(2)),
+            control_of(bl.get(5)),
+        ) else {
+            return Err(PackageError::V1Blocks);
+        };
+        let ig = &bl[2];
+        let Some(sm) = ig.params.get(2).and_then(|p| p.region) else {
+            return Err(PackageError::V1StandardMetadata);
+        };
+        let f = |n: &str| rel_field(ig, 2, n);
+        let sm_words = ig.params[2]
+            .layout
+            .as_ref()
+            .map_or(0, |l| l.words(&prog.headers));
+        let meta = ig.params.get(1).and_then(|p| {
+            let w = p.layout.as_ref()?.words(&prog.headers);
+            Some((p.region?, w))
+        });
+        let uses_copies = p.functions.iter().any(|fun| uses_copy_ops(&fun.body));
+        Ok(V1Info {
+            parser,
+            verify: control_of(bl.get(1)),
+            ingress,
+            egress: control_of(bl.get(3)),
+            compute: control_of(bl.get(4)),
+            deparser,
+            sm,
+            sm_words,
+            drop_port: 511,
+            ingress_port: f("ingress_port"),
+            egress_spec: f("egress_spec"),
+            egress_port: f("egress_port"),
+            instance_type: f("instance_type"),
+            packet_length: f("packet_length"),
+            mcast_grp: f("mcast_grp"),
+            egress_rid: f("egress_rid"),
+            checksum_error: f("checksum_error"),
+            parser_error: f("parser_error"),
+            ingress_ts: f("ingress_global_timestamp"),
+            egress_ts: f("egress_global_timestamp"),
+            meta,
+            uses_copies,
+        })
     }
 }
 
@@ -431,10 +438,10 @@ pub struct PsaInfo {
 pub const PSA_PORT_RECIRCULATE: u64 = 0xffff_fffa;
 
 impl PsaInfo {
-    fn new(p: &Program) -> Result<PsaInfo, String> {
+    fn new(p: &Program) -> Result<PsaInfo, PackageError> {
         let bl = &p.blocks;
         if bl.len() < 6 {
-            return Err("the PSA_Switch package needs six parsers, controls and deparsers".into());
+            return Err(PackageError::PsaBlockCount);
         }
         let (Some(ip), Some(ig), Some(id), Some(ep), Some(eg), Some(ed)) = (
             parser_of(bl.first()),
@@ -444,7 +451,7 @@ impl PsaInfo {
             control_of(bl.get(4)),
             control_of(bl.get(5)),
         ) else {
-            return Err("the PSA_Switch package's blocks are not in the expected order".into());
+            return Err(PackageError::PsaOrder);
         };
         let carry = |from: (usize, usize), to: (usize, usize)| -> Carry {
             let a = bl.get(from.0)?.params.get(from.1)?;

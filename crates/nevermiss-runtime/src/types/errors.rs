@@ -116,14 +116,93 @@ impl From<TableError> for ControlError {
     }
 }
 
-/// Why a switch could not be built.
+/// Why a switch could not be built from a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildError(pub String);
+pub enum BuildError {
+    /// `main` is not the package its architecture declares.
+    Package(PackageError),
+    /// A table was refused: its spec or expire profiles, its default action, a constant entry.
+    Table {
+        /// The table's name.
+        table: String,
+        /// What of it.
+        part: TablePart,
+        /// Why.
+        error: TableError,
+    },
+    /// The compiled engine could not compile the program (it names the function or parser).
+    Jit(nevermiss_jit::JitError),
+}
 
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// The part of a table a [`BuildError::Table`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TablePart {
+    /// The table itself (keys, size, idle timeout, expire profiles).
+    Spec,
+    /// Its default action.
+    DefaultAction,
+    /// One of its constant entries.
+    ConstantEntry,
+}
+
+/// How a program's `main` fails its architecture's package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PackageError {
+    /// PNA_NIC without a parser, a control and a deparser.
+    PnaBlocks,
+    /// V1Switch with fewer than six blocks.
+    V1BlockCount,
+    /// V1Switch without a parser, an ingress and a deparser where they belong.
+    V1Blocks,
+    /// v1model's ingress without its `standard_metadata` parameter.
+    V1StandardMetadata,
+    /// PSA_Switch with fewer than six blocks.
+    PsaBlockCount,
+    /// PSA_Switch's blocks out of order.
+    PsaOrder,
+}
+
+impl fmt::Display for PackageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PackageError::PnaBlocks => {
+                "the PNA_NIC package needs a parser, a control and a deparser"
+            }
+            PackageError::V1BlockCount => "the V1Switch package needs six blocks",
+            PackageError::V1Blocks => {
+                "the V1Switch package needs a parser, an ingress and a deparser"
+            }
+            PackageError::V1StandardMetadata => {
+                "the ingress control has no standard_metadata parameter"
+            }
+            PackageError::PsaBlockCount => {
+                "the PSA_Switch package needs six parsers, controls and deparsers"
+            }
+            PackageError::PsaOrder => {
+                "the PSA_Switch package's blocks are not in the expected order"
+            }
+        })
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Package(e) => write!(f, "{e}"),
+            BuildError::Table { table, part, error } => match part {
+                TablePart::Spec => write!(f, "table {table}: {error}"),
+                TablePart::DefaultAction => write!(f, "table {table}: default action: {error}"),
+                TablePart::ConstantEntry => write!(f, "table {table}: constant entry: {error}"),
+            },
+            BuildError::Jit(e) => write!(f, "{e}"),
+        }
     }
 }
 
 impl std::error::Error for BuildError {}
+
+impl From<PackageError> for BuildError {
+    fn from(e: PackageError) -> BuildError {
+        BuildError::Package(e)
+    }
+}

@@ -33,7 +33,8 @@ impl Exec {
             }
             XOp::Truncate => self.ps.truncate = self.xval(args.first()),
             XOp::Assert | XOp::Assume => {
-                if self.xval(args.first()).unwrap_or(1) == 0 {
+                let holds = self.xval(args.first()).unwrap_or(1) != 0;
+                if !holds {
                     sw.stats().assertion_failures.fetch_add(1, Relaxed);
                 }
             }

@@ -1,5 +1,6 @@
 //! The externs the engine runs, one file per family; [`Exec::extern_call`] only dispatches.
 
+mod checksums;
 mod counters;
 mod digests;
 mod forwarding;
@@ -25,9 +26,8 @@ impl Exec {
             | XOp::DirectMeterExecute { .. }
             | XOp::DirectMeterRead { .. } => self.meters(x, inst, xk),
             XOp::RegisterRead | XOp::RegisterWrite => self.registers(sw, x, inst),
-            XOp::HashGet
-            | XOp::V1Hash(_)
-            | XOp::ChecksumClear
+            XOp::HashGet | XOp::V1Hash(_) => self.hashes(x, xk),
+            XOp::ChecksumClear
             | XOp::ChecksumUpdate
             | XOp::ChecksumGet
             | XOp::CsumAdd
@@ -35,7 +35,7 @@ impl Exec {
             | XOp::CsumGetState
             | XOp::CsumSetState
             | XOp::VerifyChecksum { .. }
-            | XOp::UpdateChecksum { .. } => self.hashes(sw, x, xk),
+            | XOp::UpdateChecksum { .. } => self.checksums(sw, x, xk),
             XOp::RandomRead | XOp::V1Random => self.random(x, xk),
             XOp::DigestPack | XOp::V1Digest => self.digests(sw, x),
             XOp::MarkToDrop
