@@ -13,6 +13,7 @@ pub mod externs;
 pub mod handover;
 mod native;
 mod profiles;
+pub mod queues;
 mod spec;
 pub mod switch;
 pub mod worker;

@@ -8,6 +8,7 @@
 
 use crate::arch::Outputs;
 use crate::handover::Handover;
+use crate::queues::EgressQueues;
 use crate::switch::Switch;
 use crate::worker::Worker;
 use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
@@ -90,6 +91,8 @@ pub struct RunReport {
     pub elapsed: Duration,
     /// Per worker (runs with `--cores`): packets and CPU time.
     pub workers: Vec<(u64, Duration)>,
+    /// What the egress queues did (runs with queues, `Config::queues`).
+    pub queues: Option<crate::queues::QueueStats>,
     /// The input error that ended the run early. Every complete packet before it was
     /// processed and its outputs written; the caller reports it after the statistics.
     pub error: Option<String>,
@@ -287,6 +290,9 @@ pub fn run_handed(
     if let (true, Some(w)) = (trace_limit > 0, worker.as_mut()) {
         w.ex.trace = Some(Vec::new());
     }
+    // Egress queues, when the switch has them (`Config::queues`; otherwise none of this runs).
+    let mut queues: Option<EgressQueues> = None;
+    crate::queues::follow(&mut queues, worker.as_ref(), &mut report);
     'run: loop {
         let mut any = false;
         for pi in 0..ports.len() {
@@ -295,6 +301,7 @@ pub fn run_handed(
                 // The old worker leaves the old switch's gate first.
                 drop(worker.take());
                 worker = member.take().map(|sw| Worker::new(sw, opts.worker));
+                crate::queues::follow(&mut queues, worker.as_ref(), &mut report);
                 tick = tick_of(&worker);
                 if let Some(w) = worker.as_mut() {
                     next_expire = w.sw.now_ns().saturating_add(tick);
@@ -358,7 +365,7 @@ pub fn run_handed(
                 if tracing {
                     traced_outs.extend(outs.as_slice().iter().map(|(p, d)| (*p, d.len())));
                 }
-                if outs.is_empty() {
+                if outs.is_empty() && !outs.has_deferred() {
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
                 }
@@ -375,6 +382,9 @@ pub fn run_handed(
                     Err(e) => {
                         failed.get_or_insert(e);
                     }
+                }
+                if let Some(q) = queues.as_mut() {
+                    q.enqueue(outs, now);
                 }
                 if now >= next_expire && opts.worker == 0 {
                     sw.expire(now);
@@ -412,9 +422,16 @@ pub fn run_handed(
             worker.maintain();
             for ti in 0..ports.len() {
                 if !tx[ti].is_empty() {
-                    flush(ports[ti].as_mut(), &mut tx[ti])?;
+                    crate::queues::flush(queues.as_ref(), ports[ti].as_mut(), &mut tx[ti])?;
                 }
             }
+        }
+        if let (Some(q), Some(w)) = (queues.as_mut(), worker.as_mut()) {
+            let now = match opts.clock {
+                Clock::Wall => w.sw.now_ns(),
+                Clock::Packet => w.ex.now_ns,
+            };
+            any |= q.service(w, &mut ports, &ids, &mut tx, batch_size, now, &mut report)? > 0;
         }
         if Instant::now() >= next_link_poll {
             if let Some(w) = &worker {
@@ -446,7 +463,8 @@ pub fn run_handed(
             .stop
             .as_ref()
             .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-        if limit || stopped || ports.iter().all(|p| p.rx_done()) {
+        let drained = queues.as_ref().is_none_or(|q| q.is_empty()) && tx.iter().all(|b| b.is_empty());
+        if limit || stopped || (ports.iter().all(|p| p.rx_done()) && drained) {
             break;
         }
         if !any {
@@ -469,6 +487,7 @@ pub fn run_handed(
     }
     let mut r = snapshot(member.switch().map(|s| &**s), &ports, &report, elapsed);
     r.error = report.error;
+    r.queues = queues.map(|q| q.stats);
     Ok(r)
 }
 
@@ -526,6 +545,7 @@ fn snapshot(
         digests: sw.map_or(0, |sw| sw.digests.lock().map(|d| d.len()).unwrap_or(0)),
         elapsed,
         workers: Vec::new(),
+        queues: None,
         error: None,
     }
 }

@@ -60,6 +60,9 @@ pub struct Config {
     /// wait for a process-wide barrier). Off: every update locks (the private shadow switch
     /// of `warm_insert_every`, whose tables are cleared over and over).
     pub lock_free_updates: bool,
+    /// Egress queues between v1model's ingress and egress (`crate::queues`), for the ports
+    /// they name; `None`: every packet runs to completion (no queue, no cost).
+    pub queues: Option<Arc<crate::queues::QueueSettings>>,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -99,6 +102,7 @@ impl Default for Config {
             track_updates: false,
             lock_free_updates: true,
             engine: Engine::default(),
+            queues: None,
         }
     }
 }

@@ -622,6 +622,7 @@ pub fn run_parallel_handed(
             .iter()
             .map(|w| (w.packets, w.cpu_time))
             .collect(),
+        queues: None,
         error,
     })
 }
