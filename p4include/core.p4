@@ -54,7 +54,6 @@ extern void verify(in bool check, in error toSignal);
 
 // The action that does nothing; the usual default action of a table.
 @noWarn("unused")
-@noWarn("unused")
 action NoAction() {}
 
 // The match kinds every architecture understands.  Architectures add more

@@ -24,6 +24,11 @@ for comp in rustfmt clippy; do
         rustup component add "$comp"
     fi
 done
+# cargo-deb: the Debian package (scripts/deb.sh; the test command installs and runs it,
+# scripts/install-test.sh), pinned.
+if [ "$(cargo deb --version 2>/dev/null)" != "cargo-deb 3.8.0" ]; then
+    cargo install --locked -q cargo-deb --version 3.8.0
+fi
 # openssl: the TLS test makes its certificates with it; iproute2: the interface-port testbed
 # (scripts/testbed.sh: namespaces and veth pairs); libxdp1: the AF_XDP back end (loaded at run
 # time; without it interface ports use AF_PACKET); valgrind: the memcheck test of generated code
@@ -31,9 +36,12 @@ done
 apt_install pkg-config openssl iproute2 libxdp1 valgrind
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
-# PyPI packages that carry them, pinned; never .proto files in the repository.
+# PyPI packages that carry them, pinned in crates/nevermiss-p4rt/p4runtime-pins.txt; never .proto
+# files in the repository. (Without this the build makes them itself, in its OUT_DIR; here they
+# are made once for every build profile.)
 protos() {
-    local venv=.venv/protos want="p4runtime==1.5.0 protobuf==3.20.3 googleapis-common-protos==1.56.4"
+    local venv=.venv/protos want
+    want=$(grep -v '^#' crates/nevermiss-p4rt/p4runtime-pins.txt | grep . | tr '\n' ' ' | sed 's/ $//')
     if [ ! -f "$venv/p4runtime.fds" ] || [ "$(cat "$venv/pins" 2>/dev/null)" != "$want" ]; then
         rm -rf "$venv"
         python3 -m venv "$venv"

@@ -22,6 +22,12 @@ if [ -n "${P4C_DIR:-}" ]; then
     echo "== p4c conformance ($P4C_DIR)"
     ./target/release/nevermiss conformance --p4c "$P4C_DIR"
 fi
+echo "== install (scripts/install-test.sh: the Debian package in a scratch root, the lab with pip)"
+if [ "$(id -u)" = 0 ]; then
+    bash scripts/install-test.sh
+else
+    echo "skipped: dpkg --root and chroot need root"
+fi
 echo "== the lab (pytest lab/tests)"
 .venv/lab/bin/python -m pytest -q lab/tests
 echo "== the main job (scripts/demo.sh)"

@@ -7,7 +7,8 @@
 # and Q transmit queues (default 1): a frame sent on one end's transmit queue i arrives on the
 # other end's receive queue i, and the kernel picks the transmit queue by the flow's hash (or,
 # for a sender bypassing the qdisc such as `nevermiss gen`, by the sending CPU), so AF_XDP
-# workers of `nevermiss run --cores Q` each get their share. `down` removes them (whatever
+# workers of `nevermiss run --cores Q` each get their share. `up` of a port that is already up
+# in that shape leaves it as it is (in another shape: made anew). `down` removes them (whatever
 # exists of them). Run as root. Traffic stays on this machine; IPv6 is off on every end (no
 # stray frames).
 #
@@ -38,6 +39,23 @@ ports=("$@")
 case "$cmd" in
 up)
     for n in "${ports[@]}"; do
+        # Already there as asked (a second `up`): keep it, so a switch running on it goes on.
+        # There in another shape (flat vs namespace, another queue count): made anew.
+        if ip link show "nm-s$n" >/dev/null 2>&1; then
+            have=$(ls -d "/sys/class/net/nm-s$n/queues/rx-"* 2>/dev/null | wc -l)
+            if [ "$flat" = 1 ]; then
+                ip link show "nm-h$n" >/dev/null 2>&1 && shape=ok || shape=other
+            else
+                ip -n "nm-h$n" link show "h$n" >/dev/null 2>&1 && shape=ok || shape=other
+            fi
+            if [ "$shape" = ok ] && [ "$have" = "$queues" ]; then
+                echo "port $n: already up (switch end nm-s$n)"
+                continue
+            fi
+            echo "port $n: nm-s$n exists in another shape; making it anew" >&2
+        fi
+        ip link del "nm-s$n" 2>/dev/null || true
+        ip netns del "nm-h$n" 2>/dev/null || true
         if [ "$flat" = 1 ]; then
             ip link add "nm-s$n" "${q[@]}" type veth peer name "nm-h$n" "${q[@]}"
             for end in "nm-s$n" "nm-h$n"; do

@@ -3,6 +3,7 @@ parseable, plausible numbers beside the paper's, and the figures exist."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -38,6 +39,13 @@ def test_reproduce_000_quick(tmp_path: Path, nm: Path) -> None:
     fwd = numbers(rows["forwarder, 1 core"].split("|", 2)[2])
     assert fwd[0] == 6.76 and 0.01 < fwd[1] < 100
     assert "## What differs and why" in text
+    # The report names the build it measured (commit and all) and where its raw output is.
+    assert re.search(r"commit [0-9a-f]{12}", text.splitlines()[2]), text.splitlines()[:3]
+    assert "## Build, machine and date" in text and "rustc: rustc" in text
+    raw = re.search(r"`(runs/[^`]*out\.json)`", text)
+    assert raw and (out / raw.group(1)).is_file(), raw
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["nevermiss"]["commit"] and prov["nevermiss"]["engines"].startswith("jit")
     # Latency over the packet index: the samples behind it are in packet order, phase 1 holds
     # the m inserts' samples, phase 2 the lookups and the new-key inserts; the report's
     # summary counts what the figure shows.

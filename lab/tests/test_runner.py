@@ -75,6 +75,10 @@ def test_a_failed_point_is_marked_and_a_resume_skips_finished_points(tmp_path: P
     assert list((good / "hdr").glob("*.hlog"))
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["version"].startswith("nevermiss") and meta["machine"]["cpus"] >= 1
+    # The exact build: commit (and dirty flag), rustc, features, engines; and the lab's version.
+    for key in ("commit", "rustc", "features", "engines"):
+        assert meta["build"][key], key
+    assert meta["lab"].startswith("0.")
     # Resume: the finished point is not run again (its files keep their times).
     mtime = (good / "status.json").stat().st_mtime_ns
     with pytest.raises(PointFailed):
@@ -119,3 +123,10 @@ def test_percentile_distribution_ends_at_the_maximum() -> None:
     assert ps == sorted(ps)
     # Values 1..1000 uniformly: the value at percentile p is about 10·p.
     assert all(abs(v - 10 * p) <= 3 for p, v in d[1:]), d
+
+
+def test_lab_version_names_the_lab_and_the_build(nm: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(["--binary", str(nm), "--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("nevermiss-lab 0.") and f"nevermiss binary: {nm}" in out
+    assert "commit: " in out and "rustc: " in out and "engines: " in out

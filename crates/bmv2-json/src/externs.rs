@@ -105,6 +105,7 @@ impl<'a> Builder<'a> {
                     init: vec![0; t.words() as usize],
                 },
             );
+            self.p.externs[id as usize].type_args = vec![CpType::Bit(w)];
             if self.registers.insert(name.clone(), (id, w)).is_some() {
                 return Err(r.err(format!("register array {name} is declared twice")));
             }
@@ -249,7 +250,27 @@ impl<'a> Builder<'a> {
             return Err(at.err(format!("no learn list has the id {id}")));
         };
         let mut items = Vec::new();
-        for e in l.list("elements")? {
+        let mut fields = Vec::new();
+        let elements = l.list("elements")?;
+        // The JSON keeps no member names (p4c copies the data into scalars `tmp`, `tmp_0`, …);
+        // the source fragment `{ hdr.eth.src_addr, meta.port }` names what each member holds.
+        let from_source: Vec<String> = l
+            .opt("source_info")
+            .and_then(|si| si.v.get("source_fragment").and_then(|v| v.as_str()))
+            .map(|f| {
+                f.trim_matches(|c: char| c == '{' || c == '}' || c.is_whitespace())
+                    .split(',')
+                    .map(|x| x.trim().rsplit('.').next().unwrap_or("").to_string())
+                    .collect()
+            })
+            .filter(|v: &Vec<String>| {
+                v.len() == elements.len()
+                    && v.iter().all(|n| {
+                        !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    })
+            })
+            .unwrap_or_default();
+        for (i, e) in elements.iter().enumerate() {
             match e.str_of("type")? {
                 "field" => {
                     let fj = e.get("value")?;
@@ -259,10 +280,34 @@ impl<'a> Builder<'a> {
                         return Err(fj.err(format!("unknown fixed-width field {h}.{f}")));
                     };
                     items.push(Datum::Bits(Expr::Load(off, t)));
+                    fields.push(control_plane::CpField {
+                        name: from_source.get(i).cloned().unwrap_or_else(|| f.to_string()),
+                        ty: control_plane::CpType::Bit(t.width),
+                        annotations: Vec::new(),
+                    });
                 }
                 other => return Err(e.unsupported(format!("learn list elements of type {other}"))),
             }
         }
+        // The control plane names the digest after the learn list (p4c names both after the
+        // data's type), a struct of the members in order.
+        let name = l.str_of("name")?.to_string();
+        let cp = &mut self.p.control_plane;
+        let ty = match cp.types.iter().position(|t| t.name == name) {
+            Some(i) => i as control_plane::TypeId,
+            None => {
+                cp.types.push(control_plane::NamedType {
+                    name: name.clone(),
+                    annotations: Vec::new(),
+                    kind: control_plane::NamedKind::Struct(fields),
+                });
+                (cp.types.len() - 1) as control_plane::TypeId
+            }
+        };
+        cp.v1_digests.push(control_plane::V1Digest {
+            name,
+            ty: control_plane::CpType::Named(ty),
+        });
         Ok(XArg::Data(items))
     }
 

@@ -221,6 +221,22 @@ impl<'a> Builder<'a> {
         self.p.zero_words = base;
         self.p.frame_words = base + self.temp_words;
         layout::relocate(&mut self.p, base);
+        // core.p4 declares NoAction `@noWarn("unused")`, which p4c's P4Info shows.
+        for f in &mut self.p.functions {
+            if f.kind == FnKind::Action && f.name == "NoAction" && f.annotations.is_empty() {
+                f.annotations.push(control_plane::Annotation {
+                    name: "noWarn".into(),
+                    body: control_plane::AnnotationBody::Unstructured {
+                        text: "\"unused\"".into(),
+                        args: None,
+                    },
+                });
+            }
+        }
+        // P4Info lists the actions in the JSON's order (p4c's for the program it compiled).
+        self.p.control_plane.actions = (0..self.p.functions.len() as FnId)
+            .filter(|&f| self.p.functions[f as usize].kind == FnKind::Action)
+            .collect();
         self.p
     }
 
@@ -343,16 +359,26 @@ impl<'a> Builder<'a> {
     /// Adds a function.
     pub fn add_fn(&mut self, name: String, kind: FnKind, body: Vec<Stmt>) -> FnId {
         let id = self.p.functions.len() as FnId;
-        self.p.functions.push(Function { name, kind, body });
-        self.p.origins.functions.push(None);
+        self.p.functions.push(Function {
+            name,
+            kind,
+            body,
+            annotations: Vec::new(),
+            params: Vec::new(),
+        });
         id
     }
 
-    /// Adds an extern instance.
+    /// Adds an extern instance (one the JSON declares: the control plane sees it).
     pub fn add_extern(&mut self, name: String, kind: ExternKind) -> ExternId {
         let id = self.p.externs.len() as ExternId;
-        self.p.externs.push(ExternInst { name, kind });
-        self.p.origins.externs.push(ExternOrigin::Argument);
+        self.p.externs.push(ExternInst {
+            name,
+            kind,
+            site: ExternSite::Declared,
+            type_args: Vec::new(),
+            annotations: Vec::new(),
+        });
         id
     }
 }

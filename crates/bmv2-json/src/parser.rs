@@ -34,8 +34,9 @@ impl<'a> Builder<'a> {
                 name: name.clone(),
                 size,
                 widths: vec![w],
+                elem: CpType::Bit(w),
+                annotations: Vec::new(),
             });
-            self.p.origins.value_sets.push(u32::MAX);
             self.value_sets.insert(name, id);
         }
         for p in root.list("parsers")? {

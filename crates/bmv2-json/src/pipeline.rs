@@ -238,6 +238,18 @@ impl<'a> Builder<'a> {
                 None => return Err(nt.err(format!("no next node for action {}", a.name))),
             }
         };
+        // An action p4c synthesized from statements of an apply block is named after its
+        // source line, outside any control ("prog79"); it is `@hidden` in p4c's P4Info. An
+        // action the program declares keeps its control-qualified name and stays listed.
+        if !a.name.contains('.') && a.name != "NoAction" {
+            let f = &mut self.p.functions[a.func as usize];
+            if !f.annotations.iter().any(|x| x.name == "hidden") {
+                f.annotations.push(p4_ir::control_plane::Annotation {
+                    name: "hidden".into(),
+                    body: p4_ir::control_plane::AnnotationBody::Empty,
+                });
+            }
+        }
         Ok(Some((a.func, copy_in, next)))
     }
 
@@ -304,10 +316,13 @@ impl<'a> Builder<'a> {
                 Some(n) => n.str()?.to_string(),
                 None => default_name,
             };
+            let ty = CpType::Bit(expr.ty().width);
             keys.push(TableKey {
                 name: kname,
                 expr,
                 kind,
+                ty,
+                annotations: Vec::new(),
             });
             slices.push(slice);
             kinds_json.push(mt.to_string());
@@ -336,6 +351,8 @@ impl<'a> Builder<'a> {
                         name: n.clone(),
                         expr: e.clone(),
                         kind: MatchKind::Selector,
+                        ty: CpType::Bit(e.ty().width),
+                        annotations: Vec::new(),
                     });
                 }
                 Some(p.id)
@@ -375,6 +392,7 @@ impl<'a> Builder<'a> {
                 copy_out: Vec::new(),
                 default_only: false,
                 table_only: false,
+                annotations: Vec::new(),
             });
         }
         let action_names: Vec<String> = actions.iter().map(|a| a.name.clone()).collect();
@@ -546,8 +564,11 @@ impl<'a> Builder<'a> {
             direct_counter,
             direct_meter,
             implementation,
+            annotations: Vec::new(),
+            declared_size: Some(size),
+            // p4c writes the default entry a table has, declared or not.
+            default_declared: true,
         });
-        self.p.origins.tables.push(u32::MAX);
         if self.tables.insert(name.clone(), id).is_some() {
             return Err(t.err(format!("table {name} is declared twice")));
         }

@@ -47,6 +47,16 @@ impl<'a> Builder<'a> {
             let mut body = Vec::new();
             self.structure(&prims, 0, prims.len(), &cx, &mut body)?;
             let func = self.add_fn(name.clone(), FnKind::Action, body);
+            // The control plane supplies every runtime parameter.
+            self.p.functions[func as usize].params = params
+                .iter()
+                .map(|p| CpParam {
+                    name: p.name.clone(),
+                    directionless: true,
+                    ty: CpType::Bit(p.ty.width),
+                    annotations: Vec::new(),
+                })
+                .collect();
             if self
                 .actions
                 .insert(id, ActionInfo { name, func, params })

@@ -47,6 +47,9 @@ pub const MAX_RUN: Duration = Duration::from_secs(3600);
 const KEY_BASE: u32 = 0x0b00_0000;
 /// Per-update status of a Write refused because the entry exists (gRPC ALREADY_EXISTS).
 const ALREADY_EXISTS: i32 = tonic::Code::AlreadyExists as i32;
+/// Most updates of one Write: a refused Write of this many still carries every update's
+/// status in its details (the server trims details past 5 KiB, about 120 updates).
+const UPDATES_PER_WRITE: usize = 64;
 
 /// How the table learns its entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -537,10 +540,16 @@ async fn controller(
                 },
             ));
         }
-        if !updates.is_empty() {
-            let n = updates.len();
+        // One Write per chunk: the server keeps a refused Write's per-update details within
+        // what gRPC clients accept by default (about 120 updates), so a chunk's statuses are
+        // always all there.
+        let mut owners = owners.into_iter();
+        let mut updates = updates.into_iter().peekable();
+        while updates.peek().is_some() {
+            let chunk: Vec<p4::Update> = updates.by_ref().take(UPDATES_PER_WRITE).collect();
+            let n = chunk.len();
             let t0 = Instant::now();
-            let r = client.write_status(updates).await;
+            let r = client.write_status(chunk).await;
             log.write_latency.push(t0.elapsed().as_nanos() as u64);
             log.stats.writes += 1;
             let done = start.elapsed().as_nanos() as u64;
@@ -550,7 +559,7 @@ async fn controller(
                     .filter(|c| c.len() == n)
                     .ok_or_else(|| format!("Write refused: {}", st.message()))?,
             };
-            for (flow, code) in owners.into_iter().zip(codes) {
+            for (flow, code) in owners.by_ref().take(n).zip(codes) {
                 match code {
                     0 => {
                         log.stats.entries_inserted += 1;

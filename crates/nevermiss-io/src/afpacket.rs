@@ -568,6 +568,12 @@ impl Port for AfPacketPort {
     fn can_block(&self) -> bool {
         self.qdisc
     }
+
+    /// The socket: readable when the kernel hands over a receive block (TPACKET_V3).
+    fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
+        out.push(self.fd);
+        true
+    }
 }
 
 impl AfPacketPort {

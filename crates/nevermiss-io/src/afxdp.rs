@@ -598,6 +598,12 @@ impl Port for AfXdpPort {
         crate::afpacket::link_up(&self.name)
     }
 
+    /// Every socket: readable when its receive ring holds a frame.
+    fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
+        out.extend(self.socks.iter().map(|x| x.fd));
+        true
+    }
+
     fn stats(&self) -> &Arc<PortStats> {
         &self.stats
     }

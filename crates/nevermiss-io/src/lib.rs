@@ -9,6 +9,7 @@ pub mod afxdp;
 pub mod expect;
 pub mod gen;
 pub mod headers;
+pub mod idle;
 pub mod packet;
 pub mod pcap;
 pub mod port;
@@ -19,6 +20,7 @@ pub mod units;
 
 pub use expect::{Expectation, Expectations, Mismatch};
 pub use gen::{KeyCycle, KeyEvent, KeyField, KeyKind, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
+pub use idle::{IdleWait, Polling};
 pub use packet::{Batch, Packet, BATCH_MAX, DEFAULT_HEADROOM};
 pub use pcap::{PcapError, PcapReader, PcapWriter};
 pub use port::{

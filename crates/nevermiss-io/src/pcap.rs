@@ -194,6 +194,15 @@ impl PcapReader<BufReader<File>> {
             source: Some(e),
             whole_file: true,
         })?;
+        // Linux opens a directory for reading; its first read fails with EISDIR.
+        if f.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(PcapError {
+                offset: 0,
+                message: "is a directory, not a capture file".into(),
+                source: None,
+                whole_file: true,
+            });
+        }
         PcapReader::new(BufReader::with_capacity(1 << 16, f))
     }
 }

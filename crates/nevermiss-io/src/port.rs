@@ -111,6 +111,15 @@ pub trait Port: Send {
     fn can_block(&self) -> bool {
         false
     }
+
+    /// Pushes the file descriptors that become readable (`poll(2)`, `POLLIN`) when this port
+    /// may have a packet to receive, and returns true; false (the default) when the port
+    /// cannot be waited on that way (an in-memory queue), so that an idle run loop sleeps in
+    /// short steps instead ([`crate::idle::IdleWait`]). Interface ports push their sockets.
+    fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
+        let _ = out;
+        false
+    }
 }
 
 fn bytes_of(pkts: &[Packet]) -> u64 {
@@ -966,6 +975,9 @@ impl Port for CapturePort {
     }
     fn can_block(&self) -> bool {
         self.inner.can_block()
+    }
+    fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
+        self.inner.wait_fds(out)
     }
     /// Captures what the port took (a port that may block takes a prefix and is offered the
     /// rest again: each packet is captured once, when it is sent).

@@ -287,16 +287,8 @@ impl Device {
     ) -> Result<Arc<Pipeline>, Status> {
         let loaded = device_config::decode(device_config)
             .map_err(|e| Status::invalid_argument(format!("device config: {e}")))?;
-        let Some(compiled) = &loaded.compiled else {
-            // A BMv2 JSON program has no P4 source; its P4Info comes from the IR once p4info.rs
-            // builds it from p4-ir alone.
-            return Err(Status::unimplemented(
-                "device config: a BMv2 JSON program loads, but serving it needs its P4Info \
-                 built from the IR, which this nevermiss does not yet do; give the P4 source \
-                 (nevermiss p4info PROGRAM --device-config FILE)",
-            ));
-        };
-        let built = p4info::build(compiled, &loaded.program)
+        // The P4Info is made from the IR, so a BMv2 JSON program gets one as a P4 program does.
+        let built = p4info::build(&loaded.program)
             .map_err(|e| Status::invalid_argument(format!("P4Info: {e}")))?;
         let p4info = match given {
             Some(g) => {

@@ -50,6 +50,9 @@ pub struct RunOptions {
     /// Which worker this loop is (0 when alone): its `Worker` id; only worker 0 runs the
     /// tables' expiry, so that several loops over one switch do not repeat it.
     pub worker: u64,
+    /// What the loop does when no port has a packet: wait (adaptive, the default) or spin
+    /// (`--busy-poll`); `nevermiss_io::idle`.
+    pub polling: nevermiss_io::Polling,
 }
 
 impl Default for RunOptions {
@@ -63,6 +66,7 @@ impl Default for RunOptions {
             stats_now: None,
             trace: None,
             worker: 0,
+            polling: nevermiss_io::Polling::Adaptive,
         }
     }
 }
@@ -283,7 +287,7 @@ pub fn run_handed(
     // Interface ports' link state, for watch ports (`Switch::set_port_up`): now, then every
     // LINK_POLL (and at once on a switch handed over).
     let mut next_link_poll = start;
-    let mut idle_rounds = 0u32;
+    let mut idle = nevermiss_io::IdleWait::new(opts.polling);
     let mut traced = 0u64;
     let trace_limit = opts.trace.unwrap_or(0);
     let mut trace_cut = false;
@@ -467,13 +471,10 @@ pub fn run_handed(
         if limit || stopped || (ports.iter().all(|p| p.rx_done()) && drained) {
             break;
         }
-        if !any {
-            idle_rounds += 1;
-            if idle_rounds > 1000 {
-                std::thread::sleep(Duration::from_micros(100));
-            }
+        if any {
+            idle.busy();
         } else {
-            idle_rounds = 0;
+            idle.idle(&ports);
         }
     }
     let elapsed = start.elapsed();

@@ -1,8 +1,10 @@
 //! `nevermiss check prog.p4 [-I dir] [-D NAME=VAL] [--arch ...] [--dump ...]`
 //!
 //! Prints nothing and exits 0 on a valid program; prints every diagnostic to stderr and exits 1
-//! on an invalid one; exits 2 on bad usage. A BMv2 JSON program (detected by content) is
-//! loaded by the second front end (`bmv2-json`); only `--dump ir` applies to it.
+//! on an invalid one (a program without a `main` package instance is one: nothing could run
+//! it); exits 2 on bad usage or a path that is not a regular file (`program.rs`). A BMv2 JSON
+//! program (detected by content) is loaded by the second front end (`bmv2-json`); only
+//! `--dump ir` applies to it.
 
 use clap::{Args, ValueEnum};
 use p4_front::driver::{self, ArchChoice, Options};
@@ -27,6 +29,10 @@ pub struct CheckArgs {
     /// Print the lowered IR (same as `--dump ir`).
     #[arg(long)]
     pub dump_ir: bool,
+    /// The file is a library of declarations: no `main` package instance is needed (as p4c's
+    /// front end accepts); without it a program must have one, since nothing could run it.
+    #[arg(long)]
+    pub library: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -93,8 +99,8 @@ pub fn run(args: CheckArgs) -> u8 {
             return 2;
         }
     };
-    if !args.file.is_file() {
-        eprintln!("error: {}: no such file", args.file.display());
+    if let Err(e) = crate::program::readable(&args.file) {
+        eprintln!("error: {e}");
         return 2;
     }
     if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(&args.file) {
@@ -106,7 +112,7 @@ pub fn run(args: CheckArgs) -> u8 {
     }
     match driver::compile_file(&args.file, &opts) {
         Ok(c) => {
-            for w in &c.checked.warnings {
+            for w in c.unit.warnings().iter().chain(&c.checked.warnings) {
                 eprint!("{}", p4_front::diag::render(&c.unit, w));
             }
             let ir_flag = args.dump_ir.then_some(Dump::Ir);
@@ -128,6 +134,14 @@ pub fn run(args: CheckArgs) -> u8 {
                             return 1;
                         }
                     },
+                }
+            }
+            // Valid P4, but nothing `run`, `serve` or `stf` could run: the same error they give
+            // (unless the file is meant as a library).
+            if !args.library {
+                if let Err(d) = c.require_main() {
+                    eprint!("{}", p4_front::diag::render(&c.unit, &d));
+                    return 1;
                 }
             }
             0

@@ -177,9 +177,7 @@ impl SourceArgs {
     /// Loads and lowers `program`, with file:line:col diagnostics on failure.
     pub fn load(&self, program: &Path) -> Result<Program, String> {
         let opts = options(&self.include, &self.define, ArchArg::Auto)?;
-        if !program.is_file() {
-            return Err(format!("{}: no such file", program.display()));
-        }
+        crate::program::readable(program)?;
         nevermiss_runtime::load(program, &opts)
     }
 }
@@ -412,6 +410,11 @@ pub struct TrafficArgs {
     /// BMv2's `--pcap`; with --cores on interfaces, worker W > 0 writes N_in.wW.pcap, ...).
     #[arg(long, value_name = "DIR")]
     pub pcap_dir: Option<PathBuf>,
+    /// Poll the ports without pause even when no packets come (a whole core per loop, the
+    /// lowest latency); by default an idle loop waits for its interfaces' sockets after 200 µs
+    /// without a packet (docs/io.md "Idle").
+    #[arg(long)]
+    pub busy_poll: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -565,6 +568,11 @@ impl TrafficArgs {
             stats_now,
             trace: self.trace.then_some(self.trace_limit),
             worker: 0,
+            polling: if self.busy_poll {
+                nevermiss_io::Polling::Busy
+            } else {
+                nevermiss_io::Polling::Adaptive
+            },
         }
     }
 

@@ -15,11 +15,14 @@ mod out;
 mod bench_cmd;
 mod bmv2_diff;
 mod check_cmd;
+mod completions_cmd;
 mod conformance_cmd;
 mod ctl_cmd;
 mod flags;
 mod gen_cmd;
+mod man_cmd;
 mod p4info_cmd;
+mod program;
 mod run_cmd;
 mod serve_cmd;
 mod sim_cmd;
@@ -33,7 +36,7 @@ pub(crate) fn usage_result(r: Result<(), String>) -> u8 {
         Ok(()) => 0,
         Err(e) => {
             let e = e.trim_end();
-            if e.contains("error:") {
+            if carries_diagnostics(e) {
                 eprintln!("{e}");
             } else {
                 eprintln!("error: {e}");
@@ -43,10 +46,18 @@ pub(crate) fn usage_result(r: Result<(), String>) -> u8 {
     }
 }
 
+/// Whether a message already holds rendered diagnostics (`file:line:col: error: ...`,
+/// `file: error: ...` or `error: ...` at the start of a line), which get no second prefix; a
+/// message that merely mentions an error (`i/o error: ...`) does.
+fn carries_diagnostics(e: &str) -> bool {
+    e.lines()
+        .any(|l| l.starts_with("error:") || l.contains(": error: "))
+}
+
 #[derive(Parser)]
 #[command(
     name = "nevermiss",
-    version,
+    version = env!("NEVERMISS_SHORT_VERSION"),
     about = "A stateful P4 software switch and the lab that measures it"
 )]
 struct Cli {
@@ -81,6 +92,11 @@ enum Command {
     /// Trace-driven simulator of data hazards in stateful hardware pipelines.
     #[command(subcommand)]
     Sim(sim_cmd::SimCommand),
+    /// Print a shell's completion script for nevermiss to stdout.
+    Completions(completions_cmd::CompletionsArgs),
+    /// Write the man pages (nevermiss.1 and one per subcommand) into a directory.
+    #[command(hide = true)]
+    Man(man_cmd::ManArgs),
 }
 
 /// The command line as clap sees it: the word after a flag that takes a value is its value even
@@ -97,7 +113,15 @@ fn command() -> clap::Command {
         })
         .mut_subcommands(hyphen_values)
     }
-    hyphen_values(Cli::command())
+    hyphen_values(Cli::command().long_version(long_version()))
+}
+
+/// `nevermiss --version`: the exact build (commit and whether the tree had changes, rustc,
+/// profile, features, engines; `build.rs`), one `key: value` per line after the version, so
+/// that results can name what produced them. `-V` gives the one-line form.
+pub(crate) fn long_version() -> &'static str {
+    static LONG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LONG.get_or_init(|| env!("NEVERMISS_LONG_VERSION").replace("\\n", "\n"))
 }
 
 fn main() -> ExitCode {
@@ -116,6 +140,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Stf(args) => stf_cmd::run(args),
+        Command::Completions(args) => completions_cmd::run(args, command()),
+        Command::Man(args) => man_cmd::run(args, command()),
     };
     ExitCode::from(out::exit_code(code))
 }

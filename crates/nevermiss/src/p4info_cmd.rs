@@ -1,7 +1,7 @@
 //! `nevermiss p4info PROGRAM [-o FILE] [--format text|binary|json] [--device-config FILE]`: the
-//! P4Info of a program, as p4c would write it (names, aliases and ids allocated as p4c
-//! allocates them), and the device config `SetForwardingPipelineConfig` carries to load it
-//! (docs/p4runtime.md).
+//! P4Info of a program (P4 source or BMv2 JSON), as p4c would write it (names, aliases and ids
+//! allocated as p4c allocates them), and the device config `SetForwardingPipelineConfig`
+//! carries to load it (docs/p4runtime.md; for BMv2 JSON, the JSON itself).
 //!
 //! Exit codes: 0 written; 2 bad usage, an unreadable or invalid program, an unwritable output.
 
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct P4InfoArgs {
-    /// The P4_16 program.
+    /// The program: P4_16 source, or BMv2 JSON (as p4c-bm2-ss writes it).
     pub program: PathBuf,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -45,22 +45,33 @@ fn run_inner(args: &P4InfoArgs) -> Result<(), String> {
         &args.source.define,
         crate::check_cmd::ArchArg::Auto,
     )?;
-    if !args.program.is_file() {
-        return Err(format!("{}: no such file", args.program.display()));
-    }
-    let compiled = p4_front::driver::compile_file(&args.program, &opts).map_err(|f| f.render())?;
-    let prog = p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
-    let built =
-        p4info::build(&compiled, &prog).map_err(|e| format!("{}: {e}", args.program.display()))?;
+    crate::program::readable(&args.program)?;
+    // The P4Info is made from the lowered program, so a BMv2 JSON program (its own device
+    // config) gets one as P4 source does.
+    let (prog, config) = match nevermiss_runtime::bmv2_json_bytes(&args.program) {
+        Some(json) => {
+            let prog = bmv2_json::load_bytes(&json)
+                .map_err(|e| format!("{}: error: {e}", args.program.display()))?;
+            (prog, json)
+        }
+        None => {
+            nevermiss_runtime::not_a_bmv2_json(&args.program)?;
+            let compiled =
+                p4_front::driver::compile_file(&args.program, &opts).map_err(|f| f.render())?;
+            let prog =
+                p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
+            let name = args.program.display().to_string();
+            (prog, device_config::encode(&compiled, &name))
+        }
+    };
+    let built = p4info::build(&prog).map_err(|e| format!("{}: {e}", args.program.display()))?;
     let bytes = match args.format {
         Format::Text => format::p4info_text(&built.p4info).into_bytes(),
         Format::Json => format::p4info_json(&built.p4info).into_bytes(),
         Format::Binary => built.p4info.encode_to_vec(),
     };
     if let Some(p) = &args.device_config {
-        let name = args.program.display().to_string();
-        std::fs::write(p, device_config::encode(&compiled, &name))
-            .map_err(|e| format!("--device-config {}: {e}", p.display()))?;
+        std::fs::write(p, config).map_err(|e| format!("--device-config {}: {e}", p.display()))?;
     }
     match &args.out {
         Some(p) => std::fs::write(p, bytes).map_err(|e| format!("-o {}: {e}", p.display())),

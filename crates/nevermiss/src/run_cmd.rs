@@ -35,6 +35,10 @@ pub struct RunArgs {
     pub switch: SwitchArgs,
     #[command(flatten)]
     pub traffic: TrafficArgs,
+    /// Stop after this long (e.g. 10s, 500ms), as SIGINT would: the batch in flight finished,
+    /// outputs flushed, statistics printed, exit 0. Inputs that end sooner end the run sooner.
+    #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration_ns)]
+    pub duration: Option<u64>,
     /// Print the program's IR and exit.
     #[arg(long)]
     pub dump_ir: bool,
@@ -94,9 +98,17 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     for e in &args.entries {
         apply_entries(&sw, e)?;
     }
-    // Until the inputs end, or SIGINT/SIGTERM (interface ports never end by themselves).
+    // Until the inputs end, `--duration`, or SIGINT/SIGTERM (interface ports never end by
+    // themselves).
     // SIGUSR1 prints the statistics so far.
     let sig = crate::flags::signals();
+    if let Some(ns) = args.duration {
+        let stop = sig.stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_nanos(ns));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
     let report = args.traffic.run_specs(
         &nevermiss_runtime::handover::Handover::new(Some(sw.clone())),
         &specs,

@@ -99,9 +99,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     let mut config = args.traffic.config(args.switch.config_any());
     let mut preload = None;
     if let Some(path) = &args.program {
-        if !path.is_file() {
-            return Err(format!("{}: no such file", path.display()));
-        }
+        crate::program::readable(path)?;
         if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(path) {
             // A BMv2 JSON program is its own device config.
             let prog = bmv2_json::load_bytes(&bytes)

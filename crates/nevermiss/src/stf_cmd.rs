@@ -4,8 +4,8 @@
 //! (docs/runtime.md); flags on the command line come after them.
 //!
 //! Exit codes: 0 the test passed; 1 it failed (the first mismatch, or the command that could
-//! not be applied, is printed); 2 bad usage, an unreadable file, or a program that does not
-//! compile or cannot run.
+//! not be applied, is printed); 2 bad usage, an unreadable file, a test with a syntax error
+//! (`file:line:col`), or a program that does not compile or cannot run.
 //!
 //! `--against OTHER` runs the test on a second form of the program too (the BMv2 JSON
 //! p4c-bm2-ss made of it, say) and compares what the two sent: exit 0 when every port got the
@@ -47,6 +47,16 @@ pub fn run(args: StfArgs) -> u8 {
 fn run_inner(args: &StfArgs) -> Result<u8, String> {
     let text =
         std::fs::read_to_string(&args.test).map_err(|e| format!("{}: {e}", args.test.display()))?;
+    // A test that does not parse is one that cannot be read (exit 2), not one that failed.
+    nevermiss_io::parse_stf(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: {}",
+            args.test.display(),
+            e.line,
+            e.col,
+            e.message
+        )
+    })?;
     let header = StfHeader::of(&text, &args.test)?;
     let source = SourceArgs {
         include: [&header.source.include[..], &args.source.include[..]].concat(),

@@ -128,7 +128,15 @@ pub fn render(unit: &Unit, d: &Diagnostic) -> String {
         let (loc, width) = unit.locate_span(span);
         header_and_snippet(&mut out, &loc, width, &severity, &d.message);
     } else {
-        let _ = writeln!(out, "{severity}: {}", d.message);
+        // About the whole program: named by its file, so a user with several knows which.
+        match unit.main_file() {
+            Some(file) => {
+                let _ = writeln!(out, "{file}: {severity}: {}", d.message);
+            }
+            None => {
+                let _ = writeln!(out, "{severity}: {}", d.message);
+            }
+        }
     }
     for note in &d.notes {
         match note.span {
@@ -226,6 +234,8 @@ mod tests {
         let r = render(&u, &Diagnostic::error(Span::new(100, 50), "m"));
         assert!(r.starts_with("t.p4:2:3: error: m\n"), "{r}");
         let r = render(&u, &Diagnostic::error_global("whole"));
+        assert_eq!(r, "t.p4: error: whole\n");
+        let r = render(&Unit::default(), &Diagnostic::error_global("whole"));
         assert_eq!(r, "error: whole\n");
     }
 

@@ -37,6 +37,24 @@ pub struct Compiled {
     pub pna_dialect: PnaDialect,
 }
 
+/// What a program without a `main` package instance gets from every command that runs it
+/// (`check` included: such a program type-checks, as in p4c's front end, but no target can run
+/// it; P4_16 spec, "Example architecture program": a program instantiates its architecture's
+/// top-level package as `main`).
+pub const NO_MAIN: &str =
+    "the program has no `main` package instance: nothing for an architecture to run";
+
+impl Compiled {
+    /// `Err` (a diagnostic without a position, which renders with the file's name) when the
+    /// program has no `main` package instance.
+    pub fn require_main(&self) -> Result<(), Diagnostic> {
+        match self.checked.main {
+            Some(_) => Ok(()),
+            None => Err(Diagnostic::error_global(NO_MAIN)),
+        }
+    }
+}
+
 /// A program that failed: the diagnostics of the first failing phase (all of them for the checker).
 pub struct Failed {
     /// The preprocessed unit, when preprocessing got that far; needed to render positions.

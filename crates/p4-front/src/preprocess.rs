@@ -36,17 +36,32 @@ const MAX_EXPANSION_TOKENS: u64 = 1 << 20;
 const MAX_TOTAL_EXPANSION_TOKENS: u64 = 1 << 22;
 const MAX_EXPR_DEPTH: u32 = 512;
 
-/// The project's `p4include/` directory: `$NEVERMISS_P4INCLUDE` if set, else the `p4include/`
-/// of the source tree this crate was built from.
+/// The project's `p4include/` directory: `$NEVERMISS_P4INCLUDE` if set; else, for an installed
+/// binary (`PREFIX/bin/nevermiss`, as the Debian package puts it), `PREFIX/share/nevermiss/p4include`
+/// when it exists; else the `p4include/` of the source tree this crate was built from, when it
+/// exists; else the Debian package's `/usr/share/nevermiss/p4include` (where the binary cannot
+/// name its own path: no `/proc`).
 pub fn default_include_dir() -> PathBuf {
-    match std::env::var_os("NEVERMISS_P4INCLUDE") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => {
-            let d = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
-            std::fs::canonicalize(&d).unwrap_or(d)
-        }
+    if let Some(d) = std::env::var_os("NEVERMISS_P4INCLUDE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let installed = std::env::current_exe().ok().and_then(|exe| {
+        let d = exe.parent()?.parent()?.join("share/nevermiss/p4include");
+        d.is_dir().then_some(d)
+    });
+    if let Some(d) = installed {
+        return d;
+    }
+    let tree = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../p4include"));
+    match std::fs::canonicalize(&tree) {
+        Ok(d) => d,
+        Err(_) if Path::new(PACKAGED_INCLUDE_DIR).is_dir() => PathBuf::from(PACKAGED_INCLUDE_DIR),
+        Err(_) => tree,
     }
 }
+
+/// Where the Debian package installs `p4include/` (`scripts/deb.sh`).
+const PACKAGED_INCLUDE_DIR: &str = "/usr/share/nevermiss/p4include";
 
 /// Preprocesses the file at `path`.
 pub fn preprocess(path: &Path, opts: &Options) -> Result<Unit, Diagnostic> {
@@ -855,6 +870,8 @@ struct Pp {
     once: HashSet<u32>,
     emitter: Emitter,
     warnings: Vec<Diagnostic>,
+    /// The failed pastes already warned about: (file, offset of the macro use, message).
+    bad_pastes: HashSet<(u32, u32, String)>,
     in_if: bool,
     arg_depth: u32,
     expanded: u64,
@@ -880,6 +897,7 @@ impl Pp {
             once: HashSet::new(),
             emitter: Emitter::new(),
             warnings: Vec::new(),
+            bad_pastes: HashSet::new(),
             in_if: false,
             arg_depth: 0,
             expanded: 0,
@@ -1355,8 +1373,15 @@ impl Pp {
                 let lhs = res.pop().unwrap_or_else(|| pm(b));
                 let mut rhs = rhs.into_iter();
                 let first = rhs.next().unwrap_or_else(|| pm(b));
-                let pasted = self.paste(&lhs, &first, &use_origin)?;
-                res.push(pasted);
+                match self.paste(&lhs, &first, &use_origin) {
+                    Some(pasted) => res.push(pasted),
+                    None => {
+                        res.push(lhs);
+                        let mut kept = first;
+                        kept.boundary = true;
+                        res.push(kept);
+                    }
+                }
                 res.extend(rhs);
                 boundary_next = true;
                 continue;
@@ -1403,29 +1428,35 @@ impl Pp {
         Ok(res)
     }
 
-    fn paste(&self, lhs: &Tok, rhs: &Tok, at: &Origin) -> Res<Tok> {
+    /// `lhs ## rhs` (ISO C §6.10.3.3): the one token their spellings make together. When they make
+    /// no single preprocessing token the behaviour is undefined; GNU cpp keeps both tokens, apart,
+    /// and goes on (as p4c runs it, `-x assembler-with-cpp`, silently; for C it reports the paste).
+    /// nevermiss does the same and warns once per paste and macro use: `None`, both tokens kept.
+    fn paste(&mut self, lhs: &Tok, rhs: &Tok, at: &Origin) -> Option<Tok> {
         if lhs.kind == Kind::Placemarker {
-            return Ok(rhs.clone());
+            return Some(rhs.clone());
         }
         if rhs.kind == Kind::Placemarker {
-            return Ok(lhs.clone());
+            return Some(lhs.clone());
         }
         let text = format!("{}{}", lhs.s(), rhs.s());
-        match lex_all(&text).as_deref() {
-            Some([t]) if t.hi as usize == text.len() => {
+        if let Some([t]) = lex_all(&text).as_deref() {
+            if t.hi as usize == text.len() {
                 let mut r = Tok::synth(t.kind, &text, lhs);
                 r.hide = hs_intersect(&lhs.hide, &rhs.hide);
-                Ok(r)
+                return Some(r);
             }
-            _ => Err(self.error(
-                at,
-                format!(
-                    "pasting \"{}\" and \"{}\" does not give a valid preprocessing token",
-                    lhs.s(),
-                    rhs.s()
-                ),
-            )),
         }
+        let msg = format!(
+            "pasting \"{}\" and \"{}\" does not give a valid preprocessing token",
+            lhs.s(),
+            rhs.s()
+        );
+        if self.bad_pastes.insert((at.file, at.lo, msg.clone())) {
+            let d = self.diag(Severity::Warning, at, msg);
+            self.warnings.push(d);
+        }
+        None
     }
 
     fn builtin(&self, b: Builtin, t: &Tok) -> Tok {

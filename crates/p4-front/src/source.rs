@@ -153,6 +153,13 @@ impl Unit {
         }
     }
 
+    /// The name of the file the unit was made from (its first file), unless it has none or is
+    /// the placeholder `<input>`.
+    pub fn main_file(&self) -> Option<&str> {
+        let name = self.files.first()?.name.as_str();
+        (!name.is_empty() && name != "<input>").then_some(name)
+    }
+
     /// The warnings the preprocessor produced (`#warning`, macro redefinitions); each carries
     /// its location.
     pub fn warnings(&self) -> &[crate::diag::Diagnostic] {

@@ -175,12 +175,36 @@ fn stringify_and_paste() {
         out("#define _S(x) #x\n#define S(x) _S(x)\n#define V 42\nS(V)\n"),
         "\"42\""
     );
-    let d = pp_err("#define P(a, b) a ## b\nP(+, /)\n");
-    assert!(
-        d.message.contains("pasting \"+\" and \"/\""),
-        "{}",
-        d.message
+}
+
+/// A `##` whose two sides make no single token (ISO C leaves it undefined): GNU cpp, as p4c runs
+/// it, keeps both tokens apart and goes on; so does nevermiss, with one warning per paste and use.
+/// A failed paste ends its chain: the right side is pasted on with the next `##` (`hdr.u0_e`).
+#[test]
+fn failed_paste_keeps_both_tokens() {
+    let u = pp("#define P(a, b) a ## b\nP(+, /) P(/, /)\n");
+    assert_eq!(norm(&u), "+ / / /", "{:?}", u.text);
+    assert_eq!(u.warnings().len(), 2);
+    let w = &u.warnings()[0];
+    assert_eq!(w.severity, Severity::Warning);
+    assert_eq!(
+        w.message,
+        "pasting \"+\" and \"/\" does not give a valid preprocessing token"
     );
+    let loc = w.location.as_ref().unwrap();
+    assert_eq!((loc.line, loc.col), (2, 1));
+    let u = pp(concat!(
+        "#define D(u, o) action a_ ## u ## (inout x) { hdr. ## u ## _e = hdr. ## o ## _e; }\n",
+        "D(u0, c)\nD(u1, u0)\n",
+    ));
+    assert_eq!(
+        norm(&u),
+        // As `cpp -x assembler-with-cpp` prints it (the space before an argument stays).
+        "action a_u0 (inout x) { hdr.u0_e = hdr. c_e; } action a_u1 (inout x) { hdr.u1_e = hdr. u0_e; }"
+    );
+    let msgs: Vec<&str> = u.warnings().iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(msgs.len(), 6, "{msgs:?}");
+    assert!(msgs[0].contains("\"a_u0\" and \"(\""), "{msgs:?}");
 }
 
 #[test]

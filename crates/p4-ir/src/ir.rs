@@ -14,6 +14,7 @@
 //! No run-time operation looks anything up by name: tables, externs, functions, parsers and
 //! header layouts are referred to by index into [`Program`].
 
+pub use crate::control_plane::{Annotations, ControlPlane, CpParam, CpType};
 use num_bigint::BigUint;
 
 /// Index of a [`Function`] in [`Program::functions`].
@@ -556,6 +557,9 @@ pub struct ValueSet {
     pub size: u32,
     /// Widths of the members' components (one per select key it is used with).
     pub widths: Vec<u32>,
+    /// The element type (a struct gives one match field per member).
+    pub elem: CpType,
+    pub annotations: Annotations,
 }
 
 /// A function body: an action, a P4 function, or a control's apply block.
@@ -564,6 +568,10 @@ pub struct Function {
     pub name: String,
     pub kind: FnKind,
     pub body: Vec<Stmt>,
+    /// An action's annotations (empty for other functions).
+    pub annotations: Annotations,
+    /// An action's parameters as the control plane sees them (empty for other functions).
+    pub params: Vec<CpParam>,
 }
 
 /// What a [`Function`] is.
@@ -593,6 +601,9 @@ pub struct TableKey {
     pub name: String,
     pub expr: Expr,
     pub kind: MatchKind,
+    /// The key expression's type.
+    pub ty: CpType,
+    pub annotations: Annotations,
 }
 
 /// A parameter of a table action (directionless: supplied by the entry).
@@ -620,6 +631,8 @@ pub struct TableAction {
     pub copy_out: Vec<Stmt>,
     pub default_only: bool,
     pub table_only: bool,
+    /// The annotations of the reference in the `actions` list.
+    pub annotations: Annotations,
 }
 
 impl TableAction {
@@ -683,6 +696,12 @@ pub struct Table {
     pub direct_meter: Option<ExternId>,
     /// An action profile / selector providing the actions (entries then name members).
     pub implementation: Option<ExternId>,
+    pub annotations: Annotations,
+    /// The `size` property as written (`size` above defaults it).
+    pub declared_size: Option<u64>,
+    /// Whether the program declares `default_action`; without one the default is `NoAction`
+    /// (P4_16 §14.2.1.3), which the control plane lists with `@defaultonly`.
+    pub default_declared: bool,
 }
 
 impl Table {
@@ -796,9 +815,33 @@ pub enum HashAlgo {
 /// An extern instance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExternInst {
-    /// Control-plane name (fully qualified).
+    /// Control-plane name (fully qualified; one constructed in a table property is named by
+    /// the property's `@name`, else `table.property`).
     pub name: String,
     pub kind: ExternKind,
+    pub site: ExternSite,
+    /// The declared instance's type arguments (`register<bit<32>>` → `[bit<32>]`).
+    pub type_args: Vec<CpType>,
+    pub annotations: Annotations,
+}
+
+/// Where an extern instance was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExternSite {
+    /// A declared instance (`counter(64, CounterType.packets) hits;`).
+    Declared,
+    /// Constructed in a table property (`implementation = action_profile(128)`).
+    TableProperty,
+    /// Constructed as a constructor argument of a parser or control.
+    Argument,
+}
+
+impl ExternInst {
+    /// Whether the control plane sees it: a declared instance or one constructed in a table
+    /// property, not one constructed as a constructor argument.
+    pub fn visible(&self) -> bool {
+        self.site != ExternSite::Argument
+    }
 }
 
 /// One item of data serialized by an extern (hash and checksum inputs, digests, `add_entry`
@@ -960,34 +1003,6 @@ pub struct Block {
     pub params: Vec<BlockParam>,
 }
 
-/// Where the IR's control-plane objects come from in the checked program (raw
-/// `p4_front::check::DeclId`s and expression `NodeId`s), so that the P4Info can read their
-/// annotations and types (crates/nevermiss-p4rt). Nothing at run time looks at them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Origins {
-    /// The table declaration of each table, by [`TableId`].
-    pub tables: Vec<u32>,
-    /// The action declaration of each function that is an action, by [`FnId`].
-    pub functions: Vec<Option<u32>>,
-    /// Each extern instance, by [`ExternId`].
-    pub externs: Vec<ExternOrigin>,
-    /// The value set declaration of each value set, by [`ValueSetId`].
-    pub value_sets: Vec<u32>,
-    /// The data argument (expression id) of every v1model `digest(receiver, data)` call.
-    pub v1_digests: Vec<u32>,
-}
-
-/// Where an extern instance was declared.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ExternOrigin {
-    /// A named instantiation (its declaration).
-    Instance(u32),
-    /// Constructed in place in a table property (`implementation = action_profile(128)`).
-    TableProperty { table: u32, property: String },
-    /// Constructed in place as a constructor argument of a parser or control.
-    Argument,
-}
-
 /// A lowered program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
@@ -1008,8 +1023,8 @@ pub struct Program {
     pub errors: Vec<String>,
     /// Enum member names by (enum name, code), for messages and the control plane.
     pub enums: Vec<(String, Vec<String>)>,
-    /// Where control-plane objects come from (for the P4Info).
-    pub origins: Origins,
+    /// What else the control plane sees (types, annotations, P4Info's order of actions).
+    pub control_plane: ControlPlane,
     /// The value the program sees for each error code, by code, when it is not the code itself
     /// (a BMv2 JSON from p4c builds that numbered `core.p4`'s errors from 1); empty: the codes
     /// are the values. The runtime raises errors by their code and writes their value into
@@ -1055,7 +1070,7 @@ impl Program {
             value_sets: Vec::new(),
             errors: errors::NAMES.iter().map(|s| s.to_string()).collect(),
             enums: Vec::new(),
-            origins: Origins::default(),
+            control_plane: ControlPlane::default(),
             error_values: Vec::new(),
         }
     }

@@ -7,11 +7,14 @@
 //! - [`lower`]: AST + [`p4_front::check::Checked`] → [`ir::Program`] (the second front end,
 //!   `crates/bmv2-json`, builds a `Program` from BMv2 JSON with the same frame conventions,
 //!   [`relocate`] and [`pack`]).
+//! - [`control_plane`]: what the control plane sees beyond the packet path (annotations,
+//!   P4Runtime types, P4Info's order); with [`names`], all a P4Info is made from.
 //! - [`ops`]: P4's scalar arithmetic, shared by lowering and the interpreter.
 //! - [`dump`]: a readable text form (`nevermiss check --dump-ir`).
 //!
 //! Design notes: `docs/runtime.md`.
 
+pub mod control_plane;
 pub mod dump;
 pub mod ir;
 pub mod lower;

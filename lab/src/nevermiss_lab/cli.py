@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .cluster import TaskExecutor
 
 from . import binary as nmbin
+from . import provenance
 from .errors import LabError, PointFailed
 
 PAPERS = ("000", "001", "002", "003", "004")
@@ -70,19 +71,49 @@ def _reproducer(paper: str) -> Callable[..., Path]:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     fn = _reproducer(args.paper)
     exe = nmbin.find_binary(args.binary)
+    prov = provenance.set_current(exe)
     out = Path(args.out) / args.paper
     out.mkdir(parents=True, exist_ok=True)
     with _executor(args) as ex:
         report = fn(out, args.quick, exe, executor=ex, progress=not args.quiet)
+    stamp(report, prov)
     print(f"report: {report}")
     return 0
 
 
+def stamp(report: Path, prov: dict[str, object]) -> None:
+    """Ends a report with the section naming its build, machine and date (the one place every
+    reproduction shares) and writes the same as `provenance.json` beside it."""
+    import json
+
+    text = report.read_text()
+    if "## Build, machine and date" not in text:
+        head, _, rest = text.partition("\n")
+        line = (f"\n*{provenance.build_line(prov)}; {provenance.machine_line(prov)}; {prov.get('date')} "
+                "(details at the end)*\n")
+        report.write_text(head + "\n" + line + rest.rstrip("\n") + "\n\n" + provenance.markdown(prov))
+    (report.parent / "provenance.json").write_text(json.dumps(prov, indent=1, default=str))
+
+
+def cmd_version(exe_arg: str | None) -> str:
+    """`nevermiss-lab --version`: the lab's version and the nevermiss build it would run."""
+    lines = [f"nevermiss-lab {provenance.lab_version()}"]
+    try:
+        exe = nmbin.find_binary(exe_arg)
+        lines.append(f"nevermiss binary: {exe}")
+        lines += ["  " + line for line in nmbin.version(exe).splitlines()]
+    except LabError as e:
+        lines.append(f"nevermiss binary: none ({e})")
+    return "\n".join(lines)
+
+
 def cmd_table3(args: argparse.Namespace) -> int:
-    """papers/000 Table III as measured here beside the paper (a few seconds), and one figure."""
+    """paper 000 Table III as measured here beside the paper (a few seconds), and one figure."""
     from .p000 import table3_quick
 
-    text, figure = table3_quick(nmbin.find_binary(args.binary), Path(args.out))
+    exe = nmbin.find_binary(args.binary)
+    provenance.set_current(exe)
+    text, figure = table3_quick(exe, Path(args.out))
     print(text)
     print(f"figure: {figure}")
     return 0
@@ -99,7 +130,9 @@ def _run_flags(p: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nevermiss-lab", description=__doc__.splitlines()[0])
     p.add_argument("--binary", help="the nevermiss binary (default: $NEVERMISS_BIN, target/release/nevermiss, $PATH)")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="store_true",
+                   help="print the lab's version and the nevermiss build it runs, and exit")
+    sub = p.add_subparsers(dest="command")
 
     r = sub.add_parser("run", help="run an experiment spec (YAML) into a results folder; resumes")
     r.add_argument("spec")
@@ -114,14 +147,20 @@ def parser() -> argparse.ArgumentParser:
     _run_flags(rp)
     rp.set_defaults(fn=cmd_reproduce)
 
-    t = sub.add_parser("table3", help="papers/000 Table III measured here beside the paper (seconds)")
+    t = sub.add_parser("table3", help="paper 000 Table III measured here beside the paper (seconds)")
     t.add_argument("--out", default="reports/table3", help="where the figure goes")
     t.set_defaults(fn=cmd_table3)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.version:
+        print(cmd_version(args.binary))
+        return 0
+    if args.command is None:
+        p.error("a command is required: run, reproduce or table3")
     try:
         code: int = args.fn(args)
         return code

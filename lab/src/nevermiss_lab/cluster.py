@@ -14,7 +14,7 @@ submitted with `bench=True` asks for `bench=1`, so at most one measurement runs 
 `dask worker tcp://HOST:PORT --nthreads 1 --resources bench=1`; a benchmark map on a cluster without
 such workers is refused up front (a `LabError`) instead of waiting forever. Note that workers on the
 same host still share its cores and caches: for clean timings start one worker per host.
-Deterministic simulations (papers/003 `nevermiss sim`) are not benchmarks and use every worker slot.
+Deterministic simulations (paper 003 `nevermiss sim`) are not benchmarks and use every worker slot.
 
 The spec runner, the reproductions and the sim sweeps all take a `TaskExecutor`;
 `open_executor(scheduler, workers, local=...)` makes one.

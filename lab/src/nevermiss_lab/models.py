@@ -1,4 +1,4 @@
-"""Automatic performance models of P4 components (papers/004, Scholz et al., ANCS 2021).
+"""Automatic performance models of P4 components (paper 004, Scholz et al., ANCS 2021).
 
 Written from the facts in /work/shared/reference/modeling.md (cited as §B.x below), not from the
 framework's code. The pipeline:

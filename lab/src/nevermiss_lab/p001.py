@@ -1,4 +1,4 @@
-"""`nevermiss-lab reproduce 001`: papers/001's comparison of digest and add-on-miss learning.
+"""`nevermiss-lab reproduce 001`: paper 001's comparison of digest and add-on-miss learning.
 
 Runs `nevermiss bench learn` through the spec runner at several flow arrival rates: the same flow
 table learning its entries with add-on-miss (add_entry in the data plane) and with a digest to
@@ -47,10 +47,10 @@ def specs(quick: bool) -> list[Spec]:
     name = "paper001-quick" if quick else "paper001"
     timeout = 600 if quick else 3600
     return [
-        Spec(name=name, command="bench-learn", description="papers/001: add-on-miss vs digest by flow rate",
+        Spec(name=name, command="bench-learn", description="paper 001: add-on-miss vs digest by flow rate",
              args=base, sweep={"flow-rate": list(rates)}, timeout_s=timeout),
         Spec(name=f"{name}-batched", command="bench-learn",
-             description="papers/001: the digest variant with batched digest lists, by flow rate",
+             description="paper 001: the digest variant with batched digest lists, by flow rate",
              args={**base, **BATCHED}, sweep={"flow-rate": list(rates)}, timeout_s=timeout),
     ]
 
@@ -83,9 +83,20 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else a / b
 
 
+def _fixed(data: dict[str, dict[int, dict[str, Any]]]) -> str:
+    """A caption's first line: the run configuration every point shares."""
+    if not data:
+        return "no points"
+    c = next(iter(next(iter(data.values())).values()))["config"]
+    return (f"{c['flows']} flows of {c['packets_per_flow']} packets, {c['interval_ns'] / 1e6:g} ms apart within a "
+            f"flow, {c['runs']} runs per point, run-loop tick {c['tick_ns'] / 1e6:g} ms; in-process controller")
+
+
 def figures(data: dict[str, dict[int, dict[str, Any]]], out: Path) -> list[Path]:
-    """The report's figures (PNG and PDF); returns the PNG paths."""
+    """The report's figures (PNG and PDF); returns the PNG paths. The slides' statements are
+    hollow markers: the digest path's 1 s sleep, add-on-miss's one miss per flow."""
     made: list[Path] = []
+    paper = published("001")
     for measure, stem, title in [
         ("time-to-first-hit", "ttfh-percentiles", "Time to first hit per flow (flows that hit)"),
         ("time-to-entry", "entry-percentiles", "Time until the flow's entry exists"),
@@ -104,12 +115,16 @@ def figures(data: dict[str, dict[int, dict[str, Any]]], out: Path) -> list[Path]
                 xs = [1.0 / (1.0 - p / 100.0) for p, _ in pts]
                 ax.plot(xs, [v / 1e6 for _, v in pts], label=f"{label}, {rate} flows/s", markevery=0.15,
                         **next(style))
+        if data:
+            ax.plot([2.0], [paper["digest_sleep_s"] * 1e3], **plots.paper_style("0.0", "D"),
+                    label="paper: the digest path's sleep of 1 s (T4P4S)")
         ax.set_yscale("log")
         plots.percentile_axis(ax)
-        ax.set_ylabel("ms after the flow's first packet")
-        ax.set_title(f"{title} (papers/001)")
+        ax.set_xlabel("percentile [%]")
+        ax.set_ylabel("time after the flow's first packet [ms]")
+        ax.set_title(f"{title} (paper 001); hollow: the slides", fontsize=9)
         ax.legend(fontsize=6, ncol=2)
-        made.append(plots.save(fig, out / stem)[0])
+        made.append(plots.save(fig, out / stem, fixed=_fixed(data))[0])
 
     fig, ax = plots.figure()
     style = plots.styles()
@@ -133,11 +148,14 @@ def figures(data: dict[str, dict[int, dict[str, Any]]], out: Path) -> list[Path]
     ax.set_xticks(all_rates)
     ax.set_xticklabels([f"{r:,}" for r in all_rates])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("new flows per second (Poisson arrivals)")
-    ax.set_ylabel("misses per flow (before its entry)")
-    ax.set_title("Misses per flow vs flow arrival rate (papers/001)")
+    if all_rates:
+        ax.plot(all_rates, [paper["misses_per_flow_add_on_miss"]] * len(all_rates),
+                **plots.paper_style("0.0", "o"), label="paper: add-on-miss, the first packet inserts")
+    ax.set_xlabel("flow arrival rate [new flows/s] (Poisson)")
+    ax.set_ylabel("misses per flow [packets] (before its entry)")
+    ax.set_title("Misses per flow vs flow arrival rate (paper 001); hollow: the slides", fontsize=9)
     ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1.0, 0.1))
-    made.append(plots.save(fig, out / "misses-vs-rate")[0])
+    made.append(plots.save(fig, out / "misses-vs-rate", fixed=_fixed(data))[0])
     return made
 
 
@@ -163,7 +181,7 @@ def render(data: dict[str, dict[int, dict[str, Any]]], pngs: list[Path], quick: 
     interval_ms = cfg["interval_ns"] / 1e6
     rates = sorted({r for s in data.values() for r in s})
     lines = [
-        "# papers/001 on nevermiss: learning a flow with a digest or with add-on-miss\n",
+        "# paper 001 on nevermiss: learning a flow with a digest or with add-on-miss\n",
         f"Slides: {paper['source']}. Measured here with `nevermiss bench learn` "
         f"({'quick run' if quick else 'full run'}): per flow arrival rate (Poisson), {cfg['flows']} flows per run, "
         f"{cfg['runs']} runs, each flow {cfg['packets_per_flow']} packets {interval_ms:g} ms apart, all packets on "

@@ -1,4 +1,4 @@
-"""`nevermiss-lab reproduce 003`: papers/003 (Cascone et al., CCR 2018) on nevermiss's simulator.
+"""`nevermiss-lab reproduce 003`: paper 003 (Cascone et al., CCR 2018) on nevermiss's simulator.
 
 The paper's traces (CAIDA CHI15/SJ12, MAWI15, UNI1/UNI2, FB) are not available here, so every figure
 is measured on **synthetic traces**: packet sizes drawn from each trace's published size distribution
@@ -79,7 +79,7 @@ def data_dir(binary: Path) -> Path:
     for r in roots:
         if r is not None and (r / "data" / "trace-stats").is_dir():
             return (r / "data" / "trace-stats").resolve()
-    raise LabError("data/trace-stats (the papers/003 size distributions) was not found next to the lab or the binary")
+    raise LabError("data/trace-stats (the paper 003 size distributions) was not found next to the lab or the binary")
 
 
 def traces(binary: Path, packets: int) -> dict[str, Trace]:
@@ -173,8 +173,8 @@ def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[str, Sequence[f
         if paper is not None:
             pv = paper[i]
             px = [x for x, v in zip(xs, pv) if v is not None]
-            ax.plot(px, [v for v in pv if v is not None], linestyle="none", marker="D", color="0.0",
-                    markersize=4, label="paper" if i == 0 else None)
+            ax.plot(px, [v for v in pv if v is not None], **{**plots.paper_style("0.0", "D"), "linestyle": "none"},
+                    label="paper" if i == 0 else None)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, fontsize=8)
 
@@ -186,9 +186,22 @@ def _paper_max_n(trace: str, key: str, q: int, qlen: int, tol: float) -> tuple[f
     return None, None
 
 
-def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
-    """The report's figures (PNG and PDF); returns the PNG paths."""
+def _paper_latency(key: str, q: int) -> list[tuple[int, float, str]]:
+    """(N, 99th-percentile queueing latency, trace) the paper gives for a key at Q_len 100 (its
+    max-N tables; for the global key any Q, which does not matter with one digest)."""
+    out = []
+    for r in published("003")["max_n"]["rows"]:
+        if r["key"] == key and r["qlen"] == 100 and r.get("latency_p99") is not None \
+                and (key == "global" or r["q"] == q):
+            out.append((r["max_n"], float(r["latency_p99"]), r["trace"]))
+    return sorted(set(out))
+
+
+def figures(t: SweepTables, out: Path, queues: Sequence[int], fixed: str = "") -> list[Path]:
+    """The report's figures (PNG and PDF); returns the PNG paths. `fixed`: what every figure
+    holds fixed (trace size, batch, clock), for the captions; the paper's values are hollow."""
     paper = published("003")
+    base = fixed or "synthetic traces from the paper's size distributions"
     made: list[Path] = []
     labels = [*FLOW_TRACES, "FB"]
 
@@ -202,11 +215,11 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
         pp = [(r["n"], r["fdh"]) for r in paper["fdh"]["rows"] if r["trace"] == tr and r["key"] == "global"]
         ax.plot([p[0] for p in pp], [p[1] for p in pp], linestyle="none", marker=s["marker"],
                 color="0.0", markerfacecolor="none", markersize=8)
-    ax.set_xlabel("pipeline length N (clock cycles)")
-    ax.set_ylabel("FDH (99th pct over batches)")
-    ax.set_title("FDH, global state (papers/003 Fig. 3 top); hollow: paper")
+    ax.set_xlabel("pipeline length N [clock cycles]")
+    ax.set_ylabel("FDH [fraction of cycles], p99 over batches")
+    ax.set_title("FDH, global state (paper 003 Fig. 3 top); hollow: paper", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
-    made.append(plots.save(fig, out / "fig3-fdh-global")[0])
+    made.append(plots.save(fig, out / "fig3-fdh-global", fixed=f"{base}; global state (one flow)")[0])
 
     # Fig. 3 bottom: FDH per flow key (log scale).
     fig, axes = _sub(2, 2, 9, 6)
@@ -220,12 +233,13 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
             ax.plot([p[0] for p in pp], [p[1] for p in pp], linestyle="none", marker=s["marker"],
                     color="0.0", markerfacecolor="none", markersize=8)
         ax.set_yscale("log")
+        plots.log_ticks(ax)
         ax.set_title(f"key {key}", fontsize=9)
-        ax.set_xlabel("N")
-        ax.set_ylabel("FDH")
+        ax.set_xlabel("N [clock cycles]")
+        ax.set_ylabel("FDH [fraction], p99")
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("FDH per flow key (papers/003 Fig. 3 bottom); hollow: paper", fontsize=10)
-    made.append(plots.save(fig, out / "fig3-fdh-flows")[0])
+    fig.suptitle("FDH per flow key (paper 003 Fig. 3 bottom); hollow: paper", fontsize=10)
+    made.append(plots.save(fig, out / "fig3-fdh-flows", fixed=f"{base}; CRC-16 digests of the flow keys")[0])
 
     # Fig. 5: global state, Q = 1, Q_len 100: max N and QL per target.
     fig, axes = _sub(1, 2, 10, 3.6)
@@ -238,13 +252,18 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
         pap_n.append([p[0] for p in pub])
         pap_l.append([p[1] for p in pub])
     _bars(axes[0][0], labels, ser_n, pap_n)
-    axes[0][0].set_ylabel("max N")
+    axes[0][0].set_ylabel("max N [clock cycles]")
+    axes[0][0].set_xlabel("trace")
     axes[0][0].legend(fontsize=7)
     _bars(axes[0][1], labels, ser_l, pap_l)
     axes[0][1].set_yscale("log", nonpositive="clip")
-    axes[0][1].set_ylabel("99th pct queueing latency (cycles)")
-    fig.suptitle("Global state, Q = 1, Q_len 100 (papers/003 Fig. 5); ◆ paper", fontsize=10)
-    made.append(plots.save(fig, out / "fig5-maxn-global")[0])
+    plots.log_ticks(axes[0][1])
+    axes[0][1].set_ylabel("queueing latency p99 [cycles]")
+    axes[0][1].set_xlabel("trace")
+    fig.suptitle("Global state, Q = 1, Q_len 100 (paper 003 Fig. 5); hollow: paper", fontsize=10)
+    made.append(plots.save(fig, out / "fig5-maxn-global", fixed=(
+        f"{base}; global state, Q = 1 (the paper's tables: Q = 4, the same with one digest), Q_len 100; "
+        "max N: the largest N ≤ 30 whose worst batch drops at most the target"))[0])
 
     # Fig. 6: flow keys, Q = 4, Q_len 100, per target: max N (top) and QL (bottom).
     fig, axes = _sub(2, 3, 14, 6.5)
@@ -259,41 +278,63 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
             pl.append([p[1] for p in pub])
         _bars(axes[0][j], FLOW_TRACES, sn, pn)
         axes[0][j].set_title(f"{name} throughput", fontsize=9)
-        axes[0][j].set_ylabel("max N")
+        axes[0][j].set_ylabel("max N [clock cycles]")
         _bars(axes[1][j], FLOW_TRACES, sl, pl)
         axes[1][j].set_yscale("log", nonpositive="clip")
-        axes[1][j].set_ylabel("QL p99 (cycles)")
+        plots.log_ticks(axes[1][j])
+        axes[1][j].set_ylabel("QL p99 [cycles]")
+        axes[1][j].set_xlabel("trace")
     axes[0][0].legend(fontsize=6, ncol=2)
-    fig.suptitle("Flow keys, Q = 4, Q_len 100 (papers/003 Fig. 6 a/b/c); ◆ paper", fontsize=10)
-    made.append(plots.save(fig, out / "fig6-maxn-keys")[0])
+    fig.suptitle("Flow keys, Q = 4, Q_len 100 (paper 003 Fig. 6 a/b/c); hollow: paper", fontsize=10)
+    made.append(plots.save(fig, out / "fig6-maxn-keys", fixed=f"{base}; Q = 4 queues of 100 packets, W = 4 bits")[0])
 
-    # Fig. 7: 5-tuple, 99 %: vs Q (top) and, for MAWI15, Q_len 10 vs 100 (bottom).
+    # Fig. 7: 5-tuple, 99 %: vs Q (top) and, for MAWI15, Q_len 10 vs 100 (bottom); the paper's
+    # max N and latencies for the same (trace, Q, Q_len) hollow beside ours.
     fig, axes = _sub(2, 2, 10, 6.5)
     st = plots.styles()
     for tr in FLOW_TRACES:
         got = [max_n(t, tr, "5tuple", q, 100, 0.01) for q in queues]
-        s = next(st)
-        axes[0][0].plot(queues, [g[0] if g[0] is not None else math.nan for g in got], label=tr, **s)
-        axes[0][1].plot(queues, [g[1] if g[1] is not None else math.nan for g in got], label=tr, **s)
+        s_ = next(st)
+        axes[0][0].plot(queues, [g[0] if g[0] is not None else math.nan for g in got], label=tr, **s_)
+        axes[0][1].plot(queues, [g[1] if g[1] is not None else math.nan for g in got], label=tr, **s_)
+        pub = [(q, *_paper_max_n(tr, "5tuple", q, 100, 0.01)) for q in (1, 4, 8, 16)]
+        ps = plots.paper_style(s_["color"], s_["marker"])
+        axes[0][0].plot([q for q, n, _ in pub if n is not None], [n for _, n, _ in pub if n is not None],
+                        **{**ps, "linestyle": "none"}, label=f"{tr}, paper")
+        axes[0][1].plot([q for q, _, lat in pub if lat is not None], [lat for _, _, lat in pub if lat is not None],
+                        **{**ps, "linestyle": "none"})
     st = plots.styles()
     for ql in (10, 100):
         got = [max_n(t, "MAWI15", "5tuple", q, ql, 0.01) for q in queues]
-        s = next(st)
-        axes[1][0].plot(queues, [g[0] if g[0] is not None else math.nan for g in got], label=f"Q_len {ql}", **s)
-        axes[1][1].plot(queues, [g[1] if g[1] is not None else math.nan for g in got], label=f"Q_len {ql}", **s)
+        s_ = next(st)
+        axes[1][0].plot(queues, [g[0] if g[0] is not None else math.nan for g in got], label=f"Q_len {ql}", **s_)
+        axes[1][1].plot(queues, [g[1] if g[1] is not None else math.nan for g in got], label=f"Q_len {ql}", **s_)
+        pub = [(q, *_paper_max_n("MAWI15", "5tuple", q, ql, 0.01)) for q in (1, 4, 8, 16)]
+        ps = plots.paper_style(s_["color"], s_["marker"])
+        axes[1][0].plot([q for q, n, _ in pub if n is not None], [n for _, n, _ in pub if n is not None],
+                        **{**ps, "linestyle": "none"}, label=f"Q_len {ql}, paper")
+        axes[1][1].plot([q for q, _, lat in pub if lat is not None], [lat for _, _, lat in pub if lat is not None],
+                        **{**ps, "linestyle": "none"})
+    xq = sorted(set(queues) | {1, 4, 8, 16})
     for ax in axes.flat:
-        ax.set_xlabel("queues Q")
-        ax.set_xticks(list(queues))
+        ax.set_xlabel("queues Q [count]")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xq)
+        ax.set_xticklabels([str(q) for q in xq])
+        ax.xaxis.set_minor_locator(plots.NullLocator())
     for r in (0, 1):
-        axes[r][0].set_ylabel("max N")
+        axes[r][0].set_ylabel("max N [clock cycles]")
         axes[r][0].set_ylim(0, 31)
-        axes[r][1].set_ylabel("QL p99 (cycles)")
-        axes[r][1].set_yscale("symlog", linthresh=1)
-        axes[r][0].legend(fontsize=7)
+        axes[r][1].set_ylabel("QL p99 at max N [cycles]")
+        axes[r][1].set_yscale("log")
+        plots.log_ticks(axes[r][1])
+        axes[r][0].legend(fontsize=6, ncol=2)
     axes[0][0].set_title("5-tuple, 99 %, Q_len 100", fontsize=9)
     axes[1][0].set_title("MAWI15, 5-tuple, 99 %", fontsize=9)
-    fig.suptitle("Effect of Q and Q_len (papers/003 Fig. 7)", fontsize=10)
-    made.append(plots.save(fig, out / "fig7-queues")[0])
+    fig.suptitle("Effect of Q and Q_len (paper 003 Fig. 7); hollow: paper", fontsize=10)
+    made.append(plots.save(fig, out / "fig7-queues", fixed=(
+        f"{base}; 5-tuple keys, W = 4 bits, target throughput 99 % (drop tolerance 1 %); the paper's "
+        "points where its tables give them"))[0])
 
     # Fig. 8: throughput vs N, infinite queues, Q = 4; worst case 1/N.
     fig, axes = _sub(1, 2, 10, 3.8)
@@ -306,28 +347,43 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
         ax.plot(xs, ys, label="worst case (64 B, global)", color="0.0", linewidth=2)
         if key == "global":
             pp = [(r["n"], r["thrpt"]) for r in paper["throughput"]["rows"] if r["key"] == key]
-            ax.plot([p[0] for p in pp], [p[1] for p in pp], linestyle="none", marker="D", color="0.0",
-                    markerfacecolor="none", markersize=8, label="paper CHI15")
-        ax.set_xlabel("N")
-        ax.set_ylabel("throughput (min over batches)")
+            ax.plot([p[0] for p in pp], [p[1] for p in pp], **{**plots.paper_style("0.0", "D"), "linestyle": "none"},
+                    label="paper CHI15")
+        else:
+            n_max = max(NS)
+            ax.plot([1, n_max], [paper["throughput"]["flow_keys_min"]] * 2, **plots.paper_style("0.0", "D"),
+                    label=f"paper CHI15: ≥ {paper['throughput']['flow_keys_min']} up to N = {n_max}")
+        ax.set_xlabel("N [clock cycles]")
+        ax.set_ylabel("throughput [fraction], min over batches")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{'global state' if key == 'global' else '5-tuple flow state'}", fontsize=9)
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle("Throughput, infinite queues, Q = 4, W = 4 (papers/003 Fig. 8)", fontsize=10)
-    made.append(plots.save(fig, out / "fig8-throughput")[0])
+        ax.legend(fontsize=7)
+    fig.suptitle("Throughput, infinite queues, Q = 4, W = 4 (paper 003 Fig. 8); hollow: paper", fontsize=10)
+    made.append(plots.save(fig, out / "fig8-throughput", fixed=f"{base}; infinite queues, Q = 4, W = 4 bits")[0])
 
-    # Latency percentiles vs N (Q_len 100): p99 per trace, and CHI15's median / p99 / max.
+    # Latency percentiles vs N (Q_len 100): p99 per trace, and CHI15's median / p99 / max; the
+    # paper's (N, p99) points of its max-N tables hollow.
     fig, axes = _sub(1, 3, 14, 3.8)
     for ax, (key, q) in zip(axes[0][:2], (("global", 1), ("5tuple", 4))):
         st = plots.styles()
+        styles_of = {}
         for tr in FLOW_TRACES:
             xs, ys = _series(t.lock, "latency_p99_max", trace=tr, key=key, q=q, qlen="100", w_bits=4)
-            ax.plot(xs, ys, label=tr, markevery=3, **next(st))
+            styles_of[tr] = next(st)
+            ax.plot(xs, ys, label=tr, markevery=3, **styles_of[tr])
+        for tr in FLOW_TRACES:
+            pts = [(n, lat) for n, lat, ptr in _paper_latency(key, 4) if ptr == tr]
+            if pts:
+                s_ = styles_of[tr]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                        **{**plots.paper_style(s_["color"], s_["marker"]), "linestyle": "none"},
+                        label=f"{tr}, paper (at its max N)")
         ax.set_yscale("symlog", linthresh=1)
-        ax.set_xlabel("N")
-        ax.set_ylabel("QL p99, max over batches (cycles)")
+        plots.log_ticks(ax)
+        ax.set_xlabel("N [clock cycles]")
+        ax.set_ylabel("QL p99, max over batches [cycles]")
         ax.set_title(f"{key}, Q = {q}, Q_len 100", fontsize=9)
-    axes[0][0].legend(fontsize=7)
+        ax.legend(fontsize=6)
     ax = axes[0][2]
     st = plots.styles()
     for key, q in (("global", 1), ("5tuple", 4)):
@@ -335,12 +391,14 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
             xs, ys = _series(t.lock, col, trace="CHI15", key=key, q=q, qlen="100", w_bits=4)
             ax.plot(xs, ys, label=f"{key} {name}", markevery=3, **next(st))
     ax.set_yscale("symlog", linthresh=1)
-    ax.set_xlabel("N")
-    ax.set_ylabel("queueing latency (cycles)")
+    plots.log_ticks(ax)
+    ax.set_xlabel("N [clock cycles]")
+    ax.set_ylabel("queueing latency [cycles]")
     ax.set_title("CHI15 percentiles, Q_len 100", fontsize=9)
     ax.legend(fontsize=6)
-    fig.suptitle("Queueing latency vs N (papers/003 Figs. 5–7 right)", fontsize=10)
-    made.append(plots.save(fig, out / "latency-vs-n")[0])
+    fig.suptitle("Queueing latency vs N (paper 003 Figs. 5–7 right); hollow: paper", fontsize=10)
+    made.append(plots.save(fig, out / "latency-vs-n", fixed=(
+        f"{base}; queues of 100 packets, W = 4 bits; global: Q = 1, 5-tuple: Q = 4; 1 cycle = 1 ns at 1 GHz"))[0])
 
     # Drops vs N (max over batches), Q_len 10 and 100.
     fig, axes = _sub(2, 2, 10, 6.5)
@@ -351,12 +409,12 @@ def figures(t: SweepTables, out: Path, queues: Sequence[int]) -> list[Path]:
             for tr in FLOW_TRACES:
                 xs, ys = _series(t.lock, "drop_max", trace=tr, key=key, q=q, qlen=ql, w_bits=4)
                 ax.plot(xs, ys, label=tr, markevery=3, **next(st))
-            ax.set_xlabel("N")
-            ax.set_ylabel("drop fraction (max over batches)")
+            ax.set_xlabel("N [clock cycles]")
+            ax.set_ylabel("drops [fraction of packets], max over batches")
             ax.set_title(f"{key}, Q = {q}, Q_len {ql}", fontsize=9)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("Drops vs N (the max-N criterion of Figs. 5–7)", fontsize=10)
-    made.append(plots.save(fig, out / "drops-vs-n")[0])
+    fig.suptitle("Drops vs N (the max-N criterion of Figs. 5–7; the paper gives only the max N)", fontsize=10)
+    made.append(plots.save(fig, out / "drops-vs-n", fixed=f"{base}; W = 4 bits")[0])
     return made
 
 
@@ -446,7 +504,7 @@ def render(t: SweepTables, infos: dict[str, dict[str, Any]], pngs: list[Path], q
     paper = published("003")
     L: list[str] = []
     add = L.append
-    add("# papers/003 on nevermiss: relaxing state-access constraints (hazards and locking)\n")
+    add("# paper 003 on nevermiss: relaxing state-access constraints (hazards and locking)\n")
     add(f"Paper: {paper['source']}. Measured with `nevermiss sim` ({version}), "
         f"{'quick run' if quick else 'full run'}: {cfg.packets:,} packets per trace "
         f"({cfg.packets // 100_000} batches of 100k), N = 1..30, Q ∈ {{{', '.join(map(str, cfg.queues))}}}, "
@@ -569,7 +627,7 @@ def render(t: SweepTables, infos: dict[str, dict[str, Any]], pngs: list[Path], q
 
 def reproduce(out_dir: Path, quick: bool, binary: Path, scheduler: str | None = None, *,
               workers: int | None = None, executor: Any = None, progress: bool = True) -> Path:
-    """Runs the papers/003 sweep and writes `out_dir/report.md` (returned), the figures (PNG + PDF),
+    """Runs the paper 003 sweep and writes `out_dir/report.md` (returned), the figures (PNG + PDF),
     `sweep/*.csv`, `traces.json` and `summary.json`.
 
     Executor: `executor` if given (a `cluster.TaskExecutor`); else the in-process one
@@ -594,13 +652,15 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, scheduler: str | None = 
     try:
         where = getattr(ex, "scheduler", None) or "local"
         name = "in-process" if isinstance(ex, InProcessExecutor) else f"Dask ({where})"
-        tables = run_sweep(gs, out_dir / "sweep", ex, binary=binary, progress=progress, desc="papers/003 sweep")
+        tables = run_sweep(gs, out_dir / "sweep", ex, binary=binary, progress=progress, desc="paper 003 sweep")
     finally:
         if own:
             ex.close()
     if tables.points and len(tables.failed) == len(tables.points):
-        raise LabError(f"every papers/003 point failed; first: {tables.failed[0]['message']}")
-    pngs = figures(tables, out_dir, cfg.queues)
+        raise LabError(f"every paper 003 point failed; first: {tables.failed[0]['message']}")
+    pngs = figures(tables, out_dir, cfg.queues, fixed=(
+        f"synthetic traces of {cfg.packets:,} packets each from the paper's size distributions (batches of "
+        "100 000), 80 B read per clock cycle, packets back to back"))
     (out_dir / "summary.json").write_text(json.dumps(summary(tables, infos), indent=1))
     report = out_dir / "report.md"
     report.write_text(render(tables, infos, pngs, quick, cfg, nmbin.version(binary),

@@ -1,9 +1,9 @@
-"""`nevermiss-lab reproduce 004`: papers/004's automatic component models on nevermiss.
+"""`nevermiss-lab reproduce 004`: paper 004's automatic component models on nevermiss.
 
 For each component of `components.COMPONENTS`, programs scaled in one parameter are measured
 with `nevermiss bench component` against the generated baseline (Eq. 4: median TSC ticks per
 packet minus the baseline's, in ns), a model is fitted automatically (`models.fit_best`, up to
-2 parts for the table-size components, whose cache boundaries papers/004 found), and the cost
+2 parts for the table-size components, whose cache boundaries paper 004 found), and the cost
 of composed programs is predicted from the component models and compared with their measured
 cost. Writes `report.md`, one figure per component, `models.json` and the raw outputs.
 
@@ -174,7 +174,7 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor |
     for c in composed:
         tasks.append(_task(runs, binary, f"composed-{c.name}", c.params, baseline, quick))
     todo = [t for t in tasks if (point_status(Path(t.dir)) or {}).get("status") != "ok"]
-    statuses = run_tasks(executor or InProcessExecutor(), todo, "papers/004 components", progress)
+    statuses = run_tasks(executor or InProcessExecutor(), todo, "paper 004 components", progress)
     failed = [st for st in statuses if st["status"] != "ok"]
 
     fitted: dict[str, M.Model] = {}
@@ -218,9 +218,13 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor |
         pname = C.COMPONENTS[comp][0]
         ax.set_xlabel(X_LABELS.get(pname, pname.replace("_", " ")))
         ax.set_ylabel("cost per packet over the baseline [ns]")
-        ax.set_title(f"{comp}: measured and fitted (papers/004)")
+        ax.set_title(f"{comp}: measured and fitted (paper 004's method)", fontsize=9)
         ax.legend(fontsize=8)
-        pngs.append(plots.save(fig, out_dir / f"model-{comp}")[0])
+        count = 20_000 if quick else 200_000
+        pngs.append(plots.save(fig, out_dir / f"model-{comp}", fixed=(
+            f"every other parameter at the component's default; {count:,}+ generated packets per run, program and "
+            "baseline runs alternating, one core, batch 1; paper 004 publishes t4p4s models in CPU cycles "
+            "of its testbed, not values to set beside these"))[0])
 
     def model_at(comp: str, x: int) -> float | None:
         m = fitted.get(comp)
@@ -247,7 +251,7 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor |
     detail = _detail_sections(runs, sweep, fitted)
     (out_dir / "models.json").write_text(json.dumps({k: m.to_dict() for k, m in fitted.items()}, indent=1))
     lines = [
-        "# papers/004 on nevermiss: automatic performance models of P4 components\n",
+        "# paper 004 on nevermiss: automatic performance models of P4 components\n",
         f"{'Quick' if quick else 'Full'} run: every program measured with `nevermiss bench component` "
         "(latency mode, batch 1, TSC ticks per packet, median over runs, program and baseline alternating) "
         "against a generated baseline of the same skeleton; costs are Eq. 4 in ns. Models are fitted "
@@ -265,7 +269,7 @@ def reproduce(out_dir: Path, quick: bool, binary: Path, executor: TaskExecutor |
         table(["program", "components", "measured ns", "predicted ns", "error %"], pred_rows),
         f"\nMedian prediction error: {np.median(errors) * 100:.1f} %\n" if errors else "\n",
         "\n## Beside the paper\n\n"
-        "papers/004 modelled T4P4S (DPDK) and found the table-entry cost flat until the table outgrew a "
+        "paper 004 modelled T4P4S (DPDK) and found the table-entry cost flat until the table outgrew a "
         "cache level, then a step (its piecewise fits with splitting points). nevermiss (its compiled "
         "engine by default) pays a near-constant cost per table, apply, header and field write, so most "
         "of its models are linear in the count; the table-size model here: "

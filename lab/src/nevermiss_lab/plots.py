@@ -1,5 +1,7 @@
 """Figures: matplotlib, written as PNG and PDF, readable in black and white (series differ by line
-style and marker, not only by colour)."""
+style and marker, not only by colour), every axis with its unit, a caption naming what was held
+fixed, the machine, the date and the build; where a paper has the same figure, its values are
+drawn beside ours as hollow markers (`paper_style`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ import matplotlib
 matplotlib.use("Agg")  # no display: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
+
+__all__ = ["NullLocator", "figure", "log_ticks", "paper_style", "percentile_axis", "plt", "save", "styles"]
 
 LINESTYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
@@ -30,6 +35,13 @@ def styles() -> Iterator[dict[str, str]]:
         i += 1
 
 
+def paper_style(color: str = "0.0", marker: str = "o") -> dict[str, object]:
+    """How a paper's published values are drawn: hollow markers (white face) on a dotted line,
+    so they read as "the paper's" beside the lab's filled ones in colour and in print."""
+    return {"linestyle": ":", "marker": marker, "markerfacecolor": "white", "markeredgecolor": color,
+            "color": color, "markersize": 6, "markeredgewidth": 1.2}
+
+
 def figure(width: float = 6.0, height: float = 3.6) -> tuple[Figure, plt.Axes]:
     """A new figure with one axes, the lab's size and grid."""
     fig, ax = plt.subplots(figsize=(width, height))
@@ -37,10 +49,22 @@ def figure(width: float = 6.0, height: float = 3.6) -> tuple[Figure, plt.Axes]:
     return fig, ax
 
 
-def save(fig: Figure, stem: Path) -> list[Path]:
-    """Writes `stem.png` and `stem.pdf` (directories created), closes the figure, returns both paths."""
+def save(fig: Figure, stem: Path, *, fixed: str) -> list[Path]:
+    """Writes `stem.png` and `stem.pdf` (directories created) with a caption below the axes —
+    `fixed` (what the figure held fixed), then the machine, the date and the nevermiss build
+    (`provenance.caption`) — closes the figure, returns both paths."""
+    from .provenance import caption
+
     stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    text = caption(fixed)
+    lines = text.count("\n") + 1
+    height = fig.get_figheight()
+    extra = 0.14 * lines + 0.08
+    fig.set_figheight(height + extra)
+    fig.text(0.01, 0.01, text, fontsize=6.5, color="0.25", va="bottom", ha="left", wrap=True)
+    # Room for a suptitle above the axes, when the figure has one.
+    top = 1.0 if getattr(fig, "_suptitle", None) is None else 1.0 - 0.35 / (height + extra)
+    fig.tight_layout(rect=(0, extra / (height + extra), 1, top))
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     for p in paths:
         fig.savefig(p, dpi=150)
@@ -50,7 +74,7 @@ def save(fig: Figure, stem: Path) -> list[Path]:
 
 def percentile_axis(ax: plt.Axes) -> None:
     """A log x axis of 1 / (1 − percentile) labelled 0 %, 90 %, 99 %, … (HdrHistogram's
-    percentile-distribution plots, as papers/002 draws them); call after plotting."""
+    percentile-distribution plots, as paper 002 draws them); call after plotting."""
     from matplotlib.ticker import NullFormatter, NullLocator
 
     ax.set_xscale("log")
@@ -65,3 +89,13 @@ def percentile_axis(ax: plt.Axes) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("percentile")
+
+
+def log_ticks(ax: plt.Axes, axis: str = "y") -> None:
+    """Labelled ticks at 1, 2 and 5 of every decade on a log (or symlog) axis, so that an axis
+    spanning less than a decade still shows several values (matplotlib labels only the decades)."""
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    a.set_major_formatter(fmt)
+    a.set_minor_locator(NullLocator())

@@ -1,4 +1,4 @@
-"""Figures of fitted performance models (papers/004; modeling.md §B.5): the model over the measured
+"""Figures of fitted performance models (paper 004; modeling.md §B.5): the model over the measured
 points with one labelled curve per part, and the per-point relative error.
 
 The model's output may be clipped for drawing (the framework clips to [0, 14.88] Mpps for
@@ -118,11 +118,13 @@ def plot_model(
     xlabel: str = "x",
     ylabel: str = "y",
     title: str | None = None,
+    fixed: str = "",
 ) -> list[Path]:
-    """Writes `stem.{png,pdf}` (`model_figure`) and `stem-error.{png,pdf}` (`error_figure`);
-    returns the four paths."""
+    """Writes `stem.{png,pdf}` (`model_figure`) and `stem-error.{png,pdf}` (`error_figure`),
+    captioned with `fixed` (what the measurements held fixed); returns the four paths."""
     fig, _ = model_figure(x, y, model, log_x=log_x, clip=clip, xlabel=xlabel, ylabel=ylabel, title=title)
-    paths = save(fig, stem)
+    held = fixed or "the measurements behind the model"
+    paths = save(fig, stem, fixed=held)
     fig, _ = error_figure(x, y, model, log_x=log_x, xlabel=xlabel, title=title)
-    paths += save(fig, stem.with_name(stem.name + "-error"))
+    paths += save(fig, stem.with_name(stem.name + "-error"), fixed=held)
     return paths

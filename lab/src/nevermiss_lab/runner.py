@@ -3,7 +3,8 @@
 Layout of a results folder (`RESULTS/<spec name>/`):
 
     spec.yaml          the spec as run (a changed spec in the same folder is refused)
-    meta.json          binary path and version, machine description, start times
+    meta.json          binary path, its `--version` (text and fields: commit, rustc, features,
+                       engines), the lab's version, machine description, start times
     points/<id>/       one directory per point: command.txt, stdout.txt, stderr.txt, the
                        command's outputs (out.json, hdr/*.hlog, sim/*.csv), status.json
     points.csv         id, sweep values, repetition, status, wall time, message
@@ -18,7 +19,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import platform
 import shutil
 import subprocess
 import time
@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from . import binary as nmbin
+from . import provenance
 from .cluster import InProcessExecutor, TaskExecutor
 from .errors import LabError, PointFailed, SpecError
 from .spec import COMMANDS, Point, Spec, check_flags, flag_args, help_flags
@@ -79,26 +80,6 @@ def execute_point(task: PointTask) -> dict[str, Any]:
     tmp.write_text(json.dumps(status, indent=1))
     os.replace(tmp, d / "status.json")
     return status
-
-
-def machine() -> dict[str, Any]:
-    """A description of this machine, stored with every result."""
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "hostname": platform.node(),
-        "cpus": os.cpu_count(),
-        "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "cpu_model": cpu,
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-    }
 
 
 def point_status(d: Path) -> dict[str, Any] | None:
@@ -181,7 +162,9 @@ def run_spec(
     spec_file.write_text(text)
     meta_path = out / "meta.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"runs": []}
-    meta.update(binary=str(exe), version=nmbin.version(exe), machine=machine())
+    prov = provenance.collect(exe)
+    meta.update(binary=str(exe), version=prov["nevermiss"]["text"], build=prov["nevermiss"],
+                lab=prov["lab"], machine=prov["machine"])
     meta["runs"].append({"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     meta_path.write_text(json.dumps(meta, indent=1))
 

@@ -1,6 +1,6 @@
-"""papers/003 sweeps (Cascone et al., CCR 2018) as independent `nevermiss sim sweep` points.
+"""paper 003 sweeps (Cascone et al., CCR 2018) as independent `nevermiss sim sweep` points.
 
-A `Grid` is one papers/003 sweep: traces × keys × N × Q × Q_len × W (the opp-sim groups of the
+A `Grid` is one paper 003 sweep: traces × keys × N × Q × Q_len × W (the opp-sim groups of the
 reference, §A.8: `haz-*` for the hazard detector of §4, `opp`/`opp-dim` for the locking scheme of §5).
 `split` cuts grids into `SimPoint`s along the dimensions named in `by` (default: one point per trace
 and key); each point is one run of `nevermiss sim sweep` over its slice, into its own directory

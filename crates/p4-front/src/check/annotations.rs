@@ -117,7 +117,14 @@ impl<'a> Checker<'a> {
             return;
         }
         match self.value_of(e.id) {
-            Some(Value::Int(_) | Value::Bits { .. } | Value::String(_) | Value::Bool(_)) => {}
+            // P4Runtime holds the integers of structured annotations as int64 (P4Info's
+            // `Expression`): a larger one is legal P4 but no P4Info can carry it.
+            Some(Value::Int(i)) if i64::try_from(&i).is_err() => self.warn(
+                e.span,
+                "integer in a structured annotation does not fit in int64: the program has no P4Info",
+            ),
+            // `int`, `string` or `bool` only (§18.2): `8w5` is a `bit<8>`, refused as p4c does.
+            Some(Value::Int(_) | Value::String(_) | Value::Bool(_)) => {}
             Some(_) => self.err(
                 e.span,
                 "illegal type for structured annotation; must be int, string or bool",

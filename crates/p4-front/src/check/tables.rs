@@ -252,6 +252,15 @@ impl<'a> Checker<'a> {
             } else {
                 p.name.name.clone()
             }),
+            // A sized constant as p4c folds it: its value within its width (`8w0x3648` is 0x48).
+            ExprKind::Int {
+                value,
+                radix,
+                width: Some((w, false)),
+            } if value.sign() != num_bigint::Sign::Minus && value.bits() > u64::from(*w) => {
+                let mask = (num_bigint::BigInt::from(1u8) << *w) - 1u8;
+                Some(ast::int_text(&(value & mask), *radix))
+            }
             ExprKind::Int { value, radix, .. } => Some(ast::int_text(value, *radix)),
             ExprKind::Member(b, m) => {
                 let base_ty = self.out.type_of(b.id);

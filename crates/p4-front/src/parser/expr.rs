@@ -864,15 +864,21 @@ impl Parser<'_> {
         })
     }
 
-    /// `[ e1, e2 ]` or `[ k1 = e1, k2 = e2 ]`, optional trailing comma.
+    /// `[ e1, e2 ]` or `[ k1 = e1, k2 = e2 ]`, optional trailing comma (P4_16 §18.2: a body is
+    /// an expression list or a key-value list, never both).
     fn structured_annotation_body(&mut self) -> PResult<AnnotationBody> {
         self.expect(&T::LBracket)?;
         let saved = self.no_gt;
         self.no_gt = false;
-        let kv = self.is_name_at(0) && matches!(self.peek_at(1), T::Assign);
+        let at_pair = |p: &Self| p.is_name_at(0) && matches!(p.peek_at(1), T::Assign);
+        let mixed = "a structured annotation holds either expressions or key-value pairs, not both";
+        let kv = at_pair(self);
         let body = if kv {
             let mut items = Vec::new();
             while !self.at(&T::RBracket) {
+                if !at_pair(self) && !matches!(self.peek_at(1), T::Assign) {
+                    return Err(self.err_here(mixed));
+                }
                 let k = self.name()?;
                 self.expect(&T::Assign)?;
                 let v = self.expr()?;
@@ -885,6 +891,9 @@ impl Parser<'_> {
         } else {
             let mut items = Vec::new();
             while !self.at(&T::RBracket) {
+                if at_pair(self) {
+                    return Err(self.err_here(mixed));
+                }
                 items.push(self.expr()?);
                 if !self.eat(&T::Comma) {
                     break;

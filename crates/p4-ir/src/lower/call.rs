@@ -758,8 +758,17 @@ impl<'a> Lw<'a> {
                 self.xcall(XOp::Truncate, None, vec![a], None, e, pre)
             }
             "digest" => {
-                if let Some(d) = arg(self, "data") {
-                    self.p.origins.v1_digests.push(d.id.0);
+                let ck = self.ck;
+                if let Some(t) = arg(self, "data").and_then(|d| ck.type_of(d.id)) {
+                    let name = match t {
+                        Type::Agg(a) => self.agg_name(a),
+                        other => other.to_string(),
+                    };
+                    let ty = self.cp_type(t);
+                    self.p
+                        .control_plane
+                        .v1_digests
+                        .push(crate::control_plane::V1Digest { name, ty });
                 }
                 let r = self.val_arg(arg(self, "receiver"), pre)?;
                 let data = self.data_arg(arg(self, "data"), pre)?;

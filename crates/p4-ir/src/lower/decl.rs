@@ -21,9 +21,10 @@ impl<'a> Lw<'a> {
         let ck = self.ck;
         let Some(main) = ck.main else {
             return Err(p4_front::diag::Diagnostic::error_global(
-                "the program has no `main` package instance",
+                p4_front::driver::NO_MAIN,
             ));
         };
+        self.cp_program();
         // Top-level extern instances (and named parser/control instances used by main).
         for d in &self.ast.decls {
             if let DeclKind::Instantiation(_) = &d.kind {
@@ -54,7 +55,8 @@ impl<'a> Lw<'a> {
         self.collect_main(&params, &info.args, &mi.args, "", &mut blocks, 0)?;
         // Parameter regions shared between blocks by type.
         let mut shared: HashMap<String, Vec<Loc>> = HashMap::new();
-        for (role, decl, ctor, span) in blocks {
+        for (bi, (role, decl, ctor, span)) in blocks.into_iter().enumerate() {
+            self.cp_order.block = bi as u32;
             let dinfo = ck.decl(decl);
             let mut seen: HashMap<String, usize> = HashMap::new();
             let mut fixed = Vec::with_capacity(dinfo.params.len());
@@ -96,6 +98,8 @@ impl<'a> Lw<'a> {
                 params: bparams,
             });
         }
+        self.cp_no_action()?;
+        self.p.control_plane.actions = self.cp_order.order(&self.p.functions);
         Ok(())
     }
 
@@ -225,8 +229,14 @@ impl<'a> Lw<'a> {
                         let cparams = self.decl(c).params.clone();
                         let vals = self.ctor_values(&cparams, &ci.args, args)?;
                         let name = self.qualify(&p.name);
-                        let id =
-                            self.make_extern(o, &vals, name, ExternOrigin::Argument, e.span)?;
+                        let id = self.make_extern(
+                            o,
+                            &vals,
+                            name,
+                            ExternSite::Argument,
+                            Vec::new(),
+                            e.span,
+                        )?;
                         Ok(Bind::Extern(id))
                     }
                     _ => err_at(e.span, "unsupported constructor argument"),
@@ -398,6 +408,8 @@ impl<'a> Lw<'a> {
                 name: self.path.clone(),
                 kind: FnKind::Control,
                 body: Vec::new(),
+                annotations: Vec::new(),
+                params: Vec::new(),
             });
             BlockBody::Control(fid)
         };
@@ -436,6 +448,7 @@ impl<'a> Lw<'a> {
         let Some(id) = self.ck.decl_by_span.get(&d.span).copied() else {
             return Ok(());
         };
+        self.cp_order.declared(self.cur_inst, id);
         match &d.kind {
             DeclKind::Const(c) => {
                 let t = self.decl(id).ty.clone();
@@ -478,8 +491,9 @@ impl<'a> Lw<'a> {
                         };
                         let vals = self.ctor_values(&params, &map, &inst.args)?;
                         let name = self.cp_name(&inst.name.name, &inst.annotations);
+                        let anns = self.cp_annotations(&inst.annotations);
                         let x =
-                            self.make_extern(o, &vals, name, ExternOrigin::Instance(id.0), d.span)?;
+                            self.make_extern(o, &vals, name, ExternSite::Declared, anns, d.span)?;
                         self.bind(id, Bind::Extern(x));
                     }
                     Type::Control(o) | Type::Parser(o) => {
@@ -524,9 +538,19 @@ impl<'a> Lw<'a> {
                     other => self.flat_widths(other, d.span)?,
                 };
                 let vid = self.p.value_sets.len() as ValueSetId;
-                self.p.origins.value_sets.push(id.0);
                 let name = self.cp_name(&v.name.name, &v.annotations);
-                self.p.value_sets.push(ValueSet { name, size, widths });
+                let elem = match &et {
+                    Type::ValueSet(inner) => self.cp_type(inner),
+                    other => self.cp_type(other),
+                };
+                let annotations = self.cp_annotations(&v.annotations);
+                self.p.value_sets.push(ValueSet {
+                    name,
+                    size,
+                    widths,
+                    elem,
+                    annotations,
+                });
                 self.bind(id, Bind::ValueSet(vid));
             }
             DeclKind::Action(_) | DeclKind::Function(_) => {}
@@ -577,6 +601,9 @@ impl<'a> Lw<'a> {
             .parent
             .is_some_and(|p| matches!(self.decl(p).kind, EntityKind::Control | EntityKind::Parser));
         let inst = if per_inst { self.cur_inst } else { None };
+        if info.kind == EntityKind::Action && !per_inst {
+            self.cp_order.used(d);
+        }
         let tkey: String = targs.iter().map(|t| format!("{t},")).collect();
         let key = (inst, d, tkey);
         if let Some(f) = self.fn_cache.get(&key) {
@@ -606,14 +633,23 @@ impl<'a> Lw<'a> {
             },
             _ => self.qualify(&info.name),
         };
+        let (annotations, params) = match &ad.kind {
+            DeclKind::Action(a) => (
+                self.cp_annotations(&a.annotations),
+                self.cp_params(&a.params, &info.params),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        };
         self.p.functions.push(Function {
             name,
             kind,
             body: Vec::new(),
+            annotations,
+            params,
         });
-        let origins = &mut self.p.origins.functions;
-        origins.resize(fid as usize + 1, None);
-        origins[fid as usize] = (kind == FnKind::Action).then_some(d.0);
+        if kind == FnKind::Action {
+            self.cp_order.function(fid, inst, d);
+        }
         self.fn_cache.insert(key, fid);
         self.scopes.push(HashMap::new());
         let r = self.callable_body(d, ad, &subst, fid, span);
@@ -662,7 +698,13 @@ impl<'a> Lw<'a> {
         let saved_loop = std::mem::replace(&mut self.loop_depth, 0);
         let mut body = Vec::new();
         let r = match &ad.kind {
-            DeclKind::Action(a) => self.block(&a.body, &mut body),
+            DeclKind::Action(a) => {
+                // Calls inside an action are no uses P4Info's order counts (p4c inlines them).
+                self.cp_order.uncounted += 1;
+                let r = self.block(&a.body, &mut body);
+                self.cp_order.uncounted -= 1;
+                r
+            }
             DeclKind::Function(f) => self.block(&f.body, &mut body),
             _ => err_at(ad.span, "expected an action or function"),
         };
@@ -844,12 +886,22 @@ impl<'a> Lw<'a> {
     // ------------------------------------------------------------------ tables
 
     fn table(&mut self, id: DeclId, td: &ast::TableDecl, span: Span) -> LResult<TableId> {
+        let outer = std::mem::replace(&mut self.cp_order.in_table, true);
+        let r = self.table_inner(id, td, span);
+        self.cp_order.in_table = outer;
+        r
+    }
+
+    fn table_inner(&mut self, id: DeclId, td: &ast::TableDecl, span: Span) -> LResult<TableId> {
         let Some(info) = self.ck.tables.get(&id) else {
             return err_at(span, format!("{}: unresolved table", td.name.name));
         };
         let name = self.cp_name(&td.name.name, &td.annotations);
         let tid = self.p.tables.len() as TableId;
-        self.p.origins.tables.push(id.0);
+        let default_declared = td.properties.iter().any(|p| {
+            matches!(&p.kind, ast::TablePropertyKind::Other { name, .. } if name.name == "default_action")
+        });
+        let annotations = self.cp_annotations(&td.annotations);
         self.p.tables.push(Table {
             name: name.clone(),
             key_pre: Vec::new(),
@@ -865,6 +917,9 @@ impl<'a> Lw<'a> {
             direct_counter: None,
             direct_meter: None,
             implementation: None,
+            annotations,
+            declared_size: info.size,
+            default_declared,
         });
         // Keys.
         let ast_keys: Vec<&ast::KeyElement> = td
@@ -889,10 +944,13 @@ impl<'a> Lw<'a> {
                 other => return err_at(k.span, format!("match kind {other} is not supported")),
             };
             let x = self.scalar_expr(&ak.expr, &mut key_pre)?;
+            let ty = self.cp_type(&k.ty);
             keys.push(TableKey {
                 name: k.name.clone(),
                 expr: x,
                 kind,
+                ty,
+                annotations: self.cp_annotations(&ak.annotations),
             });
         }
         // Actions.
@@ -956,7 +1014,14 @@ impl<'a> Lw<'a> {
                 copy_out,
                 default_only: ta.default_only,
                 table_only: ta.table_only,
+                annotations: self.cp_annotations(&aa.annotations),
             });
+        }
+        if !default_declared {
+            // The default is `NoAction` (P4_16 §14.2.1.3): a use of it, for P4Info's order.
+            if let Some(d) = self.no_action_decl() {
+                self.cp_order.used(d);
+            }
         }
         {
             let t = &mut self.p.tables[tid as usize];
@@ -1000,15 +1065,17 @@ impl<'a> Lw<'a> {
         let mut dc = None;
         let mut dm = None;
         let mut imp = None;
-        let props: Vec<(String, &ast::Expr)> = td
+        let props: Vec<(String, &ast::Expr, &ast::Annotations)> = td
             .properties
             .iter()
             .filter_map(|p| match &p.kind {
-                ast::TablePropertyKind::Other { name, value } => Some((name.name.clone(), value)),
+                ast::TablePropertyKind::Other { name, value } => {
+                    Some((name.name.clone(), value, &p.annotations))
+                }
                 _ => None,
             })
             .collect();
-        for (pname, value) in props {
+        for (pname, value, panns) in props {
             let which = match pname.as_str() {
                 "counters" | "pna_direct_counter" | "psa_direct_counter" => 0,
                 "meters" | "pna_direct_meter" | "psa_direct_meter" => 1,
@@ -1034,12 +1101,16 @@ impl<'a> Lw<'a> {
                                 _ => Vec::new(),
                             };
                             let vals = self.ctor_values(&params, &ci.args, args)?;
-                            let n = format!("{name}.{pname}");
-                            let origin = ExternOrigin::TableProperty {
-                                table: self.p.origins.tables[tid as usize],
-                                property: pname.clone(),
+                            // Constructed in place: named by the property's `@name`. p4c
+                            // refuses an anonymous one ("not supported by P4Runtime");
+                            // nevermiss names it after the table and the property.
+                            let n = match Self::name_annotation(panns) {
+                                Some(n) => n.trim_start_matches('.').to_string(),
+                                None => format!("{name}.{pname}"),
                             };
-                            Some(self.make_extern(&o, &vals, n, origin, value.span)?)
+                            let anns = self.cp_annotations(panns);
+                            let site = ExternSite::TableProperty;
+                            Some(self.make_extern(&o, &vals, n, site, anns, value.span)?)
                         }
                         _ => None,
                     }
@@ -1345,7 +1416,8 @@ impl<'a> Lw<'a> {
         o: &ObjType,
         vals: &[(String, Option<Value>)],
         name: String,
-        origin: ExternOrigin,
+        site: ExternSite,
+        annotations: Annotations,
         span: Span,
     ) -> LResult<ExternId> {
         let get = |n: &str| vals.iter().find(|v| v.0 == n).and_then(|v| v.1.clone());
@@ -1449,8 +1521,14 @@ impl<'a> Lw<'a> {
             }
         };
         let id = self.p.externs.len() as ExternId;
-        self.p.externs.push(ExternInst { name, kind });
-        self.p.origins.externs.push(origin);
+        let type_args = o.args.iter().map(|t| self.cp_type(t)).collect();
+        self.p.externs.push(ExternInst {
+            name,
+            kind,
+            site,
+            type_args,
+            annotations,
+        });
         Ok(id)
     }
 }

@@ -15,6 +15,7 @@
 //! Lowering never panics; anything it cannot express is an error naming the construct.
 
 mod call;
+mod control_plane;
 mod decl;
 pub use decl::pack;
 mod expr;
@@ -129,6 +130,10 @@ pub(crate) struct Lw<'a> {
     pub sigs: HashMap<FnId, decl::FnSig>,
     /// Word offset of each field of each header layout (fields of struct type included).
     pub header_starts: HashMap<HeaderId, Vec<u32>>,
+    /// Control-plane named types by name (index into `ControlPlane::types`).
+    pub cp_types: HashMap<String, crate::control_plane::TypeId>,
+    /// The order P4Info lists actions in (p4c's), as lowering meets them.
+    pub cp_order: control_plane::ActionOrder,
 }
 
 impl<'a> Lw<'a> {
@@ -160,6 +165,8 @@ impl<'a> Lw<'a> {
             loop_depth: 0,
             sigs: HashMap::new(),
             header_starts: HashMap::new(),
+            cp_types: HashMap::new(),
+            cp_order: Default::default(),
         };
         for (i, n) in errors::NAMES.iter().enumerate() {
             lw.error_codes.insert(n.to_string(), i as u64);

@@ -38,11 +38,20 @@ impl<'a> Lw<'a> {
                 otherwise,
             } => {
                 let c = self.scalar_expr(cond, out)?;
+                // A branch a constant condition rules out is no use of the actions it calls
+                // for P4Info's order (p4c's front end removes it first).
+                let known = c.as_const().map(|v| !matches!(v, Val::U(0)));
                 let mut t = Vec::new();
-                self.stmt(then, &mut t)?;
+                self.cp_order.uncounted += u32::from(known == Some(false));
+                let r = self.stmt(then, &mut t);
+                self.cp_order.uncounted -= u32::from(known == Some(false));
+                r?;
                 let mut e = Vec::new();
                 if let Some(o) = otherwise {
-                    self.stmt(o, &mut e)?;
+                    self.cp_order.uncounted += u32::from(known == Some(true));
+                    let r = self.stmt(o, &mut e);
+                    self.cp_order.uncounted -= u32::from(known == Some(true));
+                    r?;
                 }
                 match c.as_const() {
                     Some(Val::U(0)) => out.extend(e),
