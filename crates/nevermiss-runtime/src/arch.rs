@@ -79,6 +79,7 @@ pub struct V1Info {
     pub enq_qdepth: Option<u32>,
     pub deq_timedelta: Option<u32>,
     pub deq_qdepth: Option<u32>,
+    pub qid: Option<u32>,
     pub priority: Option<u32>,
     /// The user metadata region (preserved across resubmit / recirculate / clone).
     pub meta: Option<(u32, u32)>,
@@ -374,6 +375,7 @@ impl ArchInfo {
                         enq_qdepth: f("enq_qdepth"),
                         deq_timedelta: f("deq_timedelta"),
                         deq_qdepth: f("deq_qdepth"),
+                        qid: f("qid"),
                         priority: f("priority"),
                         meta,
                         uses_copies,
@@ -850,10 +852,12 @@ pub struct QueueMeta {
     pub deq_timedelta: u64,
     /// Packets left in its queue when it left.
     pub deq_qdepth: u64,
+    /// The queue: its priority (`qid`, as BMv2 sets it).
+    pub qid: u64,
 }
 
 /// Runs a copy taken from an egress queue: the queueing metadata written into its
-/// `standard_metadata` (widths of v1model: 32, 19, 32, 19 bits), then egress, and every pass
+/// `standard_metadata` (widths of v1model: 32, 19, 32, 19, 5 bits), then egress, and every pass
 /// that follows from it (recirculations; clones and replicas go back to their queues).
 pub(crate) fn v1_dequeued(
     ex: &mut Exec,
@@ -868,6 +872,7 @@ pub(crate) fn v1_dequeued(
         (vi.enq_qdepth, q.enq_qdepth, 19),
         (vi.deq_timedelta, q.deq_timedelta, 32),
         (vi.deq_qdepth, q.deq_qdepth, 19),
+        (vi.qid, q.qid, 5),
     ] {
         if let Some(w) = rel.and_then(|o| job.frame.get_mut((vi.sm + o) as usize)) {
             *w = v & p4_ir::ops::mask(bits);

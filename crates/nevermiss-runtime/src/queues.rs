@@ -14,7 +14,7 @@
 //!   it has sent what it holds, so the queue backs up as BMv2's does behind a blocking send;
 //! - egress sees `enq_timestamp` (µs on the switch's clock), `enq_qdepth` (packets ahead of it
 //!   when it arrived), `deq_timedelta` (µs it waited) and `deq_qdepth` (packets behind it when
-//!   it left), BMv2's meanings and units.
+//!   it left), BMv2's meanings and units, and `qid` (the priority of the queue it waited in).
 //!
 //! Ports without a queue run every packet to completion as before: the only test on that path
 //! is whether the switch has queues at all (`Config::queues`, `None` by default), and then
@@ -34,6 +34,10 @@ use std::sync::{Mutex, PoisonError};
 
 /// BMv2's depth of a queue when none is set (`simple_switch`'s `egress_buffers`, 64 packets).
 pub const DEFAULT_DEPTH: usize = 64;
+
+/// How long an otherwise idle run loop sleeps while copies wait in its queues (for their
+/// departure time, or for a port whose qdisc holds it back) before it looks again.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// The most priorities per port (v1model's `priority` is 3 bits wide).
 pub const MAX_PRIORITIES: usize = 8;
@@ -69,7 +73,7 @@ impl QueueSettings {
     ) -> Result<QueueSettings, String> {
         if !(1..=MAX_PRIORITIES).contains(&priorities) {
             return Err(format!(
-                "priority queues: {priorities}: from 1 to {MAX_PRIORITIES} per port"
+                "{priorities} priority queues: from 1 to {MAX_PRIORITIES} per port"
             ));
         }
         let ports = ports.map(|mut p| {
@@ -118,11 +122,7 @@ impl QueueSettings {
                     "port {p} has no egress queue (the queued ports are {})",
                     self.ports
                         .as_ref()
-                        .map(|v| v
-                            .iter()
-                            .map(u32::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", "))
+                        .map(|v| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
                         .unwrap_or_default()
                 ));
             }
@@ -244,7 +244,8 @@ struct Queue {
     depth: usize,
     /// Nanoseconds between departures (0: no limit).
     gap_ns: u64,
-    last_send: u64,
+    /// The departure time of the last copy enqueued (none yet: the next leaves on arrival).
+    last_send: Option<u64>,
 }
 
 /// The queues of one run loop's ports.
@@ -309,11 +310,13 @@ impl EgressQueues {
         }
     }
 
-    /// Moves the copies `out` holds for queues into them, at `now_ns`.
-    pub fn enqueue(&mut self, out: &mut Outputs, now_ns: u64) {
+    /// Moves the copies `out` holds for queues into them, at `now_ns`; returns how many were
+    /// dropped (their queue full, or their priority without a queue).
+    pub fn enqueue(&mut self, out: &mut Outputs, now_ns: u64) -> u64 {
         if out.deferred.is_empty() {
-            return;
+            return 0;
         }
+        let before = self.stats.dropped_full + self.stats.dropped_priority;
         self.refresh();
         let pris = self.settings.priorities;
         for d in out.deferred.drain(..) {
@@ -343,12 +346,11 @@ impl EgressQueues {
                 self.stats.dropped_full += 1;
                 continue;
             }
-            let send_at = if q.gap_ns == 0 {
-                now_ns
-            } else {
-                now_ns.max(q.last_send.saturating_add(q.gap_ns))
+            let send_at = match q.last_send {
+                Some(last) if q.gap_ns > 0 => now_ns.max(last.saturating_add(q.gap_ns)),
+                _ => now_ns,
             };
-            q.last_send = send_at;
+            q.last_send = Some(send_at);
             let enq_depth = q.items.len() as u64;
             q.items.push_back(Item {
                 d,
@@ -360,6 +362,7 @@ impl EgressQueues {
             self.stats.enqueued += 1;
             self.stats.max_depth = self.stats.max_depth.max(enq_depth + 1);
         }
+        self.stats.dropped_full + self.stats.dropped_priority - before
     }
 
     /// Takes the next copy `port` may send at `now_ns` (the highest priority whose head's
@@ -369,10 +372,11 @@ impl EgressQueues {
         let Some(qs) = self.ports.get_mut(&port) else {
             return false;
         };
-        let Some(q) = qs
+        let Some((qid, q)) = qs
             .iter_mut()
+            .enumerate()
             .rev()
-            .find(|q| q.items.front().is_some_and(|i| i.send_at <= now_ns))
+            .find(|(_, q)| q.items.front().is_some_and(|i| i.send_at <= now_ns))
         else {
             return false;
         };
@@ -385,6 +389,7 @@ impl EgressQueues {
             enq_qdepth: item.enq_depth,
             deq_timedelta: now_ns.saturating_sub(item.enq_ns) / 1000,
             deq_qdepth: q.items.len() as u64,
+            qid: qid as u64,
         };
         w.run_dequeued(item.d.job, meta, now_ns);
         true
@@ -437,7 +442,8 @@ impl EgressQueues {
                 continue;
             }
             for _ in 0..batch {
-                if !self.dequeue_one(w, port, now_ns) {
+                // A full batch waits for the next round rather than be flushed half-taken.
+                if ti.is_some_and(|ti| tx[ti].is_full()) || !self.dequeue_one(w, port, now_ns) {
                     break;
                 }
                 taken += 1;
@@ -458,7 +464,7 @@ impl EgressQueues {
                 );
                 report.packets_out += q?;
                 let mut out = std::mem::take(&mut w.out);
-                self.enqueue(&mut out, now_ns);
+                report.dropped += self.enqueue(&mut out, now_ns);
                 w.out = out;
             }
             if let Some(ti) = ti {

@@ -178,6 +178,13 @@ impl RunReport {
                 if *n > 0 { c * 1e9 / *n as f64 } else { 0.0 }
             );
         }
+        if let Some(q) = &self.queues {
+            let _ = writeln!(
+                s,
+                "egress queues: {} copies enqueued, deepest {} packets; dropped: {} (queue full), {} (no queue for their priority), {} (a new pipeline took over)",
+                q.enqueued, q.max_depth, q.dropped_full, q.dropped_priority, q.dropped_handover
+            );
+        }
         // The ports' drops are the program's (counted on the input port) and the outputs a
         // port did not take (counted on it): the total counts both, like the lines above.
         let not_taken = self
@@ -388,7 +395,7 @@ pub fn run_handed(
                     }
                 }
                 if let Some(q) = queues.as_mut() {
-                    q.enqueue(outs, now);
+                    report.dropped += q.enqueue(outs, now);
                 }
                 if now >= next_expire && opts.worker == 0 {
                     sw.expire(now);
@@ -433,6 +440,11 @@ pub fn run_handed(
         if let (Some(q), Some(w)) = (queues.as_mut(), worker.as_mut()) {
             let now = match opts.clock {
                 Clock::Wall => w.sw.now_ns(),
+                // Packet time stands still once the inputs end: the queues' time goes on to
+                // their next departure, so a rate-limited queue drains.
+                Clock::Packet if ports.iter().all(|p| p.rx_done()) => {
+                    w.ex.now_ns.max(q.next_departure().unwrap_or(0))
+                }
                 Clock::Packet => w.ex.now_ns,
             };
             any |= q.service(w, &mut ports, &ids, &mut tx, batch_size, now, &mut report)? > 0;
@@ -467,12 +479,17 @@ pub fn run_handed(
             .stop
             .as_ref()
             .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-        let drained = queues.as_ref().is_none_or(|q| q.is_empty()) && tx.iter().all(|b| b.is_empty());
+        let waiting = queues.as_ref().is_some_and(|q| !q.is_empty());
+        let drained = !waiting && tx.iter().all(|b| b.is_empty());
         if limit || stopped || (ports.iter().all(|p| p.rx_done()) && drained) {
             break;
         }
         if any {
             idle.busy();
+        } else if waiting {
+            // Copies wait for their time (a queue rate) or for a port the qdisc holds back:
+            // look again soon rather than wait for input.
+            std::thread::sleep(crate::queues::RECHECK);
         } else {
             idle.idle(&ports);
         }
