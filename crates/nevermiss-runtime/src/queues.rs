@@ -427,19 +427,29 @@ impl EgressQueues {
         now_ns: u64,
         report: &mut RunReport,
     ) -> Result<usize, String> {
-        if self.len == 0 {
+        // Ports with copies waiting, and queued ports holding what they did not take.
+        let settings = self.settings.clone();
+        let held = |ti: usize| !tx[ti].is_empty() && settings.queued(u64::from(ids[ti]));
+        if self.len == 0 && !(0..tx.len()).any(held) {
             return Ok(0);
         }
-        self.refresh();
         let mut busy = std::mem::take(&mut self.scratch);
         busy.clear();
+        busy.extend((0..tx.len()).filter(|&ti| held(ti)).map(|ti| ids[ti]));
+        self.refresh();
         busy.extend(self.busy_ports());
+        busy.sort_unstable();
+        busy.dedup();
         let mut taken = 0;
         for &port in &busy {
             let ti = ids.iter().position(|&i| i == port);
-            if ti.is_some_and(|ti| !tx[ti].is_empty()) {
-                // The port has not sent what it holds: its queue waits (backs up).
-                continue;
+            if let Some(ti) = ti.filter(|&ti| !tx[ti].is_empty()) {
+                // What the port did not take last time goes first; while it holds some, its
+                // queue waits (backs up).
+                flush(Some(self), ports[ti].as_mut(), &mut tx[ti])?;
+                if !tx[ti].is_empty() {
+                    continue;
+                }
             }
             for _ in 0..batch {
                 // A full batch waits for the next round rather than be flushed half-taken.

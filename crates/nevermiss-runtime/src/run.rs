@@ -479,7 +479,9 @@ pub fn run_handed(
             .stop
             .as_ref()
             .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-        let waiting = queues.as_ref().is_some_and(|q| !q.is_empty());
+        // Copies in the queues, or packets a port that may block has not taken yet.
+        let waiting = queues.is_some()
+            && (queues.as_ref().is_some_and(|q| !q.is_empty()) || tx.iter().any(|b| !b.is_empty()));
         let drained = !waiting && tx.iter().all(|b| b.is_empty());
         if limit || stopped || (ports.iter().all(|p| p.rx_done()) && drained) {
             break;
