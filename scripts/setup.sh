@@ -33,8 +33,9 @@ fi
 # (scripts/testbed.sh: namespaces and veth pairs); libxdp1: the AF_XDP back end (loaded at run
 # time; without it interface ports use AF_PACKET); valgrind: the memcheck test of generated code
 # (crates/nevermiss/tests/memcheck.rs); mininet: nevermiss as a Mininet switch
-# (mininet/nevermiss_mininet.py, crates/nevermiss/tests/mininet.rs; Debian's Python has it)
-apt_install pkg-config openssl iproute2 libxdp1 valgrind mininet
+# (mininet/nevermiss_mininet.py, crates/nevermiss/tests/mininet.rs; Debian's Python has it);
+# libpcap0.8: scapy's capture filters (the P4 tutorials' receive.py scripts, tests/tutorials/)
+apt_install pkg-config openssl iproute2 libxdp1 valgrind mininet libpcap0.8
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned in crates/nevermiss-p4rt/p4runtime-pins.txt; never .proto
