@@ -216,6 +216,11 @@ impl QueueSettings {
     }
 }
 
+/// Nanoseconds between departures at `pps` packets per second (0: no limit).
+fn gap_ns(pps: u64) -> u64 {
+    1_000_000_000u64.checked_div(pps).unwrap_or(0)
+}
+
 /// What the queues did, for the statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueStats {
@@ -305,7 +310,7 @@ impl EgressQueues {
             for (pri, q) in qs.iter_mut().enumerate() {
                 let (depth, rate) = self.settings.limits(port, pri);
                 q.depth = depth;
-                q.gap_ns = if rate == 0 { 0 } else { 1_000_000_000 / rate };
+                q.gap_ns = gap_ns(rate);
             }
         }
     }
@@ -335,7 +340,7 @@ impl EgressQueues {
                         let (depth, rate) = settings.limits(d.port, p);
                         Queue {
                             depth,
-                            gap_ns: if rate == 0 { 0 } else { 1_000_000_000 / rate },
+                            gap_ns: gap_ns(rate),
                             ..Queue::default()
                         }
                     })
