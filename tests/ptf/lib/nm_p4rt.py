@@ -125,6 +125,14 @@ class Client:
             g.replicas.add(egress_port=p, instance=i)
         return pre
 
+    def clone_session(self, session, ports):
+        pre = p4runtime_pb2.PacketReplicationEngineEntry()
+        c = pre.clone_session_entry
+        c.session_id = session
+        for i, p in enumerate(ports):
+            c.replicas.add(egress_port=p, instance=i)
+        return pre
+
     def packet_out(self, payload, **fields):
         """A PacketOut with the `packet_out` header's fields by name."""
         meta = next(m for m in self.p4info.controller_packet_metadata if m.preamble.name == "packet_out")

@@ -4,7 +4,8 @@
 //   DEFAULT_PORT (-D DEFAULT_PORT=N when the P4Info and device config are written), so two
 //   builds of this program tell which one a frame went through.
 // - A PacketOut carries a `packet_out` header: egress_port non-zero sends the frame there,
-//   mcast_grp non-zero to that multicast group, both zero through `fwd`.
+//   mcast_grp non-zero to that multicast group, both zero through `fwd`; clone_session non-zero
+//   also clones it (ingress to egress) to that clone session's ports.
 // - EtherType 0x9999 goes to the CPU with a `packet_in` header (its ingress port).
 
 #include <core.p4>
@@ -25,6 +26,7 @@ header packet_out_t {
     bit<9>  egress_port;
     bit<7>  pad;
     bit<16> mcast_grp;
+    bit<32> clone_session;
 }
 
 header ethernet_t {
@@ -80,7 +82,11 @@ control IngressImpl(inout headers_t hdr, inout meta_t meta, inout standard_metad
         if (hdr.packet_out.isValid()) {
             bit<9> port = hdr.packet_out.egress_port;
             bit<16> group = hdr.packet_out.mcast_grp;
+            bit<32> session = hdr.packet_out.clone_session;
             hdr.packet_out.setInvalid();
+            if (session != 0) {
+                clone(CloneType.I2E, session);
+            }
             if (port != 0) {
                 sm.egress_spec = port;
                 return;

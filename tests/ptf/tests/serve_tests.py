@@ -128,7 +128,8 @@ class ReconcileKeepsEntries(ServeTest):
 
 class PacketOutToTrafficPorts(ServeTest):
     """A PacketOut runs the program from the CPU port and leaves where the program sends it: a
-    traffic port named in the packet_out header, a multicast group's ports, or by the table."""
+    traffic port named in the packet_out header, a multicast group's ports, or by the table; and
+    a clone of it by its clone session's ports."""
 
     def runTest(self):
         self.commit("a")
@@ -143,6 +144,11 @@ class PacketOutToTrafficPorts(ServeTest):
         self.poll(3, pkt)
         self.sw.packet_out(pkt)
         self.poll(1, pkt)
+        # A clone of a PacketOut (ingress to egress) leaves by its clone session's port too.
+        self.sw.write([self.sw.clone_session(5, [3])])
+        self.sw.packet_out(pkt, egress_port=2, clone_session=5)
+        self.poll(2, pkt)
+        self.poll(3, pkt)
         testutils.verify_no_other_packets(self, timeout=0.2)
         # PacketIn unchanged: a frame the program sends to the CPU port reaches the primary.
         to_cpu = frame(ether_type=0x9999)
