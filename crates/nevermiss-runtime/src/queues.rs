@@ -157,23 +157,7 @@ impl QueueSettings {
         priority: Option<usize>,
         depth: usize,
     ) -> Result<(), String> {
-        self.check(port, priority)?;
-        let pris = self.priorities;
-        self.change(|l| match (port, priority) {
-            (None, _) => {
-                l.depth = depth;
-                l.depths.clear();
-            }
-            (Some(p), None) => {
-                for pri in 0..pris {
-                    l.depths.insert((p, pri), depth);
-                }
-            }
-            (Some(p), Some(pri)) => {
-                l.depths.insert((p, pri), depth);
-            }
-        });
-        Ok(())
+        self.set(port, priority, depth, |l| (&mut l.depth, &mut l.depths))
     }
 
     /// BMv2's `set_queue_rate`: the rate in packets per second (0: no limit) of every queue,
@@ -184,20 +168,31 @@ impl QueueSettings {
         priority: Option<usize>,
         pps: u64,
     ) -> Result<(), String> {
+        self.set(port, priority, pps, |l| (&mut l.rate_pps, &mut l.rates))
+    }
+
+    /// Sets one limit (`which`: its default and its per-queue values) for every queue, a
+    /// port's or one.
+    fn set<T: Copy>(
+        &self,
+        port: Option<u32>,
+        priority: Option<usize>,
+        v: T,
+        which: fn(&mut Limits) -> (&mut T, &mut HashMap<(u32, usize), T>),
+    ) -> Result<(), String> {
         self.check(port, priority)?;
         let pris = self.priorities;
-        self.change(|l| match (port, priority) {
-            (None, _) => {
-                l.rate_pps = pps;
-                l.rates.clear();
-            }
-            (Some(p), None) => {
-                for pri in 0..pris {
-                    l.rates.insert((p, pri), pps);
+        self.change(|l| {
+            let (all, each) = which(l);
+            match (port, priority) {
+                (None, _) => {
+                    *all = v;
+                    each.clear();
                 }
-            }
-            (Some(p), Some(pri)) => {
-                l.rates.insert((p, pri), pps);
+                (Some(p), None) => each.extend((0..pris).map(|pri| ((p, pri), v))),
+                (Some(p), Some(pri)) => {
+                    each.insert((p, pri), v);
+                }
             }
         });
         Ok(())

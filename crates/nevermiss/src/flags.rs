@@ -411,6 +411,10 @@ pub struct TrafficArgs {
     /// BMv2's `--pcap`; with --cores on interfaces, worker W > 0 writes N_in.wW.pcap, ...).
     #[arg(long, value_name = "DIR")]
     pub pcap_dir: Option<PathBuf>,
+    /// With --pcap-dir, name an interface port's files by the interface (IFACE_in.pcap,
+    /// IFACE_out.pcap), as BMv2 names them, so that switches sharing DIR do not collide.
+    #[arg(long, requires = "pcap_dir")]
+    pub pcap_by_interface: bool,
     /// Poll the ports without pause even when no packets come (a whole core per loop, the
     /// lowest latency); by default an idle loop waits for its interfaces' sockets after 200 µs
     /// without a packet (docs/io.md "Idle").
@@ -573,7 +577,7 @@ impl TrafficArgs {
                         if w == 0 {
                             *s = s.with_backend(backend);
                         }
-                        let p = self.capture(p, w)?;
+                        let p = self.capture(p, s, w)?;
                         if s.is_live() {
                             eprintln!("worker {w}: port {}", p.describe());
                         }
@@ -588,7 +592,7 @@ impl TrafficArgs {
                 let mut ports = Vec::with_capacity(specs.len() + 1);
                 for s in specs {
                     let p = s.open().map_err(|e| e.to_string())?;
-                    let p = self.capture(p, 0)?;
+                    let p = self.capture(p, s, 0)?;
                     say(s, p.as_ref());
                     ports.push(p);
                 }
@@ -598,8 +602,13 @@ impl TrafficArgs {
         }
     }
 
-    /// `p`, capturing to `--pcap-dir` if given (worker `w`'s files).
-    fn capture(&self, p: Box<dyn Port>, w: usize) -> Result<Box<dyn Port>, String> {
+    /// `p` (opened from `spec`), capturing to `--pcap-dir` if given (worker `w`'s files).
+    fn capture(
+        &self,
+        p: Box<dyn Port>,
+        spec: &nevermiss_io::port::PortSpec,
+        w: usize,
+    ) -> Result<Box<dyn Port>, String> {
         let Some(dir) = &self.pcap_dir else {
             return Ok(p);
         };
@@ -609,11 +618,16 @@ impl TrafficArgs {
         } else {
             format!(".w{w}")
         };
-        let id = p.id();
+        let name = match &spec.kind {
+            nevermiss_io::port::PortKind::Interface { name, .. } if self.pcap_by_interface => {
+                name.clone()
+            }
+            _ => p.id().to_string(),
+        };
         let c = nevermiss_io::port::CapturePort::new(
             p,
-            dir.join(format!("{id}_in{suffix}.pcap")),
-            dir.join(format!("{id}_out{suffix}.pcap")),
+            dir.join(format!("{name}_in{suffix}.pcap")),
+            dir.join(format!("{name}_out{suffix}.pcap")),
         )
         .map_err(|e| format!("--pcap-dir: {e}"))?;
         Ok(Box::new(c))

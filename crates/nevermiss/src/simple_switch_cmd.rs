@@ -153,7 +153,8 @@ pub fn map(args: &[String]) -> Result<Mapped, String> {
                         _ => ".".into(),
                     },
                 };
-                m.serve.extend(["--pcap-dir".into(), dir]);
+                m.serve
+                    .extend(["--pcap-dir".into(), dir, "--pcap-by-interface".into()]);
             }
             "--device-id" => {
                 let v = value!(flag);
@@ -290,7 +291,7 @@ mod tests {
             m.serve,
             v(
                 "serve --port 1=if:s1-eth1,qdisc --port 2=if:s1-eth2,qdisc --pcap-dir \
-               /tmp/pcaps --log-console --cpu-port 255 build/basic.json --grpc-addr \
+               /tmp/pcaps --pcap-by-interface --log-console --cpu-port 255 build/basic.json --grpc-addr \
                0.0.0.0:50051 --device-id 0 --egress-queues all --priority-queues 8"
             )
         );
@@ -304,8 +305,10 @@ mod tests {
         let m = map(&v("--no-p4 --pcap --log-level=debug")).unwrap();
         assert_eq!(
             m.serve,
-            v("serve --pcap-dir . --log-level debug --grpc-addr \
-               0.0.0.0:9559 --device-id 0 --egress-queues all")
+            v(
+                "serve --pcap-dir . --pcap-by-interface --log-level debug --grpc-addr \
+               0.0.0.0:9559 --device-id 0 --egress-queues all"
+            )
         );
         let m = map(&v("--pcap prog.json")).unwrap();
         assert!(m.serve.contains(&"prog.json".to_string()), "{:?}", m.serve);
