@@ -370,11 +370,13 @@ pub fn run_handed(
             let mut failed = None;
             let pkts = rx.as_slice();
             let mut traced_outs: Vec<(u32, usize)> = Vec::new();
+            let mut traced_queued: Vec<u32> = Vec::new();
             worker.process_batch(pkts, time, |i, outs| {
                 let now = time(&pkts[i]);
                 report.packets_in += 1;
                 if tracing {
                     traced_outs.extend(outs.as_slice().iter().map(|(p, d)| (*p, d.len())));
+                    traced_queued.extend(outs.deferred.iter().map(|d| d.port));
                 }
                 if outs.is_empty() && !outs.has_deferred() {
                     report.dropped += 1;
@@ -422,11 +424,16 @@ pub fn run_handed(
                 {
                     text.push_str(&format!("  {line}\n"));
                 }
-                if traced_outs.is_empty() {
+                if traced_outs.is_empty() && traced_queued.is_empty() {
                     text.push_str("  dropped\n");
                 }
                 for (port, len) in &traced_outs {
                     text.push_str(&format!("  out on port {port}, {len} bytes\n"));
+                }
+                for port in &traced_queued {
+                    text.push_str(&format!(
+                        "  queued for port {port} (egress runs when it leaves the queue)\n"
+                    ));
                 }
                 eprint!("{text}");
             }

@@ -988,7 +988,7 @@ fn a_shaped_link_backs_up_the_egress_queue() {
     if !can_run() {
         return;
     }
-    let p = ports(7, 2);
+    let p = ports(16, 2);
     let _tb = Testbed::up(&p);
     // Mininet's TCLink shaping: htb at 2 Mbit/s on the switch's end of the link to host b.
     let link_bps = 2_000_000.0;
@@ -1039,29 +1039,35 @@ fn a_shaped_link_backs_up_the_egress_queue() {
         shaped / 1e6,
         link_bps / 1e6
     );
+    // Rates are printed, not asserted (timing under load); what is asserted is behaviour: the
+    // queue filled to its depth behind the qdisc and dropped the tail.
     assert!(
         got.len() >= 64 && got.len() < n,
         "{} frames: {stdout}",
         got.len()
     );
-    assert!(
-        shaped < link_bps * 1.2 && shaped > link_bps * 0.6,
-        "{shaped} bit/s over a {link_bps} bit/s link"
-    );
-    assert!(max_enq >= 32, "the queue backed up: {depths:?}");
+    assert_eq!(max_enq, 63, "the queue backed up to its depth: {depths:?}");
     assert!(marked > 0 && marked < got.len(), "{marked} marked");
-    assert!(stdout.contains("egress queues:"), "{stdout}");
+    assert!(stdout.contains("deepest 64 packets"), "{stdout}");
     assert!(
         !stdout.contains("dropped: 0 (queue full)"),
         "tail drop: {stdout}"
     );
-    // Bypassing the qdisc (the default): the shaping does not hold the switch back.
-    let (got, _) = run("");
+    // Bypassing the qdisc (the default): the shaping does not hold the switch back, so the
+    // queue holds at most what one round brought.
+    let (got, stdout) = run("");
     let bypass = rate_bps(&got, size);
+    let max_enq = got
+        .iter()
+        .map(|(_, f)| (f[6..12].iter().fold(0u64, |a, &x| a << 8 | u64::from(x)) >> 19) & 0x7ffff)
+        .max()
+        .unwrap_or(0);
     eprintln!(
-        "bypassing the qdisc: {} of {n} frames at {:.2} Mbit/s",
+        "bypassing the qdisc: {} of {n} frames at {:.2} Mbit/s, enq_qdepth up to {max_enq}",
         got.len(),
         bypass / 1e6
     );
-    assert!(bypass > link_bps * 2.0, "{bypass} bit/s");
+    assert!(!got.is_empty(), "{stdout}");
+    assert!(max_enq < 32, "{stdout}");
+    assert!(stdout.contains("dropped: 0 (queue full)"), "{stdout}");
 }

@@ -234,3 +234,17 @@ fn queue_flags_are_checked() {
         assert!(text(&o).contains(want), "{flags:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn a_trace_says_a_packet_was_queued_not_dropped() {
+    let inp = input("trace.pcap", 2, |_| 0x0800);
+    let (o, got) = run(
+        &inp,
+        "trace-out.pcap",
+        &["--egress-queues", "all", "--trace"],
+    );
+    let t = text(&o);
+    assert_eq!(got.len(), 2, "{t}");
+    assert!(t.contains("queued for port 1"), "{t}");
+    assert!(!t.contains("  dropped"), "{t}");
+}
