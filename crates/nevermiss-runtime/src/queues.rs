@@ -54,13 +54,16 @@ pub struct QueueSettings {
     version: AtomicU64,
 }
 
+/// A value per (port, priority).
+type PerQueue<T> = HashMap<(u32, usize), T>;
+
 #[derive(Clone, Debug)]
 struct Limits {
     depth: usize,
     rate_pps: u64,
     /// Per (port, priority): depth and rate set for it.
-    depths: HashMap<(u32, usize), usize>,
-    rates: HashMap<(u32, usize), u64>,
+    depths: PerQueue<usize>,
+    rates: PerQueue<u64>,
 }
 
 impl QueueSettings {
@@ -178,7 +181,7 @@ impl QueueSettings {
         port: Option<u32>,
         priority: Option<usize>,
         v: T,
-        which: fn(&mut Limits) -> (&mut T, &mut HashMap<(u32, usize), T>),
+        which: fn(&mut Limits) -> (&mut T, &mut PerQueue<T>),
     ) -> Result<(), String> {
         self.check(port, priority)?;
         let pris = self.priorities;
