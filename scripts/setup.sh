@@ -34,8 +34,9 @@ fi
 # time; without it interface ports use AF_PACKET); valgrind: the memcheck test of generated code
 # (crates/nevermiss/tests/memcheck.rs); mininet: nevermiss as a Mininet switch
 # (mininet/nevermiss_mininet.py, crates/nevermiss/tests/mininet.rs; Debian's Python has it);
-# libpcap0.8: scapy's capture filters (the P4 tutorials' receive.py scripts, tests/tutorials/)
-apt_install pkg-config openssl iproute2 libxdp1 valgrind mininet libpcap0.8
+# libpcap0.8: scapy's capture filters (the P4 tutorials' receive.py scripts, tests/tutorials/);
+# ethtool: the tutorials' hosts turn checksum offload off with it (else TCP leaves a veth unsummed)
+apt_install pkg-config openssl iproute2 libxdp1 valgrind mininet libpcap0.8 ethtool
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned in crates/nevermiss-p4rt/p4runtime-pins.txt; never .proto

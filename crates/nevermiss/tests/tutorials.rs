@@ -2,7 +2,8 @@
 //! place (tests/tutorials/run.py; docs/drop-in.md). Env-gated: `TUTORIALS_DIR` (a checkout of
 //! p4lang/tutorials, never committed) and `P4C_BM2_SS` (p4c's BMv2 back end, which compiles the
 //! solutions as the exercises' Makefiles do), root, Debian's `mininet` and `.venv/ptf` (p4runtime,
-//! grpcio and scapy for the exercises' controllers and scripts; scripts/setup.sh makes it).
+//! grpcio and scapy for the exercises' controllers and scripts; scripts/setup.sh makes it, and
+//! installs the `ethtool` and `libpcap0.8` the exercises' hosts and scripts use).
 //! Skipped, with a line saying why, when one is missing. `TUTORIALS` (a space-separated list)
 //! picks exercises; by default every one the runner has a check for.
 
@@ -73,15 +74,9 @@ fn tutorials_exercises_pass_with_nevermiss_in_bmv2s_place() {
         .and_then(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("no summary from run.py: {out}"));
     assert!(summary["run"].as_u64().unwrap_or(0) > 0, "{out}");
-    // Known to fail, with the reason (docs/drop-in.md): anything else failing is a regression.
-    const KNOWN: &[&str] = &[
-        // The reply to an allowed connection is dropped: the bloom filter's cell the outgoing
-        // SYN set is not the one the reply reads.
-        "firewall",
-    ];
     let failed: Vec<&String> = summary["failed"]
         .as_object()
-        .map(|m| m.keys().filter(|k| !KNOWN.contains(&k.as_str())).collect())
+        .map(|m| m.keys().collect())
         .unwrap_or_default();
     assert!(failed.is_empty(), "{failed:?}: {out}");
 }
