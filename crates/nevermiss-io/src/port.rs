@@ -103,6 +103,15 @@ pub trait Port: Send {
         true
     }
 
+    /// Whether [`Port::tx`] may take fewer packets than it is given because the port is busy
+    /// for now (an interface sending through its qdisc, which tc shaping holds back), so that
+    /// what it did not take may be offered again later rather than being dropped. Egress
+    /// queues wait behind such a port (`nevermiss_runtime::queues`); every other port takes
+    /// what it can at once and counts the rest as dropped.
+    fn can_block(&self) -> bool {
+        false
+    }
+
     /// Pushes the file descriptors that become readable (`poll(2)`, `POLLIN`) when this port
     /// may have a packet to receive, and returns true; false (the default) when the port
     /// cannot be waited on that way (an in-memory queue), so that an idle run loop sleeps in
@@ -604,12 +613,15 @@ pub enum PortKind {
     Gen(TwoPhaseConfig),
     /// `null`.
     Null,
-    /// `if:NAME[,backend=af_packet|af_xdp]`: a network interface.
+    /// `if:NAME[,backend=af_packet|af_xdp][,qdisc]`: a network interface.
     Interface {
         /// The interface's name.
         name: String,
         /// The kernel interface it is driven through.
         backend: Backend,
+        /// Send through the interface's qdisc (AF_PACKET; [`crate::afpacket`]), so tc
+        /// shaping limits and backs up what the port sends.
+        qdisc: bool,
     },
 }
 
@@ -703,23 +715,40 @@ impl PortSpec {
                     ));
                 }
                 let mut backend = Backend::Auto;
+                let mut qdisc = false;
                 for p in parts {
                     backend = match p {
                         "backend=af_packet" => Backend::AfPacket,
                         "backend=af_xdp" => Backend::AfXdp,
                         "backend=auto" => Backend::Auto,
+                        "qdisc" => {
+                            qdisc = true;
+                            backend
+                        }
                         other => {
                             return Err(err(
                                 args_col,
                                 format!(
                                     "unknown interface option `{other}`: expected \
-                                     backend=af_packet, backend=af_xdp or backend=auto"
+                                     backend=af_packet, backend=af_xdp, backend=auto or qdisc"
                                 ),
                             ))
                         }
                     };
                 }
-                PortKind::Interface { name, backend }
+                if qdisc && backend == Backend::AfXdp {
+                    return Err(err(
+                        args_col,
+                        "`qdisc` sends through the interface's queueing discipline, which \
+                         AF_XDP bypasses: use backend=af_packet (or leave the backend out)"
+                            .into(),
+                    ));
+                }
+                PortKind::Interface {
+                    name,
+                    backend,
+                    qdisc,
+                }
             }
             ("pcap" | "gen" | "if", None) => {
                 return Err(err(
@@ -762,9 +791,27 @@ impl PortSpec {
         workers: usize,
         group: Option<u16>,
     ) -> Result<(Box<dyn Port>, Backend), PortError> {
-        let PortKind::Interface { name, backend } = &self.kind else {
+        let PortKind::Interface {
+            name,
+            backend,
+            qdisc,
+        } = &self.kind
+        else {
             return Ok((self.open()?, Backend::Auto));
         };
+        if *qdisc {
+            if workers > 1 {
+                return Err(PortError::Other(format!(
+                    "port {} (interface {name}): `qdisc` ports run on one loop (leave out \
+                     --cores)",
+                    self.id
+                )));
+            }
+            return Ok((
+                Box::new(crate::afpacket::AfPacketPort::open_qdisc(self.id, name)?),
+                Backend::AfPacket,
+            ));
+        }
         let packet = || -> Result<(Box<dyn Port>, Backend), PortError> {
             Ok((
                 Box::new(crate::afpacket::AfPacketPort::open_fanout(
@@ -926,11 +973,22 @@ impl Port for CapturePort {
     fn link_up(&self) -> bool {
         self.inner.link_up()
     }
+    fn can_block(&self) -> bool {
+        self.inner.can_block()
+    }
     fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
         self.inner.wait_fds(out)
     }
+    /// Captures what the port took (a port that may block takes a prefix and is offered the
+    /// rest again: each packet is captured once, when it is sent).
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
-        for p in pkts {
+        let taken = self.inner.tx(pkts)?;
+        let capture = if self.inner.can_block() {
+            &pkts[..taken.min(pkts.len())]
+        } else {
+            pkts
+        };
+        for p in capture {
             let ts = self.ts(p);
             let (path, w) = &mut self.tx;
             w.write_packet(p.data(), ts)
@@ -939,7 +997,7 @@ impl Port for CapturePort {
                     error,
                 })?;
         }
-        self.inner.tx(pkts)
+        Ok(taken)
     }
     fn flush(&mut self) -> Result<(), PortError> {
         for (path, w) in [&mut self.rx, &mut self.tx] {

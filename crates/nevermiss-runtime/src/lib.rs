@@ -18,6 +18,7 @@ pub mod build;
 pub mod control;
 pub mod engine;
 pub mod handover;
+pub mod queues;
 pub mod run;
 mod state;
 pub mod stf;

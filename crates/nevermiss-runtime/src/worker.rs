@@ -142,7 +142,7 @@ impl Worker {
         &mut self,
         pkts: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
-        done: impl FnMut(usize, &Outputs),
+        done: impl FnMut(usize, &mut Outputs),
     ) {
         self.process_batch_ahead(pkts, &[], now_ns, done)
     }
@@ -159,7 +159,7 @@ impl Worker {
         pkts: &[Packet],
         ahead: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
-        done: impl FnMut(usize, &Outputs),
+        done: impl FnMut(usize, &mut Outputs),
     ) {
         if let Some(t) = &self.ticket {
             self.sw.gate().enter(t);
@@ -179,7 +179,7 @@ impl Worker {
         pkts: &[Packet],
         ahead: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
-        mut done: impl FnMut(usize, &Outputs),
+        mut done: impl FnMut(usize, &mut Outputs),
     ) {
         let prefetch_ahead = |i: usize| {
             if let Some(a) = ahead.get(i) {
@@ -190,7 +190,7 @@ impl Worker {
             for (i, p) in pkts.iter().enumerate() {
                 prefetch_ahead(i);
                 self.process_inside(p.data(), p.port, now_ns(p));
-                done(i, &self.out);
+                done(i, &mut self.out);
             }
             return;
         }
@@ -319,6 +319,29 @@ impl Worker {
             t.table().warm();
         }
         self.ex.warm_insert_lines(&self.sw);
+    }
+
+    /// Runs a copy taken from an egress queue (`crate::queues`) at `now_ns`: egress, and the
+    /// passes that follow from it; its packets (and copies for queues) are in
+    /// [`Worker::outputs`] until the next call.
+    pub(crate) fn run_dequeued(
+        &mut self,
+        job: crate::arch::EgressJob,
+        q: crate::arch::QueueMeta,
+        now_ns: u64,
+    ) {
+        if let Some(t) = &self.ticket {
+            self.sw.gate().enter(t);
+        }
+        self.out.clear();
+        self.ex.now_ns = now_ns;
+        self.ex.ops = TableOps::NONE;
+        if let Some(vi) = &self.sw.arch().v1 {
+            crate::arch::v1_dequeued(&mut self.ex, &self.sw, vi, job, q, &mut self.out);
+        }
+        if let Some(t) = &self.ticket {
+            self.sw.gate().leave(t);
+        }
     }
 
     /// How many times [`Worker::maintain`] has warmed the insert path.

@@ -620,6 +620,7 @@ pub fn run_parallel_handed(
             .iter()
             .map(|w| (w.packets, w.cpu_time))
             .collect(),
+        queues: None,
         error,
     })
 }

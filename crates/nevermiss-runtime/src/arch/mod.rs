@@ -22,7 +22,8 @@ pub use crate::state::{ArchInfo, Field, PnaInfo, PsaInfo, V1Info, PSA_PORT_RECIR
 pub(crate) use pna::pna_parse_in_place;
 pub use pna::{pna_finish, pna_parse, process_pna};
 pub use psa::{process_psa, psa_finish, psa_parse_first};
-pub use v1model::{process_v1, v1_finish, v1_parse_first};
+pub use v1model::{process_v1, v1_finish, v1_parse_first, QueueMeta};
+pub(crate) use v1model::{v1_dequeued, Deferred, EgressJob};
 
 use crate::engine::exec::{Exec, Flow};
 use crate::state::Switch;
@@ -69,11 +70,15 @@ fn extend_small(v: &mut Vec<u8>, s: &[u8]) {
 pub struct Outputs {
     bufs: Vec<(u32, Vec<u8>)>,
     n: usize,
+    /// Copies bound for an egress queue (`crate::queues`): the run loop takes them after each
+    /// packet. Empty unless the switch has queues (`Config::queues`).
+    pub(crate) deferred: Vec<v1model::Deferred>,
 }
 
 impl Outputs {
     pub fn clear(&mut self) {
         self.n = 0;
+        self.deferred.clear();
     }
 
     /// Appends a packet for `port` made of `head` followed by `tail`, truncated to `limit`.
@@ -119,6 +124,11 @@ impl Outputs {
 
     pub fn is_empty(&self) -> bool {
         self.n == 0
+    }
+
+    /// Whether copies wait to be put on egress queues (`crate::queues`).
+    pub fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
     }
 }
 

@@ -19,7 +19,7 @@ mod itype {
 }
 
 /// A packet waiting for (another) ingress pass.
-struct IngressJob {
+pub(crate) struct IngressJob {
     data: Vec<u8>,
     itype: u64,
     port: u64,
@@ -27,13 +27,107 @@ struct IngressJob {
 }
 
 /// A copy of a packet waiting for the egress pipeline, with the frame it starts from.
-struct EgressJob {
-    frame: Vec<u64>,
-    input: Vec<u8>,
-    cursor: usize,
-    port: u64,
+#[derive(Debug)]
+pub(crate) struct EgressJob {
+    pub(crate) frame: Vec<u64>,
+    pub(crate) input: Vec<u8>,
+    pub(crate) cursor: usize,
+    pub(crate) port: u64,
     rid: u64,
     itype: u64,
+}
+
+/// A copy bound for the egress queue of `port` (BMv2's traffic manager: every unicast copy,
+/// multicast replica and clone is enqueued; `crate::queues` holds them), with the value of
+/// `standard_metadata.priority` that picks the queue.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    pub(crate) job: EgressJob,
+    pub(crate) port: u32,
+    pub(crate) priority: u64,
+}
+
+/// Whether copies to `port` wait in an egress queue rather than running egress at once: false
+/// (one test of a field that is `None`) unless the switch was given queues.
+#[inline(always)]
+fn queued(sw: &Switch, port: u64) -> bool {
+    match &sw.config().queues {
+        None => false,
+        Some(q) => q.queued(port),
+    }
+}
+
+/// Puts a copy on its port's queue (see [`Deferred`]).
+#[cold]
+fn defer(vi: &V1Info, job: EgressJob, out: &mut Outputs) {
+    let priority = vi
+        .priority
+        .and_then(|o| job.frame.get((vi.sm + o) as usize).copied())
+        .unwrap_or(0);
+    out.deferred.push(Deferred {
+        port: job.port as u32,
+        priority,
+        job,
+    });
+}
+
+/// The frame as ingress left it, as a copy for the egress queue of `port`.
+#[cold]
+fn frame_job(ex: &Exec, port: u64, rid: u64, itype_v: u64) -> EgressJob {
+    EgressJob {
+        frame: ex.f.clone(),
+        input: ex.input().to_vec(),
+        cursor: ex.cursor(),
+        port,
+        rid,
+        itype: itype_v,
+    }
+}
+
+/// What the queue a copy waited in says about it (v1model's queueing metadata, BMv2's units:
+/// microseconds and packets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueMeta {
+    /// When it was enqueued, microseconds on the switch's clock.
+    pub enq_timestamp: u64,
+    /// Packets in its queue when it arrived (before it).
+    pub enq_qdepth: u64,
+    /// Microseconds it spent in the queue.
+    pub deq_timedelta: u64,
+    /// Packets left in its queue when it left.
+    pub deq_qdepth: u64,
+    /// The queue: its priority (`qid`, as BMv2 sets it).
+    pub qid: u64,
+}
+
+/// Runs a copy taken from an egress queue: the queueing metadata written into its
+/// `standard_metadata` (widths of v1model: 32, 19, 32, 19, 5 bits), then egress, and every pass
+/// that follows from it (recirculations; clones and replicas go back to their queues).
+pub(crate) fn v1_dequeued(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    mut job: EgressJob,
+    q: QueueMeta,
+    out: &mut Outputs,
+) {
+    for (rel, v, bits) in [
+        (vi.enq_timestamp, q.enq_timestamp, 32),
+        (vi.enq_qdepth, q.enq_qdepth, 19),
+        (vi.deq_timedelta, q.deq_timedelta, 32),
+        (vi.deq_qdepth, q.deq_qdepth, 19),
+        (vi.qid, q.qid, 5),
+    ] {
+        if let Some(w) = rel.and_then(|o| job.frame.get_mut((vi.sm + o) as usize)) {
+            *w = v & p4_ir::ops::mask(bits);
+        }
+    }
+    let mut pending: Vec<IngressJob> = Vec::new();
+    let (port, rid, t) = (job.port, job.rid, job.itype);
+    egress(ex, sw, vi, port, rid, t, Some(job), &mut pending, out, 0);
+    if let Some(j) = pending.pop() {
+        v1_passes(ex, sw, vi, Some(j), None, pending, out);
+    }
 }
 
 /// Runs one packet through a v1model program.
@@ -67,11 +161,32 @@ pub fn v1_finish(
     port: u32,
     out: &mut Outputs,
 ) {
-    let mut pending: Vec<IngressJob> = Vec::new();
+    v1_passes(ex, sw, vi, None, Some((data, port)), Vec::new(), out);
+}
+
+/// The ingress passes of a packet and what follows each: the first one parsed already
+/// (`parsed`: its bytes and port) or `first` to parse; then the `pending` ones.
+fn v1_passes(
+    ex: &mut Exec,
+    sw: &Switch,
+    vi: &V1Info,
+    first: Option<IngressJob>,
+    parsed: Option<(&[u8], u32)>,
+    mut pending: Vec<IngressJob>,
+    out: &mut Outputs,
+) {
     let mut owned: Vec<u8>;
-    let mut cur: &[u8] = data;
-    let (mut it, mut in_port, mut meta) = (itype::NORMAL, u64::from(port), None);
-    let mut passes = 0u32;
+    let (mut cur, mut it, mut in_port, mut meta, mut passes): (&[u8], _, _, _, u32) =
+        match (parsed, first) {
+            (Some((data, port)), _) => (data, itype::NORMAL, u64::from(port), None, 0),
+            (None, Some(j)) => {
+                owned = j.data;
+                // Counted as a further pass: it follows the pass that sent it here.
+                (&owned[..], j.itype, j.port, j.meta, 1)
+            }
+            (None, None) => return,
+        };
+    let mut needs_parse = parsed.is_none();
     loop {
         passes += 1;
         if passes > sw.config().max_passes {
@@ -79,14 +194,23 @@ pub fn v1_finish(
             return;
         }
         let mut extra: Vec<EgressJob> = Vec::new();
-        // The first pass was parsed by `v1_parse_first`.
-        if passes > 1 {
+        // The first pass of a packet was parsed by `v1_parse_first`.
+        if needs_parse {
             v1_parse(ex, sw, vi, cur, it, in_port, meta.take());
         }
+        needs_parse = true;
         if let Some(p) = ingress(ex, sw, vi, cur, in_port, &mut pending, &mut extra) {
-            egress(ex, sw, vi, p, 0, it, None, &mut pending, out, 0);
+            if queued(sw, p) {
+                defer(vi, frame_job(ex, p, 0, it), out);
+            } else {
+                egress(ex, sw, vi, p, 0, it, None, &mut pending, out, 0);
+            }
         }
         for job in extra {
+            if queued(sw, job.port) {
+                defer(vi, job, out);
+                continue;
+            }
             let (port, rid, t) = (job.port, job.rid, job.itype);
             egress(ex, sw, vi, port, rid, t, Some(job), &mut pending, out, 0);
         }
@@ -293,6 +417,10 @@ fn egress(
         }
     }
     if let Some(j) = e2e {
+        if queued(sw, j.port) {
+            defer(vi, j, out);
+            return;
+        }
         let (p, r, t) = (j.port, j.rid, j.itype);
         egress(ex, sw, vi, p, r, t, Some(j), pending, out, depth + 1);
     }

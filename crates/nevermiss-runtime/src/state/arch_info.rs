@@ -63,6 +63,13 @@ pub struct V1Info {
     pub parser_error: Option<u32>,
     pub ingress_ts: Option<u32>,
     pub egress_ts: Option<u32>,
+    /// The queueing fields egress sees (`crate::queues`) and the priority that picks a queue.
+    pub enq_timestamp: Option<u32>,
+    pub enq_qdepth: Option<u32>,
+    pub deq_timedelta: Option<u32>,
+    pub deq_qdepth: Option<u32>,
+    pub qid: Option<u32>,
+    pub priority: Option<u32>,
     /// The user metadata region (preserved across resubmit / recirculate / clone).
     pub meta: Option<(u32, u32)>,
     /// Whether the program clones, resubmits or recirculates (then snapshots are taken).
@@ -366,6 +373,12 @@ impl V1Info {
             parser_error: f("parser_error"),
             ingress_ts: f("ingress_global_timestamp"),
             egress_ts: f("egress_global_timestamp"),
+            enq_timestamp: f("enq_timestamp"),
+            enq_qdepth: f("enq_qdepth"),
+            deq_timedelta: f("deq_timedelta"),
+            deq_qdepth: f("deq_qdepth"),
+            qid: f("qid"),
+            priority: f("priority"),
             meta,
             uses_copies,
         })

@@ -39,6 +39,9 @@ pub struct Config {
     /// wait for a process-wide barrier). Off: every update locks (the private shadow switch
     /// of `warm_insert_every`, whose tables are cleared over and over).
     pub lock_free_updates: bool,
+    /// Egress queues between v1model's ingress and egress (`crate::queues`), for the ports
+    /// they name; `None`: every packet runs to completion (no queue, no cost).
+    pub queues: Option<std::sync::Arc<crate::queues::QueueSettings>>,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -78,6 +81,7 @@ impl Default for Config {
             track_updates: false,
             lock_free_updates: true,
             engine: Engine::default(),
+            queues: None,
         }
     }
 }
