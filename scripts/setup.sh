@@ -32,8 +32,11 @@ fi
 # openssl: the TLS test makes its certificates with it; iproute2: the interface-port testbed
 # (scripts/testbed.sh: namespaces and veth pairs); libxdp1: the AF_XDP back end (loaded at run
 # time; without it interface ports use AF_PACKET); valgrind: the memcheck test of generated code
-# (crates/nevermiss/tests/memcheck.rs)
-apt_install pkg-config openssl iproute2 libxdp1 valgrind
+# (crates/nevermiss/tests/memcheck.rs); mininet: nevermiss as a Mininet switch
+# (mininet/nevermiss_mininet.py, crates/nevermiss/tests/mininet.rs; Debian's Python has it);
+# libpcap0.8: scapy's capture filters (the P4 tutorials' receive.py scripts, tests/tutorials/);
+# ethtool: the tutorials' hosts turn checksum offload off with it (else TCP leaves a veth unsummed)
+apt_install pkg-config openssl iproute2 libxdp1 valgrind mininet libpcap0.8 ethtool
 
 # The P4Runtime protocol's descriptors (crates/nevermiss-p4rt/build.rs compiles them): from the
 # PyPI packages that carry them, pinned in crates/nevermiss-p4rt/p4runtime-pins.txt; never .proto

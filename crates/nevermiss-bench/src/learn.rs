@@ -26,7 +26,7 @@ use crate::scenario::table_size_for;
 use nevermiss_io::gen::{KeyEvent, KeyKind, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::server::ServeOptions;
-use nevermiss_runtime::exec::TableOps;
+use nevermiss_runtime::TableOps;
 use nevermiss_runtime::{Switch, Worker};
 use serde::Serialize;
 use std::cmp::Reverse;

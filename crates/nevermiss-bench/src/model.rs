@@ -5,7 +5,7 @@
 //! - Eq. 4 (latency-optimized): `c_i = f · (l_i − l_baseline)`; with latencies already in
 //!   ticks this is `t_i − t_baseline`, computed on medians as Table IIIa does.
 
-use nevermiss_runtime::exec::TableOps;
+use nevermiss_runtime::TableOps;
 use serde::Serialize;
 
 /// Eq. 3: average cost per packet in ticks, from a packet rate and the baseline's rate.

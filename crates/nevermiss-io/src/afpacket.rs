@@ -10,6 +10,15 @@
 //! MTU plus its Ethernet header is dropped and counted, never truncated; a frame the kernel
 //! truncated on receive (larger than a ring frame) is dropped and counted; an interface that
 //! goes down while the port runs is counted (`link_errors`) and the port keeps polling.
+//!
+//! Sending through the qdisc ([`AfPacketPort::open_qdisc`], the port spec's `qdisc` option):
+//! by default frames bypass the interface's queueing discipline (`PACKET_QDISC_BYPASS`), so tc
+//! shaping neither limits nor delays them. A port opened through the qdisc has no transmit
+//! ring: each frame is one non-blocking `send`, which the kernel hands to the qdisc as it
+//! does any socket's, and which fails with `EAGAIN` once the socket's send buffer holds as
+//! many bytes as the qdisc has not sent yet (as `libpcap`'s `pcap_inject` in BMv2 blocks
+//! there). The port then takes no more ([`Port::can_block`]): what it did not take is offered
+//! again, so an egress queue in front of it backs up at the shaped rate.
 
 use crate::iface::{self, interface, os_error, IfCounters};
 use crate::packet::{Batch, Packet};
@@ -50,6 +59,8 @@ pub struct AfPacketPort {
     tx_slots: u32,
     /// Largest frame the port transmits: MTU + Ethernet header.
     max_frame: usize,
+    /// Frames go through the interface's qdisc, one `send` each (no transmit ring).
+    qdisc: bool,
     stats: Arc<PortStats>,
     counters: Arc<IfCounters>,
 }
@@ -75,12 +86,18 @@ impl AfPacketPort {
     /// Opens interface `name` as port `id`. Errors name the interface: it does not exist, is
     /// down, or the process lacks the permission.
     pub fn open(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
-        AfPacketPort::open_with(id, name, None, true)
+        AfPacketPort::open_with(id, name, None, true, false)
+    }
+
+    /// As [`AfPacketPort::open`], sending through the interface's qdisc (see the module's
+    /// documentation).
+    pub fn open_qdisc(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
+        AfPacketPort::open_with(id, name, None, true, true)
     }
 
     /// A port that only transmits (`nevermiss gen`'s sender): its socket receives nothing.
     pub fn open_tx(id: u32, name: &str) -> Result<AfPacketPort, PortError> {
-        AfPacketPort::open_with(id, name, None, false)
+        AfPacketPort::open_with(id, name, None, false, false)
     }
 
     /// As [`AfPacketPort::open`], and with `Some(group)` the socket joins fanout group `group`
@@ -88,7 +105,7 @@ impl AfPacketPort {
     /// packets over the group's sockets by flow hash, so that each worker of `--cores` owns one
     /// socket per interface and a flow always reaches the same worker.
     pub fn open_fanout(id: u32, name: &str, group: Option<u16>) -> Result<AfPacketPort, PortError> {
-        AfPacketPort::open_with(id, name, group, true)
+        AfPacketPort::open_with(id, name, group, true, false)
     }
 
     fn open_with(
@@ -96,6 +113,7 @@ impl AfPacketPort {
         name: &str,
         group: Option<u16>,
         receive: bool,
+        qdisc: bool,
     ) -> Result<AfPacketPort, PortError> {
         let (ifindex, mtu) = interface(name)?;
         let proto = (libc::ETH_P_ALL as u16).to_be();
@@ -117,7 +135,12 @@ impl AfPacketPort {
             rx_offset: 0,
             tx_slot: 0,
             tx_slots: TX_BLOCK_SIZE / TX_FRAME_SIZE * TX_BLOCKS,
-            max_frame: (mtu + ETH_HLEN).min(TX_FRAME_SIZE as usize - TX_DATA_OFFSET),
+            max_frame: if qdisc {
+                mtu + ETH_HLEN
+            } else {
+                (mtu + ETH_HLEN).min(TX_FRAME_SIZE as usize - TX_DATA_OFFSET)
+            },
+            qdisc,
             stats: PortStats::new(id),
             counters: Arc::new(IfCounters::default()),
         };
@@ -129,7 +152,9 @@ impl AfPacketPort {
         let one: libc::c_int = 1;
         // Best effort: not seeing the host's own frames, and bypassing the qdisc on send.
         setsockopt(fd, libc::PACKET_IGNORE_OUTGOING, &one);
-        setsockopt(fd, libc::PACKET_QDISC_BYPASS, &one);
+        if !qdisc {
+            setsockopt(fd, libc::PACKET_QDISC_BYPASS, &one);
+        }
         // A malformed slot is skipped by the kernel rather than stopping the ring.
         setsockopt(fd, libc::PACKET_LOSS, &one);
         let rx = libc::tpacket_req3 {
@@ -153,10 +178,14 @@ impl AfPacketPort {
             tp_sizeof_priv: 0,
             tp_feature_req_word: 0,
         };
-        if setsockopt(fd, libc::PACKET_TX_RING, &tx) < 0 {
+        if !qdisc && setsockopt(fd, libc::PACKET_TX_RING, &tx) < 0 {
             return Err(os_error("PACKET_TX_RING", name));
         }
-        let len = (RX_BLOCK_SIZE * RX_BLOCKS + TX_BLOCK_SIZE * TX_BLOCKS) as usize;
+        let len = if qdisc {
+            (RX_BLOCK_SIZE * RX_BLOCKS) as usize
+        } else {
+            (RX_BLOCK_SIZE * RX_BLOCKS + TX_BLOCK_SIZE * TX_BLOCKS) as usize
+        };
         // SAFETY: maps the rings the socket just set up (receive ring first).
         let map = unsafe {
             libc::mmap(
@@ -358,6 +387,9 @@ impl Port for AfPacketPort {
     }
 
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
+        if self.qdisc {
+            return Ok(self.tx_qdisc(pkts));
+        }
         let mut taken = 0usize;
         let mut bytes = 0u64;
         let mut kicked = false;
@@ -411,7 +443,9 @@ impl Port for AfPacketPort {
     }
 
     fn flush(&mut self) -> Result<(), PortError> {
-        self.kick();
+        if !self.qdisc {
+            self.kick();
+        }
         Ok(())
     }
 
@@ -420,11 +454,22 @@ impl Port for AfPacketPort {
     }
 
     fn describe(&self) -> String {
-        format!("{}=if:{} (AF_PACKET, TPACKET_V3 rings)", self.id, self.name)
+        if self.qdisc {
+            format!(
+                "{}=if:{} (AF_PACKET, TPACKET_V3 receive ring, sending through the qdisc)",
+                self.id, self.name
+            )
+        } else {
+            format!("{}=if:{} (AF_PACKET, TPACKET_V3 rings)", self.id, self.name)
+        }
     }
 
     fn link_up(&self) -> bool {
         iface::link_up(&self.name)
+    }
+
+    fn can_block(&self) -> bool {
+        self.qdisc
     }
 
     /// The socket: readable when the kernel hands over a receive block (TPACKET_V3).
@@ -435,6 +480,53 @@ impl Port for AfPacketPort {
 }
 
 impl AfPacketPort {
+    /// Sends each frame through the qdisc until the socket's send buffer is full (`EAGAIN`):
+    /// returns how many it took. A frame the qdisc itself dropped (`ENOBUFS`: its queue was
+    /// full) was taken and is counted as dropped, as one too large is; a failed send for any
+    /// other reason (the link down or gone) is counted and taken.
+    fn tx_qdisc(&mut self, pkts: &[Packet]) -> usize {
+        let (mut taken, mut sent, mut bytes) = (0usize, 0u64, 0u64);
+        for p in pkts {
+            let data = p.data();
+            if data.len() > self.max_frame {
+                self.counters.oversized.fetch_add(1, Ordering::Relaxed);
+                self.stats.add_dropped(1);
+                taken += 1;
+                continue;
+            }
+            // SAFETY: a send of the frame's bytes on our own bound socket.
+            let rc = unsafe {
+                libc::send(
+                    self.fd,
+                    data.as_ptr().cast(),
+                    data.len(),
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if rc < 0 {
+                match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => break,
+                    Some(libc::ENOBUFS) => {
+                        self.counters.qdisc_drops.fetch_add(1, Ordering::Relaxed);
+                        self.stats.add_dropped(1);
+                    }
+                    _ => {
+                        self.counters.link_errors.fetch_add(1, Ordering::Relaxed);
+                        self.stats.add_dropped(1);
+                    }
+                }
+            } else {
+                sent += 1;
+                bytes += data.len() as u64;
+            }
+            taken += 1;
+        }
+        if sent > 0 {
+            self.stats.add_tx(sent, bytes);
+        }
+        taken
+    }
+
     /// Asks the kernel to send the queued slots (without waiting).
     fn kick(&self) {
         iface::kick(self.fd, &self.counters);

@@ -18,6 +18,8 @@ pub struct IfCounters {
     pub link_errors: AtomicU64,
     /// Frames the kernel dropped because the receive ring was full (`PACKET_STATISTICS`).
     pub kernel_drops: AtomicU64,
+    /// Frames sent through the qdisc that it dropped (its queue was full).
+    pub qdisc_drops: AtomicU64,
 }
 
 pub(crate) fn os_error(what: &str, name: &str) -> PortError {
@@ -129,15 +131,17 @@ pub(crate) fn kick(fd: libc::c_int, counters: &IfCounters) {
 impl IfCounters {
     /// Says on stderr what the port dropped or failed, if anything (at its end).
     pub(crate) fn report(&self, id: u32, name: &str) {
-        let (over, link, kernel) = (
+        let (over, link, kernel, qdisc) = (
             self.oversized.load(Ordering::Relaxed),
             self.link_errors.load(Ordering::Relaxed),
             self.kernel_drops.load(Ordering::Relaxed),
+            self.qdisc_drops.load(Ordering::Relaxed),
         );
-        if over + link + kernel > 0 {
+        if over + link + kernel + qdisc > 0 {
             eprintln!(
                 "port {id}=if:{name}: {over} frames dropped as oversized, {link} sends failed \
-                 (link down or gone), {kernel} frames dropped by the kernel (receive ring full)"
+                 (link down or gone), {kernel} frames dropped by the kernel (receive ring full), \
+                 {qdisc} dropped by the qdisc (its queue full)"
             );
         }
     }

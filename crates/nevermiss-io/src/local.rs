@@ -538,11 +538,22 @@ impl Port for CapturePort {
     fn link_up(&self) -> bool {
         self.inner.link_up()
     }
+    fn can_block(&self) -> bool {
+        self.inner.can_block()
+    }
     fn wait_fds(&self, out: &mut Vec<std::os::fd::RawFd>) -> bool {
         self.inner.wait_fds(out)
     }
+    /// Captures what the port took (a port that may block takes a prefix and is offered the
+    /// rest again: each packet is captured once, when it is sent).
     fn tx(&mut self, pkts: &[Packet]) -> Result<usize, PortError> {
-        for p in pkts {
+        let taken = self.inner.tx(pkts)?;
+        let capture = if self.inner.can_block() {
+            &pkts[..taken.min(pkts.len())]
+        } else {
+            pkts
+        };
+        for p in capture {
             let ts = self.ts(p);
             let (path, w) = &mut self.tx;
             w.write_packet(p.data(), ts)
@@ -551,7 +562,7 @@ impl Port for CapturePort {
                     error,
                 })?;
         }
-        self.inner.tx(pkts)
+        Ok(taken)
     }
     fn flush(&mut self) -> Result<(), PortError> {
         for (path, w) in [&mut self.rx, &mut self.tx] {

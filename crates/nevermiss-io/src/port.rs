@@ -98,6 +98,15 @@ pub trait Port: Send {
         true
     }
 
+    /// Whether [`Port::tx`] may take fewer packets than it is given because the port is busy
+    /// for now (an interface sending through its qdisc, which tc shaping holds back), so that
+    /// what it did not take may be offered again later rather than being dropped. Egress
+    /// queues wait behind such a port (`nevermiss_runtime::queues`); every other port takes
+    /// what it can at once and counts the rest as dropped.
+    fn can_block(&self) -> bool {
+        false
+    }
+
     /// Pushes the file descriptors that become readable (`poll(2)`, `POLLIN`) when this port
     /// may have a packet to receive, and returns true; false (the default) when the port
     /// cannot be waited on that way (an in-memory queue), so that an idle run loop sleeps in

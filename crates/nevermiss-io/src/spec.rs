@@ -44,12 +44,15 @@ pub enum PortKind {
     Gen(TwoPhaseConfig),
     /// `null`.
     Null,
-    /// `if:NAME[,backend=af_packet|af_xdp]`: a network interface.
+    /// `if:NAME[,backend=af_packet|af_xdp][,qdisc]`: a network interface.
     Interface {
         /// The interface's name.
         name: String,
         /// The kernel interface it is driven through.
         backend: Backend,
+        /// Send through the interface's qdisc (AF_PACKET; [`crate::afpacket`]), so tc
+        /// shaping limits and backs up what the port sends.
+        qdisc: bool,
     },
 }
 
@@ -143,23 +146,40 @@ impl PortSpec {
                     ));
                 }
                 let mut backend = Backend::Auto;
+                let mut qdisc = false;
                 for p in parts {
                     backend = match p {
                         "backend=af_packet" => Backend::AfPacket,
                         "backend=af_xdp" => Backend::AfXdp,
                         "backend=auto" => Backend::Auto,
+                        "qdisc" => {
+                            qdisc = true;
+                            backend
+                        }
                         other => {
                             return Err(err(
                                 args_col,
                                 format!(
                                     "unknown interface option `{other}`: expected \
-                                     backend=af_packet, backend=af_xdp or backend=auto"
+                                     backend=af_packet, backend=af_xdp, backend=auto or qdisc"
                                 ),
                             ))
                         }
                     };
                 }
-                PortKind::Interface { name, backend }
+                if qdisc && backend == Backend::AfXdp {
+                    return Err(err(
+                        args_col,
+                        "`qdisc` sends through the interface's queueing discipline, which \
+                         AF_XDP bypasses: use backend=af_packet (or leave the backend out)"
+                            .into(),
+                    ));
+                }
+                PortKind::Interface {
+                    name,
+                    backend,
+                    qdisc,
+                }
             }
             ("pcap" | "gen" | "if", None) => {
                 return Err(err(
@@ -202,9 +222,27 @@ impl PortSpec {
         workers: usize,
         group: Option<u16>,
     ) -> Result<(Box<dyn Port>, Backend), PortError> {
-        let PortKind::Interface { name, backend } = &self.kind else {
+        let PortKind::Interface {
+            name,
+            backend,
+            qdisc,
+        } = &self.kind
+        else {
             return Ok((self.open()?, Backend::Auto));
         };
+        if *qdisc {
+            if workers > 1 {
+                return Err(PortError::Other(format!(
+                    "port {} (interface {name}): `qdisc` ports run on one loop (leave out \
+                     --cores)",
+                    self.id
+                )));
+            }
+            return Ok((
+                Box::new(AfPacketPort::open_qdisc(self.id, name)?),
+                Backend::AfPacket,
+            ));
+        }
         let packet = || -> Result<(Box<dyn Port>, Backend), PortError> {
             Ok((
                 Box::new(AfPacketPort::open_fanout(self.id, name, group)?),

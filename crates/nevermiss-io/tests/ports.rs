@@ -46,16 +46,28 @@ fn spec_syntax() {
         PortSpec::parse("2=if:veth0").unwrap().kind,
         PortKind::Interface {
             name: "veth0".into(),
-            backend: nevermiss_io::Backend::Auto
+            backend: nevermiss_io::Backend::Auto,
+            qdisc: false,
         }
     );
     assert_eq!(
         PortSpec::parse("2=if:eth1,backend=af_packet").unwrap().kind,
         PortKind::Interface {
             name: "eth1".into(),
-            backend: nevermiss_io::Backend::AfPacket
+            backend: nevermiss_io::Backend::AfPacket,
+            qdisc: false,
         }
     );
+    assert_eq!(
+        PortSpec::parse("2=if:eth1,qdisc").unwrap().kind,
+        PortKind::Interface {
+            name: "eth1".into(),
+            backend: nevermiss_io::Backend::Auto,
+            qdisc: true,
+        }
+    );
+    let e = PortSpec::parse("2=if:eth1,backend=af_xdp,qdisc").unwrap_err();
+    assert!(e.message.contains("AF_XDP bypasses"), "{e}");
     assert!(PortSpec::parse("2=if:veth0").unwrap().is_live());
     assert!(!PortSpec::parse("2=null").unwrap().is_live());
     let g: PortSpec = "1=gen:two-phase,m=65536,r=100,count=1000000,field=ipv4.dst"

@@ -41,7 +41,7 @@ pub(crate) const CONST_INLINE_ENTRIES: usize = 16;
 use crate::FieldTest as FieldCond;
 
 /// The condition of entry match `m` on a field of kind `kind`, as the runtime installs it
-/// (`nevermiss_runtime::switch::entry_matches`); `None` where it installs no entry.
+/// (`nevermiss_runtime::build::entry_matches`); `None` where it installs no entry.
 fn match_of(kind: MatchKind, m: &EntryMatch, w: u32) -> Option<FieldCond> {
     Some(match (kind, m) {
         (_, EntryMatch::Exact(v)) => FieldCond::Masked(v.low(), u64::MAX),

@@ -8,7 +8,7 @@
 //! Cost on the data plane: [`Member::changed`], one relaxed load per batch; the lock is taken
 //! only at a handover.
 
-use crate::switch::Switch;
+use crate::state::Switch;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};

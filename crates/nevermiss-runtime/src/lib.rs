@@ -5,24 +5,31 @@
 //!
 //! Design and semantics: `docs/runtime.md`.
 
+//!
+//! The crate is built in floors, each importing only the floors below it: `types`
+//! vocabulary (`Config`, the control plane's entities and errors) → `state` (the [`Switch`]
+//! and its owned sub-states) → [`engine`] (the interpreter and the compiled engine's helpers)
+//! → [`arch`] (the PNA, v1model and PSA packet flows) → [`control`] (the typed control API) →
+//! [`build`] (assembly of a switch) → [`worker`], [`workers`], [`run`], [`stf`].
+
 pub mod arch;
 pub mod bits;
-pub mod delay;
-pub mod exec;
-pub mod externs;
+pub mod build;
+pub mod control;
+pub mod engine;
 pub mod handover;
-mod native;
-mod profiles;
-mod spec;
-pub mod switch;
+pub mod queues;
+pub mod run;
+mod state;
+pub mod stf;
+mod types;
 pub mod worker;
 pub mod workers;
 
-pub use switch::{Config, Engine, Switch};
+pub use engine::exec::TableOps;
+pub use state::{Notification, PortStatus, Probe, Switch, SwitchStats};
+pub use types::{Config, Engine};
 pub use worker::Worker;
-pub mod control;
-pub mod run;
-pub mod stf;
 
 use std::path::Path;
 

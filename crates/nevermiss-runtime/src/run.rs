@@ -8,7 +8,8 @@
 
 use crate::arch::Outputs;
 use crate::handover::Handover;
-use crate::switch::Switch;
+use crate::queues::EgressQueues;
+use crate::state::Switch;
 use crate::worker::Worker;
 use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
 use nevermiss_tables::TableStats;
@@ -94,6 +95,8 @@ pub struct RunReport {
     pub elapsed: Duration,
     /// Per worker (runs with `--cores`): packets and CPU time.
     pub workers: Vec<(u64, Duration)>,
+    /// What the egress queues did (runs with queues, `Config::queues`).
+    pub queues: Option<crate::queues::QueueStats>,
     /// The input error that ended the run early. Every complete packet before it was
     /// processed and its outputs written; the caller reports it after the statistics.
     pub error: Option<String>,
@@ -175,6 +178,13 @@ impl RunReport {
                 if *n > 0 { c * 1e9 / *n as f64 } else { 0.0 }
             );
         }
+        if let Some(q) = &self.queues {
+            let _ = writeln!(
+                s,
+                "egress queues: {} copies enqueued, deepest {} packets; dropped: {} (queue full), {} (no queue for their priority), {} (a new pipeline took over)",
+                q.enqueued, q.max_depth, q.dropped_full, q.dropped_priority, q.dropped_handover
+            );
+        }
         // The ports' drops are the program's (counted on the input port) and the outputs a
         // port did not take (counted on it): the total counts both, like the lines above.
         let not_taken = self
@@ -222,15 +232,15 @@ pub fn per_second(n: u64, d: Duration) -> f64 {
 
 /// Table statistics of a switch.
 pub fn table_reports(sw: &Switch) -> Vec<TableReport> {
-    sw.prog
+    sw.prog()
         .tables
         .iter()
-        .zip(&sw.tables)
+        .zip(sw.rt_tables())
         .map(|(td, rt)| TableReport {
             name: td.name.clone(),
-            entries: rt.t.len(),
-            capacity: rt.t.capacity(),
-            stats: rt.t.stats(),
+            entries: rt.table().len(),
+            capacity: rt.table().capacity(),
+            stats: rt.table().stats(),
         })
         .collect()
 }
@@ -275,7 +285,7 @@ pub fn run_handed(
     let ids: Vec<u32> = ports.iter().map(|p| p.id()).collect();
     let start = Instant::now();
     let mut report = RunReport::default();
-    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config.tick_ns.max(1));
+    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config().tick_ns.max(1));
     let mut tick = tick_of(&worker);
     let mut next_expire = worker
         .as_ref()
@@ -291,6 +301,9 @@ pub fn run_handed(
     if let (true, Some(w)) = (trace_limit > 0, worker.as_mut()) {
         w.ex.trace = Some(Vec::new());
     }
+    // Egress queues, when the switch has them (`Config::queues`; otherwise none of this runs).
+    let mut queues: Option<EgressQueues> = None;
+    crate::queues::follow(&mut queues, worker.as_ref(), &mut report);
     'run: loop {
         let mut any = false;
         for pi in 0..ports.len() {
@@ -299,6 +312,7 @@ pub fn run_handed(
                 // The old worker leaves the old switch's gate first.
                 drop(worker.take());
                 worker = member.take().map(|sw| Worker::new(sw, opts.worker));
+                crate::queues::follow(&mut queues, worker.as_ref(), &mut report);
                 tick = tick_of(&worker);
                 if let Some(w) = worker.as_mut() {
                     next_expire = w.sw.now_ns().saturating_add(tick);
@@ -356,13 +370,15 @@ pub fn run_handed(
             let mut failed = None;
             let pkts = rx.as_slice();
             let mut traced_outs: Vec<(u32, usize)> = Vec::new();
+            let mut traced_queued: Vec<u32> = Vec::new();
             worker.process_batch(pkts, time, |i, outs| {
                 let now = time(&pkts[i]);
                 report.packets_in += 1;
                 if tracing {
                     traced_outs.extend(outs.as_slice().iter().map(|(p, d)| (*p, d.len())));
+                    traced_queued.extend(outs.deferred.iter().map(|d| d.port));
                 }
-                if outs.is_empty() {
+                if outs.is_empty() && !outs.has_deferred() {
                     report.dropped += 1;
                     ports[pi].stats().add_dropped(1);
                 }
@@ -379,6 +395,9 @@ pub fn run_handed(
                     Err(e) => {
                         failed.get_or_insert(e);
                     }
+                }
+                if let Some(q) = queues.as_mut() {
+                    report.dropped += q.enqueue(outs, now);
                 }
                 if now >= next_expire && opts.worker == 0 {
                     sw.expire(now);
@@ -405,20 +424,37 @@ pub fn run_handed(
                 {
                     text.push_str(&format!("  {line}\n"));
                 }
-                if traced_outs.is_empty() {
+                if traced_outs.is_empty() && traced_queued.is_empty() {
                     text.push_str("  dropped\n");
                 }
                 for (port, len) in &traced_outs {
                     text.push_str(&format!("  out on port {port}, {len} bytes\n"));
+                }
+                for port in &traced_queued {
+                    text.push_str(&format!(
+                        "  queued for port {port} (egress runs when it leaves the queue)\n"
+                    ));
                 }
                 eprint!("{text}");
             }
             worker.maintain();
             for ti in 0..ports.len() {
                 if !tx[ti].is_empty() {
-                    flush(ports[ti].as_mut(), &mut tx[ti])?;
+                    crate::queues::flush(queues.as_ref(), ports[ti].as_mut(), &mut tx[ti])?;
                 }
             }
+        }
+        if let (Some(q), Some(w)) = (queues.as_mut(), worker.as_mut()) {
+            let now = match opts.clock {
+                Clock::Wall => w.sw.now_ns(),
+                // Packet time stands still once the inputs end: the queues' time goes on to
+                // their next departure, so a rate-limited queue drains.
+                Clock::Packet if ports.iter().all(|p| p.rx_done()) => {
+                    w.ex.now_ns.max(q.next_departure().unwrap_or(0))
+                }
+                Clock::Packet => w.ex.now_ns,
+            };
+            any |= q.service(w, &mut ports, &ids, &mut tx, batch_size, now, &mut report)? > 0;
         }
         if Instant::now() >= next_link_poll {
             if let Some(w) = &worker {
@@ -450,11 +486,19 @@ pub fn run_handed(
             .stop
             .as_ref()
             .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-        if limit || stopped || ports.iter().all(|p| p.rx_done()) {
+        // Copies in the queues, or packets a port that may block has not taken yet.
+        let waiting = queues.is_some()
+            && (queues.as_ref().is_some_and(|q| !q.is_empty()) || tx.iter().any(|b| !b.is_empty()));
+        let drained = !waiting && tx.iter().all(|b| b.is_empty());
+        if limit || stopped || (ports.iter().all(|p| p.rx_done()) && drained) {
             break;
         }
         if any {
             idle.busy();
+        } else if waiting {
+            // Copies wait for their time (a queue rate) or for a port the qdisc holds back:
+            // look again soon rather than wait for input.
+            std::thread::sleep(crate::queues::RECHECK);
         } else {
             idle.idle(&ports);
         }
@@ -470,6 +514,7 @@ pub fn run_handed(
     }
     let mut r = snapshot(member.switch().map(|s| &**s), &ports, &report, elapsed);
     r.error = report.error;
+    r.queues = queues.map(|q| q.stats);
     Ok(r)
 }
 
@@ -524,9 +569,10 @@ fn snapshot(
         packets_out: r.packets_out,
         dropped: r.dropped,
         unknown_ports: r.unknown_ports.clone(),
-        digests: sw.map_or(0, |sw| sw.digests.lock().map(|d| d.len()).unwrap_or(0)),
+        digests: sw.map_or(0, |sw| sw.pending_digests()),
         elapsed,
         workers: Vec::new(),
+        queues: None,
         error: None,
     }
 }

@@ -4,7 +4,7 @@
 //! `expect` lines.
 
 use crate::control::ControlPlane;
-use crate::switch::Switch;
+use crate::state::Switch;
 use crate::worker::Worker;
 use nevermiss_io::{parse_stf, Expectations, StfCommand};
 use std::collections::BTreeMap;

@@ -4,8 +4,8 @@ use crate::arch::{
     pna_finish, pna_parse_in_place, process_pna, process_psa, process_v1, psa_finish,
     psa_parse_first, v1_finish, v1_parse_first, Outputs,
 };
-use crate::exec::{Exec, TableOps};
-use crate::switch::Switch;
+use crate::engine::exec::{Exec, TableOps};
+use crate::state::Switch;
 use nevermiss_io::Packet;
 use nevermiss_tables::{Prefetch, Ticket};
 use std::sync::Arc;
@@ -81,8 +81,8 @@ impl Worker {
         let ex = Exec::new(&sw, id);
         let sw_ticket = sw.gate().register();
         // Nothing to warm: no add-on-miss table, or warming switched off.
-        let warm_off =
-            sw.config.warm_insert_every == 0 || !sw.tables.iter().any(|t| t.t.spec().add_on_miss);
+        let warm_off = sw.config().warm_insert_every == 0
+            || !sw.rt_tables().iter().any(|t| t.table().spec().add_on_miss);
         Worker {
             sw,
             ex,
@@ -118,11 +118,11 @@ impl Worker {
         self.ex.now_ns = now_ns;
         self.ex.ops = TableOps::NONE;
         let sw = &*self.sw;
-        if let Some(pi) = &sw.arch.pna {
+        if let Some(pi) = &sw.arch().pna {
             process_pna(&mut self.ex, sw, pi, data, port, &mut self.out);
-        } else if let Some(vi) = &sw.arch.v1 {
+        } else if let Some(vi) = &sw.arch().v1 {
             process_v1(&mut self.ex, sw, vi, data, port, &mut self.out);
-        } else if let Some(pi) = &sw.arch.psa {
+        } else if let Some(pi) = &sw.arch().psa {
             process_psa(&mut self.ex, sw, pi, data, port, &mut self.out);
         }
         self.warm.note(self.ex.ops, data, port);
@@ -142,7 +142,7 @@ impl Worker {
         &mut self,
         pkts: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
-        done: impl FnMut(usize, &Outputs),
+        done: impl FnMut(usize, &mut Outputs),
     ) {
         self.process_batch_ahead(pkts, &[], now_ns, done)
     }
@@ -159,7 +159,7 @@ impl Worker {
         pkts: &[Packet],
         ahead: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
-        done: impl FnMut(usize, &Outputs),
+        done: impl FnMut(usize, &mut Outputs),
     ) {
         if let Some(t) = &self.ticket {
             self.sw.gate().enter(t);
@@ -179,18 +179,18 @@ impl Worker {
         pkts: &[Packet],
         ahead: &[Packet],
         now_ns: impl Fn(&Packet) -> u64,
-        mut done: impl FnMut(usize, &Outputs),
+        mut done: impl FnMut(usize, &mut Outputs),
     ) {
         let prefetch_ahead = |i: usize| {
             if let Some(a) = ahead.get(i) {
                 a.prefetch_headers();
             }
         };
-        if self.sw.prefetch.is_empty() || pkts.len() <= 1 {
+        if self.sw.plan().prefetch().is_empty() || pkts.len() <= 1 {
             for (i, p) in pkts.iter().enumerate() {
                 prefetch_ahead(i);
                 self.process_inside(p.data(), p.port, now_ns(p));
-                done(i, &self.out);
+                done(i, &mut self.out);
             }
             return;
         }
@@ -205,8 +205,8 @@ impl Worker {
             ..
         } = self;
         let sw: &Switch = sw;
-        let arch = &sw.arch;
-        let tables = sw.prefetch.len();
+        let arch = &sw.arch();
+        let tables = sw.plan().prefetch().len();
         while slots.len() < PREFETCH_GROUP.min(pkts.len()) {
             let n = slots.len() as u64;
             slots.push(Exec::new(
@@ -228,7 +228,7 @@ impl Worker {
                 } else if let Some(pi) = &arch.psa {
                     psa_parse_first(ex, sw, pi, p.data(), p.port);
                 }
-                match &sw.prefetch_keys {
+                match sw.plan().prefetch_keys() {
                     // Generated `pass_parse` stored the keys (slots are never traced).
                     Some(keys) if arch.pna.is_some() => {
                         for &(t, off, len) in keys {
@@ -236,16 +236,16 @@ impl Worker {
                         }
                     }
                     _ => {
-                        for &t in &sw.prefetch {
+                        for &t in sw.plan().prefetch() {
                             hints.push(ex.prefetch_table(sw, t));
                         }
                     }
                 }
             }
             for hs in hints.chunks_exact(tables) {
-                for (h, &t) in hs.iter().zip(&sw.prefetch) {
-                    if let (Some(h), Some(rt)) = (h, sw.tables.get(t as usize)) {
-                        rt.t.prefetch_entry(*h);
+                for (h, &t) in hs.iter().zip(sw.plan().prefetch()) {
+                    if let (Some(h), Some(rt)) = (h, sw.rt_tables().get(t as usize)) {
+                        rt.table().prefetch_entry(*h);
                     }
                 }
             }
@@ -282,21 +282,21 @@ impl Worker {
     /// Costs one packet's processing per `warm_insert_every` packets at most, and nothing while
     /// inserts are frequent.
     pub fn maintain(&mut self) {
-        let every = self.sw.config.warm_insert_every;
+        let every = self.sw.config().warm_insert_every;
         if self.warm.off || every == 0 || self.warm.since < every || self.warm.pkt.is_empty() {
             return;
         }
         self.warm.since = 0;
         if self.warm.shadow.is_none() {
             let sw = &self.sw;
-            let config = crate::Config {
+            let config = crate::types::Config {
                 warm_insert_every: 0,
                 prefetch_tables: 0,
                 table_size_cap: Some(64),
                 lock_free_updates: false,
-                ..sw.config.clone()
+                ..sw.config().clone()
             };
-            match Switch::with_native(Arc::clone(&sw.prog), config, sw.native.clone()) {
+            match Switch::with_native(Arc::clone(sw.prog()), config, sw.plan().native().cloned()) {
                 Ok(s) => self.warm.shadow = Some(Box::new(Worker::new(Arc::new(s), self.id))),
                 Err(_) => {
                     self.warm.off = true;
@@ -307,18 +307,41 @@ impl Worker {
         if let Some(sh) = &mut self.warm.shadow {
             self.warm.count += 1;
             sh.process(&self.warm.pkt, self.warm.port, self.ex.now_ns);
-            for t in &sh.sw.tables {
-                if t.t.spec().add_on_miss {
-                    t.t.clear();
+            for t in sh.sw.rt_tables() {
+                if t.table().spec().add_on_miss {
+                    t.table().clear();
                 }
             }
         }
         // The real tables: their insert code and the slot the next insert takes (hints only);
         // then this worker's own lines of the insert path.
-        for t in &self.sw.tables {
-            t.t.warm();
+        for t in self.sw.rt_tables() {
+            t.table().warm();
         }
         self.ex.warm_insert_lines(&self.sw);
+    }
+
+    /// Runs a copy taken from an egress queue (`crate::queues`) at `now_ns`: egress, and the
+    /// passes that follow from it; its packets (and copies for queues) are in
+    /// [`Worker::outputs`] until the next call.
+    pub(crate) fn run_dequeued(
+        &mut self,
+        job: crate::arch::EgressJob,
+        q: crate::arch::QueueMeta,
+        now_ns: u64,
+    ) {
+        if let Some(t) = &self.ticket {
+            self.sw.gate().enter(t);
+        }
+        self.out.clear();
+        self.ex.now_ns = now_ns;
+        self.ex.ops = TableOps::NONE;
+        if let Some(vi) = &self.sw.arch().v1 {
+            crate::arch::v1_dequeued(&mut self.ex, &self.sw, vi, job, q, &mut self.out);
+        }
+        if let Some(t) = &self.ticket {
+            self.sw.gate().leave(t);
+        }
     }
 
     /// How many times [`Worker::maintain`] has warmed the insert path.

@@ -18,7 +18,7 @@ use crate::handover::Handover;
 use crate::run::{
     self, per_second, queue_outputs, table_reports, Clock, RunOptions, RunReport, UnknownPorts,
 };
-use crate::switch::Switch;
+use crate::state::Switch;
 use crate::worker::Worker;
 use nevermiss_io::rss::{spread, Rss};
 use nevermiss_io::PortStats;
@@ -227,7 +227,7 @@ fn run_queues(
             cpus.len()
         ));
     }
-    let tick = h.current().map_or(1, |sw| sw.config.tick_ns.max(1));
+    let tick = h.current().map_or(1, |sw| sw.config().tick_ns.max(1));
     let shared = Shared {
         h,
         opts,
@@ -318,7 +318,7 @@ fn worker_main(
         None => Vec::new(),
     };
     let batch = sh.opts.batch;
-    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config.tick_ns.max(1));
+    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config().tick_ns.max(1));
     let mut tick = tick_of(&worker);
     let mut st = WorkerStat {
         cpu,
@@ -605,9 +605,7 @@ pub fn run_parallel_handed(
     }
     let dropped_by_port = rep.dropped;
     let sw = h.current();
-    let digests = sw
-        .as_ref()
-        .map_or(0, |sw| sw.digests.lock().map(|d| d.len()).unwrap_or(0));
+    let digests = sw.as_ref().map_or(0, |sw| sw.pending_digests());
     Ok(RunReport {
         ports: ports.iter().map(|p| p.stats().snapshot()).collect(),
         tables: sw.map(|sw| table_reports(&sw)).unwrap_or_default(),
@@ -622,6 +620,7 @@ pub fn run_parallel_handed(
             .iter()
             .map(|w| (w.packets, w.cpu_time))
             .collect(),
+        queues: None,
         error,
     })
 }
@@ -704,7 +703,7 @@ pub fn run_live(
     out.ports.sort_by_key(|p| p.port);
     if let Some(sw) = h.current() {
         out.tables = table_reports(&sw);
-        out.digests = sw.digests.lock().map(|d| d.len()).unwrap_or(0);
+        out.digests = sw.pending_digests();
     }
     out.elapsed = start.elapsed();
     Ok(out)

@@ -77,7 +77,7 @@ fn a_modify_changes_what_packets_do() {
 /// one by one and in batches of every atomicity, show at once, under both engines.
 #[test]
 fn a_specialised_table_follows_every_write() {
-    use nevermiss_runtime::switch::Engine;
+    use nevermiss_runtime::Engine;
     for engine in [Engine::Jit, Engine::Interp] {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/p4/two-actions.p4");
         let config = Config {

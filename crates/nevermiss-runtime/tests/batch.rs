@@ -218,9 +218,7 @@ fn warming_leaves_the_real_switch_alone() {
     let mut hits = 0;
     for p in pkts[..600].iter().cycle().take(5000) {
         w.process(p.data(), p.port, p.ts_ns);
-        if w.last_ops()
-            .contains(nevermiss_runtime::exec::TableOps::HIT)
-        {
+        if w.last_ops().contains(nevermiss_runtime::TableOps::HIT) {
             hits += 1;
         }
         w.maintain();

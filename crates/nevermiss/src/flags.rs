@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use nevermiss_io::Port;
 use nevermiss_io::Rss;
 use nevermiss_runtime::handover::Handover;
+use nevermiss_runtime::queues::QueueSettings;
 use nevermiss_runtime::run::{Clock, RunOptions, RunReport};
 use nevermiss_runtime::workers::{available_cpus, run_parallel_handed, ParallelOptions};
 use nevermiss_runtime::{Config, Engine, Switch};
@@ -410,11 +411,32 @@ pub struct TrafficArgs {
     /// BMv2's `--pcap`; with --cores on interfaces, worker W > 0 writes N_in.wW.pcap, ...).
     #[arg(long, value_name = "DIR")]
     pub pcap_dir: Option<PathBuf>,
+    /// With --pcap-dir, name an interface port's files by the interface (IFACE_in.pcap,
+    /// IFACE_out.pcap), as BMv2 names them, so that switches sharing DIR do not collide.
+    #[arg(long, requires = "pcap_dir")]
+    pub pcap_by_interface: bool,
     /// Poll the ports without pause even when no packets come (a whole core per loop, the
     /// lowest latency); by default an idle loop waits for its interfaces' sockets after 200 µs
     /// without a packet (docs/io.md "Idle").
     #[arg(long)]
     pub busy_poll: bool,
+    /// Egress queues between ingress and egress (v1model), as BMv2's simple_switch has them:
+    /// `all` ports or a list (`1,2`). Egress then sees `enq_timestamp`, `enq_qdepth`,
+    /// `deq_timedelta` and `deq_qdepth`; without it every packet runs to completion
+    /// (docs/runtime.md, "Egress queues").
+    #[arg(long, value_name = "all|PORTS")]
+    pub egress_queues: Option<String>,
+    /// Depth of each egress queue in packets [default: 64, BMv2's] (needs --egress-queues).
+    #[arg(long, value_name = "N", value_parser = count_usize)]
+    pub queue_depth: Option<usize>,
+    /// Packets per second each egress queue lets out (BMv2's set_queue_rate; 0: no limit)
+    /// (needs --egress-queues).
+    #[arg(long, value_name = "PPS", value_parser = count)]
+    pub queue_rate: Option<u64>,
+    /// Queues per port, picked by `standard_metadata.priority` (BMv2's --priority-queues; 1
+    /// to 8) (needs --egress-queues).
+    #[arg(long, value_name = "N", value_parser = count_usize)]
+    pub priority_queues: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -449,15 +471,65 @@ impl TrafficArgs {
             }
         }
         Rss::parse(&self.rss).map_err(|e| format!("--rss: {e}"))?;
+        let queues = self.queue_settings()?;
+        if queues.is_some() && self.cores.is_some() {
+            return Err("--egress-queues: the queues belong to one loop: leave out --cores".into());
+        }
         Ok(())
     }
 
-    /// `config` with these flags' share of the switch configuration.
-    pub fn config(&self, config: Config) -> Config {
-        Config {
-            prefetch_tables: self.prefetch_tables,
-            ..config
+    /// The egress queues of `--egress-queues` and the flags that shape them; `None` without
+    /// it (a shaping flag without it is an error, never ignored).
+    pub fn queue_settings(&self) -> Result<Option<Arc<QueueSettings>>, String> {
+        let Some(which) = &self.egress_queues else {
+            for (set, flag) in [
+                (self.queue_depth.is_some(), "--queue-depth"),
+                (self.queue_rate.is_some(), "--queue-rate"),
+                (self.priority_queues.is_some(), "--priority-queues"),
+            ] {
+                if set {
+                    return Err(format!(
+                        "{flag} shapes the egress queues: it needs --egress-queues all|PORTS"
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        let ports = match which.trim() {
+            "all" => None,
+            list => Some(
+                list.split(',')
+                    .map(|p| {
+                        p.trim().parse::<u32>().map_err(|_| {
+                            format!(
+                                "--egress-queues {which}: `{p}` is not a port number \
+                                 (expected `all` or a list such as 1,2)"
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<u32>, String>>()?,
+            ),
+        };
+        let q = QueueSettings::new(
+            ports,
+            self.priority_queues.unwrap_or(1),
+            self.queue_depth
+                .unwrap_or(nevermiss_runtime::queues::DEFAULT_DEPTH),
+        )
+        .map_err(|e| format!("--priority-queues: {e}"))?;
+        if let Some(pps) = self.queue_rate {
+            q.set_rate(None, None, pps)?;
         }
+        Ok(Some(Arc::new(q)))
+    }
+
+    /// `config` with these flags' share of the switch configuration.
+    pub fn config(&self, config: Config) -> Result<Config, String> {
+        Ok(Config {
+            prefetch_tables: self.prefetch_tables,
+            queues: self.queue_settings()?,
+            ..config
+        })
     }
 
     /// Opens `specs` (plus `extra()`'s ports) and runs them on `sw` until the inputs end or
@@ -505,7 +577,7 @@ impl TrafficArgs {
                         if w == 0 {
                             *s = s.with_backend(backend);
                         }
-                        let p = self.capture(p, w)?;
+                        let p = self.capture(p, s, w)?;
                         if s.is_live() {
                             eprintln!("worker {w}: port {}", p.describe());
                         }
@@ -520,7 +592,7 @@ impl TrafficArgs {
                 let mut ports = Vec::with_capacity(specs.len() + 1);
                 for s in specs {
                     let p = s.open().map_err(|e| e.to_string())?;
-                    let p = self.capture(p, 0)?;
+                    let p = self.capture(p, s, 0)?;
                     say(s, p.as_ref());
                     ports.push(p);
                 }
@@ -530,8 +602,13 @@ impl TrafficArgs {
         }
     }
 
-    /// `p`, capturing to `--pcap-dir` if given (worker `w`'s files).
-    fn capture(&self, p: Box<dyn Port>, w: usize) -> Result<Box<dyn Port>, String> {
+    /// `p` (opened from `spec`), capturing to `--pcap-dir` if given (worker `w`'s files).
+    fn capture(
+        &self,
+        p: Box<dyn Port>,
+        spec: &nevermiss_io::PortSpec,
+        w: usize,
+    ) -> Result<Box<dyn Port>, String> {
         let Some(dir) = &self.pcap_dir else {
             return Ok(p);
         };
@@ -541,11 +618,16 @@ impl TrafficArgs {
         } else {
             format!(".w{w}")
         };
-        let id = p.id();
+        let name = match &spec.kind {
+            nevermiss_io::PortKind::Interface { name, .. } if self.pcap_by_interface => {
+                name.clone()
+            }
+            _ => p.id().to_string(),
+        };
         let c = nevermiss_io::CapturePort::new(
             p,
-            dir.join(format!("{id}_in{suffix}.pcap")),
-            dir.join(format!("{id}_out{suffix}.pcap")),
+            dir.join(format!("{name}_in{suffix}.pcap")),
+            dir.join(format!("{name}_out{suffix}.pcap")),
         )
         .map_err(|e| format!("--pcap-dir: {e}"))?;
         Ok(Box::new(c))

@@ -27,6 +27,7 @@ mod program;
 mod run_cmd;
 mod serve_cmd;
 mod sim_cmd;
+mod simple_switch_cmd;
 mod stf_cmd;
 mod testgen;
 
@@ -88,6 +89,14 @@ enum Command {
     /// Run the switch with a P4Runtime gRPC server (p4runtime-shell, finsy and other
     /// controllers drive it).
     Serve(serve_cmd::ServeArgs),
+    /// BMv2's simple_switch_grpc command line (`-i N@IFACE ... prog.json -- --grpc-server-addr
+    /// A:P --cpu-port N`), served by `serve` (docs/drop-in.md; `--help` lists the flags).
+    #[command(disable_help_flag = true)]
+    SimpleSwitchGrpc {
+        /// BMv2's flags and the JSON program.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run a p4c STF test against a program; exit 0 only if it passes.
     Stf(stf_cmd::StfArgs),
     /// Trace-driven simulator of data hazards in stateful hardware pipelines.
@@ -125,7 +134,43 @@ pub(crate) fn long_version() -> &'static str {
     LONG.get_or_init(|| env!("NEVERMISS_LONG_VERSION").replace("\\n", "\n"))
 }
 
+/// Whether the executable is called as BMv2's (`simple_switch_grpc`, `nevermiss-simple-switch-grpc`).
+fn called_as_simple_switch(argv0: &std::ffi::OsStr) -> bool {
+    let name = std::path::Path::new(argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().replace('-', "_"))
+        .unwrap_or_default();
+    name.contains("simple_switch_grpc")
+}
+
+/// Runs `nevermiss serve` with these arguments (the first is `serve`).
+pub(crate) fn serve_from(args: &[String]) -> u8 {
+    let argv = std::iter::once("nevermiss".to_string()).chain(args.iter().cloned());
+    match command()
+        .try_get_matches_from(argv)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
+        Ok(Cli {
+            command: Command::Serve(a),
+        }) => serve_cmd::run(a),
+        Ok(_) => 2,
+        Err(e) => {
+            let _ = e.print();
+            2
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    // BMv2's command line is parsed by hand (its `--` separates target options, which clap
+    // would take as the end of the flags).
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.first().is_some_and(|a| called_as_simple_switch(a)) {
+        return ExitCode::from(out::exit_code(simple_switch_cmd::run(&argv[1..])));
+    }
+    if argv.get(1).is_some_and(|a| a == "simple-switch-grpc") {
+        return ExitCode::from(out::exit_code(simple_switch_cmd::run(&argv[2..])));
+    }
     let cli = match Cli::from_arg_matches(&command().get_matches()) {
         Ok(c) => c,
         Err(e) => e.exit(),
@@ -141,6 +186,10 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Stf(args) => stf_cmd::run(args),
+        Command::SimpleSwitchGrpc { args } => {
+            let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+            simple_switch_cmd::run(&args)
+        }
         Command::Completions(args) => completions_cmd::run(args, command()),
         Command::Man(args) => man_cmd::run(args, command()),
     };

@@ -91,7 +91,7 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     }
     let config = args
         .traffic
-        .config(args.switch.config(&prog, &args.program)?);
+        .config(args.switch.config(&prog, &args.program)?)?;
     let sw = Arc::new(
         Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?,
     );

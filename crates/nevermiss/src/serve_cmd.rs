@@ -96,7 +96,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         (Some(c), Some(k)) => Some(server::tls_config(c, k, args.tls_ca.as_deref())?),
         _ => None,
     };
-    let mut config = args.traffic.config(args.switch.config_any());
+    let mut config = args.traffic.config(args.switch.config_any())?;
     let mut preload = None;
     if let Some(path) = &args.program {
         crate::program::readable(path)?;
@@ -104,7 +104,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
             // A BMv2 JSON program is its own device config.
             let prog = bmv2_json::load_bytes(&bytes)
                 .map_err(|e| format!("{}: error: {e}", path.display()))?;
-            config = args.traffic.config(args.switch.config(&prog, path)?);
+            config = args.traffic.config(args.switch.config(&prog, path)?)?;
             preload = Some(bytes);
         }
     }
@@ -117,7 +117,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         let compiled = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
         let prog =
             p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
-        config = args.traffic.config(args.switch.config(&prog, path)?);
+        config = args.traffic.config(args.switch.config(&prog, path)?)?;
         preload = Some(nevermiss_p4rt::device_config::encode(
             &compiled,
             &path.display().to_string(),

@@ -1,24 +1,9 @@
 //! Batches of changes and their atomicity (P4Runtime §12.2 "Batching and Ordering of Updates",
 //! `WriteRequest.atomicity`).
 
-use super::{Applied, Change, ControlError, ControlResult};
-use crate::switch::Switch;
-use std::sync::PoisonError;
+use super::{Applied, Atomicity, Change, ControlError, ControlResult};
+use crate::state::Switch;
 use std::time::Duration;
-
-/// How a batch of changes behaves when one fails (P4Runtime `WriteRequest.Atomicity`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Atomicity {
-    /// Every change is tried; each succeeds or fails on its own.
-    #[default]
-    ContinueOnError,
-    /// If one change fails, those already applied are undone (in reverse order) and every
-    /// change of the batch reports an error; packets may see intermediate states.
-    RollbackOnError,
-    /// As `RollbackOnError`, and packets see the state before the batch or after it, never in
-    /// between: the workers wait at their quiescent point while the batch is applied.
-    DataplaneAtomic,
-}
 
 /// How long a dataplane-atomic batch waits for the workers to reach their quiescent point.
 const GATE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -29,7 +14,7 @@ impl Switch {
     /// batch changes nothing: the failing change reports its own error, every other one
     /// `Aborted`.
     pub fn write(&self, changes: &[Change], atomicity: Atomicity) -> Vec<ControlResult<Applied>> {
-        let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
+        let _w = self.control_write();
         match atomicity {
             Atomicity::ContinueOnError => {
                 let r = changes
@@ -45,7 +30,7 @@ impl Switch {
                 r
             }
             Atomicity::DataplaneAtomic => {
-                let closed = match self.gate.close(GATE_TIMEOUT) {
+                let closed = match self.gate().close(GATE_TIMEOUT) {
                     Ok(c) => c,
                     Err(_) => {
                         return changes
@@ -71,7 +56,7 @@ impl Switch {
 
     /// Applies one change (a batch of one, `ContinueOnError`).
     pub fn write_one(&self, change: &Change) -> ControlResult<Applied> {
-        let _w = self.ctl.rw.write().unwrap_or_else(PoisonError::into_inner);
+        let _w = self.control_write();
         let r = self.apply_change(change, false).map(|(a, _)| a);
         self.settle_specs();
         r
@@ -114,7 +99,7 @@ impl Switch {
 
     /// Runs `f` while holding the control plane's read lock: it sees all or none of any write.
     pub fn read_consistent<R>(&self, f: impl FnOnce(&Switch) -> R) -> R {
-        let _r = self.ctl.rw.read().unwrap_or_else(PoisonError::into_inner);
+        let _r = self.control_read();
         f(self)
     }
 }

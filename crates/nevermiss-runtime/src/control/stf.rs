@@ -5,8 +5,8 @@
 //! unique suffix after a `.` (`ipv4_lpm` for `MyIngress.ipv4_lpm`). Every unknown name is an
 //! error naming it; nothing here panics on bad input.
 
-use crate::externs::GREEN;
-use crate::switch::{RtExtern, Switch};
+use crate::state::GREEN;
+use crate::state::{RtExtern, Switch};
 use nevermiss_io::stf::{CmpOp, CountType, CounterRef, KeyValue, Number, StfCommand};
 use nevermiss_tables::{ActionData, EntryHandle, FieldMatch};
 use num_bigint::BigUint;
@@ -62,8 +62,8 @@ impl<'s> ControlPlane<'s> {
                 check,
             } => self.check_counter(name, target, check),
             StfCommand::RemoveAll => {
-                for (i, t) in self.sw.tables.iter().enumerate() {
-                    self.sw.respec(i, || t.t.clear());
+                for (i, t) in self.sw.rt_tables().iter().enumerate() {
+                    self.sw.respec(i, || t.table().clear());
                 }
                 self.sw.settle_specs();
                 Ok(())
@@ -77,8 +77,8 @@ impl<'s> ControlPlane<'s> {
     }
 
     fn table(&self, name: &str) -> Result<(usize, &'s Table), String> {
-        match self.sw.prog.find_table(name) {
-            Some(i) => Ok((i as usize, &self.sw.prog.tables[i as usize])),
+        match self.sw.prog().find_table(name) {
+            Some(i) => Ok((i as usize, &self.sw.prog().tables[i as usize])),
             None => Err(format!("unknown table `{name}`")),
         }
     }
@@ -224,8 +224,8 @@ impl<'s> ControlPlane<'s> {
             };
             ms.push(m);
         }
-        let rt = &self.sw.tables[ti];
-        let prio = if rt.t.spec().has_priority() {
+        let rt = &self.sw.rt_tables()[ti];
+        let prio = if rt.table().spec().has_priority() {
             match priority {
                 Some(p) => u32::try_from(p.min(u64::from(u32::MAX - 1)) + 1).unwrap_or(u32::MAX),
                 None => {
@@ -238,7 +238,9 @@ impl<'s> ControlPlane<'s> {
         };
         let h = self
             .sw
-            .respec(ti, || rt.t.insert(&ms, prio, ActionData::new(ai, params)))
+            .respec(ti, || {
+                rt.table().insert(&ms, prio, ActionData::new(ai, params))
+            })
             .map_err(|e| format!("table `{}`: {e}", t.name))?;
         self.sw.settle_specs();
         self.sw.reset_direct(ti, h.slot());
@@ -264,8 +266,8 @@ impl<'s> ControlPlane<'s> {
             return Err(format!("table `{}` has a const default action", t.name));
         }
         let params = Self::params(a, args)?;
-        self.sw.tables[ti]
-            .t
+        self.sw.rt_tables()[ti]
+            .table()
             .set_default(ActionData::new(ai, params))
             .map_err(|e| format!("table `{}`: {e}", t.name))
     }
@@ -276,24 +278,24 @@ impl<'s> ControlPlane<'s> {
         target: &CounterRef,
         check: &Option<(CountType, CmpOp, Number)>,
     ) -> CheckResult {
-        let Some(xi) = self.sw.prog.find_extern(name) else {
+        let Some(xi) = self.sw.prog().find_extern(name) else {
             return Err(format!("unknown counter `{name}`"));
         };
-        let (packets, bytes) = match (&self.sw.externs[xi as usize], target) {
-            (RtExtern::Counter(cells), CounterRef::Index(n)) => {
+        let (packets, bytes) = match (self.sw.externs().get(xi), target) {
+            (Some(RtExtern::Counter(cells)), CounterRef::Index(n)) => {
                 let i = n.to_u64().unwrap_or(u64::MAX) as usize;
                 cells
                     .get(i)
                     .map(|c| c.read())
                     .ok_or_else(|| format!("counter `{name}`: index {} out of range", n.text))?
             }
-            (RtExtern::DirectCounter(cells), CounterRef::Id(id)) => {
+            (Some(RtExtern::DirectCounter(cells)), CounterRef::Id(id)) => {
                 let Some((_, h)) = self.ids.get(id.trim_start_matches('$')) else {
                     return Err(format!("unknown entry id `{id}`"));
                 };
                 cells.get(h.slot()).map(|c| c.read()).unwrap_or((0, 0))
             }
-            (RtExtern::DirectCounter(cells), CounterRef::Index(n)) => {
+            (Some(RtExtern::DirectCounter(cells)), CounterRef::Index(n)) => {
                 let i = n.to_u64().unwrap_or(u64::MAX) as usize;
                 cells.get(i).map(|c| c.read()).unwrap_or((0, 0))
             }
@@ -328,43 +330,22 @@ impl<'s> ControlPlane<'s> {
     /// The BMv2 CLI commands.
     fn cli(&mut self, command: &str, rest: &str) -> Result<(), String> {
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let num = |i: usize| -> Result<u64, String> {
-            let w = words
-                .get(i)
-                .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
-            Number::parse(w, false)
-                .ok()
-                .and_then(|n| n.to_u64())
-                .ok_or_else(|| format!("{command}: `{w}` is not a number"))
-        };
+        let num = |i: usize| cli_number(command, &words, i);
         match command {
             "mirroring_add" => {
                 let (s, p) = (num(0)?, num(1)?);
-                self.sw
-                    .sessions
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(s as u32, p as u32);
+                self.sw.pre().add_mirror(s as u32, p as u32);
                 Ok(())
             }
             "mirroring_delete" => {
                 let s = num(0)?;
-                self.sw
-                    .sessions
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&(s as u32));
+                self.sw.pre().delete_mirror(s as u32);
                 Ok(())
             }
             "mirroring_get" | "counter_read" | "register_read" | "meter_get_rates" => Ok(()),
             "mc_mgrp_create" => {
                 let g = num(0)?;
-                self.sw
-                    .mc_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(g as u32)
-                    .or_default();
+                self.sw.pre().create_group(g as u32);
                 Ok(())
             }
             "mc_node_create" | "mc_node_update" => {
@@ -389,26 +370,13 @@ impl<'s> ControlPlane<'s> {
                 let Some((rid, ports)) = self.nodes.get(h).cloned() else {
                     return Err(format!("mc_node_associate: unknown node {h}"));
                 };
-                let mut groups = self
-                    .sw
-                    .mc_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let members = groups.entry(g).or_default();
-                for p in ports {
-                    members.push((p, rid));
-                }
+                self.sw.pre().add_to_group(g, rid, &ports);
                 Ok(())
             }
             "register_write" => {
                 let name = words.first().copied().unwrap_or("");
                 let (i, v) = (num(1)?, num(2)?);
-                match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
+                match self.extern_named(name) {
                     Some(RtExtern::Register(r)) => {
                         r.write(i, &[v]);
                         Ok(())
@@ -418,12 +386,7 @@ impl<'s> ControlPlane<'s> {
             }
             "register_reset" => {
                 let name = words.first().copied().unwrap_or("");
-                match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
+                match self.extern_named(name) {
                     Some(RtExtern::Register(r)) => {
                         r.reset();
                         Ok(())
@@ -434,12 +397,7 @@ impl<'s> ControlPlane<'s> {
             "counter_write" => {
                 let name = words.first().copied().unwrap_or("");
                 let (i, p, b) = (num(1)?, num(2)?, num(3)?);
-                match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
+                match self.extern_named(name) {
                     Some(RtExtern::Counter(cells)) => {
                         if let Some(c) = cells.get(i as usize) {
                             c.reset();
@@ -450,62 +408,75 @@ impl<'s> ControlPlane<'s> {
                     _ => Err(format!("unknown counter `{name}`")),
                 }
             }
-            "meter_set_rates" | "meter_array_set_rates" => {
-                let name = words.first().copied().unwrap_or("");
-                let (index, rates_at) = if command == "meter_set_rates" {
-                    (Some(num(1)?), 2)
-                } else {
-                    (None, 1)
-                };
-                let mut rates = Vec::new();
-                for w in words.iter().skip(rates_at) {
-                    let Some((r, b)) = w.split_once(':') else {
-                        return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
-                    };
-                    let r: f64 = r
-                        .parse()
-                        .map_err(|_| format!("{command}: bad rate `{r}`"))?;
-                    let b: u64 = b
-                        .parse()
-                        .map_err(|_| format!("{command}: bad burst `{b}`"))?;
-                    rates.push((r, b));
-                }
-                let (c, p) = match rates.as_slice() {
-                    [c, p] => (*c, *p),
-                    [c] => (*c, *c),
-                    _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
-                };
-                let cells = match self
-                    .sw
-                    .prog
-                    .find_extern(name)
-                    .map(|x| &self.sw.externs[x as usize])
-                {
-                    Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
-                    _ => return Err(format!("unknown meter `{name}`")),
-                };
-                for (i, m) in cells.iter().enumerate() {
-                    if index.is_none_or(|x| x as usize == i) {
-                        m.lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .configure(c.0, c.1, p.0, p.1);
-                    }
-                }
-                let _ = GREEN;
-                Ok(())
-            }
+            "meter_set_rates" | "meter_array_set_rates" => self.cli_meter_rates(command, &words),
             "mirroring_add_mc" => {
                 let (s, g) = (num(0)?, num(1)?);
-                self.sw
-                    .session_groups
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(s as u32, g as u32);
+                self.sw.pre().add_mirror_group(s as u32, g as u32);
                 Ok(())
             }
             other => Err(format!("unknown command `{other}`")),
         }
     }
+
+    /// The extern named `name` (full name or unique suffix), with its state.
+    fn extern_named(&self, name: &str) -> Option<&'s RtExtern> {
+        let sw = self.sw;
+        sw.prog()
+            .find_extern(name)
+            .and_then(|x| sw.externs().get(x))
+    }
+
+    /// `meter_set_rates NAME INDEX RATE:BURST...` and `meter_array_set_rates NAME RATE:BURST...`.
+    fn cli_meter_rates(&self, command: &str, words: &[&str]) -> Result<(), String> {
+        let name = words.first().copied().unwrap_or("");
+        let (index, rates_at) = if command == "meter_set_rates" {
+            (Some(cli_number(command, words, 1)?), 2)
+        } else {
+            (None, 1)
+        };
+        let mut rates = Vec::new();
+        for w in words.iter().skip(rates_at) {
+            let Some((r, b)) = w.split_once(':') else {
+                return Err(format!("{command}: expected RATE:BURST, found `{w}`"));
+            };
+            let r: f64 = r
+                .parse()
+                .map_err(|_| format!("{command}: bad rate `{r}`"))?;
+            let b: u64 = b
+                .parse()
+                .map_err(|_| format!("{command}: bad burst `{b}`"))?;
+            rates.push((r, b));
+        }
+        let (c, p) = match rates.as_slice() {
+            [c, p] => (*c, *p),
+            [c] => (*c, *c),
+            _ => return Err(format!("{command}: expected two RATE:BURST pairs")),
+        };
+        let cells = match self.extern_named(name) {
+            Some(RtExtern::Meter(cells)) | Some(RtExtern::DirectMeter(cells)) => cells,
+            _ => return Err(format!("unknown meter `{name}`")),
+        };
+        for (i, m) in cells.iter().enumerate() {
+            if index.is_none_or(|x| x as usize == i) {
+                m.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .configure(c.0, c.1, p.0, p.1);
+            }
+        }
+        let _ = GREEN;
+        Ok(())
+    }
+}
+
+/// Argument `i` of a CLI command as a number.
+fn cli_number(command: &str, words: &[&str], i: usize) -> Result<u64, String> {
+    let w = words
+        .get(i)
+        .ok_or_else(|| format!("{command}: missing argument {}", i + 1))?;
+    Number::parse(w, false)
+        .ok()
+        .and_then(|n| n.to_u64())
+        .ok_or_else(|| format!("{command}: `{w}` is not a number"))
 }
 
 /// BMv2 writes stack elements as `name$N`; P4 as `name[N]`.

@@ -14,12 +14,12 @@
 
 use nevermiss_tables::EntryHandle;
 use std::sync::atomic::{AtomicU64, Ordering::*};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A probe's outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Probe {
-    /// The number the control plane gave the update ([`crate::control::Applied::probe`]).
+    /// The number the control plane gave the update (`Applied::probe`).
     pub id: u64,
     /// When the change became visible to the data plane (ns, `Switch::now_ns`).
     pub visible_ns: u64,
@@ -31,6 +31,35 @@ impl Probe {
     /// d_data: from visible to the first packet that used the change.
     pub fn d_data_ns(&self) -> Option<u64> {
         self.seen_ns.map(|s| s.saturating_sub(self.visible_ns))
+    }
+}
+
+/// The switch's probes: the numbers given to updates, and the probes retired and not yet
+/// collected (`Switch::take_update_probes`).
+#[derive(Default)]
+pub(crate) struct Probes {
+    last: AtomicU64,
+    retired: Mutex<Vec<Probe>>,
+}
+
+impl Probes {
+    /// A new probe number (from 1).
+    pub(crate) fn next_id(&self) -> u64 {
+        self.last.fetch_add(1, Relaxed) + 1
+    }
+
+    /// Keeps a retired probe until it is collected.
+    pub(crate) fn push(&self, p: Probe) {
+        self.lock().push(p);
+    }
+
+    /// The retired probes, oldest first; none are kept.
+    pub(crate) fn take(&self) -> Vec<Probe> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Probe>> {
+        self.retired.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -21,8 +21,8 @@
 //! dataplane-atomic write, which holds the gate closed already, frees them at once. The rest
 //! are freed with the switch.
 
-use crate::switch::Switch;
-use nevermiss_jit::{FieldTest, Spec, SpecEntry};
+use super::Switch;
+use nevermiss_jit::{FieldTest, Helpers, Spec, SpecEntry};
 use nevermiss_tables::FieldMatch;
 use p4_ir::MatchKind;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,6 +46,8 @@ pub(crate) struct Specs {
     /// Per table: whether it is re-specialised (the compiled engine, a table
     /// `nevermiss_jit::respecialisable` accepts).
     on: Vec<bool>,
+    /// The runtime's helpers the specialised code calls (the engine's, given at build).
+    helpers: Helpers,
     state: Mutex<State>,
 }
 
@@ -64,7 +66,7 @@ struct State {
 }
 
 impl Specs {
-    pub(crate) fn new(prog: &p4_ir::Program, jit: bool) -> Specs {
+    pub(crate) fn new(prog: &p4_ir::Program, jit: bool, helpers: Helpers) -> Specs {
         let n = prog.tables.len();
         // `NEVERMISS_RESPEC=0` turns it off (measurements, debugging): every slot stays 0.
         let jit = jit && std::env::var_os("NEVERMISS_RESPEC").is_none_or(|v| v != "0");
@@ -73,6 +75,7 @@ impl Specs {
             on: (0..n)
                 .map(|t| jit && nevermiss_jit::respecialisable(prog, t as u32))
                 .collect(),
+            helpers,
             state: Mutex::new(State {
                 current: (0..n).map(|_| None).collect(),
                 stale: vec![false; n],
@@ -91,15 +94,16 @@ impl Switch {
     /// Runs `write`, which may change table `t`'s entries, with the table's specialised code
     /// out of the way; [`Switch::settle_specs`] specialises it again to what it then holds.
     pub(crate) fn respec<R>(&self, t: usize, write: impl FnOnce() -> R) -> R {
-        if !self.specs.on.get(t).copied().unwrap_or(false) {
+        if !self.plan.specs().on.get(t).copied().unwrap_or(false) {
             return write();
         }
         let mut st = self
-            .specs
+            .plan()
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        self.specs.slots[t].store(0, Ordering::SeqCst);
+        self.plan.specs().slots[t].store(0, Ordering::SeqCst);
         if let Some(old) = st.current[t].take() {
             st.retired.push(old);
         }
@@ -119,7 +123,8 @@ impl Switch {
     /// within [`RESPEC_INTERVAL`].
     fn compile_stale(&self, all: bool) {
         let mut st = self
-            .specs
+            .plan()
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -132,9 +137,9 @@ impl Switch {
             st.stale[t] = false;
             if let Some(es) = self.spec_entries(t).filter(|es| !es.is_empty()) {
                 st.last[t] = Some(now);
-                let helpers = crate::native::helpers();
-                if let Ok(s) = nevermiss_jit::specialise(&self.prog, &helpers, t as u32, &es) {
-                    self.specs.slots[t].store(s.addr(), Ordering::Release);
+                let helpers = &self.plan.specs().helpers;
+                if let Ok(s) = nevermiss_jit::specialise(&self.prog, helpers, t as u32, &es) {
+                    self.plan.specs().slots[t].store(s.addr(), Ordering::Release);
                     st.current[t] = Some(s);
                     st.compiled += 1;
                 }
@@ -151,7 +156,7 @@ impl Switch {
 
     /// Specialises every re-specialised table to its present entries (at load).
     pub(crate) fn respec_all(&self) {
-        for t in 0..self.specs.on.len() {
+        for t in 0..self.plan.specs().on.len() {
             self.respec(t, || ());
         }
         self.compile_stale(true);
@@ -161,7 +166,8 @@ impl Switch {
     /// gate closed: free them all now).
     pub(crate) fn reap_specs(&self, closed: bool) {
         let mut st = self
-            .specs
+            .plan()
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -178,7 +184,8 @@ impl Switch {
 
     /// How many times a table's code was specialised to its entries.
     pub fn spec_compilations(&self) -> u64 {
-        self.specs
+        self.plan
+            .specs()
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -187,7 +194,8 @@ impl Switch {
 
     /// Whether table `t` has specialised code now.
     pub fn spec_active(&self, t: usize) -> bool {
-        self.specs
+        self.plan
+            .specs()
             .slots
             .get(t)
             .is_some_and(|s| s.load(Ordering::Relaxed) != 0)
@@ -198,10 +206,10 @@ impl Switch {
     /// an order the code cannot know (equal priorities; several lpm fields).
     fn spec_entries(&self, t: usize) -> Option<Vec<SpecEntry>> {
         let (td, rt) = (self.prog.tables.get(t)?, self.tables.get(t)?);
-        if rt.t.len() > nevermiss_jit::SPEC_MAX_ENTRIES {
+        if rt.table().len() > nevermiss_jit::SPEC_MAX_ENTRIES {
             return None;
         }
-        let mut views = rt.t.iter();
+        let mut views = rt.table().iter();
         if views.len() > nevermiss_jit::SPEC_MAX_ENTRIES {
             return None;
         }
@@ -209,7 +217,7 @@ impl Switch {
         let lpm: Vec<usize> = (0..keys.len())
             .filter(|&i| keys[i].kind == MatchKind::Lpm)
             .collect();
-        if rt.t.spec().has_priority() {
+        if rt.table().spec().has_priority() {
             views.sort_by_key(|v| std::cmp::Reverse(v.priority));
             if views.windows(2).any(|w| w[0].priority == w[1].priority) {
                 return None;

@@ -6,8 +6,9 @@
 //! packet, so the fast path allocates nothing. Shared state is reached through `&Switch`.
 
 use crate::bits::{put_be, read_bits, read_wide, BitWriter};
-use crate::externs::{self, RED};
-use crate::switch::{DigestMsg, FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
+use crate::state::{self, RED};
+use crate::state::{FastHeader, RtExtern, Switch, FAST_HEADER_MAX_BYTES};
+use crate::types::DigestMsg;
 use nevermiss_tables::stamp::{stamp, Stage};
 use nevermiss_tables::{AddStatus, EntryHandle, Lookup, ACTION_NONE};
 use num_bigint::BigUint;
@@ -16,6 +17,8 @@ use p4_ir::ops::{self, mask};
 use p4_ir::*;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::PoisonError;
+
+mod externs;
 
 /// The packet `c` describes (borrowing only the registers, so the frame can be written
 /// meanwhile).
@@ -165,7 +168,7 @@ pub struct Exec {
     pub(crate) c: nevermiss_jit::Ctx,
     /// What `c.host` points at: this `Exec` and its switch, as of the last call into generated
     /// code (`Exec::run_native` sets `c`'s pointers into the `Exec` again when it moved).
-    pub(crate) host: crate::native::Host,
+    pub(crate) host: crate::engine::native::Host,
     /// The deparser's output.
     pub out: BitWriter,
     /// Time of the packet (ns), for tables with idle timeouts and meters.
@@ -203,12 +206,12 @@ unsafe impl Send for Exec {}
 impl Exec {
     /// An interpreter for `sw`'s program.
     pub fn new(sw: &Switch, worker: u64) -> Exec {
-        let extra = sw.native.as_ref().map_or(0, |n| n.extra_words);
+        let extra = sw.plan().native().as_ref().map_or(0, |n| n.extra_words);
         let mut ex = Exec {
-            f: vec![0; (sw.prog.frame_words + extra) as usize],
+            f: vec![0; (sw.prog().frame_words + extra) as usize],
             own: Vec::with_capacity(2048),
             c: nevermiss_jit::Ctx::default(),
-            host: crate::native::Host::default(),
+            host: crate::engine::native::Host::default(),
             out: BitWriter::default(),
             now_ns: 0,
             ps: PktState::default(),
@@ -218,20 +221,24 @@ impl Exec {
             // (`native.rs`). Zeroed, so that every byte of it is initialised.
             key: {
                 let most = sw
-                    .prog
+                    .prog()
                     .tables
                     .iter()
                     .map(|t| t.keys.iter().map(|k| k.expr.ty().bytes()).sum::<usize>())
                     .max()
                     .unwrap_or(0);
-                let room = sw.native.as_ref().map_or(0, |n| n.key_room as usize);
+                let room = sw
+                    .plan()
+                    .native()
+                    .as_ref()
+                    .map_or(0, |n| n.key_room as usize);
                 let mut key = vec![0u8; most.max(room) + 64];
                 key.clear();
                 key
             },
             abuf: vec![
                 0;
-                sw.prog
+                sw.prog()
                     .tables
                     .iter()
                     .flat_map(|t| &t.actions)
@@ -248,7 +255,7 @@ impl Exec {
             tctx: TableCtx::default(),
             add_ai: (TableId::MAX, FnId::MAX, 0),
             tctx_stack: Vec::with_capacity(4),
-            rng: sw.config.seed
+            rng: sw.config().seed
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
             trace: None,
@@ -280,10 +287,10 @@ impl Exec {
 
     /// Prepares for a new packet: zeroes the per-packet state (headers invalid, metadata 0).
     pub fn reset(&mut self, sw: &Switch, data: &[u8]) {
-        let z = (sw.prog.zero_words as usize).min(self.f.len());
+        let z = (sw.prog().zero_words as usize).min(self.f.len());
         self.f[..z].fill(0);
         // Generated code's words past the frame (`nevermiss_jit::Compiled::extra_words`).
-        let past = (sw.prog.frame_words as usize).min(self.f.len());
+        let past = (sw.prog().frame_words as usize).min(self.f.len());
         self.f[past..].fill(0);
         self.reset_packet(data);
     }
@@ -549,12 +556,14 @@ impl Exec {
         if f != Flow::Next {
             return f;
         }
-        let Some(fun) = sw.prog.functions.get(func as usize) else {
+        let Some(fun) = sw.prog().functions.get(func as usize) else {
             return Flow::Next;
         };
-        let r = match sw.native.as_ref().and_then(|n| n.function(func)) {
+        let r = match sw.plan().native().as_ref().and_then(|n| n.function(func)) {
             // A traced packet runs in the interpreter, which writes the trace.
-            Some(f) if self.trace.is_none() => crate::native::to_flow(self.run_native(sw, f)),
+            Some(f) if self.trace.is_none() => {
+                crate::engine::native::to_flow(self.run_native(sw, f))
+            }
             _ => self.exec(sw, &fun.body),
         };
         match r {
@@ -598,97 +607,17 @@ impl Exec {
                 Flow::Return | Flow::Next => Flow::Next,
                 f => f,
             },
-            Stmt::Copy { dst, src, words } => {
-                if let (Some(d), Some(s)) = (self.addr(dst), self.addr(src)) {
-                    let n = *words as usize;
-                    if d + n <= self.f.len() && s + n <= self.f.len() {
-                        self.f.copy_within(s..s + n, d);
-                    }
-                }
-                Flow::Next
-            }
-            Stmt::Zero { dst, words } => {
-                if let Some(d) = self.addr(dst) {
-                    let n = *words as usize;
-                    if let Some(ws) = self.f.get_mut(d..d + n) {
-                        ws.fill(0);
-                    }
-                }
-                Flow::Next
-            }
-            Stmt::AssignSlice(l, t, hi, lo, e) => {
-                let Some(a) = self.addr(l) else {
-                    return Flow::Next;
-                };
-                let w = hi - lo + 1;
-                if t.is_wide() {
-                    let cur = self.load_big(a, *t);
-                    let v = ops::mask_big(&self.eval_big(e), w);
-                    let m = ((BigUint::from(1u8) << w) - 1u8) << *lo;
-                    let all = (BigUint::from(1u8) << t.width) - 1u8;
-                    let nv = (cur & (all ^ m)) | (v << *lo);
-                    self.store_big(a, *t, &nv);
-                } else {
-                    let cur = self.ld(a);
-                    let v = self.eval(e) & mask(w);
-                    let m = mask(w) << lo;
-                    self.st(a, ((cur & !m) | (v << lo)) & mask(t.width));
-                }
-                Flow::Next
-            }
-            Stmt::SetValid { hdr, valid, others } => {
-                if let Some(a) = self.addr(hdr) {
-                    self.st(a, u64::from(*valid));
-                    if *valid {
-                        for o in others {
-                            let x = a as i64 + i64::from(*o);
-                            if x >= 0 {
-                                self.st(x as usize, 0);
-                            }
-                        }
-                    }
-                }
-                Flow::Next
-            }
+            Stmt::Copy { dst, src, words } => self.copy(dst, src, words),
+            Stmt::Zero { dst, words } => self.zero(dst, words),
+            Stmt::AssignSlice(l, t, hi, lo, e) => self.assign_slice(l, t, hi, lo, e),
+            Stmt::SetValid { hdr, valid, others } => self.set_valid(hdr, valid, others),
             Stmt::Switch {
                 sel,
                 cases,
                 bodies,
                 default,
-            } => {
-                let v = self.eval(sel);
-                let mut which = *default;
-                for (labels, b) in cases {
-                    if labels.contains(&v) {
-                        which = Some(*b);
-                        break;
-                    }
-                }
-                match which.and_then(|b| bodies.get(b)) {
-                    Some(body) => self.exec(sw, body),
-                    None => Flow::Next,
-                }
-            }
-            Stmt::Loop { cond, body, update } => loop {
-                if self.eval(cond) == 0 {
-                    return Flow::Next;
-                }
-                self.c.loops += 1;
-                if self.c.loops > sw.config.loop_limit {
-                    sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
-                    self.c.perr = PARSER_TIMEOUT;
-                    return Flow::Reject;
-                }
-                match self.exec(sw, body) {
-                    Flow::Next | Flow::Continue => {}
-                    Flow::Break => return Flow::Next,
-                    f => return f,
-                }
-                match self.exec(sw, update) {
-                    Flow::Next => {}
-                    f => return f,
-                }
-            },
+            } => self.switch(sw, sel, cases, bodies, default),
+            Stmt::Loop { cond, body, update } => self.run_loop(sw, cond, body, update),
             Stmt::Break => Flow::Break,
             Stmt::Continue => Flow::Continue,
             Stmt::Return => Flow::Return,
@@ -697,21 +626,7 @@ impl Exec {
                 parser,
                 copy_in,
                 copy_out,
-            } => {
-                let f = self.exec(sw, copy_in);
-                if f != Flow::Next {
-                    return f;
-                }
-                // A rejecting sub-parser still copies out: what it extracted stays valid in
-                // the caller, as in BMv2 (p4c inlines sub-parsers, so their writes land in the
-                // caller's headers directly; issue1470-bmv2).
-                let accepted = self.run_parser(sw, *parser);
-                let f = self.exec(sw, copy_out);
-                if !accepted {
-                    return Flow::Reject;
-                }
-                f
-            }
+            } => self.call_parser(sw, parser, copy_in, copy_out),
             Stmt::Extract { hdr, varbit_bits } => {
                 let Some(a) = self.addr(&hdr.loc) else {
                     self.c.perr = STACK_OUT_OF_BOUNDS;
@@ -724,65 +639,9 @@ impl Exec {
                 stack,
                 member,
                 varbit_bits,
-            } => {
-                let Some(a) = self.addr(&stack.loc) else {
-                    self.c.perr = STACK_OUT_OF_BOUNDS;
-                    return Flow::Reject;
-                };
-                let next = self.ld(a);
-                if next >= u64::from(stack.size) {
-                    self.c.perr = STACK_OUT_OF_BOUNDS;
-                    return Flow::Reject;
-                }
-                let ea = a + 1 + next as usize * stack.elem_words as usize;
-                let (ha, h) = match (&stack.elem, member) {
-                    (StackElem::Header(h), None) => (ea, *h),
-                    (StackElem::Union(ms), Some(m)) => match ms.get(*m as usize) {
-                        Some((o, h)) => (ea + *o as usize, *h),
-                        None => return Flow::Next,
-                    },
-                    _ => {
-                        self.c.perr = STACK_OUT_OF_BOUNDS;
-                        return Flow::Reject;
-                    }
-                };
-                let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
-                let f = self.extract(sw, ha, h, vb);
-                if f == Flow::Next {
-                    if let StackElem::Union(ms) = &stack.elem {
-                        for (k, (o, _)) in ms.iter().enumerate() {
-                            if Some(k as u32) != *member {
-                                self.st(ea + *o as usize, 0);
-                            }
-                        }
-                    }
-                    self.st(a, next + 1);
-                }
-                f
-            }
-            Stmt::Lookahead { dst, layout } => {
-                let Some(a) = self.addr(dst) else {
-                    return Flow::Next;
-                };
-                let bits = layout.bits(&sw.prog.headers);
-                if self.c.cursor + bits > 8 * self.input().len() as u64 {
-                    self.c.perr = PACKET_TOO_SHORT;
-                    return Flow::Reject;
-                }
-                let mut pos = self.cursor();
-                self.read_layout(sw, a, layout, &mut pos);
-                Flow::Next
-            }
-            Stmt::Advance(e) => {
-                let n = self.eval_index(e);
-                let end = self.c.cursor.saturating_add(n);
-                if end > 8 * self.input().len() as u64 {
-                    self.c.perr = PACKET_TOO_SHORT;
-                    return Flow::Reject;
-                }
-                self.c.cursor = end;
-                Flow::Next
-            }
+            } => self.extract_next(sw, stack, member, varbit_bits),
+            Stmt::Lookahead { dst, layout } => self.lookahead(sw, dst, layout),
+            Stmt::Advance(e) => self.advance(e),
             Stmt::Verify(c, e) => {
                 if self.eval(c) == 0 {
                     self.c.perr = self.eval(e);
@@ -803,6 +662,217 @@ impl Exec {
                 Flow::Next
             }
         }
+    }
+
+    /// A copy of `words` frame words.
+    #[inline(always)]
+    fn copy(&mut self, dst: &Loc, src: &Loc, words: &u32) -> Flow {
+        if let (Some(d), Some(s)) = (self.addr(dst), self.addr(src)) {
+            let n = *words as usize;
+            if d + n <= self.f.len() && s + n <= self.f.len() {
+                self.f.copy_within(s..s + n, d);
+            }
+        }
+        Flow::Next
+    }
+
+    /// `words` frame words set to 0.
+    #[inline(always)]
+    fn zero(&mut self, dst: &Loc, words: &u32) -> Flow {
+        if let Some(d) = self.addr(dst) {
+            let n = *words as usize;
+            if let Some(ws) = self.f.get_mut(d..d + n) {
+                ws.fill(0);
+            }
+        }
+        Flow::Next
+    }
+
+    /// `x[hi:lo] = e`: the bits `hi..=lo` of `l` replaced.
+    #[inline(always)]
+    fn assign_slice(&mut self, l: &Loc, t: &Ty, hi: &u32, lo: &u32, e: &Expr) -> Flow {
+        let Some(a) = self.addr(l) else {
+            return Flow::Next;
+        };
+        let w = hi - lo + 1;
+        if t.is_wide() {
+            let cur = self.load_big(a, *t);
+            let v = ops::mask_big(&self.eval_big(e), w);
+            let m = ((BigUint::from(1u8) << w) - 1u8) << *lo;
+            let all = (BigUint::from(1u8) << t.width) - 1u8;
+            let nv = (cur & (all ^ m)) | (v << *lo);
+            self.store_big(a, *t, &nv);
+        } else {
+            let cur = self.ld(a);
+            let v = self.eval(e) & mask(w);
+            let m = mask(w) << lo;
+            self.st(a, ((cur & !m) | (v << lo)) & mask(t.width));
+        }
+        Flow::Next
+    }
+
+    /// `setValid`/`setInvalid` of a header (a union member made valid invalidates the others).
+    #[inline(always)]
+    fn set_valid(&mut self, hdr: &Loc, valid: &bool, others: &[i32]) -> Flow {
+        if let Some(a) = self.addr(hdr) {
+            self.st(a, u64::from(*valid));
+            if *valid {
+                for o in others {
+                    let x = a as i64 + i64::from(*o);
+                    if x >= 0 {
+                        self.st(x as usize, 0);
+                    }
+                }
+            }
+        }
+        Flow::Next
+    }
+
+    /// A `switch` on a value: the body of the first case that lists it, else the default.
+    #[inline(always)]
+    fn switch(
+        &mut self,
+        sw: &Switch,
+        sel: &Expr,
+        cases: &[(Vec<u64>, usize)],
+        bodies: &[Vec<Stmt>],
+        default: &Option<usize>,
+    ) -> Flow {
+        let v = self.eval(sel);
+        let mut which = *default;
+        for (labels, b) in cases {
+            if labels.contains(&v) {
+                which = Some(*b);
+                break;
+            }
+        }
+        match which.and_then(|b| bodies.get(b)) {
+            Some(body) => self.exec(sw, body),
+            None => Flow::Next,
+        }
+    }
+
+    /// A loop (`for`): at most `Config::loop_limit` iterations per packet in all.
+    #[inline(always)]
+    fn run_loop(&mut self, sw: &Switch, cond: &Expr, body: &[Stmt], update: &[Stmt]) -> Flow {
+        loop {
+            if self.eval(cond) == 0 {
+                return Flow::Next;
+            }
+            self.c.loops += 1;
+            if self.c.loops > sw.config().loop_limit {
+                sw.stats().loop_limit_hits.fetch_add(1, Relaxed);
+                self.c.perr = PARSER_TIMEOUT;
+                return Flow::Reject;
+            }
+            match self.exec(sw, body) {
+                Flow::Next | Flow::Continue => {}
+                Flow::Break => return Flow::Next,
+                f => return f,
+            }
+            match self.exec(sw, update) {
+                Flow::Next => {}
+                f => return f,
+            }
+        }
+    }
+
+    /// A sub-parser call: copy in, run, copy out (also after a reject).
+    #[inline(always)]
+    fn call_parser(
+        &mut self,
+        sw: &Switch,
+        parser: &ParserId,
+        copy_in: &[Stmt],
+        copy_out: &[Stmt],
+    ) -> Flow {
+        let f = self.exec(sw, copy_in);
+        if f != Flow::Next {
+            return f;
+        }
+        // A rejecting sub-parser still copies out: what it extracted stays valid in
+        // the caller, as in BMv2 (p4c inlines sub-parsers, so their writes land in the
+        // caller's headers directly; issue1470-bmv2).
+        let accepted = self.run_parser(sw, *parser);
+        let f = self.exec(sw, copy_out);
+        if !accepted {
+            return Flow::Reject;
+        }
+        f
+    }
+
+    /// `extract` into a stack's next element (`.next`), a union member included.
+    #[inline(always)]
+    fn extract_next(
+        &mut self,
+        sw: &Switch,
+        stack: &StackRef,
+        member: &Option<u32>,
+        varbit_bits: &Option<Expr>,
+    ) -> Flow {
+        let Some(a) = self.addr(&stack.loc) else {
+            self.c.perr = STACK_OUT_OF_BOUNDS;
+            return Flow::Reject;
+        };
+        let next = self.ld(a);
+        if next >= u64::from(stack.size) {
+            self.c.perr = STACK_OUT_OF_BOUNDS;
+            return Flow::Reject;
+        }
+        let ea = a + 1 + next as usize * stack.elem_words as usize;
+        let (ha, h) = match (&stack.elem, member) {
+            (StackElem::Header(h), None) => (ea, *h),
+            (StackElem::Union(ms), Some(m)) => match ms.get(*m as usize) {
+                Some((o, h)) => (ea + *o as usize, *h),
+                None => return Flow::Next,
+            },
+            _ => {
+                self.c.perr = STACK_OUT_OF_BOUNDS;
+                return Flow::Reject;
+            }
+        };
+        let vb = varbit_bits.as_ref().map(|e| self.eval_index(e));
+        let f = self.extract(sw, ha, h, vb);
+        if f == Flow::Next {
+            if let StackElem::Union(ms) = &stack.elem {
+                for (k, (o, _)) in ms.iter().enumerate() {
+                    if Some(k as u32) != *member {
+                        self.st(ea + *o as usize, 0);
+                    }
+                }
+            }
+            self.st(a, next + 1);
+        }
+        f
+    }
+
+    /// `lookahead`: the bits at the cursor read into `dst` without moving it.
+    #[inline(always)]
+    fn lookahead(&mut self, sw: &Switch, dst: &Loc, layout: &Layout) -> Flow {
+        let Some(a) = self.addr(dst) else {
+            return Flow::Next;
+        };
+        let bits = layout.bits(&sw.prog().headers);
+        if self.c.cursor + bits > 8 * self.input().len() as u64 {
+            self.c.perr = PACKET_TOO_SHORT;
+            return Flow::Reject;
+        }
+        let mut pos = self.cursor();
+        self.read_layout(sw, a, layout, &mut pos);
+        Flow::Next
+    }
+
+    /// `advance`: the cursor moved by `e` bits, if the packet has them.
+    #[inline(always)]
+    fn advance(&mut self, e: &Expr) -> Flow {
+        let n = self.eval_index(e);
+        let end = self.c.cursor.saturating_add(n);
+        if end > 8 * self.input().len() as u64 {
+            self.c.perr = PACKET_TOO_SHORT;
+            return Flow::Reject;
+        }
+        self.c.cursor = end;
+        Flow::Next
     }
 
     // ------------------------------------------------------------------ parsing
@@ -826,7 +896,7 @@ impl Exec {
         if self.trace.is_none() {
             return;
         }
-        let Some(block) = sw.prog.blocks.iter().find(|b| b.body == body) else {
+        let Some(block) = sw.prog().blocks.iter().find(|b| b.body == body) else {
             return;
         };
         let mut all: Vec<(String, u32)> = Vec::new();
@@ -860,10 +930,10 @@ impl Exec {
     }
 
     fn run_parser_states(&mut self, sw: &Switch, pid: ParserId) -> bool {
-        let Some(p) = sw.prog.parsers.get(pid as usize) else {
+        let Some(p) = sw.prog().parsers.get(pid as usize) else {
             return true;
         };
-        if let Some(f) = sw.native.as_ref().and_then(|n| n.parser(pid)) {
+        if let Some(f) = sw.plan().native().as_ref().and_then(|n| n.parser(pid)) {
             if self.trace.is_none() {
                 return self.run_native(sw, f) != 0;
             }
@@ -875,7 +945,7 @@ impl Exec {
         let mut steps = 0u32;
         loop {
             steps += 1;
-            if steps > sw.config.parser_steps {
+            if steps > sw.config().parser_steps {
                 self.c.perr = PARSER_TIMEOUT;
                 return false;
             }
@@ -986,7 +1056,7 @@ impl Exec {
     }
 
     fn in_value_set(&self, sw: &Switch, id: ValueSetId, keys: &[u64]) -> bool {
-        let Some(vs) = sw.value_sets.get(id as usize) else {
+        let Some(vs) = sw.value_set(id) else {
             return false;
         };
         let members = vs.read().unwrap_or_else(PoisonError::into_inner);
@@ -997,12 +1067,12 @@ impl Exec {
 
     /// Extracts header `h` at frame offset `a` from the packet (P4_16 §12.8.2).
     fn extract(&mut self, sw: &Switch, a: usize, h: HeaderId, varbit: Option<u64>) -> Flow {
-        if let Some(Some(fh)) = sw.fast_headers.get(h as usize) {
+        if let Some(fh) = sw.plan().fast_header(h) {
             if let Some(f) = self.extract_fast(fh, a) {
                 return f;
             }
         }
-        let Some(hl) = sw.prog.headers.get(h as usize) else {
+        let Some(hl) = sw.prog().headers.get(h as usize) else {
             return Flow::Next;
         };
         let vmax = hl.fields.iter().find_map(|f| f.varbit);
@@ -1138,7 +1208,7 @@ impl Exec {
                 *pos += t.width as usize;
             }
             Layout::Header(h) => {
-                if let Some(hl) = sw.prog.headers.get(*h as usize) {
+                if let Some(hl) = sw.prog().headers.get(*h as usize) {
                     for fl in &hl.fields {
                         if fl.varbit.is_some() {
                             continue;
@@ -1170,12 +1240,12 @@ impl Exec {
 
     /// Appends the fields of the (valid) header at `a` to the output.
     fn emit(&mut self, sw: &Switch, a: usize, h: HeaderId) {
-        if let Some(Some(fh)) = sw.fast_headers.get(h as usize) {
+        if let Some(fh) = sw.plan().fast_header(h) {
             if self.emit_fast(fh, a) {
                 return;
             }
         }
-        let Some(hl) = sw.prog.headers.get(h as usize) else {
+        let Some(hl) = sw.prog().headers.get(h as usize) else {
             return;
         };
         for fl in &hl.fields {
@@ -1261,13 +1331,13 @@ impl Exec {
                 bytes.extend(self.eval(&k.expr).to_be_bytes());
             }
         }
-        u64::from(crate::externs::crc32(&bytes))
+        u64::from(crate::state::crc32(&bytes))
     }
 
     /// Evaluates a table's key expressions into `self.key` (`key_pre` must have run).
     #[inline]
     fn build_key(&mut self, sw: &Switch, tid: TableId, td: &p4_ir::ir::Table) {
-        if let Some(f) = sw.native.as_ref().and_then(|n| n.table_key(tid)) {
+        if let Some(f) = sw.plan().native().as_ref().and_then(|n| n.table_key(tid)) {
             self.key.clear();
             let len = self.run_native(sw, f) as usize;
             // SAFETY: `Exec::new` gave the buffer room for every table's key plus 64 bytes (the
@@ -1333,7 +1403,7 @@ impl Exec {
         off: u32,
         len: u32,
     ) -> Option<nevermiss_tables::Prefetch> {
-        let rt = sw.tables.get(tid as usize)?;
+        let rt = sw.rt_tables().get(tid as usize)?;
         let (off, len) = (off as usize, len as usize);
         if off + len > self.key.capacity() {
             return None;
@@ -1341,7 +1411,7 @@ impl Exec {
         // SAFETY: the key buffer's capacity (initialised by `Exec::new`, never reallocated)
         // holds `off + len` bytes, which generated code wrote or left as they were.
         let key = unsafe { std::slice::from_raw_parts(self.key.as_ptr().add(off), len) };
-        rt.t.prefetch(key)
+        rt.table().prefetch(key)
     }
 
     /// Speculative prefetch for a table the packet is about to apply (papers/000 §IV: batches
@@ -1354,13 +1424,13 @@ impl Exec {
         sw: &Switch,
         tid: TableId,
     ) -> Option<nevermiss_tables::Prefetch> {
-        let td = sw.prog.tables.get(tid as usize)?;
-        let rt = sw.tables.get(tid as usize)?;
+        let td = sw.prog().tables.get(tid as usize)?;
+        let rt = sw.rt_tables().get(tid as usize)?;
         if !td.key_pre.is_empty() {
             return None;
         }
         self.build_key(sw, tid, td);
-        rt.t.prefetch(&self.key)
+        rt.table().prefetch(&self.key)
     }
 
     // ------------------------------------------------------------------ tables
@@ -1372,7 +1442,7 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Flow {
-        let Some(td) = sw.prog.tables.get(tid as usize) else {
+        let Some(td) = sw.prog().tables.get(tid as usize) else {
             return Flow::Next;
         };
         if !td.key_pre.is_empty() {
@@ -1425,8 +1495,8 @@ impl Exec {
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
-        let rt = sw.tables.get(tid as usize)?;
-        if let (Some(plan), None) = (&rt.plan, &self.trace) {
+        let rt = sw.rt_tables().get(tid as usize)?;
+        if let (Some(plan), None) = (rt.plan(), &self.trace) {
             return self.table_lookup_lean(sw, tid, rt, plan, hit_slot, run_slot);
         }
         self.table_lookup_full(sw, tid, rt, hit_slot, run_slot)
@@ -1439,11 +1509,11 @@ impl Exec {
     /// (or a traced packet) takes the general path, whose parameter stores the code repeats.
     #[inline(always)]
     pub(crate) fn table_find(&mut self, sw: &Switch, tid: TableId) -> u64 {
-        let Some(rt) = sw.tables.get(tid as usize) else {
+        let Some(rt) = sw.rt_tables().get(tid as usize) else {
             return u64::from(u32::MAX);
         };
         // The bytes the action's parameters take, and where each of them ends.
-        let (need, ends): (usize, &[crate::switch::ParamPlan]) = match (&rt.plan, &self.trace) {
+        let (need, ends): (usize, &[crate::state::ParamPlan]) = match (rt.plan(), &self.trace) {
             (Some(plan), None) => match self.lean_lookup(sw, tid, rt, plan) {
                 Some(ps) => {
                     let need = ps.last().map_or(0, |&(_, off, n, _)| (off + n) as usize);
@@ -1454,7 +1524,7 @@ impl Exec {
             _ => {
                 self.table_lookup_full(sw, tid, rt, None, None);
                 let need = sw
-                    .prog
+                    .prog()
                     .tables
                     .get(tid as usize)
                     .and_then(|td| td.actions.get(self.lookup.data.action as usize))
@@ -1462,8 +1532,7 @@ impl Exec {
                 // Only the lean path's tables are compiled to call this: no plan is an
                 // engine bug; the parameter words are the full path's anyway.
                 let ends = rt
-                    .plan
-                    .as_ref()
+                    .plan()
                     .and_then(|p| p.get(self.lookup.data.action as usize))
                     .map_or(&[][..], |p| p.as_slice());
                 (need, ends)
@@ -1502,24 +1571,22 @@ impl Exec {
         &mut self,
         sw: &Switch,
         tid: TableId,
-        rt: &crate::switch::RtTable,
+        rt: &crate::state::RtTable,
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
-        let td = sw.prog.tables.get(tid as usize)?;
-        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        let td = sw.prog().tables.get(tid as usize)?;
+        rt.table()
+            .lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {
-            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
-            if rt.restart_on_hit {
-                let _ = rt.t.restart_timer(h, self.now_ns);
+            rt.watch().on_hit(h, self.lookup.version, || sw.now_ns());
+            if rt.restarts_on_hit() {
+                let _ = rt.table().restart_timer(h, self.now_ns);
             }
-            if let Some(p) = rt
-                .indirect
-                .and_then(|x| sw.profiles.get(x as usize)?.as_ref())
-            {
+            if let Some(p) = rt.indirect().and_then(|x| sw.externs().profile(x)) {
                 let mut data = std::mem::take(&mut self.lookup.data);
-                p.resolve(td, &mut data, &sw.ports, || self.selector_hash(td));
+                p.resolve(td, &mut data, sw.ports(), || self.selector_hash(td));
                 self.lookup.data = data;
             }
         }
@@ -1565,8 +1632,8 @@ impl Exec {
             off += n;
         }
         // v1model direct counters count every hit.
-        if let (Some(h), Some(dc), Arch::V1Model) = (hit, td.direct_counter, sw.prog.arch) {
-            if let Some(RtExtern::DirectCounter(cells)) = sw.externs.get(dc as usize) {
+        if let (Some(h), Some(dc), Arch::V1Model) = (hit, td.direct_counter, sw.prog().arch) {
+            if let Some(RtExtern::DirectCounter(cells)) = sw.externs().get(dc) {
                 if let Some(c) = cells.get(h.slot()) {
                     c.count(1, self.input().len() as u64);
                 }
@@ -1588,8 +1655,8 @@ impl Exec {
         &mut self,
         sw: &Switch,
         tid: TableId,
-        rt: &crate::switch::RtTable,
-        plan: &[Vec<crate::switch::ParamPlan>],
+        rt: &crate::state::RtTable,
+        plan: &[Vec<crate::state::ParamPlan>],
         hit_slot: Option<u32>,
         run_slot: Option<u32>,
     ) -> Option<u32> {
@@ -1615,13 +1682,14 @@ impl Exec {
         &mut self,
         sw: &Switch,
         tid: TableId,
-        rt: &crate::switch::RtTable,
-        plan: &'p [Vec<crate::switch::ParamPlan>],
-    ) -> Option<&'p [crate::switch::ParamPlan]> {
-        rt.t.lookup_into(&self.key, self.now_ns, &mut self.lookup);
+        rt: &crate::state::RtTable,
+        plan: &'p [Vec<crate::state::ParamPlan>],
+    ) -> Option<&'p [crate::state::ParamPlan]> {
+        rt.table()
+            .lookup_into(&self.key, self.now_ns, &mut self.lookup);
         let hit = self.lookup.hit;
         if let Some(h) = hit {
-            rt.watch.on_hit(h, self.lookup.version, || sw.now_ns());
+            rt.watch().on_hit(h, self.lookup.version, || sw.now_ns());
         }
         self.ops |= if hit.is_some() {
             TableOps::HIT
@@ -1672,17 +1740,12 @@ impl Exec {
     pub(crate) fn table_write_back(&mut self, sw: &Switch, tid: TableId, action: u32) {
         let hit = self.tctx.hit;
         if let (Some(td), Some(rt)) = (
-            sw.prog.tables.get(tid as usize),
-            sw.tables.get(tid as usize),
+            sw.prog().tables.get(tid as usize),
+            sw.rt_tables().get(tid as usize),
         ) {
-            if let (Some(a), Some(h), true) = (
-                td.actions.get(action as usize),
-                hit,
-                rt.writes_back
-                    .get(action as usize)
-                    .copied()
-                    .unwrap_or(false),
-            ) {
+            if let (Some(a), Some(h), true) =
+                (td.actions.get(action as usize), hit, rt.writes_back(action))
+            {
                 self.pbuf.clear();
                 for p in &a.params {
                     if p.ty.is_wide() {
@@ -1711,7 +1774,7 @@ impl Exec {
     pub(crate) fn write_back_packed(&mut self, sw: &Switch, tid: TableId, len: usize) {
         let (Some(h), Some(rt), Some(new)) = (
             self.tctx.hit,
-            sw.tables.get(tid as usize),
+            sw.rt_tables().get(tid as usize),
             self.abuf.get(..len),
         ) else {
             return;
@@ -1724,14 +1787,14 @@ impl Exec {
     /// [`Exec::write_back_packed`] of parameters of at most 8 bytes, packed into `word` (byte
     /// `k` of them is bits `8k..8k+8`; `Table::update_word_at`).
     pub(crate) fn write_back_word(&mut self, sw: &Switch, tid: TableId, word: u64, len: usize) {
-        let (Some(h), Some(rt)) = (self.tctx.hit, sw.tables.get(tid as usize)) else {
+        let (Some(h), Some(rt)) = (self.tctx.hit, sw.rt_tables().get(tid as usize)) else {
             return;
         };
         let read = &self.lookup;
         if read.data.params.len() == len && read.data.params.first_word() == word {
             return;
         }
-        if rt.t.update_word_at(h, read.version, word, len) {
+        if rt.table().update_word_at(h, read.version, word, len) {
             self.ops |= TableOps::UPDATE;
         }
     }
@@ -1833,455 +1896,6 @@ impl Exec {
         }
     }
 
-    fn extern_call(&mut self, sw: &Switch, x: &ExternCall) -> Flow {
-        let args = &x.args;
-        let inst = x.inst.and_then(|i| sw.externs.get(i as usize));
-        let xk = x
-            .inst
-            .and_then(|i| sw.prog.externs.get(i as usize))
-            .map(|e| &e.kind);
-        match &x.op {
-            XOp::CounterCount => {
-                if let Some(RtExtern::Counter(cells)) = inst {
-                    let i = self.xval(args.first()).unwrap_or(0);
-                    let inc = self.xval(args.get(1)).unwrap_or(self.input().len() as u64);
-                    if let Some(c) = cells.get(i as usize) {
-                        c.count(1, inc);
-                    }
-                }
-            }
-            XOp::DirectCounterCount => {
-                if let (Some(RtExtern::DirectCounter(cells)), Some(h)) = (inst, self.tctx.hit) {
-                    let inc = self.xval(args.first()).unwrap_or(self.input().len() as u64);
-                    if let Some(c) = cells.get(h.slot()) {
-                        c.count(1, inc);
-                    }
-                }
-            }
-            XOp::MeterExecute { colors } => {
-                let mut c = externs::GREEN;
-                if let Some(RtExtern::Meter(cells)) = inst {
-                    let i = self.xval(args.first()).unwrap_or(0);
-                    let cin = self
-                        .xval(args.get(1))
-                        .map_or(externs::GREEN, |v| color_index(colors, v));
-                    let bytes = matches!(xk, Some(ExternKind::Meter { bytes: true, .. }));
-                    let amount = if bytes {
-                        self.xval(args.get(2)).unwrap_or(self.input().len() as u64)
-                    } else {
-                        1
-                    };
-                    let len = if bytes {
-                        amount
-                    } else {
-                        self.input().len() as u64
-                    };
-                    if let Some(m) = cells.get(i as usize) {
-                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
-                            amount,
-                            len,
-                            self.now_ns,
-                            cin,
-                        );
-                    }
-                }
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, colors[c.min(RED)]);
-                }
-            }
-            XOp::DirectMeterExecute { colors } | XOp::DirectMeterRead { colors } => {
-                let mut c = externs::GREEN;
-                if let (Some(RtExtern::DirectMeter(cells)), Some(h)) = (inst, self.tctx.hit) {
-                    let cin = self
-                        .xval(args.first())
-                        .map_or(externs::GREEN, |v| color_index(colors, v));
-                    let bytes = matches!(xk, Some(ExternKind::DirectMeter { bytes: true }));
-                    let amount = if bytes {
-                        self.xval(args.get(1)).unwrap_or(self.input().len() as u64)
-                    } else {
-                        1
-                    };
-                    let len = if bytes {
-                        amount
-                    } else {
-                        self.input().len() as u64
-                    };
-                    if let Some(m) = cells.get(h.slot()) {
-                        c = m.lock().unwrap_or_else(PoisonError::into_inner).execute(
-                            amount,
-                            len,
-                            self.now_ns,
-                            cin,
-                        );
-                    }
-                }
-                // v1model's `direct_meter.read` writes its color on a hit only: p4c makes the
-                // read the table's `result_target`, which BMv2 sets when the table hits
-                // (`MatchTableAbstract::apply_action`); a miss leaves the field as it was.
-                let write = !matches!(x.op, XOp::DirectMeterRead { .. }) || self.tctx.hit.is_some();
-                if let (Some((l, t)), true) = (&x.ret, write) {
-                    self.xstore(l, *t, colors[c.min(RED)]);
-                }
-            }
-            XOp::RegisterRead => {
-                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
-                {
-                    let i = self.xval(args.first()).unwrap_or(u64::MAX);
-                    let w = lay.words(&sw.prog.headers) as usize;
-                    if let Some(a) = self.addr(l) {
-                        if let Some(ws) = self.f.get_mut(a..a + w) {
-                            r.read(i, ws);
-                        }
-                    }
-                }
-            }
-            XOp::RegisterWrite => {
-                if let (Some(RtExtern::Register(r)), Some(XArg::Agg(l, lay))) = (inst, args.get(1))
-                {
-                    let i = self.xval(args.first()).unwrap_or(u64::MAX);
-                    let w = lay.words(&sw.prog.headers) as usize;
-                    if let Some(a) = self.addr(l) {
-                        if let Some(ws) = self.f.get(a..a + w) {
-                            r.write(i, ws);
-                        }
-                    }
-                }
-            }
-            XOp::HashGet => {
-                let algo = match xk {
-                    Some(ExternKind::Hash { algo }) => *algo,
-                    _ => HashAlgo::Crc32,
-                };
-                if let Some(XArg::Data(items)) = args.get(1) {
-                    self.serialize(items);
-                }
-                let r = self.next_rand();
-                let h = externs::hash(algo, &self.data.bytes, r);
-                let base = self.xval(args.first());
-                let max = self.xval(args.get(2));
-                let v = match (base, max) {
-                    (Some(b), Some(m)) if m > 0 => b.wrapping_add(h % m),
-                    (Some(b), _) => b.wrapping_add(h),
-                    _ => h,
-                };
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::V1Hash(algo) => {
-                if let Some(XArg::Data(items)) = args.get(2) {
-                    self.serialize(items);
-                }
-                let r = self.next_rand();
-                let h = externs::hash(*algo, &self.data.bytes, r);
-                let base = self.xval(args.get(1)).unwrap_or(0);
-                let max = self.xval(args.get(3)).unwrap_or(0);
-                // v1model.p4: the result is in [base, base + max - 1]; "if max=0, the value
-                // written to result will always be base".
-                let v = if max > 0 {
-                    base.wrapping_add(h % max)
-                } else {
-                    base
-                };
-                if let Some(XArg::Out(l, t)) = args.first() {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::ChecksumClear => match xk {
-                Some(ExternKind::Checksum { state, .. }) => {
-                    let s = *state as usize;
-                    self.st(s, 0);
-                    self.st(s + 1, 0);
-                }
-                Some(ExternKind::InternetChecksum { state }) => self.st(*state as usize, 0),
-                _ => {}
-            },
-            XOp::ChecksumUpdate => {
-                if let (Some(ExternKind::Checksum { algo, state }), Some(XArg::Data(items))) =
-                    (xk, args.first())
-                {
-                    self.serialize(items);
-                    let s = *state as usize;
-                    match algo {
-                        HashAlgo::Csum16 | HashAlgo::Identity | HashAlgo::Xor16 => {
-                            let add = if *algo == HashAlgo::Xor16 {
-                                u64::from(externs::xor16(&self.data.bytes))
-                            } else {
-                                u64::from(externs::ones_sum16(&self.data.bytes))
-                            };
-                            let cur = self.ld(s);
-                            let v = if *algo == HashAlgo::Xor16 {
-                                cur ^ add
-                            } else {
-                                let t = cur + add;
-                                (t & 0xffff) + (t >> 16)
-                            };
-                            self.st(s, v);
-                        }
-                        _ => {
-                            // CRCs: accumulate the bytes (kept in a running CRC-32 register).
-                            let mut c = if self.ld(s + 1) == 0 {
-                                0xFFFF_FFFFu32
-                            } else {
-                                self.ld(s) as u32
-                            };
-                            for b in &self.data.bytes {
-                                c = crc32_step(c, *b);
-                            }
-                            self.st(s, u64::from(c));
-                            self.st(s + 1, 1);
-                        }
-                    }
-                }
-                if let (Some(ExternKind::InternetChecksum { .. }), Some(XArg::Data(_))) =
-                    (xk, args.first())
-                {
-                    // (InternetChecksum uses add/subtract.)
-                }
-            }
-            XOp::ChecksumGet => {
-                let v = match xk {
-                    Some(ExternKind::Checksum { algo, state }) => {
-                        let s = *state as usize;
-                        match algo {
-                            HashAlgo::Csum16 | HashAlgo::Identity => !self.ld(s) & 0xffff,
-                            HashAlgo::Xor16 => self.ld(s) & 0xffff,
-                            _ => {
-                                let c = if self.ld(s + 1) == 0 {
-                                    0xFFFF_FFFFu32
-                                } else {
-                                    self.ld(s) as u32
-                                };
-                                u64::from(c ^ 0xFFFF_FFFF)
-                            }
-                        }
-                    }
-                    Some(ExternKind::InternetChecksum { state }) => {
-                        !self.ld(*state as usize) & 0xffff
-                    }
-                    _ => 0,
-                };
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::CsumAdd | XOp::CsumSubtract => {
-                if let (Some(ExternKind::InternetChecksum { state }), Some(XArg::Data(items))) =
-                    (xk, args.first())
-                {
-                    self.serialize(items);
-                    let s = *state as usize;
-                    let mut sum = u64::from(externs::ones_sum16(&self.data.bytes));
-                    if x.op == XOp::CsumSubtract {
-                        sum = !sum & 0xffff;
-                    }
-                    let t = self.ld(s) + sum;
-                    let t = (t & 0xffff) + (t >> 16);
-                    self.st(s, (t & 0xffff) + (t >> 16));
-                }
-            }
-            XOp::CsumGetState => {
-                if let (Some(ExternKind::InternetChecksum { state }), Some((l, t))) = (xk, &x.ret) {
-                    let v = self.ld(*state as usize);
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::CsumSetState => {
-                if let Some(ExternKind::InternetChecksum { state }) = xk {
-                    let v = self.xval(args.first()).unwrap_or(0) & 0xffff;
-                    self.st(*state as usize, v);
-                }
-            }
-            XOp::RandomRead => {
-                if let (Some(ExternKind::Random { lo, hi, ty }), Some((l, t))) = (xk, &x.ret) {
-                    let (lo, hi) = (*lo, *hi);
-                    let r = self.next_rand();
-                    let v = if hi > lo {
-                        lo + r % (hi - lo + 1).max(1)
-                    } else {
-                        lo
-                    };
-                    let v = v & mask(ty.width);
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::V1Random => {
-                let lo = self.xval(args.get(1)).unwrap_or(0);
-                let hi = self.xval(args.get(2)).unwrap_or(u64::MAX);
-                let r = self.next_rand();
-                let span = hi.wrapping_sub(lo).wrapping_add(1);
-                let v = if hi < lo {
-                    lo
-                } else if span == 0 {
-                    r
-                } else {
-                    lo + r % span
-                };
-                if let Some(XArg::Out(l, t)) = args.first() {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::DigestPack | XOp::V1Digest => {
-                let (name, items) = if x.op == XOp::DigestPack {
-                    let n = x
-                        .inst
-                        .and_then(|i| sw.prog.externs.get(i as usize))
-                        .map_or_else(String::new, |e| e.name.clone());
-                    (n, args.first())
-                } else {
-                    (
-                        format!("receiver {}", self.xval(args.first()).unwrap_or(0)),
-                        args.get(1),
-                    )
-                };
-                if let Some(XArg::Data(items)) = items {
-                    self.serialize(items);
-                    sw.push_digest(DigestMsg {
-                        name,
-                        data: self.data.bytes.clone(),
-                    });
-                }
-            }
-            XOp::MarkToDrop => {
-                let base = match args.first() {
-                    Some(XArg::Agg(l, _)) => self.addr(l),
-                    _ => sw.arch.v1.as_ref().map(|v| v.sm as usize),
-                };
-                if let (Some(b), Some(v1)) = (base, sw.arch.v1.as_ref()) {
-                    if let Some(o) = v1.egress_spec {
-                        self.st(b + o as usize, v1.drop_port);
-                    }
-                    if let Some(o) = v1.mcast_grp {
-                        self.st(b + o as usize, 0);
-                    }
-                }
-            }
-            XOp::VerifyChecksum { algo, with_payload }
-            | XOp::UpdateChecksum { algo, with_payload } => {
-                let cond = self.xval(args.first()).unwrap_or(1);
-                if cond == 0 {
-                    return Flow::Next;
-                }
-                if let Some(XArg::Data(items)) = args.get(1) {
-                    self.serialize(items);
-                }
-                if *with_payload {
-                    let start = self.cursor().div_ceil(8).min(self.input().len());
-                    let payload = self.input()[start..].to_vec();
-                    self.data.put_bytes(&payload);
-                }
-                let r = self.next_rand();
-                let h = externs::hash(*algo, &self.data.bytes, r);
-                if matches!(x.op, XOp::VerifyChecksum { .. }) {
-                    let want = self.xval(args.get(2)).unwrap_or(0);
-                    let w = match args.get(2) {
-                        Some(XArg::Val(e)) => e.ty().width,
-                        _ => 16,
-                    };
-                    if h & mask(w) != want {
-                        if let Some(v1) = sw.arch.v1.as_ref() {
-                            if let Some(o) = v1.checksum_error {
-                                self.st(v1.sm as usize + o as usize, 1);
-                            }
-                        }
-                    }
-                } else if let Some(XArg::Out(l, t)) = args.get(2) {
-                    self.xstore(l, *t, h);
-                }
-            }
-            XOp::Resubmit => self.ps.resubmit = Some(self.xval(args.first()).unwrap_or(0)),
-            XOp::Recirculate => self.ps.v1_recirculate = Some(self.xval(args.first()).unwrap_or(0)),
-            XOp::Clone => {
-                let ty = self.xval(args.first()).unwrap_or(0);
-                let sess = self.xval(args.get(1)).unwrap_or(0);
-                let fl = self.xval(args.get(2)).unwrap_or(u64::MAX);
-                self.ps.clone = Some((ty, sess, fl));
-            }
-            XOp::Truncate => self.ps.truncate = self.xval(args.first()),
-            XOp::Assert | XOp::Assume => {
-                if self.xval(args.first()).unwrap_or(1) == 0 {
-                    sw.stats.assertion_failures.fetch_add(1, Relaxed);
-                }
-            }
-            XOp::Log => {}
-            XOp::SendToPort => self.ps.dest.put(self.xval(args.first())),
-            XOp::DropPacket => self.ps.dest.put(None),
-            XOp::MirrorPacket => {
-                let slot = self.xval(args.first()).unwrap_or(0);
-                let sess = self.xval(args.get(1)).unwrap_or(0);
-                self.ps.mirrors.retain(|m| m.0 != slot);
-                self.ps.mirrors.push((slot, sess));
-            }
-            XOp::PnaRecirculate => self.ps.recirculate = true,
-            XOp::AddEntry {
-                func,
-                conditional,
-                success,
-            } => {
-                let mut i = 0;
-                let doit = if *conditional {
-                    i = 1;
-                    self.xval(args.first()).unwrap_or(0) != 0
-                } else {
-                    true
-                };
-                let ok = doit
-                    && self.add_entry(
-                        sw,
-                        *func,
-                        args.get(i),
-                        self.xval(args.get(i + 1)).unwrap_or(0),
-                    );
-                if let Some((l, t)) = &x.ret {
-                    let v = if ok { *success } else { 1 - success.min(&1) };
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::SetEntryExpireTime { conditional } => {
-                let (cond, p) = if *conditional {
-                    (
-                        self.xval(args.first()).unwrap_or(0) != 0,
-                        self.xval(args.get(1)).unwrap_or(0),
-                    )
-                } else {
-                    (true, self.xval(args.first()).unwrap_or(0))
-                };
-                if cond {
-                    self.set_expire(sw, Some(p));
-                }
-            }
-            XOp::RestartExpireTimer => self.set_expire(sw, None),
-            XOp::UpdateExpireInfo => {
-                let a = self.xval(args.first()).unwrap_or(0) != 0;
-                let b = self.xval(args.get(1)).unwrap_or(0) != 0;
-                let p = self.xval(args.get(2)).unwrap_or(0);
-                if a {
-                    self.set_expire(sw, if b { Some(p) } else { None });
-                }
-            }
-            XOp::IsNetPort | XOp::IsHostPort => {
-                let p = self.xval(args.first()).unwrap_or(0);
-                let net = sw.is_net_port(p);
-                let v = if x.op == XOp::IsNetPort { net } else { !net };
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, u64::from(v));
-                }
-            }
-            XOp::AllocateFlowId => {
-                let v = u64::from(sw.flow_ids.fetch_add(1, Relaxed));
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, v);
-                }
-            }
-            XOp::PacketLength => {
-                if let Some((l, t)) = &x.ret {
-                    self.xstore(l, *t, self.input().len() as u64);
-                }
-            }
-        }
-        Flow::Next
-    }
-
     /// PNA `add_entry`: inserts the key that just missed with `func`'s action and parameters.
     fn add_entry(&mut self, sw: &Switch, func: FnId, params: Option<&XArg>, profile: u64) -> bool {
         if !self.tctx.active || self.tctx.hit.is_some() {
@@ -2291,7 +1905,7 @@ impl Exec {
             return false;
         };
         let Some(a) = sw
-            .prog
+            .prog()
             .tables
             .get(self.tctx.table as usize)
             .and_then(|td| td.actions.get(ai as usize))
@@ -2341,7 +1955,7 @@ impl Exec {
             return Some(ai);
         }
         let ai = sw
-            .prog
+            .prog()
             .tables
             .get(self.tctx.table as usize)?
             .action_of(func)?;
@@ -2363,8 +1977,8 @@ impl Exec {
             }
         }
         std::hint::black_box((self.trace.is_some(), self.add_ai));
-        for rt in sw.tables.iter() {
-            std::hint::black_box(rt.direct_cells);
+        for rt in sw.rt_tables().iter() {
+            std::hint::black_box(rt.direct_cells());
         }
     }
 
@@ -2380,7 +1994,7 @@ impl Exec {
         packed: Option<usize>,
     ) -> bool {
         let tid = self.tctx.table as usize;
-        let Some(rt) = sw.tables.get(tid) else {
+        let Some(rt) = sw.rt_tables().get(tid) else {
             return false;
         };
         let profile = u8::try_from(profile).unwrap_or(u8::MAX);
@@ -2391,14 +2005,15 @@ impl Exec {
         // The lookup that missed (of this table, the apply's: an action applies no table) has
         // hashed the key already.
         let hash = match self.lookup.key_hash() {
-            0 => rt.t.hash_key(&self.key),
+            0 => rt.table().hash_key(&self.key),
             h => h,
         };
         // The action as its index and parameter bytes, no `ActionData` built.
         let status =
-            rt.t.add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
+            rt.table()
+                .add_on_miss_hashed(&self.key, hash, ai, params, profile, self.now_ns);
         stamp(Stage::AddReturned);
-        if status.is_added() && !rt.direct_cells && self.trace.is_none() {
+        if status.is_added() && !rt.direct_cells() && self.trace.is_none() {
             self.ops |= TableOps::INSERT;
             return true;
         }
@@ -2413,7 +2028,7 @@ impl Exec {
         if let Some(t) = self.trace.as_mut() {
             t.push(format!(
                 "add_entry into {}: {}",
-                sw.prog.tables.get(tid).map_or("?", |td| &td.name),
+                sw.prog().tables.get(tid).map_or("?", |td| &td.name),
                 match &status {
                     AddStatus::Added(_) => "inserted".to_string(),
                     AddStatus::Full => "failed: the table is full".to_string(),
@@ -2444,26 +2059,26 @@ impl Exec {
         let (true, Some(h)) = (self.tctx.active, self.tctx.hit) else {
             return;
         };
-        let Some(rt) = sw.tables.get(self.tctx.table as usize) else {
+        let Some(rt) = sw.rt_tables().get(self.tctx.table as usize) else {
             return;
         };
         match profile {
             Some(p) => {
-                let _ =
-                    rt.t.set_expire_profile(h, u8::try_from(p).unwrap_or(u8::MAX), self.now_ns);
+                let _ = rt.table().set_expire_profile(
+                    h,
+                    u8::try_from(p).unwrap_or(u8::MAX),
+                    self.now_ns,
+                );
             }
             None => {
-                let _ = rt.t.restart_timer(h, self.now_ns);
+                let _ = rt.table().restart_timer(h, self.now_ns);
             }
         }
     }
 }
 
 fn color_index(colors: &[u64; 3], v: u64) -> usize {
-    colors
-        .iter()
-        .position(|c| *c == v)
-        .unwrap_or(externs::GREEN)
+    colors.iter().position(|c| *c == v).unwrap_or(state::GREEN)
 }
 
 #[inline]
@@ -2509,8 +2124,8 @@ fn header_slots(layout: &Layout, at: u32, name: &str, out: &mut Vec<(String, u32
 /// The `@__ref` write-back's update: entry `h` gets parameters `new` when they differ from
 /// those the lookup `read` and no control-plane modify changed the entry since
 /// (`Table::update_params_at`); whether it did (the entry may be gone).
-fn write_changed(rt: &crate::switch::RtTable, h: EntryHandle, new: &[u8], read: &Lookup) -> bool {
-    !same_bytes(new, &read.data.params) && rt.t.update_params_at(h, read.version, new)
+fn write_changed(rt: &crate::state::RtTable, h: EntryHandle, new: &[u8], read: &Lookup) -> bool {
+    !same_bytes(new, &read.data.params) && rt.table().update_params_at(h, read.version, new)
 }
 
 /// `a == b`, without a call of libc's `memcmp` for up to 16 bytes (an entry's parameters,

@@ -19,6 +19,7 @@
 //! empty for the packet: the entry hits and runs no action (nevermiss has no
 //! `psa_empty_group_action`), as for a group without members.
 
+use crate::types::{GroupMember, WatchPort};
 use nevermiss_tables::ActionData;
 use p4_ir::ir::{FnId, Table as TableDef};
 use std::collections::HashMap;
@@ -80,14 +81,6 @@ impl PortStatus {
     }
 }
 
-/// A watch port as the controller wrote it: the port, and whether it came in P4Runtime's
-/// deprecated `int32 watch` field rather than `bytes watch_port` (read back the same way).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct WatchPort {
-    pub port: u32,
-    pub legacy: bool,
-}
-
 /// One slot of a group's weighted selection: a member (or a one-shot set's action index) and
 /// the port its liveness depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +134,7 @@ pub(crate) struct Member {
 /// times (what the data plane indexes with its hash).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Group {
-    pub members: Vec<crate::control::GroupMember>,
+    pub members: Vec<GroupMember>,
     pub max_size: u32,
     pub expanded: Vec<Slot>,
     /// Entries that point to it.
@@ -292,7 +285,7 @@ pub(crate) fn reference(tag: u32, id: u32) -> ActionData {
 }
 
 /// `Group::expanded` of a member list.
-pub(crate) fn expand(members: &[crate::control::GroupMember]) -> Vec<Slot> {
+pub(crate) fn expand(members: &[GroupMember]) -> Vec<Slot> {
     slots(
         members
             .iter()

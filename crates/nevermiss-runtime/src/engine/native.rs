@@ -3,8 +3,10 @@
 //! implementations, so both engines share one semantics for tables, externs, `emit`, stacks and
 //! wide values — and the entry from [`Exec`] into generated code.
 
-use crate::exec::{Exec, Flow};
-use crate::switch::{BuildError, Config, Switch};
+use crate::engine::exec::{Exec, Flow};
+use crate::state::Switch;
+use crate::types::BuildError;
+use crate::types::Config;
 use nevermiss_jit::{flow, target, Compiled, Ctx, Helpers, Limits, NativeFn};
 use nevermiss_tables::stamp::{stamp, Stage};
 use p4_ir::ir::{Expr, MatchKind, State, Stmt, Target, Transition};
@@ -59,10 +61,10 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         parser_steps: config.parser_steps,
         loop_limit: config.loop_limit,
     };
-    let arch = crate::arch::ArchInfo::new(prog).ok();
+    let arch = crate::state::ArchInfo::new(prog).ok();
     let glue = arch.as_ref().and_then(|a| {
         // The tables `Switch::prefetch` will hold, if their keys can be generated.
-        let prefetch = crate::switch::prefetch_list(prog, a, config.prefetch_tables, |t| {
+        let prefetch = crate::state::prefetch_list(prog, a, config.prefetch_tables, |t| {
             prog.tables.get(t as usize).is_some_and(|td| {
                 let mut keys = td.keys.iter().filter(|k| k.kind != MatchKind::Selector);
                 keys.clone().next().is_some()
@@ -72,8 +74,7 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         a.pna.as_ref().map(|pi| pi.glue(prog, prefetch))
     });
     let regions = arch.as_ref().map(|a| a.frame_regions()).unwrap_or_default();
-    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions)
-        .map_err(|e| BuildError(e.to_string()))
+    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions).map_err(BuildError::Jit)
 }
 
 impl Exec {
@@ -101,7 +102,7 @@ impl Exec {
                 (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
             }
             // Every call: a switch at the address of a dropped one has slots elsewhere.
-            (*c).spec = sw.specs.slots.as_ptr();
+            (*c).spec = sw.plan().specs().slots.as_ptr();
             (*c).now = (*me).now_ns;
             f(c)
         }
@@ -180,7 +181,7 @@ unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
 unsafe extern "C" fn h_loop_limit(ctx: *mut Ctx) {
     // SAFETY: as `h_stmt`.
     let sw = unsafe { host(ctx).1 };
-    sw.stats.loop_limit_hits.fetch_add(1, Relaxed);
+    sw.stats().loop_limit_hits.fetch_add(1, Relaxed);
 }
 
 /// Room for `n` bytes of a header at the end of the deparser's output.
@@ -261,8 +262,8 @@ unsafe extern "C" fn h_add_entry(ctx: *mut Ctx, func: u32, len: u64, profile: u6
 unsafe extern "C" fn h_const_hit(ctx: *mut Ctx, t: u32) {
     // SAFETY: as `h_stmt`.
     let (ex, sw) = unsafe { host(ctx) };
-    if let Some(rt) = sw.tables.get(t as usize) {
-        rt.t.count_hit();
+    if let Some(rt) = sw.rt_tables().get(t as usize) {
+        rt.table().count_hit();
     }
-    ex.ops |= crate::exec::TableOps::HIT;
+    ex.ops |= crate::engine::exec::TableOps::HIT;
 }

@@ -1,12 +1,82 @@
-//! Extern state shared by all workers (counters, meters, registers, digests) and the hash and
-//! checksum algorithms (as BMv2 defines `crc16`, `crc32`, `csum16`, `xor16`, `identity`).
+//! Extern state shared by all workers (counters, meters, registers, action profiles) and the
+//! hash and checksum algorithms (as BMv2 defines `crc16`, `crc32`, `csum16`, `xor16`,
+//! `identity`).
 //!
 //! Everything here is `Send + Sync`: counters and register cells are atomics, meters are
 //! small mutex-protected token buckets.
 
+use super::profiles::ActionProfile;
 use p4_ir::HashAlgo;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+
+/// State of an extern instance.
+pub(crate) enum RtExtern {
+    Counter(Box<[CounterCell]>),
+    /// Indexed by the entry's slot; the last cell counts nothing (misses).
+    DirectCounter(Box<[CounterCell]>),
+    Meter(Box<[Mutex<Meter>]>),
+    DirectMeter(Box<[Mutex<Meter>]>),
+    Register(RegisterStore),
+    /// Stateless at switch level (hash, checksums, random, digests, profiles).
+    None,
+}
+
+/// The state of a program's extern instances, by extern index (`Program::externs`).
+pub(crate) struct Externs {
+    cells: Vec<RtExtern>,
+    /// Action profiles and selectors (`None` for other externs).
+    profiles: Vec<Option<ActionProfile>>,
+    /// The next id of PNA's `allocate_flow_id`.
+    flow_ids: AtomicU32,
+}
+
+impl Externs {
+    /// The externs' cells and profiles, in extern order.
+    pub(crate) fn new(cells: Vec<RtExtern>, profiles: Vec<Option<ActionProfile>>) -> Externs {
+        Externs {
+            cells,
+            profiles,
+            flow_ids: AtomicU32::new(1),
+        }
+    }
+
+    /// The state of extern `x`.
+    #[inline]
+    pub(crate) fn get(&self, x: u32) -> Option<&RtExtern> {
+        self.cells.get(x as usize)
+    }
+
+    /// The cells of direct counter `x`, by entry slot.
+    #[inline]
+    pub(crate) fn direct_counter(&self, x: u32) -> Option<&[CounterCell]> {
+        match self.get(x)? {
+            RtExtern::DirectCounter(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The cells of direct meter `x`, by entry slot.
+    #[inline]
+    pub(crate) fn direct_meter(&self, x: u32) -> Option<&[Mutex<Meter>]> {
+        match self.get(x)? {
+            RtExtern::DirectMeter(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Action profile or selector `x`.
+    #[inline]
+    pub(crate) fn profile(&self, x: u32) -> Option<&ActionProfile> {
+        self.profiles.get(x as usize)?.as_ref()
+    }
+
+    /// PNA's `allocate_flow_id`: a new id, counting from 1.
+    #[inline]
+    pub(crate) fn next_flow_id(&self) -> u32 {
+        self.flow_ids.fetch_add(1, Relaxed)
+    }
+}
 
 /// One counter cell: packets and bytes.
 #[derive(Default, Debug)]

@@ -1,0 +1,281 @@
+"""Runs p4lang/tutorials' exercises, their solutions in place, with nevermiss in BMv2's place
+(docs/drop-in.md), non-interactively: each exercise's own `utils/run_exercise.py` (Mininet,
+its topology, its runtime JSON pushed over P4Runtime) with BMV2_SWITCH_EXE's equivalent `-b`
+set to nevermiss-simple-switch-grpc, driven through the Mininet CLI's stdin with the steps its
+README gives (its send/receive scripts, ping, iperf), and judged by what those print.
+
+    TUTORIALS_DIR=... python3 tests/tutorials/run.py --switch BIN --p4c P4C_BM2_SS [EXERCISE...]
+
+Run as root with Debian's Python (`/usr/bin/python3`, which has Mininet) and PYTHONPATH holding
+p4runtime, grpcio, protobuf and scapy (crates/nevermiss/tests/tutorials.rs uses .venv/ptf's).
+The tutorials are copied into a scratch directory first; nothing of them is changed. Prints one
+line per exercise (`PASS name` or `FAIL name: why`) and a JSON summary last; exit 0 when all
+the exercises run passed.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+# Per exercise: the Mininet CLI commands (the README's steps) and the check of the
+# transcript plus the files the steps wrote. `py` runs an exercise's script with Debian's
+# Python, unbuffered (so that a receiver killed at the end has printed what it got).
+PY = "/usr/bin/python3 -u"
+
+
+def ping_ok(out, n):
+    return len(re.findall(r"\b%d received" % n, out))
+
+
+# ecn's and mri's README: h2 receives h1's messages while iperf from h11 to h22 fills the
+# 0.5 Mbit/s link s1-s2, so s1's queue toward it fills.
+CONGESTED = [
+    "h2 %s receive.py > h2.log 2>&1 &" % PY,
+    "h22 iperf -s -u > /dev/null 2>&1 &",
+    "sh sleep 2",
+    "h1 %s send.py 10.0.2.2 'P4 is cool' 12 > h1.log 2>&1 &" % PY,
+    "h11 iperf -c 10.0.2.22 -t 10 -u -b 2M > h11.log 2>&1",
+    "sh sleep 3",
+]
+
+EXERCISES = {
+    "basic": {
+        "steps": ["h1 ping -c 3 -W 2 h2", "h1 ping -c 3 -W 2 h3", "h2 ping -c 3 -W 2 h3"],
+        "check": lambda out, d: ping_ok(out, 3) == 3 or "pings failed",
+    },
+    "ecn": {
+        "steps": CONGESTED,
+        "check": lambda out, d: (
+            ("tos       = 0x3" in read(d, "h2.log")) or
+            "no packet marked CE (tos 0x3) at h2: tos seen %s" % sorted(
+                set(re.findall(r"tos\s+= (0x\w+)", read(d, "h2.log"))))),
+    },
+    "mri": {
+        "steps": CONGESTED,
+        "check": lambda out, d: (
+            any(int(q) > 0 for q in re.findall(r"qdepth\s+= (\d+)", read(d, "h2.log"))) or
+            "no switch trace with a queue depth above 0 at h2: %s" % sorted(
+                set(re.findall(r"qdepth\s+= (\d+)", read(d, "h2.log"))))),
+    },
+    "basic_tunnel": {
+        "steps": [
+            "h2 %s receive.py > h2.log 2>&1 &" % PY,
+            "sh sleep 2",
+            "h1 %s send.py 10.0.2.2 'P4 is cool' --dst_id 2 > h1.log 2>&1" % PY,
+            "sh sleep 2",
+        ],
+        "check": lambda out, d: (
+            ("P4 is cool" in read(d, "h2.log") and "dst_id" in read(d, "h2.log")) or
+            "the tunnelled message did not reach h2"),
+    },
+    "load_balance": {
+        "steps": [
+            "h2 %s receive.py > h2.log 2>&1 &" % PY,
+            "h3 %s receive.py > h3.log 2>&1 &" % PY,
+            "sh sleep 2",
+            "h1 %s send.py 10.0.0.1 'P4 is cool' > h1.log 2>&1" % PY,
+            "sh sleep 2",
+        ],
+        "check": lambda out, d: (
+            ("P4 is cool" in read(d, "h2.log") + read(d, "h3.log")) or
+            "the message to the virtual address reached neither h2 nor h3"),
+    },
+    "multicast": {
+        "steps": ["h1 ping -c 3 -W 2 h2", "h1 ping -c 3 -W 2 h3", "h2 ping -c 3 -W 2 h3"],
+        "check": lambda out, d: ping_ok(out, 3) == 3 or "pings failed",
+    },
+    "p4runtime": {
+        "steps": [
+            "sh timeout 15 %s mycontroller.py > ctrl.log 2>&1 &" % PY,
+            "sh sleep 5",
+            "h1 ping -c 3 -W 2 h2",
+            "sh sleep 11",
+        ],
+        "check": lambda out, d: (
+            (ping_ok(out, 3) == 1 and "Traceback" not in read(d, "ctrl.log")) or
+            "ping through the controller's tunnels failed: %s" % read(d, "ctrl.log")[-300:]),
+    },
+    "qos": {
+        "steps": [
+            "h2 %s receive.py > h2.log 2>&1 &" % PY,
+            "sh sleep 2",
+            "h1 %s send.py --p=UDP --des=10.0.2.2 --m='P4 is cool' --dur=3 > h1.log 2>&1" % PY,
+            "h1 %s send.py --p=TCP --des=10.0.2.2 --m='P4 is cool' --dur=3 > h1.log 2>&1" % PY,
+            "sh sleep 2",
+        ],
+        "check": lambda out, d: (
+            ({"0xb9", "0xb1"} <= set(re.findall(r"tos\s+= (0x\w+)", read(d, "h2.log")))) or
+            "h2 did not see tos 0xb9 (UDP) and 0xb1 (TCP): %s" % sorted(
+                set(re.findall(r"tos\s+= (0x\w+)", read(d, "h2.log"))))),
+    },
+    "source_routing": {
+        "steps": [
+            "h2 %s receive.py > h2.log 2>&1 &" % PY,
+            "sh sleep 2",
+            "h1 printf '2 3 2 2 1\\nq\\n' | %s send.py 10.0.2.2 > h1.log 2>&1" % PY,
+            "sh sleep 2",
+        ],
+        "check": lambda out, d: (
+            ("ttl       = 59" in read(d, "h2.log")) or
+            "h2 did not get the looped packet with ttl 59: %s" % sorted(
+                set(re.findall(r"ttl\s+= (\d+)", read(d, "h2.log"))))),
+    },
+    "firewall": {
+        # Out (h1 to h3) is allowed, in (h3 to h1) is not, as the README's iperf steps show.
+        "steps": [
+            "h3 iperf -s > /dev/null 2>&1 &",
+            "h1 iperf -s > /dev/null 2>&1 &",
+            "sh sleep 1",
+            "h1 timeout -s KILL 10 iperf -c 10.0.3.3 -t 2 > out.log 2>&1",
+            "h3 timeout -s KILL 10 iperf -c 10.0.1.1 -t 2 > in.log 2>&1",
+        ],
+        "check": lambda out, d: (
+            ("bits/sec" in read(d, "out.log") and "bits/sec" not in read(d, "in.log")) or
+            "h1 to h3: %r; h3 to h1: %r" % (read(d, "out.log")[-200:], read(d, "in.log")[-200:])),
+    },
+    "calc": {
+        # calc.py echoes each expression after its prompt, then prints the switch's result.
+        "steps": ["h1 printf '1+1\\n7&12\\n9-5\\n6^3\\nquit\\n' | %s calc.py > calc.log 2>&1"
+                  % PY],
+        "check": lambda out, d: (
+            re.findall(r"^(\d+)$", read(d, "calc.log"), re.M) == ["2", "4", "4", "5"] or
+            "calc.py printed %r" % read(d, "calc.log")[-300:]),
+    },
+}
+
+
+def cleanup():
+    """After a run killed on its timeout: what its Mininet left behind, as `mn -c` removes it but
+    narrower: the host and switch shells (`mininet:hN`, `mininet:sN`), the switches'
+    processes, and the links named sN-ethM."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if re.search(r"mininet:[hs]\d+\b|simple-switch-grpc .*-i \d+@s\d+-eth", cmdline):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    for name in re.findall(r"^\d+: (s\d+-eth\d+)[@:]", links, re.M):
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+def make_var(ex, name):
+    """A variable the exercise's Makefile sets (`NAME = value`), or None."""
+    for line in read(ex, "Makefile").splitlines():
+        m = re.match(r"\s*%s\s*=\s*(\S+)" % name, line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def topology(ex):
+    """The exercise's topology file: its Makefile's TOPO, else topology.json."""
+    return make_var(ex, "TOPO") or "topology.json"
+
+
+def read(d, name):
+    try:
+        with open(os.path.join(d, name), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def run_one(name, tut, switch, p4c, timeout):
+    ex = os.path.join(tut, "exercises", name)
+    spec = EXERCISES[name]
+    # The solution in place of the skeleton (the exercise's Makefile builds *.p4).
+    for f in os.listdir(os.path.join(ex, "solution")):
+        shutil.copy(os.path.join(ex, "solution", f), os.path.join(ex, f))
+    os.makedirs(os.path.join(ex, "build"), exist_ok=True)
+    os.makedirs(os.path.join(ex, "logs"), exist_ok=True)
+    os.makedirs(os.path.join(ex, "pcaps"), exist_ok=True)
+    # Every program is built, as the Makefile builds them; DEFAULT_PROG (or the only one) is the
+    # switches' default.
+    progs = sorted(f for f in os.listdir(ex) if f.endswith(".p4"))
+    for prog in progs:
+        b = prog[:-3]
+        c = subprocess.run([p4c, "--p4v", "16", "--p4runtime-files",
+                            "build/%s.p4.p4info.txtpb" % b, "-o", "build/%s.json" % b, prog],
+                           cwd=ex, capture_output=True, text=True)
+        if c.returncode != 0:
+            return "p4c-bm2-ss %s failed: %s" % (prog, c.stderr[-500:])
+    default = make_var(ex, "DEFAULT_PROG") or (progs[0] if len(progs) == 1 else None)
+    if default is None:
+        return "several programs %s and no DEFAULT_PROG" % progs
+    base = default[:-3]
+    topo = topology(ex)
+    cmd = [sys.executable, "../../utils/run_exercise.py", "-t", topo,
+           "-j", "build/%s.json" % base, "-b", switch]
+    stdin = "\n".join(spec["steps"]) + "\n"
+    p = subprocess.Popen(cmd, cwd=ex, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        cleanup()
+        return "timed out after %d s: %s" % (timeout, out[-500:])
+    with open(os.path.join(ex, "transcript.txt"), "w") as f:
+        f.write(out)
+    verdict = spec["check"](out, ex)
+    if verdict is True:
+        return None
+    return "%s (transcript %s)" % (verdict, os.path.join(ex, "transcript.txt"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--switch", required=True, help="nevermiss-simple-switch-grpc")
+    ap.add_argument("--p4c", required=True, help="p4c-bm2-ss")
+    ap.add_argument("--timeout", type=int, default=180)
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ap.add_argument("exercises", nargs="*")
+    a = ap.parse_args()
+    src = os.environ.get("TUTORIALS_DIR")
+    if not src:
+        print("TUTORIALS_DIR is not set", file=sys.stderr)
+        return 2
+    names = a.exercises or sorted(EXERCISES)
+    unknown = [n for n in names if n not in EXERCISES]
+    if unknown:
+        print("no check for %s (known: %s)" % (unknown, sorted(EXERCISES)), file=sys.stderr)
+        return 2
+    # PI's p4.tmp.p4config_pb2 for the controllers (shim/sitecustomize.py).
+    shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [shim] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    scratch = tempfile.mkdtemp(prefix="nevermiss-tutorials-")
+    tut = os.path.join(scratch, "tutorials")
+    shutil.copytree(src, tut, ignore=shutil.ignore_patterns(".git"))
+    results = {}
+    try:
+        for n in names:
+            why = run_one(n, tut, os.path.abspath(a.switch), a.p4c, a.timeout)
+            results[n] = why
+            print(("PASS %s" % n) if why is None else ("FAIL %s: %s" % (n, why)), flush=True)
+    finally:
+        if not a.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    passed = sum(1 for v in results.values() if v is None)
+    print(json.dumps({"passed": passed, "run": len(results),
+                      "failed": {k: v for k, v in results.items() if v is not None}}))
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
