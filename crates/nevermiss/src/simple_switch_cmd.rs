@@ -200,9 +200,23 @@ pub fn map(args: &[String]) -> Result<Mapped, String> {
                     m.notices
                         .push(format!("{f} {v}: accepted and ignored: {why}"));
                 } else if f.starts_with('-') {
-                    return Err(format!(
-                        "unknown flag `{f}` (simple_switch_grpc's flags here: {MAPPED})"
-                    ));
+                    // Issue 27: an unknown flag warns and never aborts (scripts pass flags of
+                    // other BMv2 versions). A value that follows it (not a flag, not the JSON
+                    // program) is taken as its value and ignored with it.
+                    let v = inline.clone().or_else(|| {
+                        it.next_if(|n| !n.starts_with('-') && !n.ends_with(".json"))
+                            .cloned()
+                    });
+                    m.notices.push(match v {
+                        Some(v) => format!(
+                            "unknown flag `{f} {v}`: ignored (simple_switch_grpc's flags \
+                             here: {MAPPED})"
+                        ),
+                        None => format!(
+                            "unknown flag `{f}`: ignored (simple_switch_grpc's flags here: \
+                             {MAPPED})"
+                        ),
+                    });
                 } else if let Some(p) = &program {
                     return Err(format!(
                         "two programs: `{p}` and `{f}` (simple_switch_grpc takes one JSON file)"
@@ -317,9 +331,20 @@ mod tests {
     }
 
     #[test]
+    fn unknown_flags_warn_and_never_abort() {
+        let m = map(&v("--frobnicate --knob 3 --no-p4 --flag=x")).unwrap();
+        assert_eq!(m.notices.len(), 3, "{:?}", m.notices);
+        assert!(m.notices[0].contains("unknown flag `--frobnicate`: ignored"));
+        assert!(m.notices[1].contains("unknown flag `--knob 3`: ignored"));
+        assert!(m.notices[2].contains("unknown flag `--flag x`: ignored"));
+        // The JSON program after an unknown switch stays the program.
+        let m = map(&v("--frobnicate prog.json")).unwrap();
+        assert!(m.serve.contains(&"prog.json".to_string()), "{:?}", m.serve);
+    }
+
+    #[test]
     fn bad_flags_are_errors() {
         for (args, want) in [
-            ("--frobnicate", "unknown flag `--frobnicate`"),
             ("-i eth0", "-i eth0: expected N@IFACE"),
             ("-i x@eth0", "expected N@IFACE"),
             ("--device-id", "--device-id needs a value"),
