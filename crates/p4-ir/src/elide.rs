@@ -226,8 +226,11 @@ fn references(p: &Program) -> Vec<u32> {
     refs
 }
 
+/// What [`for_each_call`] calls: a `Call` statement's function, copy-in and copy-out.
+type CallVisit<'a> = dyn FnMut(FnId, &[Stmt], &[Stmt]) + 'a;
+
 /// Calls `f` with every `Call` statement's function and copies.
-fn for_each_call(p: &Program, f: &mut dyn FnMut(FnId, &[Stmt], &[Stmt])) {
+fn for_each_call(p: &Program, f: &mut CallVisit<'_>) {
     visit_stmts(p, &mut |s| {
         if let Stmt::Call {
             func,

@@ -75,7 +75,7 @@ impl Gen<'_, '_> {
 
     /// `!S & 0xffff` for the fields `items` (see the module).
     fn csum16(&mut self, items: &[Datum]) -> Value {
-        let widths: Vec<u32> = items.iter().map(|d| datum_width(d)).collect();
+        let widths: Vec<u32> = items.iter().map(datum_width).collect();
         let bits: u32 = widths.iter().sum();
         let bytes = bits.div_ceil(8);
         // The serialised list: zero bits in front to a whole byte, a zero byte after an odd count.
