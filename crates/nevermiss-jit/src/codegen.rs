@@ -267,7 +267,7 @@ pub(crate) struct Output {
     pub code_bytes: usize,
     /// Words the frame needs past `Program::frame_words` ([`Clean`]).
     pub extra_words: u32,
-    /// The words of the frame's first `Program::zero_words` that something may read ([`Clean::kept_ranges`]).
+    /// The words of the frame's first `Program::zero_words` a packet's start must zero ([`Clean::kept_ranges`]).
     pub zero_ranges: Vec<(u32, u32)>,
     /// Whether generated code accessed a word the analysis of [`Clean`] missed.
     missed: bool,
@@ -719,6 +719,9 @@ pub(crate) struct Clean {
     /// Per frame word: whether anything may read it (the inline `extract` stores the fields
     /// whose word it is); empty: every word.
     read: Vec<bool>,
+    /// Per frame word: read, but always written first in a packet
+    /// ([`access::written_before_read`]), so a packet's start need not zero it.
+    no_zero: Vec<bool>,
     /// The frame word of `all`; the header words follow it.
     base: u32,
     /// Set when generated code stores into a sealed header or loads a word nobody reads:
@@ -791,6 +794,7 @@ impl Clean {
             of_word,
             headers,
             read: Vec::new(),
+            no_zero: Vec::new(),
             base: prog.frame_words,
             missed: std::cell::Cell::new(false),
         };
@@ -870,6 +874,7 @@ impl Clean {
             mark(&mut read, if sealed { (lo, lo + 1) } else { (lo, hi) });
         }
         self.read = read;
+        self.no_zero = access::written_before_read(prog, arch);
     }
 
     /// Words past the frame this needs (none without tracked headers).
@@ -904,12 +909,18 @@ impl Clean {
         self.read.is_empty() || self.read.get(off as usize).copied().unwrap_or(true)
     }
 
-    /// The words of `[0, words)` that something may read ([`Clean::keeps`]), as sorted,
+    /// Whether a packet's start must zero frame word `off`: something may read it
+    /// ([`Clean::keeps`]) and it is not always written first (`no_zero`).
+    fn zeroes(&self, off: u32) -> bool {
+        self.keeps(off) && !self.no_zero.get(off as usize).copied().unwrap_or(false)
+    }
+
+    /// The words of `[0, words)` that a packet's start must zero ([`Clean::zeroes`]), as sorted,
     /// disjoint half-open ranges: the only ones a packet's start must zero, since a word
     /// nothing reads keeps the previous packet's value unseen.
     pub(crate) fn kept_ranges(&self, words: u32) -> Vec<(u32, u32)> {
         let mut v: Vec<(u32, u32)> = Vec::new();
-        for w in (0..words).filter(|&w| self.keeps(w)) {
+        for w in (0..words).filter(|&w| self.zeroes(w)) {
             match v.last_mut() {
                 Some((_, end)) if *end == w => *end = w + 1,
                 _ => v.push((w, w + 1)),
@@ -2953,7 +2964,7 @@ impl Gen<'_, '_> {
     fn zero_frame(&mut self, words: u32, stored: &[u32]) {
         let z = self.iconst(0);
         let v = self.b.ins().splat(types::I64X2, z);
-        let needs = |g: &Self, w: u32| g.ids.clean.keeps(w) && !stored.contains(&w);
+        let needs = |g: &Self, w: u32| g.ids.clean.zeroes(w) && !stored.contains(&w);
         let pairs = words / 2;
         let mut i = 0;
         while i < pairs {
