@@ -50,7 +50,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn parser_named(&self, name: &str, root: &J<'a>) -> Result<ParserId> {
+    pub(crate) fn parser_named(&self, name: &str, root: &J<'a>) -> Result<ParserId> {
         self.p
             .parsers
             .iter()

@@ -535,8 +535,8 @@ impl<'a> Builder<'a> {
         self.place_metadata(root, &placed)
     }
 
-    /// The standard metadata region and the user metadata region (v1model); PSA's metadata
-    /// instances each get their own region ([`crate::arch`] binds them to the blocks).
+    /// The standard metadata region (v1model; PSA's `psa_*` instances each get their own
+    /// region, [`crate::psa`] binds them to the blocks) and the user metadata region.
     fn place_metadata(&mut self, root: &J<'a>, placed: &[bool]) -> Result<()> {
         let n = self.lay.insts.len();
         // The instances field aliases point into go with standard_metadata.
@@ -559,12 +559,16 @@ impl<'a> Builder<'a> {
             }
             aliases.push((from, h, f));
         }
+        let mut placed = placed.to_vec();
         if self.p.arch == Arch::Psa {
-            // PSA: one region per metadata instance.
-            for i in (0..n).filter(|i| !placed[*i]) {
+            // psa_switch's metadata instances (`psa_ingress_input_metadata`, ...): one region
+            // each, bound to the blocks' standard metadata parameters ([`crate::psa`]).
+            for i in 0..n {
+                if placed[i] || !self.lay.insts[i].name.starts_with("psa_") {
+                    continue;
+                }
                 let (name, ty) = (self.lay.insts[i].name.clone(), self.lay.insts[i].ty);
-                let w = self.lay.types[ty].words;
-                let loc = self.alloc_state(w, root)?;
+                let loc = self.alloc_state(self.lay.types[ty].words, root)?;
                 self.lay.insts[i].loc = loc;
                 let layout = fields_layout(&self.lay.types[ty], 0);
                 self.lay.regions.insert(
@@ -574,8 +578,8 @@ impl<'a> Builder<'a> {
                         layout: Some(layout),
                     },
                 );
+                placed[i] = true;
             }
-            return Ok(());
         }
         let sm_base = self.state_words;
         let mut sm_placed: Vec<usize> = Vec::new();

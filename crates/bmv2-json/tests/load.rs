@@ -150,6 +150,84 @@ fn jumps_become_if_else() {
 }
 
 #[test]
+fn jumps_back_become_loops() {
+    // for (; h.a != 9; h.a = h.a + 1) { if (h.a == 3) continue; if (h.a == 7) break;
+    // h.b = h.b + 1; } as p4c writes a `for` (the condition's jump, a jump back to it).
+    let cmp = |op: &str, v: &str| {
+        json!({"type": "expression", "value": {"op": op,
+        "left": {"type": "field", "value": ["h", "a"]}, "right": {"type": "hexstr", "value": v}}})
+    };
+    let jz = |c: Value, t: &str| json!({"op": "_jump_if_zero", "parameters": [c, {"type": "hexstr", "value": t}]});
+    let jump = |t: &str| json!({"op": "_jump", "parameters": [{"type": "hexstr", "value": t}]});
+    let inc = |f: &str| {
+        json!({"op": "assign", "parameters": [{"type": "field", "value": ["h", f]},
+        {"type": "expression", "value": {"op": "+", "left": {"type": "field", "value": ["h", f]},
+            "right": {"type": "hexstr", "value": "0x01"}}}]})
+    };
+    let prims = json!([
+        jz(cmp("!=", "0x09"), "0x8"),
+        jz(cmp("==", "0x03"), "0x3"),
+        jump("0x6"),
+        jz(cmp("==", "0x07"), "0x5"),
+        jump("0x8"),
+        inc("b"),
+        inc("a"),
+        jump("0x0"),
+    ]);
+    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": prims}]));
+    let [Stmt::Loop { body, update, .. }] = &body[..] else {
+        panic!("{body:#?}")
+    };
+    // The update is h.a = h.a + 1; `continue` became the if's else (the rest of the body).
+    assert!(matches!(&update[..], [Stmt::Assign(..)]), "{update:#?}");
+    let [Stmt::If(_, then, els)] = &body[..] else {
+        panic!("{body:#?}")
+    };
+    assert!(then.is_empty(), "{then:#?}");
+    assert!(
+        matches!(&els[..], [Stmt::If(_, brk, e2), Stmt::Assign(..)]
+            if matches!(&brk[..], [Stmt::Break]) && e2.is_empty()),
+        "{els:#?}"
+    );
+    // `if (h.a == 3) { continue; } else { h.b = h.b + 1; } if (h.a == 5) { return; }` in the
+    // loop, then h.b = h.b + 1 after it (a `return` is a jump to the end of the action).
+    let prims = json!([
+        jz(cmp("!=", "0x09"), "0x9"),
+        jz(cmp("==", "0x03"), "0x4"),
+        jump("0x7"),
+        jump("0x5"),
+        inc("b"),
+        jz(cmp("==", "0x05"), "0x7"),
+        jump("0xa"),
+        inc("a"),
+        jump("0x0"),
+        inc("b"),
+    ]);
+    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": prims}]));
+    let [Stmt::Loop { body, update, .. }, Stmt::Assign(..)] = &body[..] else {
+        panic!("{body:#?}")
+    };
+    assert!(matches!(&update[..], [Stmt::Assign(..)]), "{update:#?}");
+    assert!(
+        matches!(&body[..], [Stmt::If(_, t1, e1), Stmt::If(_, t2, e2)]
+            if matches!(&t1[..], [Stmt::Continue]) && matches!(&e1[..], [Stmt::Assign(..)])
+                && matches!(&t2[..], [Stmt::Return]) && e2.is_empty()),
+        "{body:#?}"
+    );
+    // A jump back that is not to a loop's condition is refused.
+    let prims = json!([inc("a"), jz(cmp("==", "0x03"), "0x3"), jump("0x0")]);
+    let e = err(&doc(
+        json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": prims}]),
+        call_table(),
+        json!("tbl"),
+    ));
+    assert!(
+        e.contains("unsupported: a jump from primitive 2 to 0 outside an if/else block"),
+        "{e}"
+    );
+}
+
+#[test]
 fn arithmetic_is_exact_where_bmv2_is() {
     // h.b = (h.a - 200) >> 1: BMv2 computes a - 200 as a (possibly negative) integer and
     // shifts it; the store keeps 16 bits. The subtraction must be signed and wide enough.
