@@ -7,7 +7,8 @@
 //! The regions follow the v1model blocks' parameters: the headers (non-metadata instances, in
 //! the order of `headers`), then `standard_metadata` (with the instances `field_aliases` point
 //! into, so that the aliases of older JSON resolve), then the user metadata (every other
-//! metadata instance, p4c's `scalars` among them).
+//! metadata instance, p4c's `scalars` among them). PSA's `psa_*` metadata instances are
+//! regions of their own instead of `standard_metadata` ([`crate::psa`]).
 
 use crate::json::{Result, J};
 use crate::Builder;

@@ -1,8 +1,10 @@
 //! Actions and their primitives → IR functions and statements.
 //!
 //! An action's `primitives` run in order, except that p4c writes an `if` inside an action as
-//! `_jump_if_zero(cond, else)` … `_jump(end)` … (JSON_format.md, "actions"); [`Builder::structure`]
-//! turns such jumps back into `If` statements and refuses jumps that do not nest that way.
+//! `_jump_if_zero(cond, else)` … `_jump(end)` … (JSON_format.md, "actions"), and a `for` loop
+//! as a `_jump_if_zero` that a `_jump` at the loop's end goes back to; [`Builder::structure`]
+//! turns such jumps back into `If` and `Loop` statements and refuses jumps that do not nest
+//! that way.
 //! Each primitive does what BMv2's implementation of it does (`src/bm_sim/core/primitives.cpp`
 //! and `targets/simple_switch/primitives.cpp`); where that differs from the P4 lowering, the
 //! primitive's comment says how.

@@ -114,6 +114,66 @@ fn unsupported_constructs_are_named() {
     assert!(err(&d).contains("unsupported: PNA programs"));
 }
 
+/// A minimal PSA document (p4c-bm2-psa's block and metadata names), with extern instances.
+fn psa_doc(externs: Value) -> Value {
+    let parser = |name: &str| {
+        json!({"name": name, "id": 0, "init_state": "start", "parse_states": [
+        {"name": "start", "id": 0, "parser_ops": [], "transition_key": [],
+         "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]})
+    };
+    let pipe = |name: &str| {
+        json!({"name": name, "id": 0, "init_table": null, "tables": [],
+        "conditionals": [], "action_profiles": []})
+    };
+    let deparser = |name: &str| json!({"name": name, "id": 0, "order": ["h"], "primitives": []});
+    json!({
+        "header_types": [
+            {"name": "h_t", "id": 0, "fields": [["a", 8, false]]},
+            {"name": "psa_ingress_output_metadata_t", "id": 1, "fields": [["egress_port", 32, false], ["drop", 1, false]]}
+        ],
+        "headers": [
+            {"name": "h", "id": 0, "header_type": "h_t", "metadata": false},
+            {"name": "psa_ingress_output_metadata", "id": 1, "header_type": "psa_ingress_output_metadata_t", "metadata": true}
+        ],
+        "parsers": [parser("ingress_parser"), parser("egress_parser")],
+        "deparsers": [deparser("ingress_deparser"), deparser("egress_deparser")],
+        "actions": [],
+        "pipelines": [pipe("ingress"), pipe("egress")],
+        "extern_instances": externs,
+        "__meta__": {"version": [2, 23]}
+    })
+}
+
+#[test]
+fn psa_blocks_are_psa_switchs() {
+    let p = load_value(&psa_doc(json!([]))).unwrap();
+    assert_eq!(p.arch, Arch::Psa);
+    let names: Vec<&str> = p.blocks.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ingress_parser",
+            "ingress",
+            "ingress_deparser",
+            "egress_parser",
+            "egress",
+            "egress_deparser"
+        ]
+    );
+    // The ingress control's ostd is the psa_ingress_output_metadata instance.
+    let ostd = &p.blocks[1].params[3];
+    assert!(ostd.region.is_some());
+    assert!(ostd.layout.as_ref().unwrap().field("drop").is_some());
+    // An extern psa_switch has but nevermiss does not read is named.
+    let e = err(&psa_doc(
+        json!([{"name": "x", "id": 0, "type": "Frobnicator", "attribute_values": []}]),
+    ));
+    assert_eq!(
+        e,
+        "$.extern_instances[0]: unsupported: PSA extern instances of type Frobnicator"
+    );
+}
+
 /// The body of action 0 once loaded.
 fn body_of(actions: Value) -> Vec<Stmt> {
     let p = load_value(&doc(actions, call_table(), json!("tbl"))).unwrap();
