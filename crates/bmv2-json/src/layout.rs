@@ -564,10 +564,10 @@ impl<'a> Builder<'a> {
         if self.p.arch == Arch::Psa {
             // psa_switch's metadata instances (`psa_ingress_input_metadata`, ...): one region
             // each, bound to the blocks' standard metadata parameters ([`crate::psa`]).
-            for i in 0..n {
-                if placed[i] || !self.lay.insts[i].name.starts_with("psa_") {
-                    continue;
-                }
+            let psa: Vec<usize> = (0..n)
+                .filter(|&i| !placed[i] && self.lay.insts[i].name.starts_with("psa_"))
+                .collect();
+            for i in psa {
                 let (name, ty) = (self.lay.insts[i].name.clone(), self.lay.insts[i].ty);
                 let loc = self.alloc_state(self.lay.types[ty].words, root)?;
                 self.lay.insts[i].loc = loc;

@@ -1,8 +1,8 @@
 //! PSA (`psa_switch`): blocks and externs.
 
+use crate::arch::{block, param};
 use crate::expr::{Cx, Place};
 use crate::json::{Result, J};
-use crate::layout::Region;
 use crate::prims::xcall;
 use crate::Builder;
 use p4_ir::*;
@@ -32,12 +32,6 @@ impl<'a> Builder<'a> {
         let ep = self.parser_named("egress_parser", root)?;
         let eg = self.pipeline_named("egress", root)?;
         let ed = self.deparser_named("egress_deparser", root)?;
-        let param = |name: &str, ty: &str, r: Option<&Region>| BlockParam {
-            name: name.into(),
-            type_name: ty.into(),
-            region: r.map(|r| r.base),
-            layout: r.and_then(|r| r.layout.clone()),
-        };
         let std = |inst: &str, name: &str| {
             let ty = format!("{inst}_t");
             param(name, &ty, self.lay.regions.get(inst))
@@ -47,12 +41,6 @@ impl<'a> Builder<'a> {
         let meta = param("user_meta", "metadata", Some(&self.lay.meta));
         let normal = param("normal_meta", "metadata", Some(&self.lay.meta));
         let packet = |n: &str, t: &str| param(n, t, None);
-        let block = |role: &str, name: &str, body: BlockBody, params: Vec<BlockParam>| Block {
-            role: role.into(),
-            name: name.into(),
-            body,
-            params,
-        };
         self.p.blocks = vec![
             block(
                 "ingress.ip",
