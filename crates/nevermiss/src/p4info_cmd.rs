@@ -55,7 +55,7 @@ fn run_inner(args: &P4InfoArgs) -> Result<(), String> {
             (prog, json)
         }
         None => {
-            nevermiss_runtime::not_a_bmv2_json(&args.program)?;
+            nevermiss_runtime::not_a_bmv2_json(&args.program).map_err(|e| e.to_string())?;
             let compiled =
                 p4_front::driver::compile_file(&args.program, &opts).map_err(|f| f.render())?;
             let prog =

@@ -93,7 +93,9 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         s.open().map_err(|e| e.to_string())?;
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(c), Some(k)) => Some(server::tls_config(c, k, args.tls_ca.as_deref())?),
+        (Some(c), Some(k)) => {
+            Some(server::tls_config(c, k, args.tls_ca.as_deref()).map_err(|e| e.to_string())?)
+        }
         _ => None,
     };
     let mut config = args.traffic.config(args.switch.config_any())?;
@@ -288,7 +290,8 @@ fn write_update_log(path: &std::path::Path, delays: &[server::UpdateDelay]) -> R
                 duration: std::time::Duration::ZERO,
                 hist: &h,
             }],
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

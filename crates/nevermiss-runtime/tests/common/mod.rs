@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// A switch running `path` on `engine`: port 1 a host port of PNA programs, no insert-path
 /// warming (so both engines see exactly the same packets); `Err` if the program does not load.
 pub fn switch(path: &Path, engine: Engine) -> Result<Arc<Switch>, String> {
-    let prog = nevermiss_runtime::load(path, &Options::default())?;
+    let prog = nevermiss_runtime::load(path, &Options::default()).map_err(|e| e.to_string())?;
     let host_ports = if matches!(prog.arch, Arch::PnaV06 | Arch::PnaV07) {
         vec![1]
     } else {
@@ -24,7 +24,7 @@ pub fn switch(path: &Path, engine: Engine) -> Result<Arc<Switch>, String> {
         warm_insert_every: 0,
         ..Config::default()
     };
-    build(path, &Options::default(), config)
+    build(path, &Options::default(), config).map_err(|e| e.to_string())
 }
 
 /// The control-plane lines of an STF test (packets come from the test that uses them).
