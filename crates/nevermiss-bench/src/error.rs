@@ -5,7 +5,8 @@
 use crate::hdr::HdrError;
 use nevermiss_io::gen::GenError;
 use nevermiss_runtime::run::RunError;
-use nevermiss_runtime::LoadError;
+use nevermiss_runtime::BuildError;
+use p4_ir::lower::source::SourceError;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -27,8 +28,15 @@ pub enum BenchError {
     },
     /// A program file that does not exist.
     NoSuchFile(PathBuf),
-    /// A program that did not load (P4 or BMv2 JSON) or of which no switch could be built.
-    Load(LoadError),
+    /// P4 source that did not compile or lower (its diagnostics).
+    Source(SourceError),
+    /// A program of which no switch could be built.
+    Switch {
+        /// The program's file.
+        path: PathBuf,
+        /// Why.
+        error: BuildError,
+    },
     /// The caller's builder of the component benchmark's switches failed (its message).
     Build(Box<dyn std::error::Error + Send + Sync>),
     /// An add-on-miss run inserted no entry: the program does not key its add-on-miss table on
@@ -102,7 +110,8 @@ impl fmt::Display for BenchError {
             E::Options(text) => f.write_str(text),
             E::Unknown { what, name, known } => write!(f, "unknown {what} `{name}` ({known})"),
             E::NoSuchFile(p) => write!(f, "{}: no such file", p.display()),
-            E::Load(e) => write!(f, "{e}"),
+            E::Source(e) => write!(f, "{e}"),
+            E::Switch { path, error } => write!(f, "{}: error: {error}", path.display()),
             E::Build(e) => write!(f, "{e}"),
             E::NoInserts(p) => write!(
                 f,
@@ -145,7 +154,8 @@ impl std::error::Error for BenchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         use BenchError as E;
         match self {
-            E::Load(e) => Some(e),
+            E::Source(e) => Some(e),
+            E::Switch { error, .. } => Some(error),
             E::Build(e) => Some(&**e),
             E::Hdr(e) => Some(e),
             E::Samples { error, .. } => Some(error),
@@ -160,9 +170,9 @@ impl std::error::Error for BenchError {
     }
 }
 
-impl From<LoadError> for BenchError {
-    fn from(e: LoadError) -> BenchError {
-        BenchError::Load(e)
+impl From<SourceError> for BenchError {
+    fn from(e: SourceError) -> BenchError {
+        BenchError::Source(e)
     }
 }
 

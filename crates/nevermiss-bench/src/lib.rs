@@ -10,6 +10,9 @@
 //!
 //! Documentation of the flags, the output and the JSON schema: docs/bench.md.
 
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod component;
 pub mod error;
 pub mod hdr;
@@ -21,6 +24,8 @@ pub mod report;
 pub mod samples;
 pub mod scenario;
 pub mod throughput;
+// unsafe: reading the TSC (`rdtsc`, `lfence`, `rdtscp`).
+#[allow(unsafe_code)]
 pub mod tsc;
 
 pub use error::BenchError;

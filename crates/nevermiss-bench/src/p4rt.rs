@@ -22,8 +22,8 @@ use nevermiss_p4rt::codec::PreparedCodec;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
-use nevermiss_runtime::LoadError;
 use nevermiss_runtime::Worker;
+use p4_ir::lower::source::SourceError;
 use prost::bytes::Bytes;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -245,7 +245,7 @@ pub(crate) fn device_config(
             .collect(),
         ..Default::default()
     };
-    let c = p4_front::driver::compile_file(path, &opts).map_err(LoadError::Front)?;
+    let c = p4_front::driver::compile_file(path, &opts).map_err(SourceError::Front)?;
     Ok(nevermiss_p4rt::device_config::encode(&c, name))
 }
 

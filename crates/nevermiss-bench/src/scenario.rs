@@ -85,7 +85,14 @@ pub fn build_switch(
         engine,
         ..Config::default()
     };
-    Ok(nevermiss_runtime::build(program, &opts, config)?)
+    let prog = p4_ir::lower::source::compile_file(program, &opts)?;
+    match Switch::new(prog, config) {
+        Ok(sw) => Ok(Arc::new(sw)),
+        Err(error) => Err(BenchError::Switch {
+            path: program.to_path_buf(),
+            error,
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -99,6 +99,7 @@ pub fn available_cpus() -> Vec<usize> {
     {
         // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
         let r =
             unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
         if r == 0 {
@@ -124,7 +125,9 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), RunError> {
         }
         // SAFETY: cpu_set_t is plain data; cpu < CPU_SETSIZE.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpu` < CPU_SETSIZE (checked above), inside `set`.
         unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed; the call only reads it.
         let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         if r != 0 {
             return Err(RunError::Pin {

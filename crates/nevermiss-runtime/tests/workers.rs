@@ -1,12 +1,15 @@
 //! Several workers on one switch: the add-on-miss table ends up the same as with one worker,
 //! and workers inserting the same keys at once never insert one twice nor lose one.
 
+mod common;
+use common::build;
+
 use nevermiss_io::gen::{KeyField, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
 use nevermiss_io::rss::{spread, Rss};
 use nevermiss_io::{Batch, Packet};
 use nevermiss_runtime::run::RunError;
 use nevermiss_runtime::workers::{available_cpus, run_in_memory, WorkerOptions};
-use nevermiss_runtime::{build, Config, Switch};
+use nevermiss_runtime::{Config, Switch};
 use p4_front::driver::Options;
 use std::collections::HashSet;
 use std::path::PathBuf;

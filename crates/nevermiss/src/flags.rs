@@ -179,7 +179,7 @@ impl SourceArgs {
     pub fn load(&self, program: &Path) -> Result<Program, String> {
         let opts = options(&self.include, &self.define, ArchArg::Auto)?;
         crate::program::readable(program)?;
-        nevermiss_runtime::load(program, &opts).map_err(|e| e.to_string())
+        crate::program::load(program, &opts)
     }
 }
 

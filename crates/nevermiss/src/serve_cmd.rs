@@ -102,7 +102,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
     let mut preload = None;
     if let Some(path) = &args.program {
         crate::program::readable(path)?;
-        if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(path) {
+        if let Some(bytes) = crate::program::bmv2_json_bytes(path) {
             // A BMv2 JSON program is its own device config.
             let prog = bmv2_json::load_bytes(&bytes)
                 .map_err(|e| format!("{}: error: {e}", path.display()))?;
