@@ -150,6 +150,7 @@ impl BenchConfig {
 
     /// Checks every figure; the message names the flag.
     pub fn validate(&self) -> Result<(), BenchError> {
+        let bad = |text: String| Err(BenchError::Options(text));
         let check_m = |flag: &str, m: u64| {
             if (MIN_M..=MAX_M).contains(&m) {
                 Ok(())
@@ -163,97 +164,79 @@ impl BenchConfig {
         for &s in &self.sizes {
             check_m("--sizes", s)?;
             if !s.is_power_of_two() {
-                return Err(BenchError::Options(format!(
-                    "--sizes {s}: sizes must be powers of two"
-                )));
+                return bad(format!("--sizes {s}: sizes must be powers of two"));
             }
         }
         if self.rates.is_empty() && self.sizes.is_empty() && self.scenarios.is_empty() {
-            return Err(BenchError::Options("nothing to measure".into()));
+            return bad("nothing to measure".into());
         }
         for &r in &self.rates {
             if r == 0 {
-                return Err(BenchError::Options("--rates: an insertion rate must be at least 1 (every r-th packet is a new key)".into()));
+                return bad("--rates: an insertion rate must be at least 1 (every r-th packet is a new key)".into());
             }
         }
         if self.runs == 0 {
-            return Err(BenchError::Options("--runs must be at least 1".into()));
+            return bad("--runs must be at least 1".into());
         }
         if self.count == 0 || self.count > MAX_COUNT {
-            return Err(BenchError::Options(format!(
-                "--count {}: must be 1..={MAX_COUNT}",
-                self.count
-            )));
+            return bad(format!("--count {}: must be 1..={MAX_COUNT}", self.count));
         }
         if self.max_phase2 == 0 || self.max_phase2 > MAX_PHASE2 {
-            return Err(BenchError::Options(format!(
+            return bad(format!(
                 "--max-phase2 {}: must be 1..={MAX_PHASE2}",
                 self.max_phase2
-            )));
+            ));
         }
         if !(1..=nevermiss_io::BATCH_MAX).contains(&self.batch) {
-            return Err(BenchError::Options(format!(
+            return bad(format!(
                 "--batch {}: must be 1..={}",
                 self.batch,
                 nevermiss_io::BATCH_MAX
-            )));
+            ));
         }
         let ncpu = nevermiss_runtime::workers::available_cpus().len();
         if self.throughput && self.cores.is_empty() {
-            return Err(BenchError::Options(
-                "--cores: give at least one core count".into(),
-            ));
+            return bad("--cores: give at least one core count".into());
         }
         for &c in &self.cores {
             if c == 0 {
-                return Err(BenchError::Options(
-                    "--cores: a core count must be at least 1".into(),
-                ));
+                return bad("--cores: a core count must be at least 1".into());
             }
             if c > ncpu {
-                return Err(BenchError::Options(format!(
+                return bad(format!(
                     "--cores {c}: only {ncpu} cpus are available to this process"
-                )));
+                ));
             }
         }
         if !self.latency && !self.throughput {
-            return Err(BenchError::Options(
-                "neither latency nor throughput mode selected".into(),
-            ));
+            return bad("neither latency nor throughput mode selected".into());
         }
         if self.samples_every == 0 {
-            return Err(BenchError::Options(
-                "--samples-every must be at least 1 (1 keeps every packet)".into(),
-            ));
+            return bad("--samples-every must be at least 1 (1 keeps every packet)".into());
         }
         if self.samples_max == 0 {
-            return Err(BenchError::Options(
-                "--samples-max must be at least 1".into(),
-            ));
+            return bad("--samples-max must be at least 1".into());
         }
         if let Some(p) = &self.program {
             if !self.scenarios.contains(&Scenario::AddOnMiss) {
-                return Err(BenchError::Options(format!(
+                return bad(format!(
                     "--program {}: it replaces the add-on-miss scenario's program, which this run does not measure",
                     p.display()
-                )));
+                ));
             }
             if !p.is_file() {
-                return Err(BenchError::Options(format!(
-                    "--program {}: no such file",
-                    p.display()
-                )));
+                return bad(format!("--program {}: no such file", p.display()));
             }
             // The add-on-miss scenario measures inserts and hits: a program without an
             // add-on-miss table would print figures that mean nothing.
             let sw = build_switch(p, 1024, self.engine)
                 .map_err(|e| BenchError::Options(format!("--program: {e}")))?;
             if !sw.tables().any(|t| t.spec().add_on_miss) {
-                return Err(BenchError::Options(format!(
+                return bad(format!(
                     "--program {}: the program has no add-on-miss table (`add_on_miss = true`), \
                      so the add-on-miss scenario would measure no insert",
                     p.display()
-                )));
+                ));
             }
         }
         Ok(())

@@ -11,6 +11,7 @@
 //! See `docs/io.md` for the command-line port syntax and the design decisions.
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 // unsafe: the kernel's socket, mmap'd rings and ioctls.
 #[allow(unsafe_code)]

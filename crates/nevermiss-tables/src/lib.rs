@@ -8,6 +8,7 @@
 
 #![cfg_attr(loom, allow(dead_code))]
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod action;
