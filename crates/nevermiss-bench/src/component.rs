@@ -9,6 +9,8 @@
 //! pinned core. Reported: medians over runs with min–max, and the differences of Eq. 4
 //! (ticks per packet) and Eq. 3 (from packets/s).
 
+use crate::error::BenchError;
+use crate::hdr::HdrError;
 use crate::latency::{new_hist, record};
 use crate::model::{eq3_ticks, eq4_ticks, ticks_to_ns, Spread};
 use crate::report::{Machine, Percentiles};
@@ -24,7 +26,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Builds a fresh switch of a program (compiled, entries loaded).
-pub type Build<'a> = dyn Fn() -> Result<Arc<Switch>, String> + 'a;
+pub type Build<'a> = dyn Fn() -> Result<Arc<Switch>, BuildFailed> + 'a;
+
+/// Why the caller's builder could not build a switch (its own error, shown as it is).
+pub type BuildFailed = Box<dyn std::error::Error + Send + Sync>;
 
 /// What to measure.
 #[derive(Clone, Debug, Serialize)]
@@ -89,8 +94,8 @@ pub struct ComponentReport {
 /// Schema version of [`ComponentReport`].
 pub const COMPONENT_SCHEMA: u32 = 1;
 
-fn latency_run(sw: &Arc<Switch>, gen_cfg: &TwoPhaseConfig) -> Result<Histogram<u64>, String> {
-    let mut gen = TwoPhaseGen::new(gen_cfg.clone()).map_err(|e| e.to_string())?;
+fn latency_run(sw: &Arc<Switch>, gen_cfg: &TwoPhaseConfig) -> Result<Histogram<u64>, BenchError> {
+    let mut gen = TwoPhaseGen::new(gen_cfg.clone())?;
     let mut w = Worker::new(sw.clone(), 0);
     let mut h = new_hist();
     let mut batch = Batch::with_capacity(nevermiss_io::BATCH_MAX);
@@ -118,12 +123,14 @@ pub fn run(
     build_program: &Build<'_>,
     build_baseline: &Build<'_>,
     mut progress: impl FnMut(&str),
-) -> Result<ComponentReport, String> {
+) -> Result<ComponentReport, BenchError> {
     if cfg.runs == 0 {
-        return Err("--runs must be at least 1".into());
+        return Err(BenchError::Options("--runs must be at least 1".into()));
     }
     if !cfg.latency && !cfg.throughput {
-        return Err("nothing to measure: enable latency or throughput mode".into());
+        return Err(BenchError::Options(
+            "nothing to measure: enable latency or throughput mode".into(),
+        ));
     }
     if let Some(d) = &cfg.hdr_dir {
         hdr::prepare_dir(d)?;
@@ -135,12 +142,12 @@ pub fn run(
     const WHO: [&str; 2] = ["baseline", "program"];
     let mut sides = [Side::default(), Side::default()];
     let mut build_ms = Vec::new();
-    let mut build = |side: usize| -> Result<Arc<Switch>, String> {
+    let mut build = |side: usize| -> Result<Arc<Switch>, BenchError> {
         if side == 0 {
-            return build_baseline();
+            return build_baseline().map_err(BenchError::Build);
         }
         let t = Instant::now();
-        let sw = build_program()?;
+        let sw = build_program().map_err(BenchError::Build)?;
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
         Ok(sw)
     };
@@ -160,7 +167,7 @@ pub fn run(
                 sides[side].packets_per_run = h.len();
                 let med = h.value_at_quantile(0.5) as f64;
                 medians[side].push(med);
-                merged[side].add(&h).map_err(|e| e.to_string())?;
+                merged[side].add(&h).map_err(HdrError::Add)?;
                 progress(&format!(
                     "latency run {}/{} {}: median {med} ticks",
                     run + 1,
@@ -347,6 +354,7 @@ mod tests {
                 1024,
                 nevermiss_runtime::Engine::Jit,
             )
+            .map_err(BuildFailed::from)
         };
         let base = || {
             build_switch(
@@ -354,6 +362,7 @@ mod tests {
                 1024,
                 nevermiss_runtime::Engine::Jit,
             )
+            .map_err(BuildFailed::from)
         };
         let mut lines = 0;
         let rep = run(&cfg, &prog, &base, |_| lines += 1).unwrap();

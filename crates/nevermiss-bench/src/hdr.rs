@@ -7,6 +7,7 @@ use hdrhistogram::serialization::interval_log::{
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,6 +22,64 @@ pub struct Interval<'a> {
     pub hist: &'a Histogram<u64>,
 }
 
+/// Why a histogram or an interval log failed.
+#[derive(Debug)]
+pub enum HdrError {
+    /// A histogram could not be made.
+    Create(hdrhistogram::errors::CreationError),
+    /// A value could not be recorded into the histogram `what`.
+    Record {
+        /// The histogram's name.
+        what: String,
+        /// Why.
+        error: hdrhistogram::errors::RecordError,
+    },
+    /// Two histograms could not be added.
+    Add(hdrhistogram::errors::AdditionError),
+    /// An interval's tag that an interval log cannot hold.
+    BadTag(String),
+    /// An interval log could not be written, read or decoded: `error` is the log library's
+    /// own description, which has no common error type.
+    Log {
+        /// The log file.
+        path: PathBuf,
+        /// Why, as the library describes it.
+        error: String,
+    },
+    /// A folder for logs could not be created.
+    Dir {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A folder for logs is not writable.
+    NotWritable {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for HdrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HdrError::Create(e) => write!(f, "{e}"),
+            HdrError::Record { what, error } => write!(f, "{what}: {error}"),
+            HdrError::Add(e) => write!(f, "histogram: {e}"),
+            HdrError::BadTag(tag) => write!(f, "bad tag `{tag}`"),
+            HdrError::Log { path, error } => write!(f, "{}: {error}", path.display()),
+            HdrError::Dir { path, error } => write!(f, "{}: {error}", path.display()),
+            HdrError::NotWritable { path, error } => {
+                write!(f, "{}: not writable: {error}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for HdrError {}
+
 /// The file name of a scenario × class log.
 pub fn file_name(scenario: &str, class: &str) -> String {
     format!("{scenario}.{class}.hlog")
@@ -28,10 +87,13 @@ pub fn file_name(scenario: &str, class: &str) -> String {
 
 /// A histogram (3 significant digits, growing to any value) of `values`; `what` names it in
 /// an error.
-pub fn histogram_of(values: &[u64], what: &str) -> Result<Histogram<u64>, String> {
-    let mut h = Histogram::<u64>::new(3).map_err(|e| e.to_string())?;
+pub fn histogram_of(values: &[u64], what: &str) -> Result<Histogram<u64>, HdrError> {
+    let mut h = Histogram::<u64>::new(3).map_err(HdrError::Create)?;
     for &v in values {
-        h.record(v).map_err(|e| format!("{what}: {e}"))?;
+        h.record(v).map_err(|error| HdrError::Record {
+            what: what.to_string(),
+            error,
+        })?;
     }
     Ok(h)
 }
@@ -41,7 +103,11 @@ pub fn write_log(
     path: &Path,
     comments: &[String],
     intervals: &[Interval<'_>],
-) -> Result<(), String> {
+) -> Result<(), HdrError> {
+    let log = |error: String| HdrError::Log {
+        path: path.to_path_buf(),
+        error,
+    };
     let mut buf = Vec::new();
     let mut ser = V2DeflateSerializer::new();
     {
@@ -52,30 +118,34 @@ pub fn write_log(
         let mut w = b
             .with_max_value_divisor(1.0)
             .begin_log_with(&mut buf, &mut ser)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| log(e.to_string()))?;
         for iv in intervals {
-            let tag = Tag::new(&iv.tag).ok_or_else(|| format!("bad tag `{}`", iv.tag))?;
+            let tag = Tag::new(&iv.tag).ok_or_else(|| HdrError::BadTag(iv.tag.clone()))?;
             w.write_histogram(iv.hist, iv.start, iv.duration, Some(tag))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| log(e.to_string()))?;
         }
     }
-    std::fs::write(path, buf).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, buf).map_err(|e| log(e.to_string()))
 }
 
 /// Reads an interval log back: each interval's tag and histogram.
-pub fn read_log(path: &Path) -> Result<Vec<(String, Histogram<u64>)>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_log(path: &Path) -> Result<Vec<(String, Histogram<u64>)>, HdrError> {
+    let log = |error: String| HdrError::Log {
+        path: path.to_path_buf(),
+        error,
+    };
+    let bytes = std::fs::read(path).map_err(|e| log(e.to_string()))?;
     let mut out = Vec::new();
     let mut de = Deserializer::new();
     for e in IntervalLogIterator::new(&bytes) {
-        let e = e.map_err(|e| format!("{}: {e:?}", path.display()))?;
+        let e = e.map_err(|e| log(format!("{e:?}")))?;
         if let LogEntry::Interval(h) = e {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(h.encoded_histogram())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| log(e.to_string()))?;
             let hist: Histogram<u64> = de
                 .deserialize(&mut &raw[..])
-                .map_err(|e| format!("{}: {e:?}", path.display()))?;
+                .map_err(|e| log(format!("{e:?}")))?;
             let tag = h.tag().map(|t| t.as_str().to_string()).unwrap_or_default();
             out.push((tag, hist));
         }
@@ -84,10 +154,16 @@ pub fn read_log(path: &Path) -> Result<Vec<(String, Histogram<u64>)>, String> {
 }
 
 /// Checks that `dir` exists (creating it) and is writable.
-pub fn prepare_dir(dir: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn prepare_dir(dir: &Path) -> Result<PathBuf, HdrError> {
+    std::fs::create_dir_all(dir).map_err(|error| HdrError::Dir {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     let probe = dir.join(".nevermiss-bench-probe");
-    std::fs::write(&probe, b"").map_err(|e| format!("{}: not writable: {e}", dir.display()))?;
+    std::fs::write(&probe, b"").map_err(|error| HdrError::NotWritable {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     let _ = std::fs::remove_file(&probe);
     Ok(dir.to_path_buf())
 }

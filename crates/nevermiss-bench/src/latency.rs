@@ -4,6 +4,7 @@
 //! Packets are generated into a reused 256-packet batch between timed regions, so generation
 //! is never inside a measurement and memory does not grow with the packet count.
 
+use crate::error::BenchError;
 use crate::model::Class;
 use crate::scenario::Scenario;
 use crate::tsc;
@@ -157,8 +158,8 @@ pub fn run_once(
     scenario: Scenario,
     gen_cfg: &TwoPhaseConfig,
     rule: Option<SampleRule>,
-) -> Result<LatencyRun, String> {
-    let mut gen = TwoPhaseGen::new(gen_cfg.clone()).map_err(|e| e.to_string())?;
+) -> Result<LatencyRun, BenchError> {
+    let mut gen = TwoPhaseGen::new(gen_cfg.clone())?;
     let mut w = Worker::new(sw.clone(), 0);
     let mut hists: Vec<Histogram<u64>> = Class::ALL.iter().map(|_| new_hist()).collect();
     let baseline = scenario.is_baseline();

@@ -20,6 +20,7 @@
 //!
 //! Documentation of the flags, the output and the JSON: docs/bench.md.
 
+use crate::error::BenchError;
 use crate::hdr;
 use crate::p4rt::{self, Client, Percentiles, Server};
 use crate::scenario::table_size_for;
@@ -72,11 +73,15 @@ impl Variant {
     }
 
     /// Parses a name of [`Variant::name`].
-    pub fn parse(s: &str) -> Result<Variant, String> {
+    pub fn parse(s: &str) -> Result<Variant, BenchError> {
         Variant::ALL
             .into_iter()
             .find(|v| v.name() == s.trim())
-            .ok_or_else(|| format!("unknown variant `{s}` (add-on-miss, digest)"))
+            .ok_or_else(|| BenchError::Unknown {
+                what: "variant",
+                name: s.to_string(),
+                known: "add-on-miss, digest",
+            })
     }
 
     /// The program's path under examples/.
@@ -181,50 +186,59 @@ impl LearnOptions {
     }
 
     /// Checks every figure; the message names the flag.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BenchError> {
         if self.variants.is_empty() {
-            return Err("--variant: give add-on-miss, digest or both".into());
+            return Err(BenchError::Options(
+                "--variant: give add-on-miss, digest or both".into(),
+            ));
         }
         if !(1..=MAX_FLOWS).contains(&self.flows) {
-            return Err(format!("--flows {}: must be 1..={MAX_FLOWS}", self.flows));
+            return Err(BenchError::Options(format!(
+                "--flows {}: must be 1..={MAX_FLOWS}",
+                self.flows
+            )));
         }
         if !(1..=10_000_000).contains(&self.flow_rate) {
-            return Err(format!(
+            return Err(BenchError::Options(format!(
                 "--flow-rate {}: must be 1..=10000000 flows/s",
                 self.flow_rate
-            ));
+            )));
         }
         if self.packets == 0 {
-            return Err("--packets must be at least 1".into());
+            return Err(BenchError::Options("--packets must be at least 1".into()));
         }
         if self.flows.saturating_mul(self.packets) > MAX_PACKETS {
-            return Err(format!(
+            return Err(BenchError::Options(format!(
                 "--flows {} × --packets {}: at most {MAX_PACKETS} packets per run",
                 self.flows, self.packets
-            ));
+            )));
         }
         if self.interval_ns == 0 {
-            return Err("--interval must be longer than 0".into());
+            return Err(BenchError::Options(
+                "--interval must be longer than 0".into(),
+            ));
         }
         if self.runs == 0 {
-            return Err("--runs must be at least 1".into());
+            return Err(BenchError::Options("--runs must be at least 1".into()));
         }
         if !(1_000_000..=10_000_000_000).contains(&self.tick_ns) {
-            return Err(format!(
+            return Err(BenchError::Options(format!(
                 "--tick {} ns: must be 1ms..10s (the server's timer has millisecond resolution)",
                 self.tick_ns
-            ));
+            )));
         }
         let d = self.digest;
         if d.max_list_size < 0 || d.max_timeout_ns < 0 || d.ack_timeout_ns < 0 {
-            return Err("digest config values must not be negative".into());
+            return Err(BenchError::Options(
+                "digest config values must not be negative".into(),
+            ));
         }
         if self.schedule_ns() > MAX_RUN.as_nanos() {
-            return Err(format!(
+            return Err(BenchError::Options(format!(
                 "a run would last {:.0} s (flows / flow rate + packets × interval); at most {} s",
                 self.schedule_ns() as f64 / 1e9,
                 MAX_RUN.as_secs()
-            ));
+            )));
         }
         Ok(())
     }
@@ -339,8 +353,8 @@ fn traffic(
     opts: &LearnOptions,
     arrivals: &[u64],
     start: Instant,
-) -> Result<TrafficOut, String> {
-    let gen = TwoPhaseGen::new(TwoPhaseConfig::default()).map_err(|e| e.0)?;
+) -> Result<TrafficOut, BenchError> {
+    let gen = TwoPhaseGen::new(TwoPhaseConfig::default())?;
     let mut w = Worker::new(sw.clone(), 1);
     let n = opts.flows;
     let mut flows = vec![FlowRec::default(); n as usize];
@@ -375,7 +389,9 @@ fn traffic(
         wait_until(target);
         out.lag
             .push(Instant::now().saturating_duration_since(target).as_nanos() as u64);
-        let frame = frames.get(&f).ok_or("internal: a packet of no flow")?;
+        let frame = frames
+            .get(&f)
+            .ok_or(BenchError::Internal("internal: a packet of no flow"))?;
         w.process(frame, 0, sw.now_ns());
         let ops = w.last_ops();
         let rec = &mut flows[f as usize];
@@ -385,10 +401,7 @@ fn traffic(
                 rec.first_hit_ns = Some(due);
             }
         } else if !ops.contains(TableOps::MISS) {
-            return Err(format!(
-                "packet {k} of flow {f} applied no table: the program does not key on the \
-                 IPv4 destination of the generated packets"
-            ));
+            return Err(BenchError::NoTableApplied { packet: k, flow: f });
         } else if rec.first_hit_ns.is_some() {
             out.misses_after_hit += 1;
         } else {
@@ -439,8 +452,8 @@ fn wait_until(target: Instant) {
 }
 
 /// One packet per flow after the traffic: how many hit.
-fn check_hits(sw: Arc<Switch>, flows: u64) -> Result<u64, String> {
-    let gen = TwoPhaseGen::new(TwoPhaseConfig::default()).map_err(|e| e.0)?;
+fn check_hits(sw: Arc<Switch>, flows: u64) -> Result<u64, BenchError> {
+    let gen = TwoPhaseGen::new(TwoPhaseConfig::default())?;
     let mut w = Worker::new(sw.clone(), 2);
     let mut hits = 0;
     for f in 0..flows as u32 {
@@ -492,7 +505,7 @@ async fn controller(
     flows: u64,
     start: Instant,
     installed: Arc<AtomicU64>,
-) -> Result<CtlLog, String> {
+) -> Result<CtlLog, BenchError> {
     use p4::stream_message_response::Update as U;
     let mut log = CtlLog {
         first_digest_ns: vec![None; flows as usize],
@@ -504,7 +517,7 @@ async fn controller(
             m = rx.recv() => match m {
                 Some((at, U::Digest(dl))) => (at, dl),
                 Some(_) => continue,
-                None => return Err("the server closed the stream channel".into()),
+                None => return Err(BenchError::ServerClosedStream),
             },
             _ = &mut stop => return Ok(log),
         };
@@ -557,7 +570,7 @@ async fn controller(
                 Ok(()) => vec![0; n],
                 Err(st) => p4rt::update_errors(&st)
                     .filter(|c| c.len() == n)
-                    .ok_or_else(|| format!("Write refused: {}", st.message()))?,
+                    .ok_or(BenchError::WriteRefused(st))?,
             };
             for (flow, code) in owners.by_ref().take(n).zip(codes) {
                 match code {
@@ -599,10 +612,10 @@ struct RunData {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &LearnOptions, mut progress: impl FnMut(&str)) -> Result<LearnReport, String> {
+pub fn run(opts: &LearnOptions, mut progress: impl FnMut(&str)) -> Result<LearnReport, BenchError> {
     opts.validate()?;
     if let Some(d) = &opts.hdr_dir {
-        hdr::prepare_dir(d).map_err(|e| format!("--hdr-dir {e}"))?;
+        hdr::prepare_dir(d).map_err(|e| BenchError::Options(format!("--hdr-dir {e}")))?;
     }
     crate::p4rt::on_runtime(run_async(opts, &mut progress))
 }
@@ -610,7 +623,7 @@ pub fn run(opts: &LearnOptions, mut progress: impl FnMut(&str)) -> Result<LearnR
 async fn run_async(
     opts: &LearnOptions,
     progress: &mut dyn FnMut(&str),
-) -> Result<LearnReport, String> {
+) -> Result<LearnReport, BenchError> {
     let srv = Server::start(ServeOptions {
         tick: Duration::from_nanos(opts.tick_ns),
         ..ServeOptions::default()
@@ -624,7 +637,7 @@ async fn measure(
     opts: &LearnOptions,
     srv: &Server,
     progress: &mut dyn FnMut(&str),
-) -> Result<LearnReport, String> {
+) -> Result<LearnReport, BenchError> {
     let bench_start = Instant::now();
     let (mut client, mut rx) = Client::connect_with_messages(srv.addr).await?;
     let table_size = table_size_for(opts.flows);
@@ -641,7 +654,7 @@ async fn measure(
         for run in 0..opts.runs {
             client.set_pipeline(cfg.clone()).await?;
             let dev = &srv.dev;
-            let sw = dev.pipeline().ok_or("no pipeline")?.sw.clone();
+            let sw = dev.pipeline().ok_or(BenchError::NoPipeline)?.sw.clone();
             // Messages of an earlier run's pipeline.
             while rx.try_recv().is_ok() {}
             let installed = Arc::new(AtomicU64::new(0));
@@ -683,7 +696,10 @@ async fn measure(
                 let (sw, o, arr) = (sw.clone(), opts.clone(), opts.arrivals(run));
                 tokio::task::spawn_blocking(move || traffic(sw, &o, &arr, start))
                     .await
-                    .map_err(|e| format!("traffic: {e}"))??
+                    .map_err(|error| BenchError::Task {
+                        what: Some("traffic"),
+                        error,
+                    })??
             };
             let ctl = match ctl {
                 Some((stop_tx, task)) => {
@@ -698,7 +714,10 @@ async fn measure(
                         tokio::time::sleep(Duration::from_millis(1)).await;
                     }
                     let _ = stop_tx.send(());
-                    let (back, log) = task.await.map_err(|e| format!("controller: {e}"))?;
+                    let (back, log) = task.await.map_err(|error| BenchError::Task {
+                        what: Some("controller"),
+                        error,
+                    })?;
                     rx = back;
                     Some(log?)
                 }
@@ -709,7 +728,10 @@ async fn measure(
                 let (sw, n) = (sw.clone(), opts.flows);
                 tokio::task::spawn_blocking(move || check_hits(sw, n))
                     .await
-                    .map_err(|e| format!("check: {e}"))??
+                    .map_err(|error| BenchError::Task {
+                        what: Some("check"),
+                        error,
+                    })??
             };
             let d = RunData {
                 digests_dropped: sw.stats().digests_dropped.load(Ordering::Relaxed),
@@ -877,7 +899,7 @@ fn write_logs(
     dir: &Path,
     opts: &LearnOptions,
     runs: &[(Variant, Vec<RunData>)],
-) -> Result<(), String> {
+) -> Result<(), BenchError> {
     type Pick = fn(&RunData, &FlowValues) -> Vec<u64>;
     let measures: [(&str, &str, Pick); 5] = [
         (
@@ -1072,7 +1094,7 @@ mod tests {
     #[test]
     fn variants_parse_and_programs_build() {
         for v in Variant::ALL {
-            assert_eq!(Variant::parse(v.name()), Ok(v));
+            assert_eq!(Variant::parse(v.name()).ok(), Some(v));
             let sw =
                 crate::scenario::build_switch(&v.program(), 1024, nevermiss_runtime::Engine::Jit)
                     .unwrap();
@@ -1088,11 +1110,11 @@ mod tests {
     #[test]
     fn validation_names_the_flag() {
         let ok = LearnOptions::default();
-        assert_eq!(ok.validate(), Ok(()));
+        assert!(ok.validate().is_ok());
         let bad = |f: fn(&mut LearnOptions), want: &str| {
             let mut o = LearnOptions::default();
             f(&mut o);
-            let e = o.validate().unwrap_err();
+            let e = o.validate().unwrap_err().to_string();
             assert!(e.contains(want), "{e}");
         };
         bad(|o| o.flows = 0, "--flows");

@@ -10,7 +10,11 @@
 //!
 //! Documentation of the flags, the output and the JSON schema: docs/bench.md.
 
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod component;
+pub mod error;
 pub mod hdr;
 pub mod latency;
 pub mod learn;
@@ -20,8 +24,12 @@ pub mod report;
 pub mod samples;
 pub mod scenario;
 pub mod throughput;
+// unsafe: reading the TSC (`rdtsc`, `lfence`, `rdtscp`).
+#[allow(unsafe_code)]
 pub mod tsc;
 
+pub use error::BenchError;
+use hdr::HdrError;
 use hdrhistogram::Histogram;
 use model::{ticks_to_ns, Class, Spread};
 use nevermiss_io::TwoPhaseConfig;
@@ -141,45 +149,46 @@ impl BenchConfig {
     }
 
     /// Checks every figure; the message names the flag.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BenchError> {
+        let bad = |text: String| Err(BenchError::Options(text));
         let check_m = |flag: &str, m: u64| {
             if (MIN_M..=MAX_M).contains(&m) {
                 Ok(())
             } else {
-                Err(format!(
+                Err(BenchError::Options(format!(
                     "{flag} {m}: table size m must be 2^10..2^22 ({MIN_M}..{MAX_M})"
-                ))
+                )))
             }
         };
         check_m("--m", self.m)?;
         for &s in &self.sizes {
             check_m("--sizes", s)?;
             if !s.is_power_of_two() {
-                return Err(format!("--sizes {s}: sizes must be powers of two"));
+                return bad(format!("--sizes {s}: sizes must be powers of two"));
             }
         }
         if self.rates.is_empty() && self.sizes.is_empty() && self.scenarios.is_empty() {
-            return Err("nothing to measure".into());
+            return bad("nothing to measure".into());
         }
         for &r in &self.rates {
             if r == 0 {
-                return Err("--rates: an insertion rate must be at least 1 (every r-th packet is a new key)".into());
+                return bad("--rates: an insertion rate must be at least 1 (every r-th packet is a new key)".into());
             }
         }
         if self.runs == 0 {
-            return Err("--runs must be at least 1".into());
+            return bad("--runs must be at least 1".into());
         }
         if self.count == 0 || self.count > MAX_COUNT {
-            return Err(format!("--count {}: must be 1..={MAX_COUNT}", self.count));
+            return bad(format!("--count {}: must be 1..={MAX_COUNT}", self.count));
         }
         if self.max_phase2 == 0 || self.max_phase2 > MAX_PHASE2 {
-            return Err(format!(
+            return bad(format!(
                 "--max-phase2 {}: must be 1..={MAX_PHASE2}",
                 self.max_phase2
             ));
         }
         if !(1..=nevermiss_io::BATCH_MAX).contains(&self.batch) {
-            return Err(format!(
+            return bad(format!(
                 "--batch {}: must be 1..={}",
                 self.batch,
                 nevermiss_io::BATCH_MAX
@@ -187,42 +196,43 @@ impl BenchConfig {
         }
         let ncpu = nevermiss_runtime::workers::available_cpus().len();
         if self.throughput && self.cores.is_empty() {
-            return Err("--cores: give at least one core count".into());
+            return bad("--cores: give at least one core count".into());
         }
         for &c in &self.cores {
             if c == 0 {
-                return Err("--cores: a core count must be at least 1".into());
+                return bad("--cores: a core count must be at least 1".into());
             }
             if c > ncpu {
-                return Err(format!(
+                return bad(format!(
                     "--cores {c}: only {ncpu} cpus are available to this process"
                 ));
             }
         }
         if !self.latency && !self.throughput {
-            return Err("neither latency nor throughput mode selected".into());
+            return bad("neither latency nor throughput mode selected".into());
         }
         if self.samples_every == 0 {
-            return Err("--samples-every must be at least 1 (1 keeps every packet)".into());
+            return bad("--samples-every must be at least 1 (1 keeps every packet)".into());
         }
         if self.samples_max == 0 {
-            return Err("--samples-max must be at least 1".into());
+            return bad("--samples-max must be at least 1".into());
         }
         if let Some(p) = &self.program {
             if !self.scenarios.contains(&Scenario::AddOnMiss) {
-                return Err(format!(
+                return bad(format!(
                     "--program {}: it replaces the add-on-miss scenario's program, which this run does not measure",
                     p.display()
                 ));
             }
             if !p.is_file() {
-                return Err(format!("--program {}: no such file", p.display()));
+                return bad(format!("--program {}: no such file", p.display()));
             }
             // The add-on-miss scenario measures inserts and hits: a program without an
             // add-on-miss table would print figures that mean nothing.
-            let sw = build_switch(p, 1024, self.engine).map_err(|e| format!("--program: {e}"))?;
+            let sw = build_switch(p, 1024, self.engine)
+                .map_err(|e| BenchError::Options(format!("--program: {e}")))?;
             if !sw.tables().any(|t| t.spec().add_on_miss) {
-                return Err(format!(
+                return bad(format!(
                     "--program {}: the program has no add-on-miss table (`add_on_miss = true`), \
                      so the add-on-miss scenario would measure no insert",
                     p.display()
@@ -297,7 +307,7 @@ pub(crate) fn machine(tsc_hz: f64, overhead: u64, resolution: u64) -> Machine {
 pub fn run(
     cfg: &BenchConfig,
     mut progress: impl FnMut(&str) + Send,
-) -> Result<BenchReport, String> {
+) -> Result<BenchReport, BenchError> {
     cfg.validate()?;
     if let Some(d) = &cfg.hdr_dir {
         hdr::prepare_dir(d)?;
@@ -353,7 +363,7 @@ pub fn run(
             .unwrap_or(0);
         let pin = cfg.pin;
         let results = std::thread::scope(|sc| {
-            sc.spawn(|| -> Result<Vec<LatencyOut>, String> {
+            sc.spawn(|| -> Result<Vec<LatencyOut>, BenchError> {
                 if pin {
                     nevermiss_runtime::workers::pin_current_thread(cpu0)?;
                 }
@@ -365,7 +375,7 @@ pub fn run(
                 Ok(out)
             })
             .join()
-            .map_err(|_| "the latency thread panicked".to_string())?
+            .map_err(|_| BenchError::Panicked("the latency thread"))?
         })?;
         for (p, hs, samples) in results {
             if let Some(out) = &mut samples_out {
@@ -432,7 +442,7 @@ fn latency_point(
     r: u64,
     role: &str,
     t0: Instant,
-) -> Result<LatencyOut, String> {
+) -> Result<LatencyOut, BenchError> {
     let phase2 = cfg.latency_phase2(r);
     let gen = cfg.gen(m, r, phase2);
     let new_keys = gen.new_keys();
@@ -459,20 +469,14 @@ fn latency_point(
         }
         let duration = t0.elapsed() - start;
         if s == Scenario::AddOnMiss && run.table_entries == 0 {
-            return Err(format!(
-                "{}: the run inserted no entry: the add-on-miss table must be keyed on ipv4.dst, \
-                 the field the generator varies",
-                cfg.program(s).display()
-            ));
+            return Err(BenchError::NoInserts(cfg.program(s)));
         }
         for c in Class::ALL {
             let h = &run.hists[c.index()];
             counts[c.index()].push(h.len());
             if !h.is_empty() {
                 medians[c.index()].push(h.value_at_quantile(0.5) as f64);
-                merged[c.index()]
-                    .add(h)
-                    .map_err(|e| format!("histogram: {e:?}"))?;
+                merged[c.index()].add(h).map_err(HdrError::Add)?;
             }
         }
         for st in &run.stages {
@@ -584,7 +588,7 @@ fn throughput_point(
     r: u64,
     cores: usize,
     role: &str,
-) -> Result<ThroughputPoint, String> {
+) -> Result<ThroughputPoint, BenchError> {
     let gen = cfg.gen(m, r, cfg.count);
     let size = table_size_for(m + gen.new_keys());
     let w = throughput::Workload::generate(&gen, cores)?;
@@ -677,7 +681,7 @@ fn write_hdr_logs(
     dir: &std::path::Path,
     kept: &[RunHists],
     f: f64,
-) -> Result<Vec<HdrFile>, String> {
+) -> Result<Vec<HdrFile>, BenchError> {
     let mut files = Vec::new();
     for s in Scenario::ALL {
         for c in Class::ALL {

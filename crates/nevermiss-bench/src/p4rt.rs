@@ -16,12 +16,14 @@
 //! With `hdr_dir`, every update's d_control, d_data, d_all and client Write latency is kept as
 //! HdrHistogram interval logs (one interval per run; [`HDR_LOGS`]).
 
+use crate::error::BenchError;
 use crate::hdr;
 use nevermiss_p4rt::codec::PreparedCodec;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
 use nevermiss_p4rt::server::{self, Device, ServeOptions};
 use nevermiss_runtime::Worker;
+use p4_ir::lower::source::SourceError;
 use prost::bytes::Bytes;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -183,7 +185,7 @@ fn write_hdr_logs(
     dir: &Path,
     opts: &P4rtOptions,
     series: &[Vec<RunValues>; 5],
-) -> Result<Vec<P4rtHdrFile>, String> {
+) -> Result<Vec<P4rtHdrFile>, BenchError> {
     let mut files = Vec::new();
     for ((file, what), runs) in HDR_LOGS.iter().zip(series) {
         if runs.is_empty() {
@@ -225,7 +227,7 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-fn config_of(name: &str, defines: &[(&str, &str)]) -> Result<Vec<u8>, String> {
+fn config_of(name: &str, defines: &[(&str, &str)]) -> Result<Vec<u8>, BenchError> {
     device_config(&examples().join(name), name, defines)
 }
 
@@ -235,7 +237,7 @@ pub(crate) fn device_config(
     path: &Path,
     name: &str,
     defines: &[(&str, &str)],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, BenchError> {
     let opts = p4_front::driver::Options {
         defines: defines
             .iter()
@@ -243,7 +245,7 @@ pub(crate) fn device_config(
             .collect(),
         ..Default::default()
     };
-    let c = p4_front::driver::compile_file(path, &opts).map_err(|f| f.render())?;
+    let c = p4_front::driver::compile_file(path, &opts).map_err(SourceError::Front)?;
     Ok(nevermiss_p4rt::device_config::encode(&c, name))
 }
 
@@ -260,10 +262,10 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn start(opts: ServeOptions) -> Result<Server, String> {
+    pub(crate) fn start(opts: ServeOptions) -> Result<Server, BenchError> {
         let dev = Device::new(opts);
         let (incoming, addr) =
-            server::listen(([127, 0, 0, 1], 0).into()).map_err(|e| e.to_string())?;
+            server::listen(([127, 0, 0, 1], 0).into()).map_err(BenchError::Io)?;
         let serve = tokio::spawn({
             let svc = server::grpc_service(dev.clone());
             async move {
@@ -301,7 +303,7 @@ pub(crate) struct Client {
 impl Client {
     /// Connects and becomes primary; what the server sends on the stream afterwards is
     /// discarded.
-    pub(crate) async fn connect(addr: std::net::SocketAddr) -> Result<Client, String> {
+    pub(crate) async fn connect(addr: std::net::SocketAddr) -> Result<Client, BenchError> {
         Client::connect_inner(addr, None).await
     }
 
@@ -314,7 +316,7 @@ impl Client {
             Client,
             mpsc::UnboundedReceiver<(Instant, p4::stream_message_response::Update)>,
         ),
-        String,
+        BenchError,
     > {
         let (tx, rx) = mpsc::unbounded_channel();
         Ok((Client::connect_inner(addr, Some(tx)).await?, rx))
@@ -323,15 +325,15 @@ impl Client {
     async fn connect_inner(
         addr: std::net::SocketAddr,
         forward: Option<mpsc::UnboundedSender<(Instant, p4::stream_message_response::Update)>>,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, BenchError> {
         // The server reports a failed Write's per-update errors in a trailer; hyper's default
         // limit (16 KiB of headers) is exceeded by a batch of a few hundred failed updates.
         let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| format!("connect: {e}"))?
+            .map_err(BenchError::Connect)?
             .http2_max_header_list_size(16 << 20)
             .connect()
             .await
-            .map_err(|e| format!("connect: {e}"))?;
+            .map_err(BenchError::Connect)?;
         let mut c = P4RuntimeClient::new(ch.clone());
         let (tx, rx) = mpsc::channel(4);
         tx.send(p4::StreamMessageRequest {
@@ -344,16 +346,16 @@ impl Client {
             )),
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|_| BenchError::StreamClosed)?;
         let mut resp = c
             .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(BenchError::Stream)?
             .into_inner();
         use tokio_stream::StreamExt;
         let first = resp.next().await;
         if !matches!(first, Some(Ok(_))) {
-            return Err("arbitration failed".into());
+            return Err(BenchError::ArbitrationFailed);
         }
         tokio::spawn(async move {
             while let Some(m) = resp.next().await {
@@ -367,14 +369,14 @@ impl Client {
     }
 
     /// Sends a message on the stream channel.
-    pub(crate) async fn send(&self, m: p4::StreamMessageRequest) -> Result<(), String> {
+    pub(crate) async fn send(&self, m: p4::StreamMessageRequest) -> Result<(), BenchError> {
         self.stream
             .send(m)
             .await
-            .map_err(|_| "the stream channel is closed".to_string())
+            .map_err(|_| BenchError::StreamClosed)
     }
 
-    pub(crate) async fn set_pipeline(&mut self, cfg: Vec<u8>) -> Result<(), String> {
+    pub(crate) async fn set_pipeline(&mut self, cfg: Vec<u8>) -> Result<(), BenchError> {
         self.c
             .set_forwarding_pipeline_config(p4::SetForwardingPipelineConfigRequest {
                 device_id: 1,
@@ -387,30 +389,34 @@ impl Client {
                 ..Default::default()
             })
             .await
-            .map_err(|e| format!("SetForwardingPipelineConfig: {}", e.message()))?;
+            .map_err(|status| BenchError::Rpc {
+                call: "SetForwardingPipelineConfig",
+                status,
+            })?;
         Ok(())
     }
 
     /// A Write of updates, or of a request prepared beforehand.
-    async fn send_write(&mut self, w: Write) -> Result<(), String> {
+    async fn send_write(&mut self, w: Write) -> Result<(), BenchError> {
         match w {
             Write::Updates(u) => self.write(u).await,
             Write::Prepared(b) => self.write_prepared(b).await,
         }
     }
 
-    pub(crate) async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), String> {
+    pub(crate) async fn write(&mut self, updates: Vec<p4::Update>) -> Result<(), BenchError> {
         self.write_status(updates)
             .await
-            .map_err(|e| format!("Write: {}", e.message()))
+            .map_err(|status| BenchError::Rpc {
+                call: "Write",
+                status,
+            })
     }
 
     /// A Write of a request encoded beforehand ([`prepare`]).
-    pub(crate) async fn write_prepared(&mut self, req: Bytes) -> Result<(), String> {
+    pub(crate) async fn write_prepared(&mut self, req: Bytes) -> Result<(), BenchError> {
         let mut g = tonic::client::Grpc::new(self.ch.clone());
-        g.ready()
-            .await
-            .map_err(|e| format!("Write: the channel is not ready: {e}"))?;
+        g.ready().await.map_err(BenchError::NotReady)?;
         let path = tonic::codegen::http::uri::PathAndQuery::from_static("/p4.v1.P4Runtime/Write");
         g.unary(
             tonic::Request::new(req),
@@ -418,7 +424,10 @@ impl Client {
             PreparedCodec::<p4::WriteResponse>::default(),
         )
         .await
-        .map_err(|e| format!("Write: {}", e.message()))?;
+        .map_err(|status| BenchError::Rpc {
+            call: "Write",
+            status,
+        })?;
         Ok(())
     }
 
@@ -515,8 +524,8 @@ pub(crate) fn action(id: u32, params: &[&[u8]]) -> Option<p4::TableAction> {
     })
 }
 
-pub(crate) fn id_of(dev: &Device, name: &str) -> Result<u32, String> {
-    let p = dev.pipeline().ok_or("no pipeline")?;
+pub(crate) fn id_of(dev: &Device, name: &str) -> Result<u32, BenchError> {
+    let p = dev.pipeline().ok_or(BenchError::NoPipeline)?;
     p.p4info
         .tables
         .iter()
@@ -525,7 +534,7 @@ pub(crate) fn id_of(dev: &Device, name: &str) -> Result<u32, String> {
         .chain(p.p4info.digests.iter().filter_map(|d| d.preamble.as_ref()))
         .find(|pre| pre.name == name || pre.alias == name)
         .map(|pre| pre.id)
-        .ok_or_else(|| format!("{name} is not in the P4Info"))
+        .ok_or_else(|| BenchError::NotInP4Info(name.to_string()))
 }
 
 /// An IPv4/UDP packet to `dst` with a correct header checksum.
@@ -546,15 +555,16 @@ fn router_packet(dst: [u8; 4]) -> Vec<u8> {
 }
 
 /// Runs the benchmark.
-pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtReport, String> {
+pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtReport, BenchError> {
+    let bad = |text: &str| Err(BenchError::Options(text.to_string()));
     if opts.batches.is_empty() || opts.batches.contains(&0) {
-        return Err("--batches: give batch sizes of at least 1".into());
+        return bad("--batches: give batch sizes of at least 1");
     }
     if opts.in_flight == 0 {
-        return Err("--in-flight must be at least 1".into());
+        return bad("--in-flight must be at least 1");
     }
     if opts.runs == 0 || opts.inserts == 0 || opts.modifies == 0 || opts.rate_pps == 0 {
-        return Err("--runs, --inserts, --modifies and --rate must be at least 1".into());
+        return bad("--runs, --inserts, --modifies and --rate must be at least 1");
     }
     if let Some(d) = &opts.hdr_dir {
         hdr::prepare_dir(d)?;
@@ -566,7 +576,7 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
         .thread_name("p4rt-server")
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(BenchError::Io)?;
     let srv = server_rt.block_on(async {
         let mut serve = ServeOptions::default();
         serve.config.engine = opts.engine;
@@ -575,7 +585,7 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
     let r = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(BenchError::Io)
         .and_then(|rt| rt.block_on(run_async(opts, &srv, &mut progress)));
     srv.stop();
     server_rt.shutdown_timeout(Duration::from_secs(1));
@@ -584,13 +594,13 @@ pub fn run(opts: &P4rtOptions, mut progress: impl FnMut(&str)) -> Result<P4rtRep
 
 /// Runs a bench's server, client and traffic to completion on a 2-thread tokio runtime.
 pub(crate) fn on_runtime<T>(
-    f: impl std::future::Future<Output = Result<T, String>>,
-) -> Result<T, String> {
+    f: impl std::future::Future<Output = Result<T, BenchError>>,
+) -> Result<T, BenchError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?
+        .map_err(BenchError::Io)?
         .block_on(f)
 }
 
@@ -598,96 +608,30 @@ async fn run_async(
     opts: &P4rtOptions,
     srv: &Server,
     progress: &mut dyn FnMut(&str),
-) -> Result<P4rtReport, String> {
+) -> Result<P4rtReport, BenchError> {
     let began = Instant::now();
-    // Per log of HDR_LOGS: each run's values.
-    let mut series: [Vec<RunValues>; 5] = Default::default();
-    let dev = srv.dev.clone();
-    let mut client = Client::connect(srv.addr).await?;
+    let client = Client::connect(srv.addr).await?;
     let size = opts.inserts.next_power_of_two().max(1024).to_string();
     let aom = config_of("pna-add-on-miss.p4", &[("FLOW_TABLE_SIZE", &size)])?;
     let router = config_of("v1model-router.p4", &[])?;
-
+    let mut b = P4rtBench {
+        opts,
+        dev: srv.dev.clone(),
+        client,
+        began,
+        series: Default::default(),
+        progress,
+    };
     // (a) Insert rates.
     let mut inserts = Vec::new();
     let mut single_latency = Vec::new();
-    for &b in &opts.batches {
+    for &batch in &opts.batches {
         let mut rates = Vec::new();
         for run in 0..opts.runs {
-            client.set_pipeline(aom.clone()).await?;
-            let (flows, hit) = (id_of(&dev, "flows")?, id_of(&dev, "flow_hit")?);
-            let n = opts.inserts;
-            let build = |k: u64, m: u64| -> Vec<p4::Update> {
-                (k..k + m)
-                    .map(|i| {
-                        let key = (i as u32).to_be_bytes();
-                        update(
-                            p4::update::Type::Insert,
-                            p4::TableEntry {
-                                table_id: flows,
-                                r#match: vec![exact(1, &key)],
-                                action: action(hit, &[&key]),
-                                ..Default::default()
-                            },
-                        )
-                    })
-                    .collect()
-            };
-            let chunks: Vec<(u64, u64)> = (0..n)
-                .step_by(b)
-                .map(|k| (k, (b as u64).min(n - k)))
-                .collect();
-            let mut prepared: Vec<Bytes> = if opts.build_in_loop {
-                Vec::new()
-            } else {
-                chunks.iter().map(|&(k, m)| prepare(build(k, m))).collect()
-            };
-            prepared.reverse();
-            let mut pending = tokio::task::JoinSet::new();
-            let start = Instant::now();
-            let first_single = single_latency.len();
-            for &(k, m) in &chunks {
-                let req = match prepared.pop() {
-                    Some(bytes) => Write::Prepared(bytes),
-                    None => Write::Updates(build(k, m)),
-                };
-                if opts.in_flight > 1 {
-                    while pending.len() >= opts.in_flight {
-                        if let Some(r) = pending.join_next().await {
-                            r.map_err(|e| e.to_string())??;
-                        }
-                    }
-                    let mut c = client.clone();
-                    pending.spawn(async move { c.send_write(req).await });
-                } else {
-                    let t = Instant::now();
-                    client.send_write(req).await?;
-                    if b == 1 {
-                        single_latency.push(t.elapsed().as_nanos() as u64);
-                    }
-                }
-            }
-            while let Some(r) = pending.join_next().await {
-                r.map_err(|e| e.to_string())??;
-            }
-            let secs = start.elapsed().as_secs_f64();
-            rates.push(n as f64 / secs);
-            if opts.hdr_dir.is_some() && single_latency.len() > first_single {
-                series[4].push(RunValues {
-                    tag: format!("batch1-run{run}"),
-                    start: start.duration_since(began),
-                    duration: start.elapsed(),
-                    values: single_latency[first_single..].to_vec(),
-                });
-            }
-            progress(&format!(
-                "inserts, batch {b}, run {}: {:.0} entries/s",
-                run + 1,
-                n as f64 / secs
-            ));
+            rates.push(b.insert_run(&aom, batch, run, &mut single_latency).await?);
         }
         inserts.push(InsertRate {
-            batch: b,
+            batch,
             in_flight: opts.in_flight,
             built_in_loop: opts.build_in_loop,
             entries: opts.inserts,
@@ -695,18 +639,68 @@ async fn run_async(
             runs_entries_per_s: rates,
         });
     }
-
     // (b) Modifies under traffic.
-    let (mut packets, mut dropped) = (0u64, 0u64);
-    let (mut dc, mut dd, mut da, mut ml) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut m = ModifyTotals::default();
     for run in 0..opts.runs {
-        client.set_pipeline(router.clone()).await?;
-        let lpm = id_of(&dev, "ipv4_lpm")?;
-        let nh = id_of(&dev, "set_next_hop")?;
-        let mac = id_of(&dev, "next_hop_mac")?;
-        let dmac = id_of(&dev, "set_dmac")?;
-        let route = |port: u8| p4::TableEntry {
-            table_id: lpm,
+        b.modify_run(&router, run, &mut m).await?;
+    }
+    let hdr_logs = match &opts.hdr_dir {
+        Some(dir) => write_hdr_logs(dir, opts, &b.series)?,
+        None => Vec::new(),
+    };
+    Ok(P4rtReport {
+        inserts,
+        write_latency_ns: Percentiles::of(single_latency),
+        modifies: opts.modifies,
+        rate_pps: opts.rate_pps,
+        packets: m.packets,
+        packets_dropped: m.dropped,
+        d_control_ns: Percentiles::of(m.d_control),
+        d_data_ns: Percentiles::of(m.d_data),
+        d_all_ns: Percentiles::of(m.d_all),
+        modify_latency_ns: Percentiles::of(m.latency),
+        runs: opts.runs,
+        hdr_logs,
+    })
+}
+
+/// The P4Runtime benchmark in progress: its client of the server's device, and each run's
+/// values for the interval logs (`series[i]` for `HDR_LOGS[i]`).
+struct P4rtBench<'a> {
+    opts: &'a P4rtOptions,
+    dev: Arc<Device>,
+    client: Client,
+    /// When the benchmark began: the logs' intervals start from it.
+    began: Instant,
+    series: [Vec<RunValues>; 5],
+    progress: &'a mut dyn FnMut(&str),
+}
+
+/// What the modify runs measured, over all runs: the traffic's packets and drops, and each
+/// modify's delays (ns): to the control plane, to the data plane, both, and the Write's latency.
+#[derive(Default)]
+struct ModifyTotals {
+    packets: u64,
+    dropped: u64,
+    d_control: Vec<u64>,
+    d_data: Vec<u64>,
+    d_all: Vec<u64>,
+    latency: Vec<u64>,
+}
+
+/// The ids of the router program's tables and actions a modify run writes.
+struct RouterIds {
+    lpm: u32,
+    next_hop: u32,
+    mac: u32,
+    set_dmac: u32,
+}
+
+impl RouterIds {
+    /// The route 10.0.0.0/8 to `port`.
+    fn route(&self, port: u8) -> p4::TableEntry {
+        p4::TableEntry {
+            table_id: self.lpm,
             r#match: vec![p4::FieldMatch {
                 field_id: 1,
                 field_match_type: Some(p4::field_match::FieldMatchType::Lpm(
@@ -716,107 +710,230 @@ async fn run_async(
                     },
                 )),
             }],
-            action: action(nh, &[&[port], &[port]]),
+            action: action(self.next_hop, &[&[port], &[port]]),
             ..Default::default()
+        }
+    }
+}
+
+impl P4rtBench<'_> {
+    /// One run of inserts in Writes of `batch` updates into a fresh add-on-miss pipeline
+    /// (`cfg`); with batches of 1 and one Write in flight each Write's latency goes to
+    /// `single_latency`. Returns the entries per second.
+    async fn insert_run(
+        &mut self,
+        cfg: &[u8],
+        batch: usize,
+        run: usize,
+        single_latency: &mut Vec<u64>,
+    ) -> Result<f64, BenchError> {
+        let opts = self.opts;
+        self.client.set_pipeline(cfg.to_vec()).await?;
+        let (flows, hit) = (id_of(&self.dev, "flows")?, id_of(&self.dev, "flow_hit")?);
+        let n = opts.inserts;
+        let build = |k: u64, m: u64| -> Vec<p4::Update> {
+            (k..k + m)
+                .map(|i| {
+                    let key = (i as u32).to_be_bytes();
+                    update(
+                        p4::update::Type::Insert,
+                        p4::TableEntry {
+                            table_id: flows,
+                            r#match: vec![exact(1, &key)],
+                            action: action(hit, &[&key]),
+                            ..Default::default()
+                        },
+                    )
+                })
+                .collect()
         };
-        let mut setup = vec![update(p4::update::Type::Insert, route(1))];
+        let chunks: Vec<(u64, u64)> = (0..n)
+            .step_by(batch)
+            .map(|k| (k, (batch as u64).min(n - k)))
+            .collect();
+        let mut prepared: Vec<Bytes> = if opts.build_in_loop {
+            Vec::new()
+        } else {
+            chunks.iter().map(|&(k, m)| prepare(build(k, m))).collect()
+        };
+        prepared.reverse();
+        let writes = chunks.iter().map(|&(k, m)| match prepared.pop() {
+            Some(bytes) => Write::Prepared(bytes),
+            None => Write::Updates(build(k, m)),
+        });
+        let start = Instant::now();
+        let first_single = single_latency.len();
+        let single = (batch == 1).then_some(&mut *single_latency);
+        self.send_writes(writes, single).await?;
+        let secs = start.elapsed().as_secs_f64();
+        if opts.hdr_dir.is_some() && single_latency.len() > first_single {
+            self.series[4].push(RunValues {
+                tag: format!("batch1-run{run}"),
+                start: start.duration_since(self.began),
+                duration: start.elapsed(),
+                values: single_latency[first_single..].to_vec(),
+            });
+        }
+        (self.progress)(&format!(
+            "inserts, batch {batch}, run {}: {:.0} entries/s",
+            run + 1,
+            n as f64 / secs
+        ));
+        Ok(n as f64 / secs)
+    }
+
+    /// Sends `writes` in order, up to `in_flight` at once; one at a time, each one's latency
+    /// goes to `latency` when given.
+    async fn send_writes(
+        &mut self,
+        writes: impl Iterator<Item = Write>,
+        mut latency: Option<&mut Vec<u64>>,
+    ) -> Result<(), BenchError> {
+        let in_flight = self.opts.in_flight;
+        let joined = |r: Result<Result<(), BenchError>, tokio::task::JoinError>| {
+            r.map_err(|error| BenchError::Task { what: None, error })?
+        };
+        let mut pending = tokio::task::JoinSet::new();
+        for req in writes {
+            if in_flight > 1 {
+                while pending.len() >= in_flight {
+                    if let Some(r) = pending.join_next().await {
+                        joined(r)?;
+                    }
+                }
+                let mut c = self.client.clone();
+                pending.spawn(async move { c.send_write(req).await });
+            } else {
+                let t = Instant::now();
+                self.client.send_write(req).await?;
+                if let Some(l) = latency.as_mut() {
+                    l.push(t.elapsed().as_nanos() as u64);
+                }
+            }
+        }
+        while let Some(r) = pending.join_next().await {
+            joined(r)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the router program (`cfg`) and its entries: the route 10.0.0.0/8 to port 1 and
+    /// the MACs of next hops 1 and 2.
+    async fn router_setup(&mut self, cfg: &[u8]) -> Result<RouterIds, BenchError> {
+        self.client.set_pipeline(cfg.to_vec()).await?;
+        let dev = &self.dev;
+        let ids = RouterIds {
+            lpm: id_of(dev, "ipv4_lpm")?,
+            next_hop: id_of(dev, "set_next_hop")?,
+            mac: id_of(dev, "next_hop_mac")?,
+            set_dmac: id_of(dev, "set_dmac")?,
+        };
+        let mut setup = vec![update(p4::update::Type::Insert, ids.route(1))];
         for hop in [1u8, 2] {
             setup.push(update(
                 p4::update::Type::Insert,
                 p4::TableEntry {
-                    table_id: mac,
+                    table_id: ids.mac,
                     r#match: vec![exact(1, &[hop])],
-                    action: action(dmac, &[&[2, 0, 0, 0, 0, hop]]),
+                    action: action(ids.set_dmac, &[&[2, 0, 0, 0, 0, hop]]),
                     ..Default::default()
                 },
             ));
         }
-        client.write(setup).await?;
-        dev.clear_update_delays();
-        // The traffic: one worker at a fixed rate.
-        let sw = dev.pipeline().ok_or("no pipeline")?.sw.clone();
+        self.client.write(setup).await?;
+        Ok(ids)
+    }
+
+    /// One run of modifies of the route under traffic at the configured rate, alternating its
+    /// next hop; the delays and latencies go to `m`.
+    async fn modify_run(
+        &mut self,
+        cfg: &[u8],
+        run: usize,
+        m: &mut ModifyTotals,
+    ) -> Result<(), BenchError> {
+        let opts = self.opts;
+        let ids = self.router_setup(cfg).await?;
+        self.dev.clear_update_delays();
+        let sw = self
+            .dev
+            .pipeline()
+            .ok_or(BenchError::NoPipeline)?
+            .sw
+            .clone();
         let stop = Arc::new(AtomicBool::new(false));
-        let rate = opts.rate_pps;
-        let traffic = {
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let mut w = Worker::new(sw.clone(), 1);
-                let pkt = router_packet([10, 0, 0, 1]);
-                let (mut sent, mut lost) = (0u64, 0u64);
-                let start = Instant::now();
-                let gap_ns = 1_000_000_000 / rate;
-                while !stop.load(Ordering::Relaxed) {
-                    let due = start + Duration::from_nanos(gap_ns.saturating_mul(sent));
-                    while Instant::now() < due {
-                        std::hint::spin_loop();
-                    }
-                    if w.process(&pkt, 0, sw.now_ns()).is_empty() {
-                        lost += 1;
-                    }
-                    sent += 1;
-                }
-                (sent, lost)
-            })
-        };
+        let traffic = router_traffic(sw, opts.rate_pps, stop.clone());
         tokio::time::sleep(Duration::from_millis(20)).await;
         let run_start = Instant::now();
-        let first_write = ml.len();
+        let first_write = m.latency.len();
         for i in 0..opts.modifies {
             let port = if i % 2 == 0 { 2 } else { 1 };
             let t = Instant::now();
-            client
-                .write(vec![update(p4::update::Type::Modify, route(port))])
+            self.client
+                .write(vec![update(p4::update::Type::Modify, ids.route(port))])
                 .await?;
-            ml.push(t.elapsed().as_nanos() as u64);
+            m.latency.push(t.elapsed().as_nanos() as u64);
         }
         // Let the last modify be used, then stop the traffic.
         tokio::time::sleep(Duration::from_millis(20)).await;
         stop.store(true, Ordering::Relaxed);
-        let (s, l) = traffic.join().map_err(|_| "traffic thread panicked")?;
-        packets += s;
-        dropped += l;
+        let (s, l) = traffic
+            .join()
+            .map_err(|_| BenchError::Panicked("traffic thread"))?;
+        m.packets += s;
+        m.dropped += l;
         // The delays were cleared after the setup write: every row is a modify.
-        let mods = dev.update_delays();
+        let mods = self.dev.update_delays();
         let run_dc: Vec<u64> = mods.iter().map(|d| d.d_control_ns).collect();
         let run_dd: Vec<u64> = mods.iter().filter_map(|d| d.d_data_ns).collect();
         let run_da: Vec<u64> = mods.iter().filter_map(|d| d.d_all_ns()).collect();
-        dc.extend_from_slice(&run_dc);
-        dd.extend_from_slice(&run_dd);
-        da.extend_from_slice(&run_da);
+        m.d_control.extend_from_slice(&run_dc);
+        m.d_data.extend_from_slice(&run_dd);
+        m.d_all.extend_from_slice(&run_da);
         if opts.hdr_dir.is_some() {
-            let run_ml = ml[first_write..].to_vec();
+            let run_ml = m.latency[first_write..].to_vec();
             for (i, values) in [run_dc, run_dd, run_da, run_ml].into_iter().enumerate() {
-                series[i].push(RunValues {
+                self.series[i].push(RunValues {
                     tag: format!("run{run}"),
-                    start: run_start.duration_since(began),
+                    start: run_start.duration_since(self.began),
                     duration: run_start.elapsed(),
                     values,
                 });
             }
         }
-        progress(&format!(
+        (self.progress)(&format!(
             "modifies, run {}: {} modifies, {s} packets, {l} dropped",
             run + 1,
             opts.modifies
         ));
+        Ok(())
     }
-    let hdr_logs = match &opts.hdr_dir {
-        Some(dir) => write_hdr_logs(dir, opts, &series)?,
-        None => Vec::new(),
-    };
-    Ok(P4rtReport {
-        inserts,
-        write_latency_ns: Percentiles::of(single_latency),
-        modifies: opts.modifies,
-        rate_pps: opts.rate_pps,
-        packets,
-        packets_dropped: dropped,
-        d_control_ns: Percentiles::of(dc),
-        d_data_ns: Percentiles::of(dd),
-        d_all_ns: Percentiles::of(da),
-        modify_latency_ns: Percentiles::of(ml),
-        runs: opts.runs,
-        hdr_logs,
+}
+
+/// The modify runs' traffic: one worker sending packets to 10.0.0.1 at `rate` packets per
+/// second until `stop` is set. Returns the packets sent and those the switch dropped.
+fn router_traffic(
+    sw: Arc<nevermiss_runtime::Switch>,
+    rate: u64,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(u64, u64)> {
+    std::thread::spawn(move || {
+        let mut w = Worker::new(sw.clone(), 1);
+        let pkt = router_packet([10, 0, 0, 1]);
+        let (mut sent, mut lost) = (0u64, 0u64);
+        let start = Instant::now();
+        let gap_ns = 1_000_000_000 / rate;
+        while !stop.load(Ordering::Relaxed) {
+            let due = start + Duration::from_nanos(gap_ns.saturating_mul(sent));
+            while Instant::now() < due {
+                std::hint::spin_loop();
+            }
+            if w.process(&pkt, 0, sw.now_ns()).is_empty() {
+                lost += 1;
+            }
+            sent += 1;
+        }
+        (sent, lost)
     })
 }
 

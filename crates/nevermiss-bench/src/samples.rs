@@ -7,6 +7,7 @@
 //! 2), its class (as in the JSON) and its TSC ticks. Which packets are kept:
 //! [`crate::latency::SampleRule`].
 
+use crate::error::BenchError;
 use crate::latency::Sample;
 use crate::scenario::Scenario;
 use std::fs::File;
@@ -26,8 +27,11 @@ pub struct SamplesOut {
 
 impl SamplesOut {
     /// Creates `path` and writes the header.
-    pub fn create(path: &Path) -> Result<SamplesOut, String> {
-        let err = |e: std::io::Error| format!("--samples {}: {e}", path.display());
+    pub fn create(path: &Path) -> Result<SamplesOut, BenchError> {
+        let err = |error| BenchError::Samples {
+            path: path.to_path_buf(),
+            error,
+        };
         let f = File::create(path).map_err(err)?;
         let mut w = BufWriter::new(f);
         writeln!(w, "{HEADER}").map_err(err)?;
@@ -45,7 +49,7 @@ impl SamplesOut {
         m: u64,
         r: u64,
         samples: &[Sample],
-    ) -> Result<(), String> {
+    ) -> Result<(), BenchError> {
         for s in samples {
             let phase = if s.index < m { 1 } else { 2 };
             writeln!(
@@ -56,17 +60,21 @@ impl SamplesOut {
                 s.class.name(),
                 s.ticks
             )
-            .map_err(|e| format!("--samples {}: {e}", self.path.display()))?;
+            .map_err(|error| BenchError::Samples {
+                path: self.path.clone(),
+                error,
+            })?;
         }
         self.rows += samples.len() as u64;
         Ok(())
     }
 
     /// Flushes the file; returns the number of rows written.
-    pub fn finish(mut self) -> Result<u64, String> {
-        self.w
-            .flush()
-            .map_err(|e| format!("--samples {}: {e}", self.path.display()))?;
+    pub fn finish(mut self) -> Result<u64, BenchError> {
+        self.w.flush().map_err(|error| BenchError::Samples {
+            path: self.path.clone(),
+            error,
+        })?;
         Ok(self.rows)
     }
 }

@@ -1,5 +1,6 @@
 //! The three programs of papers/000 §V-b/§VI and how they are built.
 
+use crate::error::BenchError;
 use nevermiss_runtime::{Config, Engine, Switch};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -31,11 +32,15 @@ impl Scenario {
     }
 
     /// Parses a name of [`Scenario::name`].
-    pub fn parse(s: &str) -> Result<Scenario, String> {
+    pub fn parse(s: &str) -> Result<Scenario, BenchError> {
         Scenario::ALL
             .into_iter()
             .find(|x| x.name() == s.trim())
-            .ok_or_else(|| format!("unknown scenario `{s}` (forward, add-on-miss, update)"))
+            .ok_or_else(|| BenchError::Unknown {
+                what: "scenario",
+                name: s.to_string(),
+                known: "forward, add-on-miss, update",
+            })
     }
 
     /// The program in the source tree (found from this crate's manifest directory at compile
@@ -68,9 +73,9 @@ pub fn build_switch(
     program: &Path,
     table_size: u64,
     engine: Engine,
-) -> Result<Arc<Switch>, String> {
+) -> Result<Arc<Switch>, BenchError> {
     if !program.is_file() {
-        return Err(format!("{}: no such file", program.display()));
+        return Err(BenchError::NoSuchFile(program.to_path_buf()));
     }
     let opts = p4_front::driver::Options {
         defines: vec![("FLOW_TABLE_SIZE".into(), table_size.to_string())],
@@ -80,7 +85,14 @@ pub fn build_switch(
         engine,
         ..Config::default()
     };
-    nevermiss_runtime::build(program, &opts, config)
+    let prog = p4_ir::lower::source::compile_file(program, &opts)?;
+    match Switch::new(prog, config) {
+        Ok(sw) => Ok(Arc::new(sw)),
+        Err(error) => Err(BenchError::Switch {
+            path: program.to_path_buf(),
+            error,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -90,7 +102,7 @@ mod tests {
     #[test]
     fn programs_exist_and_build() {
         for s in Scenario::ALL {
-            assert_eq!(Scenario::parse(s.name()), Ok(s));
+            assert_eq!(Scenario::parse(s.name()).ok(), Some(s));
             let sw = build_switch(&s.default_program(), 1024, Engine::Jit).unwrap();
             assert_eq!(sw.tables().len(), usize::from(!s.is_baseline()));
         }

@@ -3,6 +3,7 @@
 //! spread over the workers by software RSS (`nevermiss_io::rss`). Phase 1 (the first `m`
 //! packets) and phase 2 are timed separately on the same switch.
 
+use crate::error::BenchError;
 use nevermiss_io::rss::{spread, Rss};
 use nevermiss_io::{Batch, Packet, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_runtime::run::{per_second as pps, table_reports, Clock};
@@ -19,9 +20,10 @@ pub struct Workload {
 
 impl Workload {
     /// Generates `cfg`'s packets and spreads each phase over `cores` queues.
-    pub fn generate(cfg: &TwoPhaseConfig, cores: usize) -> Result<Workload, String> {
-        let mut gen = TwoPhaseGen::new(cfg.clone()).map_err(|e| e.to_string())?;
-        let total = usize::try_from(cfg.count).map_err(|_| "count too large".to_string())?;
+    pub fn generate(cfg: &TwoPhaseConfig, cores: usize) -> Result<Workload, BenchError> {
+        let mut gen = TwoPhaseGen::new(cfg.clone())?;
+        let total =
+            usize::try_from(cfg.count).map_err(|_| BenchError::Internal("count too large"))?;
         let m = usize::try_from(cfg.m.min(cfg.count)).unwrap_or(total);
         let mut all = Vec::with_capacity(total);
         let mut b = Batch::with_capacity(nevermiss_io::BATCH_MAX);
@@ -92,7 +94,7 @@ pub fn run_once(
     w: &Workload,
     batch: usize,
     pin: bool,
-) -> Result<ThroughputRun, String> {
+) -> Result<ThroughputRun, BenchError> {
     let opts = WorkerOptions {
         batch,
         pin,

@@ -65,7 +65,7 @@ pub struct AfPacketPort {
     counters: Arc<IfCounters>,
 }
 
-// The mapping is owned by this port alone; the kernel side is synchronised through the
+// SAFETY: the mapping is owned by this port alone; the kernel side is synchronised through the
 // rings' status words.
 unsafe impl Send for AfPacketPort {}
 

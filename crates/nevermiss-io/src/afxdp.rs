@@ -481,7 +481,7 @@ pub struct AfXdpPort {
     counters: Arc<IfCounters>,
 }
 
-// The rings and the UMEMs belong to this port alone; the kernel side is synchronised through
+// SAFETY: the rings and the UMEMs belong to this port alone; the kernel side is synchronised through
 // the rings' indices.
 unsafe impl Send for AfXdpPort {}
 

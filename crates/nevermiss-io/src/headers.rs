@@ -19,6 +19,7 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
 /// where that type field is, and where the layer-3 header starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ethernet {
+    /// The EtherType of the payload: after the last VLAN tag, host byte order.
     pub ether_type: u16,
     /// Offset of the (innermost) EtherType field.
     pub type_offset: usize,
@@ -57,12 +58,17 @@ pub enum Ipv4Error {
 pub struct Ipv4 {
     /// Header length in bytes (IHL × 4).
     pub header_len: usize,
+    /// The Total Length field: header and payload in bytes, as the header says (not checked
+    /// against the bytes given).
     pub total_len: u16,
     /// Fragment offset (in 8-byte units) and the more-fragments flag: non-zero for any
     /// fragment.
     pub fragment: u16,
+    /// The Protocol field (6 TCP, 17 UDP, 132 SCTP, ...).
     pub proto: u8,
+    /// Source address, network byte order.
     pub src: [u8; 4],
+    /// Destination address, network byte order.
     pub dst: [u8; 4],
 }
 
@@ -100,9 +106,13 @@ pub fn ipv4(ip: &[u8]) -> Result<Ipv4, Ipv4Error> {
 /// field, an IPv4 or IPv6 header, and the TCP/UDP/SCTP header (not for fragments).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Layers {
+    /// Byte offset of the (innermost) EtherType field; `None` for a frame shorter than it.
     pub eth_type: Option<usize>,
+    /// Byte offset of a valid IPv4 header ([`ipv4`] accepts it).
     pub ipv4: Option<usize>,
+    /// Byte offset of an IPv6 header (its 40 bytes present).
     pub ipv6: Option<usize>,
+    /// Byte offset of the TCP, UDP or SCTP header; `None` for fragments and other protocols.
     pub l4: Option<usize>,
 }
 

@@ -46,6 +46,7 @@ pub struct IdleWait {
 }
 
 impl IdleWait {
+    /// A loop's idle waiting with `polling`, starting busy (no empty round yet).
     pub fn new(polling: Polling) -> IdleWait {
         IdleWait {
             polling,

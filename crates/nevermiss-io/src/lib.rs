@@ -10,14 +10,27 @@
 //!
 //! See `docs/io.md` for the command-line port syntax and the design decisions.
 
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+// unsafe: the kernel's socket, mmap'd rings and ioctls.
+#[allow(unsafe_code)]
 pub mod afpacket;
+// unsafe: libxdp loaded at run time, UMEM and rings shared with the kernel.
+#[allow(unsafe_code)]
 pub mod afxdp;
 pub mod expect;
 pub mod gen;
 pub mod headers;
+// unsafe: poll(2) on the ports' sockets.
+#[allow(unsafe_code)]
 pub mod idle;
+// unsafe: ioctls and sysfs-free kernel queries on interfaces.
+#[allow(unsafe_code)]
 pub mod iface;
 pub mod local;
+// unsafe: the packet buffer's uninitialised headroom.
+#[allow(unsafe_code)]
 pub mod packet;
 pub mod pcap;
 pub mod port;

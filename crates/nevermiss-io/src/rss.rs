@@ -27,22 +27,35 @@ pub const RETA_SIZE: usize = 128;
 /// Longest hash input: the key must cover it plus 4 bytes.
 pub const MAX_INPUT: usize = DEFAULT_KEY.len() - 4;
 
-/// A header field RSS can hash.
+/// A header field RSS can hash. A field a frame does not have (wholly) is left out of that
+/// frame's hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RssField {
+    /// The Ethernet destination address (6 bytes).
     EthDst,
+    /// The Ethernet source address (6 bytes).
     EthSrc,
+    /// The (innermost) EtherType (2 bytes).
     EthType,
+    /// The IPv4 source address (4 bytes); left out of the hash of other packets.
     Ipv4Src,
+    /// The IPv4 destination address (4 bytes); left out of the hash of other packets.
     Ipv4Dst,
+    /// The IPv4 protocol (1 byte); left out of the hash of other packets.
     Ipv4Proto,
+    /// The IPv6 source address (16 bytes); left out of the hash of other packets.
     Ipv6Src,
+    /// The IPv6 destination address (16 bytes); left out of the hash of other packets.
     Ipv6Dst,
+    /// The TCP/UDP/SCTP source port (2 bytes); left out of the hash of fragments and other protocols.
     L4Src,
+    /// The TCP/UDP/SCTP destination port (2 bytes); left out of the hash of fragments and other protocols.
     L4Dst,
     /// `len` bytes at `offset` from the start of the frame.
     Bytes {
+        /// Byte offset from the start of the frame.
         offset: usize,
+        /// Bytes hashed; a frame that does not hold all of them leaves the field out of its hash.
         len: usize,
     },
 }

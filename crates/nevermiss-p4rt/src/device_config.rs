@@ -25,6 +25,7 @@
 use p4_front::driver::{self, Compiled, Options};
 use p4_front::pna_dialect::{PnaDialect, DIALECT_MACRO};
 use prost::Message;
+use std::fmt;
 
 /// The `format` field's value.
 pub const FORMAT: &str = "nevermiss-device-config";
@@ -105,19 +106,88 @@ pub fn encode(c: &Compiled, name: &str) -> Vec<u8> {
     out
 }
 
+/// Why a device config could not be loaded: what is wrong with the config, or the program's
+/// own errors.
+pub enum DecodeError {
+    /// No bytes at all.
+    Empty,
+    /// Not UTF-8, not BMv2 JSON, not a PI device config.
+    UnknownFormat,
+    /// A JSON object of another format than nevermiss's (the `format` it gave).
+    OtherFormat(Option<String>),
+    /// nevermiss's format of another version (the `version` it gave).
+    Version(Option<u64>),
+    /// nevermiss's format without its `source` string.
+    NoSource,
+    /// A `pna_dialect` other than 3, 4 or null (the value as JSON).
+    Dialect(String),
+    /// A BMv2 JSON program that does not load.
+    Bmv2Json(bmv2_json::Error),
+    /// P4 source the front end refused.
+    Front(Box<driver::Failed>),
+    /// P4 source that checked but could not be lowered.
+    Lower {
+        /// The preprocessed source, for the diagnostic's position.
+        unit: Box<p4_front::source::Unit>,
+        /// Why.
+        diagnostic: Box<p4_front::diag::Diagnostic>,
+    },
+    /// The error of the program inside a `p4.tmp.P4DeviceConfig`'s `device_data`.
+    PiDeviceData(Box<DecodeError>),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Empty => f.write_str("the device config is empty"),
+            DecodeError::UnknownFormat => write!(
+                f,
+                "the device config is none of the formats nevermiss reads: {FORMATS}"
+            ),
+            DecodeError::OtherFormat(format) => write!(
+                f,
+                "the device config is a JSON object of format {format:?}: neither \
+                 nevermiss's (\"{FORMAT}\") nor a BMv2 JSON program (its keys \
+                 header_types, headers, parsers, deparsers, pipelines); {FORMATS}"
+            ),
+            DecodeError::Version(version) => write!(
+                f,
+                "device config version {version:?}: this nevermiss reads version {VERSION}"
+            ),
+            DecodeError::NoSource => f.write_str("the device config has no \"source\" string"),
+            DecodeError::Dialect(v) => write!(f, "pna_dialect {v}: expected 3, 4 or null"),
+            DecodeError::Bmv2Json(e) => write!(f, "the BMv2 JSON program: {e}"),
+            DecodeError::Front(failed) => f.write_str(&failed.render()),
+            DecodeError::Lower { unit, diagnostic } => {
+                f.write_str(&p4_front::diag::render(unit, diagnostic))
+            }
+            DecodeError::PiDeviceData(e) => {
+                write!(f, "the p4.tmp.P4DeviceConfig's device_data: {e}")
+            }
+        }
+    }
+}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
 /// Loads the program a device config carries. Errors say what is wrong with the config, or give
 /// the program's diagnostics (`file:line:col: error: ...`, or a JSON path for BMv2 JSON).
-pub fn decode(bytes: &[u8]) -> Result<Loaded, String> {
+pub fn decode(bytes: &[u8]) -> Result<Loaded, DecodeError> {
     decode_in(bytes, true)
 }
 
-fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, String> {
+fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, DecodeError> {
     if bytes.is_empty() {
-        return Err("the device config is empty".into());
+        return Err(DecodeError::Empty);
     }
     if bmv2_json::is_bmv2_json(bytes) {
-        let program =
-            bmv2_json::load_bytes(bytes).map_err(|e| format!("the BMv2 JSON program: {e}"))?;
+        let program = bmv2_json::load_bytes(bytes).map_err(DecodeError::Bmv2Json)?;
         return Ok(Loaded {
             compiled: None,
             program,
@@ -125,35 +195,26 @@ fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, String> {
     }
     if outer {
         if let Some(inner) = pi_device_data(bytes) {
-            return decode_in(&inner, false)
-                .map_err(|e| format!("the p4.tmp.P4DeviceConfig's device_data: {e}"));
+            return decode_in(&inner, false).map_err(|e| DecodeError::PiDeviceData(Box::new(e)));
         }
     }
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(format!(
-            "the device config is none of the formats nevermiss reads: {FORMATS}"
-        ));
+        return Err(DecodeError::UnknownFormat);
     };
     let (name, source, dialect) = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(o)) => {
             let format = o.get("format").and_then(|f| f.as_str());
             if format != Some(FORMAT) {
-                return Err(format!(
-                    "the device config is a JSON object of format {format:?}: neither \
-                     nevermiss's (\"{FORMAT}\") nor a BMv2 JSON program (its keys \
-                     header_types, headers, parsers, deparsers, pipelines); {FORMATS}"
-                ));
+                return Err(DecodeError::OtherFormat(format.map(str::to_string)));
             }
             let version = o.get("version").and_then(|v| v.as_u64());
             if version != Some(VERSION) {
-                return Err(format!(
-                    "device config version {version:?}: this nevermiss reads version {VERSION}"
-                ));
+                return Err(DecodeError::Version(version));
             }
             let source = o
                 .get("source")
                 .and_then(|s| s.as_str())
-                .ok_or("the device config has no \"source\" string")?;
+                .ok_or(DecodeError::NoSource)?;
             let name = o
                 .get("program")
                 .and_then(|s| s.as_str())
@@ -162,7 +223,7 @@ fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, String> {
                 None | Some(serde_json::Value::Null) => None,
                 Some(v) => match v.as_u64() {
                     Some(3) | Some(4) => v.as_u64(),
-                    _ => return Err(format!("pna_dialect {v}: expected 3, 4 or null")),
+                    _ => return Err(DecodeError::Dialect(v.to_string())),
                 },
             };
             (name.to_string(), source.to_string(), dialect)
@@ -174,9 +235,11 @@ fn decode_in(bytes: &[u8], outer: bool) -> Result<Loaded, String> {
         opts.defines
             .push((DIALECT_MACRO.to_string(), d.to_string()));
     }
-    let compiled = driver::compile_str(&name, &source, &opts).map_err(|f| f.render())?;
-    let program =
-        p4_ir::lower(&compiled).map_err(|d| p4_front::diag::render(&compiled.unit, &d))?;
+    let compiled = driver::compile_str(&name, &source, &opts).map_err(DecodeError::Front)?;
+    let program = p4_ir::lower(&compiled).map_err(|diagnostic| DecodeError::Lower {
+        unit: Box::new(compiled.unit.clone()),
+        diagnostic: Box::new(diagnostic),
+    })?;
     Ok(Loaded {
         compiled: Some(compiled),
         program,
@@ -262,7 +325,7 @@ mod tests {
     fn err(b: &[u8]) -> String {
         match decode(b) {
             Ok(_) => panic!("loaded"),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }
     }
 

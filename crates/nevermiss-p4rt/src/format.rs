@@ -132,8 +132,28 @@ pub fn p4info_json(p: &P4Info) -> String {
 }
 
 /// Parses a P4Info in text format (`#` comments allowed), e.g. p4c's `.p4info.txtpb`.
-pub fn parse_p4info_text(text: &str) -> Result<P4Info, String> {
+pub fn parse_p4info_text(text: &str) -> Result<P4Info, TextFormatError> {
     let m = DynamicMessage::parse_text_format(descriptor("p4.config.v1.P4Info"), text)
-        .map_err(|e| e.to_string())?;
-    P4Info::decode(m.encode_to_vec().as_slice()).map_err(|e| e.to_string())
+        .map_err(TextFormatError::Parse)?;
+    P4Info::decode(m.encode_to_vec().as_slice()).map_err(TextFormatError::Decode)
 }
+
+/// Why a P4Info in text format did not load.
+#[derive(Debug)]
+pub enum TextFormatError {
+    /// The text is not a P4Info in protobuf text format (with the position).
+    Parse(prost_reflect::text_format::ParseError),
+    /// The message parsed but does not decode as a P4Info.
+    Decode(prost::DecodeError),
+}
+
+impl std::fmt::Display for TextFormatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TextFormatError::Parse(e) => write!(f, "{e}"),
+            TextFormatError::Decode(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for TextFormatError {}

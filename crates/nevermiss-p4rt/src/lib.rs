@@ -3,6 +3,8 @@
 //! device config of `SetForwardingPipelineConfig`, and the gRPC server. This crate only
 //! translates between protobuf and the runtime; the runtime never sees protobuf types.
 
+#![deny(unsafe_code)]
+
 pub mod arbitration;
 pub mod codec;
 pub mod device_config;

@@ -1683,41 +1683,111 @@ pub fn listen(
     Ok((inc, local))
 }
 
+/// Why the server's TLS files were refused; `flag` names the option that gave the file.
+#[derive(Debug)]
+pub enum TlsError {
+    /// The file could not be read.
+    Read {
+        /// The option (`--tls-cert`, `--tls-key`, `--tls-ca`).
+        flag: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A certificate file that is not PEM.
+    NotPem {
+        /// The option.
+        flag: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The PEM parser's error.
+        error: rustls_pki_types::pem::Error,
+    },
+    /// A PEM file without a certificate.
+    NoCertificate {
+        /// The option.
+        flag: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// A key file without a private key.
+    NoKey {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The PEM parser's error.
+        error: rustls_pki_types::pem::Error,
+    },
+}
+
+impl std::fmt::Display for TlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TlsError::Read { flag, path, error } => {
+                write!(f, "{flag} {}: {error}", path.display())
+            }
+            TlsError::NotPem { flag, path, error } => write!(
+                f,
+                "{flag} {}: not a PEM certificate file: {error}",
+                path.display()
+            ),
+            TlsError::NoCertificate { flag, path } => write!(
+                f,
+                "{flag} {}: no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)",
+                path.display()
+            ),
+            TlsError::NoKey { path, error } => write!(
+                f,
+                "--tls-key {}: no private key in it (expected PEM: -----BEGIN PRIVATE KEY-----, \
+                 RSA or EC): {error}",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TlsError {}
+
 /// TLS for the server (`--tls-cert`, `--tls-key`; with `--tls-ca` clients must present a
 /// certificate that CA signed: mutual TLS). PEM files.
 pub fn tls_config(
     cert: &std::path::Path,
     key: &std::path::Path,
     ca: Option<&std::path::Path>,
-) -> Result<tonic::transport::ServerTlsConfig, String> {
+) -> Result<tonic::transport::ServerTlsConfig, TlsError> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-    let read = |p: &std::path::Path, what: &str| {
-        std::fs::read(p).map_err(|e| format!("{what} {}: {e}", p.display()))
+    let read = |p: &std::path::Path, flag: &'static str| {
+        std::fs::read(p).map_err(|error| TlsError::Read {
+            flag,
+            path: p.to_path_buf(),
+            error,
+        })
     };
     // The files are checked here, so that a wrong one is named with what is wrong with it
     // (the TLS stack would only say "transport error" when the server starts).
-    let certs = |p: &std::path::Path, what: &str| -> Result<Vec<u8>, String> {
-        let bytes = read(p, what)?;
+    let certs = |p: &std::path::Path, flag: &'static str| {
+        let bytes = read(p, flag)?;
         let n = CertificateDer::pem_slice_iter(&bytes)
             .try_fold(0usize, |n, c| c.map(|_| n + 1))
-            .map_err(|e| format!("{what} {}: not a PEM certificate file: {e}", p.display()))?;
+            .map_err(|error| TlsError::NotPem {
+                flag,
+                path: p.to_path_buf(),
+                error,
+            })?;
         if n == 0 {
-            return Err(format!(
-                "{what} {}: no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)",
-                p.display()
-            ));
+            return Err(TlsError::NoCertificate {
+                flag,
+                path: p.to_path_buf(),
+            });
         }
         Ok(bytes)
     };
     let cert_pem = certs(cert, "--tls-cert")?;
     let key_pem = read(key, "--tls-key")?;
-    PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
-        format!(
-            "--tls-key {}: no private key in it (expected PEM: -----BEGIN PRIVATE KEY-----, \
-             RSA or EC): {e}",
-            key.display()
-        )
+    PrivateKeyDer::from_pem_slice(&key_pem).map_err(|error| TlsError::NoKey {
+        path: key.to_path_buf(),
+        error,
     })?;
     let identity = tonic::transport::Identity::from_pem(cert_pem, key_pem);
     let mut cfg = tonic::transport::ServerTlsConfig::new().identity(identity);

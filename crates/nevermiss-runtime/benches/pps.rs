@@ -6,9 +6,10 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use nevermiss_io::gen::{TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_io::Packet;
-use nevermiss_runtime::{build, Config, Worker};
+use nevermiss_runtime::{Config, Switch, Worker};
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn example(name: &str) -> PathBuf {
@@ -82,3 +83,15 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 criterion_main!(benches);
+
+/// A switch of the P4 program at `path`.
+fn build(
+    path: &Path,
+    opts: &p4_front::driver::Options,
+    config: Config,
+) -> Result<Arc<Switch>, String> {
+    let prog = p4_ir::lower::source::compile_file(path, opts).map_err(|e| e.to_string())?;
+    Switch::new(prog, config)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}

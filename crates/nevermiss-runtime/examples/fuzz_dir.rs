@@ -17,7 +17,7 @@ fn main() {
     std::panic::set_hook(Box::new(|_| {}));
     let (mut ran, mut panics) = (0, 0);
     for f in files {
-        let Ok(prog) = nevermiss_runtime::load(&f, &Default::default()) else {
+        let Ok(prog) = p4_ir::lower::source::compile_file(&f, &Default::default()) else {
             continue;
         };
         let Ok(sw) = Switch::new(prog, Config::default()) else {

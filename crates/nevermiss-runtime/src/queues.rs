@@ -27,8 +27,9 @@
 use crate::arch::{Deferred, Outputs, QueueMeta};
 use crate::run::RunReport;
 use crate::worker::Worker;
-use nevermiss_io::{Batch, Port};
+use nevermiss_io::{Batch, Port, PortError};
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
@@ -41,6 +42,63 @@ pub const RECHECK: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// The most priorities per port (v1model's `priority` is 3 bits wide).
 pub const MAX_PRIORITIES: usize = 8;
+
+/// Why queue settings or a change of them (`set_queue_depth`, `set_queue_rate`) were refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueueError {
+    /// Priorities per port outside `1..=MAX_PRIORITIES`.
+    Priorities(usize),
+    /// A command named a port without an egress queue.
+    NotQueued {
+        /// The port named.
+        port: u32,
+        /// The queued ports, sorted (empty when every port is queued).
+        queued: Vec<u32>,
+    },
+    /// A command named a priority but no port.
+    PriorityWithoutPort,
+    /// A command named a priority the ports do not have.
+    Priority {
+        /// The priority named.
+        priority: usize,
+        /// Priorities per port (at least 1).
+        priorities: usize,
+    },
+}
+
+impl fmt::Display for QueueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueError::Priorities(n) => {
+                write!(
+                    f,
+                    "{n} priority queues: from 1 to {MAX_PRIORITIES} per port"
+                )
+            }
+            QueueError::NotQueued { port, queued } => write!(
+                f,
+                "port {port} has no egress queue (the queued ports are {})",
+                queued
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            QueueError::PriorityWithoutPort => f.write_str("a priority needs a port"),
+            QueueError::Priority {
+                priority,
+                priorities,
+            } => write!(
+                f,
+                "priority {priority}: the ports have {priorities} priority queue{} (0 to {})",
+                if *priorities == 1 { "" } else { "s" },
+                priorities - 1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for QueueError {}
 
 /// Which ports have queues, how many priorities each has, and their depths and rates; shared
 /// by the run loop and the control plane.
@@ -73,11 +131,9 @@ impl QueueSettings {
         ports: Option<Vec<u32>>,
         priorities: usize,
         depth: usize,
-    ) -> Result<QueueSettings, String> {
+    ) -> Result<QueueSettings, QueueError> {
         if !(1..=MAX_PRIORITIES).contains(&priorities) {
-            return Err(format!(
-                "{priorities} priority queues: from 1 to {MAX_PRIORITIES} per port"
-            ));
+            return Err(QueueError::Priorities(priorities));
         }
         let ports = ports.map(|mut p| {
             p.sort_unstable();
@@ -118,29 +174,24 @@ impl QueueSettings {
 
     /// Checks a (port, priority) a command names: the port must be queued, the priority below
     /// [`QueueSettings::priorities`].
-    fn check(&self, port: Option<u32>, priority: Option<usize>) -> Result<(), String> {
+    fn check(&self, port: Option<u32>, priority: Option<usize>) -> Result<(), QueueError> {
         if let Some(p) = port {
             if !self.queued(u64::from(p)) {
-                return Err(format!(
-                    "port {p} has no egress queue (the queued ports are {})",
-                    self.ports
-                        .as_ref()
-                        .map(|v| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
-                        .unwrap_or_default()
-                ));
+                return Err(QueueError::NotQueued {
+                    port: p,
+                    queued: self.ports.clone().unwrap_or_default(),
+                });
             }
         }
         if let Some(pri) = priority {
             if port.is_none() {
-                return Err("a priority needs a port".into());
+                return Err(QueueError::PriorityWithoutPort);
             }
             if pri >= self.priorities {
-                return Err(format!(
-                    "priority {pri}: the ports have {} priority queue{} (0 to {})",
-                    self.priorities,
-                    if self.priorities == 1 { "" } else { "s" },
-                    self.priorities - 1
-                ));
+                return Err(QueueError::Priority {
+                    priority: pri,
+                    priorities: self.priorities,
+                });
             }
         }
         Ok(())
@@ -159,7 +210,7 @@ impl QueueSettings {
         port: Option<u32>,
         priority: Option<usize>,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), QueueError> {
         self.set(port, priority, depth, |l| (&mut l.depth, &mut l.depths))
     }
 
@@ -170,7 +221,7 @@ impl QueueSettings {
         port: Option<u32>,
         priority: Option<usize>,
         pps: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), QueueError> {
         self.set(port, priority, pps, |l| (&mut l.rate_pps, &mut l.rates))
     }
 
@@ -182,7 +233,7 @@ impl QueueSettings {
         priority: Option<usize>,
         v: T,
         which: fn(&mut Limits) -> (&mut T, &mut PerQueue<T>),
-    ) -> Result<(), String> {
+    ) -> Result<(), QueueError> {
         self.check(port, priority)?;
         let pris = self.priorities;
         self.change(|l| {
@@ -429,7 +480,7 @@ impl EgressQueues {
         batch: usize,
         now_ns: u64,
         report: &mut RunReport,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, PortError> {
         // Ports with copies waiting, and queued ports holding what they did not take.
         let settings = self.settings.clone();
         let held = |ti: usize| !tx[ti].is_empty() && settings.queued(u64::from(ids[ti]));
@@ -528,12 +579,12 @@ pub(crate) fn flush(
     q: Option<&EgressQueues>,
     port: &mut dyn Port,
     b: &mut Batch,
-) -> Result<(), String> {
+) -> Result<(), PortError> {
     let keep = q.is_some_and(|q| q.queued(port.id())) && port.can_block();
     if !keep {
         return crate::run::flush(port, b);
     }
-    let taken = port.tx(b.as_slice()).map_err(|e| e.to_string())?;
+    let taken = port.tx(b.as_slice())?;
     let mut i = 0;
     b.retain(|_| {
         i += 1;
@@ -556,9 +607,9 @@ mod tests {
         assert_eq!(s.limits(1, 0), (10, 0));
         assert_eq!(s.limits(1, 1), (10, 100));
         assert_eq!(s.limits(3, 1), (64, 0));
-        let e = s.set_depth(Some(2), None, 5).unwrap_err();
+        let e = s.set_depth(Some(2), None, 5).unwrap_err().to_string();
         assert!(e.contains("port 2 has no egress queue"), "{e}");
-        let e = s.set_rate(Some(1), Some(2), 5).unwrap_err();
+        let e = s.set_rate(Some(1), Some(2), 5).unwrap_err().to_string();
         assert!(e.contains("priority 2") && e.contains("0 to 1"), "{e}");
         s.set_depth(None, None, 7).unwrap();
         assert_eq!(s.limits(1, 0), (7, 0));

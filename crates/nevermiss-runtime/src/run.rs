@@ -7,11 +7,12 @@
 //! capture times, generator times). Idle timers advance every `Config::tick_ns` of that time.
 
 use crate::arch::Outputs;
-use crate::handover::Handover;
+use crate::handover::{Handover, Member};
 use crate::queues::EgressQueues;
 use crate::state::Switch;
+pub use crate::types::RunError;
 use crate::worker::Worker;
-use nevermiss_io::{Batch, Packet, Port, StatsSnapshot};
+use nevermiss_io::{Batch, Packet, Port, PortError, StatsSnapshot};
 use nevermiss_tables::TableStats;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -253,7 +254,7 @@ pub fn run(
     sw: Arc<Switch>,
     ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, RunError> {
     run_handed(&Handover::new(Some(sw)), ports, opts)
 }
 
@@ -262,260 +263,427 @@ pub fn run(
 /// received packets are dropped (counted on their port).
 pub fn run_handed(
     h: &Arc<Handover>,
-    mut ports: Vec<Box<dyn Port>>,
+    ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, RunError> {
     if !(1..=nevermiss_io::BATCH_MAX).contains(&opts.batch) {
-        return Err(format!(
-            "batch size {} is not in 1..={}",
-            opts.batch,
-            nevermiss_io::BATCH_MAX
-        ));
+        return Err(RunError::BatchSize(opts.batch));
     }
-    let batch_size = opts.batch;
-    let mut member = h.join();
-    let mut worker = member
-        .switch()
-        .map(|sw| Worker::new(sw.clone(), opts.worker));
-    let mut rx = Batch::with_capacity(batch_size);
-    let mut tx: Vec<Batch> = ports
-        .iter()
-        .map(|_| Batch::with_capacity(nevermiss_io::BATCH_MAX))
-        .collect();
-    let ids: Vec<u32> = ports.iter().map(|p| p.id()).collect();
-    let start = Instant::now();
-    let mut report = RunReport::default();
-    let tick_of = |w: &Option<Worker>| w.as_ref().map_or(1, |w| w.sw.config().tick_ns.max(1));
-    let mut tick = tick_of(&worker);
-    let mut next_expire = worker
-        .as_ref()
-        .map_or(0, |w| w.sw.now_ns().saturating_add(tick));
-    let mut next_stats = opts.stats_every.map(|d| start + d);
-    // Interface ports' link state, for watch ports (`Switch::set_port_up`): now, then every
-    // LINK_POLL (and at once on a switch handed over).
-    let mut next_link_poll = start;
-    let mut idle = nevermiss_io::IdleWait::new(opts.polling);
-    let mut traced = 0u64;
-    let trace_limit = opts.trace.unwrap_or(0);
-    let mut trace_cut = false;
-    if let (true, Some(w)) = (trace_limit > 0, worker.as_mut()) {
-        w.ex.trace = Some(Vec::new());
+    let mut lp = RunLoop::new(h, ports, opts);
+    while lp.round()? {}
+    lp.finish()
+}
+
+/// One run loop's state ([`run_handed`]): its ports and their transmit batches, the switch it
+/// runs (through its handover membership) and its worker, the report so far, and when its
+/// periodic work (expiry, link polls, statistics) is next due.
+struct RunLoop<'o> {
+    opts: &'o RunOptions,
+    member: Member,
+    /// The worker of the member's switch; `None` while the handover holds no switch.
+    worker: Option<Worker>,
+    ports: Vec<Box<dyn Port>>,
+    /// `ids[i]` is the number of `ports[i]`.
+    ids: Vec<u32>,
+    rx: Batch,
+    /// `tx[i]`: outputs waiting for `ports[i]`.
+    tx: Vec<Batch>,
+    start: Instant,
+    report: RunReport,
+    /// The expiry period in ns of packet time (`Config::tick_ns`, at least 1).
+    tick: u64,
+    /// Packet time (ns) at which worker 0 next runs the tables' expiry.
+    next_expire: u64,
+    next_stats: Option<Instant>,
+    /// When the interface ports' link states are read next (`Switch::set_port_up`).
+    next_link_poll: Instant,
+    idle: nevermiss_io::IdleWait,
+    trace: TraceState,
+    /// Egress queues, when the switch has them (`Config::queues`; otherwise none of this runs).
+    queues: Option<EgressQueues>,
+}
+
+/// How far `--trace` has got: packets traced of the limit, and whether the end of tracing was
+/// announced.
+struct TraceState {
+    traced: u64,
+    limit: u64,
+    cut: bool,
+}
+
+/// What one port's turn in a round did.
+enum Turn {
+    /// Nothing arrived.
+    Empty,
+    /// A batch arrived (and ran, when there is a switch).
+    Received,
+    /// `max_packets` were received: the round goes on without the other ports' input.
+    Limit,
+    /// The port's input failed (the error is in the report): the loop ends.
+    InputError,
+}
+
+/// The expiry period of `w`'s switch (1 without one).
+fn tick_of(w: &Option<Worker>) -> u64 {
+    w.as_ref().map_or(1, |w| w.sw.config().tick_ns.max(1))
+}
+
+impl<'o> RunLoop<'o> {
+    fn new(h: &Arc<Handover>, ports: Vec<Box<dyn Port>>, opts: &'o RunOptions) -> RunLoop<'o> {
+        let member = h.join();
+        let mut worker = member
+            .switch()
+            .map(|sw| Worker::new(sw.clone(), opts.worker));
+        let tick = tick_of(&worker);
+        let next_expire = worker
+            .as_ref()
+            .map_or(0, |w| w.sw.now_ns().saturating_add(tick));
+        let trace = TraceState {
+            traced: 0,
+            limit: opts.trace.unwrap_or(0),
+            cut: false,
+        };
+        if let (true, Some(w)) = (trace.limit > 0, worker.as_mut()) {
+            w.ex.trace = Some(Vec::new());
+        }
+        let start = Instant::now();
+        let mut lp = RunLoop {
+            opts,
+            member,
+            worker,
+            ids: ports.iter().map(|p| p.id()).collect(),
+            rx: Batch::with_capacity(opts.batch),
+            tx: ports
+                .iter()
+                .map(|_| Batch::with_capacity(nevermiss_io::BATCH_MAX))
+                .collect(),
+            ports,
+            start,
+            report: RunReport::default(),
+            tick,
+            next_expire,
+            next_stats: opts.stats_every.map(|d| start + d),
+            // Interface ports' link state, for watch ports: now, then every LINK_POLL (and at
+            // once on a switch handed over).
+            next_link_poll: start,
+            idle: nevermiss_io::IdleWait::new(opts.polling),
+            trace,
+            queues: None,
+        };
+        crate::queues::follow(&mut lp.queues, lp.worker.as_ref(), &mut lp.report);
+        lp
     }
-    // Egress queues, when the switch has them (`Config::queues`; otherwise none of this runs).
-    let mut queues: Option<EgressQueues> = None;
-    crate::queues::follow(&mut queues, worker.as_ref(), &mut report);
-    'run: loop {
+
+    /// One round: a batch from each port in turn, then the egress queues, the link states and
+    /// the statistics; waits when nothing happened. Returns whether the loop goes on.
+    fn round(&mut self) -> Result<bool, RunError> {
         let mut any = false;
-        for pi in 0..ports.len() {
-            // The quiescent point: nothing of the last batch is left to send.
-            if member.changed() {
-                // The old worker leaves the old switch's gate first.
-                drop(worker.take());
-                worker = member.take().map(|sw| Worker::new(sw, opts.worker));
-                crate::queues::follow(&mut queues, worker.as_ref(), &mut report);
-                tick = tick_of(&worker);
-                if let Some(w) = worker.as_mut() {
-                    next_expire = w.sw.now_ns().saturating_add(tick);
-                    if traced < trace_limit {
-                        w.ex.trace = Some(Vec::new());
-                    }
-                }
-                next_link_poll = Instant::now();
+        for pi in 0..self.ports.len() {
+            match self.port_turn(pi)? {
+                Turn::Empty => {}
+                Turn::Received => any = true,
+                Turn::Limit => break,
+                Turn::InputError => return Ok(false),
             }
-            let tracing = traced < trace_limit && worker.is_some();
-            if let Some(w) = worker.as_mut().filter(|w| !tracing && w.ex.trace.is_some()) {
-                w.ex.trace = None;
-                if !trace_cut && trace_limit > 0 {
-                    trace_cut = true;
-                    eprintln!(
-                        "trace: the first {trace_limit} packets were traced (--trace-limit); \
-                         the rest run untraced"
-                    );
-                }
+        }
+        any |= self.service_queues()?;
+        self.poll_links();
+        self.print_stats();
+        if self.finished() {
+            return Ok(false);
+        }
+        self.wait(any);
+        Ok(true)
+    }
+
+    /// Port `pi`'s turn: at the quiescent point take over a switch handed over, then receive
+    /// a batch and run it.
+    fn port_turn(&mut self, pi: usize) -> Result<Turn, RunError> {
+        if self.member.changed() {
+            self.take_over();
+        }
+        let tracing = self.tracing();
+        let batch_size = if tracing { 1 } else { self.opts.batch };
+        let want = self.opts.max_packets.map_or(batch_size as u64, |m| {
+            m.saturating_sub(self.report.packets_in)
+        });
+        if want == 0 {
+            return Ok(Turn::Limit);
+        }
+        self.rx.clear();
+        self.rx.set_capacity(want.min(batch_size as u64) as usize);
+        match self.ports[pi].rx_burst(&mut self.rx) {
+            Ok(0) => Ok(Turn::Empty),
+            Ok(_) => {
+                self.run_batch(pi, tracing)?;
+                Ok(Turn::Received)
             }
-            let batch_size = if tracing { 1 } else { batch_size };
-            let want = opts
-                .max_packets
-                .map_or(batch_size as u64, |m| m.saturating_sub(report.packets_in));
-            if want == 0 {
-                break;
+            Err(e) => {
+                self.report.error = Some(e.to_string());
+                Ok(Turn::InputError)
             }
-            rx.clear();
-            rx.set_capacity(want.min(batch_size as u64) as usize);
-            let n = match ports[pi].rx_burst(&mut rx) {
-                Ok(n) => n,
-                Err(e) => {
-                    report.error = Some(e.to_string());
-                    break 'run;
-                }
-            };
-            if n == 0 {
-                continue;
+        }
+    }
+
+    /// Takes over the switch handed over (the old worker leaves the old switch's gate first).
+    fn take_over(&mut self) {
+        drop(self.worker.take());
+        self.worker = self
+            .member
+            .take()
+            .map(|sw| Worker::new(sw, self.opts.worker));
+        crate::queues::follow(&mut self.queues, self.worker.as_ref(), &mut self.report);
+        self.tick = tick_of(&self.worker);
+        if let Some(w) = self.worker.as_mut() {
+            self.next_expire = w.sw.now_ns().saturating_add(self.tick);
+            if self.trace.traced < self.trace.limit {
+                w.ex.trace = Some(Vec::new());
             }
-            any = true;
-            let (Some(worker), Some(sw)) = (worker.as_mut(), member.switch()) else {
-                // No pipeline: what arrives is dropped.
-                report.packets_in += n as u64;
-                report.dropped += n as u64;
-                ports[pi].stats().add_dropped(n as u64);
-                continue;
-            };
-            // The switch's clock, which the control plane's timers also use.
-            let wall = sw.now_ns();
-            let clock = opts.clock;
-            let time = |p: &Packet| match clock {
-                Clock::Wall => wall,
-                Clock::Packet => p.ts_ns,
-            };
-            let mut failed = None;
-            let pkts = rx.as_slice();
-            let mut traced_outs: Vec<(u32, usize)> = Vec::new();
-            let mut traced_queued: Vec<u32> = Vec::new();
-            worker.process_batch(pkts, time, |i, outs| {
-                let now = time(&pkts[i]);
-                report.packets_in += 1;
-                if tracing {
-                    traced_outs.extend(outs.as_slice().iter().map(|(p, d)| (*p, d.len())));
-                    traced_queued.extend(outs.deferred.iter().map(|d| d.port));
-                }
-                if outs.is_empty() && !outs.has_deferred() {
-                    report.dropped += 1;
-                    ports[pi].stats().add_dropped(1);
-                }
-                let q = queue_outputs(
-                    outs,
-                    &ids,
-                    &mut tx,
-                    now,
-                    &mut report.unknown_ports,
-                    |ti, b| flush(ports[ti].as_mut(), b),
+        }
+        self.next_link_poll = Instant::now();
+    }
+
+    /// Whether the next packet is traced; turns tracing off (once, saying so) past the limit.
+    fn tracing(&mut self) -> bool {
+        let t = &mut self.trace;
+        let tracing = t.traced < t.limit && self.worker.is_some();
+        if let Some(w) = self
+            .worker
+            .as_mut()
+            .filter(|w| !tracing && w.ex.trace.is_some())
+        {
+            w.ex.trace = None;
+            if !t.cut && t.limit > 0 {
+                t.cut = true;
+                eprintln!(
+                    "trace: the first {} packets were traced (--trace-limit); \
+                     the rest run untraced",
+                    t.limit
                 );
-                match q {
-                    Ok(out) => report.packets_out += out,
-                    Err(e) => {
-                        failed.get_or_insert(e);
-                    }
-                }
-                if let Some(q) = queues.as_mut() {
-                    report.dropped += q.enqueue(outs, now);
-                }
-                if now >= next_expire && opts.worker == 0 {
-                    sw.expire(now);
-                    next_expire = now.saturating_add(tick);
-                }
-            });
-            if let Some(e) = failed {
-                return Err(e);
             }
+        }
+        tracing
+    }
+
+    /// Runs the received batch (from port `pi`) to completion: outputs batched per port,
+    /// copies for the egress queues enqueued, expiry when due; then transmits what is batched.
+    fn run_batch(&mut self, pi: usize, tracing: bool) -> Result<(), RunError> {
+        let n = self.rx.len() as u64;
+        let (Some(worker), Some(sw)) = (self.worker.as_mut(), self.member.switch()) else {
+            // No pipeline: what arrives is dropped.
+            self.report.packets_in += n;
+            self.report.dropped += n;
+            self.ports[pi].stats().add_dropped(n);
+            return Ok(());
+        };
+        // The switch's clock, which the control plane's timers also use.
+        let wall = sw.now_ns();
+        let clock = self.opts.clock;
+        let time = |p: &Packet| match clock {
+            Clock::Wall => wall,
+            Clock::Packet => p.ts_ns,
+        };
+        let mut failed = None;
+        let pkts = self.rx.as_slice();
+        let mut traced = TracedOutputs::default();
+        let (report, ports, tx, ids) = (&mut self.report, &mut self.ports, &mut self.tx, &self.ids);
+        let (queues, next_expire) = (&mut self.queues, &mut self.next_expire);
+        let (tick, expires) = (self.tick, self.opts.worker == 0);
+        worker.process_batch(pkts, time, |i, outs| {
+            let now = time(&pkts[i]);
+            report.packets_in += 1;
             if tracing {
-                traced += 1;
-                let p = &pkts[0];
-                let mut text = format!(
-                    "packet {traced}: in on port {}, {} bytes\n",
-                    p.port,
-                    p.len()
-                );
-                for line in worker
-                    .ex
-                    .trace
-                    .as_mut()
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-                {
-                    text.push_str(&format!("  {line}\n"));
-                }
-                if traced_outs.is_empty() && traced_queued.is_empty() {
-                    text.push_str("  dropped\n");
-                }
-                for (port, len) in &traced_outs {
-                    text.push_str(&format!("  out on port {port}, {len} bytes\n"));
-                }
-                for port in &traced_queued {
-                    text.push_str(&format!(
-                        "  queued for port {port} (egress runs when it leaves the queue)\n"
-                    ));
-                }
-                eprint!("{text}");
+                traced.record(outs);
             }
-            worker.maintain();
-            for ti in 0..ports.len() {
-                if !tx[ti].is_empty() {
-                    crate::queues::flush(queues.as_ref(), ports[ti].as_mut(), &mut tx[ti])?;
+            if outs.is_empty() && !outs.has_deferred() {
+                report.dropped += 1;
+                ports[pi].stats().add_dropped(1);
+            }
+            let q = queue_outputs(outs, ids, tx, now, &mut report.unknown_ports, |ti, b| {
+                flush(ports[ti].as_mut(), b)
+            });
+            match q {
+                Ok(out) => report.packets_out += out,
+                Err(e) => {
+                    failed.get_or_insert(e);
                 }
             }
-        }
-        if let (Some(q), Some(w)) = (queues.as_mut(), worker.as_mut()) {
-            let now = match opts.clock {
-                Clock::Wall => w.sw.now_ns(),
-                // Packet time stands still once the inputs end: the queues' time goes on to
-                // their next departure, so a rate-limited queue drains.
-                Clock::Packet if ports.iter().all(|p| p.rx_done()) => {
-                    w.ex.now_ns.max(q.next_departure().unwrap_or(0))
-                }
-                Clock::Packet => w.ex.now_ns,
-            };
-            any |= q.service(w, &mut ports, &ids, &mut tx, batch_size, now, &mut report)? > 0;
-        }
-        if Instant::now() >= next_link_poll {
-            if let Some(w) = &worker {
-                for p in &ports {
-                    w.sw.set_port_up(p.id(), p.link_up());
-                }
+            if let Some(q) = queues.as_mut() {
+                report.dropped += q.enqueue(outs, now);
             }
-            next_link_poll = Instant::now() + LINK_POLL;
+            if now >= *next_expire && expires {
+                sw.expire(now);
+                *next_expire = now.saturating_add(tick);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e.into());
         }
-        let asked = opts
+        if tracing {
+            self.trace.traced += 1;
+            traced.print(self.trace.traced, &pkts[0], worker);
+        }
+        worker.maintain();
+        for (port, b) in self.ports.iter_mut().zip(&mut self.tx) {
+            if !b.is_empty() {
+                crate::queues::flush(self.queues.as_ref(), port.as_mut(), b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Serves the egress queues (when the switch has them) at the time of the run's clock.
+    /// Returns whether copies left a queue.
+    fn service_queues(&mut self) -> Result<bool, RunError> {
+        let (Some(q), Some(w)) = (self.queues.as_mut(), self.worker.as_mut()) else {
+            return Ok(false);
+        };
+        let now = match self.opts.clock {
+            Clock::Wall => w.sw.now_ns(),
+            // Packet time stands still once the inputs end: the queues' time goes on to
+            // their next departure, so a rate-limited queue drains.
+            Clock::Packet if self.ports.iter().all(|p| p.rx_done()) => {
+                w.ex.now_ns.max(q.next_departure().unwrap_or(0))
+            }
+            Clock::Packet => w.ex.now_ns,
+        };
+        let taken = q.service(
+            w,
+            &mut self.ports,
+            &self.ids,
+            &mut self.tx,
+            self.opts.batch,
+            now,
+            &mut self.report,
+        )?;
+        Ok(taken > 0)
+    }
+
+    /// Tells the switch its ports' link states, every [`LINK_POLL`].
+    fn poll_links(&mut self) {
+        if Instant::now() < self.next_link_poll {
+            return;
+        }
+        if let Some(w) = &self.worker {
+            for p in &self.ports {
+                w.sw.set_port_up(p.id(), p.link_up());
+            }
+        }
+        self.next_link_poll = Instant::now() + LINK_POLL;
+    }
+
+    /// Prints the statistics (to stderr) when asked (SIGUSR1) or due (`stats_every`).
+    fn print_stats(&mut self) {
+        let asked = self
+            .opts
             .stats_now
             .as_ref()
             .is_some_and(|f| f.swap(false, std::sync::atomic::Ordering::Relaxed));
-        let due = next_stats.is_some_and(|t| Instant::now() >= t);
+        let due = self.next_stats.is_some_and(|t| Instant::now() >= t);
         if asked || due {
-            let r = snapshot(
-                member.switch().map(|s| &**s),
-                &ports,
-                &report,
-                start.elapsed(),
-            );
+            let sw = self.member.switch().map(|s| &**s);
+            let r = snapshot(sw, &self.ports, &self.report, self.start.elapsed());
             eprint!("{}", r.render());
         }
         if due {
-            next_stats = opts.stats_every.map(|d| Instant::now() + d);
+            self.next_stats = self.opts.stats_every.map(|d| Instant::now() + d);
         }
-        let limit = opts.max_packets.is_some_and(|m| report.packets_in >= m);
-        let stopped = opts
+    }
+
+    /// Copies in the queues, or packets a port that may block has not taken yet.
+    fn waiting(&self) -> bool {
+        self.queues.is_some()
+            && (self.queues.as_ref().is_some_and(|q| !q.is_empty())
+                || self.tx.iter().any(|b| !b.is_empty()))
+    }
+
+    /// Whether the loop ends: `max_packets` received, stopped, or every input ended and
+    /// everything sent.
+    fn finished(&self) -> bool {
+        let limit = self
+            .opts
+            .max_packets
+            .is_some_and(|m| self.report.packets_in >= m);
+        let stopped = self
+            .opts
             .stop
             .as_ref()
             .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-        // Copies in the queues, or packets a port that may block has not taken yet.
-        let waiting = queues.is_some()
-            && (queues.as_ref().is_some_and(|q| !q.is_empty()) || tx.iter().any(|b| !b.is_empty()));
-        let drained = !waiting && tx.iter().all(|b| b.is_empty());
-        if limit || stopped || (ports.iter().all(|p| p.rx_done()) && drained) {
-            break;
-        }
+        let drained = !self.waiting() && self.tx.iter().all(|b| b.is_empty());
+        limit || stopped || (self.ports.iter().all(|p| p.rx_done()) && drained)
+    }
+
+    /// After a round: go on at once when it did something, else wait for input.
+    fn wait(&mut self, any: bool) {
         if any {
-            idle.busy();
-        } else if waiting {
+            self.idle.busy();
+        } else if self.waiting() {
             // Copies wait for their time (a queue rate) or for a port the qdisc holds back:
             // look again soon rather than wait for input.
             std::thread::sleep(crate::queues::RECHECK);
         } else {
-            idle.idle(&ports);
+            self.idle.idle(&self.ports);
         }
     }
-    let elapsed = start.elapsed();
-    for ti in 0..ports.len() {
-        if !tx[ti].is_empty() {
-            flush(ports[ti].as_mut(), &mut tx[ti])?;
+
+    /// Flushes what is batched and the ports themselves, and makes the report.
+    fn finish(mut self) -> Result<RunReport, RunError> {
+        let elapsed = self.start.elapsed();
+        for (port, b) in self.ports.iter_mut().zip(&mut self.tx) {
+            if !b.is_empty() {
+                flush(port.as_mut(), b)?;
+            }
         }
+        for p in self.ports.iter_mut() {
+            p.flush()?;
+        }
+        let sw = self.member.switch().map(|s| &**s);
+        let mut r = snapshot(sw, &self.ports, &self.report, elapsed);
+        r.error = self.report.error;
+        r.queues = self.queues.map(|q| q.stats);
+        Ok(r)
     }
-    for p in ports.iter_mut() {
-        p.flush().map_err(|e| e.to_string())?;
+}
+
+/// What a traced packet sent: (port, bytes) of each output, and the ports of copies queued.
+#[derive(Default)]
+struct TracedOutputs {
+    outs: Vec<(u32, usize)>,
+    queued: Vec<u32>,
+}
+
+impl TracedOutputs {
+    fn record(&mut self, outs: &Outputs) {
+        self.outs
+            .extend(outs.as_slice().iter().map(|(p, d)| (*p, d.len())));
+        self.queued.extend(outs.deferred.iter().map(|d| d.port));
     }
-    let mut r = snapshot(member.switch().map(|s| &**s), &ports, &report, elapsed);
-    r.error = report.error;
-    r.queues = queues.map(|q| q.stats);
-    Ok(r)
+
+    /// Prints the trace of packet number `n` (`p`): the worker's trace lines, then its outputs.
+    fn print(&self, n: u64, p: &Packet, worker: &mut Worker) {
+        let mut text = format!("packet {n}: in on port {}, {} bytes\n", p.port, p.len());
+        for line in worker
+            .ex
+            .trace
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+        {
+            text.push_str(&format!("  {line}\n"));
+        }
+        if self.outs.is_empty() && self.queued.is_empty() {
+            text.push_str("  dropped\n");
+        }
+        for (port, len) in &self.outs {
+            text.push_str(&format!("  out on port {port}, {len} bytes\n"));
+        }
+        for port in &self.queued {
+            text.push_str(&format!(
+                "  queued for port {port} (egress runs when it leaves the queue)\n"
+            ));
+        }
+        eprint!("{text}");
+    }
 }
 
 /// Appends one packet's outputs to the per-port transmit batches (`tx[i]` for port `ids[i]`),
@@ -527,8 +695,8 @@ pub(crate) fn queue_outputs(
     tx: &mut [Batch],
     now: u64,
     unknown: &mut UnknownPorts,
-    mut flush: impl FnMut(usize, &mut Batch) -> Result<(), String>,
-) -> Result<u64, String> {
+    mut flush: impl FnMut(usize, &mut Batch) -> Result<(), PortError>,
+) -> Result<u64, PortError> {
     let mut queued = 0;
     for (port, data) in outs.as_slice() {
         match ids.iter().position(|i| i == port) {
@@ -546,8 +714,8 @@ pub(crate) fn queue_outputs(
 }
 
 /// Transmits `b` on `port` (packets the port does not take count as dropped) and empties it.
-pub(crate) fn flush(port: &mut dyn Port, b: &mut Batch) -> Result<(), String> {
-    let taken = port.tx(b.as_slice()).map_err(|e| e.to_string())?;
+pub(crate) fn flush(port: &mut dyn Port, b: &mut Batch) -> Result<(), PortError> {
+    let taken = port.tx(b.as_slice())?;
     if taken < b.len() {
         port.stats().add_dropped((b.len() - taken) as u64);
     }

@@ -89,9 +89,9 @@ fn stf_into(
                 }
             }
             StfCommand::Expect { .. } => report.expectations += 1,
-            cmd => cp.apply(cmd).map_err(|message| StfFailure::Setup {
+            cmd => cp.apply(cmd).map_err(|e| StfFailure::Setup {
                 line: st.line,
-                message,
+                message: e.to_string(),
             })?,
         }
     }

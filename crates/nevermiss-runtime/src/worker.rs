@@ -5,7 +5,7 @@ use crate::arch::{
     psa_parse_first, v1_finish, v1_parse_first, Outputs,
 };
 use crate::engine::exec::{Exec, TableOps};
-use crate::state::Switch;
+use crate::state::{ArchInfo, Switch};
 use nevermiss_io::Packet;
 use nevermiss_tables::{Prefetch, Ticket};
 use std::sync::Arc;
@@ -138,12 +138,10 @@ impl Worker {
         self.ex.now_ns = now_ns;
         self.ex.ops = TableOps::NONE;
         let sw = &*self.sw;
-        if let Some(pi) = &sw.arch().pna {
-            process_pna(&mut self.ex, sw, pi, data, port, &mut self.out);
-        } else if let Some(vi) = &sw.arch().v1 {
-            process_v1(&mut self.ex, sw, vi, data, port, &mut self.out);
-        } else if let Some(pi) = &sw.arch().psa {
-            process_psa(&mut self.ex, sw, pi, data, port, &mut self.out);
+        match sw.arch() {
+            ArchInfo::Pna(pi) => process_pna(&mut self.ex, sw, pi, data, port, &mut self.out),
+            ArchInfo::V1(vi) => process_v1(&mut self.ex, sw, vi, data, port, &mut self.out),
+            ArchInfo::Psa(pi) => process_psa(&mut self.ex, sw, pi, data, port, &mut self.out),
         }
         self.warm.note(self.ex.ops, data, port);
     }
@@ -240,18 +238,18 @@ impl Worker {
             for (ex, p) in slots.iter_mut().zip(group) {
                 ex.now_ns = now_ns(p);
                 ex.ops = TableOps::NONE;
-                if let Some(pi) = &arch.pna {
+                match arch {
                     // SAFETY: the group's packets outlive the batch, whose
                     // `pna_finish` of this packet comes below.
-                    unsafe { pna_parse_in_place(ex, sw, pi, p.data(), p.port) };
-                } else if let Some(vi) = &arch.v1 {
-                    v1_parse_first(ex, sw, vi, p.data(), p.port);
-                } else if let Some(pi) = &arch.psa {
-                    psa_parse_first(ex, sw, pi, p.data(), p.port);
+                    ArchInfo::Pna(pi) => unsafe {
+                        pna_parse_in_place(ex, sw, pi, p.data(), p.port)
+                    },
+                    ArchInfo::V1(vi) => v1_parse_first(ex, sw, vi, p.data(), p.port),
+                    ArchInfo::Psa(pi) => psa_parse_first(ex, sw, pi, p.data(), p.port),
                 }
                 match sw.plan().prefetch_keys() {
                     // Generated `pass_parse` stored the keys (slots are never traced).
-                    Some(keys) if arch.pna.is_some() => {
+                    Some(keys) if arch.pna().is_some() => {
                         for &(t, off, len) in keys {
                             hints.push(ex.prefetch_stored(sw, t, off, len));
                         }
@@ -275,12 +273,10 @@ impl Worker {
                 // otherwise queue behind these for the core's few line-fill buffers.
                 prefetch_ahead(g * PREFETCH_GROUP + j);
                 out.clear();
-                if let Some(pi) = &arch.pna {
-                    pna_finish(ex, sw, pi, p.port, 0, out);
-                } else if let Some(vi) = &arch.v1 {
-                    v1_finish(ex, sw, vi, p.data(), p.port, out);
-                } else if let Some(pi) = &arch.psa {
-                    psa_finish(ex, sw, pi, p.data(), p.port, out);
+                match arch {
+                    ArchInfo::Pna(pi) => pna_finish(ex, sw, pi, p.port, 0, out),
+                    ArchInfo::V1(vi) => v1_finish(ex, sw, vi, p.data(), p.port, out),
+                    ArchInfo::Psa(pi) => psa_finish(ex, sw, pi, p.data(), p.port, out),
                 }
                 warm.note(ex.ops, p.data(), p.port);
                 done(g * PREFETCH_GROUP + j, out);
@@ -357,7 +353,7 @@ impl Worker {
         self.out.clear();
         self.ex.now_ns = now_ns;
         self.ex.ops = TableOps::NONE;
-        if let Some(vi) = &self.sw.arch().v1 {
+        if let Some(vi) = self.sw.arch().v1() {
             crate::arch::v1_dequeued(&mut self.ex, &self.sw, vi, job, q, &mut self.out);
         }
         if let Some(t) = &self.ticket {
@@ -406,7 +402,8 @@ mod tests {
             defines: vec![("FLOW_TABLE_SIZE".into(), size.to_string())],
             ..Default::default()
         };
-        crate::build(&path, &opts, crate::Config::default()).unwrap()
+        let prog = p4_ir::lower::source::compile_file(&path, &opts).unwrap();
+        Arc::new(Switch::new(prog, crate::Config::default()).unwrap())
     }
 
     fn frame(key: u32) -> Vec<u8> {

@@ -19,10 +19,11 @@ use crate::run::{
     self, per_second, queue_outputs, table_reports, Clock, RunOptions, RunReport, UnknownPorts,
 };
 use crate::state::Switch;
+use crate::types::RunError;
 use crate::worker::Worker;
 use nevermiss_io::rss::{spread, Rss};
 use nevermiss_io::PortStats;
-use nevermiss_io::{Batch, Packet, Port};
+use nevermiss_io::{Batch, Packet, Port, PortError};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -98,6 +99,7 @@ pub fn available_cpus() -> Vec<usize> {
     {
         // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
         let r =
             unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
         if r == 0 {
@@ -115,21 +117,23 @@ pub fn available_cpus() -> Vec<usize> {
 }
 
 /// Pins the calling thread to `cpu`.
-pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
+pub fn pin_current_thread(cpu: usize) -> Result<(), RunError> {
     #[cfg(target_os = "linux")]
     {
         if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(format!("cpu {cpu} is out of range"));
+            return Err(RunError::CpuOutOfRange(cpu));
         }
         // SAFETY: cpu_set_t is plain data; cpu < CPU_SETSIZE.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpu` < CPU_SETSIZE (checked above), inside `set`.
         unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed; the call only reads it.
         let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         if r != 0 {
-            return Err(format!(
-                "cannot pin to cpu {cpu}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(RunError::Pin {
+                cpu,
+                error: std::io::Error::last_os_error(),
+            });
         }
         Ok(())
     }
@@ -201,7 +205,7 @@ pub fn run_in_memory(
     sw: &Arc<Switch>,
     inputs: Vec<Vec<Packet>>,
     opts: &WorkerOptions,
-) -> Result<InMemoryReport, String> {
+) -> Result<InMemoryReport, RunError> {
     run_queues(&Handover::new(Some(sw.clone())), inputs, opts, None, |_| {})
 }
 
@@ -211,21 +215,17 @@ fn run_queues(
     opts: &WorkerOptions,
     out: Option<&OutPorts>,
     mut while_running: impl FnMut(&dyn Fn() -> (u64, bool)),
-) -> Result<InMemoryReport, String> {
+) -> Result<InMemoryReport, RunError> {
     if !(1..=nevermiss_io::BATCH_MAX).contains(&opts.batch) {
-        return Err(format!(
-            "batch size {} is not in 1..={}",
-            opts.batch,
-            nevermiss_io::BATCH_MAX
-        ));
+        return Err(RunError::BatchSize(opts.batch));
     }
     let n = inputs.len().max(1);
     let cpus = available_cpus();
     if opts.pin && n > cpus.len() {
-        return Err(format!(
-            "{n} workers but only {} cpus to pin them to",
-            cpus.len()
-        ));
+        return Err(RunError::TooFewCpus {
+            workers: n,
+            cpus: cpus.len(),
+        });
     }
     let tick = h.current().map_or(1, |sw| sw.config().tick_ns.max(1));
     let shared = Shared {
@@ -240,7 +240,7 @@ fn run_queues(
         finished: AtomicUsize::new(0),
     };
     let start_cell: Mutex<Option<Instant>> = Mutex::new(None);
-    let results: Vec<Result<WorkerStat, String>> = std::thread::scope(|s| {
+    let results: Vec<Result<WorkerStat, RunError>> = std::thread::scope(|s| {
         let handles: Vec<_> = inputs
             .into_iter()
             .enumerate()
@@ -257,7 +257,10 @@ fn run_queues(
                     .map_err(|e| {
                         // The others must not wait for this one.
                         shared.failed.store(true, Ordering::Release);
-                        format!("cannot start worker {i}: {e}")
+                        RunError::Spawn {
+                            worker: i,
+                            error: e,
+                        }
                     })
             })
             .collect();
@@ -276,9 +279,7 @@ fn run_queues(
         handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err("a worker thread panicked".into())),
+                Ok(h) => h.join().unwrap_or(Err(RunError::WorkerPanicked)),
                 Err(e) => Err(e),
             })
             .collect()
@@ -302,7 +303,7 @@ fn worker_main(
     cpu: Option<usize>,
     queue: Vec<Packet>,
     start_cell: &Mutex<Option<Instant>>,
-) -> Result<WorkerStat, String> {
+) -> Result<WorkerStat, RunError> {
     let pinned = cpu.map(pin_current_thread).transpose();
     if pinned.is_err() {
         sh.failed.store(true, Ordering::Release);
@@ -331,7 +332,7 @@ fn worker_main(
     }
     if sh.failed.load(Ordering::Acquire) {
         pinned?;
-        return Err("another worker could not be pinned".into());
+        return Err(RunError::OtherWorkerNotPinned);
     }
     let start = {
         let mut s = start_cell.lock().unwrap_or_else(PoisonError::into_inner);
@@ -407,7 +408,7 @@ fn worker_main(
             }
         });
         if let Some(e) = failed {
-            return Err(e);
+            return Err(e.into());
         }
         worker.maintain();
         if let Some(o) = sh.out {
@@ -439,7 +440,7 @@ fn worker_main(
     Ok(st)
 }
 
-fn flush(port: &Mutex<Box<dyn Port>>, b: &mut Batch) -> Result<(), String> {
+fn flush(port: &Mutex<Box<dyn Port>>, b: &mut Batch) -> Result<(), PortError> {
     let mut p = port.lock().unwrap_or_else(PoisonError::into_inner);
     run::flush(p.as_mut(), b)
 }
@@ -478,7 +479,7 @@ pub fn run_parallel(
     ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
     par: &ParallelOptions,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, RunError> {
     run_parallel_handed(&Handover::new(Some(sw)), ports, opts, par)
 }
 
@@ -489,7 +490,7 @@ pub fn run_parallel_handed(
     mut ports: Vec<Box<dyn Port>>,
     opts: &RunOptions,
     par: &ParallelOptions,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, RunError> {
     let limit = opts.max_packets.unwrap_or(u64::MAX);
     let mut all: Vec<Packet> = Vec::new();
     let mut bytes = 0usize;
@@ -524,12 +525,10 @@ pub fn run_parallel_handed(
             for pkt in rx.iter() {
                 bytes += pkt.len() + std::mem::size_of::<Packet>() + nevermiss_io::DEFAULT_HEADROOM;
                 if bytes > par.preload_limit {
-                    return Err(format!(
-                        "with --cores {} the input is read into memory first, and it exceeds {} MiB; \
-                         use --max-packets or fewer packets",
-                        par.cores,
-                        par.preload_limit >> 20
-                    ));
+                    return Err(RunError::PreloadLimit {
+                        cores: par.cores,
+                        limit_mib: par.preload_limit >> 20,
+                    });
                 }
                 all.push(Packet::from_bytes(pkt.data(), pkt.port, pkt.ts_ns));
             }
@@ -542,11 +541,7 @@ pub fn run_parallel_handed(
         } else {
             idle += 1;
             if idle > 10_000 {
-                return Err(
-                    "an input port neither delivers packets nor ends; with --cores \
-                            inputs must be finite"
-                        .into(),
-                );
+                return Err(RunError::EndlessInput);
             }
             std::thread::sleep(Duration::from_micros(100));
         }
@@ -601,7 +596,7 @@ pub fn run_parallel_handed(
         .map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
         .collect();
     for p in ports.iter_mut() {
-        p.flush().map_err(|e| e.to_string())?;
+        p.flush()?;
     }
     let dropped_by_port = rep.dropped;
     let sw = h.current();
@@ -635,17 +630,16 @@ pub fn run_live(
     sets: Vec<Vec<Box<dyn Port>>>,
     opts: &RunOptions,
     pin: bool,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, RunError> {
     let cpus = available_cpus();
     if pin && sets.len() > cpus.len() {
-        return Err(format!(
-            "{} workers, but only {} cpus to pin them to",
-            sets.len(),
-            cpus.len()
-        ));
+        return Err(RunError::TooFewCpus {
+            workers: sets.len(),
+            cpus: cpus.len(),
+        });
     }
     let start = Instant::now();
-    let results: Vec<Result<(RunReport, Duration), String>> = std::thread::scope(|s| {
+    let results: Vec<Result<(RunReport, Duration), RunError>> = std::thread::scope(|s| {
         let handles: Vec<_> = sets
             .into_iter()
             .enumerate()
@@ -670,10 +664,7 @@ pub fn run_live(
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a worker panicked".to_string()))
-            })
+            .map(|h| h.join().unwrap_or(Err(RunError::WorkerPanicked)))
             .collect()
     });
     let mut out = RunReport::default();

@@ -8,11 +8,14 @@
 //!
 //! The program is tests/p4/two-actions.p4: port 1 or 2 for an entry's action, port 3 for a miss.
 
+mod common;
+use common::build;
+
 use nevermiss_io::Packet;
 use nevermiss_runtime::control::{
     ActionCall, Atomicity, Change, ControlError, EntryAction, EntryKey, Op, TableEntry,
 };
-use nevermiss_runtime::{build, Config, Switch, Worker};
+use nevermiss_runtime::{Config, Switch, Worker};
 use nevermiss_tables::FieldMatch;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

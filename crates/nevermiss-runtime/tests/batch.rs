@@ -3,9 +3,12 @@
 //! same outputs and the same table contents as running the packets one by one — also when
 //! packets of one batch insert and then hit the same key, or update the same entry.
 
+mod common;
+use common::build;
+
 use nevermiss_io::gen::{KeyField, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_io::{Batch, Packet};
-use nevermiss_runtime::{build, Config, Switch, Worker};
+use nevermiss_runtime::{Config, Switch, Worker};
 use p4_front::driver::Options;
 use std::path::PathBuf;
 use std::sync::Arc;

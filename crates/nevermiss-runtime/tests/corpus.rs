@@ -1,6 +1,8 @@
 //! Every PNA and v1model program of the project's corpus (tests/p4/ok) runs random packets
 //! without panicking.
 
+mod common;
+
 use nevermiss_runtime::{Config, Switch, Worker};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,7 +16,7 @@ fn corpus_programs_run_random_packets() {
         if f.extension().and_then(|x| x.to_str()) != Some("p4") {
             continue;
         }
-        let Ok(prog) = nevermiss_runtime::load(&f, &Default::default()) else {
+        let Ok(prog) = common::load(&f, &Default::default()) else {
             continue;
         };
         let Ok(sw) = Switch::new(prog, Config::default()) else {

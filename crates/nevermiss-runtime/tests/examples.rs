@@ -2,9 +2,12 @@
 //! (two-phase workload, full table, expiry, data-plane updates), digests, and robustness
 //! against random packets.
 
+mod common;
+use common::build;
+
 use nevermiss_io::gen::{KeyField, TwoPhaseConfig, TwoPhaseGen, TwoPhaseKeys};
 use nevermiss_io::Batch;
-use nevermiss_runtime::{build, stf::run_stf, Config, Engine, Switch, Worker};
+use nevermiss_runtime::{stf::run_stf, Config, Engine, Switch, Worker};
 use p4_front::driver::Options;
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -175,8 +178,7 @@ fn add_on_miss_full_table_fails_gracefully() {
 #[test]
 fn dataplane_update_semantics() {
     use p4_ir::{BinOp, Expr, Loc, Stmt, Ty};
-    let mut prog =
-        nevermiss_runtime::load(&example("pna-add-on-miss.p4"), &Options::default()).unwrap();
+    let mut prog = common::load(&example("pna-add-on-miss.p4"), &Options::default()).unwrap();
     let t = &mut prog.tables[0];
     let hit = t
         .actions

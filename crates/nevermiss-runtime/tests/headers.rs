@@ -2,7 +2,10 @@
 //! (the general bit-level paths): odd field widths round-trip bit for bit, and a field changed
 //! by the control comes out changed in the right bits.
 
-use nevermiss_runtime::{build, Config, Switch, Worker};
+mod common;
+use common::build;
+
+use nevermiss_runtime::{Config, Switch, Worker};
 use p4_front::driver::Options;
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};

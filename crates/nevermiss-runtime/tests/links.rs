@@ -2,9 +2,12 @@
 //! up (`Port::link_up`, every `run::LINK_POLL`) and tells the switch (`Switch::port_up`), which
 //! selector groups consult.
 
+mod common;
+use common::build;
+
 use nevermiss_io::{Batch, Packet, Port, PortError, PortStats};
 use nevermiss_runtime::run::{run, RunOptions, LINK_POLL};
-use nevermiss_runtime::{build, Config};
+use nevermiss_runtime::Config;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,10 @@
 //! `tests/stf/NAME.p4` runs its `tests/stf/NAME.stf` (packets in, packets expected out). Each
 //! program says in its header comment which behaviour it pins down. Both engines run them.
 
-use nevermiss_runtime::{build, stf::run_stf, Config, Engine};
+mod common;
+use common::build;
+
+use nevermiss_runtime::{stf::run_stf, Config, Engine};
 use p4_front::driver::Options;
 use std::path::PathBuf;
 

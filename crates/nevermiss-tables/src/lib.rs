@@ -7,12 +7,19 @@
 //! Design, guarantees, memory and measurements: `docs/tables.md`.
 
 #![cfg_attr(loom, allow(dead_code))]
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod action;
+// unsafe: arrays of atomics allocated zeroed (`alloc_zeroed`) and freed.
+#[allow(unsafe_code)]
 mod arena;
 mod cell;
 mod direct;
 mod error;
+// unsafe: buckets are `Zeroed`; a bucket's keys read with SSE2 loads (`asm!`).
+#[allow(unsafe_code)]
 mod exact;
 mod gate;
 mod hash;
@@ -23,8 +30,12 @@ mod index;
 pub mod loom_api;
 mod slots;
 pub mod spec;
+// unsafe: reading the TSC.
+#[allow(unsafe_code)]
 pub mod stamp;
 mod stats;
+// unsafe: the `Zeroed` trait (all-zero bytes are a valid value) and zeroed allocation.
+#[allow(unsafe_code)]
 mod sync;
 mod table;
 mod wheel;

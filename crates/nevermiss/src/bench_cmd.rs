@@ -164,7 +164,7 @@ fn parse_scenarios(s: &str) -> Result<Vec<Scenario>, String> {
     }
     let mut v = Vec::new();
     for x in s.split(',') {
-        let sc = Scenario::parse(x)?;
+        let sc = Scenario::parse(x).map_err(|e| e.to_string())?;
         if sc != Scenario::Forward && !v.contains(&sc) {
             v.push(sc);
         }
@@ -259,7 +259,7 @@ pub fn config(a: &BenchArgs) -> Result<BenchConfig, String> {
     if let Some(n) = a.samples_max {
         c.samples_max = n;
     }
-    c.validate()?;
+    c.validate().map_err(|e| e.to_string())?;
     Ok(c)
 }
 
@@ -371,7 +371,7 @@ fn learn_options(a: &LearnArgs) -> Result<nevermiss_bench::learn::LearnOptions, 
         o.digest.ack_timeout_ns = signed("--ack-timeout", t)?;
     }
     o.hdr_dir = a.hdr_dir.clone();
-    o.validate()?;
+    o.validate().map_err(|e| e.to_string())?;
     Ok(o)
 }
 
@@ -520,7 +520,8 @@ fn run_p4rt(a: P4rtArgs) -> Result<(), String> {
         if !quiet {
             eprintln!("{line}");
         }
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     out!("{}", rep.render());
     JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
@@ -533,7 +534,8 @@ fn run_learn(a: LearnArgs) -> Result<(), String> {
         if !quiet {
             eprintln!("bench learn: {line}");
         }
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     out!("{}", rep.render());
     JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
@@ -543,11 +545,17 @@ fn builder(
     a: &ComponentArgs,
     path: &std::path::Path,
     entries: &[PathBuf],
-) -> Result<impl Fn() -> Result<std::sync::Arc<nevermiss_runtime::Switch>, String>, String> {
+) -> Result<
+    impl Fn() -> Result<
+        std::sync::Arc<nevermiss_runtime::Switch>,
+        nevermiss_bench::component::BuildFailed,
+    >,
+    String,
+> {
     let prog = a.source.load(path)?;
     let config = a.switch.config(&prog, path)?;
     let (path, entries) = (path.to_path_buf(), entries.to_vec());
-    let build = move || {
+    let build = move || -> Result<_, nevermiss_bench::component::BuildFailed> {
         let sw = std::sync::Arc::new(
             nevermiss_runtime::Switch::new(prog.clone(), config.clone())
                 .map_err(|e| format!("{}: {e}", path.display()))?,
@@ -558,7 +566,7 @@ fn builder(
         Ok(sw)
     };
     // Fail on bad entries before measuring anything.
-    build()?;
+    build().map_err(|e| e.to_string())?;
     Ok(build)
 }
 
@@ -588,7 +596,8 @@ fn run_component(a: ComponentArgs) -> Result<(), String> {
         if !quiet {
             eprintln!("bench component: {line}");
         }
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     out!("{}", rep.render());
     JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
@@ -620,7 +629,8 @@ fn run_inner(args: BenchArgs) -> Result<(), String> {
             if !quiet {
                 eprintln!("bench ({}): {line}", engine.name());
             }
-        })?;
+        })
+        .map_err(|e| e.to_string())?;
         out!("{}", rep.render());
         reps.push(rep);
     }

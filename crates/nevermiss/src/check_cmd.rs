@@ -103,10 +103,10 @@ pub fn run(args: CheckArgs) -> u8 {
         eprintln!("error: {e}");
         return 2;
     }
-    if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(&args.file) {
+    if let Some(bytes) = crate::program::bmv2_json_bytes(&args.file) {
         return check_bmv2_json(&args, &bytes);
     }
-    if let Err(e) = nevermiss_runtime::not_a_bmv2_json(&args.file) {
+    if let Err(e) = crate::program::not_a_bmv2_json(&args.file) {
         eprintln!("{e}");
         return 1;
     }

@@ -179,7 +179,7 @@ impl SourceArgs {
     pub fn load(&self, program: &Path) -> Result<Program, String> {
         let opts = options(&self.include, &self.define, ArchArg::Auto)?;
         crate::program::readable(program)?;
-        nevermiss_runtime::load(program, &opts)
+        crate::program::load(program, &opts)
     }
 }
 
@@ -533,7 +533,7 @@ impl TrafficArgs {
         )
         .map_err(|e| format!("--priority-queues: {e}"))?;
         if let Some(pps) = self.queue_rate {
-            q.set_rate(None, None, pps)?;
+            q.set_rate(None, None, pps).map_err(|e| e.to_string())?;
         }
         Ok(Some(Arc::new(q)))
     }
@@ -602,6 +602,7 @@ impl TrafficArgs {
                     sets.push(ports);
                 }
                 nevermiss_runtime::workers::run_live(h, sets, &opts, !self.no_pin)
+                    .map_err(|e| e.to_string())
             }
             _ => {
                 let mut ports = Vec::with_capacity(specs.len() + 1);
@@ -682,7 +683,7 @@ impl TrafficArgs {
         opts: &RunOptions,
     ) -> Result<RunReport, String> {
         match self.cores {
-            None => nevermiss_runtime::run::run_handed(h, ports, opts),
+            None => nevermiss_runtime::run::run_handed(h, ports, opts).map_err(|e| e.to_string()),
             Some(cores) => {
                 let par = ParallelOptions {
                     cores,
@@ -690,7 +691,7 @@ impl TrafficArgs {
                     pin: !self.no_pin,
                     ..ParallelOptions::default()
                 };
-                run_parallel_handed(h, ports, opts, &par)
+                run_parallel_handed(h, ports, opts, &par).map_err(|e| e.to_string())
             }
         }
     }

@@ -610,7 +610,8 @@ fn report_received(
                 duration: total.time,
                 hist: h,
             }],
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

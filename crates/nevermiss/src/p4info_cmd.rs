@@ -48,14 +48,14 @@ fn run_inner(args: &P4InfoArgs) -> Result<(), String> {
     crate::program::readable(&args.program)?;
     // The P4Info is made from the lowered program, so a BMv2 JSON program (its own device
     // config) gets one as P4 source does.
-    let (prog, config) = match nevermiss_runtime::bmv2_json_bytes(&args.program) {
+    let (prog, config) = match crate::program::bmv2_json_bytes(&args.program) {
         Some(json) => {
             let prog = bmv2_json::load_bytes(&json)
                 .map_err(|e| format!("{}: error: {e}", args.program.display()))?;
             (prog, json)
         }
         None => {
-            nevermiss_runtime::not_a_bmv2_json(&args.program)?;
+            crate::program::not_a_bmv2_json(&args.program)?;
             let compiled =
                 p4_front::driver::compile_file(&args.program, &opts).map_err(|f| f.render())?;
             let prog =

@@ -38,3 +38,43 @@ pub fn readable(path: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Loads a program: a BMv2 JSON document (detected by content, [`bmv2_json::is_bmv2_json`]) or
+/// P4 source, compiled and lowered. Errors render as `file:line:col: error: ...` for P4 and as
+/// `file: error: $.json.path: ...` for BMv2 JSON.
+pub fn load(path: &Path, opts: &p4_front::driver::Options) -> Result<p4_ir::Program, String> {
+    if let Some(bytes) = bmv2_json_bytes(path) {
+        return bmv2_json::load_bytes(&bytes)
+            .map_err(|e| format!("{}: error: {e}", path.display()));
+    }
+    not_a_bmv2_json(path)?;
+    p4_ir::lower::source::compile_file(path, opts).map_err(|e| e.to_string())
+}
+
+/// An error when `path` is a JSON object that is not a BMv2 program (rather than reading it as
+/// P4 source).
+pub fn not_a_bmv2_json(path: &Path) -> Result<(), String> {
+    let head = std::fs::read(path).unwrap_or_default();
+    match bmv2_json::missing_bmv2_keys(&head) {
+        Some(missing) => Err(format!(
+            "{}: error: a JSON document, but not a BMv2 program: it lacks {}",
+            path.display(),
+            missing.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The bytes of `path` when it is a BMv2 JSON document (a JSON object with BMv2's keys).
+pub fn bmv2_json_bytes(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut first = [0u8; 64];
+    let n = f.read(&mut first).ok()?;
+    // Cheap test first: JSON starts with `{` (after white space); P4 source does not.
+    if first[..n].iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    bmv2_json::is_bmv2_json(&bytes).then_some(bytes)
+}

@@ -93,14 +93,16 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         s.open().map_err(|e| e.to_string())?;
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(c), Some(k)) => Some(server::tls_config(c, k, args.tls_ca.as_deref())?),
+        (Some(c), Some(k)) => {
+            Some(server::tls_config(c, k, args.tls_ca.as_deref()).map_err(|e| e.to_string())?)
+        }
         _ => None,
     };
     let mut config = args.traffic.config(args.switch.config_any())?;
     let mut preload = None;
     if let Some(path) = &args.program {
         crate::program::readable(path)?;
-        if let Some(bytes) = nevermiss_runtime::bmv2_json_bytes(path) {
+        if let Some(bytes) = crate::program::bmv2_json_bytes(path) {
             // A BMv2 JSON program is its own device config.
             let prog = bmv2_json::load_bytes(&bytes)
                 .map_err(|e| format!("{}: error: {e}", path.display()))?;
@@ -288,7 +290,8 @@ fn write_update_log(path: &std::path::Path, delays: &[server::UpdateDelay]) -> R
                 duration: std::time::Duration::ZERO,
                 hist: &h,
             }],
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

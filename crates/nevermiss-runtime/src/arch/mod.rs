@@ -14,6 +14,8 @@
 //!   drop port 511, else unicast to `egress_spec`) → egress → computeChecksum → deparser
 //!   (clone E2E, recirculate, truncate).
 
+// unsafe: the PNA pass over the packet where it lies.
+#[allow(unsafe_code)]
 mod pna;
 mod psa;
 mod v1model;
@@ -32,6 +34,7 @@ use p4_ir::*;
 /// `v.extend_from_slice(s)`, without a call for a slice of up to 128 bytes (a packet's payload
 /// after its headers, or a whole small packet): two overlapping 16-, 32- or 64-byte copies.
 #[inline(always)]
+#[allow(unsafe_code)]
 fn extend_small(v: &mut Vec<u8>, s: &[u8]) {
     let n = s.len();
     if !(16..=128).contains(&n) {

@@ -19,8 +19,8 @@ pub fn process_pna(
 ) {
     if let (Some(n), None) = (sw.plan().native(), &ex.trace) {
         if let Some(pass) = n.pass_whole() {
-            // Generated code runs the pass (`PnaInfo::glue`), on the packet where it lies:
-            // `data` outlives this call, which is the whole of the packet's processing.
+            // SAFETY: generated code runs the pass (`PnaInfo::glue`) on the packet where it
+            // lies: `data` outlives this call, which is the whole of the packet's processing.
             unsafe { ex.reset_packet_in_place(data) };
             let dir = if sw.is_net_port(u64::from(port)) {
                 pi.net_to_host

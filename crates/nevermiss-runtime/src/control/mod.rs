@@ -37,7 +37,7 @@ pub use crate::types::{
     MeterCounterData, MulticastGroup, Op, ProfileGroup, ProfileMember, Replica, SavedCells,
     SetAction, TableEntry, WatchPort,
 };
-pub use stf::ControlPlane;
+pub use stf::{CommandError, ControlPlane};
 
 use meters::{configure_meter, meter_counts, set_meter_counts};
 

@@ -71,7 +71,7 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
                     && keys.all(|k| k.kind == MatchKind::Exact && !k.expr.ty().is_wide())
             })
         });
-        a.pna.as_ref().map(|pi| pi.glue(prog, prefetch))
+        a.pna().map(|pi| pi.glue(prog, prefetch))
     });
     let regions = arch.as_ref().map(|a| a.frame_regions()).unwrap_or_default();
     nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions).map_err(BuildError::Jit)
@@ -203,6 +203,7 @@ unsafe extern "C" fn h_table_lookup(ctx: *mut Ctx, t: u32, hit: u32, run: u32, l
     // key (reserved by `Exec::new`) and into which the code wrote `len` bytes.
     let (ex, sw) = unsafe { host(ctx) };
     let len = (len as usize).min(ex.key.capacity());
+    // SAFETY: `len` is at most the capacity, and generated code wrote those bytes.
     unsafe { ex.key.set_len(len) };
     let slot = |s: u32| (s != u32::MAX).then_some(s);
     let r = ex
@@ -219,6 +220,7 @@ unsafe extern "C" fn h_table_find(ctx: *mut Ctx, t: u32, len: u64) -> u64 {
     // SAFETY: as `h_table_lookup`.
     let (ex, sw) = unsafe { host(ctx) };
     let len = (len as usize).min(ex.key.capacity());
+    // SAFETY: `len` is at most the capacity, and generated code wrote those bytes.
     unsafe { ex.key.set_len(len) };
     let r = ex.table_find(sw, t);
     stamp(Stage::LookupOut);
@@ -251,9 +253,9 @@ unsafe extern "C" fn h_write_word(ctx: *mut Ctx, t: u32, word: u64, len: u64) {
 
 /// PNA `add_entry` with the parameters generated code packed at `Ctx::params`.
 unsafe extern "C" fn h_add_entry(ctx: *mut Ctx, func: u32, len: u64, profile: u64) -> u32 {
+    stamp(Stage::AddIn);
     // SAFETY: as `h_stmt`; `Ctx::params` is `Exec::abuf`, which generated code wrote `len` bytes
     // into (never more than its length: the parameters of an action plus 8).
-    stamp(Stage::AddIn);
     let (ex, sw) = unsafe { host(ctx) };
     let r = u32::from(ex.add_entry_packed(sw, func, len as usize, profile));
     stamp(Stage::AddOut);

@@ -126,15 +126,50 @@ impl PnaInfo {
     }
 }
 
-/// What the switch needs to know about its architecture.
-#[derive(Clone, Debug, Default)]
-pub struct ArchInfo {
-    pub pna: Option<PnaInfo>,
-    pub v1: Option<V1Info>,
-    pub psa: Option<PsaInfo>,
+/// What the switch needs to know about its architecture: exactly one architecture's blocks and
+/// metadata fields, the program's (`Program::arch`).
+///
+/// One per switch, read for every packet: the variants stay inline (no box to chase), whatever
+/// their sizes.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum ArchInfo {
+    /// PNA (`PNA_NIC`, either dialect).
+    Pna(PnaInfo),
+    /// v1model (`V1Switch`).
+    V1(V1Info),
+    /// PSA (`PSA_Switch`).
+    Psa(PsaInfo),
 }
 
 impl ArchInfo {
+    /// The PNA info, when the program is PNA.
+    #[inline]
+    pub fn pna(&self) -> Option<&PnaInfo> {
+        match self {
+            ArchInfo::Pna(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The v1model info, when the program is v1model.
+    #[inline]
+    pub fn v1(&self) -> Option<&V1Info> {
+        match self {
+            ArchInfo::V1(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The PSA info, when the program is PSA.
+    #[inline]
+    pub fn psa(&self) -> Option<&PsaInfo> {
+        match self {
+            ArchInfo::Psa(p) => Some(p),
+            _ => None,
+        }
+    }
+
     /// The frame regions (word offset, words) this module reads or writes itself, around the
     /// blocks it runs (`nevermiss_jit::compile`'s `arch`): the metadata fields it sets and
     /// reads, v1model's whole `standard_metadata_t` (`mark_to_drop` and `verify_checksum` write
@@ -147,7 +182,7 @@ impl ArchInfo {
                 v.push((o, t.words()));
             }
         };
-        if let Some(p) = &self.pna {
+        if let Some(p) = self.pna() {
             for f in [
                 p.p_input_port,
                 p.p_direction,
@@ -170,7 +205,7 @@ impl ArchInfo {
                 field(f);
             }
         }
-        if let Some(p) = &self.psa {
+        if let Some(p) = self.psa() {
             for f in [
                 p.ip_port,
                 p.ip_path,
@@ -208,7 +243,7 @@ impl ArchInfo {
                 v.push((to, w));
             }
         }
-        if let Some(p) = &self.v1 {
+        if let Some(p) = self.v1() {
             v.push((p.sm, p.sm_words));
             v.extend(p.meta);
         }
@@ -250,18 +285,9 @@ impl ArchInfo {
     /// Resolves the architecture's blocks and metadata fields of a program.
     pub fn new(p: &Program) -> Result<ArchInfo, PackageError> {
         Ok(match p.arch {
-            Arch::PnaV06 | Arch::PnaV07 => ArchInfo {
-                pna: Some(PnaInfo::new(p)?),
-                ..ArchInfo::default()
-            },
-            Arch::V1Model => ArchInfo {
-                v1: Some(V1Info::new(p)?),
-                ..ArchInfo::default()
-            },
-            Arch::Psa => ArchInfo {
-                psa: Some(PsaInfo::new(p)?),
-                ..ArchInfo::default()
-            },
+            Arch::PnaV06 | Arch::PnaV07 => ArchInfo::Pna(PnaInfo::new(p)?),
+            Arch::V1Model => ArchInfo::V1(V1Info::new(p)?),
+            Arch::Psa => ArchInfo::Psa(PsaInfo::new(p)?),
         })
     }
 }

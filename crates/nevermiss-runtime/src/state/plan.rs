@@ -146,17 +146,14 @@ pub(crate) fn prefetch_list(
     max: usize,
     exact: impl Fn(TableId) -> bool,
 ) -> Vec<TableId> {
-    let first = match (&arch.pna, &arch.v1, &arch.psa) {
-        (Some(pi), _, _) => Some(pi.pre.unwrap_or(pi.control)),
-        (_, Some(vi), _) => Some(vi.ingress),
-        (_, _, Some(pi)) => Some(pi.ig),
-        _ => None,
+    let first = match arch {
+        ArchInfo::Pna(pi) => pi.pre.unwrap_or(pi.control),
+        ArchInfo::V1(vi) => vi.ingress,
+        ArchInfo::Psa(pi) => pi.ig,
     };
     let mut out = Vec::new();
-    if let Some(c) = first {
-        prefetch_walk(prog, c, max, &exact, &mut out);
-    }
-    if let Some(pi) = arch.pna.as_ref().filter(|pi| pi.pre.is_some()) {
+    prefetch_walk(prog, first, max, &exact, &mut out);
+    if let Some(pi) = arch.pna().filter(|pi| pi.pre.is_some()) {
         let mut more = Vec::new();
         prefetch_walk(prog, pi.control, max, &exact, &mut more);
         for t in more {

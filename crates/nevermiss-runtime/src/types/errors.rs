@@ -206,3 +206,100 @@ impl From<PackageError> for BuildError {
         BuildError::Package(e)
     }
 }
+
+/// Why a run of the switch over ports (or over packets in memory) stopped with an error. An
+/// input port's error is not one of these: it ends the run early and the run's report carries
+/// it (`RunReport::error`), after every packet before it was processed.
+#[derive(Debug)]
+pub enum RunError {
+    /// The batch size is not in `1..=nevermiss_io::BATCH_MAX`.
+    BatchSize(usize),
+    /// More workers to pin than CPUs this process may run on.
+    TooFewCpus {
+        /// Workers asked for.
+        workers: usize,
+        /// CPUs available to the process.
+        cpus: usize,
+    },
+    /// The CPU number is beyond what the kernel's CPU set holds (`CPU_SETSIZE`).
+    CpuOutOfRange(usize),
+    /// The kernel refused to pin a worker to its CPU (`sched_setaffinity`).
+    Pin {
+        /// The CPU.
+        cpu: usize,
+        /// The kernel's error.
+        error: std::io::Error,
+    },
+    /// Another worker of the run could not be pinned, so this one did not start either.
+    OtherWorkerNotPinned,
+    /// A worker's thread could not be started.
+    Spawn {
+        /// The worker's index.
+        worker: usize,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+    /// A worker thread panicked (a bug: packets never make a worker panic).
+    WorkerPanicked,
+    /// An output port failed to transmit or to flush.
+    Port(nevermiss_io::PortError),
+    /// With several cores the input is read into memory first, and it is larger than allowed.
+    PreloadLimit {
+        /// Workers (`--cores`).
+        cores: usize,
+        /// The limit in MiB.
+        limit_mib: usize,
+    },
+    /// With several cores an input port neither delivered packets nor ended for a long while.
+    EndlessInput,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::BatchSize(b) => {
+                write!(
+                    f,
+                    "batch size {b} is not in 1..={}",
+                    nevermiss_io::BATCH_MAX
+                )
+            }
+            RunError::TooFewCpus { workers, cpus } => {
+                write!(f, "{workers} workers, but only {cpus} cpus to pin them to")
+            }
+            RunError::CpuOutOfRange(cpu) => write!(f, "cpu {cpu} is out of range"),
+            RunError::Pin { cpu, error } => write!(f, "cannot pin to cpu {cpu}: {error}"),
+            RunError::OtherWorkerNotPinned => f.write_str("another worker could not be pinned"),
+            RunError::Spawn { worker, error } => {
+                write!(f, "cannot start worker {worker}: {error}")
+            }
+            RunError::WorkerPanicked => f.write_str("a worker thread panicked"),
+            RunError::Port(e) => write!(f, "{e}"),
+            RunError::PreloadLimit { cores, limit_mib } => write!(
+                f,
+                "with --cores {cores} the input is read into memory first, and it exceeds \
+                 {limit_mib} MiB; use --max-packets or fewer packets"
+            ),
+            RunError::EndlessInput => f.write_str(
+                "an input port neither delivers packets nor ends; with --cores inputs must be \
+                 finite",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunError::Pin { error, .. } | RunError::Spawn { error, .. } => Some(error),
+            RunError::Port(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<nevermiss_io::PortError> for RunError {
+    fn from(e: nevermiss_io::PortError) -> RunError {
+        RunError::Port(e)
+    }
+}

@@ -1,7 +1,7 @@
 //! What the engine and front-end comparison tests share (each test binary uses a part).
 #![allow(dead_code)]
 
-use nevermiss_runtime::{build, Config, Engine, Switch};
+use nevermiss_runtime::{Config, Engine, Switch};
 use p4_front::driver::Options;
 use p4_ir::ir::{ExternKind, MatchKind};
 use p4_ir::{Arch, Program};
@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// A switch running `path` on `engine`: port 1 a host port of PNA programs, no insert-path
 /// warming (so both engines see exactly the same packets); `Err` if the program does not load.
 pub fn switch(path: &Path, engine: Engine) -> Result<Arc<Switch>, String> {
-    let prog = nevermiss_runtime::load(path, &Options::default())?;
+    let prog = load(path, &Options::default())?;
     let host_ports = if matches!(prog.arch, Arch::PnaV06 | Arch::PnaV07) {
         vec![1]
     } else {
@@ -40,6 +40,25 @@ pub fn json_fixture_source(json: &Path) -> PathBuf {
     } else {
         root.join("tests/stf").join(name)
     }
+}
+
+/// The program at `path`: BMv2 JSON (by extension) or P4 source, compiled and lowered; `Err`
+/// is the rendered error.
+pub fn load(path: &Path, opts: &Options) -> Result<Program, String> {
+    if path.extension().is_some_and(|x| x == "json") {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        return bmv2_json::load_bytes(&bytes)
+            .map_err(|e| format!("{}: error: {e}", path.display()));
+    }
+    p4_ir::lower::source::compile_file(path, opts).map_err(|e| e.to_string())
+}
+
+/// A switch of the program at `path` ([`load`]) with `config`.
+pub fn build(path: &Path, opts: &Options, config: Config) -> Result<Arc<Switch>, String> {
+    let prog = load(path, opts)?;
+    Switch::new(prog, config)
+        .map(Arc::new)
+        .map_err(|e| format!("{}: error: {e}", path.display()))
 }
 
 /// The control-plane lines of an STF test (packets come from the test that uses them).

@@ -19,6 +19,7 @@ mod control_plane;
 mod decl;
 pub use decl::pack;
 mod expr;
+pub mod source;
 mod stmt;
 
 use crate::ir::*;

@@ -148,7 +148,7 @@ impl Exec {
                         _ => 16,
                     };
                     if h & mask(w) != want {
-                        if let Some(v1) = sw.arch().v1.as_ref() {
+                        if let Some(v1) = sw.arch().v1() {
                             if let Some(o) = v1.checksum_error {
                                 self.st(v1.sm as usize + o as usize, 1);
                             }

@@ -12,9 +12,9 @@ impl Exec {
             XOp::MarkToDrop => {
                 let base = match args.first() {
                     Some(XArg::Agg(l, _)) => self.addr(l),
-                    _ => sw.arch().v1.as_ref().map(|v| v.sm as usize),
+                    _ => sw.arch().v1().map(|v| v.sm as usize),
                 };
-                if let (Some(b), Some(v1)) = (base, sw.arch().v1.as_ref()) {
+                if let (Some(b), Some(v1)) = (base, sw.arch().v1()) {
                     if let Some(o) = v1.egress_spec {
                         self.st(b + o as usize, v1.drop_port);
                     }
