@@ -278,75 +278,70 @@ impl<'a> Access<'a> {
     }
 }
 
-/// Frame words a packet's start need not zero although something reads them: the parameter
-/// words of a function that every one of its call sites writes whole before the call (`inout`
-/// and `in` arguments' copy-in), when every read of them is within that function's reach (its
-/// body, the functions it calls, the tables it applies with their keys and actions) or in the
-/// call sites' copy-out. Every read of such a word follows a copy-in of the same call, so its
-/// value at the packet's start is never seen. Words in `arch` (which the runtime reads) and
-/// functions entered otherwise (an architecture block, a table's action, `add_entry`) are left
-/// out.
-pub(crate) fn written_before_read(prog: &Program, arch: &[(u32, u32)]) -> Vec<bool> {
-    let n = prog.frame_words as usize;
-    let mut skip = vec![false; n];
-    let nf = prog.functions.len();
-    // Every read of the program, counted per word, and per function and per table apart.
-    let count = |reads: &[(u64, u64)], into: &mut std::collections::HashMap<u32, u32>| {
-        for &(lo, hi) in reads {
-            for w in lo..hi.min(n as u64) {
-                *into.entry(w as u32).or_default() += 1;
-            }
-        }
-    };
-    let fn_reads: Vec<Vec<(u64, u64)>> = prog
-        .functions
-        .iter()
-        .map(|f| {
-            let mut a = Access::default();
-            a.stmts(prog, &f.body);
-            a.reads
-        })
-        .collect();
-    let table_reads: Vec<Vec<(u64, u64)>> = prog
-        .tables
-        .iter()
-        .map(|t| {
-            let mut a = Access::default();
-            a.table(prog, t);
-            a.reads
-        })
-        .collect();
-    let all = Access::of_program(prog);
-    let mut total = std::collections::HashMap::new();
-    count(&all.reads, &mut total);
-    // Entered without a copy-in: blocks, table actions, add_entry's actions.
-    let mut entered = vec![false; nf];
-    for b in &prog.blocks {
-        if let BlockBody::Control(f) = b.body {
-            if let Some(e) = entered.get_mut(f as usize) {
-                *e = true;
-            }
+/// Reads counted per frame word.
+type Counts = std::collections::HashMap<u32, u32>;
+
+/// Adds `reads` (word ranges) to `into`, for the words below `n`.
+fn count(reads: &[(u64, u64)], n: usize, into: &mut Counts) {
+    for &(lo, hi) in reads {
+        for w in lo..hi.min(n as u64) {
+            *into.entry(w as u32).or_default() += 1;
         }
     }
-    for t in &prog.tables {
-        for a in &t.actions {
-            if let Some(e) = entered.get_mut(a.func as usize) {
-                *e = true;
+}
+
+/// Who calls and applies what: each function's call sites (copy-in, copy-out), the functions
+/// each function calls and the tables it applies, and the functions entered without a copy-in
+/// (architecture blocks, table actions, `add_entry`'s actions).
+struct CallGraph<'p> {
+    sites: Vec<Vec<(&'p [Stmt], &'p [Stmt])>>,
+    calls: Vec<Vec<FnId>>,
+    applies: Vec<Vec<TableId>>,
+    entered: Vec<bool>,
+}
+
+impl<'p> CallGraph<'p> {
+    fn of(prog: &'p Program) -> CallGraph<'p> {
+        let nf = prog.functions.len();
+        let mut g = CallGraph {
+            sites: vec![Vec::new(); nf],
+            calls: vec![Vec::new(); nf],
+            applies: vec![Vec::new(); nf],
+            entered: vec![false; nf],
+        };
+        for b in &prog.blocks {
+            if let BlockBody::Control(f) = b.body {
+                g.enter(f);
             }
         }
+        for (i, f) in prog.functions.iter().enumerate() {
+            g.walk(&f.body, Some(i));
+        }
+        for p in &prog.parsers {
+            g.walk(&p.init, None);
+            for st in &p.states {
+                g.walk(&st.body, None);
+            }
+        }
+        for t in &prog.tables {
+            g.walk(&t.key_pre, None);
+            for a in &t.actions {
+                g.enter(a.func);
+                g.walk(&a.copy_in, None);
+                g.walk(&a.copy_out, None);
+            }
+        }
+        g
     }
-    // Call sites, and what each function calls and applies.
-    let mut sites: Vec<Vec<(&[Stmt], &[Stmt])>> = vec![Vec::new(); nf];
-    let mut calls: Vec<Vec<FnId>> = vec![Vec::new(); nf];
-    let mut applies: Vec<Vec<TableId>> = vec![Vec::new(); nf];
-    fn walk<'p>(
-        ss: &'p [Stmt],
-        me: Option<usize>,
-        sites: &mut [Vec<(&'p [Stmt], &'p [Stmt])>],
-        calls: &mut [Vec<FnId>],
-        applies: &mut [Vec<TableId>],
-        entered: &mut [bool],
-    ) {
+
+    fn enter(&mut self, f: FnId) {
+        if let Some(e) = self.entered.get_mut(f as usize) {
+            *e = true;
+        }
+    }
+
+    /// Records the calls, applies and `add_entry`s of `ss`, run by function `me`.
+    fn walk(&mut self, ss: &'p [Stmt], me: Option<usize>) {
         for s in ss {
             match s {
                 Stmt::Call {
@@ -354,116 +349,53 @@ pub(crate) fn written_before_read(prog: &Program, arch: &[(u32, u32)]) -> Vec<bo
                     copy_in,
                     copy_out,
                 } => {
-                    if let Some(v) = sites.get_mut(*func as usize) {
+                    if let Some(v) = self.sites.get_mut(*func as usize) {
                         v.push((copy_in, copy_out));
                     }
                     if let Some(m) = me {
-                        calls[m].push(*func);
+                        self.calls[m].push(*func);
                     }
-                    walk(copy_in, me, sites, calls, applies, entered);
-                    walk(copy_out, me, sites, calls, applies, entered);
+                    self.walk(copy_in, me);
+                    self.walk(copy_out, me);
                 }
                 Stmt::ApplyTable { table, .. } => {
                     if let Some(m) = me {
-                        applies[m].push(*table);
+                        self.applies[m].push(*table);
                     }
                 }
                 Stmt::Extern(x) => {
                     if let XOp::AddEntry { func, .. } = x.op {
-                        if let Some(e) = entered.get_mut(func as usize) {
-                            *e = true;
-                        }
+                        self.enter(func);
                     }
                 }
                 Stmt::If(_, a, b) => {
-                    walk(a, me, sites, calls, applies, entered);
-                    walk(b, me, sites, calls, applies, entered);
+                    self.walk(a, me);
+                    self.walk(b, me);
                 }
-                Stmt::Switch { bodies, .. } => {
-                    for b in bodies {
-                        walk(b, me, sites, calls, applies, entered);
-                    }
-                }
+                Stmt::Switch { bodies, .. } => bodies.iter().for_each(|b| self.walk(b, me)),
                 Stmt::Loop { body, update, .. } => {
-                    walk(body, me, sites, calls, applies, entered);
-                    walk(update, me, sites, calls, applies, entered);
+                    self.walk(body, me);
+                    self.walk(update, me);
                 }
                 Stmt::CallParser {
                     copy_in, copy_out, ..
                 } => {
-                    walk(copy_in, me, sites, calls, applies, entered);
-                    walk(copy_out, me, sites, calls, applies, entered);
+                    self.walk(copy_in, me);
+                    self.walk(copy_out, me);
                 }
                 _ => {}
             }
         }
     }
-    for (i, f) in prog.functions.iter().enumerate() {
-        walk(
-            &f.body,
-            Some(i),
-            &mut sites,
-            &mut calls,
-            &mut applies,
-            &mut entered,
-        );
-    }
-    for p in &prog.parsers {
-        walk(
-            &p.init,
-            None,
-            &mut sites,
-            &mut calls,
-            &mut applies,
-            &mut entered,
-        );
-        for st in &p.states {
-            walk(
-                &st.body,
-                None,
-                &mut sites,
-                &mut calls,
-                &mut applies,
-                &mut entered,
-            );
-        }
-    }
-    for t in &prog.tables {
-        walk(
-            &t.key_pre,
-            None,
-            &mut sites,
-            &mut calls,
-            &mut applies,
-            &mut entered,
-        );
-        for a in &t.actions {
-            walk(
-                &a.copy_in,
-                None,
-                &mut sites,
-                &mut calls,
-                &mut applies,
-                &mut entered,
-            );
-            walk(
-                &a.copy_out,
-                None,
-                &mut sites,
-                &mut calls,
-                &mut applies,
-                &mut entered,
-            );
-        }
-    }
-    let in_arch = |w: u32| arch.iter().any(|&(o, l)| w >= o && w < o + l);
-    for f in 0..nf {
-        if entered[f] || sites[f].is_empty() {
-            continue;
-        }
-        // The words every call site's copy-in writes whole (fixed destinations).
+
+    /// The words every call site of `f` writes whole in its copy-in (fixed destinations);
+    /// none for a function entered otherwise or never called.
+    fn copied_in(&self, f: usize) -> std::collections::BTreeSet<u32> {
         let mut common: Option<std::collections::BTreeSet<u32>> = None;
-        for (copy_in, _) in &sites[f] {
+        if self.entered[f] {
+            return Default::default();
+        }
+        for (copy_in, _) in &self.sites[f] {
             let mut w = std::collections::BTreeSet::new();
             for s in copy_in.iter() {
                 let (dst, words) = match s {
@@ -480,28 +412,107 @@ pub(crate) fn written_before_read(prog: &Program, arch: &[(u32, u32)]) -> Vec<bo
                 Some(c) => c.intersection(&w).copied().collect(),
             });
         }
-        let Some(common) = common.filter(|c| !c.is_empty()) else {
+        common.unwrap_or_default()
+    }
+}
+
+/// Frame words a packet's start need not zero although something reads them: the parameter
+/// words of a function that every one of its call sites writes whole before the call (`inout`
+/// and `in` arguments' copy-in), when every read of them is within that function's reach (its
+/// body, the functions it calls, the tables it applies with their keys and actions) or in the
+/// call sites' copy-out. Every read of such a word follows a copy-in of the same call, so its
+/// value at the packet's start is never seen. Words in `arch` (which the runtime reads) and
+/// functions entered otherwise (an architecture block, a table's action, `add_entry`) are left
+/// out.
+pub(crate) fn written_before_read(prog: &Program, arch: &[(u32, u32)]) -> Vec<bool> {
+    let n = prog.frame_words as usize;
+    let mut skip = vec![false; n];
+    let graph = CallGraph::of(prog);
+    let reads = Reads::of(prog);
+    let in_arch = |w: u32| arch.iter().any(|&(o, l)| w >= o && w < o + l);
+    for f in 0..prog.functions.len() {
+        let words = graph.copied_in(f);
+        if words.is_empty() {
             continue;
-        };
-        // The reads within f's reach, and in its call sites' copy-outs.
-        let mut seen_f = vec![false; nf];
-        let mut seen_t = vec![false; prog.tables.len()];
+        }
+        let inside = reads.within(prog, &graph, f);
+        for w in words {
+            if (w as usize) < n
+                && !in_arch(w)
+                && reads.total.get(&w).copied().unwrap_or(0) == inside.get(&w).copied().unwrap_or(0)
+            {
+                skip[w as usize] = true;
+            }
+        }
+    }
+    skip
+}
+
+/// A program's reads: per function, per table, and in all (per word).
+struct Reads {
+    functions: Vec<Vec<(u64, u64)>>,
+    tables: Vec<Vec<(u64, u64)>>,
+    total: Counts,
+    n: usize,
+}
+
+impl Reads {
+    fn of(prog: &Program) -> Reads {
+        let n = prog.frame_words as usize;
+        let functions = prog
+            .functions
+            .iter()
+            .map(|f| {
+                let mut a = Access::default();
+                a.stmts(prog, &f.body);
+                a.reads
+            })
+            .collect();
+        let tables = prog
+            .tables
+            .iter()
+            .map(|t| {
+                let mut a = Access::default();
+                a.table(prog, t);
+                a.reads
+            })
+            .collect();
+        let mut total = Counts::new();
+        count(&Access::of_program(prog).reads, n, &mut total);
+        Reads {
+            functions,
+            tables,
+            total,
+            n,
+        }
+    }
+
+    /// The reads within `f`'s reach (see [`written_before_read`]) and in its call sites'
+    /// copy-outs, per word.
+    fn within(&self, prog: &Program, graph: &CallGraph, f: usize) -> Counts {
+        let nf = prog.functions.len();
+        let (mut seen_f, mut seen_t) = (vec![false; nf], vec![false; prog.tables.len()]);
         let mut stack = vec![f];
-        let mut inside = std::collections::HashMap::new();
+        let mut inside = Counts::new();
         while let Some(g) = stack.pop() {
             if std::mem::replace(&mut seen_f[g], true) {
                 continue;
             }
-            count(&fn_reads[g], &mut inside);
-            stack.extend(calls[g].iter().map(|&c| c as usize).filter(|&c| c < nf));
-            for &t in &applies[g] {
+            count(&self.functions[g], self.n, &mut inside);
+            stack.extend(
+                graph.calls[g]
+                    .iter()
+                    .map(|&c| c as usize)
+                    .filter(|&c| c < nf),
+            );
+            for &t in &graph.applies[g] {
                 let Some(td) = prog.tables.get(t as usize) else {
                     continue;
                 };
                 if std::mem::replace(&mut seen_t[t as usize], true) {
                     continue;
                 }
-                count(&table_reads[t as usize], &mut inside);
+                count(&self.tables[t as usize], self.n, &mut inside);
                 stack.extend(
                     td.actions
                         .iter()
@@ -510,19 +521,11 @@ pub(crate) fn written_before_read(prog: &Program, arch: &[(u32, u32)]) -> Vec<bo
                 );
             }
         }
-        for (_, copy_out) in &sites[f] {
+        for (_, copy_out) in &graph.sites[f] {
             let mut a = Access::default();
             a.stmts(prog, copy_out);
-            count(&a.reads, &mut inside);
+            count(&a.reads, self.n, &mut inside);
         }
-        for w in common {
-            if (w as usize) < n
-                && !in_arch(w)
-                && total.get(&w).copied().unwrap_or(0) == inside.get(&w).copied().unwrap_or(0)
-            {
-                skip[w as usize] = true;
-            }
-        }
+        inside
     }
-    skip
 }

@@ -18,7 +18,7 @@
 //! renaming them cannot touch another variable. Both engines run the same renamed program.
 
 use crate::ir::*;
-use crate::lower::map_offsets;
+use crate::offsets::map_offsets;
 
 /// Elides the copies of every `inout` argument it can (see the module); returns how many
 /// parameter regions were renamed.

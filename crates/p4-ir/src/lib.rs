@@ -20,8 +20,10 @@ pub mod dump;
 pub mod elide;
 pub mod ir;
 pub mod lower;
+pub mod offsets;
 pub mod ops;
 
 pub mod names;
 pub use ir::*;
-pub use lower::{lower, lower_program, map_offsets, pack, relocate, TEMP_BASE};
+pub use lower::{lower, lower_program, pack, relocate, TEMP_BASE};
+pub use offsets::map_offsets;
