@@ -44,6 +44,86 @@ CONGESTED = [
     "sh sleep 3",
 ]
 
+def counts(log, counter):
+    """The packet counts flowcache's controller printed for `counter` (`s1 NAME 2: N packets`)."""
+    return [int(n) for n in re.findall(r"^s\d %s \d+: (\d+) packets" % re.escape(counter), log, re.M)]
+
+
+def first_requests(d):
+    """The echo requests s1 sent toward s2 (the `--pcap` capture of its port 2, as BMv2 names
+    it), as (seq, ttl, tos)."""
+    from scapy.all import ICMP, IP, rdpcap
+    try:
+        pkts = rdpcap(os.path.join(d, "pcaps", "s1-eth2_out.pcap"))
+    except (OSError, Exception):
+        return []
+    return [(p[ICMP].seq, p[IP].ttl, p[IP].tos) for p in pkts
+            if ICMP in p and p[ICMP].type == 8 and p[IP].dst == "10.0.2.2"]
+
+
+def flowcache_check(out, d):
+    """flowcache's README: with its controller running, the first packet of a flow goes to the
+    controller in a PacketIn (counted by egressPktInCounter), which sends it on in a PacketOut
+    unchanged and installs an entry; the flow's later packets take the entry (TTL decremented,
+    DSCP 5, the host's MAC) and the pings are answered; an entry left idle times out (an
+    IdleTimeoutNotification) and the controller deletes it. A packet sent on in a PacketOut
+    keeps the gateway's MAC as destination, so its host ignores it: of each ping's 5 requests
+    the first two go unanswered (request, then reply, each the first of its flow), on BMv2 as
+    here."""
+    log = read(d, "ctrl.log")
+    received = [int(n) for n in re.findall(r"(\d+) received", out)]
+    problems = []
+    if len(received) != 3 or min(received) < 3:
+        problems.append("pings answered: %s of 5 each" % received)
+    if "Received PacketIn" not in log:
+        problems.append("the controller got no PacketIn")
+    if not any(n > 0 for n in counts(log, "MyEgress.egressPktInCounter")):
+        problems.append("egressPktInCounter never counted")
+    reqs = first_requests(d)
+    # The first request crossed s1 in a PacketOut (as h1 sent it), the next through the entry.
+    if len(reqs) < 2 or reqs[0] != (1, 64, 0) or reqs[1] != (2, 63, 20):
+        problems.append("s1's port 2 sent the requests %s, not seq 1 as sent (PacketOut) then "
+                        "seq 2 rewritten (the entry)" % reqs[:3])
+    if "Deleted flow_cache entry" not in log:
+        problems.append("no idle entry was timed out and deleted")
+    if "Traceback" in log or "gRPC Error" in log:
+        problems.append("the controller failed")
+    return not problems or "%s; controller: %s" % ("; ".join(problems), log[-600:])
+
+
+# link_monitor's probe path (send.py's egress_spec list): (switch, port) of each hop in order.
+PROBE_PATH = [(1, 4), (4, 1), (2, 4), (3, 1), (1, 3), (3, 2), (2, 3), (4, 2), (1, 1)]
+
+
+def link_monitor_check(out, d):
+    """link_monitor's README: receive.py prints each probe's hops (`Switch S - Port P: U Mbps`);
+    the hops are the probe's path, and while iperf runs from h1 to h4, the utilisation the
+    probes report on the link it loads (s1's port 4, toward s4) agrees with what iperf reports
+    (within a factor of 2: a probe measures about a second, iperf its whole run)."""
+    log = read(d, "recv.log")
+    probes = [re.findall(r"^Switch (\d+) - Port (\d+): ([\d.e+-]+) Mbps$", block, re.M)
+              for block in log.split("\n\n")]
+    probes = [p for p in probes if p]
+    if len(probes) < 2:
+        return "h1 received %d probes: %r" % (len(probes), log[-300:])
+    # receive.py prints the hops last to first.
+    paths = [[(int(s), int(p)) for s, p, _ in reversed(hops)] for hops in probes]
+    if any(path != PROBE_PATH for path in paths):
+        return "probe hops %s, not the path %s" % (
+            [p for p in paths if p != PROBE_PATH][0], PROBE_PATH)
+    m = re.findall(r"([\d.]+) ([KMG])bits/sec", read(d, "iperf.log"))
+    if not m:
+        return "no iperf result: %r" % read(d, "iperf.log")[-300:]
+    scale = {"K": 1e-3, "M": 1.0, "G": 1e3}
+    iperf = float(m[-1][0]) * scale[m[-1][1]]
+    # The first probe through a port measures from time 0 and is left out.
+    seen = max(float(u) for hops in probes[1:] for s, p, u in hops if (s, p) == ("1", "4"))
+    if not (0.5 * iperf <= seen <= 2.0 * iperf):
+        return "the probes saw at most %.2f Mbit/s on s1's port 4, iperf %.2f Mbit/s" % (
+            seen, iperf)
+    return True
+
+
 EXERCISES = {
     "basic": {
         "steps": ["h1 ping -c 3 -W 2 h2", "h1 ping -c 3 -W 2 h3", "h2 ping -c 3 -W 2 h3"],
@@ -138,6 +218,40 @@ EXERCISES = {
         "check": lambda out, d: (
             ("bits/sec" in read(d, "out.log") and "bits/sec" not in read(d, "in.log")) or
             "h1 to h3: %r; h3 to h1: %r" % (read(d, "out.log")[-200:], read(d, "in.log")[-200:])),
+    },
+    "flowcache": {
+        # The controller pushes the program, then answers PacketIns; the pings start once it
+        # runs (its SetForwardingPipelineConfig would drop earlier ones), the wait at the end
+        # outlasts the entries' 3 s idle timeout and its 5 s notification poll, and the
+        # controller is stopped before Mininet stops the switches under it.
+        "steps": [
+            "sh timeout 90 %s mycontroller.py > ctrl.log 2>&1 & echo $! > ctrl.pid" % PY,
+            "sh sleep 6",
+            "h1 ping -c 5 -W 3 h2",
+            "h1 ping -c 5 -W 3 h3",
+            "h2 ping -c 5 -W 3 h3",
+            "sh sleep 14",
+            "sh kill $(cat ctrl.pid)",
+            "sh sleep 1",
+        ],
+        "check": flowcache_check,
+    },
+    "link_monitor": {
+        # The README's steps, with `iperf h1 h4` as the two iperf commands it runs: Mininet's
+        # CLI `iperf` waits for a second result line from the server that iperf 2.1 (Debian's)
+        # does not print for its connect-only probe, and never returns. The probes start
+        # before the iperf (the first one through a port has no previous time to measure from).
+        "steps": [
+            "h1 %s receive.py > recv.log 2>&1 &" % PY,
+            "sh for i in $(seq 60); do grep -q sniffing recv.log && break; sleep 1; done",
+            "h1 timeout 60 %s send.py > send.log 2>&1 &" % PY,
+            "sh for i in $(seq 60); do [ $(grep -c Sent send.log) -ge 2 ] && break; sleep 1; done",
+            "h4 iperf -s > /dev/null 2>&1 &",
+            "sh sleep 1",
+            "h1 iperf -c 10.0.4.4 -t 6 > iperf.log 2>&1",
+            "sh sleep 3",
+        ],
+        "check": link_monitor_check,
     },
     "calc": {
         # calc.py echoes each expression after its prompt, then prints the switch's result.
