@@ -29,6 +29,13 @@ import tempfile
 PY = "/usr/bin/python3 -u"
 
 
+def wait_for(path, text, secs=60):
+    """A step that waits (up to `secs`) until the file `path` of the exercise holds `text`: a
+    receiver's "sniffing on eth0", a controller's line; on a loaded machine starting Python
+    with scapy takes seconds, and a fixed sleep may end before it."""
+    return "sh for i in $(seq %d); do grep -q '%s' %s && break; sleep 1; done" % (secs, text, path)
+
+
 def ping_ok(out, n):
     return len(re.findall(r"\b%d received" % n, out))
 
@@ -38,7 +45,7 @@ def ping_ok(out, n):
 CONGESTED = [
     "h2 %s receive.py > h2.log 2>&1 &" % PY,
     "h22 iperf -s -u > /dev/null 2>&1 &",
-    "sh sleep 2",
+    wait_for("h2.log", "sniffing"),
     "h1 %s send.py 10.0.2.2 'P4 is cool' 12 > h1.log 2>&1 &" % PY,
     "h11 iperf -c 10.0.2.22 -t 10 -u -b 2M > h11.log 2>&1",
     "sh sleep 3",
@@ -99,7 +106,7 @@ def link_monitor_check(out, d):
     """link_monitor's README: receive.py prints each probe's hops (`Switch S - Port P: U Mbps`);
     the hops are the probe's path, and while iperf runs from h1 to h4, the utilisation the
     probes report on the link it loads (s1's port 4, toward s4) agrees with what iperf reports
-    (within a factor of 2: a probe measures about a second, iperf its whole run)."""
+    (the median probe within 30%: a probe measures about a second, iperf its whole run)."""
     log = read(d, "recv.log")
     probes = [re.findall(r"^Switch (\d+) - Port (\d+): ([\d.e+-]+) Mbps$", block, re.M)
               for block in log.split("\n\n")]
@@ -116,11 +123,13 @@ def link_monitor_check(out, d):
         return "no iperf result: %r" % read(d, "iperf.log")[-300:]
     scale = {"K": 1e-3, "M": 1.0, "G": 1e3}
     iperf = float(m[-1][0]) * scale[m[-1][1]]
-    # The first probe through a port measures from time 0 and is left out.
-    seen = max(float(u) for hops in probes[1:] for s, p, u in hops if (s, p) == ("1", "4"))
-    if not (0.5 * iperf <= seen <= 2.0 * iperf):
-        return "the probes saw at most %.2f Mbit/s on s1's port 4, iperf %.2f Mbit/s" % (
-            seen, iperf)
+    # The first probe through a port measures from time 0 and is left out; the probes that
+    # crossed s1's port 4 while the iperf ran (above 1 Mbit/s) must agree with it, at least 3.
+    busy = sorted(float(u) for hops in probes[1:] for s, p, u in hops
+                  if (s, p) == ("1", "4") and float(u) > 1.0)
+    if len(busy) < 3 or not (0.7 * iperf <= busy[len(busy) // 2] <= 1.3 * iperf):
+        return "the probes saw %s Mbit/s on s1's port 4 during the iperf, iperf %.2f Mbit/s" % (
+            ["%.1f" % u for u in busy], iperf)
     return True
 
 
@@ -146,7 +155,7 @@ EXERCISES = {
     "basic_tunnel": {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
             "h1 %s send.py 10.0.2.2 'P4 is cool' --dst_id 2 > h1.log 2>&1" % PY,
             "sh sleep 2",
         ],
@@ -158,7 +167,8 @@ EXERCISES = {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
             "h3 %s receive.py > h3.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
+            wait_for("h3.log", "sniffing"),
             "h1 %s send.py 10.0.0.1 'P4 is cool' > h1.log 2>&1" % PY,
             "sh sleep 2",
         ],
@@ -184,7 +194,7 @@ EXERCISES = {
     "qos": {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
             "h1 %s send.py --p=UDP --des=10.0.2.2 --m='P4 is cool' --dur=3 > h1.log 2>&1" % PY,
             "h1 %s send.py --p=TCP --des=10.0.2.2 --m='P4 is cool' --dur=3 > h1.log 2>&1" % PY,
             "sh sleep 2",
@@ -197,7 +207,7 @@ EXERCISES = {
     "source_routing": {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
             "h1 printf '2 3 2 2 1\\nq\\n' | %s send.py 10.0.2.2 > h1.log 2>&1" % PY,
             "sh sleep 2",
         ],
@@ -225,8 +235,9 @@ EXERCISES = {
         # outlasts the entries' 3 s idle timeout and its 5 s notification poll, and the
         # controller is stopped before Mininet stops the switches under it.
         "steps": [
-            "sh timeout 90 %s mycontroller.py > ctrl.log 2>&1 & echo $! > ctrl.pid" % PY,
-            "sh sleep 6",
+            "sh timeout 120 %s mycontroller.py > ctrl.log 2>&1 & echo $! > ctrl.pid" % PY,
+            wait_for("ctrl.log", "SEND_TO_PORT_IN_OPERAND0"),
+            "sh sleep 3",
             "h1 ping -c 5 -W 3 h2",
             "h1 ping -c 5 -W 3 h3",
             "h2 ping -c 5 -W 3 h3",
@@ -241,14 +252,18 @@ EXERCISES = {
         # CLI `iperf` waits for a second result line from the server that iperf 2.1 (Debian's)
         # does not print for its connect-only probe, and never returns. The probes start
         # before the iperf (the first one through a port has no previous time to measure from).
+        # The iperf is held to 20 Mbit/s: unlimited, it fills s1's egress queue (tail drops
+        # take probes too) and h1's ACKs outrun receive.py (scapy, in Python, on a loaded
+        # 2-core machine), so few probes arrive during it and each of those averages over the
+        # seconds since the last one that did, idle time included.
         "steps": [
             "h1 %s receive.py > recv.log 2>&1 &" % PY,
-            "sh for i in $(seq 60); do grep -q sniffing recv.log && break; sleep 1; done",
+            wait_for("recv.log", "sniffing"),
             "h1 timeout 60 %s send.py > send.log 2>&1 &" % PY,
             "sh for i in $(seq 60); do [ $(grep -c Sent send.log) -ge 2 ] && break; sleep 1; done",
             "h4 iperf -s > /dev/null 2>&1 &",
             "sh sleep 1",
-            "h1 iperf -c 10.0.4.4 -t 6 > iperf.log 2>&1",
+            "h1 iperf -c 10.0.4.4 -t 8 -b 20M > iperf.log 2>&1",
             "sh sleep 3",
         ],
         "check": link_monitor_check,
