@@ -3,6 +3,8 @@
 //! it into each frame), tail drop at the depth, the rate on the packet clock, priorities, and
 //! the flags' errors.
 
+mod served;
+
 use nevermiss_io::Packet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -255,7 +257,6 @@ fn a_trace_says_a_packet_was_queued_not_dropped() {
 /// find on arrival from 63 to at most 7. Wall clock, so the rates are checked within ±35%.
 #[test]
 fn ctl_changes_the_rate_and_depth_while_traffic_flows() {
-    use std::io::BufRead;
     let out = tmp("live-out.pcap");
     let spec1 = format!("1=pcap:,{}", p(&out));
     let mut child = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
@@ -268,29 +269,10 @@ fn ctl_changes_the_rate_and_depth_while_traffic_flows() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The server's line (`nevermiss serve: P4Runtime ... on ADDR ...`) after the ports'.
-    let mut first = String::new();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
-    while !first.contains("P4Runtime") {
-        first.clear();
-        if lines.read_line(&mut first).unwrap() == 0 {
-            break;
-        }
-    }
-    let addr = first
-        .split(" on ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_default()
-        .to_string();
+    let addr = served::grpc_addr(&mut child);
     let ctl = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
-            .arg("ctl")
-            .args(args)
-            .args(["--grpc-addr", &addr])
-            .output()
-            .unwrap();
-        (o.status.code().unwrap_or(-1), text(&o))
+        let (code, out, err) = served::ctl(&addr, args);
+        (code, out + &err)
     };
     let (code, t) = ctl(&["show-queues"]);
     assert_eq!(code, 0, "{t}");
