@@ -21,6 +21,9 @@ use std::collections::HashMap;
 use std::mem::offset_of;
 use std::sync::Arc;
 
+mod checksum;
+mod wide;
+
 const I64: types::Type = types::I64;
 const I32: types::Type = types::I32;
 const I8: types::Type = types::I8;
@@ -264,6 +267,8 @@ pub(crate) struct Output {
     pub code_bytes: usize,
     /// Words the frame needs past `Program::frame_words` ([`Clean`]).
     pub extra_words: u32,
+    /// The words of the frame's first `Program::zero_words` that something may read ([`Clean::kept_ranges`]).
+    pub zero_ranges: Vec<(u32, u32)>,
     /// Whether generated code accessed a word the analysis of [`Clean`] missed.
     missed: bool,
 }
@@ -513,6 +518,7 @@ fn compile_with(
         pass,
         code_bytes,
         extra_words: clean.words(),
+        zero_ranges: clean.kept_ranges(prog.zero_words),
         missed: clean.missed.get(),
     })
 }
@@ -897,6 +903,29 @@ impl Clean {
     fn keeps(&self, off: u32) -> bool {
         self.read.is_empty() || self.read.get(off as usize).copied().unwrap_or(true)
     }
+
+    /// The words of `[0, words)` that something may read ([`Clean::keeps`]), as sorted,
+    /// disjoint half-open ranges: the only ones a packet's start must zero, since a word
+    /// nothing reads keeps the previous packet's value unseen.
+    pub(crate) fn kept_ranges(&self, words: u32) -> Vec<(u32, u32)> {
+        let mut v: Vec<(u32, u32)> = Vec::new();
+        for w in (0..words).filter(|&w| self.keeps(w)) {
+            match v.last_mut() {
+                Some((_, end)) if *end == w => *end = w + 1,
+                _ => v.push((w, w + 1)),
+            }
+        }
+        v
+    }
+}
+
+/// Whether generated code packs every key field of `t` (selector fields aside): any field of at
+/// most 64 bits, a wider one of the forms [`Gen::wide_native`] accepts.
+fn key_native(t: &Table) -> bool {
+    t.keys
+        .iter()
+        .filter(|k| k.kind != MatchKind::Selector)
+        .all(|k| !k.expr.ty().is_wide() || Gen::wide_native(&k.expr))
 }
 
 /// Whether statement `s` may move `Ctx::cursor` other than by an inline `extract` (which keeps
@@ -1189,6 +1218,9 @@ impl Gen<'_, '_> {
 
     /// Whether `e` is computed by generated code (every operand ≤ 64 bits).
     fn native(e: &Expr) -> bool {
+        if Self::narrow_of_wide(e) {
+            return true;
+        }
         match e {
             Expr::Const(_, t) | Expr::Load(_, t) => !t.is_wide(),
             Expr::Big(..) => false,
@@ -1217,6 +1249,9 @@ impl Gen<'_, '_> {
     }
 
     fn native_expr(&mut self, e: &Expr) -> Value {
+        if Self::narrow_of_wide(e) {
+            return self.narrow_of_wide_expr(e);
+        }
         match e {
             Expr::Const(v, _) => self.iconst(*v),
             Expr::Big(..) => self.helper_eval(e),
@@ -1442,6 +1477,13 @@ impl Gen<'_, '_> {
                 let v = self.mask_to(v, t.width);
                 self.store(l, v, abort, s);
             }
+            Stmt::Assign(l, t, e)
+                if l.fixed().is_some()
+                    && Self::wide_native(e)
+                    && self.in_frame(l.off, t.words()) =>
+            {
+                self.assign_wide(l.off, *t, e)
+            }
             Stmt::AssignSlice(l, t, hi, lo, e) if !t.is_wide() && l.fixed().is_some() => {
                 let a = l.off;
                 if !self.in_frame(a, 1) {
@@ -1653,6 +1695,7 @@ impl Gen<'_, '_> {
             } if hdr.loc.fixed().is_some() => self.extract(s, hdr, abort),
             Stmt::Emit(hdr) if hdr.loc.fixed().is_some() => self.emit(s, hdr, abort),
             Stmt::Extern(x) if Self::dest_inline(x) => self.dest(x),
+            Stmt::Extern(x) if self.checksum_inline(x) => self.checksum(s, x, abort),
             Stmt::Extern(x) if self.add_entry_inline(x) => self.add_entry(x),
             Stmt::ApplyTable {
                 table,
@@ -2375,17 +2418,13 @@ impl Gen<'_, '_> {
         self.jump_code(ret, len);
     }
 
-    /// Whether an apply of table `t` is generated inline: its key needs no calls and no field is
-    /// wider than 64 bits.
+    /// Whether an apply of table `t` is generated inline: its key needs no calls, and a field
+    /// wider than 64 bits only forms generated code computes ([`Gen::wide_native`]).
     fn native_apply(&self, t: TableId) -> bool {
-        self.prog.tables.get(t as usize).is_some_and(|td| {
-            td.key_pre.is_empty()
-                && td
-                    .keys
-                    .iter()
-                    .filter(|k| k.kind != MatchKind::Selector)
-                    .all(|k| !k.expr.ty().is_wide())
-        })
+        self.prog
+            .tables
+            .get(t as usize)
+            .is_some_and(|td| td.key_pre.is_empty() && key_native(td))
     }
 
     /// `t.apply()` of a table whose `const` entries generated code matches itself
@@ -2781,6 +2820,11 @@ impl Gen<'_, '_> {
         for k in t.keys.iter().filter(|k| k.kind != MatchKind::Selector) {
             let w = k.expr.ty().width;
             let n = w.div_ceil(8);
+            if k.expr.ty().is_wide() {
+                self.store_be_wide(&k.expr, w, key, off);
+                off += n;
+                continue;
+            }
             let v = self.expr(&k.expr);
             let v = self.mask_to(v, w);
             if n > 0 {
@@ -2902,52 +2946,66 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// Zeroes frame words `0..words`: 16-byte stores, unrolled up to 64 words, a loop beyond;
-    /// unrolled, only the words something may read and `stored` does not write anyway.
+    /// Zeroes the words of `0..words` that something may read ([`Clean::keeps`]) and `stored`
+    /// does not write anyway: a word nothing reads keeps the previous packet's value unseen (a
+    /// sealed header's unread fields, metadata no block reads). 16-byte stores, unrolled for a
+    /// run of up to 16 such pairs of words, a loop over a longer run.
     fn zero_frame(&mut self, words: u32, stored: &[u32]) {
         let z = self.iconst(0);
         let v = self.b.ins().splat(types::I64X2, z);
+        let needs = |g: &Self, w: u32| g.ids.clean.keeps(w) && !stored.contains(&w);
         let pairs = words / 2;
-        if words <= 64 {
-            // Only the words something may read ([`Clean::keeps`]): a word nothing reads
-            // keeps the previous packet's value unseen (a sealed header's unread fields).
-            for i in 0..pairs {
-                let needs = |w: u32| self.ids.clean.keeps(w) && !stored.contains(&w);
-                match (needs(2 * i), needs(2 * i + 1)) {
-                    (true, true) => {
-                        self.b
-                            .ins()
-                            .store(MemFlagsData::trusted(), v, self.frame, (16 * i) as i32);
-                    }
-                    (true, false) => self.st_raw(2 * i, z),
-                    (false, true) => self.st_raw(2 * i + 1, z),
-                    (false, false) => {}
+        let mut i = 0;
+        while i < pairs {
+            match (needs(self, 2 * i), needs(self, 2 * i + 1)) {
+                (true, true) => {
+                    let run = (i..pairs)
+                        .take_while(|&j| needs(self, 2 * j) && needs(self, 2 * j + 1))
+                        .count() as u32;
+                    self.zero_pairs(v, i, run);
+                    i += run;
+                    continue;
                 }
+                (true, false) => self.st_raw(2 * i, z),
+                (false, true) => self.st_raw(2 * i + 1, z),
+                (false, false) => {}
             }
-        } else {
-            let (head, body, done) = (
-                self.b.create_block(),
-                self.b.create_block(),
-                self.b.create_block(),
-            );
-            self.b.append_block_param(head, I64);
-            let start = self.iconst(0);
-            self.b.ins().jump(head, &[start.into()]);
-            self.b.switch_to_block(head);
-            let i = self.b.block_params(head)[0];
-            let end = self.iconst(u64::from(pairs) * 16);
-            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, end);
-            self.b.ins().brif(more, body, &[], done, &[]);
-            self.b.switch_to_block(body);
-            let at = self.b.ins().iadd(self.frame, i);
-            self.b.ins().store(MemFlagsData::trusted(), v, at, 0);
-            let n = self.b.ins().iadd_imm_s(i, 16);
-            self.b.ins().jump(head, &[n.into()]);
-            self.b.switch_to_block(done);
+            i += 1;
         }
-        if words % 2 == 1 {
+        if words % 2 == 1 && needs(self, words - 1) {
             self.st_raw(words - 1, z);
         }
+    }
+
+    /// Zeroes word pairs `first..first + n` with the 16-byte zero `v`.
+    fn zero_pairs(&mut self, v: Value, first: u32, n: u32) {
+        if n <= 16 {
+            for i in first..first + n {
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), v, self.frame, (16 * i) as i32);
+            }
+            return;
+        }
+        let (head, body, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.append_block_param(head, I64);
+        let start = self.iconst(u64::from(first) * 16);
+        self.b.ins().jump(head, &[start.into()]);
+        self.b.switch_to_block(head);
+        let i = self.b.block_params(head)[0];
+        let end = self.iconst(u64::from(first + n) * 16);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, end);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        let at = self.b.ins().iadd(self.frame, i);
+        self.b.ins().store(MemFlagsData::trusted(), v, at, 0);
+        let n = self.b.ins().iadd_imm_s(i, 16);
+        self.b.ins().jump(head, &[n.into()]);
+        self.b.switch_to_block(done);
     }
 
     fn glue_stores(&mut self, stores: &[GlueStore]) {

@@ -274,6 +274,11 @@ pub struct Compiled {
     /// Words the frame must have past `Program::frame_words`, zeroed at every packet's start
     /// like the frame's first `Program::zero_words` (generated code's per-packet state).
     pub extra_words: u32,
+    /// The words of the frame's first `Program::zero_words` that anything may read (generated
+    /// code, the interpreter's statements, the architecture's `arch` regions), as sorted,
+    /// disjoint half-open ranges: all a packet's start must zero before the engine runs it; the
+    /// other words are never read, so their previous values stay unseen (docs/jit.md).
+    pub zero_ranges: Vec<(u32, u32)>,
     /// The keys `pass_parse` stores for the batch prefetch ([`Glue::prefetch`]): (table, byte
     /// offset past `Ctx::key`, length).
     prefetch: Vec<(u32, u32, u32)>,
@@ -372,6 +377,7 @@ pub fn compile(
         compile_ns: t0.elapsed().as_nanos() as u64,
         code_bytes: out.code_bytes,
         extra_words: out.extra_words,
+        zero_ranges: out.zero_ranges,
         prefetch,
         key_room,
     })

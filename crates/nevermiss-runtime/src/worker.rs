@@ -108,7 +108,24 @@ impl Worker {
         if let Some(t) = &self.ticket {
             self.sw.gate().leave(t);
         }
+        self.flush_fallbacks();
         &self.out
+    }
+
+    /// Moves the interpreter fallbacks of this worker's states into `SwitchStats::fallbacks`
+    /// (one atomic add when there were any, none otherwise).
+    #[inline]
+    fn flush_fallbacks(&mut self) {
+        let mut n = std::mem::take(&mut self.ex.fallbacks);
+        for s in &mut self.slots {
+            n += std::mem::take(&mut s.fallbacks);
+        }
+        if n != 0 {
+            self.sw
+                .stats()
+                .fallbacks
+                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// [`Worker::process`] inside the gate.
@@ -168,6 +185,7 @@ impl Worker {
         if let Some(t) = &self.ticket {
             self.sw.gate().leave(t);
         }
+        self.flush_fallbacks();
         // More packets ahead than in this batch: the rest at once.
         if let Some(rest) = ahead.get(pkts.len()..) {
             nevermiss_io::packet::prefetch_headers(rest);
@@ -342,6 +360,7 @@ impl Worker {
         if let Some(t) = &self.ticket {
             self.sw.gate().leave(t);
         }
+        self.flush_fallbacks();
     }
 
     /// How many times [`Worker::maintain`] has warmed the insert path.

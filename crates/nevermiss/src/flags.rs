@@ -203,16 +203,31 @@ pub struct SwitchArgs {
 }
 
 /// What ran the program, for the statistics: `engine: jit (compiled in 2.1 ms, 14.2 KiB of
-/// machine code)` or `engine: interp`.
+/// machine code; a packet's start zeroes 30 of 35 state words)` or `engine: interp`.
 pub fn engine_line(sw: &Switch) -> String {
+    let (zeroed, state) = sw.zeroed_words();
     match sw.native_stats() {
         Some((ns, bytes)) => format!(
-            "engine: jit (compiled in {:.1} ms, {:.1} KiB of machine code)",
+            "engine: jit (compiled in {:.1} ms, {:.1} KiB of machine code; a packet's start zeroes {zeroed} of {state} state words)",
             ns as f64 / 1e6,
             bytes as f64 / 1024.0
         ),
         None => format!("engine: {}", sw.engine().name()),
     }
+}
+
+/// With machine code: how much of the program the interpreter still ran (docs/jit.md,
+/// "Fallbacks"), e.g. `interpreter fallbacks: 0 (0.00 per packet)`; `None` for the interpreter.
+pub fn fallbacks_line(sw: &Switch, packets: u64) -> Option<String> {
+    sw.native_stats()?;
+    let n = sw
+        .stats()
+        .fallbacks
+        .load(std::sync::atomic::Ordering::Relaxed);
+    Some(format!(
+        "interpreter fallbacks: {n} ({:.2} per packet)",
+        n as f64 / packets.max(1) as f64
+    ))
 }
 
 /// `--engine jit|interp`.

@@ -118,6 +118,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     )?;
     out!("{}", report.render());
     outln!("{}", crate::flags::engine_line(&sw));
+    if let Some(line) = crate::flags::fallbacks_line(&sw, report.packets_in) {
+        outln!("{line}");
+    }
     let notes = sw.pending_notifications();
     if notes > 0 {
         outln!("idle-timeout notifications for the control plane: {notes}");

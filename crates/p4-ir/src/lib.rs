@@ -9,6 +9,7 @@
 //!   [`relocate`] and [`pack`]).
 //! - [`control_plane`]: what the control plane sees beyond the packet path (annotations,
 //!   P4Runtime types, P4Info's order); with [`names`], all a P4Info is made from.
+//! - [`elide`]: copy elision of `inout` arguments of controls applied from one place.
 //! - [`ops`]: P4's scalar arithmetic, shared by lowering and the interpreter.
 //! - [`dump`]: a readable text form (`nevermiss check --dump-ir`).
 //!
@@ -16,10 +17,11 @@
 
 pub mod control_plane;
 pub mod dump;
+pub mod elide;
 pub mod ir;
 pub mod lower;
 pub mod ops;
 
 pub mod names;
 pub use ir::*;
-pub use lower::{lower, lower_program, pack, relocate, TEMP_BASE};
+pub use lower::{lower, lower_program, map_offsets, pack, relocate, TEMP_BASE};

@@ -195,6 +195,9 @@ pub struct Exec {
     /// `Some` while tracing (`nevermiss run --trace`): what the packet did, one line per
     /// parser state, table apply and `add_entry`. Off, it costs one branch per state and table.
     pub trace: Option<Vec<String>>,
+    /// Statements, expressions and `select`s generated code left to the interpreter since the
+    /// worker last moved them into `SwitchStats::fallbacks` (docs/jit.md, "Fallbacks").
+    pub(crate) fallbacks: u64,
 }
 
 // SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
@@ -259,6 +262,7 @@ impl Exec {
                 ^ worker.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 ^ 0x2545_f491_4f6c_dd1d,
             trace: None,
+            fallbacks: 0,
         };
         ex.c.frame = ex.f.as_mut_ptr();
         ex.c.key = ex.key.as_mut_ptr();
@@ -288,7 +292,18 @@ impl Exec {
     /// Prepares for a new packet: zeroes the per-packet state (headers invalid, metadata 0).
     pub fn reset(&mut self, sw: &Switch, data: &[u8]) {
         let z = (sw.prog().zero_words as usize).min(self.f.len());
-        self.f[..z].fill(0);
+        match sw.plan().native() {
+            // Machine code runs the packet: only the words anything may read
+            // (`Compiled::zero_ranges`); a traced packet runs in the interpreter, whose trace
+            // shows the whole frame, so it gets all of it.
+            Some(n) if self.trace.is_none() => {
+                for &(lo, hi) in &n.zero_ranges {
+                    let (lo, hi) = ((lo as usize).min(z), (hi as usize).min(z));
+                    self.f[lo..hi].fill(0);
+                }
+            }
+            _ => self.f[..z].fill(0),
+        }
         // Generated code's words past the frame (`nevermiss_jit::Compiled::extra_words`).
         let past = (sw.prog().frame_words as usize).min(self.f.len());
         self.f[past..].fill(0);

@@ -149,6 +149,7 @@ unsafe extern "C" fn h_stmt(ctx: *mut Ctx, s: *const Stmt) -> u32 {
         let (ex, sw) = host(ctx);
         (ex, sw, &*s)
     };
+    ex.fallbacks += 1;
     from_flow(ex.stmt(sw, s))
 }
 
@@ -156,6 +157,7 @@ unsafe extern "C" fn h_stmt(ctx: *mut Ctx, s: *const Stmt) -> u32 {
 unsafe extern "C" fn h_eval(ctx: *mut Ctx, e: *const Expr) -> u64 {
     // SAFETY: as `h_stmt`.
     let (ex, e) = unsafe { (host(ctx).0, &*e) };
+    ex.fallbacks += 1;
     ex.eval(e)
 }
 
@@ -169,6 +171,7 @@ unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
     let Transition::Select { keys, cases } = &st.next else {
         return target::ACCEPT;
     };
+    ex.fallbacks += 1;
     match ex.select(sw, keys, cases) {
         None => target::NO_MATCH,
         Some(Target::Accept) => target::ACCEPT,

@@ -58,6 +58,10 @@ pub struct SwitchStats {
     pub loop_limit_hits: AtomicU64,
     /// Packets dropped for more passes (resubmit, recirculate) than `Config::max_passes`.
     pub pass_limit_hits: AtomicU64,
+    /// Statements, expressions and parser `select`s that generated code left to the
+    /// interpreter (`Engine::Jit` only; docs/jit.md, "Fallbacks"): added by each worker after
+    /// each packet or batch, so a reader sees them up to the last one finished.
+    pub fallbacks: AtomicU64,
 }
 
 /// Slots of the quiescence gate: workers beyond this share one slot (still correct, a little
@@ -178,6 +182,20 @@ impl Switch {
     /// Compile time and code size of the program's machine code (`Engine::Jit`).
     pub fn native_stats(&self) -> Option<(u64, usize)> {
         self.plan.native().map(|c| (c.compile_ns, c.code_bytes))
+    }
+
+    /// Frame words a packet's start zeroes, and the program's per-packet state words
+    /// (`Program::zero_words`): with machine code only those something may read
+    /// (`nevermiss_jit::Compiled::zero_ranges`), with the interpreter all of them.
+    pub fn zeroed_words(&self) -> (u64, u64) {
+        let all = u64::from(self.prog.zero_words);
+        let zeroed = self.plan.native().map_or(all, |c| {
+            c.zero_ranges
+                .iter()
+                .map(|&(lo, hi)| u64::from(hi.saturating_sub(lo)))
+                .sum()
+        });
+        (zeroed, all)
     }
 
     /// The exact tables a batch prefetches for after parsing (`Worker::process_batch`).

@@ -269,6 +269,7 @@ impl<'a> Lw<'a> {
         self.p.zero_words = zero;
         self.p.frame_words = zero + self.temp_words;
         relocate(&mut self.p, zero);
+        crate::elide::inout_copies(&mut self.p);
         self.p
     }
 
@@ -630,11 +631,16 @@ impl<'a> Lw<'a> {
 /// Moves temporaries (offsets ≥ [`TEMP_BASE`]) to just after the state region, which ends at
 /// `base` (every location, table key and slot, extern state and block region of the program).
 pub fn relocate(p: &mut Program, base: u32) {
-    let f = &mut |o: &mut u32| {
+    map_offsets(p, &mut |o: &mut u32| {
         if *o >= TEMP_BASE {
             *o = *o - TEMP_BASE + base;
         }
-    };
+    });
+}
+
+/// Applies `f` to every frame word offset `p` holds: locations of statements, expressions and
+/// table keys, action parameter slots, checksum states and the blocks' parameter regions.
+pub fn map_offsets(p: &mut Program, f: &mut dyn FnMut(&mut u32)) {
     for func in &mut p.functions {
         reloc_stmts(&mut func.body, f);
     }

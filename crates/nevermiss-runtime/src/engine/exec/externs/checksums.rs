@@ -133,7 +133,13 @@ impl Exec {
                     let payload = self.input()[start..].to_vec();
                     self.data.put_bytes(&payload);
                 }
-                let r = self.next_rand();
+                // Only a random "checksum" draws from the packet's generator, so that generated
+                // code computing csum16 itself leaves the sequence as the interpreter does.
+                let r = if *algo == HashAlgo::Random {
+                    self.next_rand()
+                } else {
+                    0
+                };
                 let h = state::hash(*algo, &self.data.bytes, r);
                 if matches!(x.op, XOp::VerifyChecksum { .. }) {
                     let want = self.xval(args.get(2)).unwrap_or(0);
