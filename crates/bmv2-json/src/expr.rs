@@ -559,7 +559,8 @@ impl<'a> Builder<'a> {
     }
 
     /// Operation `op` on `left` (absent for unary operations) and `right`; `j` is the
-    /// operation object (for `cond` and messages).
+    /// operation object (for `cond` and messages). JSON_format.md, "expressions", lists the
+    /// operations; each family has its helper below.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn operation(
         &mut self,
@@ -571,340 +572,393 @@ impl<'a> Builder<'a> {
         pre: &mut Vec<Stmt>,
         demand: Option<u32>,
     ) -> Result<Val> {
-        let need_left = |l: &Option<J<'a>>| -> Result<J<'a>> {
-            l.clone()
-                .ok_or_else(|| j.err(format!("\"{op}\" needs a left operand")))
+        let o = Operands {
+            op,
+            left,
+            right,
+            j,
+            demand,
         };
         match op {
-            "+" | "-" | "*" => {
-                let bop = match op {
-                    "+" => BinOp::Add,
-                    "-" => BinOp::Sub,
-                    _ => BinOp::Mul,
-                };
-                // BMv2: a unary + or - has a left operand of 0.
-                let zero = |w: Option<u32>| match w {
-                    Some(w) => Expr::Const(0, Ty::bits(w)),
-                    None => Expr::Const(0, Ty::bits(1)),
-                };
-                if let Some(w) = demand {
-                    let a = match &left {
-                        Some(l) => self.int(l, cx, pre, Some(w))?,
-                        None => zero(Some(w)),
-                    };
-                    let b = self.int(&right, cx, pre, Some(w))?;
-                    return Ok(Val::Int(bin(bop, Ty::bits(w), a, b)));
+            "+" | "-" | "*" => self.op_add_sub_mul(&o, cx, pre),
+            "/" | "%" => self.op_div_mod(&o, cx, pre),
+            "<<" | ">>" => self.op_shift(&o, cx, pre),
+            "&" | "|" | "^" | "~" => self.op_bitwise(&o, cx, pre),
+            "==" | "!=" | "<" | "<=" | ">" | ">=" => self.op_compare(&o, cx, pre),
+            "and" | "or" | "not" | "d2b" | "b2d" => self.op_logic(&o, cx, pre),
+            "two_comp_mod" | "sat_cast" | "usat_cast" => self.op_width_cast(&o, cx, pre),
+            "?" => self.op_conditional(&o, cx, pre),
+            "valid" | "valid_union" => self.op_valid(&o, cx, pre),
+            "dereference_header_stack"
+            | "dereference_union_stack"
+            | "access_field"
+            | "access_union_header"
+            | "last_stack_index"
+            | "size_stack" => self.op_member(&o, cx, pre),
+            other => Err(j.unsupported(format!("the expression operation \"{other}\""))),
+        }
+    }
+
+    /// `+`, `-`, `*` (a unary `+`/`-` has no left operand: BMv2 reads it as 0).
+    fn op_add_sub_mul(
+        &mut self,
+        o: &Operands<'_, 'a>,
+        cx: &Cx,
+        pre: &mut Vec<Stmt>,
+    ) -> Result<Val> {
+        let bop = match o.op {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            _ => BinOp::Mul,
+        };
+        // BMv2: a unary + or - has a left operand of 0.
+        let zero = |w: Option<u32>| match w {
+            Some(w) => Expr::Const(0, Ty::bits(w)),
+            None => Expr::Const(0, Ty::bits(1)),
+        };
+        if let Some(w) = o.demand {
+            let a = match &o.left {
+                Some(l) => self.int(l, cx, pre, Some(w))?,
+                None => zero(Some(w)),
+            };
+            let b = self.int(&o.right, cx, pre, Some(w))?;
+            return Ok(Val::Int(bin(bop, Ty::bits(w), a, b)));
+        }
+        let a = match &o.left {
+            Some(l) => self.int(l, cx, pre, None)?,
+            None => zero(None),
+        };
+        let b = self.int(&o.right, cx, pre, None)?;
+        let (ta, tb) = (a.ty(), b.ty());
+        let c = common(ta, tb);
+        // Widths in the common signedness.
+        let sw = |t: Ty| t.width + u32::from(c.signed && !t.signed);
+        let t = match bop {
+            BinOp::Add => Ty {
+                width: c.width + 1,
+                signed: c.signed,
+            },
+            // A difference may be negative: signed, one bit wider than both operands
+            // read as signed values.
+            BinOp::Sub => Ty::int(c.width + u32::from(!c.signed) + 1),
+            _ => Ty {
+                width: sw(ta) + sw(tb),
+                signed: c.signed,
+            },
+        };
+        self.check_width(t, o.j)?;
+        Ok(Val::Int(bin(bop, t, cast(a, t), cast(b, t))))
+    }
+
+    /// `/` and `%`, at the operands' common type.
+    fn op_div_mod(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        let l = o.left()?;
+        let a = self.int(&l, cx, pre, None)?;
+        let b = self.int(&o.right, cx, pre, None)?;
+        let t = common(a.ty(), b.ty());
+        let bop = if o.op == "/" { BinOp::Div } else { BinOp::Mod };
+        Ok(fit(Val::Int(bin(bop, t, cast(a, t), cast(b, t))), o.demand))
+    }
+
+    /// `<<` (exact: as wide as the shifted bits can reach) and `>>`.
+    fn op_shift(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        let l = o.left()?;
+        if o.op == ">>" {
+            let a = self.int(&l, cx, pre, None)?;
+            let s = self.int(&o.right, cx, pre, None)?;
+            let s = self.shift_amount(s, &o.right)?;
+            let t = a.ty();
+            return Ok(fit(Val::Int(bin(BinOp::Shr, t, a, s)), o.demand));
+        }
+        let s = self.int(&o.right, cx, pre, None)?;
+        let s = self.shift_amount(s, &o.right)?;
+        if let Some(w) = o.demand {
+            let a = self.int(&l, cx, pre, Some(w))?;
+            return Ok(Val::Int(bin(BinOp::Shl, Ty::bits(w), a, s)));
+        }
+        let a = self.int(&l, cx, pre, None)?;
+        let ta = a.ty();
+        let extra = match const_int(&s).and_then(|v| v.to_u32()) {
+            Some(k) => k,
+            None => {
+                let sw = s.ty().width;
+                if sw >= 12 {
+                    MAX_EXACT
+                } else {
+                    (1u32 << sw) - 1
                 }
-                let a = match &left {
-                    Some(l) => self.int(l, cx, pre, None)?,
-                    None => zero(None),
-                };
-                let b = self.int(&right, cx, pre, None)?;
-                let (ta, tb) = (a.ty(), b.ty());
-                let c = common(ta, tb);
-                // Widths in the common signedness.
-                let sw = |t: Ty| t.width + u32::from(c.signed && !t.signed);
-                let t = match bop {
-                    BinOp::Add => Ty {
-                        width: c.width + 1,
-                        signed: c.signed,
-                    },
-                    // A difference may be negative: signed, one bit wider than both operands
-                    // read as signed values.
-                    BinOp::Sub => Ty::int(c.width + u32::from(!c.signed) + 1),
-                    _ => Ty {
-                        width: sw(ta) + sw(tb),
-                        signed: c.signed,
-                    },
-                };
-                self.check_width(t, j)?;
-                Ok(Val::Int(bin(bop, t, cast(a, t), cast(b, t))))
             }
-            "<<" => {
-                let l = need_left(&left)?;
-                let s = self.int(&right, cx, pre, None)?;
-                let s = self.shift_amount(s, &right)?;
-                if let Some(w) = demand {
-                    let a = self.int(&l, cx, pre, Some(w))?;
-                    return Ok(Val::Int(bin(BinOp::Shl, Ty::bits(w), a, s)));
+        };
+        let t = Ty {
+            width: ta.width.saturating_add(extra),
+            signed: ta.signed,
+        };
+        self.check_width(t, o.j)?;
+        Ok(Val::Int(bin(BinOp::Shl, t, cast(a, t), s)))
+    }
+
+    /// `&`, `|`, `^` and the unary `~`; `x & mask` with a non-negative constant mask is exact
+    /// at the mask's width.
+    fn op_bitwise(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        let bop = match o.op {
+            "&" => BinOp::And,
+            "|" => BinOp::Or,
+            "^" => BinOp::Xor,
+            _ => return self.op_bitnot(o, cx, pre),
+        };
+        let (l, right) = (o.left()?, &o.right);
+        // `x & 0xff` (a non-negative constant): only the mask's bits of x matter, and the
+        // result is exact at the mask's width.
+        if bop == BinOp::And {
+            let mask_of = |x: &J<'a>| -> Option<BigInt> {
+                if x.v.get("type")?.as_str()? != "hexstr" {
+                    return None;
                 }
-                let a = self.int(&l, cx, pre, None)?;
-                let ta = a.ty();
-                let extra = match const_int(&s).and_then(|v| v.to_u32()) {
-                    Some(k) => k,
-                    None => {
-                        let sw = s.ty().width;
-                        if sw >= 12 {
-                            MAX_EXACT
-                        } else {
-                            (1u32 << sw) - 1
-                        }
-                    }
-                };
-                let t = Ty {
-                    width: ta.width.saturating_add(extra),
-                    signed: ta.signed,
-                };
-                self.check_width(t, j)?;
-                Ok(Val::Int(bin(BinOp::Shl, t, cast(a, t), s)))
+                let m = x.get("value").ok()?.hexstr().ok()?;
+                (m.sign() != Sign::Minus).then_some(m)
+            };
+            let (m, other) = match (mask_of(right), mask_of(&l)) {
+                (Some(m), _) => (Some(m), l.clone()),
+                (None, Some(m)) => (Some(m), right.clone()),
+                _ => (None, l.clone()),
+            };
+            if let Some(m) = m {
+                let mw = bitlen(&m);
+                let w = o.demand.map_or(mw, |d| d.min(mw));
+                self.check_width(Ty::bits(w), o.j)?;
+                let x = self.int(&other, cx, pre, Some(w))?;
+                let t = Ty::bits(w);
+                return Ok(Val::Int(bin(BinOp::And, t, x, constant(&m, t))));
             }
-            ">>" => {
-                let l = need_left(&left)?;
-                let a = self.int(&l, cx, pre, None)?;
-                let s = self.int(&right, cx, pre, None)?;
-                let s = self.shift_amount(s, &right)?;
-                let t = a.ty();
-                Ok(fit(Val::Int(bin(BinOp::Shr, t, a, s)), demand))
+        }
+        if let Some(w) = o.demand {
+            let a = self.int(&l, cx, pre, Some(w))?;
+            let b = self.int(right, cx, pre, Some(w))?;
+            return Ok(Val::Int(bin(bop, Ty::bits(w), a, b)));
+        }
+        let a = self.int(&l, cx, pre, None)?;
+        let b = self.int(right, cx, pre, None)?;
+        let t = common(a.ty(), b.ty());
+        Ok(Val::Int(bin(bop, t, cast(a, t), cast(b, t))))
+    }
+
+    /// The unary `~`.
+    fn op_bitnot(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        if let Some(w) = o.demand {
+            let a = self.int(&o.right, cx, pre, Some(w))?;
+            return Ok(Val::Int(Expr::Un(UnOp::BitNot, Ty::bits(w), Box::new(a))));
+        }
+        let a = self.int(&o.right, cx, pre, None)?;
+        let ta = a.ty();
+        // ~x is -x-1: signed, one bit wider than an unsigned x.
+        let t = if ta.signed { ta } else { Ty::int(ta.width + 1) };
+        Ok(Val::Int(Expr::Un(UnOp::BitNot, t, Box::new(cast(a, t)))))
+    }
+
+    /// The comparisons; `==`/`!=` also of headers (BMv2's header equality).
+    fn op_compare(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        let cop = match o.op {
+            "==" => CmpOp::Eq,
+            "!=" => CmpOp::Ne,
+            "<" => CmpOp::Lt,
+            "<=" => CmpOp::Le,
+            ">" => CmpOp::Gt,
+            _ => CmpOp::Ge,
+        };
+        let l = o.left()?;
+        let a = self.val(&l, cx, pre, None)?;
+        let b = self.val(&o.right, cx, pre, None)?;
+        let e = match (a, b) {
+            (Val::Bool(x), Val::Bool(y)) => Expr::Cmp(cop, Ty::BOOL, Box::new(x), Box::new(y)),
+            (Val::Int(x) | Val::Bool(x), Val::Int(y) | Val::Bool(y)) => {
+                let t = common(x.ty(), y.ty());
+                Expr::Cmp(cop, t, Box::new(cast(x, t)), Box::new(cast(y, t)))
             }
-            "&" | "|" | "^" => {
-                let bop = match op {
-                    "&" => BinOp::And,
-                    "|" => BinOp::Or,
-                    _ => BinOp::Xor,
-                };
-                let l = need_left(&left)?;
-                // `x & 0xff` (a non-negative constant): only the mask's bits of x matter, and the
-                // result is exact at the mask's width.
-                if bop == BinOp::And {
-                    let mask_of = |x: &J<'a>| -> Option<BigInt> {
-                        if x.v.get("type")?.as_str()? != "hexstr" {
-                            return None;
-                        }
-                        let m = x.get("value").ok()?.hexstr().ok()?;
-                        (m.sign() != Sign::Minus).then_some(m)
-                    };
-                    let (m, other) = match (mask_of(&right), mask_of(&l)) {
-                        (Some(m), _) => (Some(m), l.clone()),
-                        (None, Some(m)) => (Some(m), right.clone()),
-                        _ => (None, l.clone()),
-                    };
-                    if let Some(m) = m {
-                        let mw = bitlen(&m);
-                        let w = demand.map_or(mw, |d| d.min(mw));
-                        self.check_width(Ty::bits(w), j)?;
-                        let x = self.int(&other, cx, pre, Some(w))?;
-                        let t = Ty::bits(w);
-                        return Ok(Val::Int(bin(BinOp::And, t, x, constant(&m, t))));
-                    }
+            (Val::Hdr(x), Val::Hdr(y)) if matches!(cop, CmpOp::Eq | CmpOp::Ne) => {
+                let eq = self.headers_equal(&x, &y, o.j)?;
+                if cop == CmpOp::Eq {
+                    eq
+                } else {
+                    Expr::Un(UnOp::Not, Ty::BOOL, Box::new(eq))
                 }
-                if let Some(w) = demand {
-                    let a = self.int(&l, cx, pre, Some(w))?;
-                    let b = self.int(&right, cx, pre, Some(w))?;
-                    return Ok(Val::Int(bin(bop, Ty::bits(w), a, b)));
-                }
-                let a = self.int(&l, cx, pre, None)?;
-                let b = self.int(&right, cx, pre, None)?;
-                let t = common(a.ty(), b.ty());
-                Ok(Val::Int(bin(bop, t, cast(a, t), cast(b, t))))
             }
-            "~" => {
-                if let Some(w) = demand {
-                    let a = self.int(&right, cx, pre, Some(w))?;
-                    return Ok(Val::Int(Expr::Un(UnOp::BitNot, Ty::bits(w), Box::new(a))));
-                }
-                let a = self.int(&right, cx, pre, None)?;
-                let ta = a.ty();
-                // ~x is -x-1: signed, one bit wider than an unsigned x.
-                let t = if ta.signed { ta } else { Ty::int(ta.width + 1) };
-                Ok(Val::Int(Expr::Un(UnOp::BitNot, t, Box::new(cast(a, t)))))
-            }
-            "/" | "%" => {
-                let l = need_left(&left)?;
-                let a = self.int(&l, cx, pre, None)?;
-                let b = self.int(&right, cx, pre, None)?;
-                let t = common(a.ty(), b.ty());
-                let bop = if op == "/" { BinOp::Div } else { BinOp::Mod };
-                Ok(fit(Val::Int(bin(bop, t, cast(a, t), cast(b, t))), demand))
-            }
-            "==" | "!=" | "<" | "<=" | ">" | ">=" => {
-                let cop = match op {
-                    "==" => CmpOp::Eq,
-                    "!=" => CmpOp::Ne,
-                    "<" => CmpOp::Lt,
-                    "<=" => CmpOp::Le,
-                    ">" => CmpOp::Gt,
-                    _ => CmpOp::Ge,
-                };
-                let l = need_left(&left)?;
-                let a = self.val(&l, cx, pre, None)?;
-                let b = self.val(&right, cx, pre, None)?;
-                let e = match (a, b) {
-                    (Val::Bool(x), Val::Bool(y)) => {
-                        Expr::Cmp(cop, Ty::BOOL, Box::new(x), Box::new(y))
-                    }
-                    (Val::Int(x) | Val::Bool(x), Val::Int(y) | Val::Bool(y)) => {
-                        let t = common(x.ty(), y.ty());
-                        Expr::Cmp(cop, t, Box::new(cast(x, t)), Box::new(cast(y, t)))
-                    }
-                    (Val::Hdr(x), Val::Hdr(y)) if matches!(cop, CmpOp::Eq | CmpOp::Ne) => {
-                        let eq = self.headers_equal(&x, &y, j)?;
-                        if cop == CmpOp::Eq {
-                            eq
-                        } else {
-                            Expr::Un(UnOp::Not, Ty::BOOL, Box::new(eq))
-                        }
-                    }
-                    _ => return Err(j.unsupported(format!("\"{op}\" on these operands"))),
-                };
-                Ok(fit(Val::Bool(e), demand))
-            }
+            _ => return Err(o.j.unsupported(format!("\"{}\" on these operands", o.op))),
+        };
+        Ok(fit(Val::Bool(e), o.demand))
+    }
+
+    /// `and`, `or`, `not` and the conversions `d2b` (integer to boolean) and `b2d`.
+    fn op_logic(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        match o.op {
             "and" | "or" => {
-                let l = need_left(&left)?;
+                let l = o.left()?;
                 let a = self.boolean(&l, cx, pre)?;
-                let b = self.boolean(&right, cx, pre)?;
-                Ok(fit(
-                    Val::Bool(if op == "and" {
-                        Expr::And(Box::new(a), Box::new(b))
-                    } else {
-                        Expr::Or(Box::new(a), Box::new(b))
-                    }),
-                    demand,
-                ))
+                let b = self.boolean(&o.right, cx, pre)?;
+                let e = if o.op == "and" {
+                    Expr::And(Box::new(a), Box::new(b))
+                } else {
+                    Expr::Or(Box::new(a), Box::new(b))
+                };
+                Ok(fit(Val::Bool(e), o.demand))
             }
             "not" => {
-                let a = self.boolean(&right, cx, pre)?;
-                Ok(fit(
-                    Val::Bool(Expr::Un(UnOp::Not, Ty::BOOL, Box::new(a))),
-                    demand,
-                ))
+                let a = self.boolean(&o.right, cx, pre)?;
+                let e = Expr::Un(UnOp::Not, Ty::BOOL, Box::new(a));
+                Ok(fit(Val::Bool(e), o.demand))
             }
             "d2b" => {
-                let a = self.int(&right, cx, pre, None)?;
+                let a = self.int(&o.right, cx, pre, None)?;
                 let t = a.ty();
+                let zero = Expr::Const(0, t);
                 Ok(Val::Bool(Expr::Cmp(
                     CmpOp::Ne,
                     t,
                     Box::new(a),
-                    Box::new(Expr::Const(0, t)),
+                    Box::new(zero),
                 )))
             }
-            "b2d" => {
-                let a = self.boolean(&right, cx, pre)?;
-                Ok(fit(Val::Int(a), demand))
+            _ => {
+                let a = self.boolean(&o.right, cx, pre)?;
+                Ok(fit(Val::Int(a), o.demand))
             }
-            "two_comp_mod" => {
-                let l = need_left(&left)?;
-                let w = self.const_width(&right, cx, pre)?;
-                let a = self.int(&l, cx, pre, Some(w))?;
-                Ok(fit(Val::Int(cast_same(a, Ty::int(w))), demand))
-            }
-            "sat_cast" | "usat_cast" => {
-                let l = need_left(&left)?;
-                let w = self.const_width(&right, cx, pre)?;
-                let a = self.int(&l, cx, pre, None)?;
-                let (lo, hi, to) = if op == "sat_cast" {
-                    let h = (BigInt::from(1) << (w - 1)) - 1;
-                    (-(&h) - 1, h, Ty::int(w))
-                } else {
-                    (BigInt::zero(), (BigInt::from(1) << w) - 1, Ty::bits(w))
+        }
+    }
+
+    /// `two_comp_mod` (wrap into `int<w>`) and the saturating casts `sat_cast` (`int<w>`) and
+    /// `usat_cast` (`bit<w>`), `w` a constant.
+    fn op_width_cast(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        let l = o.left()?;
+        let w = self.const_width(&o.right, cx, pre)?;
+        if o.op == "two_comp_mod" {
+            let a = self.int(&l, cx, pre, Some(w))?;
+            return Ok(fit(Val::Int(cast_same(a, Ty::int(w))), o.demand));
+        }
+        let a = self.int(&l, cx, pre, None)?;
+        let (lo, hi, to) = if o.op == "sat_cast" {
+            let h = (BigInt::from(1) << (w - 1)) - 1;
+            (-(&h) - 1, h, Ty::int(w))
+        } else {
+            (BigInt::zero(), (BigInt::from(1) << w) - 1, Ty::bits(w))
+        };
+        let t = common(common(a.ty(), to), Ty::int(w + 1));
+        let x = cast(a, t);
+        let clamp_hi = Expr::Cmp(
+            CmpOp::Gt,
+            t,
+            Box::new(x.clone()),
+            Box::new(constant(&hi, t)),
+        );
+        let clamp_lo = Expr::Cmp(
+            CmpOp::Lt,
+            t,
+            Box::new(x.clone()),
+            Box::new(constant(&lo, t)),
+        );
+        let e = Expr::Mux(
+            Box::new(clamp_hi),
+            Box::new(constant(&hi, t)),
+            Box::new(Expr::Mux(
+                Box::new(clamp_lo),
+                Box::new(constant(&lo, t)),
+                Box::new(x),
+                t,
+            )),
+            t,
+        );
+        Ok(fit(Val::Int(cast(e, to)), o.demand))
+    }
+
+    /// `?`: `cond ? left : right` of integers or booleans.
+    fn op_conditional(
+        &mut self,
+        o: &Operands<'_, 'a>,
+        cx: &Cx,
+        pre: &mut Vec<Stmt>,
+    ) -> Result<Val> {
+        let c = self.boolean(&o.j.get("cond")?, cx, pre)?;
+        let l = o.left()?;
+        // Both branches' side statements run before the choice; they only read.
+        let a = self.val(&l, cx, pre, o.demand)?;
+        let b = self.val(&o.right, cx, pre, o.demand)?;
+        match (a, b) {
+            (Val::Bool(x), Val::Bool(y)) => Ok(Val::Bool(Expr::Mux(
+                Box::new(c),
+                Box::new(x),
+                Box::new(y),
+                Ty::BOOL,
+            ))),
+            (Val::Int(x) | Val::Bool(x), Val::Int(y) | Val::Bool(y)) => {
+                let t = match o.demand {
+                    Some(w) => Ty::bits(w),
+                    None => common(x.ty(), y.ty()),
                 };
-                let t = common(common(a.ty(), to), Ty::int(w + 1));
-                let x = cast(a, t);
-                let clamp_hi = Expr::Cmp(
-                    CmpOp::Gt,
+                Ok(Val::Int(Expr::Mux(
+                    Box::new(c),
+                    Box::new(cast(x, t)),
+                    Box::new(cast(y, t)),
                     t,
-                    Box::new(x.clone()),
-                    Box::new(constant(&hi, t)),
-                );
-                let clamp_lo = Expr::Cmp(
-                    CmpOp::Lt,
-                    t,
-                    Box::new(x.clone()),
-                    Box::new(constant(&lo, t)),
-                );
-                let e = Expr::Mux(
-                    Box::new(clamp_hi),
-                    Box::new(constant(&hi, t)),
-                    Box::new(Expr::Mux(
-                        Box::new(clamp_lo),
-                        Box::new(constant(&lo, t)),
-                        Box::new(x),
-                        t,
-                    )),
-                    t,
-                );
-                Ok(fit(Val::Int(cast(e, to)), demand))
+                )))
             }
-            "?" => {
-                let c = self.boolean(&j.get("cond")?, cx, pre)?;
-                let l = need_left(&left)?;
-                // Both branches' side statements run before the choice; they only read.
-                let a = self.val(&l, cx, pre, demand)?;
-                let b = self.val(&right, cx, pre, demand)?;
-                match (a, b) {
-                    (Val::Bool(x), Val::Bool(y)) => Ok(Val::Bool(Expr::Mux(
-                        Box::new(c),
-                        Box::new(x),
-                        Box::new(y),
-                        Ty::BOOL,
-                    ))),
-                    (Val::Int(x) | Val::Bool(x), Val::Int(y) | Val::Bool(y)) => {
-                        let t = match demand {
-                            Some(w) => Ty::bits(w),
-                            None => common(x.ty(), y.ty()),
-                        };
-                        Ok(Val::Int(Expr::Mux(
-                            Box::new(c),
-                            Box::new(cast(x, t)),
-                            Box::new(cast(y, t)),
-                            t,
-                        )))
-                    }
-                    _ => Err(j.unsupported("a conditional choosing between headers")),
-                }
+            _ => Err(o.j.unsupported("a conditional choosing between headers")),
+        }
+    }
+
+    /// `valid` of a header and `valid_union` (any member of a union valid).
+    fn op_valid(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        if o.op == "valid" {
+            let h = self.header(&o.right, cx, pre)?;
+            return Ok(fit(Val::Bool(self.valid_of(&h)), o.demand));
+        }
+        let u = self.union(&o.right, cx, pre)?;
+        let ws = self.union_valid_words(&u, o.j)?;
+        let mut e = Expr::bool(false);
+        for w in ws {
+            let v = Expr::load(&w, Ty::BOOL);
+            e = if matches!(e, Expr::Const(0, _)) {
+                v
+            } else {
+                Expr::Or(Box::new(e), Box::new(v))
+            };
+        }
+        Ok(fit(Val::Bool(e), o.demand))
+    }
+
+    /// Members of headers, unions and stacks: `dereference_header_stack`/
+    /// `dereference_union_stack`, `access_field`, `access_union_header`, `last_stack_index`,
+    /// `size_stack`.
+    fn op_member(&mut self, o: &Operands<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<Val> {
+        let right = &o.right;
+        match o.op {
+            "last_stack_index" => {
+                let s = self.stack(right, cx, pre)?;
+                Ok(fit(Val::Int(self.last_index(s)), o.demand))
             }
-            "valid" => {
-                let h = self.header(&right, cx, pre)?;
-                Ok(fit(Val::Bool(self.valid_of(&h)), demand))
-            }
-            "valid_union" => {
-                let u = self.union(&right, cx, pre)?;
-                let ws = self.union_valid_words(&u, j)?;
-                let mut e = Expr::bool(false);
-                for w in ws {
-                    let v = Expr::load(&w, Ty::BOOL);
-                    e = if matches!(e, Expr::Const(0, _)) {
-                        v
-                    } else {
-                        Expr::Or(Box::new(e), Box::new(v))
-                    };
-                }
-                Ok(fit(Val::Bool(e), demand))
-            }
-            "dereference_header_stack" | "dereference_union_stack" => {
-                let l = need_left(&left)?;
-                let s = self.stack(&l, cx, pre)?;
-                let idx = self.index(&right, cx, pre)?;
-                self.stack_elem(s, idx)
+            "size_stack" => {
+                let s = self.stack(right, cx, pre)?;
+                let st = &self.lay.stacks[s];
+                Ok(fit(Val::Int(Expr::Load(st.loc, Ty::bits(32))), o.demand))
             }
             "access_field" => {
-                let l = need_left(&left)?;
-                let h = self.header(&l, cx, pre)?;
+                let h = self.header(&o.left()?, cx, pre)?;
                 let k = right.int()?;
-                match self.field_at(&h, k, j)? {
-                    Place::Scalar(loc, t) => Ok(fit(Val::Int(Expr::load(&loc, t)), demand)),
+                match self.field_at(&h, k, o.j)? {
+                    Place::Scalar(loc, t) => Ok(fit(Val::Int(Expr::load(&loc, t)), o.demand)),
                     Place::Varbit(..) => {
-                        Err(j.unsupported("a variable-length field in an expression"))
+                        Err(o.j.unsupported("a variable-length field in an expression"))
                     }
                 }
             }
             "access_union_header" => {
-                let l = need_left(&left)?;
-                let u = self.union(&l, cx, pre)?;
+                let u = self.union(&o.left()?, cx, pre)?;
                 let k = right.int()?;
                 let k = usize::try_from(k).map_err(|_| right.err("a negative member number"))?;
-                Ok(Val::Hdr(self.union_member_at(&u, k, j)?))
+                Ok(Val::Hdr(self.union_member_at(&u, k, o.j)?))
             }
-            "last_stack_index" => {
-                let s = self.stack(&right, cx, pre)?;
-                Ok(fit(Val::Int(self.last_index(s)), demand))
+            _ => {
+                let s = self.stack(&o.left()?, cx, pre)?;
+                let idx = self.index(right, cx, pre)?;
+                self.stack_elem(s, idx)
             }
-            "size_stack" => {
-                let s = self.stack(&right, cx, pre)?;
-                let st = &self.lay.stacks[s];
-                Ok(fit(Val::Int(Expr::Load(st.loc, Ty::bits(32))), demand))
-            }
-            other => Err(j.unsupported(format!("the expression operation \"{other}\""))),
         }
     }
 
@@ -979,6 +1033,25 @@ impl<'a> Builder<'a> {
             Box::new(both_invalid),
             Box::new(Expr::And(Box::new(both_valid), Box::new(fields))),
         ))
+    }
+}
+
+/// The operands of one operation object: `op`, `left` (absent for unary operations), `right`,
+/// the object itself (`j`: its `cond`, and where errors point) and the demanded width.
+struct Operands<'o, 'a> {
+    op: &'o str,
+    left: Option<J<'a>>,
+    right: J<'a>,
+    j: &'o J<'a>,
+    demand: Option<u32>,
+}
+
+impl<'a> Operands<'_, 'a> {
+    /// The left operand, or an error naming the operation that needs one.
+    fn left(&self) -> Result<J<'a>> {
+        self.left
+            .clone()
+            .ok_or_else(|| self.j.err(format!("\"{}\" needs a left operand", self.op)))
     }
 }
 

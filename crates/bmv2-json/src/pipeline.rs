@@ -19,6 +19,128 @@ use std::collections::HashMap;
 /// Most statements the structuring may emit for one pipeline (nodes repeated included).
 const MAX_EMITTED: usize = 200_000;
 
+/// A table's keys as its JSON gives them: the IR keys, and per key its JSON match type and,
+/// for a field sliced by a contiguous mask, the slice's low bit and the mask.
+struct TableKeys {
+    keys: Vec<TableKey>,
+    slices: Vec<Option<(u32, BigInt)>>,
+    kinds: Vec<String>,
+}
+
+impl TableKeys {
+    /// Key field `k` of a constant entry (`match_key`); `None` when the entry can never match
+    /// (bits outside a sliced key's mask: BMv2 compares the whole field under the mask).
+    fn entry_match(&self, k: usize, m: &J<'_>) -> Result<Option<EntryMatch>> {
+        let mt = m.str_of("match_type")?;
+        if mt != self.kinds[k] {
+            return Err(m.err(format!(
+                "match type {mt}, the table's key is {}",
+                self.kinds[k]
+            )));
+        }
+        let w = self.keys[k].expr.ty().width;
+        let conv = |x: BigInt| -> Option<BigInt> {
+            match &self.slices[k] {
+                // A sliced key: BMv2 compares the whole field under the mask; bits of
+                // the entry outside it never match.
+                Some((lo, mask)) => {
+                    if !(&x & !mask.clone()).is_zero() && !x.is_negative() {
+                        None
+                    } else {
+                        Some((x & mask) >> *lo)
+                    }
+                }
+                None => Some(x),
+            }
+        };
+        let v = |x: BigInt| p4_ir::Val::from_big(x.to_biguint().unwrap_or_default());
+        let em = match mt {
+            "valid" => EntryMatch::Exact(p4_ir::Val::U(u64::from(m.get("key")?.bool()?))),
+            "exact" => match conv(m.get("key")?.hexstr()?) {
+                Some(x) => EntryMatch::Exact(v(x)),
+                None => return Ok(None),
+            },
+            "lpm" => {
+                let plen = m.get("prefix_length")?.u32()?;
+                let x = m.get("key")?.hexstr()?;
+                match &self.slices[k] {
+                    Some(_) => {
+                        return Err(m.unsupported("an lpm key on a masked field"));
+                    }
+                    None => EntryMatch::Lpm(v(x), plen.min(w)),
+                }
+            }
+            "ternary" | "optional" => {
+                let x = m.get("key")?.hexstr()?;
+                let mm = m.get("mask")?.hexstr()?;
+                match (conv(x & &mm), conv(mm)) {
+                    (Some(x), Some(mm)) => EntryMatch::Ternary(v(x), v(mm)),
+                    _ => return Ok(None),
+                }
+            }
+            "range" => {
+                let lo = m.get("start")?.hexstr()?;
+                let hi = m.get("end")?.hexstr()?;
+                if self.slices[k].is_some() {
+                    return Err(m.unsupported("a range key on a masked field"));
+                }
+                EntryMatch::Range(v(lo), v(hi))
+            }
+            other => return Err(m.unsupported(format!("entries of match type {other}"))),
+        };
+        Ok(Some(em))
+    }
+}
+
+/// A table's implementation: `simple`, or an action profile (`indirect`) or selector
+/// (`indirect_ws`, whose selector fields become `Selector` keys).
+fn table_implementation(
+    t: &J<'_>,
+    profiles: &HashMap<String, Profile>,
+    keys: &mut Vec<TableKey>,
+) -> Result<Option<ExternId>> {
+    let ttype = t
+        .opt("type")
+        .map(|x| x.str())
+        .transpose()?
+        .unwrap_or("simple");
+    match ttype {
+        "simple" => Ok(None),
+        "indirect" | "indirect_ws" => {
+            let Some(pn) = t.opt("action_profile") else {
+                return Err(t.unsupported("an indirect table without \"action_profile\""));
+            };
+            let pn = pn.str()?;
+            let Some(p) = profiles.get(pn) else {
+                return Err(t.err(format!("unknown action profile {pn}")));
+            };
+            if ttype == "indirect_ws" && p.selector.is_empty() {
+                return Err(t.err(format!("action profile {pn} has no selector")));
+            }
+            for (e, n) in &p.selector {
+                keys.push(TableKey {
+                    name: n.clone(),
+                    expr: e.clone(),
+                    kind: MatchKind::Selector,
+                    ty: CpType::Bit(e.ty().width),
+                    annotations: Vec::new(),
+                });
+            }
+            Ok(Some(p.id))
+        }
+        other => Err(t.unsupported(format!("tables of type {other}"))),
+    }
+}
+
+/// The index of action `id` among a table's actions.
+fn action_index(action_ids: &[i64], table: &str, id: i64, at: &J<'_>) -> Result<u32> {
+    action_ids
+        .iter()
+        .position(|x| *x == id)
+        .map(|i| i as u32)
+        .ok_or_else(|| at.err(format!("action {id} is not an action of table {table}")))
+}
+
 /// How a table's next node is chosen.
 enum Next {
     /// `__HIT__` / `__MISS__`.
@@ -257,303 +379,43 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// One table; returns its id and its actions' names (in the IR table's order).
+    /// One table (JSON_format.md, "pipelines": `tables`); returns its id and its actions'
+    /// names (in the IR table's order).
     fn table(
         &mut self,
         t: &J<'a>,
         profiles: &HashMap<String, Profile>,
     ) -> Result<(TableId, Vec<String>)> {
         let name = t.str_of("name")?.to_string();
+        let mut keys = self.table_keys(t)?;
+        let implementation = table_implementation(t, profiles, &mut keys.keys)?;
+        let (actions, action_ids) = self.table_actions(t, &name)?;
         // A table the program declares has its control's name in front; one p4c made (the
         // `switch_0_table` of a `switch` on a value, whose actions are `switch_0_case*`) has
         // not, and is `@hidden` in p4c's P4Info with its actions.
         let synthesized = !name.contains('.');
-        // Keys: (expression, kind, control-plane name, and for a field sliced by a contiguous
-        // mask its shift and the mask, to read constant entries).
-        let mut keys = Vec::new();
-        let mut slices: Vec<Option<(u32, BigInt)>> = Vec::new();
-        let mut kinds_json = Vec::new();
-        for k in t.list("key")? {
-            let mt = k.str_of("match_type")?;
-            let kind = match mt {
-                "exact" | "valid" => MatchKind::Exact,
-                "lpm" => MatchKind::Lpm,
-                "ternary" => MatchKind::Ternary,
-                "range" => MatchKind::Range,
-                "optional" => MatchKind::Optional,
-                other => return Err(k.unsupported(format!("the match type {other}"))),
-            };
-            let target = k.get("target")?;
-            let (mut expr, default_name) = if mt == "valid" {
-                let hn = target.str()?;
-                let i = self.inst_index(hn, &target)?;
-                let inst = &self.lay.insts[i];
-                let e = if inst.metadata {
-                    Expr::Const(1, Ty::bits(1))
-                } else {
-                    Expr::Load(inst.loc, Ty::bits(1))
-                };
-                (e, hn.to_string())
-            } else {
-                self.key_field(&target)?
-            };
-            let mut slice = None;
-            if let Some(m) = k.opt("mask") {
-                let mask = m.hexstr()?;
-                let t0 = expr.ty();
-                let full = (BigInt::one() << t0.width) - 1;
-                let mask = mask & &full;
-                match contiguous(&mask) {
-                    Some((hi, 0)) if hi + 1 == t0.width => {}
-                    Some((hi, lo)) => {
-                        // p4c writes a key `f[hi:lo]` as `f` with a mask: key on the slice
-                        // (the width the control plane uses for it).
-                        expr = Expr::Slice(Box::new(expr), t0, hi, lo);
-                        slice = Some((lo, mask));
-                    }
-                    None if mask.is_zero() => {
-                        return Err(m.unsupported("a key masked to nothing"));
-                    }
-                    None => {
-                        let c = crate::expr::constant(&mask, t0);
-                        expr = Expr::Bin(BinOp::And, t0, Box::new(expr), Box::new(c));
-                    }
-                }
-            }
-            let kname = match k.opt("name") {
-                Some(n) => n.str()?.to_string(),
-                None => default_name,
-            };
-            let ty = CpType::Bit(expr.ty().width);
-            keys.push(TableKey {
-                name: kname,
-                expr,
-                kind,
-                ty,
-                annotations: Vec::new(),
-            });
-            slices.push(slice);
-            kinds_json.push(mt.to_string());
-        }
-        // Implementation.
-        let ttype = t
-            .opt("type")
-            .map(|x| x.str())
-            .transpose()?
-            .unwrap_or("simple");
-        let implementation = match ttype {
-            "simple" => None,
-            "indirect" | "indirect_ws" => {
-                let Some(pn) = t.opt("action_profile") else {
-                    return Err(t.unsupported("an indirect table without \"action_profile\""));
-                };
-                let pn = pn.str()?;
-                let Some(p) = profiles.get(pn) else {
-                    return Err(t.err(format!("unknown action profile {pn}")));
-                };
-                if ttype == "indirect_ws" && p.selector.is_empty() {
-                    return Err(t.err(format!("action profile {pn} has no selector")));
-                }
-                for (e, n) in &p.selector {
-                    keys.push(TableKey {
-                        name: n.clone(),
-                        expr: e.clone(),
-                        kind: MatchKind::Selector,
-                        ty: CpType::Bit(e.ty().width),
-                        annotations: Vec::new(),
-                    });
-                }
-                Some(p.id)
-            }
-            other => return Err(t.unsupported(format!("tables of type {other}"))),
-        };
-        // Actions.
-        let mut actions = Vec::new();
-        let mut action_ids = Vec::new();
-        let ids: Vec<i64> = match t.opt("action_ids") {
-            Some(ids) => ids.arr()?.iter().map(|x| x.int()).collect::<Result<_>>()?,
-            None => {
-                let mut v = Vec::new();
-                for an in t.list("actions")? {
-                    let n = an.str()?;
-                    let Some((id, _)) = self.actions.iter().find(|(_, a)| a.name == n) else {
-                        return Err(an.err(format!("unknown action {n}")));
-                    };
-                    v.push(*id);
-                }
-                v
-            }
-        };
-        // A direct meter writes its color into its target on a hit, before the action
-        // (BMv2's `MatchTableAbstract::apply_action`).
-        let meter = self.direct_meter_read(t, &name)?;
-        for id in ids {
-            let Some(a) = self.actions.get(&id).cloned() else {
-                return Err(t.err(format!("no action has the id {id}")));
-            };
-            action_ids.push(id);
-            if synthesized {
+        if synthesized {
+            for a in &actions {
                 self.hide_synthesized(&a.name, a.func);
             }
-            actions.push(TableAction {
-                name: a.name.clone(),
-                func: a.func,
-                params: a.params.clone(),
-                copy_in: meter.clone().into_iter().collect(),
-                copy_out: Vec::new(),
-                default_only: false,
-                table_only: false,
-                annotations: Vec::new(),
-            });
         }
         let action_names: Vec<String> = actions.iter().map(|a| a.name.clone()).collect();
-        let index_of = |id: i64, at: &J<'a>| -> Result<u32> {
-            action_ids
-                .iter()
-                .position(|x| *x == id)
-                .map(|i| i as u32)
-                .ok_or_else(|| at.err(format!("action {id} is not an action of table {name}")))
-        };
         // Default entry.
         let mut default_action = None;
         let mut default_const = false;
         if let Some(d) = t.opt("default_entry") {
-            let aid = d.int_of("action_id")?;
-            let ai = index_of(aid, &d)?;
+            let ai = action_index(&action_ids, &name, d.int_of("action_id")?, &d)?;
             let data = self.action_data(&actions[ai as usize], &d.get("action_data")?)?;
             default_action = Some((ai, data));
             default_const = d.bool_or("action_const", false)?;
         }
-        // Constant entries.
-        let mut entries = Vec::new();
         let ej = t.list("entries")?;
-        let has_prio = keys.iter().any(|k| {
-            matches!(
-                k.kind,
-                MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
-            )
-        });
-        let mut prios = Vec::new();
-        for e in &ej {
-            prios.push(match e.opt("priority") {
-                Some(p) => p.int()?,
-                None => 0,
-            });
-        }
-        let max_prio = prios.iter().copied().max().unwrap_or(0);
-        'entry: for (e, prio) in ej.iter().zip(&prios) {
-            let mk = e.get("match_key")?.arr()?;
-            if mk.len() != kinds_json.len() {
-                return Err(e.err(format!(
-                    "the entry has {} key fields, the table {}",
-                    mk.len(),
-                    kinds_json.len()
-                )));
-            }
-            let mut matches = Vec::new();
-            for (k, m) in mk.iter().enumerate() {
-                let mt = m.str_of("match_type")?;
-                if mt != kinds_json[k] {
-                    return Err(m.err(format!(
-                        "match type {mt}, the table's key is {}",
-                        kinds_json[k]
-                    )));
-                }
-                let w = keys[k].expr.ty().width;
-                let conv = |x: BigInt| -> Option<BigInt> {
-                    match &slices[k] {
-                        // A sliced key: BMv2 compares the whole field under the mask; bits of
-                        // the entry outside it never match.
-                        Some((lo, mask)) => {
-                            if !(&x & !mask.clone()).is_zero() && !x.is_negative() {
-                                None
-                            } else {
-                                Some((x & mask) >> *lo)
-                            }
-                        }
-                        None => Some(x),
-                    }
-                };
-                let v = |x: BigInt| p4_ir::Val::from_big(x.to_biguint().unwrap_or_default());
-                let em = match mt {
-                    "valid" => EntryMatch::Exact(p4_ir::Val::U(u64::from(m.get("key")?.bool()?))),
-                    "exact" => match conv(m.get("key")?.hexstr()?) {
-                        Some(x) => EntryMatch::Exact(v(x)),
-                        None => continue 'entry,
-                    },
-                    "lpm" => {
-                        let plen = m.get("prefix_length")?.u32()?;
-                        let x = m.get("key")?.hexstr()?;
-                        match &slices[k] {
-                            Some(_) => {
-                                return Err(m.unsupported("an lpm key on a masked field"));
-                            }
-                            None => EntryMatch::Lpm(v(x), plen.min(w)),
-                        }
-                    }
-                    "ternary" | "optional" => {
-                        let x = m.get("key")?.hexstr()?;
-                        let mm = m.get("mask")?.hexstr()?;
-                        match (conv(x & &mm), conv(mm)) {
-                            (Some(x), Some(mm)) => EntryMatch::Ternary(v(x), v(mm)),
-                            _ => continue 'entry,
-                        }
-                    }
-                    "range" => {
-                        let lo = m.get("start")?.hexstr()?;
-                        let hi = m.get("end")?.hexstr()?;
-                        if slices[k].is_some() {
-                            return Err(m.unsupported("a range key on a masked field"));
-                        }
-                        EntryMatch::Range(v(lo), v(hi))
-                    }
-                    other => return Err(m.unsupported(format!("entries of match type {other}"))),
-                };
-                matches.push(em);
-            }
-            let ae = e.get("action_entry")?;
-            let ai = index_of(ae.int_of("action_id")?, &ae)?;
-            let params = self.action_data(&actions[ai as usize], &ae.get("action_data")?)?;
-            // BMv2: the smaller priority wins; the IR's larger.
-            let priority = if has_prio {
-                (max_prio + 1 - prio).clamp(1, i64::from(u32::MAX)) as u32
-            } else {
-                0
-            };
-            entries.push(ConstEntry {
-                matches,
-                priority,
-                action: ai,
-                params,
-            });
-        }
+        let entries = self.const_entries(&ej, &keys, &actions, &action_ids, &name)?;
         let size = match t.opt("max_size") {
             Some(s) => u64::from(s.u32()?).max(1),
             None => (ej.len() as u64).max(1),
         };
-        let direct_counter = if t.bool_or("with_counters", false)? {
-            let found = self.direct_counter_of(&name);
-            match found {
-                Some(c) => Some(c),
-                None => {
-                    return Err(t.err(format!(
-                        "table {name} counts, but no direct counter is bound to it"
-                    )))
-                }
-            }
-        } else {
-            None
-        };
-        let direct_meter = match t.opt("direct_meters") {
-            Some(m) => {
-                let mn = m.str()?;
-                match self.meters.get(mn) {
-                    Some(mi) if mi.direct.is_some() => Some(mi.id),
-                    _ => return Err(m.err(format!("unknown direct meter {mn}"))),
-                }
-            }
-            None => None,
-        };
+        let (direct_counter, direct_meter) = self.table_direct(t, &name)?;
         let idle_timeout = if t.bool_or("support_timeout", false)? {
             IdleTimeout::NotifyControl
         } else {
@@ -563,7 +425,7 @@ impl<'a> Builder<'a> {
         self.p.tables.push(Table {
             name: name.clone(),
             key_pre: Vec::new(),
-            keys,
+            keys: keys.keys,
             actions,
             default_action,
             default_const,
@@ -588,6 +450,215 @@ impl<'a> Builder<'a> {
             return Err(t.err(format!("table {name} is declared twice")));
         }
         Ok((id, action_names))
+    }
+
+    /// A table's `key`: per field its expression, match kind and control-plane name.
+    fn table_keys(&mut self, t: &J<'a>) -> Result<TableKeys> {
+        let mut keys = TableKeys {
+            keys: Vec::new(),
+            slices: Vec::new(),
+            kinds: Vec::new(),
+        };
+        for k in t.list("key")? {
+            let mt = k.str_of("match_type")?;
+            let (key, slice) = self.table_key(&k, mt)?;
+            keys.keys.push(key);
+            keys.slices.push(slice);
+            keys.kinds.push(mt.to_string());
+        }
+        Ok(keys)
+    }
+
+    /// One key field of match type `mt`; a field with a contiguous mask that is not the whole
+    /// field is keyed on the slice (returned with its low bit and the mask).
+    fn table_key(&mut self, k: &J<'a>, mt: &str) -> Result<(TableKey, Option<(u32, BigInt)>)> {
+        let kind = match mt {
+            "exact" | "valid" => MatchKind::Exact,
+            "lpm" => MatchKind::Lpm,
+            "ternary" => MatchKind::Ternary,
+            "range" => MatchKind::Range,
+            "optional" => MatchKind::Optional,
+            other => return Err(k.unsupported(format!("the match type {other}"))),
+        };
+        let target = k.get("target")?;
+        let (mut expr, default_name) = if mt == "valid" {
+            let hn = target.str()?;
+            let i = self.inst_index(hn, &target)?;
+            let inst = &self.lay.insts[i];
+            let e = if inst.metadata {
+                Expr::Const(1, Ty::bits(1))
+            } else {
+                Expr::Load(inst.loc, Ty::bits(1))
+            };
+            (e, hn.to_string())
+        } else {
+            self.key_field(&target)?
+        };
+        let mut slice = None;
+        if let Some(m) = k.opt("mask") {
+            let mask = m.hexstr()?;
+            let t0 = expr.ty();
+            let full = (BigInt::one() << t0.width) - 1;
+            let mask = mask & &full;
+            match contiguous(&mask) {
+                Some((hi, 0)) if hi + 1 == t0.width => {}
+                Some((hi, lo)) => {
+                    // p4c writes a key `f[hi:lo]` as `f` with a mask: key on the slice
+                    // (the width the control plane uses for it).
+                    expr = Expr::Slice(Box::new(expr), t0, hi, lo);
+                    slice = Some((lo, mask));
+                }
+                None if mask.is_zero() => {
+                    return Err(m.unsupported("a key masked to nothing"));
+                }
+                None => {
+                    let c = crate::expr::constant(&mask, t0);
+                    expr = Expr::Bin(BinOp::And, t0, Box::new(expr), Box::new(c));
+                }
+            }
+        }
+        let kname = match k.opt("name") {
+            Some(n) => n.str()?.to_string(),
+            None => default_name,
+        };
+        let ty = CpType::Bit(expr.ty().width);
+        let key = TableKey {
+            name: kname,
+            expr,
+            kind,
+            ty,
+            annotations: Vec::new(),
+        };
+        Ok((key, slice))
+    }
+
+    /// A table's actions (`action_ids`, or older JSON's `actions` by name) and their ids.
+    fn table_actions(&mut self, t: &J<'a>, name: &str) -> Result<(Vec<TableAction>, Vec<i64>)> {
+        let ids: Vec<i64> = match t.opt("action_ids") {
+            Some(ids) => ids.arr()?.iter().map(|x| x.int()).collect::<Result<_>>()?,
+            None => {
+                let mut v = Vec::new();
+                for an in t.list("actions")? {
+                    let n = an.str()?;
+                    let Some((id, _)) = self.actions.iter().find(|(_, a)| a.name == n) else {
+                        return Err(an.err(format!("unknown action {n}")));
+                    };
+                    v.push(*id);
+                }
+                v
+            }
+        };
+        // A direct meter writes its color into its target on a hit, before the action
+        // (BMv2's `MatchTableAbstract::apply_action`).
+        let meter = self.direct_meter_read(t, name)?;
+        let mut actions = Vec::new();
+        let mut action_ids = Vec::new();
+        for id in ids {
+            let Some(a) = self.actions.get(&id).cloned() else {
+                return Err(t.err(format!("no action has the id {id}")));
+            };
+            action_ids.push(id);
+            actions.push(TableAction {
+                name: a.name.clone(),
+                func: a.func,
+                params: a.params.clone(),
+                copy_in: meter.clone().into_iter().collect(),
+                copy_out: Vec::new(),
+                default_only: false,
+                table_only: false,
+                annotations: Vec::new(),
+            });
+        }
+        Ok((actions, action_ids))
+    }
+
+    /// A table's constant `entries`, with BMv2's priorities (the smaller wins) turned into the
+    /// IR's (the larger wins); an entry whose key has bits outside a sliced key's mask never
+    /// matches in BMv2 and is left out.
+    fn const_entries(
+        &mut self,
+        ej: &[J<'a>],
+        keys: &TableKeys,
+        actions: &[TableAction],
+        action_ids: &[i64],
+        table: &str,
+    ) -> Result<Vec<ConstEntry>> {
+        let has_prio = keys.keys.iter().any(|k| {
+            matches!(
+                k.kind,
+                MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+            )
+        });
+        let mut prios = Vec::new();
+        for e in ej {
+            prios.push(match e.opt("priority") {
+                Some(p) => p.int()?,
+                None => 0,
+            });
+        }
+        let max_prio = prios.iter().copied().max().unwrap_or(0);
+        let mut entries = Vec::new();
+        'entry: for (e, prio) in ej.iter().zip(&prios) {
+            let mk = e.get("match_key")?.arr()?;
+            if mk.len() != keys.kinds.len() {
+                return Err(e.err(format!(
+                    "the entry has {} key fields, the table {}",
+                    mk.len(),
+                    keys.kinds.len()
+                )));
+            }
+            let mut matches = Vec::new();
+            for (k, m) in mk.iter().enumerate() {
+                match keys.entry_match(k, m)? {
+                    Some(em) => matches.push(em),
+                    None => continue 'entry,
+                }
+            }
+            let ae = e.get("action_entry")?;
+            let ai = action_index(action_ids, table, ae.int_of("action_id")?, &ae)?;
+            let params = self.action_data(&actions[ai as usize], &ae.get("action_data")?)?;
+            // BMv2: the smaller priority wins; the IR's larger.
+            let priority = if has_prio {
+                (max_prio + 1 - prio).clamp(1, i64::from(u32::MAX)) as u32
+            } else {
+                0
+            };
+            entries.push(ConstEntry {
+                matches,
+                priority,
+                action: ai,
+                params,
+            });
+        }
+        Ok(entries)
+    }
+
+    /// A table's direct counter (`with_counters`) and direct meter (`direct_meters`).
+    fn table_direct(&self, t: &J<'a>, name: &str) -> Result<(Option<ExternId>, Option<ExternId>)> {
+        let direct_counter = if t.bool_or("with_counters", false)? {
+            let found = self.direct_counter_of(name);
+            match found {
+                Some(c) => Some(c),
+                None => {
+                    return Err(t.err(format!(
+                        "table {name} counts, but no direct counter is bound to it"
+                    )))
+                }
+            }
+        } else {
+            None
+        };
+        let direct_meter = match t.opt("direct_meters") {
+            Some(m) => {
+                let mn = m.str()?;
+                match self.meters.get(mn) {
+                    Some(mi) if mi.direct.is_some() => Some(mi.id),
+                    _ => return Err(m.err(format!("unknown direct meter {mn}"))),
+                }
+            }
+            None => None,
+        };
+        Ok((direct_counter, direct_meter))
     }
 
     /// A key field (`["header", "field"]`, `$valid$` included) and its default name.

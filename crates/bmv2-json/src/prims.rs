@@ -134,242 +134,298 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    /// One primitive call.
+    /// One primitive call (JSON_format.md, "actions"): each family of primitives has its helper
+    /// below; `_<type>_<method>` calls go to `extern_method`.
     pub(crate) fn primitive(&mut self, p: &J<'a>, cx: &Cx, out: &mut Vec<Stmt>) -> Result<()> {
         let op = p.str_of("op")?;
-        let ps = p.list("parameters")?;
-        let arg = |k: usize| -> Result<J<'a>> {
-            ps.get(k).cloned().ok_or_else(|| {
-                p.err(format!(
-                    "primitive {op} needs at least {} parameters",
-                    k + 1
-                ))
-            })
+        let a = Prim {
+            p,
+            op,
+            ps: p.list("parameters")?,
         };
-        let what = format!("primitive {op}");
         let mut pre = Vec::new();
         match op {
-            "assign" | "modify_field" => {
-                let dst = self.place(&arg(0)?, cx, &mut pre)?;
-                let src = arg(1)?;
-                match dst {
-                    Place::Scalar(l, t) => {
-                        let e = self.int(&src, cx, &mut pre, Some(t.width))?;
-                        pre.push(Stmt::Assign(l, t, retype(e, t)));
-                    }
-                    Place::Varbit(l, m) => {
-                        let Place::Varbit(s, m2) = self.place(&src, cx, &mut pre)? else {
-                            return Err(src.err("expected a variable-length field"));
-                        };
-                        if m != m2 {
-                            return Err(src.err("variable-length fields of different sizes"));
-                        }
-                        pre.push(copy(l, s, 1 + m.div_ceil(64).max(1)));
-                    }
-                }
+            "assign" | "modify_field" | "assign_VL" => self.prim_assign(&a, cx, &mut pre)?,
+            "assign_header"
+            | "copy_header"
+            | "assign_union"
+            | "assign_header_stack"
+            | "assign_union_stack" => self.prim_assign_aggregate(&a, cx, &mut pre)?,
+            "push" | "pop" => self.prim_push_pop(&a, cx, &mut pre)?,
+            "add_header" | "add_header_fast" | "remove_header" => {
+                self.prim_validity(&a, cx, &mut pre)?
             }
-            "assign_VL" => {
-                let dst = self.place(&arg(0)?, cx, &mut pre)?;
-                let src = self.place(&arg(1)?, cx, &mut pre)?;
-                match (dst, src) {
-                    (Place::Varbit(l, m), Place::Varbit(s, m2)) if m == m2 => {
-                        pre.push(copy(l, s, 1 + m.div_ceil(64).max(1)));
-                    }
-                    _ => return Err(p.err("assign_VL needs two variable-length fields")),
-                }
+            "exit" | "no_op" | "assert" | "assume" | "log_msg" | "truncate" => {
+                self.prim_control(&a, cx, &mut pre)?
             }
+            "mark_to_drop"
+            | "drop"
+            | "generate_digest"
+            | "clone_ingress_pkt_to_egress"
+            | "clone_egress_pkt_to_egress"
+            | "resubmit"
+            | "recirculate" => self.prim_packet(&a, cx, &mut pre)?,
+            "modify_field_with_hash_based_offset" | "modify_field_rng_uniform" => {
+                self.prim_hash_random(&a, cx, &mut pre)?
+            }
+            "execute_meter" | "count" | "register_read" | "register_write" => {
+                self.prim_stateful(&a, cx, &mut pre)?
+            }
+            "add_to_field"
+            | "subtract_from_field"
+            | "add"
+            | "subtract"
+            | "bit_xor"
+            | "bit_or"
+            | "bit_and"
+            | "shift_left"
+            | "shift_right" => self.prim_arith(&a, cx, &mut pre)?,
+            other if other.starts_with('_') => return self.extern_method(p, other, &a.ps, cx, out),
+            other => return Err(p.unsupported(format!("the primitive {other}"))),
+        }
+        out.extend(pre);
+        Ok(())
+    }
+
+    /// `assign`/`modify_field` (a scalar or a variable-length field) and `assign_VL`.
+    fn prim_assign(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let dst = self.place(&a.arg(0)?, cx, pre)?;
+        if a.op == "assign_VL" {
+            let src = self.place(&a.arg(1)?, cx, pre)?;
+            return match (dst, src) {
+                (Place::Varbit(l, m), Place::Varbit(s, m2)) if m == m2 => {
+                    pre.push(copy(l, s, 1 + m.div_ceil(64).max(1)));
+                    Ok(())
+                }
+                _ => Err(a.p.err("assign_VL needs two variable-length fields")),
+            };
+        }
+        let src = a.arg(1)?;
+        match dst {
+            Place::Scalar(l, t) => {
+                let e = self.int(&src, cx, pre, Some(t.width))?;
+                pre.push(Stmt::Assign(l, t, retype(e, t)));
+            }
+            Place::Varbit(l, m) => {
+                let Place::Varbit(s, m2) = self.place(&src, cx, pre)? else {
+                    return Err(src.err("expected a variable-length field"));
+                };
+                if m != m2 {
+                    return Err(src.err("variable-length fields of different sizes"));
+                }
+                pre.push(copy(l, s, 1 + m.div_ceil(64).max(1)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whole headers, unions and stacks: `assign_header`/`copy_header`, `assign_union`,
+    /// `assign_header_stack`/`assign_union_stack`.
+    fn prim_assign_aggregate(
+        &mut self,
+        a: &Prim<'_, 'a>,
+        cx: &Cx,
+        pre: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        match a.op {
             "assign_header" | "copy_header" => {
-                let d = self.header(&arg(0)?, cx, &mut pre)?;
-                let s = self.header(&arg(1)?, cx, &mut pre)?;
-                self.assign_header(&d, &s, p, &mut pre)?;
+                let d = self.header(&a.arg(0)?, cx, pre)?;
+                let s = self.header(&a.arg(1)?, cx, pre)?;
+                self.assign_header(&d, &s, a.p, pre)
             }
             "assign_union" => {
-                let d = self.union(&arg(0)?, cx, &mut pre)?;
-                let s = self.union(&arg(1)?, cx, &mut pre)?;
-                self.assign_union(&d, &s, p, &mut pre)?;
+                let d = self.union(&a.arg(0)?, cx, pre)?;
+                let s = self.union(&a.arg(1)?, cx, pre)?;
+                self.assign_union(&d, &s, a.p, pre)
             }
-            "assign_header_stack" | "assign_union_stack" => {
-                let d = self.stack(&arg(0)?, cx, &mut pre)?;
-                let s = self.stack(&arg(1)?, cx, &mut pre)?;
-                self.assign_stack(d, s, p, &mut pre)?;
+            _ => {
+                let d = self.stack(&a.arg(0)?, cx, pre)?;
+                let s = self.stack(&a.arg(1)?, cx, pre)?;
+                self.assign_stack(d, s, a.p, pre)
             }
-            "push" | "pop" => {
-                let s = self.stack(&arg(0)?, cx, &mut pre)?;
-                let n = self.int(&arg(1)?, cx, &mut pre, None)?;
-                let Some(n) = n.as_const().map(|v| v.low()) else {
-                    return Err(p.unsupported(format!("{op} by a run-time count")));
-                };
-                let n = n.min(1 << 20) as i64;
-                let st = &self.lay.stacks[s];
-                pre.push(Stmt::Shift {
-                    stack: StackRef {
-                        loc: Loc::at(st.loc),
-                        size: st.size,
-                        elem_words: st.elem_words,
-                        elem: st.elem.clone(),
-                    },
-                    by: if op == "push" { n } else { -n },
-                });
+        }
+    }
+
+    /// `push`/`pop` of a header stack by a constant count.
+    fn prim_push_pop(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let s = self.stack(&a.arg(0)?, cx, pre)?;
+        let n = self.int(&a.arg(1)?, cx, pre, None)?;
+        let Some(n) = n.as_const().map(|v| v.low()) else {
+            return Err(a.p.unsupported(format!("{} by a run-time count", a.op)));
+        };
+        let n = n.min(1 << 20) as i64;
+        let st = &self.lay.stacks[s];
+        pre.push(Stmt::Shift {
+            stack: StackRef {
+                loc: Loc::at(st.loc),
+                size: st.size,
+                elem_words: st.elem_words,
+                elem: st.elem.clone(),
+            },
+            by: if a.op == "push" { n } else { -n },
+        });
+        Ok(())
+    }
+
+    /// A header's validity: `add_header`, `add_header_fast`, `remove_header` (no effect on
+    /// metadata).
+    fn prim_validity(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let h = self.header(&a.arg(0)?, cx, pre)?;
+        if h.metadata {
+            return Ok(());
+        }
+        match a.op {
+            "add_header" => {
+                // BMv2 (simple_switch's add_header): a header that was invalid has its fields
+                // reset to 0 when it becomes valid; a valid one is left as it is.
+                let words = self.lay.types[h.ty].words;
+                let mut then = Vec::new();
+                if words > 1 {
+                    then.push(Stmt::Zero {
+                        dst: h.loc.plus(1),
+                        words: words - 1,
+                    });
+                }
+                then.push(self.set_valid(&h, true));
+                pre.push(Stmt::If(
+                    Expr::Un(UnOp::Not, Ty::BOOL, Box::new(self.valid_of(&h))),
+                    then,
+                    Vec::new(),
+                ));
             }
+            "add_header_fast" => pre.push(self.set_valid(&h, true)),
+            _ => pre.push(self.set_valid(&h, false)),
+        }
+        Ok(())
+    }
+
+    /// Control flow and diagnostics: `exit`, `no_op`, `assert`/`assume`, `log_msg`, `truncate`.
+    fn prim_control(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        match a.op {
             "exit" => pre.push(Stmt::Exit),
+            "no_op" => {}
             "assert" | "assume" => {
-                let c = self.boolean(&arg(0)?, cx, &mut pre)?;
-                let xop = if op == "assert" {
+                let c = self.boolean(&a.arg(0)?, cx, pre)?;
+                let xop = if a.op == "assert" {
                     XOp::Assert
                 } else {
                     XOp::Assume
                 };
-                pre.push(xcall(xop, None, vec![XArg::Val(c)], None, what));
+                pre.push(xcall(xop, None, vec![XArg::Val(c)], None, a.what()));
             }
             "log_msg" => {
-                let fmt = arg(0)?;
+                let fmt = a.arg(0)?;
                 let msg = fmt.get("value")?.str()?.to_string();
                 let mut items = Vec::new();
-                if let Ok(v) = arg(1) {
+                if let Ok(v) = a.arg(1) {
                     for x in v.get("value")?.arr()? {
-                        items.push(Datum::Bits(self.int(&x, cx, &mut pre, None)?));
+                        items.push(Datum::Bits(self.int(&x, cx, pre, None)?));
                     }
                 }
+                let args = vec![XArg::Str(msg), XArg::Data(items)];
+                pre.push(xcall(XOp::Log, None, args, None, a.what()));
+            }
+            _ => {
+                let n = self.int(&a.arg(0)?, cx, pre, None)?;
                 pre.push(xcall(
-                    XOp::Log,
+                    XOp::Truncate,
                     None,
-                    vec![XArg::Str(msg), XArg::Data(items)],
+                    vec![XArg::Val(n)],
                     None,
-                    what,
+                    a.what(),
                 ));
             }
-            "add_header" => {
-                // BMv2 (simple_switch's add_header): a header that was invalid has its fields
-                // reset to 0 when it becomes valid; a valid one is left as it is.
-                let h = self.header(&arg(0)?, cx, &mut pre)?;
-                if !h.metadata {
-                    let words = self.lay.types[h.ty].words;
-                    let mut then = Vec::new();
-                    if words > 1 {
-                        then.push(Stmt::Zero {
-                            dst: h.loc.plus(1),
-                            words: words - 1,
-                        });
-                    }
-                    then.push(self.set_valid(&h, true));
-                    pre.push(Stmt::If(
-                        Expr::Un(UnOp::Not, Ty::BOOL, Box::new(self.valid_of(&h))),
-                        then,
-                        Vec::new(),
-                    ));
-                }
-            }
-            "add_header_fast" => {
-                let h = self.header(&arg(0)?, cx, &mut pre)?;
-                if !h.metadata {
-                    pre.push(self.set_valid(&h, true));
-                }
-            }
-            "remove_header" => {
-                let h = self.header(&arg(0)?, cx, &mut pre)?;
-                if !h.metadata {
-                    pre.push(self.set_valid(&h, false));
-                }
-            }
+        }
+        Ok(())
+    }
+
+    /// What becomes of the packet: `mark_to_drop`/`drop`, `generate_digest`, the clones,
+    /// `resubmit`/`recirculate`.
+    fn prim_packet(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let what = a.what();
+        match a.op {
             "mark_to_drop" => {
-                let h = self.header(&arg(0)?, cx, &mut pre)?;
+                let h = self.header(&a.arg(0)?, cx, pre)?;
                 let lay = crate::layout::fields_layout(&self.lay.types[h.ty], 0);
-                pre.push(xcall(
-                    XOp::MarkToDrop,
-                    None,
-                    vec![XArg::Agg(h.loc, lay)],
-                    None,
-                    what,
-                ));
+                let args = vec![XArg::Agg(h.loc, lay)];
+                pre.push(xcall(XOp::MarkToDrop, None, args, None, what));
             }
             "drop" => pre.push(xcall(XOp::MarkToDrop, None, vec![XArg::None], None, what)),
-            "no_op" => {}
             "generate_digest" => {
-                let r = self.int(&arg(0)?, cx, &mut pre, None)?;
-                let idj = arg(1)?;
-                let id = self.int(&idj, cx, &mut pre, None)?;
+                let r = self.int(&a.arg(0)?, cx, pre, None)?;
+                let idj = a.arg(1)?;
+                let id = self.int(&idj, cx, pre, None)?;
                 let Some(id) = id.as_const().map(|v| v.low() as i64) else {
                     return Err(idj.unsupported("a digest with a run-time learn list"));
                 };
                 let data = self.learn_list_data(id, &idj)?;
-                pre.push(xcall(
-                    XOp::V1Digest,
-                    None,
-                    vec![XArg::Val(r), data],
-                    None,
-                    what,
-                ));
+                let args = vec![XArg::Val(r), data];
+                pre.push(xcall(XOp::V1Digest, None, args, None, what));
             }
             "clone_ingress_pkt_to_egress" | "clone_egress_pkt_to_egress" => {
-                let ty = u64::from(op == "clone_egress_pkt_to_egress");
-                let s = self.int(&arg(0)?, cx, &mut pre, None)?;
-                let fl = match ps.get(1) {
-                    Some(f) => self.int(f, cx, &mut pre, None)?,
+                let ty = u64::from(a.op == "clone_egress_pkt_to_egress");
+                let s = self.int(&a.arg(0)?, cx, pre, None)?;
+                let fl = match a.ps.get(1) {
+                    Some(f) => self.int(f, cx, pre, None)?,
                     None => Expr::Const(0, Ty::bits(32)),
                 };
-                pre.push(xcall(
-                    XOp::Clone,
-                    None,
-                    vec![
-                        XArg::Val(Expr::Const(ty, Ty::CODE)),
-                        XArg::Val(s),
-                        XArg::Val(fl),
-                    ],
-                    None,
-                    what,
-                ));
+                let args = vec![
+                    XArg::Val(Expr::Const(ty, Ty::CODE)),
+                    XArg::Val(s),
+                    XArg::Val(fl),
+                ];
+                pre.push(xcall(XOp::Clone, None, args, None, what));
             }
-            "resubmit" | "recirculate" => {
-                let fl = match ps.first() {
-                    Some(f) => self.int(f, cx, &mut pre, None)?,
+            _ => {
+                let fl = match a.ps.first() {
+                    Some(f) => self.int(f, cx, pre, None)?,
                     None => Expr::Const(0, Ty::bits(32)),
                 };
-                let xop = if op == "resubmit" {
+                let xop = if a.op == "resubmit" {
                     XOp::Resubmit
                 } else {
                     XOp::Recirculate
                 };
                 pre.push(xcall(xop, None, vec![XArg::Val(fl)], None, what));
             }
-            "modify_field_with_hash_based_offset" => {
-                let Place::Scalar(dl, dt) = self.place(&arg(0)?, cx, &mut pre)? else {
-                    return Err(p.err("the destination is a variable-length field"));
-                };
-                let base = self.int(&arg(1)?, cx, &mut pre, None)?;
-                let cj = arg(2)?;
-                let (algo, data, payload) = self.calculation_ref(&cj)?;
-                if payload {
-                    return Err(cj.unsupported("a hash over the packet's payload"));
-                }
-                let size = self.int(&arg(3)?, cx, &mut pre, None)?;
-                pre.push(xcall(
-                    XOp::V1Hash(algo),
-                    None,
-                    vec![XArg::Out(dl, dt), XArg::Val(base), data, XArg::Val(size)],
-                    None,
-                    what,
-                ));
-            }
-            "modify_field_rng_uniform" => {
-                let Place::Scalar(dl, dt) = self.place(&arg(0)?, cx, &mut pre)? else {
-                    return Err(p.err("the destination is a variable-length field"));
-                };
-                let lo = self.int(&arg(1)?, cx, &mut pre, None)?;
-                let hi = self.int(&arg(2)?, cx, &mut pre, None)?;
-                pre.push(xcall(
-                    XOp::V1Random,
-                    None,
-                    vec![XArg::Out(dl, dt), XArg::Val(lo), XArg::Val(hi)],
-                    None,
-                    what,
-                ));
-            }
+        }
+        Ok(())
+    }
+
+    /// `modify_field_with_hash_based_offset` and `modify_field_rng_uniform`.
+    fn prim_hash_random(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let Place::Scalar(dl, dt) = self.place(&a.arg(0)?, cx, pre)? else {
+            return Err(a.p.err("the destination is a variable-length field"));
+        };
+        if a.op == "modify_field_rng_uniform" {
+            let lo = self.int(&a.arg(1)?, cx, pre, None)?;
+            let hi = self.int(&a.arg(2)?, cx, pre, None)?;
+            let args = vec![XArg::Out(dl, dt), XArg::Val(lo), XArg::Val(hi)];
+            pre.push(xcall(XOp::V1Random, None, args, None, a.what()));
+            return Ok(());
+        }
+        let base = self.int(&a.arg(1)?, cx, pre, None)?;
+        let cj = a.arg(2)?;
+        let (algo, data, payload) = self.calculation_ref(&cj)?;
+        if payload {
+            return Err(cj.unsupported("a hash over the packet's payload"));
+        }
+        let size = self.int(&a.arg(3)?, cx, pre, None)?;
+        let args = vec![XArg::Out(dl, dt), XArg::Val(base), data, XArg::Val(size)];
+        pre.push(xcall(XOp::V1Hash(algo), None, args, None, a.what()));
+        Ok(())
+    }
+
+    /// The stateful externs of P4_14/v1model: `execute_meter`, `count`, `register_read`,
+    /// `register_write`.
+    fn prim_stateful(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let what = a.what();
+        match a.op {
             "execute_meter" => {
-                let mj = arg(0)?;
-                let m = self.meter_ref(&mj)?;
-                let idx = self.int(&arg(1)?, cx, &mut pre, None)?;
-                let Place::Scalar(dl, dt) = self.place(&arg(2)?, cx, &mut pre)? else {
-                    return Err(p.err("the destination is a variable-length field"));
+                let m = self.meter_ref(&a.arg(0)?)?;
+                let idx = self.int(&a.arg(1)?, cx, pre, None)?;
+                let Place::Scalar(dl, dt) = self.place(&a.arg(2)?, cx, pre)? else {
+                    return Err(a.p.err("the destination is a variable-length field"));
                 };
                 pre.push(xcall(
                     XOp::MeterExecute { colors: [0, 1, 2] },
@@ -380,82 +436,60 @@ impl<'a> Builder<'a> {
                 ));
             }
             "count" => {
-                let cj = arg(0)?;
-                let c = self.counter_ref(&cj)?;
-                let idx = self.int(&arg(1)?, cx, &mut pre, None)?;
-                pre.push(xcall(
-                    XOp::CounterCount,
-                    Some(c),
-                    vec![XArg::Val(idx), XArg::None],
-                    None,
-                    what,
-                ));
+                let c = self.counter_ref(&a.arg(0)?)?;
+                let idx = self.int(&a.arg(1)?, cx, pre, None)?;
+                let args = vec![XArg::Val(idx), XArg::None];
+                pre.push(xcall(XOp::CounterCount, Some(c), args, None, what));
             }
             "register_read" => {
                 // Read into a temporary of the register's width, then store (BMv2 truncates
                 // to the destination field).
-                let Place::Scalar(dl, dt) = self.place(&arg(0)?, cx, &mut pre)? else {
-                    return Err(p.err("the destination is a variable-length field"));
+                let Place::Scalar(dl, dt) = self.place(&a.arg(0)?, cx, pre)? else {
+                    return Err(a.p.err("the destination is a variable-length field"));
                 };
-                let rj = arg(1)?;
-                let (r, w) = self.register_ref(&rj)?;
-                let idx = self.int(&arg(2)?, cx, &mut pre, None)?;
+                let (r, w) = self.register_ref(&a.arg(1)?)?;
+                let idx = self.int(&a.arg(2)?, cx, pre, None)?;
                 let t = Ty::bits(w);
-                let tmp = self.alloc_temp(t.words(), p)?;
-                pre.push(xcall(
-                    XOp::RegisterRead,
-                    Some(r),
-                    vec![XArg::Val(idx), XArg::Agg(Loc::at(tmp), Layout::Scalar(t))],
-                    None,
-                    what,
-                ));
-                pre.push(Stmt::Assign(
-                    dl,
-                    dt,
-                    retype(cast(Expr::Load(tmp, t), Ty::bits(dt.width)), dt),
-                ));
+                let tmp = self.alloc_temp(t.words(), a.p)?;
+                let args = vec![XArg::Val(idx), XArg::Agg(Loc::at(tmp), Layout::Scalar(t))];
+                pre.push(xcall(XOp::RegisterRead, Some(r), args, None, what));
+                let v = retype(cast(Expr::Load(tmp, t), Ty::bits(dt.width)), dt);
+                pre.push(Stmt::Assign(dl, dt, v));
             }
-            "register_write" => {
-                let rj = arg(0)?;
-                let (r, w) = self.register_ref(&rj)?;
-                let idx = self.int(&arg(1)?, cx, &mut pre, None)?;
-                let v = self.int(&arg(2)?, cx, &mut pre, Some(w))?;
+            _ => {
+                let (r, w) = self.register_ref(&a.arg(0)?)?;
+                let idx = self.int(&a.arg(1)?, cx, pre, None)?;
+                let v = self.int(&a.arg(2)?, cx, pre, Some(w))?;
                 let t = Ty::bits(w);
-                let tmp = self.alloc_temp(t.words(), p)?;
+                let tmp = self.alloc_temp(t.words(), a.p)?;
                 pre.push(Stmt::Assign(Loc::at(tmp), t, v));
-                pre.push(xcall(
-                    XOp::RegisterWrite,
-                    Some(r),
-                    vec![XArg::Val(idx), XArg::Agg(Loc::at(tmp), Layout::Scalar(t))],
-                    None,
-                    what,
-                ));
+                let args = vec![XArg::Val(idx), XArg::Agg(Loc::at(tmp), Layout::Scalar(t))];
+                pre.push(xcall(XOp::RegisterWrite, Some(r), args, None, what));
             }
-            "truncate" => {
-                let n = self.int(&arg(0)?, cx, &mut pre, None)?;
-                pre.push(xcall(XOp::Truncate, None, vec![XArg::Val(n)], None, what));
-            }
+        }
+        Ok(())
+    }
+
+    /// P4_14's arithmetic primitives, truncated to the destination: `add_to_field`/
+    /// `subtract_from_field` (dst op= a) and the two-operand `add`, `subtract`, `bit_xor`,
+    /// `bit_or`, `bit_and`, `shift_left`, `shift_right` (dst = a op b).
+    fn prim_arith(&mut self, a: &Prim<'_, 'a>, cx: &Cx, pre: &mut Vec<Stmt>) -> Result<()> {
+        let Place::Scalar(l, t) = self.place(&a.arg(0)?, cx, pre)? else {
+            return Err(a.p.err("expected a fixed-width field"));
+        };
+        let w = Ty::bits(t.width);
+        let e = match a.op {
             "add_to_field" | "subtract_from_field" => {
-                let Place::Scalar(l, t) = self.place(&arg(0)?, cx, &mut pre)? else {
-                    return Err(p.err("expected a fixed-width field"));
-                };
-                let d = self.int(&arg(1)?, cx, &mut pre, Some(t.width))?;
-                let bop = if op == "add_to_field" {
+                let d = self.int(&a.arg(1)?, cx, pre, Some(t.width))?;
+                let bop = if a.op == "add_to_field" {
                     BinOp::Add
                 } else {
                     BinOp::Sub
                 };
-                let w = Ty::bits(t.width);
                 let cur = cast(Expr::load(&l, t), w);
-                let e = Expr::Bin(bop, w, Box::new(cur), Box::new(d));
-                pre.push(Stmt::Assign(l, t, retype(e, t)));
+                Expr::Bin(bop, w, Box::new(cur), Box::new(d))
             }
-            "add" | "subtract" | "bit_xor" | "bit_or" | "bit_and" | "shift_left"
-            | "shift_right" => {
-                // P4_14's two-operand primitives: dst = a op b, truncated to dst.
-                let Place::Scalar(l, t) = self.place(&arg(0)?, cx, &mut pre)? else {
-                    return Err(p.err("expected a fixed-width field"));
-                };
+            op => {
                 let sym = match op {
                     "add" => "+",
                     "subtract" => "-",
@@ -465,22 +499,15 @@ impl<'a> Builder<'a> {
                     "shift_left" => "<<",
                     _ => ">>",
                 };
-                let v =
-                    self.operation(sym, Some(arg(1)?), arg(2)?, p, cx, &mut pre, Some(t.width))?;
+                let (x, y) = (a.arg(1)?, a.arg(2)?);
+                let v = self.operation(sym, Some(x), y, a.p, cx, pre, Some(t.width))?;
                 let (Val::Int(e) | Val::Bool(e)) = v else {
-                    return Err(p.err(format!("{op} needs integer operands")));
+                    return Err(a.p.err(format!("{op} needs integer operands")));
                 };
-                let e = cast(e, Ty::bits(t.width));
-                pre.push(Stmt::Assign(l, t, retype(e, t)));
+                cast(e, w)
             }
-            other => {
-                if other.starts_with('_') {
-                    return self.extern_method(p, other, &ps, cx, out);
-                }
-                return Err(p.unsupported(format!("the primitive {other}")));
-            }
-        }
-        out.extend(pre);
+        };
+        pre.push(Stmt::Assign(l, t, retype(e, t)));
         Ok(())
     }
 
@@ -614,6 +641,31 @@ impl<'a> Builder<'a> {
             .ok_or_else(|| p.unsupported(format!("the primitive {op}")))?
             .to_string();
         self.extern_call(p, x, &ty, &method, &ps[1..], cx, out)
+    }
+}
+
+/// One primitive call being lowered: its JSON, its `op` and its `parameters`.
+pub(crate) struct Prim<'p, 'a> {
+    p: &'p J<'a>,
+    op: &'a str,
+    ps: Vec<J<'a>>,
+}
+
+impl<'a> Prim<'_, 'a> {
+    /// Parameter `k`, or an error naming how many parameters the primitive needs.
+    fn arg(&self, k: usize) -> Result<J<'a>> {
+        self.ps.get(k).cloned().ok_or_else(|| {
+            self.p.err(format!(
+                "primitive {} needs at least {} parameters",
+                self.op,
+                k + 1
+            ))
+        })
+    }
+
+    /// The name its extern calls carry (`primitive <op>`).
+    fn what(&self) -> String {
+        format!("primitive {}", self.op)
     }
 }
 

@@ -840,272 +840,318 @@ pub fn parse_line(src: &str, line: u32) -> Result<Option<StfCommand>, StfError> 
     }
     let word = c.take_while(is_id_char).to_ascii_lowercase();
     let cmd = match word.as_str() {
-        "packet" | "expect" => {
-            let is_packet = word == "packet";
-            c.skip_ws();
-            let port = c.u32_number("a port number")?;
-            if !c.at_end() && c.pos > 0 && !c.chars[c.pos - 1].is_whitespace() {
-                return Err(c.expected("a space after the port number"));
-            }
-            let dstart = c.pos;
-            let text = c.rest_text(dstart);
-            if is_packet {
-                let mut nibbles = Vec::with_capacity(text.len());
-                for (i, ch) in c.chars[dstart..].iter().enumerate() {
-                    if ch.is_whitespace() {
-                        continue;
-                    }
-                    match ch.to_digit(16) {
-                        Some(d) => nibbles.push(d as u8),
-                        None => {
-                            return Err(c.err_at(
-                                dstart + i,
-                                format!("expected a hex digit in the packet data, found `{ch}`"),
-                            ))
-                        }
-                    }
-                }
-                if nibbles.is_empty() {
-                    return Err(c.expected("packet data (hex digits)"));
-                }
-                if nibbles.len() % 2 != 0 {
-                    return Err(c.err_at(
-                        dstart,
-                        format!(
-                            "packet data has an odd number of hex digits ({}): expected whole bytes",
-                            nibbles.len()
-                        ),
-                    ));
-                }
-                let data = nibbles.chunks(2).map(|p| (p[0] << 4) | p[1]).collect();
-                StfCommand::Packet { port, data }
-            } else {
-                let mut seen_dollar = false;
-                for (i, ch) in c.chars[dstart..].iter().enumerate() {
-                    if ch.is_whitespace() {
-                        continue;
-                    }
-                    if seen_dollar {
-                        return Err(c.err_at(
-                            dstart + i,
-                            format!("expected end of line after `$`, found `{ch}`"),
-                        ));
-                    }
-                    if *ch == '$' {
-                        seen_dollar = true;
-                    } else if *ch != '*' && !ch.is_ascii_hexdigit() {
-                        return Err(c.err_at(
-                            dstart + i,
-                            format!("expected a hex digit, `*` or `$` in the expected packet, found `{ch}`"),
-                        ));
-                    }
-                }
-                let pattern = if text.is_empty() {
-                    None
-                } else {
-                    Some(ExpectPattern::parse(&text).map_err(|m| c.err_at(dstart, m))?)
-                };
-                StfCommand::Expect { port, pattern }
-            }
-        }
-        "add" => {
-            let table = c.qualified("a table name")?;
-            c.skip_ws();
-            let mut priority = None;
-            if c.peek().is_some_and(|ch| ch.is_ascii_digit()) {
-                let pstart = c.pos;
-                let p = c.number("a priority", false)?;
-                if p.radix != Radix::Dec {
-                    return Err(c.err_at(
-                        pstart,
-                        format!("expected a decimal priority, found `{}`", p.text),
-                    ));
-                }
-                priority = Some(
-                    p.value
-                        .to_u64()
-                        .ok_or_else(|| c.err_at(pstart, "priority is too large".into()))?,
-                );
-            }
-            let mut keys = Vec::new();
-            // Keys are `name:value`; the action is `name(`.
-            loop {
-                c.skip_ws();
-                let save = c.pos;
-                let name = c.qualified(if keys.is_empty() {
-                    "a key (`field:value`)"
-                } else {
-                    "a key (`field:value`) or an action call"
-                })?;
-                c.skip_ws();
-                match c.peek() {
-                    Some(':') => {
-                        c.pos += 1;
-                        let value = c.key_value()?;
-                        keys.push(KeyMatch { name, value });
-                    }
-                    Some('(') => {
-                        c.pos = save;
-                        break;
-                    }
-                    _ => {
-                        return Err(c.expected(&format!(
-                            "`:` after key `{name}` or `(` after an action name"
-                        )))
-                    }
-                }
-            }
-            if keys.is_empty() {
-                return Err(c.expected("at least one key (`field:value`) before the action"));
-            }
-            let action = c.action()?;
-            let id = if c.eat('=') {
-                Some(c.ident("an entry name after `=`")?)
-            } else {
-                None
-            };
-            c.expect_end()?;
-            StfCommand::Add {
-                table,
-                priority,
-                keys,
-                action,
-                id,
-            }
-        }
-        "setdefault" => {
-            let table = c.qualified("a table name")?;
-            let action = c.action()?;
-            c.expect_end()?;
-            StfCommand::SetDefault { table, action }
-        }
-        "check_counter" => {
-            let name = c.ident("a counter name")?;
-            c.expect_char('(', "`(` after the counter name")?;
-            c.skip_ws();
-            let target = if c.peek().is_some_and(|ch| ch.is_ascii_digit()) {
-                CounterRef::Index(c.number("a counter index", false)?)
-            } else {
-                CounterRef::Id(c.ident("an entry name or index")?)
-            };
-            c.expect_char(')', "`)`")?;
-            let check = if c.at_end() {
-                None
-            } else {
-                let kind = c.ident("`packets` or `bytes`")?;
-                let kind = match kind.to_ascii_lowercase().as_str() {
-                    "packets" => CountType::Packets,
-                    "bytes" => CountType::Bytes,
-                    _ => {
-                        c.pos -= kind.chars().count();
-                        return Err(c.expected("`packets` or `bytes`"));
-                    }
-                };
-                c.skip_ws();
-                let rest: String = c.chars[c.pos..].iter().take(2).collect();
-                let (op, n) = if rest.starts_with("==") {
-                    (CmpOp::Eq, 2)
-                } else if rest.starts_with("!=") {
-                    (CmpOp::Ne, 2)
-                } else if rest.starts_with("<=") {
-                    (CmpOp::Le, 2)
-                } else if rest.starts_with(">=") {
-                    (CmpOp::Ge, 2)
-                } else if rest.starts_with('<') {
-                    (CmpOp::Lt, 1)
-                } else if rest.starts_with('>') {
-                    (CmpOp::Gt, 1)
-                } else {
-                    return Err(c.expected("a comparison (==, !=, <, <=, >, >=)"));
-                };
-                c.pos += n;
-                let v = c.number("a number", false)?;
-                Some((kind, op, v))
-            };
-            c.expect_end()?;
-            StfCommand::CheckCounter {
-                name,
-                target,
-                check,
-            }
-        }
-        "remove" => {
-            let w = c.ident("`all`")?;
-            if !w.eq_ignore_ascii_case("all") {
-                c.pos -= w.chars().count();
-                return Err(c.expected("`all` (removing single entries is not supported by STF)"));
-            }
-            c.expect_end()?;
-            StfCommand::RemoveAll
-        }
-        "no_packet" => {
-            c.expect_end()?;
-            StfCommand::NoPacket
-        }
-        "wait" => {
-            c.expect_end()?;
-            StfCommand::Wait
-        }
-        _ => {
-            let Some((_, grammar)) = PASSTHROUGH.iter().find(|(w, _)| *w == word) else {
-                return Err(c.err_at(
-                    wstart,
-                    format!("expected a command ({COMMANDS}), found `{word}`"),
-                ));
-            };
-            let rest_start = c.pos;
-            for a in grammar.iter() {
-                match a {
-                    Arg::Num => {
-                        c.number("a number", false)?;
-                    }
-                    Arg::Nums => {
-                        c.number("a number", false)?;
-                        while !c.at_end() {
-                            c.number("a number", false)?;
-                        }
-                    }
-                    Arg::Name => {
-                        c.qualified("a name")?;
-                    }
-                    Arg::Rates => loop {
-                        // RATE:BURST, RATE = digits[.digits]
-                        c.skip_ws();
-                        if !c.peek().is_some_and(|ch| ch.is_ascii_digit()) {
-                            return Err(c.expected("a rate (`RATE:BURST`, e.g. `0.0001:5`)"));
-                        }
-                        c.take_while(|ch| ch.is_ascii_digit());
-                        if c.peek() == Some('.') {
-                            c.pos += 1;
-                            if c.take_while(|ch| ch.is_ascii_digit()).is_empty() {
-                                return Err(c.expected("digits after `.`"));
-                            }
-                        }
-                        if c.peek() != Some(':') {
-                            return Err(c.expected("`:` between rate and burst size"));
-                        }
-                        c.pos += 1;
-                        if c.peek().is_none_or(|ch| ch.is_whitespace()) {
-                            return Err(c.expected("a burst size after `:`"));
-                        }
-                        c.number("a burst size", false)?;
-                        if c.at_end() {
-                            break;
-                        }
-                    },
-                }
-                if c.pos < c.chars.len() && !c.chars[c.pos].is_whitespace() {
-                    return Err(c.expected("a space"));
-                }
-            }
-            c.expect_end()?;
-            StfCommand::Other {
-                command: word,
-                rest: c.rest_text(rest_start),
-            }
-        }
+        "packet" => c.packet()?,
+        "expect" => c.expect()?,
+        "add" => c.add()?,
+        "setdefault" => c.setdefault()?,
+        "check_counter" => c.check_counter()?,
+        "remove" => c.remove()?,
+        "no_packet" => c.alone(StfCommand::NoPacket)?,
+        "wait" => c.alone(StfCommand::Wait)?,
+        _ => c.passthrough(word, wstart)?,
     };
     Ok(Some(cmd))
+}
+
+/// The commands, one method each (after the command word).
+impl Cur {
+    /// `packet PORT HEX…`: whole bytes.
+    fn packet(&mut self) -> Result<StfCommand, StfError> {
+        let (port, dstart) = self.port()?;
+        let text = self.rest_text(dstart);
+        let mut nibbles = Vec::with_capacity(text.len());
+        for (i, ch) in self.chars[dstart..].iter().enumerate() {
+            if ch.is_whitespace() {
+                continue;
+            }
+            match ch.to_digit(16) {
+                Some(d) => nibbles.push(d as u8),
+                None => {
+                    return Err(self.err_at(
+                        dstart + i,
+                        format!("expected a hex digit in the packet data, found `{ch}`"),
+                    ))
+                }
+            }
+        }
+        if nibbles.is_empty() {
+            return Err(self.expected("packet data (hex digits)"));
+        }
+        if nibbles.len() % 2 != 0 {
+            return Err(self.err_at(
+                dstart,
+                format!(
+                    "packet data has an odd number of hex digits ({}): expected whole bytes",
+                    nibbles.len()
+                ),
+            ));
+        }
+        let data = nibbles.chunks(2).map(|p| (p[0] << 4) | p[1]).collect();
+        Ok(StfCommand::Packet { port, data })
+    }
+
+    /// `expect PORT [PATTERN]`: hex digits and `*`, an optional final `$`.
+    fn expect(&mut self) -> Result<StfCommand, StfError> {
+        let (port, dstart) = self.port()?;
+        let text = self.rest_text(dstart);
+        let mut seen_dollar = false;
+        for (i, ch) in self.chars[dstart..].iter().enumerate() {
+            if ch.is_whitespace() {
+                continue;
+            }
+            if seen_dollar {
+                return Err(self.err_at(
+                    dstart + i,
+                    format!("expected end of line after `$`, found `{ch}`"),
+                ));
+            }
+            if *ch == '$' {
+                seen_dollar = true;
+            } else if *ch != '*' && !ch.is_ascii_hexdigit() {
+                return Err(self.err_at(
+                    dstart + i,
+                    format!(
+                        "expected a hex digit, `*` or `$` in the expected packet, found `{ch}`"
+                    ),
+                ));
+            }
+        }
+        let pattern = if text.is_empty() {
+            None
+        } else {
+            Some(ExpectPattern::parse(&text).map_err(|m| self.err_at(dstart, m))?)
+        };
+        Ok(StfCommand::Expect { port, pattern })
+    }
+
+    /// The port of `packet`/`expect` and where the data after it starts.
+    fn port(&mut self) -> Result<(u32, usize), StfError> {
+        self.skip_ws();
+        let port = self.u32_number("a port number")?;
+        if !self.at_end() && self.pos > 0 && !self.chars[self.pos - 1].is_whitespace() {
+            return Err(self.expected("a space after the port number"));
+        }
+        Ok((port, self.pos))
+    }
+
+    /// `add TABLE [PRIORITY] KEY:VALUE… ACTION(ARGS) [= ID]`.
+    fn add(&mut self) -> Result<StfCommand, StfError> {
+        let table = self.qualified("a table name")?;
+        self.skip_ws();
+        let priority = self.priority()?;
+        let mut keys = Vec::new();
+        // Keys are `name:value`; the action is `name(`.
+        loop {
+            self.skip_ws();
+            let save = self.pos;
+            let name = self.qualified(if keys.is_empty() {
+                "a key (`field:value`)"
+            } else {
+                "a key (`field:value`) or an action call"
+            })?;
+            self.skip_ws();
+            match self.peek() {
+                Some(':') => {
+                    self.pos += 1;
+                    let value = self.key_value()?;
+                    keys.push(KeyMatch { name, value });
+                }
+                Some('(') => {
+                    self.pos = save;
+                    break;
+                }
+                _ => {
+                    return Err(self.expected(&format!(
+                        "`:` after key `{name}` or `(` after an action name"
+                    )))
+                }
+            }
+        }
+        if keys.is_empty() {
+            return Err(self.expected("at least one key (`field:value`) before the action"));
+        }
+        let action = self.action()?;
+        let id = if self.eat('=') {
+            Some(self.ident("an entry name after `=`")?)
+        } else {
+            None
+        };
+        self.expect_end()?;
+        Ok(StfCommand::Add {
+            table,
+            priority,
+            keys,
+            action,
+            id,
+        })
+    }
+
+    /// An entry's priority, when digits follow the table name: a decimal number.
+    fn priority(&mut self) -> Result<Option<u64>, StfError> {
+        if !self.peek().is_some_and(|ch| ch.is_ascii_digit()) {
+            return Ok(None);
+        }
+        let pstart = self.pos;
+        let p = self.number("a priority", false)?;
+        if p.radix != Radix::Dec {
+            return Err(self.err_at(
+                pstart,
+                format!("expected a decimal priority, found `{}`", p.text),
+            ));
+        }
+        let p = p
+            .value
+            .to_u64()
+            .ok_or_else(|| self.err_at(pstart, "priority is too large".into()))?;
+        Ok(Some(p))
+    }
+
+    /// `setdefault TABLE ACTION(ARGS)`.
+    fn setdefault(&mut self) -> Result<StfCommand, StfError> {
+        let table = self.qualified("a table name")?;
+        let action = self.action()?;
+        self.expect_end()?;
+        Ok(StfCommand::SetDefault { table, action })
+    }
+
+    /// `check_counter NAME(INDEX|ID) [packets|bytes OP N]`.
+    fn check_counter(&mut self) -> Result<StfCommand, StfError> {
+        let name = self.ident("a counter name")?;
+        self.expect_char('(', "`(` after the counter name")?;
+        self.skip_ws();
+        let target = if self.peek().is_some_and(|ch| ch.is_ascii_digit()) {
+            CounterRef::Index(self.number("a counter index", false)?)
+        } else {
+            CounterRef::Id(self.ident("an entry name or index")?)
+        };
+        self.expect_char(')', "`)`")?;
+        let check = if self.at_end() {
+            None
+        } else {
+            Some(self.counter_check()?)
+        };
+        self.expect_end()?;
+        Ok(StfCommand::CheckCounter {
+            name,
+            target,
+            check,
+        })
+    }
+
+    /// A counter check: `packets` or `bytes`, a comparison and a number.
+    fn counter_check(&mut self) -> Result<(CountType, CmpOp, Number), StfError> {
+        let kind = self.ident("`packets` or `bytes`")?;
+        let kind = match kind.to_ascii_lowercase().as_str() {
+            "packets" => CountType::Packets,
+            "bytes" => CountType::Bytes,
+            _ => {
+                self.pos -= kind.chars().count();
+                return Err(self.expected("`packets` or `bytes`"));
+            }
+        };
+        self.skip_ws();
+        let rest: String = self.chars[self.pos..].iter().take(2).collect();
+        let (op, n) = if rest.starts_with("==") {
+            (CmpOp::Eq, 2)
+        } else if rest.starts_with("!=") {
+            (CmpOp::Ne, 2)
+        } else if rest.starts_with("<=") {
+            (CmpOp::Le, 2)
+        } else if rest.starts_with(">=") {
+            (CmpOp::Ge, 2)
+        } else if rest.starts_with('<') {
+            (CmpOp::Lt, 1)
+        } else if rest.starts_with('>') {
+            (CmpOp::Gt, 1)
+        } else {
+            return Err(self.expected("a comparison (==, !=, <, <=, >, >=)"));
+        };
+        self.pos += n;
+        let v = self.number("a number", false)?;
+        Ok((kind, op, v))
+    }
+
+    /// `remove all`.
+    fn remove(&mut self) -> Result<StfCommand, StfError> {
+        let w = self.ident("`all`")?;
+        if !w.eq_ignore_ascii_case("all") {
+            self.pos -= w.chars().count();
+            return Err(self.expected("`all` (removing single entries is not supported by STF)"));
+        }
+        self.expect_end()?;
+        Ok(StfCommand::RemoveAll)
+    }
+
+    /// A command without arguments.
+    fn alone(&mut self, cmd: StfCommand) -> Result<StfCommand, StfError> {
+        self.expect_end()?;
+        Ok(cmd)
+    }
+
+    /// A command nevermiss checks but does not run (`PASSTHROUGH`, with its grammar); `word`
+    /// started at `wstart`.
+    fn passthrough(&mut self, word: String, wstart: usize) -> Result<StfCommand, StfError> {
+        let Some((_, grammar)) = PASSTHROUGH.iter().find(|(w, _)| *w == word) else {
+            return Err(self.err_at(
+                wstart,
+                format!("expected a command ({COMMANDS}), found `{word}`"),
+            ));
+        };
+        let rest_start = self.pos;
+        for a in grammar.iter() {
+            match a {
+                Arg::Num => {
+                    self.number("a number", false)?;
+                }
+                Arg::Nums => {
+                    self.number("a number", false)?;
+                    while !self.at_end() {
+                        self.number("a number", false)?;
+                    }
+                }
+                Arg::Name => {
+                    self.qualified("a name")?;
+                }
+                Arg::Rates => self.rates()?,
+            }
+            if self.pos < self.chars.len() && !self.chars[self.pos].is_whitespace() {
+                return Err(self.expected("a space"));
+            }
+        }
+        self.expect_end()?;
+        Ok(StfCommand::Other {
+            command: word,
+            rest: self.rest_text(rest_start),
+        })
+    }
+
+    /// Meter rates to the end of the line: `RATE:BURST…`, `RATE = digits[.digits]`.
+    fn rates(&mut self) -> Result<(), StfError> {
+        loop {
+            self.skip_ws();
+            if !self.peek().is_some_and(|ch| ch.is_ascii_digit()) {
+                return Err(self.expected("a rate (`RATE:BURST`, e.g. `0.0001:5`)"));
+            }
+            self.take_while(|ch| ch.is_ascii_digit());
+            if self.peek() == Some('.') {
+                self.pos += 1;
+                if self.take_while(|ch| ch.is_ascii_digit()).is_empty() {
+                    return Err(self.expected("digits after `.`"));
+                }
+            }
+            if self.peek() != Some(':') {
+                return Err(self.expected("`:` between rate and burst size"));
+            }
+            self.pos += 1;
+            if self.peek().is_none_or(|ch| ch.is_whitespace()) {
+                return Err(self.expected("a burst size after `:`"));
+            }
+            self.number("a burst size", false)?;
+            if self.at_end() {
+                return Ok(());
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -277,3 +277,252 @@ impl<'a> Access<'a> {
         }
     }
 }
+
+/// Frame words a packet's start need not zero although something reads them: the parameter
+/// words of a function that every one of its call sites writes whole before the call (`inout`
+/// and `in` arguments' copy-in), when every read of them is within that function's reach (its
+/// body, the functions it calls, the tables it applies with their keys and actions) or in the
+/// call sites' copy-out. Every read of such a word follows a copy-in of the same call, so its
+/// value at the packet's start is never seen. Words in `arch` (which the runtime reads) and
+/// functions entered otherwise (an architecture block, a table's action, `add_entry`) are left
+/// out.
+pub(crate) fn written_before_read(prog: &Program, arch: &[(u32, u32)]) -> Vec<bool> {
+    let n = prog.frame_words as usize;
+    let mut skip = vec![false; n];
+    let nf = prog.functions.len();
+    // Every read of the program, counted per word, and per function and per table apart.
+    let count = |reads: &[(u64, u64)], into: &mut std::collections::HashMap<u32, u32>| {
+        for &(lo, hi) in reads {
+            for w in lo..hi.min(n as u64) {
+                *into.entry(w as u32).or_default() += 1;
+            }
+        }
+    };
+    let fn_reads: Vec<Vec<(u64, u64)>> = prog
+        .functions
+        .iter()
+        .map(|f| {
+            let mut a = Access::default();
+            a.stmts(prog, &f.body);
+            a.reads
+        })
+        .collect();
+    let table_reads: Vec<Vec<(u64, u64)>> = prog
+        .tables
+        .iter()
+        .map(|t| {
+            let mut a = Access::default();
+            a.table(prog, t);
+            a.reads
+        })
+        .collect();
+    let all = Access::of_program(prog);
+    let mut total = std::collections::HashMap::new();
+    count(&all.reads, &mut total);
+    // Entered without a copy-in: blocks, table actions, add_entry's actions.
+    let mut entered = vec![false; nf];
+    for b in &prog.blocks {
+        if let BlockBody::Control(f) = b.body {
+            if let Some(e) = entered.get_mut(f as usize) {
+                *e = true;
+            }
+        }
+    }
+    for t in &prog.tables {
+        for a in &t.actions {
+            if let Some(e) = entered.get_mut(a.func as usize) {
+                *e = true;
+            }
+        }
+    }
+    // Call sites, and what each function calls and applies.
+    let mut sites: Vec<Vec<(&[Stmt], &[Stmt])>> = vec![Vec::new(); nf];
+    let mut calls: Vec<Vec<FnId>> = vec![Vec::new(); nf];
+    let mut applies: Vec<Vec<TableId>> = vec![Vec::new(); nf];
+    fn walk<'p>(
+        ss: &'p [Stmt],
+        me: Option<usize>,
+        sites: &mut [Vec<(&'p [Stmt], &'p [Stmt])>],
+        calls: &mut [Vec<FnId>],
+        applies: &mut [Vec<TableId>],
+        entered: &mut [bool],
+    ) {
+        for s in ss {
+            match s {
+                Stmt::Call {
+                    func,
+                    copy_in,
+                    copy_out,
+                } => {
+                    if let Some(v) = sites.get_mut(*func as usize) {
+                        v.push((copy_in, copy_out));
+                    }
+                    if let Some(m) = me {
+                        calls[m].push(*func);
+                    }
+                    walk(copy_in, me, sites, calls, applies, entered);
+                    walk(copy_out, me, sites, calls, applies, entered);
+                }
+                Stmt::ApplyTable { table, .. } => {
+                    if let Some(m) = me {
+                        applies[m].push(*table);
+                    }
+                }
+                Stmt::Extern(x) => {
+                    if let XOp::AddEntry { func, .. } = x.op {
+                        if let Some(e) = entered.get_mut(func as usize) {
+                            *e = true;
+                        }
+                    }
+                }
+                Stmt::If(_, a, b) => {
+                    walk(a, me, sites, calls, applies, entered);
+                    walk(b, me, sites, calls, applies, entered);
+                }
+                Stmt::Switch { bodies, .. } => {
+                    for b in bodies {
+                        walk(b, me, sites, calls, applies, entered);
+                    }
+                }
+                Stmt::Loop { body, update, .. } => {
+                    walk(body, me, sites, calls, applies, entered);
+                    walk(update, me, sites, calls, applies, entered);
+                }
+                Stmt::CallParser {
+                    copy_in, copy_out, ..
+                } => {
+                    walk(copy_in, me, sites, calls, applies, entered);
+                    walk(copy_out, me, sites, calls, applies, entered);
+                }
+                _ => {}
+            }
+        }
+    }
+    for (i, f) in prog.functions.iter().enumerate() {
+        walk(
+            &f.body,
+            Some(i),
+            &mut sites,
+            &mut calls,
+            &mut applies,
+            &mut entered,
+        );
+    }
+    for p in &prog.parsers {
+        walk(
+            &p.init,
+            None,
+            &mut sites,
+            &mut calls,
+            &mut applies,
+            &mut entered,
+        );
+        for st in &p.states {
+            walk(
+                &st.body,
+                None,
+                &mut sites,
+                &mut calls,
+                &mut applies,
+                &mut entered,
+            );
+        }
+    }
+    for t in &prog.tables {
+        walk(
+            &t.key_pre,
+            None,
+            &mut sites,
+            &mut calls,
+            &mut applies,
+            &mut entered,
+        );
+        for a in &t.actions {
+            walk(
+                &a.copy_in,
+                None,
+                &mut sites,
+                &mut calls,
+                &mut applies,
+                &mut entered,
+            );
+            walk(
+                &a.copy_out,
+                None,
+                &mut sites,
+                &mut calls,
+                &mut applies,
+                &mut entered,
+            );
+        }
+    }
+    let in_arch = |w: u32| arch.iter().any(|&(o, l)| w >= o && w < o + l);
+    for f in 0..nf {
+        if entered[f] || sites[f].is_empty() {
+            continue;
+        }
+        // The words every call site's copy-in writes whole (fixed destinations).
+        let mut common: Option<std::collections::BTreeSet<u32>> = None;
+        for (copy_in, _) in &sites[f] {
+            let mut w = std::collections::BTreeSet::new();
+            for s in copy_in.iter() {
+                let (dst, words) = match s {
+                    Stmt::Copy { dst, words, .. } => (dst, *words),
+                    Stmt::Assign(dst, t, _) => (dst, t.words()),
+                    _ => continue,
+                };
+                if let Some(o) = dst.fixed() {
+                    w.extend(o..o + words);
+                }
+            }
+            common = Some(match common {
+                None => w,
+                Some(c) => c.intersection(&w).copied().collect(),
+            });
+        }
+        let Some(common) = common.filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        // The reads within f's reach, and in its call sites' copy-outs.
+        let mut seen_f = vec![false; nf];
+        let mut seen_t = vec![false; prog.tables.len()];
+        let mut stack = vec![f];
+        let mut inside = std::collections::HashMap::new();
+        while let Some(g) = stack.pop() {
+            if std::mem::replace(&mut seen_f[g], true) {
+                continue;
+            }
+            count(&fn_reads[g], &mut inside);
+            stack.extend(calls[g].iter().map(|&c| c as usize).filter(|&c| c < nf));
+            for &t in &applies[g] {
+                let Some(td) = prog.tables.get(t as usize) else {
+                    continue;
+                };
+                if std::mem::replace(&mut seen_t[t as usize], true) {
+                    continue;
+                }
+                count(&table_reads[t as usize], &mut inside);
+                stack.extend(
+                    td.actions
+                        .iter()
+                        .map(|a| a.func as usize)
+                        .filter(|&c| c < nf),
+                );
+            }
+        }
+        for (_, copy_out) in &sites[f] {
+            let mut a = Access::default();
+            a.stmts(prog, copy_out);
+            count(&a.reads, &mut inside);
+        }
+        for w in common {
+            if (w as usize) < n
+                && !in_arch(w)
+                && total.get(&w).copied().unwrap_or(0) == inside.get(&w).copied().unwrap_or(0)
+            {
+                skip[w as usize] = true;
+            }
+        }
+    }
+    skip
+}

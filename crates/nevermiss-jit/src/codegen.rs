@@ -267,7 +267,7 @@ pub(crate) struct Output {
     pub code_bytes: usize,
     /// Words the frame needs past `Program::frame_words` ([`Clean`]).
     pub extra_words: u32,
-    /// The words of the frame's first `Program::zero_words` that something may read ([`Clean::kept_ranges`]).
+    /// The words of the frame's first `Program::zero_words` a packet's start must zero ([`Clean::kept_ranges`]).
     pub zero_ranges: Vec<(u32, u32)>,
     /// Whether generated code accessed a word the analysis of [`Clean`] missed.
     missed: bool,
@@ -719,6 +719,9 @@ pub(crate) struct Clean {
     /// Per frame word: whether anything may read it (the inline `extract` stores the fields
     /// whose word it is); empty: every word.
     read: Vec<bool>,
+    /// Per frame word: read, but always written first in a packet
+    /// ([`access::written_before_read`]), so a packet's start need not zero it.
+    no_zero: Vec<bool>,
     /// The frame word of `all`; the header words follow it.
     base: u32,
     /// Set when generated code stores into a sealed header or loads a word nobody reads:
@@ -791,6 +794,7 @@ impl Clean {
             of_word,
             headers,
             read: Vec::new(),
+            no_zero: Vec::new(),
             base: prog.frame_words,
             missed: std::cell::Cell::new(false),
         };
@@ -870,6 +874,7 @@ impl Clean {
             mark(&mut read, if sealed { (lo, lo + 1) } else { (lo, hi) });
         }
         self.read = read;
+        self.no_zero = access::written_before_read(prog, arch);
     }
 
     /// Words past the frame this needs (none without tracked headers).
@@ -904,12 +909,18 @@ impl Clean {
         self.read.is_empty() || self.read.get(off as usize).copied().unwrap_or(true)
     }
 
-    /// The words of `[0, words)` that something may read ([`Clean::keeps`]), as sorted,
+    /// Whether a packet's start must zero frame word `off`: something may read it
+    /// ([`Clean::keeps`]) and it is not always written first (`no_zero`).
+    fn zeroes(&self, off: u32) -> bool {
+        self.keeps(off) && !self.no_zero.get(off as usize).copied().unwrap_or(false)
+    }
+
+    /// The words of `[0, words)` that a packet's start must zero ([`Clean::zeroes`]), as sorted,
     /// disjoint half-open ranges: the only ones a packet's start must zero, since a word
     /// nothing reads keeps the previous packet's value unseen.
     pub(crate) fn kept_ranges(&self, words: u32) -> Vec<(u32, u32)> {
         let mut v: Vec<(u32, u32)> = Vec::new();
-        for w in (0..words).filter(|&w| self.keeps(w)) {
+        for w in (0..words).filter(|&w| self.zeroes(w)) {
             match v.last_mut() {
                 Some((_, end)) if *end == w => *end = w + 1,
                 _ => v.push((w, w + 1)),
@@ -1470,13 +1481,11 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// One statement: inline code for what compiles natively (each kind by its helper below),
+    /// a call of the runtime's helper for everything else.
     fn stmt(&mut self, s: &Stmt, abort: Abort) {
         match s {
-            Stmt::Assign(l, t, e) if !t.is_wide() => {
-                let v = self.expr(e);
-                let v = self.mask_to(v, t.width);
-                self.store(l, v, abort, s);
-            }
+            Stmt::Assign(l, t, e) if !t.is_wide() => self.assign(l, *t, e, abort, s),
             Stmt::Assign(l, t, e)
                 if l.fixed().is_some()
                     && Self::wide_native(e)
@@ -1485,20 +1494,7 @@ impl Gen<'_, '_> {
                 self.assign_wide(l.off, *t, e)
             }
             Stmt::AssignSlice(l, t, hi, lo, e) if !t.is_wide() && l.fixed().is_some() => {
-                let a = l.off;
-                if !self.in_frame(a, 1) {
-                    return;
-                }
-                let w = hi - lo + 1;
-                let cur = self.ld(a);
-                let v = self.expr(e);
-                let v = self.mask_to(v, w);
-                let m = mask(w) << lo;
-                let keep = self.b.ins().band_imm_u(cur, !m as i64);
-                let sh = self.b.ins().ishl_imm_u(v, i64::from(*lo));
-                let nv = self.b.ins().bor(keep, sh);
-                let nv = self.mask_to(nv, t.width);
-                self.st(a, nv);
+                self.assign_slice(l, *t, *hi, *lo, e)
             }
             Stmt::Copy { dst, src, words }
                 if *words <= COPY_INLINE_WORDS
@@ -1507,152 +1503,30 @@ impl Gen<'_, '_> {
                     && self.in_frame(dst.off, *words)
                     && self.in_frame(src.off, *words) =>
             {
-                // All loads first: source and destination may overlap.
-                let vals: Vec<Value> = (0..*words).map(|i| self.ld(src.off + i)).collect();
-                for (i, v) in vals.into_iter().enumerate() {
-                    self.st(dst.off + i as u32, v);
-                }
+                self.copy_words(dst.off, src.off, *words)
             }
             Stmt::Zero { dst, words }
                 if *words <= COPY_INLINE_WORDS
                     && dst.fixed().is_some()
                     && self.in_frame(dst.off, *words) =>
             {
-                let z = self.iconst(0);
-                for i in 0..*words {
-                    self.st(dst.off + i, z);
-                }
+                self.zero_words(dst.off, *words)
             }
             Stmt::SetValid { hdr, valid, others } if hdr.fixed().is_some() => {
-                let a = hdr.off;
-                if !self.in_frame(a, 1) {
-                    return;
-                }
-                let v = self.iconst(u64::from(*valid));
-                self.st(a, v);
-                if *valid {
-                    let z = self.iconst(0);
-                    for o in others {
-                        let x = i64::from(a) + i64::from(*o);
-                        if x >= 0 && self.in_frame(x as u32, 1) {
-                            self.st(x as u32, z);
-                        }
-                    }
-                }
+                self.set_valid(hdr.off, *valid, others)
             }
-            Stmt::If(c, a, b) => {
-                let c = self.expr(c);
-                let (tb, eb, join) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.ins().brif(c, tb, &[], eb, &[]);
-                self.b.switch_to_block(tb);
-                self.stmts(a, abort);
-                self.b.ins().jump(join, &[]);
-                self.b.switch_to_block(eb);
-                self.stmts(b, abort);
-                self.b.ins().jump(join, &[]);
-                self.b.switch_to_block(join);
-            }
+            Stmt::If(c, a, b) => self.if_stmt(c, a, b, abort),
             Stmt::Switch {
                 sel,
                 cases,
                 bodies,
                 default,
-            } => {
-                let v = self.expr(sel);
-                let join = self.b.create_block();
-                let body_blocks: Vec<Block> =
-                    bodies.iter().map(|_| self.b.create_block()).collect();
-                // The first case whose label equals the selector.
-                for (labels, bi) in cases {
-                    let Some(&target) = body_blocks.get(*bi) else {
-                        continue;
-                    };
-                    for lab in labels {
-                        let next = self.b.create_block();
-                        let c = self.b.ins().icmp_imm_s(IntCC::Equal, v, *lab as i64);
-                        self.b.ins().brif(c, target, &[], next, &[]);
-                        self.b.switch_to_block(next);
-                    }
-                }
-                match default.and_then(|d| body_blocks.get(d)) {
-                    Some(&d) => self.b.ins().jump(d, &[]),
-                    None => self.b.ins().jump(join, &[]),
-                };
-                for (blk, body) in body_blocks.iter().zip(bodies) {
-                    self.b.switch_to_block(*blk);
-                    self.stmts(body, abort);
-                    self.b.ins().jump(join, &[]);
-                }
-                self.b.switch_to_block(join);
-            }
-            Stmt::Loop { cond, body, update } => {
-                let (head, upd, exit) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.ins().jump(head, &[]);
-                self.b.switch_to_block(head);
-                let c = self.expr(cond);
-                let run = self.b.create_block();
-                self.b.ins().brif(c, run, &[], exit, &[]);
-                self.b.switch_to_block(run);
-                // One more iteration of this packet's loops; past the limit the packet is dropped.
-                let n = self.ctx_field(offset_of!(Ctx, loops));
-                let n = self.b.ins().iadd_imm_s(n, 1);
-                self.ctx_store(offset_of!(Ctx, loops), n);
-                let over = self.b.ins().icmp_imm_s(
-                    IntCC::UnsignedGreaterThan,
-                    n,
-                    self.limits.loop_limit as i64,
-                );
-                let (stop, go) = (self.b.create_block(), self.b.create_block());
-                self.b.ins().brif(over, stop, &[], go, &[]);
-                self.b.switch_to_block(stop);
-                let f = self.fref(self.ids.imports.loop_limit);
-                self.b.ins().call(f, &[self.ctx]);
-                let code = self.iconst(p4_ir::ir::errors::PARSER_TIMEOUT);
-                self.ctx_store(offset_of!(Ctx, perr), code);
-                self.jump_code(abort, flow::REJECT);
-                self.b.switch_to_block(go);
-                self.loops.push((upd, exit));
-                self.stmts(body, abort);
-                self.loops.pop();
-                self.b.ins().jump(upd, &[]);
-                self.b.switch_to_block(upd);
-                self.stmts(update, abort);
-                self.b.ins().jump(head, &[]);
-                self.b.switch_to_block(exit);
-            }
-            Stmt::Break | Stmt::Continue => {
-                match self.loops.last().copied() {
-                    Some((cont, brk)) => {
-                        let to = if matches!(s, Stmt::Break) { brk } else { cont };
-                        self.b.ins().jump(to, &[]);
-                    }
-                    None => {
-                        let code = if matches!(s, Stmt::Break) {
-                            flow::BREAK
-                        } else {
-                            flow::CONTINUE
-                        };
-                        self.jump_code(abort, code);
-                    }
-                }
-                self.fresh();
-            }
-            Stmt::Return => {
-                self.jump_code(abort, flow::RETURN);
-                self.fresh();
-            }
-            Stmt::Exit => {
-                self.jump_code(abort, flow::EXIT);
-                self.fresh();
-            }
+            } => self.switch_stmt(sel, cases, bodies, *default, abort),
+            Stmt::Loop { cond, body, update } => self.loop_stmt(cond, body, update, abort),
+            Stmt::Break => self.loop_jump(true, abort),
+            Stmt::Continue => self.loop_jump(false, abort),
+            Stmt::Return => self.leave_with(flow::RETURN, abort),
+            Stmt::Exit => self.leave_with(flow::EXIT, abort),
             Stmt::Call {
                 func,
                 copy_in,
@@ -1662,33 +1536,8 @@ impl Gen<'_, '_> {
                 parser,
                 copy_in,
                 copy_out,
-            } => {
-                self.stmts(copy_in, abort);
-                let Some(&id) = self.ids.parsers.get(*parser as usize) else {
-                    return self.helper_stmt(s, abort);
-                };
-                let f = self.fref(id);
-                let call = self.b.ins().call(f, &[self.ctx]);
-                let accepted = self.b.inst_results(call)[0];
-                // A rejecting sub-parser still copies out (as BMv2 does), then rejects the caller.
-                self.stmts(copy_out, abort);
-                let rej = self.b.create_block();
-                let next = self.b.create_block();
-                self.b.ins().brif(accepted, next, &[], rej, &[]);
-                self.b.switch_to_block(rej);
-                self.jump_code(abort, flow::REJECT);
-                self.b.switch_to_block(next);
-            }
-            Stmt::Verify(c, e) => {
-                let c = self.expr(c);
-                let (bad, next) = (self.b.create_block(), self.b.create_block());
-                self.b.ins().brif(c, next, &[], bad, &[]);
-                self.b.switch_to_block(bad);
-                let code = self.expr(e);
-                self.ctx_store(offset_of!(Ctx, perr), code);
-                self.jump_code(abort, flow::REJECT);
-                self.b.switch_to_block(next);
-            }
+            } => self.call_parser(s, *parser, copy_in, copy_out, abort),
+            Stmt::Verify(c, e) => self.verify(c, e, abort),
             Stmt::Extract {
                 hdr,
                 varbit_bits: None,
@@ -1720,6 +1569,223 @@ impl Gen<'_, '_> {
             // values wider than 64 bits, locations with run-time indices.
             _ => self.helper_stmt(s, abort),
         }
+    }
+
+    /// `l = e` of at most 64 bits, truncated to `t`.
+    fn assign(&mut self, l: &Loc, t: Ty, e: &Expr, abort: Abort, s: &Stmt) {
+        let v = self.expr(e);
+        let v = self.mask_to(v, t.width);
+        self.store(l, v, abort, s);
+    }
+
+    /// `l[hi:lo] = e` at a fixed location (nothing outside the frame).
+    fn assign_slice(&mut self, l: &Loc, t: Ty, hi: u32, lo: u32, e: &Expr) {
+        let a = l.off;
+        if !self.in_frame(a, 1) {
+            return;
+        }
+        let w = hi - lo + 1;
+        let cur = self.ld(a);
+        let v = self.expr(e);
+        let v = self.mask_to(v, w);
+        let m = mask(w) << lo;
+        let keep = self.b.ins().band_imm_u(cur, !m as i64);
+        let sh = self.b.ins().ishl_imm_u(v, i64::from(lo));
+        let nv = self.b.ins().bor(keep, sh);
+        let nv = self.mask_to(nv, t.width);
+        self.st(a, nv);
+    }
+
+    /// Copies `words` words from `src` to `dst` (fixed, in the frame).
+    fn copy_words(&mut self, dst: u32, src: u32, words: u32) {
+        // All loads first: source and destination may overlap.
+        let vals: Vec<Value> = (0..words).map(|i| self.ld(src + i)).collect();
+        for (i, v) in vals.into_iter().enumerate() {
+            self.st(dst + i as u32, v);
+        }
+    }
+
+    /// Zeroes `words` words at `dst` (fixed, in the frame).
+    fn zero_words(&mut self, dst: u32, words: u32) {
+        let z = self.iconst(0);
+        for i in 0..words {
+            self.st(dst + i, z);
+        }
+    }
+
+    /// `setValid()`/`setInvalid()` of the header whose validity word is at `a`; a valid one
+    /// invalidates the other members of its union (`others`, relative to `a`).
+    fn set_valid(&mut self, a: u32, valid: bool, others: &[i32]) {
+        if !self.in_frame(a, 1) {
+            return;
+        }
+        let v = self.iconst(u64::from(valid));
+        self.st(a, v);
+        if valid {
+            let z = self.iconst(0);
+            for o in others {
+                let x = i64::from(a) + i64::from(*o);
+                if x >= 0 && self.in_frame(x as u32, 1) {
+                    self.st(x as u32, z);
+                }
+            }
+        }
+    }
+
+    /// `if (c) a else b`.
+    fn if_stmt(&mut self, c: &Expr, a: &[Stmt], b: &[Stmt], abort: Abort) {
+        let c = self.expr(c);
+        let (tb, eb, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(c, tb, &[], eb, &[]);
+        self.b.switch_to_block(tb);
+        self.stmts(a, abort);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(eb);
+        self.stmts(b, abort);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+    }
+
+    /// A switch: the body of the first case whose label equals the selector, else `default`.
+    fn switch_stmt(
+        &mut self,
+        sel: &Expr,
+        cases: &[(Vec<u64>, usize)],
+        bodies: &[Vec<Stmt>],
+        default: Option<usize>,
+        abort: Abort,
+    ) {
+        let v = self.expr(sel);
+        let join = self.b.create_block();
+        let body_blocks: Vec<Block> = bodies.iter().map(|_| self.b.create_block()).collect();
+        // The first case whose label equals the selector.
+        for (labels, bi) in cases {
+            let Some(&target) = body_blocks.get(*bi) else {
+                continue;
+            };
+            for lab in labels {
+                let next = self.b.create_block();
+                let c = self.b.ins().icmp_imm_s(IntCC::Equal, v, *lab as i64);
+                self.b.ins().brif(c, target, &[], next, &[]);
+                self.b.switch_to_block(next);
+            }
+        }
+        match default.and_then(|d| body_blocks.get(d)) {
+            Some(&d) => self.b.ins().jump(d, &[]),
+            None => self.b.ins().jump(join, &[]),
+        };
+        for (blk, body) in body_blocks.iter().zip(bodies) {
+            self.b.switch_to_block(*blk);
+            self.stmts(body, abort);
+            self.b.ins().jump(join, &[]);
+        }
+        self.b.switch_to_block(join);
+    }
+
+    /// `while (cond) { body; update }`, counting the packet's iterations: past the loop limit
+    /// the packet is rejected with `ParserTimeout`.
+    fn loop_stmt(&mut self, cond: &Expr, body: &[Stmt], update: &[Stmt], abort: Abort) {
+        let (head, upd, exit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let c = self.expr(cond);
+        let run = self.b.create_block();
+        self.b.ins().brif(c, run, &[], exit, &[]);
+        self.b.switch_to_block(run);
+        // One more iteration of this packet's loops; past the limit the packet is dropped.
+        let n = self.ctx_field(offset_of!(Ctx, loops));
+        let n = self.b.ins().iadd_imm_s(n, 1);
+        self.ctx_store(offset_of!(Ctx, loops), n);
+        let over =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThan, n, self.limits.loop_limit as i64);
+        let (stop, go) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(over, stop, &[], go, &[]);
+        self.b.switch_to_block(stop);
+        let f = self.fref(self.ids.imports.loop_limit);
+        self.b.ins().call(f, &[self.ctx]);
+        let code = self.iconst(p4_ir::ir::errors::PARSER_TIMEOUT);
+        self.ctx_store(offset_of!(Ctx, perr), code);
+        self.jump_code(abort, flow::REJECT);
+        self.b.switch_to_block(go);
+        self.loops.push((upd, exit));
+        self.stmts(body, abort);
+        self.loops.pop();
+        self.b.ins().jump(upd, &[]);
+        self.b.switch_to_block(upd);
+        self.stmts(update, abort);
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(exit);
+    }
+
+    /// `break` (`brk`) or `continue`: a jump in the innermost loop of this function, else the
+    /// flow code to the caller's loop.
+    fn loop_jump(&mut self, brk: bool, abort: Abort) {
+        match self.loops.last().copied() {
+            Some((cont, exit)) => {
+                let to = if brk { exit } else { cont };
+                self.b.ins().jump(to, &[]);
+            }
+            None => {
+                let code = if brk { flow::BREAK } else { flow::CONTINUE };
+                self.jump_code(abort, code);
+            }
+        }
+        self.fresh();
+    }
+
+    /// `return` or `exit`: the flow code to `abort`.
+    fn leave_with(&mut self, code: u32, abort: Abort) {
+        self.jump_code(abort, code);
+        self.fresh();
+    }
+
+    /// A sub-parser run to completion; `copy_out` also when it rejects (as BMv2 does), then
+    /// the caller rejects.
+    fn call_parser(
+        &mut self,
+        s: &Stmt,
+        parser: ParserId,
+        copy_in: &[Stmt],
+        copy_out: &[Stmt],
+        abort: Abort,
+    ) {
+        self.stmts(copy_in, abort);
+        let Some(&id) = self.ids.parsers.get(parser as usize) else {
+            return self.helper_stmt(s, abort);
+        };
+        let f = self.fref(id);
+        let call = self.b.ins().call(f, &[self.ctx]);
+        let accepted = self.b.inst_results(call)[0];
+        // A rejecting sub-parser still copies out (as BMv2 does), then rejects the caller.
+        self.stmts(copy_out, abort);
+        let rej = self.b.create_block();
+        let next = self.b.create_block();
+        self.b.ins().brif(accepted, next, &[], rej, &[]);
+        self.b.switch_to_block(rej);
+        self.jump_code(abort, flow::REJECT);
+        self.b.switch_to_block(next);
+    }
+
+    /// `verify(c, e)`: rejects with error `e` when `c` is false.
+    fn verify(&mut self, c: &Expr, e: &Expr, abort: Abort) {
+        let c = self.expr(c);
+        let (bad, next) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(c, next, &[], bad, &[]);
+        self.b.switch_to_block(bad);
+        let code = self.expr(e);
+        self.ctx_store(offset_of!(Ctx, perr), code);
+        self.jump_code(abort, flow::REJECT);
+        self.b.switch_to_block(next);
     }
 
     /// Stores `v` at `l`: at a run-time index, only when it is in bounds.
@@ -2953,7 +3019,7 @@ impl Gen<'_, '_> {
     fn zero_frame(&mut self, words: u32, stored: &[u32]) {
         let z = self.iconst(0);
         let v = self.b.ins().splat(types::I64X2, z);
-        let needs = |g: &Self, w: u32| g.ids.clean.keeps(w) && !stored.contains(&w);
+        let needs = |g: &Self, w: u32| g.ids.clean.zeroes(w) && !stored.contains(&w);
         let pairs = words / 2;
         let mut i = 0;
         while i < pairs {

@@ -275,9 +275,9 @@ pub struct Compiled {
     /// like the frame's first `Program::zero_words` (generated code's per-packet state).
     pub extra_words: u32,
     /// The words of the frame's first `Program::zero_words` that anything may read (generated
-    /// code, the interpreter's statements, the architecture's `arch` regions), as sorted,
-    /// disjoint half-open ranges: all a packet's start must zero before the engine runs it; the
-    /// other words are never read, so their previous values stay unseen (docs/jit.md).
+    /// code, the interpreter's statements, the architecture's `arch` regions) before a packet
+    /// writes them, as sorted, disjoint half-open ranges: all a packet's start must zero before
+    /// the engine runs it; the previous values of the other words stay unseen (docs/jit.md).
     pub zero_ranges: Vec<(u32, u32)>,
     /// The keys `pass_parse` stores for the batch prefetch ([`Glue::prefetch`]): (table, byte
     /// offset past `Ctx::key`, length).

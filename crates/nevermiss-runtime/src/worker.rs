@@ -108,7 +108,10 @@ impl Worker {
         if let Some(t) = &self.ticket {
             self.sw.gate().leave(t);
         }
-        self.flush_fallbacks();
+        // A packet alone runs in `ex` only (the batch states are a batch's).
+        if self.ex.fallbacks != 0 {
+            self.flush_fallbacks();
+        }
         &self.out
     }
 

@@ -152,6 +152,15 @@ fn status(s: tonic::Status) -> String {
 }
 
 /// Whether `pre` is called `name` (its name, or its alias).
+/// A read of a table's entries, or of its default entry.
+fn table_entries(table_id: u32, is_default_action: bool) -> p4::entity::Entity {
+    p4::entity::Entity::TableEntry(Box::new(p4::TableEntry {
+        table_id,
+        is_default_action,
+        ..Default::default()
+    }))
+}
+
 fn named(pre: Option<&pi::Preamble>, name: &str) -> bool {
     pre.is_some_and(|p| p.name == name || p.alias == name)
 }
@@ -227,208 +236,93 @@ impl Ctl {
             .find(|a| a.preamble.as_ref().is_some_and(|p| p.id == id))
     }
 
+    /// One command's output, in simple_switch_CLI's format: each command by its method below.
     async fn command(&mut self, cmd: &CtlCommand) -> Result<String, String> {
-        use p4::entity::Entity as E;
-        let mut s = String::new();
         match cmd {
-            CtlCommand::ShowTables => {
-                for t in &self.p4info.tables {
-                    let name = t.preamble.as_ref().map_or("", |p| p.name.as_str());
-                    let keys: Vec<String> = t
-                        .match_fields
-                        .iter()
-                        .map(|f| format!("{}({}, {})", f.name, match_kind(f), f.bitwidth))
-                        .collect();
-                    let imp = self
-                        .p4info
-                        .action_profiles
-                        .iter()
-                        .find(|a| {
-                            a.preamble
-                                .as_ref()
-                                .is_some_and(|p| p.id == t.implementation_id)
-                        })
-                        .and_then(|a| a.preamble.as_ref())
-                        .map_or("None".to_string(), |p| p.name.clone());
-                    let _ = writeln!(
-                        s,
-                        "{name:<25} [implementation={imp}, mk={}, size={}]",
-                        keys.join(",\t"),
-                        t.size
-                    );
-                }
-            }
-            CtlCommand::TableDump { table } => {
-                let t = self.table(table)?.clone();
-                let id = t.preamble.as_ref().map_or(0, |p| p.id);
-                let entries = self
-                    .read(E::TableEntry(Box::new(p4::TableEntry {
-                        table_id: id,
-                        ..Default::default()
-                    })))
-                    .await?;
-                let default = self
-                    .read(E::TableEntry(Box::new(p4::TableEntry {
-                        table_id: id,
-                        is_default_action: true,
-                        ..Default::default()
-                    })))
-                    .await?;
-                let _ = writeln!(s, "==========\nTABLE ENTRIES");
-                let w = t
-                    .match_fields
-                    .iter()
-                    .map(|f| f.name.len())
-                    .max()
-                    .unwrap_or(0)
-                    .max(20);
-                for (i, e) in entries.iter().enumerate() {
-                    let E::TableEntry(e) = e else { continue };
-                    let _ = writeln!(s, "**********\nDumping entry {i:#x}\nMatch key:");
-                    for f in &t.match_fields {
-                        let m = e.r#match.iter().find(|m| m.field_id == f.id);
-                        let _ = writeln!(
-                            s,
-                            "* {:w$}: {:10}{}",
-                            f.name,
-                            match_kind(f).to_uppercase(),
-                            field_value(m, f)
-                        );
-                    }
-                    if e.priority != 0 {
-                        let _ = writeln!(s, "Priority: {}", e.priority);
-                    }
-                    let _ = writeln!(s, "{}", self.action_line(e.action.as_ref()));
-                }
-                let _ = writeln!(s, "==========\nDumping default entry");
-                match default.first() {
-                    Some(E::TableEntry(d)) => {
-                        let _ = writeln!(s, "{}", self.action_line(d.action.as_ref()));
-                    }
-                    _ => {
-                        let _ = writeln!(s, "EMPTY");
-                    }
-                }
-                let _ = writeln!(s, "==========");
-            }
-            CtlCommand::TableNumEntries { table } => {
-                let id = self.table(table)?.preamble.as_ref().map_or(0, |p| p.id);
-                let n = self
-                    .read(E::TableEntry(Box::new(p4::TableEntry {
-                        table_id: id,
-                        ..Default::default()
-                    })))
-                    .await?
-                    .len();
-                let _ = writeln!(s, "{n}");
-            }
-            CtlCommand::CounterRead { counter, index } => {
-                let c = self
-                    .p4info
-                    .counters
-                    .iter()
-                    .find(|c| named(c.preamble.as_ref(), counter))
-                    .ok_or_else(|| format!("no counter {counter}"))?;
-                let name = c
-                    .preamble
-                    .as_ref()
-                    .map_or("", |p| p.name.as_str())
-                    .to_string();
-                let id = c.preamble.as_ref().map_or(0, |p| p.id);
-                let got = self
-                    .read(E::CounterEntry(p4::CounterEntry {
-                        counter_id: id,
-                        index: Some(p4::Index {
-                            index: i64::from(*index),
-                        }),
-                        data: None,
-                    }))
-                    .await?;
-                for e in got {
-                    if let E::CounterEntry(c) = e {
-                        let d = c.data.unwrap_or_default();
-                        let _ = writeln!(
-                            s,
-                            "{name}[{index}]=  BmCounterValue(packets={}, bytes={})",
-                            d.packet_count, d.byte_count
-                        );
-                    }
-                }
-            }
+            CtlCommand::ShowTables => Ok(self.show_tables()),
+            CtlCommand::TableDump { table } => self.table_dump(table).await,
+            CtlCommand::TableNumEntries { table } => self.table_num_entries(table).await,
+            CtlCommand::CounterRead { counter, index } => self.counter_read(counter, *index).await,
             CtlCommand::RegisterRead { register, index } => {
-                let r = self
-                    .p4info
-                    .registers
-                    .iter()
-                    .find(|r| named(r.preamble.as_ref(), register))
-                    .ok_or_else(|| format!("no register {register}"))?;
-                let name = r
-                    .preamble
-                    .as_ref()
-                    .map_or("", |p| p.name.as_str())
-                    .to_string();
-                let id = r.preamble.as_ref().map_or(0, |p| p.id);
-                let got = self
-                    .read(E::RegisterEntry(p4::RegisterEntry {
-                        register_id: id,
-                        index: index.map(|i| p4::Index {
-                            index: i64::from(i),
-                        }),
-                        data: None,
-                    }))
-                    .await?;
-                let cells: Vec<(i64, String)> = got
-                    .into_iter()
-                    .filter_map(|e| match e {
-                        E::RegisterEntry(r) => Some((
-                            r.index.map_or(0, |i| i.index),
-                            r.data.as_ref().map_or("0".into(), data_value),
-                        )),
-                        _ => None,
-                    })
-                    .collect();
-                match index {
-                    Some(i) => {
-                        let v = cells.first().map_or("0".into(), |c| c.1.clone());
-                        let _ = writeln!(s, "{name}[{i}]= {v}");
-                    }
-                    None => {
-                        let v: Vec<String> = cells.into_iter().map(|c| c.1).collect();
-                        let _ = writeln!(s, "{name}= {}", v.join(", "));
-                    }
-                }
+                self.register_read(register, *index).await
             }
-            CtlCommand::McDump => {
-                use p4::packet_replication_engine_entry::Type as T;
-                let got = self
-                    .read(E::PacketReplicationEngineEntry(
-                        p4::PacketReplicationEngineEntry {
-                            r#type: Some(T::MulticastGroupEntry(Default::default())),
-                        },
-                    ))
-                    .await?;
-                let _ = writeln!(s, "==========\nMC ENTRIES");
-                for e in got {
-                    let E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
-                        r#type: Some(T::MulticastGroupEntry(g)),
-                    }) = e
-                    else {
-                        continue;
-                    };
-                    let _ = writeln!(s, "**********\nmgrp({})", g.multicast_group_id);
-                    for r in &g.replicas {
-                        #[allow(deprecated)]
-                        let port = match &r.port_kind {
-                            Some(p4::replica::PortKind::Port(b)) => {
-                                b.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x))
-                            }
-                            Some(p4::replica::PortKind::EgressPort(p)) => u64::from(*p),
-                            None => 0,
-                        };
-                        let _ = writeln!(s, "  -> (rid {}) port {port}", r.instance);
-                    }
-                }
-                let _ = writeln!(s, "==========");
+            CtlCommand::McDump => self.mc_dump().await,
+        }
+    }
+
+    /// `show_tables`: each table's name, implementation, match fields and size.
+    fn show_tables(&self) -> String {
+        let mut s = String::new();
+        for t in &self.p4info.tables {
+            let name = t.preamble.as_ref().map_or("", |p| p.name.as_str());
+            let keys: Vec<String> = t
+                .match_fields
+                .iter()
+                .map(|f| format!("{}({}, {})", f.name, match_kind(f), f.bitwidth))
+                .collect();
+            let imp = self
+                .p4info
+                .action_profiles
+                .iter()
+                .find(|a| {
+                    a.preamble
+                        .as_ref()
+                        .is_some_and(|p| p.id == t.implementation_id)
+                })
+                .and_then(|a| a.preamble.as_ref())
+                .map_or("None".to_string(), |p| p.name.clone());
+            let _ = writeln!(
+                s,
+                "{name:<25} [implementation={imp}, mk={}, size={}]",
+                keys.join(",\t"),
+                t.size
+            );
+        }
+        s
+    }
+
+    /// `table_dump`: the table's entries (match key, priority, action) and its default entry.
+    async fn table_dump(&mut self, table: &str) -> Result<String, String> {
+        let mut s = String::new();
+        let t = self.table(table)?.clone();
+        let id = t.preamble.as_ref().map_or(0, |p| p.id);
+        let entries = self.read(table_entries(id, false)).await?;
+        let default = self.read(table_entries(id, true)).await?;
+        let _ = writeln!(s, "==========\nTABLE ENTRIES");
+        let w = t
+            .match_fields
+            .iter()
+            .map(|f| f.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(20);
+        for (i, e) in entries.iter().enumerate() {
+            let p4::entity::Entity::TableEntry(e) = e else {
+                continue;
+            };
+            let _ = writeln!(s, "**********\nDumping entry {i:#x}\nMatch key:");
+            for f in &t.match_fields {
+                let m = e.r#match.iter().find(|m| m.field_id == f.id);
+                let _ = writeln!(
+                    s,
+                    "* {:w$}: {:10}{}",
+                    f.name,
+                    match_kind(f).to_uppercase(),
+                    field_value(m, f)
+                );
+            }
+            if e.priority != 0 {
+                let _ = writeln!(s, "Priority: {}", e.priority);
+            }
+            let _ = writeln!(s, "{}", self.action_line(e.action.as_ref()));
+        }
+        let _ = writeln!(s, "==========\nDumping default entry");
+        match default.first() {
+            Some(p4::entity::Entity::TableEntry(d)) => {
+                let _ = writeln!(s, "{}", self.action_line(d.action.as_ref()));
+            }
+            _ => {
+                let _ = writeln!(s, "EMPTY");
             }
             CtlCommand::SetQueueDepth { .. }
             | CtlCommand::SetQueueRate { .. }
@@ -437,6 +331,139 @@ impl Ctl {
                 return Err("a queue command is not a P4Runtime read".into());
             }
         }
+        let _ = writeln!(s, "==========");
+        Ok(s)
+    }
+
+    /// `table_num_entries`.
+    async fn table_num_entries(&mut self, table: &str) -> Result<String, String> {
+        let id = self.table(table)?.preamble.as_ref().map_or(0, |p| p.id);
+        let n = self.read(table_entries(id, false)).await?.len();
+        Ok(format!("{n}\n"))
+    }
+
+    /// `counter_read`: one cell's packets and bytes.
+    async fn counter_read(&mut self, counter: &str, index: u32) -> Result<String, String> {
+        use p4::entity::Entity as E;
+        let mut s = String::new();
+        let c = self
+            .p4info
+            .counters
+            .iter()
+            .find(|c| named(c.preamble.as_ref(), counter))
+            .ok_or_else(|| format!("no counter {counter}"))?;
+        let name = c
+            .preamble
+            .as_ref()
+            .map_or("", |p| p.name.as_str())
+            .to_string();
+        let id = c.preamble.as_ref().map_or(0, |p| p.id);
+        let got = self
+            .read(E::CounterEntry(p4::CounterEntry {
+                counter_id: id,
+                index: Some(p4::Index {
+                    index: i64::from(index),
+                }),
+                data: None,
+            }))
+            .await?;
+        for e in got {
+            if let E::CounterEntry(c) = e {
+                let d = c.data.unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "{name}[{index}]=  BmCounterValue(packets={}, bytes={})",
+                    d.packet_count, d.byte_count
+                );
+            }
+        }
+        Ok(s)
+    }
+
+    /// `register_read`: one cell, or every cell.
+    async fn register_read(
+        &mut self,
+        register: &str,
+        index: Option<u32>,
+    ) -> Result<String, String> {
+        use p4::entity::Entity as E;
+        let r = self
+            .p4info
+            .registers
+            .iter()
+            .find(|r| named(r.preamble.as_ref(), register))
+            .ok_or_else(|| format!("no register {register}"))?;
+        let name = r
+            .preamble
+            .as_ref()
+            .map_or("", |p| p.name.as_str())
+            .to_string();
+        let id = r.preamble.as_ref().map_or(0, |p| p.id);
+        let got = self
+            .read(E::RegisterEntry(p4::RegisterEntry {
+                register_id: id,
+                index: index.map(|i| p4::Index {
+                    index: i64::from(i),
+                }),
+                data: None,
+            }))
+            .await?;
+        let cells: Vec<(i64, String)> = got
+            .into_iter()
+            .filter_map(|e| match e {
+                E::RegisterEntry(r) => Some((
+                    r.index.map_or(0, |i| i.index),
+                    r.data.as_ref().map_or("0".into(), data_value),
+                )),
+                _ => None,
+            })
+            .collect();
+        Ok(match index {
+            Some(i) => {
+                let v = cells.first().map_or("0".into(), |c| c.1.clone());
+                format!("{name}[{i}]= {v}\n")
+            }
+            None => {
+                let v: Vec<String> = cells.into_iter().map(|c| c.1).collect();
+                format!("{name}= {}\n", v.join(", "))
+            }
+        })
+    }
+
+    /// `mc_dump`: each multicast group and its replicas.
+    async fn mc_dump(&mut self) -> Result<String, String> {
+        use p4::entity::Entity as E;
+        use p4::packet_replication_engine_entry::Type as T;
+        let mut s = String::new();
+        let got = self
+            .read(E::PacketReplicationEngineEntry(
+                p4::PacketReplicationEngineEntry {
+                    r#type: Some(T::MulticastGroupEntry(Default::default())),
+                },
+            ))
+            .await?;
+        let _ = writeln!(s, "==========\nMC ENTRIES");
+        for e in got {
+            let E::PacketReplicationEngineEntry(p4::PacketReplicationEngineEntry {
+                r#type: Some(T::MulticastGroupEntry(g)),
+            }) = e
+            else {
+                continue;
+            };
+            let _ = writeln!(s, "**********\nmgrp({})", g.multicast_group_id);
+            for r in &g.replicas {
+                #[allow(deprecated)]
+                let port = match &r.port_kind {
+                    Some(p4::replica::PortKind::Port(b)) => {
+                        b.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x))
+                    }
+                    Some(p4::replica::PortKind::EgressPort(p)) => u64::from(*p),
+                    None => 0,
+                };
+                let _ = writeln!(s, "  -> (rid {}) port {port}", r.instance);
+            }
+        }
+        let _ = writeln!(s, "==========");
         Ok(s)
     }
 

@@ -883,6 +883,8 @@ impl<'a> Checker<'a> {
         r
     }
 
+    /// A binary operation `a op b` (P4_16 spec §8: the operations on each base type): the
+    /// operands' types, the result's type, and its value when both operands are constants.
     fn binary_expr(
         &mut self,
         e: &Expr,
@@ -909,202 +911,207 @@ impl<'a> Checker<'a> {
         if ta.is_error() || tb.is_error() {
             return Type::Error;
         }
-        let sym = op.symbol();
-        if matches!(op, Div | Mod) {
-            let negative = |x: &Expr| {
-                self.value_of(x.id)
-                    .and_then(|v| v.as_int().cloned())
-                    .is_some_and(|v| v.is_negative())
-            };
-            if negative(a) || negative(b) {
-                self.err(e.span, format!("{sym}: not defined on negative numbers"));
-                return Type::Error;
-            }
+        let o = Binary {
+            e,
+            op,
+            sym: op.symbol(),
+            a,
+            b,
+            ta,
+            tb,
+        };
+        if matches!(op, Div | Mod) && (self.is_negative(a) || self.is_negative(b)) {
+            self.err(
+                e.span,
+                format!("{}: not defined on negative numbers", o.sym),
+            );
+            return Type::Error;
         }
         let r = match op {
-            And | Or => {
-                if !matches!(ta, Type::Bool) || !matches!(tb, Type::Bool) {
-                    self.err(e.span, format!("{sym}: not defined on {ta} and {tb}"));
-                    return Type::Error;
-                }
-                Type::Bool
-            }
-            Eq | Ne => {
-                let t = self.compare_types(e, a, &ta, b, &tb);
-                if t.is_error() {
-                    return Type::Error;
-                }
-                Type::Bool
-            }
-            Lt | Le | Gt | Ge => {
-                let t = self.unify_operands(a, &ta, b, &tb, sym);
-                match t {
-                    Type::Error => return Type::Error,
-                    Type::Int | Type::Bit(_) | Type::Signed(_) => Type::Bool,
-                    _ => {
-                        self.err(e.span, format!("{sym}: not defined on {ta} and {tb}"));
-                        return Type::Error;
-                    }
-                }
-            }
+            And | Or => self.logical_type(&o),
+            Eq | Ne => self.equality_type(&o),
+            Lt | Le | Gt | Ge => self.ordering_type(&o),
             Add | Sub | Mul | Div | Mod | AddSat | SubSat | BitAnd | BitOr | BitXor => {
-                let t = self.unify_operands(a, &ta, b, &tb, sym);
-                match (&t, op) {
-                    (Type::Error, _) => return Type::Error,
-                    (Type::Int, AddSat | SubSat) => {
-                        self.err(
-                            e.span,
-                            format!("{sym}: saturating arithmetic is not defined on int"),
-                        );
-                        return Type::Error;
-                    }
-                    (Type::Int, BitAnd | BitOr | BitXor)
-                        if self.value_of(a.id).is_none() || self.value_of(b.id).is_none() =>
-                    {
-                        self.err(
-                            e.span,
-                            format!(
-                                "{sym}: operation cannot be applied to values with unknown width"
-                            ),
-                        );
-                        return Type::Error;
-                    }
-                    (Type::Signed(_), Div | Mod) => {
-                        self.err(
-                            e.span,
-                            format!("{sym}: division and modulo are not defined on signed values"),
-                        );
-                        return Type::Error;
-                    }
-                    (_, Div | Mod)
-                        if [a, b].iter().any(|x| {
-                            self.value_of(x.id)
-                                .and_then(|v| v.as_int().cloned())
-                                .is_some_and(|v| v.is_negative())
-                        }) =>
-                    {
-                        self.err(e.span, format!("{sym}: not defined on negative numbers"));
-                        return Type::Error;
-                    }
-                    (_, Div | Mod)
-                        if [a, b].iter().any(|x| {
-                            self.value_of(x.id)
-                                .and_then(|v| v.as_int().cloned())
-                                .is_some_and(|v| v.is_negative())
-                        }) =>
-                    {
-                        self.err(e.span, format!("{sym}: not defined on negative numbers"));
-                        return Type::Error;
-                    }
-                    (Type::Int | Type::Bit(_) | Type::Signed(_), _) => t.underlying_int().clone(),
-                    _ => {
-                        self.err(
-                            e.span,
-                            format!("{sym}: cannot be applied to values of type {ta} and {tb}"),
-                        );
-                        return Type::Error;
-                    }
-                }
+                self.arith_type(&o)
             }
-            Shl | Shr => {
-                let la = ta.underlying_int().clone();
-                let lb = tb.underlying_int().clone();
-                if !matches!(la, Type::Int | Type::Bit(_) | Type::Signed(_)) {
-                    self.err(
-                        a.span,
-                        format!("{sym}: left operand of shift must be a numeric type, not {ta}"),
-                    );
-                    return Type::Error;
-                }
-                let bv = self.value_of(b.id).and_then(|v| v.as_int().cloned());
-                match &lb {
-                    Type::Bit(_) => {}
-                    Type::Int => match &bv {
-                        Some(v) if v.is_negative() => {
-                            self.err(
-                                b.span,
-                                format!("{sym}: shifts with negative amounts are not permitted"),
-                            );
-                            return Type::Error;
-                        }
-                        Some(_) => {}
-                        None => {
-                            self.err(b.span, format!("{sym}: shift amount must be a compile-time constant or unsigned"));
-                            return Type::Error;
-                        }
-                    },
-                    Type::Signed(_) => match &bv {
-                        Some(v) if !v.is_negative() => {}
-                        _ => {
-                            self.err(
-                                b.span,
-                                format!("{sym}: shift amount must be unsigned, found {tb}"),
-                            );
-                            return Type::Error;
-                        }
-                    },
-                    _ => {
-                        self.err(
-                            b.span,
-                            format!("{sym}: shift amount must be an integer, found {tb}"),
-                        );
-                        return Type::Error;
-                    }
-                }
-                if matches!(la, Type::Int) && bv.is_none() {
-                    self.err(
-                        e.span,
-                        format!("{sym}: shift result type is arbitrary-precision int, but right operand is not constant; width of left operand of shift needs to be specified"),
-                    );
-                    return Type::Error;
-                }
-                if let (Type::Bit(w) | Type::Signed(w), Some(v)) = (&la, &bv) {
-                    if v >= &BigInt::from(*w) {
-                        self.warn(
-                            b.span,
-                            format!("{sym}: shifting value with {w} bits by {v}"),
-                        );
-                    }
-                }
-                la
-            }
-            Concat if matches!(ta, Type::String) && matches!(tb, Type::String) => Type::String,
-            Concat => {
-                let la = ta.underlying_int().clone();
-                let lb = tb.underlying_int().clone();
-                match (&la, &lb) {
-                    (Type::Bit(w1) | Type::Signed(w1), Type::Bit(w2) | Type::Signed(w2)) => {
-                        let w = u64::from(*w1) + u64::from(*w2);
-                        if w > super::decls::MAX_WIDTH {
-                            self.err(
-                                e.span,
-                                "++: this implementation does not support bitstrings this large",
-                            );
-                            return Type::Error;
-                        }
-                        if matches!(la, Type::Signed(_)) {
-                            Type::Signed(w as u32)
-                        } else {
-                            Type::Bit(w as u32)
-                        }
-                    }
-                    (Type::Int, _) => {
-                        self.err(a.span, "could not infer a width");
-                        return Type::Error;
-                    }
-                    (_, Type::Int) => {
-                        self.err(b.span, "could not infer a width");
-                        return Type::Error;
-                    }
-                    _ => {
-                        self.err(e.span, format!("++: cannot concatenate {ta} and {tb}"));
-                        return Type::Error;
-                    }
-                }
-            }
+            Shl | Shr => self.shift_type(&o),
+            Concat => self.concat_type(&o),
         };
-        // Constant folding.
-        if let (Some(va), Some(vb)) = (self.value_of(a.id), self.value_of(b.id)) {
+        if r.is_error() || !self.fold_binary(&o) {
+            return Type::Error;
+        }
+        r
+    }
+
+    /// Whether `x` is a negative compile-time constant.
+    fn is_negative(&self, x: &Expr) -> bool {
+        self.value_of(x.id)
+            .and_then(|v| v.as_int().cloned())
+            .is_some_and(|v| v.is_negative())
+    }
+
+    /// `&&`, `||`: on booleans.
+    fn logical_type(&mut self, o: &Binary<'_>) -> Type {
+        if !matches!(o.ta, Type::Bool) || !matches!(o.tb, Type::Bool) {
+            let (sym, ta, tb) = (o.sym, &o.ta, &o.tb);
+            self.err(o.e.span, format!("{sym}: not defined on {ta} and {tb}"));
+            return Type::Error;
+        }
+        Type::Bool
+    }
+
+    /// `==`, `!=`: see [`Checker::compare_types`].
+    fn equality_type(&mut self, o: &Binary<'_>) -> Type {
+        let t = self.compare_types(o.e, o.a, &o.ta, o.b, &o.tb);
+        if t.is_error() {
+            return Type::Error;
+        }
+        Type::Bool
+    }
+
+    /// `<`, `<=`, `>`, `>=`: on integers of one type (§8.5, §8.6).
+    fn ordering_type(&mut self, o: &Binary<'_>) -> Type {
+        let t = self.unify_operands(o.a, &o.ta, o.b, &o.tb, o.sym);
+        match t {
+            Type::Error => Type::Error,
+            Type::Int | Type::Bit(_) | Type::Signed(_) => Type::Bool,
+            _ => {
+                let (sym, ta, tb) = (o.sym, &o.ta, &o.tb);
+                self.err(o.e.span, format!("{sym}: not defined on {ta} and {tb}"));
+                Type::Error
+            }
+        }
+    }
+
+    /// The arithmetic and bitwise operations (§8.5–§8.7): operands of one integer type; no
+    /// saturation on `int`, no bitwise operation on an `int` that is not constant, no division
+    /// of signed values.
+    fn arith_type(&mut self, o: &Binary<'_>) -> Type {
+        use BinOp::*;
+        let (sym, ta, tb) = (o.sym, &o.ta, &o.tb);
+        let t = self.unify_operands(o.a, ta, o.b, tb, sym);
+        let msg = match (&t, o.op) {
+            (Type::Error, _) => return Type::Error,
+            (Type::Int, AddSat | SubSat) => {
+                format!("{sym}: saturating arithmetic is not defined on int")
+            }
+            (Type::Int, BitAnd | BitOr | BitXor)
+                if self.value_of(o.a.id).is_none() || self.value_of(o.b.id).is_none() =>
+            {
+                format!("{sym}: operation cannot be applied to values with unknown width")
+            }
+            (Type::Signed(_), Div | Mod) => {
+                format!("{sym}: division and modulo are not defined on signed values")
+            }
+            (_, Div | Mod) if self.is_negative(o.a) || self.is_negative(o.b) => {
+                format!("{sym}: not defined on negative numbers")
+            }
+            (Type::Int | Type::Bit(_) | Type::Signed(_), _) => return t.underlying_int().clone(),
+            _ => format!("{sym}: cannot be applied to values of type {ta} and {tb}"),
+        };
+        self.err(o.e.span, msg);
+        Type::Error
+    }
+
+    /// `<<`, `>>` (§8.5): a numeric left operand, an unsigned or non-negative constant
+    /// amount; an `int` left operand needs a constant amount.
+    fn shift_type(&mut self, o: &Binary<'_>) -> Type {
+        let (sym, ta, tb) = (o.sym, &o.ta, &o.tb);
+        let la = ta.underlying_int().clone();
+        let lb = tb.underlying_int().clone();
+        if !matches!(la, Type::Int | Type::Bit(_) | Type::Signed(_)) {
+            self.err(
+                o.a.span,
+                format!("{sym}: left operand of shift must be a numeric type, not {ta}"),
+            );
+            return Type::Error;
+        }
+        let bv = self.value_of(o.b.id).and_then(|v| v.as_int().cloned());
+        let bad_amount = match (&lb, &bv) {
+            (Type::Bit(_), _) => None,
+            (Type::Int, Some(v)) if v.is_negative() => Some(format!(
+                "{sym}: shifts with negative amounts are not permitted"
+            )),
+            (Type::Int, Some(_)) => None,
+            (Type::Int, None) => Some(format!(
+                "{sym}: shift amount must be a compile-time constant or unsigned"
+            )),
+            (Type::Signed(_), Some(v)) if !v.is_negative() => None,
+            (Type::Signed(_), _) => {
+                Some(format!("{sym}: shift amount must be unsigned, found {tb}"))
+            }
+            _ => Some(format!(
+                "{sym}: shift amount must be an integer, found {tb}"
+            )),
+        };
+        if let Some(msg) = bad_amount {
+            self.err(o.b.span, msg);
+            return Type::Error;
+        }
+        if matches!(la, Type::Int) && bv.is_none() {
+            self.err(
+                o.e.span,
+                format!("{sym}: shift result type is arbitrary-precision int, but right operand is not constant; width of left operand of shift needs to be specified"),
+            );
+            return Type::Error;
+        }
+        if let (Type::Bit(w) | Type::Signed(w), Some(v)) = (&la, &bv) {
+            if v >= &BigInt::from(*w) {
+                self.warn(
+                    o.b.span,
+                    format!("{sym}: shifting value with {w} bits by {v}"),
+                );
+            }
+        }
+        la
+    }
+
+    /// `++` (§8.5): of strings, or of bit strings whose widths are known (the result signed
+    /// when the left operand is).
+    fn concat_type(&mut self, o: &Binary<'_>) -> Type {
+        let (ta, tb) = (&o.ta, &o.tb);
+        if matches!(ta, Type::String) && matches!(tb, Type::String) {
+            return Type::String;
+        }
+        let la = ta.underlying_int().clone();
+        let lb = tb.underlying_int().clone();
+        match (&la, &lb) {
+            (Type::Bit(w1) | Type::Signed(w1), Type::Bit(w2) | Type::Signed(w2)) => {
+                let w = u64::from(*w1) + u64::from(*w2);
+                if w > super::decls::MAX_WIDTH {
+                    self.err(
+                        o.e.span,
+                        "++: this implementation does not support bitstrings this large",
+                    );
+                    return Type::Error;
+                }
+                if matches!(la, Type::Signed(_)) {
+                    Type::Signed(w as u32)
+                } else {
+                    Type::Bit(w as u32)
+                }
+            }
+            (Type::Int, _) => {
+                self.err(o.a.span, "could not infer a width");
+                Type::Error
+            }
+            (_, Type::Int) => {
+                self.err(o.b.span, "could not infer a width");
+                Type::Error
+            }
+            _ => {
+                self.err(o.e.span, format!("++: cannot concatenate {ta} and {tb}"));
+                Type::Error
+            }
+        }
+    }
+
+    /// Constant folding of `a op b` when both are constants; false (after the error) on a
+    /// division or modulo by zero or another fold that fails.
+    fn fold_binary(&mut self, o: &Binary<'_>) -> bool {
+        use BinOp::*;
+        let (e, op, sym) = (o.e, o.op, o.sym);
+        if let (Some(va), Some(vb)) = (self.value_of(o.a.id), self.value_of(o.b.id)) {
             match consteval::binary(op, &va, &vb) {
                 Ok(v) => self.set_value(e.id, v),
                 Err(consteval::FoldError::NotFoldable) => {}
@@ -1115,15 +1122,15 @@ impl<'a> Checker<'a> {
                         "modulo by zero"
                     };
                     self.err(e.span, format!("{sym}: {what}"));
-                    return Type::Error;
+                    return false;
                 }
                 Err(err) => {
                     self.err(e.span, err.to_string());
-                    return Type::Error;
+                    return false;
                 }
             }
         } else if matches!(op, Div | Mod) {
-            if let Some(vb) = self.value_of(b.id).and_then(|v| v.as_int().cloned()) {
+            if let Some(vb) = self.value_of(o.b.id).and_then(|v| v.as_int().cloned()) {
                 if vb.is_zero() {
                     self.err(
                         e.span,
@@ -1132,11 +1139,11 @@ impl<'a> Checker<'a> {
                             if op == Div { "division" } else { "modulo" }
                         ),
                     );
-                    return Type::Error;
+                    return false;
                 }
             }
         }
-        r
+        true
     }
 
     /// Operand types for `==`/`!=` (spec §8: defined on base types, headers, structs, tuples, ...).
@@ -2406,11 +2413,44 @@ impl<'a> Checker<'a> {
         ctk_dirless: bool,
         is_ctor: bool,
     ) -> Option<(Subst, Vec<CallArg>)> {
+        let c = CallSite {
+            params,
+            vars,
+            args,
+            span,
+            name,
+            ctk_dirless,
+            is_ctor,
+        };
         // 1. Map arguments to parameters.
-        let named = args.iter().any(|a| a.name.is_some());
+        let (map, call_args) = self.map_args(&c)?;
+        // 2. Type the arguments, inferring type variables.
+        let (subst, arg_types) = self.infer_args(&c, init, &map)?;
+        // 3. Check each argument against its (substituted) parameter type.
+        let mut good = true;
+        for (pi, p) in params.iter().enumerate() {
+            let (Some(ai), Some(at)) = (map[pi], arg_types[pi].clone()) else {
+                continue;
+            };
+            let pty = substitute(&p.ty, &subst);
+            if at.is_error() || pty.is_error() {
+                continue;
+            }
+            if !self.check_arg(&c, p, &args[ai].value, &at, &pty) {
+                good = false;
+            }
+        }
+        good.then_some((subst, call_args))
+    }
+
+    /// Which argument each parameter gets (P4_16 spec §6.8.1: all arguments named or none,
+    /// a parameter without an argument needs a default or to be optional), and what the call
+    /// passes for each parameter. `None` after the errors (every argument still checked).
+    fn map_args(&mut self, c: &CallSite<'_>) -> Option<(Vec<Option<usize>>, Vec<CallArg>)> {
+        let (params, args, span, name) = (c.params, c.args, c.span, c.name);
         let mut map: Vec<Option<usize>> = vec![None; params.len()];
         let mut ok = true;
-        if named {
+        if args.iter().any(|a| a.name.is_some()) {
             if args.iter().any(|a| a.name.is_none()) {
                 self.err(
                     span,
@@ -2475,7 +2515,19 @@ impl<'a> Checker<'a> {
             }
             return None;
         }
-        // 2. Type the arguments, inferring type variables.
+        Some((map, call_args))
+    }
+
+    /// Types the arguments (each with its parameter's type as a hint when that has no type
+    /// variable) and infers the type variables from them (§16.1: every variable of a parameter
+    /// that gets an argument inferred, and not only from `int` literals).
+    fn infer_args(
+        &mut self,
+        c: &CallSite<'_>,
+        init: &[(DeclId, Type)],
+        map: &[Option<usize>],
+    ) -> Option<(Subst, Vec<Option<Type>>)> {
+        let (params, vars, args) = (c.params, c.vars, c.args);
         let mut subst: Subst = init.to_vec();
         let mut weak: HashSet<DeclId> = HashSet::new();
         let mut arg_types: Vec<Option<Type>> = vec![None; params.len()];
@@ -2494,7 +2546,7 @@ impl<'a> Checker<'a> {
             } else {
                 self.check_expr(a, hint.as_ref())
             };
-            if !is_ctor {
+            if !c.is_ctor {
                 if let Type::Table(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_) = at {
                     self.err(
                         a.span,
@@ -2527,7 +2579,7 @@ impl<'a> Checker<'a> {
                     let n = self.decl(*v).name.clone();
                     self.err(
                         args[ai].value.span,
-                        format!("{name}: could not infer a type for variable {n}"),
+                        format!("{}: could not infer a type for variable {n}", c.name),
                     );
                     return None;
                 }
@@ -2547,96 +2599,91 @@ impl<'a> Checker<'a> {
                 return None;
             }
         }
-        // 3. Check each argument against its (substituted) parameter type.
-        let mut good = true;
-        for (pi, p) in params.iter().enumerate() {
-            let (Some(ai), Some(at)) = (map[pi], arg_types[pi].clone()) else {
-                continue;
-            };
-            let a = &args[ai].value;
-            let pty = substitute(&p.ty, &subst);
-            if at.is_error() || pty.is_error() {
-                continue;
-            }
-            if p.dir != Direction::None && matches!(pty, Type::String) {
-                self.err(
-                    a.span,
-                    format!(
-                        "{}: a parameter with type string cannot have a direction",
-                        p.name
-                    ),
-                );
-                good = false;
-                continue;
-            }
-            if matches!(pty, Type::DontCare) {
-                self.err(
-                    a.span,
-                    format!(
-                        "could not infer a type for parameter {} (inferred type is don't care '_')",
-                        p.name
-                    ),
-                );
-                good = false;
-                continue;
-            }
-            match p.dir {
-                Direction::Out | Direction::InOut => {
-                    if matches!(a.kind, ExprKind::DontCare) {
-                        continue;
-                    }
-                    if !same(&at, &pty) && !has_any_var(&pty, vars) {
-                        self.err(a.span, format!("{}: type mismatch: argument of type {at} for {} parameter of type {pty}", p.name, dir_name(p.dir)));
-                        good = false;
-                        continue;
-                    }
-                    if !self.check_lvalue(a) {
-                        good = false;
-                    }
+        Some((subst, arg_types))
+    }
+
+    /// One argument `a` of type `at` against its parameter `p` of (substituted) type `pty`
+    /// (§6.8: `out`/`inout` take an l-value of the same type or `_`; `in` and directionless
+    /// ones a value that converts implicitly, directionless ones of constructors and of
+    /// `ctk_dirless` calls a compile-time constant). False after the error.
+    fn check_arg(
+        &mut self,
+        c: &CallSite<'_>,
+        p: &ParamInfo,
+        a: &Expr,
+        at: &Type,
+        pty: &Type,
+    ) -> bool {
+        if p.dir != Direction::None && matches!(pty, Type::String) {
+            self.err(
+                a.span,
+                format!(
+                    "{}: a parameter with type string cannot have a direction",
+                    p.name
+                ),
+            );
+            return false;
+        }
+        if matches!(pty, Type::DontCare) {
+            self.err(
+                a.span,
+                format!(
+                    "could not infer a type for parameter {} (inferred type is don't care '_')",
+                    p.name
+                ),
+            );
+            return false;
+        }
+        let dont_care = matches!(a.kind, ExprKind::DontCare);
+        match p.dir {
+            Direction::Out | Direction::InOut => {
+                if dont_care {
+                    return true;
                 }
-                Direction::In | Direction::None => {
-                    if matches!(a.kind, ExprKind::DontCare) {
-                        if !is_ctor {
-                            self.err(
-                                a.span,
-                                format!(
-                                    "{}: don't care argument only allowed for out parameters",
-                                    p.name
-                                ),
-                            );
-                            good = false;
-                        }
-                        continue;
-                    }
-                    if has_any_var(&pty, vars) {
-                        continue;
-                    }
-                    if !self.coerce(a, &at, &pty, &p.name) {
-                        good = false;
-                        continue;
-                    }
-                    let object = matches!(
-                        pty,
-                        Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)
-                    );
-                    if p.dir == Direction::None
-                        && (ctk_dirless || is_ctor)
-                        && !object
-                        && !self.is_ctk(a)
-                    {
+                if !same(at, pty) && !has_any_var(pty, c.vars) {
+                    self.err(a.span, format!("{}: type mismatch: argument of type {at} for {} parameter of type {pty}", p.name, dir_name(p.dir)));
+                    return false;
+                }
+                self.check_lvalue(a)
+            }
+            Direction::In | Direction::None => {
+                if dont_care {
+                    if !c.is_ctor {
                         self.err(
                             a.span,
-                            format!("argument used for directionless parameter '{}' must be a compile-time constant", p.name),
+                            format!(
+                                "{}: don't care argument only allowed for out parameters",
+                                p.name
+                            ),
                         );
-                        good = false;
+                        return false;
                     }
+                    return true;
                 }
+                if has_any_var(pty, c.vars) {
+                    return true;
+                }
+                if !self.coerce(a, at, pty, &p.name) {
+                    return false;
+                }
+                let object = matches!(
+                    pty,
+                    Type::Extern(_) | Type::Parser(_) | Type::Control(_) | Type::Package(_)
+                );
+                if p.dir == Direction::None
+                    && (c.ctk_dirless || c.is_ctor)
+                    && !object
+                    && !self.is_ctk(a)
+                {
+                    self.err(
+                        a.span,
+                        format!("argument used for directionless parameter '{}' must be a compile-time constant", p.name),
+                    );
+                    return false;
+                }
+                true
             }
         }
-        if !good {
-            return None;
-        }
-        Some((subst, call_args))
     }
 
     /// Binds type variables of `p` by matching against the argument type `a`.
@@ -3017,4 +3064,27 @@ fn emittable(t: &Type, depth: u32) -> bool {
         Type::Tuple(ts) | Type::ListExpr(ts) => ts.iter().all(|x| emittable(x, depth + 1)),
         _ => false,
     }
+}
+
+/// A binary operation being checked: the expression, its operator (and the operator's symbol,
+/// as messages name it), its operands and their types.
+struct Binary<'e> {
+    e: &'e Expr,
+    op: BinOp,
+    sym: &'static str,
+    a: &'e Expr,
+    b: &'e Expr,
+    ta: Type,
+    tb: Type,
+}
+
+/// A call being matched against its parameters: what [`Checker::match_call`] was given.
+struct CallSite<'c> {
+    params: &'c [ParamInfo],
+    vars: &'c [DeclId],
+    args: &'c [Arg],
+    span: Span,
+    name: &'c str,
+    ctk_dirless: bool,
+    is_ctor: bool,
 }

@@ -26,250 +26,302 @@ impl<'a> Checker<'a> {
         self.leave();
     }
 
+    /// One statement (P4_16 spec §11): each kind has its helper below.
     fn stmt_inner(&mut self, s: &Stmt) {
-        let in_parser = self.ctx.block_kind == BlockKind::Parser && self.ctx.in_state;
         match &s.kind {
-            StmtKind::Assign(l, r) => {
-                let lt = self.check_expr(l, None);
-                let lv = self.check_lvalue(l);
-                if lv && !lt.is_error() {
-                    if matches!(lt, Type::Int | Type::String) {
-                        self.err(l.span, format!("cannot assign to a value of type {lt}"));
-                    }
-                    self.check_expr_expect(r, &lt, "assignment");
-                } else {
-                    self.check_expr(r, None);
-                }
-            }
-            StmtKind::OpAssign(op, l, r) => {
-                let lt = self.check_expr(l, None);
-                self.check_lvalue(l);
-                let rt = if matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
-                    self.check_expr(r, None)
-                } else {
-                    self.check_expr(r, Some(&lt))
-                };
-                if lt.is_error() || rt.is_error() {
-                    return;
-                }
-                let ok = match op {
-                    ast::BinOp::Shl | ast::BinOp::Shr => {
-                        lt.is_fixed_int()
-                            && (rt.underlying_int().is_fixed_int()
-                                && matches!(rt.underlying_int(), Type::Bit(_))
-                                || matches!(rt, Type::Int))
-                    }
-                    ast::BinOp::And | ast::BinOp::Or => {
-                        matches!(lt, Type::Bool) && matches!(rt, Type::Bool)
-                    }
-                    _ => {
-                        lt.is_fixed_int() && self.assignable(&rt, lt.underlying_int())
-                            || same(&lt, &rt) && lt.is_fixed_int()
-                    }
-                };
-                if !ok {
-                    self.err(
-                        s.span,
-                        format!("{}=: cannot be applied to {lt} and {rt}", op.symbol()),
-                    );
-                } else if matches!(rt, Type::Int) {
-                    let to = lt.underlying_int().clone();
-                    if !matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
-                        self.coerce(r, &rt, &to, "operand");
-                    }
-                }
-            }
-            StmtKind::Call(e) => {
-                if !matches!(e.kind, ExprKind::Call { .. }) {
-                    self.check_expr(e, None);
-                    self.err(
-                        e.span,
-                        "expression statement must be a method or function call",
-                    );
-                    return;
-                }
-                self.check_expr(e, None);
-            }
+            StmtKind::Assign(l, r) => self.assign_stmt(l, r),
+            StmtKind::OpAssign(op, l, r) => self.op_assign_stmt(s, *op, l, r),
+            StmtKind::Call(e) => self.call_stmt(e),
             StmtKind::Empty => {}
             StmtKind::Block(b) => self.block(b),
             StmtKind::If {
                 cond,
                 then,
                 otherwise,
-            } => {
-                self.check_expr_expect(cond, &Type::Bool, "condition");
-                self.scoped(|c| c.stmt(then));
-                if let Some(o) = otherwise {
-                    self.scoped(|c| c.stmt(o));
-                }
-            }
-            StmtKind::Switch { expr, cases } => {
-                if in_parser {
-                    self.err(s.span, "switch statements are not allowed in parsers");
-                }
-                self.switch_stmt(expr, cases);
-            }
-            StmtKind::Exit => {
-                if self.ctx.block_kind == BlockKind::Parser
-                    && self.ctx.action.is_none()
-                    && self.ctx.function.is_none()
-                {
-                    self.err(s.span, "exit statements are not allowed in parsers");
-                } else if self.ctx.function.is_some() {
-                    self.err(s.span, "exit statements are not allowed in functions");
-                }
-            }
-            StmtKind::Return(v) => {
-                if let Some(ret) = self.ctx.ret.clone() {
-                    match (v, &ret) {
-                        (None, Type::Void) => {}
-                        (None, t) => self.err(
-                            s.span,
-                            format!("return with no expression in a function returning {t}"),
-                        ),
-                        (Some(e), Type::Void) => {
-                            self.check_expr(e, None);
-                            self.err(s.span, "return expression in function with void return");
-                        }
-                        (Some(e), t) => {
-                            self.check_expr_expect(e, t, "return value");
-                        }
-                    }
-                } else if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
-                    self.err(s.span, "return statements are not allowed in parsers");
-                    if let Some(e) = v {
-                        self.check_expr(e, None);
-                    }
-                } else if let Some(e) = v {
-                    self.check_expr(e, None);
-                    self.err(s.span, "return with a value is only allowed in functions");
-                }
-            }
-            StmtKind::Decl(d) => {
-                match &d.kind {
-                    DeclKind::Const(_) | DeclKind::Variable(_) => {}
-                    DeclKind::Instantiation(_) if in_parser => {}
-                    DeclKind::Instantiation(_) => {
-                        self.err(d.span, "invalid declaration. instantiations cannot be in a control apply block, action or function");
-                        return;
-                    }
-                    _ => {
-                        self.err(d.span, "declaration not allowed in a statement block");
-                        return;
-                    }
-                }
-                let parent = self.ctx.action.or(self.ctx.function).or(self.ctx.block);
-                if let Some(n) = d.name() {
-                    let decls = &self.out.decls;
-                    let shadowed = self.scopes.lookup(&n.name, false, |x| {
-                        decls[x.0 as usize].kind == EntityKind::Param
-                    });
-                    if let Some(&p) = shadowed.first() {
-                        if self.decl(p).parent == parent
-                            || Some(self.decl(p).parent) == Some(self.ctx.block)
-                        {
-                            self.err(
-                                n.span,
-                                format!(
-                                    "declaration of '{}' shadows a parameter '{}'",
-                                    n.name, n.name
-                                ),
-                            );
-                        }
-                    }
-                }
-                self.decl_any(d, parent);
-            }
+            } => self.if_stmt(cond, then, otherwise.as_deref()),
+            StmtKind::Switch { expr, cases } => self.switch_stmt(s, expr, cases),
+            StmtKind::Exit => self.exit_stmt(s),
+            StmtKind::Return(v) => self.return_stmt(s, v.as_ref()),
+            StmtKind::Decl(d) => self.decl_stmt(d),
             StmtKind::For {
                 init,
                 cond,
                 update,
                 body,
-            } => self.scoped(|c| {
-                for i in init {
-                    c.stmt(i);
-                }
-                if let Some(cond) = cond {
-                    c.check_expr_expect(cond, &Type::Bool, "loop condition");
-                }
-                for u in update {
-                    c.stmt(u);
-                }
-                c.ctx.loop_depth += 1;
-                c.scoped(|c| c.stmt(body));
-                c.ctx.loop_depth -= 1;
-            }),
+            } => self.for_stmt(init, cond.as_ref(), update, body),
             StmtKind::ForIn {
                 ty,
                 var,
                 range,
                 body,
-            } => self.scoped(|c| {
-                let declared = ty.as_ref().map(|t| c.resolve_type(t));
-                let elem = match &range.kind {
-                    ExprKind::Range(lo, hi) => {
-                        let want = declared.clone();
-                        let tl = c.check_expr(lo, want.as_ref());
-                        let th = c.check_expr(hi, want.as_ref());
-                        let t = match &want {
-                            Some(w) => {
-                                c.coerce(lo, &tl, w, "range bound");
-                                c.coerce(hi, &th, w, "range bound");
-                                w.clone()
-                            }
-                            None if matches!(tl, Type::Int) => th.clone(),
-                            None => tl.clone(),
-                        };
-                        c.set_type(range.id, Type::Set(Box::new(t.clone())));
-                        t
+            } => self.for_in_stmt(ty.as_ref(), var, range, body),
+            StmtKind::Break | StmtKind::Continue => self.loop_jump_stmt(s),
+        }
+    }
+
+    /// Whether the statement being checked is in a parser state.
+    fn in_parser_state(&self) -> bool {
+        self.ctx.block_kind == BlockKind::Parser && self.ctx.in_state
+    }
+
+    /// `l = r;` (§11.1): `l` an l-value, not of type `int` or `string`; `r` of its type.
+    fn assign_stmt(&mut self, l: &Expr, r: &Expr) {
+        let lt = self.check_expr(l, None);
+        let lv = self.check_lvalue(l);
+        if lv && !lt.is_error() {
+            if matches!(lt, Type::Int | Type::String) {
+                self.err(l.span, format!("cannot assign to a value of type {lt}"));
+            }
+            self.check_expr_expect(r, &lt, "assignment");
+        } else {
+            self.check_expr(r, None);
+        }
+    }
+
+    /// `l op= r;` (as p4c accepts it): `l op r` defined on the operands' types.
+    fn op_assign_stmt(&mut self, s: &Stmt, op: ast::BinOp, l: &Expr, r: &Expr) {
+        let lt = self.check_expr(l, None);
+        self.check_lvalue(l);
+        let rt = if matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
+            self.check_expr(r, None)
+        } else {
+            self.check_expr(r, Some(&lt))
+        };
+        if lt.is_error() || rt.is_error() {
+            return;
+        }
+        let ok = match op {
+            ast::BinOp::Shl | ast::BinOp::Shr => {
+                lt.is_fixed_int()
+                    && (rt.underlying_int().is_fixed_int()
+                        && matches!(rt.underlying_int(), Type::Bit(_))
+                        || matches!(rt, Type::Int))
+            }
+            ast::BinOp::And | ast::BinOp::Or => {
+                matches!(lt, Type::Bool) && matches!(rt, Type::Bool)
+            }
+            _ => {
+                lt.is_fixed_int() && self.assignable(&rt, lt.underlying_int())
+                    || same(&lt, &rt) && lt.is_fixed_int()
+            }
+        };
+        if !ok {
+            self.err(
+                s.span,
+                format!("{}=: cannot be applied to {lt} and {rt}", op.symbol()),
+            );
+        } else if matches!(rt, Type::Int) {
+            let to = lt.underlying_int().clone();
+            if !matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
+                self.coerce(r, &rt, &to, "operand");
+            }
+        }
+    }
+
+    /// An expression statement (§11.2): a method or function call.
+    fn call_stmt(&mut self, e: &Expr) {
+        self.check_expr(e, None);
+        if !matches!(e.kind, ExprKind::Call { .. }) {
+            self.err(
+                e.span,
+                "expression statement must be a method or function call",
+            );
+        }
+    }
+
+    /// `if (cond) then else otherwise` (§11.6): a boolean condition; each branch its scope.
+    fn if_stmt(&mut self, cond: &Expr, then: &Stmt, otherwise: Option<&Stmt>) {
+        self.check_expr_expect(cond, &Type::Bool, "condition");
+        self.scoped(|c| c.stmt(then));
+        if let Some(o) = otherwise {
+            self.scoped(|c| c.stmt(o));
+        }
+    }
+
+    /// `exit` (§11.4): not in parsers, nor in functions.
+    fn exit_stmt(&mut self, s: &Stmt) {
+        if self.ctx.block_kind == BlockKind::Parser
+            && self.ctx.action.is_none()
+            && self.ctx.function.is_none()
+        {
+            self.err(s.span, "exit statements are not allowed in parsers");
+        } else if self.ctx.function.is_some() {
+            self.err(s.span, "exit statements are not allowed in functions");
+        }
+    }
+
+    /// `return` (§11.5): with a value of the function's return type in a function returning
+    /// one, without one elsewhere; not in parsers.
+    fn return_stmt(&mut self, s: &Stmt, v: Option<&Expr>) {
+        if let Some(ret) = self.ctx.ret.clone() {
+            match (v, &ret) {
+                (None, Type::Void) => {}
+                (None, t) => self.err(
+                    s.span,
+                    format!("return with no expression in a function returning {t}"),
+                ),
+                (Some(e), Type::Void) => {
+                    self.check_expr(e, None);
+                    self.err(s.span, "return expression in function with void return");
+                }
+                (Some(e), t) => {
+                    self.check_expr_expect(e, t, "return value");
+                }
+            }
+        } else if self.ctx.block_kind == BlockKind::Parser && self.ctx.action.is_none() {
+            self.err(s.span, "return statements are not allowed in parsers");
+            if let Some(e) = v {
+                self.check_expr(e, None);
+            }
+        } else if let Some(e) = v {
+            self.check_expr(e, None);
+            self.err(s.span, "return with a value is only allowed in functions");
+        }
+    }
+
+    /// A declaration in a block (§11.3): constants and variables, instantiations only in
+    /// parser states; a name may not shadow a parameter of the enclosing action, function or
+    /// block.
+    fn decl_stmt(&mut self, d: &ast::Decl) {
+        match &d.kind {
+            DeclKind::Const(_) | DeclKind::Variable(_) => {}
+            DeclKind::Instantiation(_) if self.in_parser_state() => {}
+            DeclKind::Instantiation(_) => {
+                self.err(d.span, "invalid declaration. instantiations cannot be in a control apply block, action or function");
+                return;
+            }
+            _ => {
+                self.err(d.span, "declaration not allowed in a statement block");
+                return;
+            }
+        }
+        let parent = self.ctx.action.or(self.ctx.function).or(self.ctx.block);
+        if let Some(n) = d.name() {
+            let decls = &self.out.decls;
+            let shadowed = self.scopes.lookup(&n.name, false, |x| {
+                decls[x.0 as usize].kind == EntityKind::Param
+            });
+            if let Some(&p) = shadowed.first() {
+                if self.decl(p).parent == parent
+                    || Some(self.decl(p).parent) == Some(self.ctx.block)
+                {
+                    self.err(
+                        n.span,
+                        format!(
+                            "declaration of '{}' shadows a parameter '{}'",
+                            n.name, n.name
+                        ),
+                    );
+                }
+            }
+        }
+        self.decl_any(d, parent);
+    }
+
+    /// `for (init; cond; update) body` (spec v1.2.4 §11.8): one scope, a boolean condition.
+    fn for_stmt(&mut self, init: &[Stmt], cond: Option<&Expr>, update: &[Stmt], body: &Stmt) {
+        self.scoped(|c| {
+            for i in init {
+                c.stmt(i);
+            }
+            if let Some(cond) = cond {
+                c.check_expr_expect(cond, &Type::Bool, "loop condition");
+            }
+            for u in update {
+                c.stmt(u);
+            }
+            c.ctx.loop_depth += 1;
+            c.scoped(|c| c.stmt(body));
+            c.ctx.loop_depth -= 1;
+        })
+    }
+
+    /// `for (T x in range) body` (spec v1.2.4 §11.8): `x` declared in a scope of its own, of
+    /// type `T` or the range's element type.
+    fn for_in_stmt(
+        &mut self,
+        ty: Option<&ast::TypeRef>,
+        var: &ast::Ident,
+        range: &Expr,
+        body: &Stmt,
+    ) {
+        self.scoped(|c| {
+            let declared = ty.map(|t| c.resolve_type(t));
+            let elem = c.range_elem(range, declared.as_ref());
+            let vt = declared.unwrap_or(elem);
+            let mut info = DeclInfo::new(
+                EntityKind::Variable,
+                &var.name,
+                var.span,
+                var.span,
+                c.ctx.block,
+            );
+            info.ty = vt;
+            let id = c.new_decl(info);
+            c.bind(id);
+            c.ctx.loop_depth += 1;
+            c.scoped(|c| c.stmt(body));
+            c.ctx.loop_depth -= 1;
+        })
+    }
+
+    /// The element type of a `for`-`in` range: `lo..hi` (its bounds converted to the declared
+    /// type, if any), a header stack, a list or a tuple.
+    fn range_elem(&mut self, range: &Expr, declared: Option<&Type>) -> Type {
+        match &range.kind {
+            ExprKind::Range(lo, hi) => {
+                let want = declared.cloned();
+                let tl = self.check_expr(lo, want.as_ref());
+                let th = self.check_expr(hi, want.as_ref());
+                let t = match &want {
+                    Some(w) => {
+                        self.coerce(lo, &tl, w, "range bound");
+                        self.coerce(hi, &th, w, "range bound");
+                        w.clone()
                     }
-                    _ => {
-                        let t = c.check_expr(range, None);
-                        match t {
-                            Type::Stack(e, _) | Type::List(e) => *e,
-                            Type::Tuple(ts) | Type::ListExpr(ts) => {
-                                ts.first().cloned().unwrap_or(Type::Error)
-                            }
-                            Type::Error => Type::Error,
-                            t => {
-                                c.err(
-                                    range.span,
-                                    format!("cannot iterate over a value of type {t}"),
-                                );
-                                Type::Error
-                            }
-                        }
-                    }
+                    None if matches!(tl, Type::Int) => th.clone(),
+                    None => tl.clone(),
                 };
-                let vt = declared.unwrap_or(elem);
-                let mut info = DeclInfo::new(
-                    EntityKind::Variable,
-                    &var.name,
-                    var.span,
-                    var.span,
-                    c.ctx.block,
-                );
-                info.ty = vt;
-                let id = c.new_decl(info);
-                c.bind(id);
-                c.ctx.loop_depth += 1;
-                c.scoped(|c| c.stmt(body));
-                c.ctx.loop_depth -= 1;
-            }),
-            StmtKind::Break | StmtKind::Continue => {
-                if self.ctx.loop_depth == 0 {
-                    let k = if matches!(s.kind, StmtKind::Break) {
-                        "break"
-                    } else {
-                        "continue"
-                    };
-                    self.err(s.span, format!("{k} statement outside of a loop"));
+                self.set_type(range.id, Type::Set(Box::new(t.clone())));
+                t
+            }
+            _ => {
+                let t = self.check_expr(range, None);
+                match t {
+                    Type::Stack(e, _) | Type::List(e) => *e,
+                    Type::Tuple(ts) | Type::ListExpr(ts) => {
+                        ts.first().cloned().unwrap_or(Type::Error)
+                    }
+                    Type::Error => Type::Error,
+                    t => {
+                        self.err(
+                            range.span,
+                            format!("cannot iterate over a value of type {t}"),
+                        );
+                        Type::Error
+                    }
                 }
             }
         }
     }
 
-    fn switch_stmt(&mut self, expr: &Expr, cases: &[ast::SwitchCase]) {
+    /// `break`, `continue` (spec v1.2.4 §11.8): only in a loop.
+    fn loop_jump_stmt(&mut self, s: &Stmt) {
+        if self.ctx.loop_depth == 0 {
+            let k = if matches!(s.kind, StmtKind::Break) {
+                "break"
+            } else {
+                "continue"
+            };
+            self.err(s.span, format!("{k} statement outside of a loop"));
+        }
+    }
+
+    /// `switch` (§11.7): not in parsers; on a table's `action_run` or a value.
+    fn switch_stmt(&mut self, s: &Stmt, expr: &Expr, cases: &[ast::SwitchCase]) {
+        if self.in_parser_state() {
+            self.err(s.span, "switch statements are not allowed in parsers");
+        }
         self.allow_action_run =
             matches!(&expr.kind, ExprKind::Member(_, m) if m.name == "action_run");
         let t = self.check_expr(expr, None);

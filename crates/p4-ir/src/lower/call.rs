@@ -663,6 +663,8 @@ impl<'a> Lw<'a> {
         global
     }
 
+    /// A method call on an extern instance (the externs of core.p4, v1model.p4 and pna.p4):
+    /// each family of externs has its helper below.
     #[allow(clippy::too_many_arguments)]
     fn extern_method(
         &mut self,
@@ -682,14 +684,8 @@ impl<'a> Lw<'a> {
             .parent
             .map(|p| self.decl(p).name.clone())
             .unwrap_or_default();
-        let nth = |i: usize| -> Option<&ast::Expr> {
-            match ci.args.get(i) {
-                Some(CallArg::Arg(j)) => args.get(*j).map(|a| &a.value),
-                _ => None,
-            }
-        };
-        let arg = |s: &Self, n: &str| s.arg_named(d, ci, args, n);
         if ext == "packet_in" || ext == "packet_out" {
+            let nth = |i: usize| method_arg(ci, args, i);
             return self.packet_method(&method, ci, nth(0), nth(1), e, pre);
         }
         let inst = match self.ck.resolved.get(&base.id).and_then(|x| self.lookup(*x)) {
@@ -702,186 +698,216 @@ impl<'a> Lw<'a> {
             }
         };
         let rt_full = self.ty_of(e);
-        let rty = self.scalar(&rt_full);
-        let i = Some(inst);
-        match (ext.as_str(), method.as_str()) {
-            ("counter" | "Counter", "count") => {
-                let idx = self.val_arg(nth(0), pre)?;
-                let inc = self.val_arg(nth(1), pre)?;
-                self.xcall(XOp::CounterCount, i, vec![idx, inc], None, e, pre)
+        let m = MethodCall {
+            d,
+            ci,
+            args,
+            e,
+            inst: Some(inst),
+            rty: self.scalar(&rt_full),
+            rt_full,
+            ext,
+            method,
+        };
+        let (i, rty) = (m.inst, m.rty);
+        match (m.ext.as_str(), m.method.as_str()) {
+            ("counter" | "Counter" | "direct_counter" | "DirectCounter", "count") => {
+                self.counter_method(&m, pre)
             }
-            ("direct_counter" | "DirectCounter", "count") => {
-                let inc = self.val_arg(nth(0), pre)?;
-                self.xcall(XOp::DirectCounterCount, i, vec![inc], None, e, pre)
-            }
-            ("meter", "execute_meter") => {
-                let idx = self.val_arg(arg(self, "index"), pre)?;
-                let rx = arg(self, "result");
+            ("meter", "execute_meter")
+            | ("Meter" | "DirectMeter", "execute" | "dpdk_execute")
+            | ("direct_meter", "read") => self.meter_method(&m, pre),
+            ("register" | "Register", "read") => self.register_read(&m, pre),
+            ("register" | "Register", "write") => self.register_write(&m, pre),
+            ("Hash", "get_hash") => self.hash_get(&m, pre),
+            ("Checksum" | "Checksum16", "clear" | "get")
+            | ("Checksum", "update")
+            | (
+                "InternetChecksum",
+                "clear" | "add" | "subtract" | "get" | "get_state" | "set_state",
+            ) => self.checksum_method(&m, pre),
+            ("Random", "read") => self.xcall(XOp::RandomRead, i, vec![], rty, e, pre),
+            ("Digest", "pack") => self.digest_pack(&m, pre),
+            _ => unsupported_method(&m),
+        }
+    }
+
+    /// The argument named `n` of a method call.
+    fn named_arg<'c>(&self, m: &MethodCall<'c>, n: &str) -> Option<&'c ast::Expr> {
+        self.arg_named(m.d, m.ci, m.args, n)
+    }
+
+    /// `count` of v1model's `counter`/`direct_counter` and PSA's/PNA's `Counter`/
+    /// `DirectCounter` (the increment, when given, is PNA's).
+    fn counter_method(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        if matches!(m.ext.as_str(), "counter" | "Counter") {
+            let idx = self.val_arg(m.nth(0), pre)?;
+            let inc = self.val_arg(m.nth(1), pre)?;
+            return self.xcall(XOp::CounterCount, m.inst, vec![idx, inc], None, m.e, pre);
+        }
+        let inc = self.val_arg(m.nth(0), pre)?;
+        self.xcall(XOp::DirectCounterCount, m.inst, vec![inc], None, m.e, pre)
+    }
+
+    /// Meters: v1model's `meter.execute_meter` and `direct_meter.read` (the color written to
+    /// an out argument), PSA's/PNA's `Meter.execute` and `DirectMeter.execute` (returned; the
+    /// color argument is a color-aware meter's input color).
+    fn meter_method(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        let (i, rty, e) = (m.inst, m.rty, m.e);
+        match (m.ext.as_str(), m.method.as_str()) {
+            ("meter", _) | ("direct_meter", _) => {
+                let idx = if m.ext == "meter" {
+                    Some(self.val_arg(self.named_arg(m, "index"), pre)?)
+                } else {
+                    None
+                };
+                let rx = self.named_arg(m, "result");
                 let colors = match rx {
                     Some(x) => self.colors(&self.ty_of(x)),
                     None => [0, 1, 2],
                 };
                 let out = self.out_arg(rx, pre)?;
+                let (op, args) = match idx {
+                    Some(idx) => (
+                        XOp::MeterExecute { colors },
+                        vec![idx, XArg::None, XArg::None],
+                    ),
+                    None => (XOp::DirectMeterRead { colors }, vec![]),
+                };
                 pre.push(Stmt::Extern(Box::new(ExternCall {
-                    op: XOp::MeterExecute { colors },
+                    op,
                     inst: i,
-                    args: vec![idx, XArg::None, XArg::None],
+                    args,
                     ret: out,
                     what: String::new(),
                 })));
                 Ok(None)
             }
-            ("Meter", "execute" | "dpdk_execute") => {
-                let colors = self.colors(&rt_full);
-                let idx = self.val_arg(arg(self, "index"), pre)?;
-                let color = self.val_arg(arg(self, "color"), pre)?;
-                let len = self.val_arg(arg(self, "pkt_len"), pre)?;
-                self.xcall(
-                    XOp::MeterExecute { colors },
-                    i,
-                    vec![idx, color, len],
-                    rty,
-                    e,
-                    pre,
-                )
+            ("Meter", _) => {
+                let colors = self.colors(&m.rt_full);
+                let idx = self.val_arg(self.named_arg(m, "index"), pre)?;
+                let color = self.val_arg(self.named_arg(m, "color"), pre)?;
+                let len = self.val_arg(self.named_arg(m, "pkt_len"), pre)?;
+                let op = XOp::MeterExecute { colors };
+                self.xcall(op, i, vec![idx, color, len], rty, e, pre)
             }
-            ("direct_meter", "read") => {
-                let rx = arg(self, "result");
-                let colors = match rx {
-                    Some(x) => self.colors(&self.ty_of(x)),
-                    None => [0, 1, 2],
-                };
-                let out = self.out_arg(rx, pre)?;
-                pre.push(Stmt::Extern(Box::new(ExternCall {
-                    op: XOp::DirectMeterRead { colors },
-                    inst: i,
-                    args: vec![],
-                    ret: out,
-                    what: String::new(),
-                })));
-                Ok(None)
+            _ => {
+                let colors = self.colors(&m.rt_full);
+                let color = self.val_arg(self.named_arg(m, "color"), pre)?;
+                let len = self.val_arg(self.named_arg(m, "pkt_len"), pre)?;
+                let op = XOp::DirectMeterExecute { colors };
+                self.xcall(op, i, vec![color, len], rty, e, pre)
             }
-            ("DirectMeter", "execute" | "dpdk_execute") => {
-                let colors = self.colors(&rt_full);
-                let color = self.val_arg(arg(self, "color"), pre)?;
-                let len = self.val_arg(arg(self, "pkt_len"), pre)?;
-                self.xcall(
-                    XOp::DirectMeterExecute { colors },
-                    i,
-                    vec![color, len],
-                    rty,
-                    e,
-                    pre,
-                )
-            }
-            ("register" | "Register", "read") => {
-                let idx = self.val_arg(arg(self, "index"), pre)?;
-                let (dst, t) = if ext == "register" {
-                    let Some(rx) = arg(self, "result") else {
-                        return Err(missing(e));
-                    };
-                    let (l, t) = self.place(rx, pre)?;
-                    (self.freeze(l, pre, rx.span)?, t)
-                } else {
-                    let w = self.words(&rt_full, e.span)?;
-                    (Loc::at(self.alloc_temp(w, e.span)?), rt_full.clone())
-                };
-                let lay = self.layout(&t, e.span)?;
-                pre.push(Stmt::Extern(Box::new(ExternCall {
-                    op: XOp::RegisterRead,
-                    inst: i,
-                    args: vec![idx, XArg::Agg(dst.clone(), lay)],
-                    ret: None,
-                    what: String::new(),
-                })));
-                if ext == "register" {
-                    Ok(None)
-                } else {
-                    Ok(Some(self.rv_at(dst, t)))
-                }
-            }
-            ("register" | "Register", "write") => {
-                let idx = self.val_arg(arg(self, "index"), pre)?;
-                let Some(vx) = arg(self, "value") else {
-                    return Err(missing(e));
-                };
-                let vt = self.ty_of(vx);
-                let rv = self.expr(vx, pre)?;
-                let w = self.words(&vt, vx.span)?;
-                let tmp = Loc::at(self.alloc_temp(w, vx.span)?);
-                self.assign(&tmp, &vt, rv, pre, vx.span)?;
-                let lay = self.layout(&vt, vx.span)?;
-                self.xcall(
-                    XOp::RegisterWrite,
-                    i,
-                    vec![idx, XArg::Agg(tmp, lay)],
-                    None,
-                    e,
-                    pre,
-                )
-            }
-            ("Hash", "get_hash") => {
-                let base_a = self.val_arg(arg(self, "base"), pre)?;
-                let data = self.data_arg(arg(self, "data"), pre)?;
-                let max = self.val_arg(arg(self, "max"), pre)?;
-                self.xcall(XOp::HashGet, i, vec![base_a, data, max], rty, e, pre)
-            }
-            ("Checksum" | "Checksum16", "clear") => {
-                self.xcall(XOp::ChecksumClear, i, vec![], None, e, pre)
-            }
-            ("Checksum", "update") => {
-                let data = self.data_arg(nth(0), pre)?;
-                self.xcall(XOp::ChecksumUpdate, i, vec![data], None, e, pre)
-            }
-            ("Checksum", "get") => self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre),
+        }
+    }
+
+    /// `read` of v1model's `register` (into its `result` argument) and PSA's/PNA's `Register`
+    /// (returned).
+    fn register_read(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        let e = m.e;
+        let idx = self.val_arg(self.named_arg(m, "index"), pre)?;
+        let (dst, t) = if m.ext == "register" {
+            let Some(rx) = self.named_arg(m, "result") else {
+                return Err(missing(e));
+            };
+            let (l, t) = self.place(rx, pre)?;
+            (self.freeze(l, pre, rx.span)?, t)
+        } else {
+            let w = self.words(&m.rt_full, e.span)?;
+            (Loc::at(self.alloc_temp(w, e.span)?), m.rt_full.clone())
+        };
+        let lay = self.layout(&t, e.span)?;
+        pre.push(Stmt::Extern(Box::new(ExternCall {
+            op: XOp::RegisterRead,
+            inst: m.inst,
+            args: vec![idx, XArg::Agg(dst.clone(), lay)],
+            ret: None,
+            what: String::new(),
+        })));
+        if m.ext == "register" {
+            Ok(None)
+        } else {
+            Ok(Some(self.rv_at(dst, t)))
+        }
+    }
+
+    /// `write` of a register: the value through a temporary of its type.
+    fn register_write(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        let idx = self.val_arg(self.named_arg(m, "index"), pre)?;
+        let Some(vx) = self.named_arg(m, "value") else {
+            return Err(missing(m.e));
+        };
+        let vt = self.ty_of(vx);
+        let rv = self.expr(vx, pre)?;
+        let w = self.words(&vt, vx.span)?;
+        let tmp = Loc::at(self.alloc_temp(w, vx.span)?);
+        self.assign(&tmp, &vt, rv, pre, vx.span)?;
+        let lay = self.layout(&vt, vx.span)?;
+        let args = vec![idx, XArg::Agg(tmp, lay)];
+        self.xcall(XOp::RegisterWrite, m.inst, args, None, m.e, pre)
+    }
+
+    /// PSA's/PNA's `Hash.get_hash(base, data, max)`.
+    fn hash_get(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        let base_a = self.val_arg(self.named_arg(m, "base"), pre)?;
+        let data = self.data_arg(self.named_arg(m, "data"), pre)?;
+        let max = self.val_arg(self.named_arg(m, "max"), pre)?;
+        self.xcall(
+            XOp::HashGet,
+            m.inst,
+            vec![base_a, data, max],
+            m.rty,
+            m.e,
+            pre,
+        )
+    }
+
+    /// Checksums: `Checksum` (`clear`, `update`, `get`), `Checksum16.get(data)` (a checksum of
+    /// `data` alone), `InternetChecksum` (`clear`, `add`, `subtract`, `get`, `get_state`,
+    /// `set_state`).
+    fn checksum_method(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        let (i, rty, e) = (m.inst, m.rty, m.e);
+        match (m.ext.as_str(), m.method.as_str()) {
+            (_, "clear") => self.xcall(XOp::ChecksumClear, i, vec![], None, e, pre),
             ("Checksum16", "get") => {
-                let data = self.data_arg(nth(0), pre)?;
-                pre.push(Stmt::Extern(Box::new(ExternCall {
-                    op: XOp::ChecksumClear,
-                    inst: i,
-                    args: vec![],
-                    ret: None,
-                    what: String::new(),
-                })));
-                pre.push(Stmt::Extern(Box::new(ExternCall {
-                    op: XOp::ChecksumUpdate,
-                    inst: i,
-                    args: vec![data],
-                    ret: None,
-                    what: String::new(),
-                })));
+                let data = self.data_arg(m.nth(0), pre)?;
+                for (op, args) in [
+                    (XOp::ChecksumClear, vec![]),
+                    (XOp::ChecksumUpdate, vec![data]),
+                ] {
+                    pre.push(Stmt::Extern(Box::new(ExternCall {
+                        op,
+                        inst: i,
+                        args,
+                        ret: None,
+                        what: String::new(),
+                    })));
+                }
                 self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre)
             }
-            ("InternetChecksum", "clear") => {
-                self.xcall(XOp::ChecksumClear, i, vec![], None, e, pre)
-            }
-            ("InternetChecksum", "add") | ("InternetChecksum", "subtract") => {
-                let data = self.data_arg(nth(0), pre)?;
-                let op = if method == "add" {
-                    XOp::CsumAdd
-                } else {
-                    XOp::CsumSubtract
+            (_, "get") => self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre),
+            (_, "update" | "add" | "subtract") => {
+                let data = self.data_arg(m.nth(0), pre)?;
+                let op = match m.method.as_str() {
+                    "update" => XOp::ChecksumUpdate,
+                    "add" => XOp::CsumAdd,
+                    _ => XOp::CsumSubtract,
                 };
                 self.xcall(op, i, vec![data], None, e, pre)
             }
-            ("InternetChecksum", "get") => self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre),
-            ("InternetChecksum", "get_state") => {
-                self.xcall(XOp::CsumGetState, i, vec![], rty, e, pre)
-            }
-            ("InternetChecksum", "set_state") => {
-                let v = self.val_arg(nth(0), pre)?;
+            (_, "get_state") => self.xcall(XOp::CsumGetState, i, vec![], rty, e, pre),
+            (_, "set_state") => {
+                let v = self.val_arg(m.nth(0), pre)?;
                 self.xcall(XOp::CsumSetState, i, vec![v], None, e, pre)
             }
-            ("Random", "read") => self.xcall(XOp::RandomRead, i, vec![], rty, e, pre),
-            ("Digest", "pack") => {
-                let data = self.data_arg(nth(0), pre)?;
-                self.xcall(XOp::DigestPack, i, vec![data], None, e, pre)
-            }
-            (x, m) => err_at(
-                e.span,
-                format!("extern method {x}.{m} is not supported by the runtime"),
-            ),
+            _ => unsupported_method(m),
         }
+    }
+
+    /// PNA's `Digest.pack(data)`.
+    fn digest_pack(&mut self, m: &MethodCall<'_>, pre: &mut Vec<Stmt>) -> LResult<Option<RV>> {
+        let data = self.data_arg(m.nth(0), pre)?;
+        self.xcall(XOp::DigestPack, m.inst, vec![data], None, m.e, pre)
     }
 
     fn packet_method(
@@ -1032,6 +1058,47 @@ impl<'a> Lw<'a> {
         }
         Ok(())
     }
+}
+
+/// An extern method call being lowered: the method's declaration and call info, the call's
+/// arguments and expression, the extern's and the method's names, the instance, and the type
+/// the call returns (as a scalar when it is one).
+struct MethodCall<'c> {
+    d: DeclId,
+    ci: &'c CallInfo,
+    args: &'c [ast::Arg],
+    e: &'c ast::Expr,
+    ext: String,
+    method: String,
+    inst: Option<ExternId>,
+    rt_full: Type,
+    rty: Option<Ty>,
+}
+
+impl<'c> MethodCall<'c> {
+    /// The argument of the `i`-th parameter, when the call gives one.
+    fn nth(&self, i: usize) -> Option<&'c ast::Expr> {
+        method_arg(self.ci, self.args, i)
+    }
+}
+
+/// The argument of a call's `i`-th parameter, when the call gives one.
+fn method_arg<'c>(ci: &CallInfo, args: &'c [ast::Arg], i: usize) -> Option<&'c ast::Expr> {
+    match ci.args.get(i) {
+        Some(CallArg::Arg(j)) => args.get(*j).map(|a| &a.value),
+        _ => None,
+    }
+}
+
+/// The error for a method of an extern the runtime does not implement.
+fn unsupported_method(m: &MethodCall<'_>) -> LResult<Option<RV>> {
+    err_at(
+        m.e.span,
+        format!(
+            "extern method {}.{} is not supported by the runtime",
+            m.ext, m.method
+        ),
+    )
 }
 
 fn missing(e: &ast::Expr) -> p4_front::diag::Diagnostic {

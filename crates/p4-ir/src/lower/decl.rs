@@ -892,6 +892,8 @@ impl<'a> Lw<'a> {
         r
     }
 
+    /// A table (P4_16 spec §14.2): its keys, actions, default action, direct externs and
+    /// implementation, size, idle timeout and constant entries, each from its helper below.
     fn table_inner(&mut self, id: DeclId, td: &ast::TableDecl, span: Span) -> LResult<TableId> {
         let Some(info) = self.ck.tables.get(&id) else {
             return err_at(span, format!("{}: unresolved table", td.name.name));
@@ -921,7 +923,60 @@ impl<'a> Lw<'a> {
             declared_size: info.size,
             default_declared,
         });
-        // Keys.
+        let (key_pre, keys) = self.table_keys(info, td)?;
+        let actions = self.table_actions(info, td)?;
+        if !default_declared {
+            // The default is `NoAction` (P4_16 §14.2.1.3): a use of it, for P4Info's order.
+            if let Some(d) = self.no_action_decl() {
+                self.cp_order.used(d);
+            }
+        }
+        {
+            let t = &mut self.p.tables[tid as usize];
+            t.key_pre = key_pre;
+            t.keys = keys;
+            t.actions = actions;
+        }
+        self.table_default_action(tid, info)?;
+        // Size and PNA properties.
+        let size = info
+            .size
+            .unwrap_or(if info.add_on_miss { 65_536 } else { 1024 });
+        let idle = match info.idle_timeout.as_deref() {
+            Some("AUTO_DELETE") | Some("idle_timeout_with_auto_delete") => IdleTimeout::AutoDelete,
+            Some(_) => IdleTimeout::NotifyControl,
+            None => IdleTimeout::None,
+        };
+        let (dc, dm, imp) = self.table_externs(td, &name)?;
+        // Constant entries.
+        let ast_entries: Vec<&ast::Entry> = td
+            .properties
+            .iter()
+            .filter_map(|p| match &p.kind {
+                ast::TablePropertyKind::Entries(es) => Some(es.iter()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let entries = self.const_entries(tid, info, &ast_entries, td)?;
+        let t = &mut self.p.tables[tid as usize];
+        t.size = size;
+        t.idle_timeout = idle;
+        t.direct_counter = dc;
+        t.direct_meter = dm;
+        t.implementation = imp;
+        t.entries = entries;
+        t.entries_const = info.entries_const;
+        Ok(tid)
+    }
+
+    /// A table's `key` (§14.2.1.1): each field's expression (with the statements computing
+    /// it), match kind, control-plane name and type.
+    fn table_keys(
+        &mut self,
+        info: &p4_front::check::TableInfo,
+        td: &ast::TableDecl,
+    ) -> LResult<(Vec<Stmt>, Vec<TableKey>)> {
         let ast_keys: Vec<&ast::KeyElement> = td
             .properties
             .iter()
@@ -953,7 +1008,15 @@ impl<'a> Lw<'a> {
                 annotations: self.cp_annotations(&ak.annotations),
             });
         }
-        // Actions.
+        Ok((key_pre, keys))
+    }
+
+    /// A table's `actions` (§14.2.1.2), each with the arguments the table binds.
+    fn table_actions(
+        &mut self,
+        info: &p4_front::check::TableInfo,
+        td: &ast::TableDecl,
+    ) -> LResult<Vec<TableAction>> {
         let ast_actions: Vec<&ast::ActionRef> = td
             .properties
             .iter()
@@ -965,71 +1028,78 @@ impl<'a> Lw<'a> {
             .collect();
         let mut actions = Vec::new();
         for (ta, aa) in info.actions.iter().zip(&ast_actions) {
-            let (f, sig) = self.callable(ta.action, &[], aa.span)?;
-            let ainfo = self.decl(ta.action);
-            let refs = self.ref_params(ta.action);
-            let mut params = Vec::new();
-            let mut copy_in = Vec::new();
-            let mut copy_out = Vec::new();
-            let aargs: &[ast::Arg] = aa.args.as_deref().unwrap_or(&[]);
-            // Control-plane parameter names: `@name` wins (p4c's P4Info and STF names).
-            let ast_params: Vec<&ast::Param> = match self.nodes.get(&ta.action) {
-                Some(Node::Decl(d)) => match &d.kind {
-                    ast::DeclKind::Action(a) => a.params.iter().collect(),
-                    _ => Vec::new(),
-                },
-                None => Vec::new(),
-            };
-            for (i, (p, (loc, pt, dir))) in ainfo.params.iter().zip(&sig.params).enumerate() {
-                match ta.args.get(i) {
-                    Some(CallArg::Arg(j)) if *dir != Direction::None => {
-                        let Some(a) = aargs.get(*j) else { continue };
-                        self.bind_arg(loc, pt, *dir, &a.value, &mut copy_in, &mut copy_out)?;
-                    }
-                    _ => {
-                        let Some(s) = self.scalar(pt) else {
-                            return err_at(
-                                p.span,
-                                format!("{}: action parameters must be scalars", p.name),
-                            );
-                        };
-                        params.push(ActionParam {
-                            name: ast_params
-                                .get(i)
-                                .and_then(|ap| Self::name_annotation(&ap.annotations))
-                                .unwrap_or_else(|| p.name.clone()),
-                            ty: s,
-                            slot: loc.off,
-                            is_ref: refs.contains(&p.name),
-                        });
-                    }
+            actions.push(self.table_action(ta, aa)?);
+        }
+        Ok(actions)
+    }
+
+    /// One action of a table: arguments the `actions` list gives for directed parameters
+    /// are bound (copied in and out); the directionless ones are the control plane's (§14.2.1.2).
+    fn table_action(
+        &mut self,
+        ta: &p4_front::check::TableAction,
+        aa: &ast::ActionRef,
+    ) -> LResult<TableAction> {
+        let (f, sig) = self.callable(ta.action, &[], aa.span)?;
+        let ainfo = self.decl(ta.action);
+        let refs = self.ref_params(ta.action);
+        let mut params = Vec::new();
+        let mut copy_in = Vec::new();
+        let mut copy_out = Vec::new();
+        let aargs: &[ast::Arg] = aa.args.as_deref().unwrap_or(&[]);
+        // Control-plane parameter names: `@name` wins (p4c's P4Info and STF names).
+        let ast_params: Vec<&ast::Param> = match self.nodes.get(&ta.action) {
+            Some(Node::Decl(d)) => match &d.kind {
+                ast::DeclKind::Action(a) => a.params.iter().collect(),
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        for (i, (p, (loc, pt, dir))) in ainfo.params.iter().zip(&sig.params).enumerate() {
+            match ta.args.get(i) {
+                Some(CallArg::Arg(j)) if *dir != Direction::None => {
+                    let Some(a) = aargs.get(*j) else { continue };
+                    self.bind_arg(loc, pt, *dir, &a.value, &mut copy_in, &mut copy_out)?;
+                }
+                _ => {
+                    let Some(s) = self.scalar(pt) else {
+                        return err_at(
+                            p.span,
+                            format!("{}: action parameters must be scalars", p.name),
+                        );
+                    };
+                    params.push(ActionParam {
+                        name: ast_params
+                            .get(i)
+                            .and_then(|ap| Self::name_annotation(&ap.annotations))
+                            .unwrap_or_else(|| p.name.clone()),
+                        ty: s,
+                        slot: loc.off,
+                        is_ref: refs.contains(&p.name),
+                    });
                 }
             }
-            let fname = self.p.functions[f as usize].name.clone();
-            actions.push(TableAction {
-                name: fname,
-                func: f,
-                params,
-                copy_in,
-                copy_out,
-                default_only: ta.default_only,
-                table_only: ta.table_only,
-                annotations: self.cp_annotations(&aa.annotations),
-            });
         }
-        if !default_declared {
-            // The default is `NoAction` (P4_16 §14.2.1.3): a use of it, for P4Info's order.
-            if let Some(d) = self.no_action_decl() {
-                self.cp_order.used(d);
-            }
-        }
-        {
-            let t = &mut self.p.tables[tid as usize];
-            t.key_pre = key_pre;
-            t.keys = keys;
-            t.actions = actions;
-        }
-        // Default action.
+        let fname = self.p.functions[f as usize].name.clone();
+        Ok(TableAction {
+            name: fname,
+            func: f,
+            params,
+            copy_in,
+            copy_out,
+            default_only: ta.default_only,
+            table_only: ta.table_only,
+            annotations: self.cp_annotations(&aa.annotations),
+        })
+    }
+
+    /// A table's `default_action` with its arguments, or `NoAction` when the table declares
+    /// none and lists it (§14.2.1.3).
+    fn table_default_action(
+        &mut self,
+        tid: TableId,
+        info: &p4_front::check::TableInfo,
+    ) -> LResult<()> {
         if let Some(da) = &info.default_action {
             let (f, _) = self.callable(da.action, &[], da.span)?;
             let Some(ai) = self.p.tables[tid as usize].action_of(f) else {
@@ -1053,96 +1123,78 @@ impl<'a> Lw<'a> {
                 t.default_action = Some((i as u32, Vec::new()));
             }
         }
-        // Size and PNA properties.
-        let size = info
-            .size
-            .unwrap_or(if info.add_on_miss { 65_536 } else { 1024 });
-        let idle = match info.idle_timeout.as_deref() {
-            Some("AUTO_DELETE") | Some("idle_timeout_with_auto_delete") => IdleTimeout::AutoDelete,
-            Some(_) => IdleTimeout::NotifyControl,
-            None => IdleTimeout::None,
-        };
+        Ok(())
+    }
+
+    /// A table's direct counter, direct meter and implementation (v1model's `counters`/
+    /// `meters`/`implementation`, PSA's and PNA's `*_direct_counter`, `*_direct_meter`,
+    /// `*_implementation`): each an instance, or constructed in place.
+    fn table_externs(
+        &mut self,
+        td: &ast::TableDecl,
+        table: &str,
+    ) -> LResult<(Option<ExternId>, Option<ExternId>, Option<ExternId>)> {
         let mut dc = None;
         let mut dm = None;
         let mut imp = None;
-        let props: Vec<(String, &ast::Expr, &ast::Annotations)> = td
-            .properties
-            .iter()
-            .filter_map(|p| match &p.kind {
-                ast::TablePropertyKind::Other { name, value } => {
-                    Some((name.name.clone(), value, &p.annotations))
-                }
-                _ => None,
-            })
-            .collect();
-        for (pname, value, panns) in props {
-            let which = match pname.as_str() {
-                "counters" | "pna_direct_counter" | "psa_direct_counter" => 0,
-                "meters" | "pna_direct_meter" | "psa_direct_meter" => 1,
-                "implementation" | "pna_implementation" | "psa_implementation" => 2,
+        for p in &td.properties {
+            let ast::TablePropertyKind::Other { name, value } = &p.kind else {
+                continue;
+            };
+            let pname = name.name.as_str();
+            let slot = match pname {
+                "counters" | "pna_direct_counter" | "psa_direct_counter" => &mut dc,
+                "meters" | "pna_direct_meter" | "psa_direct_meter" => &mut dm,
+                "implementation" | "pna_implementation" | "psa_implementation" => &mut imp,
                 _ => continue,
             };
-            let x = match &value.kind {
-                ExprKind::Path(_) => match self
-                    .ck
-                    .resolved
-                    .get(&value.id)
-                    .and_then(|d| self.lookup(*d))
-                {
-                    Some(Bind::Extern(x)) => Some(*x),
-                    _ => None,
-                },
-                ExprKind::Call { args, .. } => {
-                    let ci = self.ck.calls.get(&value.id).cloned();
-                    match (ci, self.ty_of(value)) {
-                        (Some(ci), Type::Extern(o)) => {
-                            let params = match ci.target {
-                                CallTarget::ExternCtor(c) => self.decl(c).params.clone(),
-                                _ => Vec::new(),
-                            };
-                            let vals = self.ctor_values(&params, &ci.args, args)?;
-                            // Constructed in place: named by the property's `@name`. p4c
-                            // refuses an anonymous one ("not supported by P4Runtime");
-                            // nevermiss names it after the table and the property.
-                            let n = match Self::name_annotation(panns) {
-                                Some(n) => n.trim_start_matches('.').to_string(),
-                                None => format!("{name}.{pname}"),
-                            };
-                            let anns = self.cp_annotations(panns);
-                            let site = ExternSite::TableProperty;
-                            Some(self.make_extern(&o, &vals, n, site, anns, value.span)?)
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            match which {
-                0 => dc = x,
-                1 => dm = x,
-                _ => imp = x,
-            }
+            *slot = self.property_extern(value, &p.annotations, table, pname)?;
         }
-        // Constant entries.
-        let ast_entries: Vec<&ast::Entry> = td
-            .properties
-            .iter()
-            .filter_map(|p| match &p.kind {
-                ast::TablePropertyKind::Entries(es) => Some(es.iter()),
+        Ok((dc, dm, imp))
+    }
+
+    /// The extern a table property names: an instance, or one constructed in place (named by
+    /// the property's `@name`, else after the table and the property: p4c refuses an anonymous
+    /// one, "not supported by P4Runtime").
+    fn property_extern(
+        &mut self,
+        value: &ast::Expr,
+        panns: &ast::Annotations,
+        table: &str,
+        pname: &str,
+    ) -> LResult<Option<ExternId>> {
+        Ok(match &value.kind {
+            ExprKind::Path(_) => match self
+                .ck
+                .resolved
+                .get(&value.id)
+                .and_then(|d| self.lookup(*d))
+            {
+                Some(Bind::Extern(x)) => Some(*x),
                 _ => None,
-            })
-            .flatten()
-            .collect();
-        let entries = self.const_entries(tid, info, &ast_entries, td)?;
-        let t = &mut self.p.tables[tid as usize];
-        t.size = size;
-        t.idle_timeout = idle;
-        t.direct_counter = dc;
-        t.direct_meter = dm;
-        t.implementation = imp;
-        t.entries = entries;
-        t.entries_const = info.entries_const;
-        Ok(tid)
+            },
+            ExprKind::Call { args, .. } => {
+                let ci = self.ck.calls.get(&value.id).cloned();
+                match (ci, self.ty_of(value)) {
+                    (Some(ci), Type::Extern(o)) => {
+                        let params = match ci.target {
+                            CallTarget::ExternCtor(c) => self.decl(c).params.clone(),
+                            _ => Vec::new(),
+                        };
+                        let vals = self.ctor_values(&params, &ci.args, args)?;
+                        let n = match Self::name_annotation(panns) {
+                            Some(n) => n.trim_start_matches('.').to_string(),
+                            None => format!("{table}.{pname}"),
+                        };
+                        let anns = self.cp_annotations(panns);
+                        let site = ExternSite::TableProperty;
+                        Some(self.make_extern(&o, &vals, n, site, anns, value.span)?)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
     }
 
     /// Names of an action's parameters annotated `@__ref` (data-plane writable).

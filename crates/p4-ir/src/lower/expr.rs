@@ -164,6 +164,8 @@ impl<'a> Lw<'a> {
         r
     }
 
+    /// One expression (P4_16 spec §8): a compile-time value as a constant, else each kind of
+    /// expression by its helper below.
     fn expr_inner(&mut self, e: &ast::Expr, pre: &mut Vec<Stmt>) -> LResult<RV> {
         let t = self.ty_of(e);
         // Compile-time values first (constants, enum members, folded expressions).
@@ -177,204 +179,21 @@ impl<'a> Lw<'a> {
         }
         match &e.kind {
             ExprKind::Bool(b) => Ok(RV::Scalar(Expr::bool(*b))),
-            ExprKind::Int { value, width, .. } => {
-                let ty = match (self.scalar(&t), width) {
-                    (Some(s), _) => s,
-                    (None, Some((w, s))) => Ty {
-                        width: *w,
-                        signed: *s,
-                    },
-                    (None, None) => Ty::int(64),
-                };
-                Ok(RV::Scalar(Expr::constant(
-                    &Val::from_big(ops::from_bigint(value, ty.width)),
-                    ty,
-                )))
-            }
+            ExprKind::Int { value, width, .. } => Ok(self.int_literal(&t, value, *width)),
             ExprKind::Path(_) | ExprKind::Member(..) | ExprKind::Index(..) | ExprKind::This => {
-                if let ExprKind::Member(base, _) = &e.kind {
-                    match self.ck.members.get(&e.id) {
-                        Some(MemberInfo::Hit)
-                        | Some(MemberInfo::Miss)
-                        | Some(MemberInfo::ActionRun) => {
-                            return self.apply_result(e, base, pre);
-                        }
-                        Some(MemberInfo::StackLastIndex) => {
-                            let (loc, _) = self.place(base, pre)?;
-                            let next = Expr::load(&loc, Ty::bits(32));
-                            return Ok(RV::Scalar(Expr::Bin(
-                                BinOp::Sub,
-                                Ty::bits(32),
-                                Box::new(next),
-                                Box::new(Expr::Const(1, Ty::bits(32))),
-                            )));
-                        }
-                        Some(MemberInfo::StackSize) => {
-                            if let Type::Stack(_, n) = self.ty_of(base) {
-                                return Ok(RV::Scalar(Expr::Const(u64::from(n), Ty::bits(32))));
-                            }
-                        }
-                        // A field of a non-place value (a list / struct expression).
-                        Some(MemberInfo::Field(_)) if !self.is_place_expr(base) => {
-                            let b = self.expr(base, pre)?;
-                            return self.field_of_rv(b, base, e, pre);
-                        }
-                        _ => {}
-                    }
-                }
-                if let ExprKind::Path(_) = &e.kind {
-                    if let Some(d) = self.ck.resolved.get(&e.id).copied() {
-                        match self.lookup(d).cloned() {
-                            Some(Bind::Const(v, ct)) => {
-                                let ty = if matches!(t, Type::Error | Type::Int) {
-                                    ct
-                                } else {
-                                    t.clone()
-                                };
-                                return self.const_value(&v, &ty, e.span);
-                            }
-                            Some(Bind::Var(..)) | None => {}
-                            Some(_) => return err_at(e.span, "this name does not denote a value"),
-                        }
-                        if self.lookup(d).is_none() {
-                            if let Some(v) = self.decl(d).value.clone() {
-                                return self.const_value(&v, &t, e.span);
-                            }
-                        }
-                    }
-                }
-                let (loc, pt) = self.place(e, pre)?;
-                match self.scalar(&pt) {
-                    Some(s) => Ok(RV::Scalar(Expr::load(&loc, s))),
-                    None => Ok(RV::Place(loc, pt)),
-                }
+                self.name_expr(e, &t, pre)
             }
-            ExprKind::Slice(base, hi, lo) => {
-                let (h, l) = (self.const_u32(hi)?, self.const_u32(lo)?);
-                let bt = self.scalar_of(base)?;
-                let b = self.scalar_expr(base, pre)?;
-                if h < l || h >= bt.width {
-                    return err_at(e.span, format!("slice [{h}:{l}] out of range"));
-                }
-                Ok(RV::Scalar(Expr::Slice(Box::new(b), bt, h, l)))
-            }
+            ExprKind::Slice(base, hi, lo) => self.slice_expr(e, base, hi, lo, pre),
             ExprKind::PlusSlice(base, start, width) => {
-                let w = self.const_u32(width)?;
-                let bt = self.scalar_of(base)?;
-                let b = self.scalar_expr(base, pre)?;
-                if w == 0 || w > bt.width {
-                    return err_at(e.span, "slice width out of range");
-                }
-                if let Some(s) = self.ck.value_of(start.id).and_then(Value::as_u64) {
-                    let s = s as u32;
-                    if s + w > bt.width {
-                        return err_at(e.span, "slice out of range");
-                    }
-                    return Ok(RV::Scalar(Expr::Slice(Box::new(b), bt, s + w - 1, s)));
-                }
-                let s = self.scalar_expr(start, pre)?;
-                let ut = Ty::bits(bt.width);
-                let sh = Expr::Bin(
-                    BinOp::Shr,
-                    ut,
-                    Box::new(Expr::Cast(ut, bt, Box::new(b))),
-                    Box::new(s),
-                );
-                Ok(RV::Scalar(Expr::Cast(Ty::bits(w), ut, Box::new(sh))))
+                self.plus_slice_expr(e, base, start, width, pre)
             }
-            ExprKind::Call { .. } => {
-                let r = self.call(e, pre, true)?;
-                match r {
-                    Some(rv) => Ok(rv),
-                    None => err_at(e.span, "this call has no value"),
-                }
-            }
-            ExprKind::Unary(op, a) => {
-                let ty = self.scalar_of(e)?;
-                let x = self.scalar_expr(a, pre)?;
-                Ok(RV::Scalar(match op {
-                    AU::Plus => x,
-                    AU::Not => Expr::Un(UnOp::Not, Ty::BOOL, Box::new(x)),
-                    AU::BitNot => Expr::Un(UnOp::BitNot, ty, Box::new(x)),
-                    AU::Neg => Expr::Un(UnOp::Neg, ty, Box::new(x)),
-                }))
-            }
+            ExprKind::Call { .. } => self.call_value(e, pre),
+            ExprKind::Unary(op, a) => self.unary_expr(e, *op, a, pre),
             ExprKind::Binary(op, a, b) => self.binary(e, *op, a, b, pre),
-            ExprKind::Ternary(c, a, b) => {
-                let cx = self.scalar_expr(c, pre)?;
-                let mut pa = Vec::new();
-                let ra = self.expr(a, &mut pa)?;
-                let mut pb = Vec::new();
-                let rb = self.expr(b, &mut pb)?;
-                if let (Some(ty), true, true) = (self.scalar(&t), pa.is_empty(), pb.is_empty()) {
-                    let xa = self.as_scalar(ra, a.span)?;
-                    let xb = self.as_scalar(rb, b.span)?;
-                    return Ok(RV::Scalar(Expr::Mux(
-                        Box::new(cx),
-                        Box::new(xa),
-                        Box::new(xb),
-                        ty,
-                    )));
-                }
-                // Side effects in a branch, or an aggregate: a temporary and an if.
-                let w = self.words(&t, e.span)?;
-                let tmp = Loc::at(self.alloc_temp(w, e.span)?);
-                let mut then = pa;
-                self.assign(&tmp, &t, ra, &mut then, e.span)?;
-                let mut els = pb;
-                self.assign(&tmp, &t, rb, &mut els, e.span)?;
-                pre.push(Stmt::If(cx, then, els));
-                Ok(self.rv_at(tmp, t))
-            }
-            ExprKind::Cast(_, a) => {
-                let to = t.clone();
-                let from = self.ty_of(a);
-                match (self.scalar(&to), self.scalar(&from)) {
-                    (Some(ts), Some(fs)) => {
-                        let x = self.scalar_expr(a, pre)?;
-                        if ts == fs {
-                            Ok(RV::Scalar(retype(x, ts)))
-                        } else {
-                            Ok(RV::Scalar(Expr::Cast(ts, fs, Box::new(x))))
-                        }
-                    }
-                    (Some(ts), None) if matches!(from, Type::Int) => {
-                        let x = self.scalar_expr(a, pre)?;
-                        Ok(RV::Scalar(Expr::Cast(ts, Ty::int(64), Box::new(x))))
-                    }
-                    _ => {
-                        // Casting a list / struct expression to a struct or header type.
-                        let rv = self.expr(a, pre)?;
-                        Ok(rv)
-                    }
-                }
-            }
-            ExprKind::List { items, .. } => {
-                let mut out = Vec::with_capacity(items.len());
-                for it in items {
-                    let mut p2 = Vec::new();
-                    let rv = self.expr(it, &mut p2)?;
-                    self.order_effects(&mut out, pre, p2, e.span)?;
-                    out.push(rv);
-                }
-                Ok(RV::List(out))
-            }
-            ExprKind::StructInit { fields, .. } => {
-                let mut vals: Vec<RV> = Vec::with_capacity(fields.len());
-                for (_, fe) in fields {
-                    let mut p2 = Vec::new();
-                    let rv = self.expr(fe, &mut p2)?;
-                    self.order_effects(&mut vals, pre, p2, e.span)?;
-                    vals.push(rv);
-                }
-                Ok(RV::Fields(
-                    fields
-                        .iter()
-                        .map(|(n, _)| n.name.clone())
-                        .zip(vals)
-                        .collect(),
-                ))
-            }
+            ExprKind::Ternary(c, a, b) => self.ternary_expr(e, t, c, a, b, pre),
+            ExprKind::Cast(_, a) => self.cast_expr(&t, a, pre),
+            ExprKind::List { items, .. } => self.list_expr(e, items, pre),
+            ExprKind::StructInit { fields, .. } => self.struct_init_expr(e, fields, pre),
             ExprKind::Invalid => Ok(RV::Invalid),
             ExprKind::Dots => Ok(RV::Zero),
             ExprKind::String(_) => err_at(e.span, "a string is not a run-time value"),
@@ -383,6 +202,278 @@ impl<'a> Lw<'a> {
                 err_at(e.span, "a keyset is not a value here")
             }
         }
+    }
+
+    /// An integer literal (§6.4.3.3) of type `t`, or of its written width (`int` as 64 bits).
+    fn int_literal(&self, t: &Type, value: &BigInt, width: Option<(u32, bool)>) -> RV {
+        let ty = match (self.scalar(t), width) {
+            (Some(s), _) => s,
+            (None, Some((w, s))) => Ty {
+                width: w,
+                signed: s,
+            },
+            (None, None) => Ty::int(64),
+        };
+        RV::Scalar(Expr::constant(
+            &Val::from_big(ops::from_bigint(value, ty.width)),
+            ty,
+        ))
+    }
+
+    /// A name, member or index: a table apply's result, a stack's `lastIndex`/`size`, a field
+    /// of a value, a constant, or what is stored at its place.
+    fn name_expr(&mut self, e: &ast::Expr, t: &Type, pre: &mut Vec<Stmt>) -> LResult<RV> {
+        if let ExprKind::Member(base, _) = &e.kind {
+            if let Some(rv) = self.member_value(e, base, pre)? {
+                return Ok(rv);
+            }
+        }
+        if let ExprKind::Path(_) = &e.kind {
+            if let Some(rv) = self.path_const(e, t)? {
+                return Ok(rv);
+            }
+        }
+        let (loc, pt) = self.place(e, pre)?;
+        match self.scalar(&pt) {
+            Some(s) => Ok(RV::Scalar(Expr::load(&loc, s))),
+            None => Ok(RV::Place(loc, pt)),
+        }
+    }
+
+    /// `base.m` when it is not a place's member: `hit`/`miss`/`action_run` of an apply (§14.2.2),
+    /// a stack's `lastIndex` and `size` (§8.18), a field of a list or struct expression.
+    fn member_value(
+        &mut self,
+        e: &ast::Expr,
+        base: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<Option<RV>> {
+        match self.ck.members.get(&e.id) {
+            Some(MemberInfo::Hit) | Some(MemberInfo::Miss) | Some(MemberInfo::ActionRun) => {
+                self.apply_result(e, base, pre).map(Some)
+            }
+            Some(MemberInfo::StackLastIndex) => {
+                let (loc, _) = self.place(base, pre)?;
+                let next = Expr::load(&loc, Ty::bits(32));
+                Ok(Some(RV::Scalar(Expr::Bin(
+                    BinOp::Sub,
+                    Ty::bits(32),
+                    Box::new(next),
+                    Box::new(Expr::Const(1, Ty::bits(32))),
+                ))))
+            }
+            Some(MemberInfo::StackSize) => match self.ty_of(base) {
+                Type::Stack(_, n) => Ok(Some(RV::Scalar(Expr::Const(u64::from(n), Ty::bits(32))))),
+                _ => Ok(None),
+            },
+            // A field of a non-place value (a list / struct expression).
+            Some(MemberInfo::Field(_)) if !self.is_place_expr(base) => {
+                let b = self.expr(base, pre)?;
+                self.field_of_rv(b, base, e, pre).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A name bound to a constant (in the scopes, or a declaration's value); an error for a
+    /// name that denotes something other than a value.
+    fn path_const(&mut self, e: &ast::Expr, t: &Type) -> LResult<Option<RV>> {
+        let Some(d) = self.ck.resolved.get(&e.id).copied() else {
+            return Ok(None);
+        };
+        match self.lookup(d).cloned() {
+            Some(Bind::Const(v, ct)) => {
+                let ty = if matches!(t, Type::Error | Type::Int) {
+                    ct
+                } else {
+                    t.clone()
+                };
+                return self.const_value(&v, &ty, e.span).map(Some);
+            }
+            Some(Bind::Var(..)) | None => {}
+            Some(_) => return err_at(e.span, "this name does not denote a value"),
+        }
+        if self.lookup(d).is_none() {
+            if let Some(v) = self.decl(d).value.clone() {
+                return self.const_value(&v, t, e.span).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// `base[hi:lo]` (§8.6), constant bounds within the base's width.
+    fn slice_expr(
+        &mut self,
+        e: &ast::Expr,
+        base: &ast::Expr,
+        hi: &ast::Expr,
+        lo: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let (h, l) = (self.const_u32(hi)?, self.const_u32(lo)?);
+        let bt = self.scalar_of(base)?;
+        let b = self.scalar_expr(base, pre)?;
+        if h < l || h >= bt.width {
+            return err_at(e.span, format!("slice [{h}:{l}] out of range"));
+        }
+        Ok(RV::Scalar(Expr::Slice(Box::new(b), bt, h, l)))
+    }
+
+    /// `base[start +: width]`: a constant width; a run-time start shifts the base right.
+    fn plus_slice_expr(
+        &mut self,
+        e: &ast::Expr,
+        base: &ast::Expr,
+        start: &ast::Expr,
+        width: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let w = self.const_u32(width)?;
+        let bt = self.scalar_of(base)?;
+        let b = self.scalar_expr(base, pre)?;
+        if w == 0 || w > bt.width {
+            return err_at(e.span, "slice width out of range");
+        }
+        if let Some(s) = self.ck.value_of(start.id).and_then(Value::as_u64) {
+            let s = s as u32;
+            if s + w > bt.width {
+                return err_at(e.span, "slice out of range");
+            }
+            return Ok(RV::Scalar(Expr::Slice(Box::new(b), bt, s + w - 1, s)));
+        }
+        let s = self.scalar_expr(start, pre)?;
+        let ut = Ty::bits(bt.width);
+        let sh = Expr::Bin(
+            BinOp::Shr,
+            ut,
+            Box::new(Expr::Cast(ut, bt, Box::new(b))),
+            Box::new(s),
+        );
+        Ok(RV::Scalar(Expr::Cast(Ty::bits(w), ut, Box::new(sh))))
+    }
+
+    /// A call used as a value: it must return one.
+    fn call_value(&mut self, e: &ast::Expr, pre: &mut Vec<Stmt>) -> LResult<RV> {
+        match self.call(e, pre, true)? {
+            Some(rv) => Ok(rv),
+            None => err_at(e.span, "this call has no value"),
+        }
+    }
+
+    /// `+a`, `!a`, `~a`, `-a` (§8.5–§8.6).
+    fn unary_expr(
+        &mut self,
+        e: &ast::Expr,
+        op: AU,
+        a: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let ty = self.scalar_of(e)?;
+        let x = self.scalar_expr(a, pre)?;
+        Ok(RV::Scalar(match op {
+            AU::Plus => x,
+            AU::Not => Expr::Un(UnOp::Not, Ty::BOOL, Box::new(x)),
+            AU::BitNot => Expr::Un(UnOp::BitNot, ty, Box::new(x)),
+            AU::Neg => Expr::Un(UnOp::Neg, ty, Box::new(x)),
+        }))
+    }
+
+    /// `c ? a : b` (§8.5.1): a choice of scalars when neither branch has side effects, else a
+    /// temporary assigned in an `if`.
+    fn ternary_expr(
+        &mut self,
+        e: &ast::Expr,
+        t: Type,
+        c: &ast::Expr,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let cx = self.scalar_expr(c, pre)?;
+        let mut pa = Vec::new();
+        let ra = self.expr(a, &mut pa)?;
+        let mut pb = Vec::new();
+        let rb = self.expr(b, &mut pb)?;
+        if let (Some(ty), true, true) = (self.scalar(&t), pa.is_empty(), pb.is_empty()) {
+            let xa = self.as_scalar(ra, a.span)?;
+            let xb = self.as_scalar(rb, b.span)?;
+            return Ok(RV::Scalar(Expr::Mux(
+                Box::new(cx),
+                Box::new(xa),
+                Box::new(xb),
+                ty,
+            )));
+        }
+        // Side effects in a branch, or an aggregate: a temporary and an if.
+        let w = self.words(&t, e.span)?;
+        let tmp = Loc::at(self.alloc_temp(w, e.span)?);
+        let mut then = pa;
+        self.assign(&tmp, &t, ra, &mut then, e.span)?;
+        let mut els = pb;
+        self.assign(&tmp, &t, rb, &mut els, e.span)?;
+        pre.push(Stmt::If(cx, then, els));
+        Ok(self.rv_at(tmp, t))
+    }
+
+    /// `(T) a` (§8.11): a scalar conversion, or a list / struct expression read as `T`.
+    fn cast_expr(&mut self, to: &Type, a: &ast::Expr, pre: &mut Vec<Stmt>) -> LResult<RV> {
+        let from = self.ty_of(a);
+        match (self.scalar(to), self.scalar(&from)) {
+            (Some(ts), Some(fs)) => {
+                let x = self.scalar_expr(a, pre)?;
+                if ts == fs {
+                    Ok(RV::Scalar(retype(x, ts)))
+                } else {
+                    Ok(RV::Scalar(Expr::Cast(ts, fs, Box::new(x))))
+                }
+            }
+            (Some(ts), None) if matches!(from, Type::Int) => {
+                let x = self.scalar_expr(a, pre)?;
+                Ok(RV::Scalar(Expr::Cast(ts, Ty::int(64), Box::new(x))))
+            }
+            // Casting a list / struct expression to a struct or header type.
+            _ => self.expr(a, pre),
+        }
+    }
+
+    /// `{ e1, e2 }` (§8.12), evaluated left to right.
+    fn list_expr(
+        &mut self,
+        e: &ast::Expr,
+        items: &[ast::Expr],
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            let mut p2 = Vec::new();
+            let rv = self.expr(it, &mut p2)?;
+            self.order_effects(&mut out, pre, p2, e.span)?;
+            out.push(rv);
+        }
+        Ok(RV::List(out))
+    }
+
+    /// `{ f1 = e1, f2 = e2 }` (§8.13), evaluated left to right.
+    fn struct_init_expr(
+        &mut self,
+        e: &ast::Expr,
+        fields: &[(ast::Ident, ast::Expr)],
+        pre: &mut Vec<Stmt>,
+    ) -> LResult<RV> {
+        let mut vals: Vec<RV> = Vec::with_capacity(fields.len());
+        for (_, fe) in fields {
+            let mut p2 = Vec::new();
+            let rv = self.expr(fe, &mut p2)?;
+            self.order_effects(&mut vals, pre, p2, e.span)?;
+            vals.push(rv);
+        }
+        Ok(RV::Fields(
+            fields
+                .iter()
+                .map(|(n, _)| n.name.clone())
+                .zip(vals)
+                .collect(),
+        ))
     }
 
     /// When later items have side effects, earlier non-constant items are saved to temporaries
