@@ -247,6 +247,10 @@ impl Ctl {
                 self.register_read(register, *index).await
             }
             CtlCommand::McDump => self.mc_dump().await,
+            // `run_inner` sends these to the EgressQueues service, before any read.
+            CtlCommand::SetQueueDepth { .. }
+            | CtlCommand::SetQueueRate { .. }
+            | CtlCommand::ShowQueues => Err("a queue command is not a P4Runtime read".into()),
         }
     }
 
@@ -323,12 +327,6 @@ impl Ctl {
             }
             _ => {
                 let _ = writeln!(s, "EMPTY");
-            }
-            CtlCommand::SetQueueDepth { .. }
-            | CtlCommand::SetQueueRate { .. }
-            | CtlCommand::ShowQueues => {
-                // `run_inner` sends these to the EgressQueues service, before any read.
-                return Err("a queue command is not a P4Runtime read".into());
             }
         }
         let _ = writeln!(s, "==========");
