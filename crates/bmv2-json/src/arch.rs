@@ -9,6 +9,7 @@
 //! - PSA (`psa_switch`): see [`crate::psa`].
 
 use crate::json::{Result, J};
+use crate::layout::Region;
 use crate::Builder;
 use p4_ir::*;
 
@@ -50,7 +51,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn parser_named(&self, name: &str, root: &J<'a>) -> Result<ParserId> {
+    pub(crate) fn parser_named(&self, name: &str, root: &J<'a>) -> Result<ParserId> {
         self.p
             .parsers
             .iter()
@@ -90,27 +91,14 @@ impl<'a> Builder<'a> {
         let (verify, update) = self.checksums(root)?;
         let verify = self.add_fn("verifyChecksum".into(), FnKind::Control, verify);
         let update = self.add_fn("computeChecksum".into(), FnKind::Control, update);
-        let region = |r: &crate::layout::Region, name: &str, ty: &str| BlockParam {
-            name: name.into(),
-            type_name: ty.into(),
-            region: Some(r.base),
-            layout: r.layout.clone(),
-        };
-        let hdr = region(&self.lay.hdr, "hdr", "headers");
-        let meta = region(&self.lay.meta, "meta", "metadata");
-        let sm = region(&self.lay.sm, "standard_metadata", "standard_metadata_t");
-        let packet = |n: &str, t: &str| BlockParam {
-            name: n.into(),
-            type_name: t.into(),
-            region: None,
-            layout: None,
-        };
-        let block = |role: &str, name: &str, body: BlockBody, params: Vec<BlockParam>| Block {
-            role: role.into(),
-            name: name.into(),
-            body,
-            params,
-        };
+        let hdr = param("hdr", "headers", Some(&self.lay.hdr));
+        let meta = param("meta", "metadata", Some(&self.lay.meta));
+        let sm = param(
+            "standard_metadata",
+            "standard_metadata_t",
+            Some(&self.lay.sm),
+        );
+        let packet = |n: &str, t: &str| param(n, t, None);
         self.p.blocks = vec![
             block(
                 "p",
@@ -155,5 +143,26 @@ impl<'a> Builder<'a> {
             ),
         ];
         Ok(())
+    }
+}
+
+/// A block parameter bound to a frame region (`None`: `packet_in`/`packet_out`, or a
+/// parameter the program cannot have).
+pub(crate) fn param(name: &str, ty: &str, r: Option<&Region>) -> BlockParam {
+    BlockParam {
+        name: name.into(),
+        type_name: ty.into(),
+        region: r.map(|r| r.base),
+        layout: r.and_then(|r| r.layout.clone()),
+    }
+}
+
+/// An architecture block.
+pub(crate) fn block(role: &str, name: &str, body: BlockBody, params: Vec<BlockParam>) -> Block {
+    Block {
+        role: role.into(),
+        name: name.into(),
+        body,
+        params,
     }
 }

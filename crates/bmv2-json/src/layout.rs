@@ -7,7 +7,8 @@
 //! The regions follow the v1model blocks' parameters: the headers (non-metadata instances, in
 //! the order of `headers`), then `standard_metadata` (with the instances `field_aliases` point
 //! into, so that the aliases of older JSON resolve), then the user metadata (every other
-//! metadata instance, p4c's `scalars` among them).
+//! metadata instance, p4c's `scalars` among them). PSA's `psa_*` metadata instances are
+//! regions of their own instead of `standard_metadata` ([`crate::psa`]).
 
 use crate::json::{Result, J};
 use crate::Builder;
@@ -535,8 +536,8 @@ impl<'a> Builder<'a> {
         self.place_metadata(root, &placed)
     }
 
-    /// The standard metadata region and the user metadata region (v1model); PSA's metadata
-    /// instances each get their own region ([`crate::arch`] binds them to the blocks).
+    /// The standard metadata region (v1model; PSA's `psa_*` instances each get their own
+    /// region, [`crate::psa`] binds them to the blocks) and the user metadata region.
     fn place_metadata(&mut self, root: &J<'a>, placed: &[bool]) -> Result<()> {
         let n = self.lay.insts.len();
         // The instances field aliases point into go with standard_metadata.
@@ -559,12 +560,16 @@ impl<'a> Builder<'a> {
             }
             aliases.push((from, h, f));
         }
+        let mut placed = placed.to_vec();
         if self.p.arch == Arch::Psa {
-            // PSA: one region per metadata instance.
-            for i in (0..n).filter(|i| !placed[*i]) {
+            // psa_switch's metadata instances (`psa_ingress_input_metadata`, ...): one region
+            // each, bound to the blocks' standard metadata parameters ([`crate::psa`]).
+            let psa: Vec<usize> = (0..n)
+                .filter(|&i| !placed[i] && self.lay.insts[i].name.starts_with("psa_"))
+                .collect();
+            for i in psa {
                 let (name, ty) = (self.lay.insts[i].name.clone(), self.lay.insts[i].ty);
-                let w = self.lay.types[ty].words;
-                let loc = self.alloc_state(w, root)?;
+                let loc = self.alloc_state(self.lay.types[ty].words, root)?;
                 self.lay.insts[i].loc = loc;
                 let layout = fields_layout(&self.lay.types[ty], 0);
                 self.lay.regions.insert(
@@ -574,8 +579,8 @@ impl<'a> Builder<'a> {
                         layout: Some(layout),
                     },
                 );
+                placed[i] = true;
             }
-            return Ok(());
         }
         let sm_base = self.state_words;
         let mut sm_placed: Vec<usize> = Vec::new();

@@ -13,12 +13,13 @@
 //!   the P4 lowering lays them out ([`layout`]); metadata instances are always valid;
 //! - expressions → IR expressions with BMv2's arbitrary-precision arithmetic made exact by
 //!   widths chosen per operation ([`expr`]);
-//! - actions' primitives, with p4c's `_jump`/`_jump_if_zero` turned back into `if`/`else`
-//!   ([`prims`]);
+//! - actions' primitives, with p4c's `_jump`/`_jump_if_zero` turned back into `if`/`else` and
+//!   `for` loops ([`prims`]);
 //! - parsers, parse value sets, deparsers ([`parser`]); pipelines: tables, conditionals and
 //!   their next-node graph, turned back into structured statements ([`pipeline`]);
 //! - counters, meters, registers, calculations (hashes), checksums, field and learn lists, action
-//!   profiles and selectors ([`externs`]); the architecture's blocks ([`arch`]).
+//!   profiles and selectors ([`externs`]); the architecture's blocks ([`arch`]; PSA's blocks
+//!   and externs as psa_switch has them, [`psa`]).
 //!
 //! Loading never panics: malformed JSON and constructs this front end does not support are an
 //! [`Error`] naming the JSON path.

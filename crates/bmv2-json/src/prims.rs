@@ -1,8 +1,10 @@
 //! Actions and their primitives → IR functions and statements.
 //!
 //! An action's `primitives` run in order, except that p4c writes an `if` inside an action as
-//! `_jump_if_zero(cond, else)` … `_jump(end)` … (JSON_format.md, "actions"); [`Builder::structure`]
-//! turns such jumps back into `If` statements and refuses jumps that do not nest that way.
+//! `_jump_if_zero(cond, else)` … `_jump(end)` … (JSON_format.md, "actions"), and a `for` loop
+//! as a `_jump_if_zero` that a `_jump` at the loop's end goes back to; [`Builder::structure`]
+//! turns such jumps back into `If` and `Loop` statements and refuses jumps that do not nest
+//! that way.
 //! Each primitive does what BMv2's implementation of it does (`src/bm_sim/core/primitives.cpp`
 //! and `targets/simple_switch/primitives.cpp`); where that differs from the P4 lowering, the
 //! primitive's comment says how.
@@ -11,6 +13,14 @@ use crate::expr::{cast, Cx, HRef, Place, Val};
 use crate::json::{Result, J};
 use crate::{ActionInfo, Builder};
 use p4_ir::*;
+
+/// Where `break` and `continue` jump in the loop being structured: the primitive after the
+/// loop, and the first primitive of its update.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopJumps {
+    brk: usize,
+    cont: usize,
+}
 
 /// Most primitives of one action (bounds the structuring's work).
 const MAX_PRIMITIVES: usize = 100_000;
@@ -45,7 +55,7 @@ impl<'a> Builder<'a> {
                 return Err(a.unsupported(format!("an action of {} primitives", prims.len())));
             }
             let mut body = Vec::new();
-            self.structure(&prims, 0, prims.len(), &cx, &mut body)?;
+            self.structure(&prims, 0, prims.len(), &cx, None, &mut body)?;
             let func = self.add_fn(name.clone(), FnKind::Action, body);
             // The control plane supplies every runtime parameter.
             self.p.functions[func as usize].params = params
@@ -68,15 +78,21 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    /// The primitives `lo..hi` as structured statements: `_jump_if_zero(c, t)` with the jump
+    /// The primitives `lo..hi` as structured statements. `_jump_if_zero(c, t)` with the jump
     /// target inside the region opens an `if (c)` whose body ends at `t`; when the body's last
-    /// primitive is `_jump(e)` forward past `t`, `t..e` is its `else`.
+    /// primitive is `_jump(e)` forward past `t`, `t..e` is its `else`. When that last primitive
+    /// jumps back to the `_jump_if_zero` itself, the region is p4c's `for` loop instead
+    /// ([`Builder::structure_loop`]). Any other `_jump` must go to the next primitive, to the
+    /// end of the action (`return`), or, inside a loop (`lp`), to its end (`break`) or to its
+    /// update (`continue`); anything else is refused, so what is accepted runs exactly as the
+    /// jumps would.
     pub(crate) fn structure(
         &mut self,
         prims: &[J<'a>],
         lo: usize,
         hi: usize,
         cx: &Cx,
+        lp: Option<LoopJumps>,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
         let mut i = lo;
@@ -91,26 +107,31 @@ impl<'a> Builder<'a> {
                             "a jump from primitive {i} to {t} that does not end an if block"
                         )));
                     }
+                    // The last primitive of the block: `_jump` back here (a loop) or forward
+                    // past `t` (an else block).
+                    let last = match t > i + 1 && prims[t - 1].str_of("op")? == "_jump" {
+                        true => Some(jump_target(&prims[t - 1].get("parameters")?.at(0)?)?),
+                        false => None,
+                    };
+                    if last == Some(i) {
+                        self.structure_loop(prims, i, t, cx, out)?;
+                        i = t;
+                        continue;
+                    }
                     let mut pre = Vec::new();
                     let cond = self.boolean(&ps.at(0)?, cx, &mut pre)?;
                     out.extend(pre);
-                    // An else: the then-block ends with a forward jump past the else-block.
-                    let else_end = if t > i + 1 && prims[t - 1].str_of("op")? == "_jump" {
-                        let e = jump_target(&prims[t - 1].get("parameters")?.at(0)?)?;
-                        (e >= t && e <= hi).then_some(e)
-                    } else {
-                        None
-                    };
+                    let else_end = last.filter(|e| *e >= t && *e <= hi);
                     let mut then = Vec::new();
                     let mut els = Vec::new();
                     match else_end {
                         Some(e) => {
-                            self.structure(prims, i + 1, t - 1, cx, &mut then)?;
-                            self.structure(prims, t, e, cx, &mut els)?;
+                            self.structure(prims, i + 1, t - 1, cx, lp, &mut then)?;
+                            self.structure(prims, t, e, cx, lp, &mut els)?;
                             i = e;
                         }
                         None => {
-                            self.structure(prims, i + 1, t, cx, &mut then)?;
+                            self.structure(prims, i + 1, t, cx, lp, &mut then)?;
                             i = t;
                         }
                     }
@@ -118,10 +139,16 @@ impl<'a> Builder<'a> {
                 }
                 "_jump" => {
                     let t = jump_target(&p.get("parameters")?.at(0)?)?;
-                    if t != i + 1 {
-                        return Err(p.unsupported(format!(
-                            "a jump from primitive {i} to {t} outside an if/else block"
-                        )));
+                    match lp {
+                        _ if t == i + 1 => {}
+                        Some(l) if t == l.brk => out.push(Stmt::Break),
+                        Some(l) if t == l.cont => out.push(Stmt::Continue),
+                        _ if t == prims.len() => out.push(Stmt::Return),
+                        _ => {
+                            return Err(p.unsupported(format!(
+                                "a jump from primitive {i} to {t} outside an if/else block"
+                            )))
+                        }
                     }
                     i += 1;
                 }
@@ -130,6 +157,60 @@ impl<'a> Builder<'a> {
                     i += 1;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// p4c's `for` loop in an action (`backends/bmv2/common/action.cpp`): the condition's
+    /// `_jump_if_zero(c, end)` at `at`, the body, the update (where `continue` jumps), and a
+    /// `_jump` back to `at` just before `end`; `break` jumps to `end`.
+    fn structure_loop(
+        &mut self,
+        prims: &[J<'a>],
+        at: usize,
+        end: usize,
+        cx: &Cx,
+        out: &mut Vec<Stmt>,
+    ) -> Result<()> {
+        let back = end - 1;
+        // The update starts at the last target of a jump in the loop that lies after every
+        // jump of the loop (p4c's update label; the end of the last if block of the body when
+        // there is no `continue`, which runs the same primitives in the same order).
+        let mut last_jump = at;
+        let mut targets = Vec::new();
+        for (k, p) in prims.iter().enumerate().take(back).skip(at + 1) {
+            let t = match p.str_of("op")? {
+                "_jump" => jump_target(&p.get("parameters")?.at(0)?)?,
+                "_jump_if_zero" => jump_target(&p.get("parameters")?.at(1)?)?,
+                _ => continue,
+            };
+            last_jump = k;
+            targets.push(t);
+        }
+        let cont = targets
+            .into_iter()
+            .filter(|t| *t > last_jump && *t <= back)
+            .max()
+            .unwrap_or(back);
+        let jumps = LoopJumps { brk: end, cont };
+        let ps = prims[at].get("parameters")?;
+        let mut pre = Vec::new();
+        let cond = self.boolean(&ps.at(0)?, cx, &mut pre)?;
+        let mut body = Vec::new();
+        self.structure(prims, at + 1, cont, cx, Some(jumps), &mut body)?;
+        let mut update = Vec::new();
+        self.structure(prims, cont, back, cx, Some(jumps), &mut update)?;
+        if pre.is_empty() {
+            out.push(Stmt::Loop { cond, body, update });
+        } else {
+            // The condition's statements run before each test.
+            pre.push(Stmt::If(cond, Vec::new(), vec![Stmt::Break]));
+            pre.extend(body);
+            out.push(Stmt::Loop {
+                cond: Expr::bool(true),
+                body: pre,
+                update,
+            });
         }
         Ok(())
     }
@@ -275,24 +356,9 @@ impl<'a> Builder<'a> {
             return Ok(());
         }
         match a.op {
-            "add_header" => {
-                // BMv2 (simple_switch's add_header): a header that was invalid has its fields
-                // reset to 0 when it becomes valid; a valid one is left as it is.
-                let words = self.lay.types[h.ty].words;
-                let mut then = Vec::new();
-                if words > 1 {
-                    then.push(Stmt::Zero {
-                        dst: h.loc.plus(1),
-                        words: words - 1,
-                    });
-                }
-                then.push(self.set_valid(&h, true));
-                pre.push(Stmt::If(
-                    Expr::Un(UnOp::Not, Ty::BOOL, Box::new(self.valid_of(&h))),
-                    then,
-                    Vec::new(),
-                ));
-            }
+            // BMv2 (simple_switch's add_header): a header that was invalid has its fields
+            // reset to 0 when it becomes valid; a valid one is left as it is.
+            "add_header" => pre.push(self.add_header(&h)),
             "add_header_fast" => pre.push(self.set_valid(&h, true)),
             _ => pre.push(self.set_valid(&h, false)),
         }
@@ -513,14 +579,25 @@ impl<'a> Builder<'a> {
 
     /// `SetValid` of a header, invalidating the other members of its union.
     pub(crate) fn set_valid(&self, h: &HRef, valid: bool) -> Stmt {
-        let others = match h.inst {
-            Some(i) => self.lay.union_others(i),
-            None => Vec::new(),
-        };
         Stmt::SetValid {
             hdr: h.loc.clone(),
             valid,
-            others,
+            others: self.union_others_of(h),
+        }
+    }
+
+    /// BMv2's `add_header` (`setValid()`): [`Stmt::set_valid_resetting`], the reset and
+    /// union semantics the P4 front end gives `setValid()` too.
+    pub(crate) fn add_header(&self, h: &HRef) -> Stmt {
+        let words = self.lay.types[h.ty].words;
+        Stmt::set_valid_resetting(h.loc.clone(), words, self.union_others_of(h))
+    }
+
+    /// The validity words of the other members of `h`'s union, relative to `h`'s.
+    fn union_others_of(&self, h: &HRef) -> Vec<i32> {
+        match h.inst {
+            Some(i) => self.lay.union_others(i),
+            None => Vec::new(),
         }
     }
 

@@ -114,6 +114,66 @@ fn unsupported_constructs_are_named() {
     assert!(err(&d).contains("unsupported: PNA programs"));
 }
 
+/// A minimal PSA document (p4c-bm2-psa's block and metadata names), with extern instances.
+fn psa_doc(externs: Value) -> Value {
+    let parser = |name: &str| {
+        json!({"name": name, "id": 0, "init_state": "start", "parse_states": [
+        {"name": "start", "id": 0, "parser_ops": [], "transition_key": [],
+         "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}]})
+    };
+    let pipe = |name: &str| {
+        json!({"name": name, "id": 0, "init_table": null, "tables": [],
+        "conditionals": [], "action_profiles": []})
+    };
+    let deparser = |name: &str| json!({"name": name, "id": 0, "order": ["h"], "primitives": []});
+    json!({
+        "header_types": [
+            {"name": "h_t", "id": 0, "fields": [["a", 8, false]]},
+            {"name": "psa_ingress_output_metadata_t", "id": 1, "fields": [["egress_port", 32, false], ["drop", 1, false]]}
+        ],
+        "headers": [
+            {"name": "h", "id": 0, "header_type": "h_t", "metadata": false},
+            {"name": "psa_ingress_output_metadata", "id": 1, "header_type": "psa_ingress_output_metadata_t", "metadata": true}
+        ],
+        "parsers": [parser("ingress_parser"), parser("egress_parser")],
+        "deparsers": [deparser("ingress_deparser"), deparser("egress_deparser")],
+        "actions": [],
+        "pipelines": [pipe("ingress"), pipe("egress")],
+        "extern_instances": externs,
+        "__meta__": {"version": [2, 23]}
+    })
+}
+
+#[test]
+fn psa_blocks_are_psa_switchs() {
+    let p = load_value(&psa_doc(json!([]))).unwrap();
+    assert_eq!(p.arch, Arch::Psa);
+    let names: Vec<&str> = p.blocks.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ingress_parser",
+            "ingress",
+            "ingress_deparser",
+            "egress_parser",
+            "egress",
+            "egress_deparser"
+        ]
+    );
+    // The ingress control's ostd is the psa_ingress_output_metadata instance.
+    let ostd = &p.blocks[1].params[3];
+    assert!(ostd.region.is_some());
+    assert!(ostd.layout.as_ref().unwrap().field("drop").is_some());
+    // An extern psa_switch has but nevermiss does not read is named.
+    let e = err(&psa_doc(
+        json!([{"name": "x", "id": 0, "type": "Frobnicator", "attribute_values": []}]),
+    ));
+    assert_eq!(
+        e,
+        "$.extern_instances[0]: unsupported: PSA extern instances of type Frobnicator"
+    );
+}
+
 /// The body of action 0 once loaded.
 fn body_of(actions: Value) -> Vec<Stmt> {
     let p = load_value(&doc(actions, call_table(), json!("tbl"))).unwrap();
@@ -146,6 +206,84 @@ fn jumps_become_if_else() {
     assert!(
         matches!(&els[..], [Stmt::Assign(_, _, Expr::Const(3, _))]),
         "{els:#?}"
+    );
+}
+
+#[test]
+fn jumps_back_become_loops() {
+    // for (; h.a != 9; h.a = h.a + 1) { if (h.a == 3) continue; if (h.a == 7) break;
+    // h.b = h.b + 1; } as p4c writes a `for` (the condition's jump, a jump back to it).
+    let cmp = |op: &str, v: &str| {
+        json!({"type": "expression", "value": {"op": op,
+        "left": {"type": "field", "value": ["h", "a"]}, "right": {"type": "hexstr", "value": v}}})
+    };
+    let jz = |c: Value, t: &str| json!({"op": "_jump_if_zero", "parameters": [c, {"type": "hexstr", "value": t}]});
+    let jump = |t: &str| json!({"op": "_jump", "parameters": [{"type": "hexstr", "value": t}]});
+    let inc = |f: &str| {
+        json!({"op": "assign", "parameters": [{"type": "field", "value": ["h", f]},
+        {"type": "expression", "value": {"op": "+", "left": {"type": "field", "value": ["h", f]},
+            "right": {"type": "hexstr", "value": "0x01"}}}]})
+    };
+    let prims = json!([
+        jz(cmp("!=", "0x09"), "0x8"),
+        jz(cmp("==", "0x03"), "0x3"),
+        jump("0x6"),
+        jz(cmp("==", "0x07"), "0x5"),
+        jump("0x8"),
+        inc("b"),
+        inc("a"),
+        jump("0x0"),
+    ]);
+    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": prims}]));
+    let [Stmt::Loop { body, update, .. }] = &body[..] else {
+        panic!("{body:#?}")
+    };
+    // The update is h.a = h.a + 1; `continue` became the if's else (the rest of the body).
+    assert!(matches!(&update[..], [Stmt::Assign(..)]), "{update:#?}");
+    let [Stmt::If(_, then, els)] = &body[..] else {
+        panic!("{body:#?}")
+    };
+    assert!(then.is_empty(), "{then:#?}");
+    assert!(
+        matches!(&els[..], [Stmt::If(_, brk, e2), Stmt::Assign(..)]
+            if matches!(&brk[..], [Stmt::Break]) && e2.is_empty()),
+        "{els:#?}"
+    );
+    // `if (h.a == 3) { continue; } else { h.b = h.b + 1; } if (h.a == 5) { return; }` in the
+    // loop, then h.b = h.b + 1 after it (a `return` is a jump to the end of the action).
+    let prims = json!([
+        jz(cmp("!=", "0x09"), "0x9"),
+        jz(cmp("==", "0x03"), "0x4"),
+        jump("0x7"),
+        jump("0x5"),
+        inc("b"),
+        jz(cmp("==", "0x05"), "0x7"),
+        jump("0xa"),
+        inc("a"),
+        jump("0x0"),
+        inc("b"),
+    ]);
+    let body = body_of(json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": prims}]));
+    let [Stmt::Loop { body, update, .. }, Stmt::Assign(..)] = &body[..] else {
+        panic!("{body:#?}")
+    };
+    assert!(matches!(&update[..], [Stmt::Assign(..)]), "{update:#?}");
+    assert!(
+        matches!(&body[..], [Stmt::If(_, t1, e1), Stmt::If(_, t2, e2)]
+            if matches!(&t1[..], [Stmt::Continue]) && matches!(&e1[..], [Stmt::Assign(..)])
+                && matches!(&t2[..], [Stmt::Return]) && e2.is_empty()),
+        "{body:#?}"
+    );
+    // A jump back that is not to a loop's condition is refused.
+    let prims = json!([inc("a"), jz(cmp("==", "0x03"), "0x3"), jump("0x0")]);
+    let e = err(&doc(
+        json!([{"name": "a", "id": 0, "runtime_data": [], "primitives": prims}]),
+        call_table(),
+        json!("tbl"),
+    ));
+    assert!(
+        e.contains("unsupported: a jump from primitive 2 to 0 outside an if/else block"),
+        "{e}"
     );
 }
 

@@ -1,9 +1,10 @@
 //! The BMv2 JSON front end against the P4 front end (docs/bmv2-json.md): every BMv2 JSON in
-//! tests/bmv2-json/ is an example's program in BMv2's format; loaded from JSON it must pass the
-//! example's STF test, send what the P4 source sends on it, and — after the same random table
-//! entries, on the same random and mutated packets — send the same packets and leave the same
-//! counters, registers, digests and entries in the tables both have (the JSON's compiler-made
-//! tables, such as p4c's `tbl_*` for direct action calls, have no twin in the source).
+//! tests/bmv2-json/ is an example or an STF regression program (tests/stf/) in BMv2's format;
+//! loaded from JSON it must pass the source's STF test, send what the P4 source sends on it,
+//! and — after the same random table entries, on the same random and mutated packets — send
+//! the same packets and leave the same counters, registers, digests and entries in the tables
+//! both have (the JSON's compiler-made tables, such as p4c's `tbl_*` for direct action calls,
+//! have no twin in the source).
 
 mod common;
 
@@ -18,7 +19,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Each fixture: (JSON, the example's P4 source, its STF text).
+/// Each fixture: (JSON, its P4 source, the source's STF text).
 fn fixtures() -> &'static Vec<(PathBuf, PathBuf, String)> {
     static F: OnceLock<Vec<(PathBuf, PathBuf, String)>> = OnceLock::new();
     F.get_or_init(|| {
@@ -28,10 +29,9 @@ fn fixtures() -> &'static Vec<(PathBuf, PathBuf, String)> {
             if json.extension().is_none_or(|x| x != "json") {
                 continue;
             }
-            let name = json.file_stem().unwrap().to_str().unwrap().to_string();
-            let p4 = root().join("examples").join(format!("{name}.p4"));
-            let stf = std::fs::read_to_string(root().join("examples").join(format!("{name}.stf")))
-                .unwrap_or_else(|e| panic!("{name}: the example's STF: {e}"));
+            let p4 = common::json_fixture_source(&json);
+            let stf = std::fs::read_to_string(p4.with_extension("stf"))
+                .unwrap_or_else(|e| panic!("{}: the source's STF: {e}", json.display()));
             out.push((json, p4, stf));
         }
         out.sort();

@@ -35,9 +35,7 @@ fn programs() -> &'static Vec<(PathBuf, String)> {
             files.sort();
             for p in files {
                 let stf = if ext == "json" {
-                    root()
-                        .join("examples")
-                        .join(p.with_extension("stf").file_name().unwrap())
+                    common::json_fixture_source(&p).with_extension("stf")
                 } else {
                     p.with_extension("stf")
                 };

@@ -394,11 +394,39 @@ pub enum Stmt {
     Verify(Expr, Expr),
     /// `pkt.emit(hdr)` when the header is valid.
     Emit(HdrRef),
-    /// `stack.push_front(n)` / `pop_front(n)` (negative `n` pops).
+    /// `stack.push_front(n)` / `pop_front(n)` (negative `n` pops), as BMv2 shifts
+    /// (`StackP4_16`): elements are swapped `n` apart, so the `n` elements made invalid hold
+    /// the values shifted out of the other end (P4_16 §8.18 leaves them unspecified).
     Shift {
         stack: StackRef,
         by: i64,
     },
+}
+
+impl Stmt {
+    /// `setValid()` as BMv2 runs it, for both front ends (P4_16 §8.17 leaves the fields of a
+    /// header made valid unspecified; simple_switch's `add_header`, which p4c writes for
+    /// `setValid()`, fixes them): when the header whose validity word is at `hdr` is invalid,
+    /// its other `words - 1` words (the fields) are reset to 0 and it becomes valid, which
+    /// invalidates the other members of its union (`others`, as in [`Stmt::SetValid`]); a
+    /// header that is valid already is left as it is. `hdr`'s run-time indices must not read
+    /// the header's own fields (they are read again after the reset).
+    pub fn set_valid_resetting(hdr: Loc, words: u32, others: Vec<i32>) -> Stmt {
+        let mut then = Vec::with_capacity(2);
+        if words > 1 {
+            then.push(Stmt::Zero {
+                dst: hdr.plus(1),
+                words: words - 1,
+            });
+        }
+        let invalid = Expr::Un(UnOp::Not, Ty::BOOL, Box::new(Expr::load(&hdr, Ty::BOOL)));
+        then.push(Stmt::SetValid {
+            hdr,
+            valid: true,
+            others,
+        });
+        Stmt::If(invalid, then, Vec::new())
+    }
 }
 
 /// Run-time layout of a value, for copies, lookahead, extern data and the architecture.

@@ -1308,24 +1308,28 @@ impl Exec {
                 StackElem::Other => f[ea..ea + ew].fill(0),
             }
         };
+        // As BMv2 shifts (`StackP4_16`): element swaps, so the elements made invalid hold the
+        // values shifted out (visible to a program that reads an invalid header's fields).
+        let swap = |f: &mut Vec<u64>, i: usize, j: usize| {
+            for w in 0..ew {
+                f.swap(base + i * ew + w, base + j * ew + w);
+            }
+        };
+        let gone = n.min(size);
         if by > 0 {
-            for i in (0..size).rev() {
-                if i >= n {
-                    let (src, dst) = (base + (i - n) * ew, base + i * ew);
-                    self.f.copy_within(src..src + ew, dst);
-                } else {
-                    invalidate(&mut self.f, i);
-                }
+            for i in (n..size).rev() {
+                swap(&mut self.f, i, i - n);
+            }
+            for i in 0..gone {
+                invalidate(&mut self.f, i);
             }
             self.st(a, (next + n as u64).min(size as u64));
         } else {
-            for i in 0..size {
-                if i + n < size {
-                    let (src, dst) = (base + (i + n) * ew, base + i * ew);
-                    self.f.copy_within(src..src + ew, dst);
-                } else {
-                    invalidate(&mut self.f, i);
-                }
+            for i in 0..size.saturating_sub(n) {
+                swap(&mut self.f, i, i + n);
+            }
+            for i in size - gone..size {
+                invalidate(&mut self.f, i);
             }
             self.st(a, next.saturating_sub(n as u64));
         }

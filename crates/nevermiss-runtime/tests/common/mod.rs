@@ -6,7 +6,7 @@ use p4_front::driver::Options;
 use p4_ir::ir::{ExternKind, MatchKind};
 use p4_ir::{Arch, Program};
 use proptest::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A switch running `path` on `engine`: port 1 a host port of PNA programs, no insert-path
@@ -25,6 +25,21 @@ pub fn switch(path: &Path, engine: Engine) -> Result<Arc<Switch>, String> {
         ..Config::default()
     };
     build(path, &Options::default(), config)
+}
+
+/// The P4 source of a BMv2 JSON fixture `tests/bmv2-json/NAME.json` (tests/bmv2-json/README.md):
+/// `examples/NAME.p4`, or `tests/stf/NAME.p4` for the STF regression programs; its STF test
+/// is beside it.
+pub fn json_fixture_source(json: &Path) -> PathBuf {
+    let root = json.ancestors().nth(3).unwrap_or(Path::new("."));
+    let name = json.with_extension("p4");
+    let name = name.file_name().unwrap_or_default();
+    let example = root.join("examples").join(name);
+    if example.is_file() {
+        example
+    } else {
+        root.join("tests/stf").join(name)
+    }
 }
 
 /// The control-plane lines of an STF test (packets come from the test that uses them).

@@ -466,17 +466,23 @@ impl<'a> Lw<'a> {
                     _ => Ok(Some(RV::Scalar(Expr::load(&loc, Ty::BOOL)))),
                 }
             }
-            Builtin::SetValid | Builtin::SetInvalid => {
+            Builtin::SetValid => {
+                // BMv2's semantics (simple_switch's `add_header`): an invalid header's fields
+                // are reset to 0, a valid one is left as it is.
+                let (loc, t) = self.place(base, pre)?;
+                let loc = self.freeze(loc, pre, base.span)?;
+                let layout = self.header(&t, base.span)?;
+                let words = self.p.headers[layout as usize].words;
+                let others = self.union_siblings(base)?;
+                pre.push(Stmt::set_valid_resetting(loc, words, others));
+                Ok(None)
+            }
+            Builtin::SetInvalid => {
                 let (loc, _) = self.place(base, pre)?;
-                let others = if b == Builtin::SetValid {
-                    self.union_siblings(base)?
-                } else {
-                    Vec::new()
-                };
                 pre.push(Stmt::SetValid {
                     hdr: loc,
-                    valid: b == Builtin::SetValid,
-                    others,
+                    valid: false,
+                    others: Vec::new(),
                 });
                 Ok(None)
             }
