@@ -29,6 +29,13 @@ import tempfile
 PY = "/usr/bin/python3 -u"
 
 
+def wait_for(path, text, secs=60):
+    """A step that waits (up to `secs`) until the file `path` of the exercise holds `text`: a
+    receiver's "sniffing on eth0", a controller's line; on a loaded machine starting Python
+    with scapy takes seconds, and a fixed sleep may end before it."""
+    return "sh for i in $(seq %d); do grep -q '%s' %s && break; sleep 1; done" % (secs, text, path)
+
+
 def ping_ok(out, n):
     return len(re.findall(r"\b%d received" % n, out))
 
@@ -38,11 +45,93 @@ def ping_ok(out, n):
 CONGESTED = [
     "h2 %s receive.py > h2.log 2>&1 &" % PY,
     "h22 iperf -s -u > /dev/null 2>&1 &",
-    "sh sleep 2",
+    wait_for("h2.log", "sniffing"),
     "h1 %s send.py 10.0.2.2 'P4 is cool' 12 > h1.log 2>&1 &" % PY,
     "h11 iperf -c 10.0.2.22 -t 10 -u -b 2M > h11.log 2>&1",
     "sh sleep 3",
 ]
+
+def counts(log, counter):
+    """The packet counts flowcache's controller printed for `counter` (`s1 NAME 2: N packets`)."""
+    return [int(n) for n in re.findall(r"^s\d %s \d+: (\d+) packets" % re.escape(counter), log, re.M)]
+
+
+def first_requests(d):
+    """The echo requests s1 sent toward s2 (the `--pcap` capture of its port 2, as BMv2 names
+    it), as (seq, ttl, tos)."""
+    from scapy.all import ICMP, IP, rdpcap
+    try:
+        pkts = rdpcap(os.path.join(d, "pcaps", "s1-eth2_out.pcap"))
+    except (OSError, Exception):
+        return []
+    return [(p[ICMP].seq, p[IP].ttl, p[IP].tos) for p in pkts
+            if ICMP in p and p[ICMP].type == 8 and p[IP].dst == "10.0.2.2"]
+
+
+def flowcache_check(out, d):
+    """flowcache's README: with its controller running, the first packet of a flow goes to the
+    controller in a PacketIn (counted by egressPktInCounter), which sends it on in a PacketOut
+    unchanged and installs an entry; the flow's later packets take the entry (TTL decremented,
+    DSCP 5, the host's MAC) and the pings are answered; an entry left idle times out (an
+    IdleTimeoutNotification) and the controller deletes it. A packet sent on in a PacketOut
+    keeps the gateway's MAC as destination, so its host ignores it: of each ping's 5 requests
+    the first two go unanswered (request, then reply, each the first of its flow), on BMv2 as
+    here."""
+    log = read(d, "ctrl.log")
+    received = [int(n) for n in re.findall(r"(\d+) received", out)]
+    problems = []
+    if len(received) != 3 or min(received) < 3:
+        problems.append("pings answered: %s of 5 each" % received)
+    if "Received PacketIn" not in log:
+        problems.append("the controller got no PacketIn")
+    if not any(n > 0 for n in counts(log, "MyEgress.egressPktInCounter")):
+        problems.append("egressPktInCounter never counted")
+    reqs = first_requests(d)
+    # The first request crossed s1 in a PacketOut (as h1 sent it), the next through the entry.
+    if len(reqs) < 2 or reqs[0] != (1, 64, 0) or reqs[1] != (2, 63, 20):
+        problems.append("s1's port 2 sent the requests %s, not seq 1 as sent (PacketOut) then "
+                        "seq 2 rewritten (the entry)" % reqs[:3])
+    if "Deleted flow_cache entry" not in log:
+        problems.append("no idle entry was timed out and deleted")
+    if "Traceback" in log or "gRPC Error" in log:
+        problems.append("the controller failed")
+    return not problems or "%s; controller: %s" % ("; ".join(problems), log[-600:])
+
+
+# link_monitor's probe path (send.py's egress_spec list): (switch, port) of each hop in order.
+PROBE_PATH = [(1, 4), (4, 1), (2, 4), (3, 1), (1, 3), (3, 2), (2, 3), (4, 2), (1, 1)]
+
+
+def link_monitor_check(out, d):
+    """link_monitor's README: receive.py prints each probe's hops (`Switch S - Port P: U Mbps`);
+    the hops are the probe's path, and while iperf runs from h1 to h4, the utilisation the
+    probes report on the link it loads (s1's port 4, toward s4) agrees with what iperf reports
+    (the median probe within 30%: a probe measures about a second, iperf its whole run)."""
+    log = read(d, "recv.log")
+    probes = [re.findall(r"^Switch (\d+) - Port (\d+): ([\d.e+-]+) Mbps$", block, re.M)
+              for block in log.split("\n\n")]
+    probes = [p for p in probes if p]
+    if len(probes) < 2:
+        return "h1 received %d probes: %r" % (len(probes), log[-300:])
+    # receive.py prints the hops last to first.
+    paths = [[(int(s), int(p)) for s, p, _ in reversed(hops)] for hops in probes]
+    if any(path != PROBE_PATH for path in paths):
+        return "probe hops %s, not the path %s" % (
+            [p for p in paths if p != PROBE_PATH][0], PROBE_PATH)
+    m = re.findall(r"([\d.]+) ([KMG])bits/sec", read(d, "iperf.log"))
+    if not m:
+        return "no iperf result: %r" % read(d, "iperf.log")[-300:]
+    scale = {"K": 1e-3, "M": 1.0, "G": 1e3}
+    iperf = float(m[-1][0]) * scale[m[-1][1]]
+    # The first probe through a port measures from time 0 and is left out; the probes that
+    # crossed s1's port 4 while the iperf ran (above 1 Mbit/s) must agree with it, at least 3.
+    busy = sorted(float(u) for hops in probes[1:] for s, p, u in hops
+                  if (s, p) == ("1", "4") and float(u) > 1.0)
+    if len(busy) < 3 or not (0.7 * iperf <= busy[len(busy) // 2] <= 1.3 * iperf):
+        return "the probes saw %s Mbit/s on s1's port 4 during the iperf, iperf %.2f Mbit/s" % (
+            ["%.1f" % u for u in busy], iperf)
+    return True
+
 
 EXERCISES = {
     "basic": {
@@ -66,7 +155,7 @@ EXERCISES = {
     "basic_tunnel": {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
             "h1 %s send.py 10.0.2.2 'P4 is cool' --dst_id 2 > h1.log 2>&1" % PY,
             "sh sleep 2",
         ],
@@ -78,7 +167,8 @@ EXERCISES = {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
             "h3 %s receive.py > h3.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
+            wait_for("h3.log", "sniffing"),
             "h1 %s send.py 10.0.0.1 'P4 is cool' > h1.log 2>&1" % PY,
             "sh sleep 2",
         ],
@@ -104,7 +194,7 @@ EXERCISES = {
     "qos": {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
             "h1 %s send.py --p=UDP --des=10.0.2.2 --m='P4 is cool' --dur=3 > h1.log 2>&1" % PY,
             "h1 %s send.py --p=TCP --des=10.0.2.2 --m='P4 is cool' --dur=3 > h1.log 2>&1" % PY,
             "sh sleep 2",
@@ -117,7 +207,7 @@ EXERCISES = {
     "source_routing": {
         "steps": [
             "h2 %s receive.py > h2.log 2>&1 &" % PY,
-            "sh sleep 2",
+            wait_for("h2.log", "sniffing"),
             "h1 printf '2 3 2 2 1\\nq\\n' | %s send.py 10.0.2.2 > h1.log 2>&1" % PY,
             "sh sleep 2",
         ],
@@ -138,6 +228,45 @@ EXERCISES = {
         "check": lambda out, d: (
             ("bits/sec" in read(d, "out.log") and "bits/sec" not in read(d, "in.log")) or
             "h1 to h3: %r; h3 to h1: %r" % (read(d, "out.log")[-200:], read(d, "in.log")[-200:])),
+    },
+    "flowcache": {
+        # The controller pushes the program, then answers PacketIns; the pings start once it
+        # runs (its SetForwardingPipelineConfig would drop earlier ones), the wait at the end
+        # outlasts the entries' 3 s idle timeout and its 5 s notification poll, and the
+        # controller is stopped before Mininet stops the switches under it.
+        "steps": [
+            "sh timeout 120 %s mycontroller.py > ctrl.log 2>&1 & echo $! > ctrl.pid" % PY,
+            wait_for("ctrl.log", "SEND_TO_PORT_IN_OPERAND0"),
+            "sh sleep 3",
+            "h1 ping -c 5 -W 3 h2",
+            "h1 ping -c 5 -W 3 h3",
+            "h2 ping -c 5 -W 3 h3",
+            "sh sleep 14",
+            "sh kill $(cat ctrl.pid)",
+            "sh sleep 1",
+        ],
+        "check": flowcache_check,
+    },
+    "link_monitor": {
+        # The README's steps, with `iperf h1 h4` as the two iperf commands it runs: Mininet's
+        # CLI `iperf` waits for a second result line from the server that iperf 2.1 (Debian's)
+        # does not print for its connect-only probe, and never returns. The probes start
+        # before the iperf (the first one through a port has no previous time to measure from).
+        # The iperf is held to 20 Mbit/s: unlimited, it fills s1's egress queue (tail drops
+        # take probes too) and h1's ACKs outrun receive.py (scapy, in Python, on a loaded
+        # 2-core machine), so few probes arrive during it and each of those averages over the
+        # seconds since the last one that did, idle time included.
+        "steps": [
+            "h1 %s receive.py > recv.log 2>&1 &" % PY,
+            wait_for("recv.log", "sniffing"),
+            "h1 timeout 60 %s send.py > send.log 2>&1 &" % PY,
+            "sh for i in $(seq 60); do [ $(grep -c Sent send.log) -ge 2 ] && break; sleep 1; done",
+            "h4 iperf -s > /dev/null 2>&1 &",
+            "sh sleep 1",
+            "h1 iperf -c 10.0.4.4 -t 8 -b 20M > iperf.log 2>&1",
+            "sh sleep 3",
+        ],
+        "check": link_monitor_check,
     },
     "calc": {
         # calc.py echoes each expression after its prompt, then prints the switch's result.

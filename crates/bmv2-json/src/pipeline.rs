@@ -363,16 +363,20 @@ impl<'a> Builder<'a> {
         // An action p4c synthesized from statements of an apply block is named after its
         // source line, outside any control ("prog79"); it is `@hidden` in p4c's P4Info. An
         // action the program declares keeps its control-qualified name and stays listed.
-        if !a.name.contains('.') && a.name != "NoAction" {
-            let f = &mut self.p.functions[a.func as usize];
-            if !f.annotations.iter().any(|x| x.name == "hidden") {
-                f.annotations.push(p4_ir::control_plane::Annotation {
-                    name: "hidden".into(),
-                    body: p4_ir::control_plane::AnnotationBody::Empty,
-                });
+        self.hide_synthesized(&a.name, a.func);
+        Ok(Some((a.func, copy_in, next)))
+    }
+
+    /// Marks `@hidden` the action `name` (function `func`) when p4c synthesized it: its name
+    /// is not control-qualified ("prog79" from an apply block's statements, "switch_0_case" for
+    /// a `switch` on a value), and it is `@hidden` in p4c's P4Info.
+    fn hide_synthesized(&mut self, name: &str, func: FnId) {
+        if !name.contains('.') && name != "NoAction" {
+            let f = &mut self.p.functions[func as usize];
+            if !has_hidden(&f.annotations) {
+                f.annotations.push(hidden());
             }
         }
-        Ok(Some((a.func, copy_in, next)))
     }
 
     /// One table (JSON_format.md, "pipelines": `tables`); returns its id and its actions'
@@ -386,6 +390,15 @@ impl<'a> Builder<'a> {
         let mut keys = self.table_keys(t)?;
         let implementation = table_implementation(t, profiles, &mut keys.keys)?;
         let (actions, action_ids) = self.table_actions(t, &name)?;
+        // A table the program declares has its control's name in front; one p4c made (the
+        // `switch_0_table` of a `switch` on a value, whose actions are `switch_0_case*`) has
+        // not, and is `@hidden` in p4c's P4Info with its actions.
+        let synthesized = !name.contains('.');
+        if synthesized {
+            for a in &actions {
+                self.hide_synthesized(&a.name, a.func);
+            }
+        }
         let action_names: Vec<String> = actions.iter().map(|a| a.name.clone()).collect();
         // Default entry.
         let mut default_action = None;
@@ -424,7 +437,11 @@ impl<'a> Builder<'a> {
             direct_counter,
             direct_meter,
             implementation,
-            annotations: Vec::new(),
+            annotations: if synthesized {
+                vec![hidden()]
+            } else {
+                Vec::new()
+            },
             declared_size: Some(size),
             // p4c writes the default entry a table has, declared or not.
             default_declared: true,
@@ -933,4 +950,16 @@ fn contiguous(mask: &BigInt) -> Option<(u32, u32)> {
         return None;
     }
     Some((lo + ones - 1, lo))
+}
+
+/// The `@hidden` annotation (p4c's, for what it synthesized).
+fn hidden() -> p4_ir::control_plane::Annotation {
+    p4_ir::control_plane::Annotation {
+        name: "hidden".into(),
+        body: p4_ir::control_plane::AnnotationBody::Empty,
+    }
+}
+
+fn has_hidden(anns: &[p4_ir::control_plane::Annotation]) -> bool {
+    anns.iter().any(|x| x.name == "hidden")
 }

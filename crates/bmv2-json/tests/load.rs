@@ -444,3 +444,43 @@ fn a_numeric_signed_flag_is_read_as_bmv2_reads_it() {
     let h = p.headers.iter().find(|h| h.name == "h_t").unwrap();
     assert!(!h.fields[0].ty.signed && h.fields[2].ty.signed);
 }
+
+/// p4c turns `switch (value) { ... }` into a table `switch_0_table` keyed on the value, with
+/// actions `switch_0_case*`; p4c's P4Info hides them (the tutorials' flowcache has one), so the
+/// IR marks them `@hidden`. A table the program declares (control-qualified) stays visible.
+#[test]
+fn p4cs_tables_for_switch_statements_are_hidden() {
+    let a = json!([
+        {"name": "switch_0_case", "id": 0, "runtime_data": [], "primitives": []},
+        {"name": "switch_0_case_0", "id": 1, "runtime_data": [], "primitives": []},
+        {"name": "ig.set", "id": 2, "runtime_data": [], "primitives": []}
+    ]);
+    let t = json!([
+        {"name": "switch_0_table", "id": 0, "key": [{"match_type": "exact", "target": ["h", "a"], "mask": null}],
+         "type": "simple", "max_size": 1, "action_ids": [0, 1], "actions": ["switch_0_case", "switch_0_case_0"],
+         "next_tables": {"switch_0_case": "ig.t", "switch_0_case_0": null},
+         "default_entry": {"action_id": 1, "action_const": true, "action_data": [], "action_entry_const": true},
+         "entries": [{"match_key": [{"match_type": "exact", "key": "0x01"}],
+                      "action_entry": {"action_id": 0, "action_data": []}, "priority": 1}]},
+        {"name": "ig.t", "id": 1, "key": [{"match_type": "exact", "target": ["h", "b"], "mask": null}],
+         "type": "simple", "max_size": 16, "action_ids": [2], "actions": ["ig.set"],
+         "next_tables": {"ig.set": null},
+         "default_entry": {"action_id": 2, "action_const": false, "action_data": [], "action_entry_const": false}}
+    ]);
+    let p = load_value(&doc(a, t, json!("switch_0_table"))).unwrap();
+    let hidden = |anns: &[control_plane::Annotation]| anns.iter().any(|x| x.name == "hidden");
+    let table = |n: &str| p.tables.iter().find(|t| t.name == n).unwrap();
+    assert!(hidden(&table("switch_0_table").annotations));
+    assert!(!hidden(&table("ig.t").annotations));
+    for t in &p.tables {
+        for a in &t.actions {
+            let f = &p.functions[a.func as usize];
+            assert_eq!(
+                hidden(&f.annotations),
+                a.name.starts_with("switch_0_case"),
+                "{}",
+                a.name
+            );
+        }
+    }
+}

@@ -14,5 +14,6 @@ pub mod p4info;
 pub mod pb;
 pub mod pipeline;
 pub mod profiles;
+pub mod queues;
 pub mod server;
 pub mod wire;

@@ -263,6 +263,42 @@ impl QueueSettings {
                 .unwrap_or(l.rate_pps),
         )
     }
+
+    /// The settings as text: the default depth and rate, then each queue set apart from them
+    /// (`port P priority Q: depth D, rate R pps`), by port and priority.
+    pub fn describe(&self) -> String {
+        let l = self.limits.lock().unwrap_or_else(PoisonError::into_inner);
+        let rate = |r: u64| match r {
+            0 => "no rate limit".to_string(),
+            r => format!("rate {r} pps"),
+        };
+        let ports = match &self.ports {
+            None => "every port".to_string(),
+            Some(p) => format!(
+                "ports {}",
+                p.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let mut s = format!(
+            "egress queues on {ports}, {} priorit{} each: depth {}, {}",
+            self.priorities,
+            if self.priorities == 1 { "y" } else { "ies" },
+            l.depth,
+            rate(l.rate_pps)
+        );
+        let mut set: Vec<(u32, usize)> = l.depths.keys().chain(l.rates.keys()).copied().collect();
+        set.sort_unstable();
+        set.dedup();
+        for (p, pri) in set {
+            let d = l.depths.get(&(p, pri)).copied().unwrap_or(l.depth);
+            let r = l.rates.get(&(p, pri)).copied().unwrap_or(l.rate_pps);
+            s.push_str(&format!(
+                "\nport {p} priority {pri}: depth {d}, {}",
+                rate(r)
+            ));
+        }
+        s
+    }
 }
 
 /// Nanoseconds between departures at `pps` packets per second (0: no limit).

@@ -2,7 +2,10 @@
 //! GetForwardingPipelineConfig, which need no arbitration, so a controller keeps its primary
 //! role), with the commands and output of BMv2's `simple_switch_CLI` (docs/p4runtime.md):
 //! `show-tables`, `table-dump`, `table-num-entries`, `counter-read`, `register-read`,
-//! `mc-dump`.
+//! `mc-dump`; and sets the egress queues' depths and rates as simple_switch_CLI does
+//! (`set-queue-depth`, `set-queue-rate`, `show-queues`), over nevermiss's own
+//! `nevermiss.v1.EgressQueues` service (`nevermiss_p4rt::queues`: P4Runtime has no queue
+//! entity).
 //!
 //! Exit codes: 0 done, 2 bad usage, an unknown name, or a switch that cannot be reached.
 
@@ -10,6 +13,7 @@ use clap::{Args, Subcommand};
 use nevermiss_p4rt::pb::p4::config::v1 as pi;
 use nevermiss_p4rt::pb::p4::v1 as p4;
 use nevermiss_p4rt::pb::p4::v1::p4_runtime_client::P4RuntimeClient;
+use nevermiss_p4rt::queues::QueueRequest;
 use std::fmt::Write;
 use tonic::transport::Channel;
 
@@ -50,6 +54,51 @@ pub enum CtlCommand {
     },
     /// Multicast groups and their replicas (simple_switch_CLI mc_dump).
     McDump,
+    /// The egress queues' depth in packets, of every queue, a port's or one (simple_switch_CLI
+    /// set_queue_depth; `nevermiss_p4rt::queues`, not P4Runtime, which has no queue entity).
+    SetQueueDepth {
+        depth: u64,
+        port: Option<u32>,
+        priority: Option<u32>,
+    },
+    /// The egress queues' rate in packets per second (0: no limit), of every queue, a port's or
+    /// one (simple_switch_CLI set_queue_rate).
+    SetQueueRate {
+        rate_pps: u64,
+        port: Option<u32>,
+        priority: Option<u32>,
+    },
+    /// The egress queues' depths and rates.
+    ShowQueues,
+}
+
+impl CtlCommand {
+    /// The egress-queue request of a queue command (`show`: only look), none for the others.
+    fn queue_request(&self) -> Option<(bool, QueueRequest)> {
+        let (depth, rate_pps, port, priority) = match *self {
+            CtlCommand::SetQueueDepth {
+                depth,
+                port,
+                priority,
+            } => (Some(depth), None, port, priority),
+            CtlCommand::SetQueueRate {
+                rate_pps,
+                port,
+                priority,
+            } => (None, Some(rate_pps), port, priority),
+            CtlCommand::ShowQueues => return Some((true, QueueRequest::default())),
+            _ => return None,
+        };
+        Some((
+            false,
+            QueueRequest {
+                port,
+                priority,
+                depth,
+                rate_pps,
+            },
+        ))
+    }
 }
 
 pub fn run(args: CtlArgs) -> u8 {
@@ -70,6 +119,12 @@ fn run_inner(args: CtlArgs) -> Result<(), String> {
             .connect()
             .await
             .map_err(|e| format!("cannot reach a P4Runtime server at {addr}: {e}"))?;
+        if let Some((show, r)) = args.command.queue_request() {
+            let reply = nevermiss_p4rt::queues::call(ch, show, r)
+                .await
+                .map_err(status)?;
+            return Ok(format!("{}\n", reply.text));
+        }
         let mut c = Ctl {
             c: P4RuntimeClient::new(ch).max_decoding_message_size(256 << 20),
             device_id: args.device_id,
@@ -192,6 +247,10 @@ impl Ctl {
                 self.register_read(register, *index).await
             }
             CtlCommand::McDump => self.mc_dump().await,
+            // `run_inner` sends these to the EgressQueues service, before any read.
+            CtlCommand::SetQueueDepth { .. }
+            | CtlCommand::SetQueueRate { .. }
+            | CtlCommand::ShowQueues => Err("a queue command is not a P4Runtime read".into()),
         }
     }
 

@@ -125,6 +125,8 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
             &path.display().to_string(),
         ));
     }
+    // The egress queues every pipeline shares, for `nevermiss ctl set-queue-*` at run time.
+    let queues = config.queues.clone();
     let dev = Device::new(ServeOptions {
         device_id: args.device_id,
         cpu_port: args.cpu_port,
@@ -188,6 +190,7 @@ fn run_inner(args: ServeArgs) -> Result<(), String> {
         }
         let server = builder
             .add_service(server::grpc_service(dev2.clone()))
+            .add_service(nevermiss_p4rt::queues::QueueService::new(queues))
             .serve_with_incoming_shutdown(incoming, stop);
         let grace = async {
             if stopped.await.is_ok() {

@@ -3,6 +3,8 @@
 //! it into each frame), tail drop at the depth, the rate on the packet clock, priorities, and
 //! the flags' errors.
 
+mod served;
+
 use nevermiss_io::Packet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -247,4 +249,94 @@ fn a_trace_says_a_packet_was_queued_not_dropped() {
     assert_eq!(got.len(), 2, "{t}");
     assert!(t.contains("queued for port 1"), "{t}");
     assert!(!t.contains("  dropped"), "{t}");
+}
+
+/// `nevermiss ctl set-queue-rate` and `set-queue-depth` change a running switch's queues
+/// (BMv2's set_queue_rate/set_queue_depth; `nevermiss_p4rt::queues`): with the generator
+/// keeping port 1's queue full, departures go from 1000 to 250 packets/s and the depth packets
+/// find on arrival from 63 to at most 7. Wall clock, so the rates are checked within ±35%.
+#[test]
+fn ctl_changes_the_rate_and_depth_while_traffic_flows() {
+    let out = tmp("live-out.pcap");
+    let spec1 = format!("1=pcap:,{}", p(&out));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
+        .args(["serve", p(&prog()), "--grpc-addr", "127.0.0.1:0"])
+        .args(["--port", "0=gen:two-phase,m=16,count=1000000000"])
+        .args(["--port", &spec1])
+        .args(["--egress-queues", "all", "--queue-rate", "1000"])
+        .args(["--duration", "8s", "--log-console"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = served::grpc_addr(&mut child);
+    let ctl = |args: &[&str]| {
+        let (code, out, err) = served::ctl(&addr, args);
+        (code, out + &err)
+    };
+    let (code, t) = ctl(&["show-queues"]);
+    assert_eq!(code, 0, "{t}");
+    assert!(
+        t.contains("egress queues on every port, 1 priority each: depth 64, rate 1000 pps"),
+        "{t}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let (code, t) = ctl(&["set-queue-rate", "250", "1"]);
+    assert_eq!(code, 0, "{t}");
+    assert!(
+        t.contains("port 1 priority 0: depth 64, rate 250 pps"),
+        "{t}"
+    );
+    let (code, t) = ctl(&["set-queue-depth", "8"]);
+    assert_eq!(code, 0, "{t}");
+    assert!(
+        t.contains("port 1 priority 0: depth 8, rate 250 pps"),
+        "{t}"
+    );
+    // Errors: a port without a queue, a priority the ports do not have.
+    let (code, t) = ctl(&["set-queue-rate", "5", "1", "3"]);
+    assert!(
+        code == 2 && t.contains("INVALID_ARGUMENT") && t.contains("priority 3"),
+        "{t}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let o = child.wait_with_output().unwrap();
+    let log = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{log}");
+    assert!(log.contains("EgressQueues.Set"), "{log}");
+    let got = nevermiss_io::pcap::read_file(&out).unwrap();
+    assert!(got.len() > 1000, "{} departures: {log}", got.len());
+    let (t0, t1) = (got[0].ts_ns, got[got.len() - 1].ts_ns);
+    // Departures per second in [from, to) ns.
+    let rate = |from: u64, to: u64| {
+        got.iter().filter(|f| (from..to).contains(&f.ts_ns)).count() as f64 * 1e9
+            / (to - from) as f64
+    };
+    let before = rate(t0 + 300_000_000, t0 + 1_800_000_000);
+    let after = rate(t1 - 2_000_000_000, t1);
+    assert!((650.0..1350.0).contains(&before), "before: {before} pps");
+    assert!((160.0..340.0).contains(&after), "after: {after} pps");
+    let depth = |f: &Packet| meta(f.data()).1;
+    let early: Vec<u64> = got
+        .iter()
+        .filter(|f| f.ts_ns < t0 + 1_800_000_000)
+        .map(depth)
+        .collect();
+    let late: Vec<u64> = got
+        .iter()
+        .filter(|f| f.ts_ns >= t1 - 2_000_000_000)
+        .map(depth)
+        .collect();
+    assert_eq!(early.iter().max(), Some(&63), "{early:?}");
+    assert!(late.iter().all(|&d| d <= 7), "{late:?}");
+    eprintln!(
+        "departures: {before:.0} pps before, {after:.0} pps after; depth on arrival {} then \
+         at most {}",
+        early.iter().max().unwrap(),
+        late.iter().max().unwrap()
+    );
 }

@@ -1,6 +1,8 @@
 //! `nevermiss serve` from the command line: traffic ports run the served pipeline and the
 //! server stops cleanly (statistics printed, captures flushed); bad flags are errors (exit 2).
 
+mod served;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -124,7 +126,6 @@ fn bad_serve_flags_are_errors() {
 /// running switch's tables as simple_switch_CLI does; SIGTERM stops it with exit 0.
 #[test]
 fn a_named_address_logs_and_ctl_look_at_a_running_switch() {
-    use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
         .args([
             "serve",
@@ -138,30 +139,9 @@ fn a_named_address_logs_and_ctl_look_at_a_running_switch() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .split(" on ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_default()
-        .to_string();
-    assert!(addr.contains(':'), "{first}");
-    let ctl = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_nevermiss"))
-            .arg("ctl")
-            .args(args)
-            .args(["--grpc-addr", &addr])
-            .output()
-            .unwrap();
-        (
-            o.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    };
+    let addr = served::grpc_addr(&mut child);
+    assert!(addr.contains(':'), "no server address printed");
+    let ctl = |args: &[&str]| served::ctl(&addr, args);
     let (code, out, err) = ctl(&["show-tables"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(

@@ -1,9 +1,10 @@
 //! p4lang/tutorials' exercises, solutions in place, run unmodified with nevermiss in BMv2's
 //! place (tests/tutorials/run.py; docs/drop-in.md). Env-gated: `TUTORIALS_DIR` (a checkout of
 //! p4lang/tutorials, never committed) and `P4C_BM2_SS` (p4c's BMv2 back end, which compiles the
-//! solutions as the exercises' Makefiles do), root, Debian's `mininet` and `.venv/ptf` (p4runtime,
-//! grpcio and scapy for the exercises' controllers and scripts; scripts/setup.sh makes it, and
-//! installs the `ethtool` and `libpcap0.8` the exercises' hosts and scripts use).
+//! solutions as the exercises' Makefiles do), root, Debian's `mininet`, `.venv/ptf` (p4runtime,
+//! grpcio and scapy for the exercises' controllers and scripts) and `.venv/p4runtime-shell`
+//! (flowcache's controller imports p4runtime-shell); scripts/setup.sh makes them, and installs
+//! the `ethtool` and `libpcap0.8` the exercises' hosts and scripts use.
 //! Skipped, with a line saying why, when one is missing. `TUTORIALS` (a space-separated list)
 //! picks exercises; by default every one the runner has a check for.
 
@@ -28,19 +29,25 @@ fn tutorials_exercises_pass_with_nevermiss_in_bmv2s_place() {
         eprintln!("skipped: Mininet needs root");
         return;
     }
-    let site = root().join(".venv/ptf/lib/python3.11/site-packages");
+    // .venv/ptf's p4runtime, grpcio and scapy, and p4runtime-shell (flowcache's controller
+    // imports it) from .venv/p4runtime-shell, which pins the same protobuf and grpcio.
+    let site = std::env::join_paths(
+        ["ptf", "p4runtime-shell"]
+            .map(|v| root().join(format!(".venv/{v}/lib/python3.11/site-packages"))),
+    )
+    .unwrap();
     let ok = Command::new("/usr/bin/python3")
         .args([
             "-c",
-            "import mininet.net, p4.v1.p4runtime_pb2, grpc, scapy.all",
+            "import mininet.net, p4.v1.p4runtime_pb2, grpc, scapy.all, p4runtime_sh.p4runtime",
         ])
         .env("PYTHONPATH", &site)
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!(
-            "skipped: /usr/bin/python3 with Mininet and .venv/ptf's packages is needed \
-             (scripts/setup.sh)"
+            "skipped: /usr/bin/python3 with Mininet and the packages of .venv/ptf and \
+             .venv/p4runtime-shell is needed (scripts/setup.sh)"
         );
         return;
     }
