@@ -340,52 +340,34 @@ impl<'p> CallGraph<'p> {
         }
     }
 
-    /// Records the calls, applies and `add_entry`s of `ss`, run by function `me`.
+    /// Records the calls, applies and `add_entry`s of `ss` (nested ones included), run by
+    /// function `me`.
     fn walk(&mut self, ss: &'p [Stmt], me: Option<usize>) {
-        for s in ss {
-            match s {
-                Stmt::Call {
-                    func,
-                    copy_in,
-                    copy_out,
-                } => {
-                    if let Some(v) = self.sites.get_mut(*func as usize) {
-                        v.push((copy_in, copy_out));
-                    }
-                    if let Some(m) = me {
-                        self.calls[m].push(*func);
-                    }
-                    self.walk(copy_in, me);
-                    self.walk(copy_out, me);
+        p4_ir::visit::nested(ss, &mut |s| match s {
+            Stmt::Call {
+                func,
+                copy_in,
+                copy_out,
+            } => {
+                if let Some(v) = self.sites.get_mut(*func as usize) {
+                    v.push((copy_in, copy_out));
                 }
-                Stmt::ApplyTable { table, .. } => {
-                    if let Some(m) = me {
-                        self.applies[m].push(*table);
-                    }
+                if let Some(m) = me {
+                    self.calls[m].push(*func);
                 }
-                Stmt::Extern(x) => {
-                    if let XOp::AddEntry { func, .. } = x.op {
-                        self.enter(func);
-                    }
-                }
-                Stmt::If(_, a, b) => {
-                    self.walk(a, me);
-                    self.walk(b, me);
-                }
-                Stmt::Switch { bodies, .. } => bodies.iter().for_each(|b| self.walk(b, me)),
-                Stmt::Loop { body, update, .. } => {
-                    self.walk(body, me);
-                    self.walk(update, me);
-                }
-                Stmt::CallParser {
-                    copy_in, copy_out, ..
-                } => {
-                    self.walk(copy_in, me);
-                    self.walk(copy_out, me);
-                }
-                _ => {}
             }
-        }
+            Stmt::ApplyTable { table, .. } => {
+                if let Some(m) = me {
+                    self.applies[m].push(*table);
+                }
+            }
+            Stmt::Extern(x) => {
+                if let XOp::AddEntry { func, .. } = x.op {
+                    self.enter(func);
+                }
+            }
+            _ => {}
+        });
     }
 
     /// The words every call site of `f` writes whole in its copy-in (fixed destinations);

@@ -214,7 +214,7 @@ fn references(p: &Program) -> Vec<u32> {
             count(a.func);
         }
     }
-    visit_stmts(p, &mut |s| match s {
+    crate::visit::program(p, &mut |s| match s {
         Stmt::Call { func, .. } => count(*func),
         Stmt::Extern(x) => {
             if let XOp::AddEntry { func, .. } = x.op {
@@ -231,7 +231,7 @@ type CallVisit<'a> = dyn FnMut(FnId, &[Stmt], &[Stmt]) + 'a;
 
 /// Calls `f` with every `Call` statement's function and copies.
 fn for_each_call(p: &Program, f: &mut CallVisit<'_>) {
-    visit_stmts(p, &mut |s| {
+    crate::visit::program(p, &mut |s| {
         if let Stmt::Call {
             func,
             copy_in,
@@ -241,52 +241,6 @@ fn for_each_call(p: &Program, f: &mut CallVisit<'_>) {
             f(*func, copy_in, copy_out);
         }
     });
-}
-
-/// Every statement of `p`, nested ones included.
-fn visit_stmts(p: &Program, f: &mut dyn FnMut(&Stmt)) {
-    fn walk(ss: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
-        for s in ss {
-            f(s);
-            match s {
-                Stmt::If(_, a, b) => {
-                    walk(a, f);
-                    walk(b, f);
-                }
-                Stmt::Switch { bodies, .. } => bodies.iter().for_each(|b| walk(b, f)),
-                Stmt::Loop { body, update, .. } => {
-                    walk(body, f);
-                    walk(update, f);
-                }
-                Stmt::Call {
-                    copy_in, copy_out, ..
-                }
-                | Stmt::CallParser {
-                    copy_in, copy_out, ..
-                } => {
-                    walk(copy_in, f);
-                    walk(copy_out, f);
-                }
-                _ => {}
-            }
-        }
-    }
-    for func in &p.functions {
-        walk(&func.body, f);
-    }
-    for ps in &p.parsers {
-        walk(&ps.init, f);
-        for st in &ps.states {
-            walk(&st.body, f);
-        }
-    }
-    for t in &p.tables {
-        walk(&t.key_pre, f);
-        for a in &t.actions {
-            walk(&a.copy_in, f);
-            walk(&a.copy_out, f);
-        }
-    }
 }
 
 /// The one `Call` statement of `func` (see [`find`]).

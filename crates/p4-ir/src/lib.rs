@@ -22,6 +22,7 @@ pub mod ir;
 pub mod lower;
 pub mod offsets;
 pub mod ops;
+pub mod visit;
 
 pub mod names;
 pub use ir::*;
