@@ -96,7 +96,13 @@ fn rt_table(prog: &Program, td: &p4_ir::Table, config: &Config) -> Result<RtTabl
     } else {
         max_params
     };
-    let size = (td.size.max(1) as usize)
+    let declared = config
+        .table_sizes
+        .iter()
+        .rev()
+        .find(|(name, _)| *name == td.name)
+        .map_or(td.size, |&(_, n)| n);
+    let size = (declared.max(1) as usize)
         .min(MAX_TABLE_SIZE)
         .min(config.table_size_cap.unwrap_or(usize::MAX));
     let writes_back: Vec<bool> = td

@@ -79,6 +79,8 @@ pub struct TableReport {
     pub entries: usize,
     pub capacity: usize,
     pub stats: TableStats,
+    /// Bytes the table holds (`Table::memory_bytes`: allocated for its capacity at load).
+    pub memory_bytes: usize,
 }
 
 /// What a run did.
@@ -167,8 +169,8 @@ impl RunReport {
             let st = &t.stats;
             let _ = writeln!(
                 s,
-                "  {}: {} entries of {}; hits {}, misses {}, inserts {}, failed inserts {}, updates {}, expirations {}, notifications {}",
-                t.name, t.entries, t.capacity, st.hits, st.misses, st.inserts, st.inserts_full, st.updates, st.expirations, st.notifications
+                "  {}: {} entries of {}; hits {}, misses {}, inserts {}, failed inserts {}, updates {}, expirations {}, notifications {}; {} bytes",
+                t.name, t.entries, t.capacity, st.hits, st.misses, st.inserts, st.inserts_full, st.updates, st.expirations, st.notifications, t.memory_bytes
             );
         }
         for (i, (n, cpu)) in self.workers.iter().enumerate() {
@@ -242,6 +244,7 @@ pub fn table_reports(sw: &Switch) -> Vec<TableReport> {
             entries: rt.table().len(),
             capacity: rt.table().capacity(),
             stats: rt.table().stats(),
+            memory_bytes: rt.table().memory_bytes(),
         })
         .collect()
 }

@@ -200,6 +200,15 @@ pub struct SwitchArgs {
     /// (the reference; docs/jit.md) [default: jit].
     #[arg(long, value_name = "ENGINE", env = "NEVERMISS_ENGINE", value_parser = engine)]
     pub engine: Option<Engine>,
+    /// A table's size in entries, replacing its `size` property: NAME=N, N decimal or 2^K
+    /// (e.g. `dash_ingress.dash_match_stage.inbound.ConntrackOut.conntrackOut=2^25`);
+    /// repeatable.
+    #[arg(long = "table-size", value_name = "NAME=N", value_parser = table_size)]
+    pub table_sizes: Vec<(String, u64)>,
+    /// PNA: the port a packet leaves on when the main control calls neither send_to_port nor
+    /// drop_packet, as on P4-DPDK (port 0 there) [default: such a packet is dropped].
+    #[arg(long = "pna-default-port", value_name = "PORT")]
+    pub pna_default_port: Option<u32>,
 }
 
 /// What ran the program, for the statistics: `engine: jit (compiled in 2.1 ms, 14.2 KiB of
@@ -257,6 +266,32 @@ fn expire_profile(s: &str) -> Result<(usize, u64), String> {
     Ok((id, duration_ns(d)?))
 }
 
+/// `--table-size NAME=N`: N in decimal or as 2^K, from 1 to 2^28 (`MAX_TABLE_SIZE`).
+pub fn table_size(s: &str) -> Result<(String, u64), String> {
+    let Some((name, n)) = s.rsplit_once('=') else {
+        return Err(format!(
+            "expected NAME=N (e.g. MainControlImpl.flows=2^20), got `{s}`"
+        ));
+    };
+    let size = match n.split_once('^') {
+        Some(("2", k)) => k
+            .parse::<u32>()
+            .ok()
+            .and_then(|k| 1u64.checked_shl(k).filter(|_| k < 64)),
+        Some(_) => None,
+        None => n.parse::<u64>().ok(),
+    };
+    match size {
+        Some(n) if name.is_empty() => Err(format!("no table name before `={n}`")),
+        Some(n) if (1..=nevermiss_tables::MAX_TABLE_SIZE as u64).contains(&n) => {
+            Ok((name.to_string(), n))
+        }
+        _ => Err(format!(
+            "`{n}`: a table size is a number or 2^K from 1 to 2^28"
+        )),
+    }
+}
+
 impl SwitchArgs {
     /// These flags and then `later`'s (the command line after an STF file's header): lists
     /// are joined, a single value of `later` wins.
@@ -266,6 +301,8 @@ impl SwitchArgs {
             expire_profiles: [&self.expire_profiles[..], &later.expire_profiles[..]].concat(),
             tick: later.tick.or(self.tick),
             engine: later.engine.or(self.engine),
+            table_sizes: [&self.table_sizes[..], &later.table_sizes[..]].concat(),
+            pna_default_port: later.pna_default_port.or(self.pna_default_port),
         }
     }
 
@@ -281,11 +318,22 @@ impl SwitchArgs {
         for (flag, given) in [
             ("--host-port", !self.host_ports.is_empty()),
             ("--expire-profile", !self.expire_profiles.is_empty()),
+            ("--pna-default-port", self.pna_default_port.is_some()),
         ] {
             if given && !pna {
                 return Err(format!(
                     "{flag} applies to PNA programs only; {} is a {arch} program",
                     path.display()
+                ));
+            }
+        }
+        for (name, _) in &self.table_sizes {
+            if !prog.tables.iter().any(|t| t.name == *name) {
+                let names: Vec<&str> = prog.tables.iter().map(|t| t.name.as_str()).collect();
+                return Err(format!(
+                    "--table-size: {} has no table `{name}`; its tables: {}",
+                    path.display(),
+                    names.join(", ")
                 ));
             }
         }
@@ -313,6 +361,8 @@ impl SwitchArgs {
             expire_profiles_ns,
             tick_ns: self.tick.unwrap_or(Config::default().tick_ns),
             engine: self.engine.unwrap_or_default(),
+            table_sizes: self.table_sizes.clone(),
+            pna_default_port: self.pna_default_port,
             ..Config::default()
         }
     }

@@ -446,3 +446,132 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
     }
 }
+
+/// `--pna-default-port N`: a PNA packet whose main control calls neither `send_to_port` nor
+/// `drop_packet` leaves on port N, as on P4-DPDK (SONiC DASH's PNA build relies on it); without
+/// the flag it is dropped. `drop_packet()` still drops, `send_to_port` still wins.
+#[test]
+fn pna_default_port_sends_packets_with_no_forwarding_call() {
+    let prog = tmp("no-forwarding-call.p4");
+    std::fs::write(
+        &prog,
+        r#"#include <core.p4>
+#include <pna.p4>
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> ty; }
+struct headers_t { ethernet_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, in pna_main_parser_input_metadata_t istd) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control Pre(in headers_t hdr, inout meta_t meta, in pna_pre_input_metadata_t istd, inout pna_pre_output_metadata_t ostd) { apply { } }
+control C(inout headers_t hdr, inout meta_t meta, in pna_main_input_metadata_t istd, inout pna_main_output_metadata_t ostd) {
+    apply {
+        if (hdr.eth.ty == 0x0001) { drop_packet(); }
+        else if (hdr.eth.ty == 0x0002) { send_to_port((PortId_t)2); }
+        else { hdr.eth.dst = 0x0000000000ee; }
+    }
+}
+control D(packet_out pkt, in headers_t hdr, in meta_t meta, in pna_main_output_metadata_t ostd) { apply { pkt.emit(hdr.eth); } }
+PNA_NIC(P(), Pre(), C(), D()) main;
+"#,
+    )
+    .unwrap();
+    let frame = |ty: u8| {
+        let mut f = vec![0xaa; 6];
+        f.extend([0xbb; 6]);
+        f.extend([0, ty, 0x77, 0x77]);
+        nevermiss_io::Packet::from_bytes(&f, 0, 1000 * u64::from(ty))
+    };
+    let input = tmp("no-forwarding-call.pcap");
+    nevermiss_io::pcap::write_file(&input, &[frame(1), frame(2), frame(3)]).unwrap();
+    for engine in ["jit", "interp"] {
+        for default in [None, Some("1")] {
+            let outs: Vec<PathBuf> = (1..=2)
+                .map(|port| tmp(&format!("ndp-{engine}-{default:?}-{port}.pcap")))
+                .collect();
+            let specs = [
+                format!("0=pcap:{}", p(&input)),
+                format!("1=pcap:,{}", p(&outs[0])),
+                format!("2=pcap:,{}", p(&outs[1])),
+            ];
+            let mut args = vec!["run", p(&prog), "--engine", engine];
+            for s in &specs {
+                args.extend(["--port", s]);
+            }
+            if let Some(d) = default {
+                args.extend(["--pna-default-port", d]);
+            }
+            let o = run(&args);
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            let got = |i: usize| -> Vec<Vec<u8>> {
+                nevermiss_io::pcap::read_file(&outs[i])
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.data().to_vec())
+                    .collect()
+            };
+            // Type 2 always goes to port 2 (send_to_port), type 1 is always dropped.
+            assert_eq!(got(1).len(), 1, "{engine} {default:?}");
+            assert_eq!(got(1)[0][13], 2);
+            let mut edited = frame(3).data().to_vec();
+            edited[..6].copy_from_slice(&[0, 0, 0, 0, 0, 0xee]);
+            let want: Vec<Vec<u8>> = default.map(|_| edited).into_iter().collect();
+            assert_eq!(got(0), want, "{engine} {default:?}");
+        }
+    }
+    // A PNA-only flag on another architecture's program is a usage error.
+    let o = run(&[
+        "run",
+        p(&ex("v1model-router.p4")),
+        "--port",
+        "0=null",
+        "--pna-default-port",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--pna-default-port applies to PNA programs only"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// `--table-size NAME=N` replaces a table's `size` (the run's report shows the capacity); an
+/// unknown table or a bad size is a usage error naming it.
+#[test]
+fn table_size_overrides_a_tables_size() {
+    let prog = ex("pna-add-on-miss.p4");
+    let o = run(&[
+        "run",
+        p(&prog),
+        "--port",
+        "0=gen:two-phase,m=100,count=200,field=ipv4.dst",
+        "--table-size",
+        "MainControlImpl.flows=2^12",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("MainControlImpl.flows: 100 entries of 4096;"),
+        "{t}"
+    );
+    let o = run(&[
+        "run",
+        p(&prog),
+        "--port",
+        "0=null",
+        "--table-size",
+        "MainControlImpl.no_such=8",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("has no table `MainControlImpl.no_such`"),
+        "{}",
+        text(&o)
+    );
+    for bad in ["flows", "flows=0", "flows=2^29", "flows=3^2", "=8"] {
+        let o = run(&["run", p(&prog), "--port", "0=null", "--table-size", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("error:"), "{bad}: {}", text(&o));
+    }
+}

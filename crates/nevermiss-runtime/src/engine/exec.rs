@@ -129,8 +129,8 @@ pub struct PktState {
     pub truncate: Option<u64>,
 }
 
-/// PNA's destination of a packet: `send_to_port(p)` makes it `Some(p)`, `drop_packet()` (and
-/// no call, PNA §6.1) `None`. Two words, so that generated code stores it directly
+/// PNA's destination of a packet: `send_to_port(p)` makes it `Some(p)`, `drop_packet()`
+/// `None`; without a call it stays what `Exec::reset` made it (`Config::pna_default_port`). Two words, so that generated code stores it directly
 /// (`nevermiss_jit::Ctx::dest`: `set` then `port`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -198,6 +198,8 @@ pub struct Exec {
     /// Statements, expressions and `select`s generated code left to the interpreter since the
     /// worker last moved them into `SwitchStats::fallbacks` (docs/jit.md, "Fallbacks").
     pub(crate) fallbacks: u64,
+    /// A packet's destination before its main control runs (`Config::pna_default_port`).
+    dest_default: Dest,
 }
 
 // SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
@@ -263,7 +265,10 @@ impl Exec {
                 ^ 0x2545_f491_4f6c_dd1d,
             trace: None,
             fallbacks: 0,
+            dest_default: Dest::default(),
         };
+        ex.dest_default
+            .put(sw.config().pna_default_port.map(u64::from));
         ex.c.frame = ex.f.as_mut_ptr();
         ex.c.key = ex.key.as_mut_ptr();
         ex.c.params = ex.abuf.as_mut_ptr();
@@ -339,6 +344,7 @@ impl Exec {
         self.out.clear();
         self.c.perr = 0;
         // Field by field (the same as `PktState::default()` with `mirrors`' buffer kept).
+        let dest_default = self.dest_default;
         let PktState {
             dest,
             mirrors,
@@ -348,7 +354,7 @@ impl Exec {
             clone,
             truncate,
         } = &mut self.ps;
-        *dest = Dest::default();
+        *dest = dest_default;
         mirrors.clear();
         *recirculate = false;
         *resubmit = None;

@@ -26,6 +26,10 @@ pub struct Config {
     /// Keep the add-on-miss insert path warm: after this many packets without an insert, a
     /// worker's `maintain` replays a recent packet through a private shadow switch (0 = off).
     pub warm_insert_every: u32,
+    /// Sizes that replace tables' `size` properties (P4_16 §14.2.1.5), by control-plane name
+    /// (`--table-size NAME=N`): a table sized for a deployment, say DASH's connection
+    /// table, without editing the program. Still capped by `table_size_cap`.
+    pub table_sizes: Vec<(String, u64)>,
     /// Largest size of any table (the shadow switch of `warm_insert_every` uses 64).
     pub table_size_cap: Option<usize>,
     /// Measure update delays: every control-plane insert and modify of an entry arms a probe
@@ -42,6 +46,12 @@ pub struct Config {
     /// Egress queues between v1model's ingress and egress (`crate::queues`), for the ports
     /// they name; `None`: every packet runs to completion (no queue, no cost).
     pub queues: Option<std::sync::Arc<crate::queues::QueueSettings>>,
+    /// PNA: where a packet goes whose main control called neither `send_to_port` nor
+    /// `drop_packet` (PNA §6.1 leaves it to the target). `None`: it is dropped (nevermiss's
+    /// default, as PSA's). `Some(p)`: it leaves on port `p`, as on P4-DPDK, whose pipeline
+    /// ends with `tx` of the output port metadata, 0 unless set (`--pna-default-port`; SONiC
+    /// DASH's PNA build, written for P4-DPDK, calls neither).
+    pub pna_default_port: Option<u32>,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -77,11 +87,13 @@ impl Default for Config {
             digest_queue: 1 << 16,
             prefetch_tables: 2,
             warm_insert_every: 64,
+            table_sizes: Vec::new(),
             table_size_cap: None,
             track_updates: false,
             lock_free_updates: true,
             engine: Engine::default(),
             queues: None,
+            pna_default_port: None,
         }
     }
 }
