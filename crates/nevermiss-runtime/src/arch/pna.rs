@@ -39,8 +39,10 @@ pub fn process_pna(
 }
 
 /// The output of a pass generated code ran: the deparsed packet to its port (or nowhere), and
-/// in the rare cases (mirrors, recirculation) the rest of [`pna_finish`].
-#[inline]
+/// in the rare cases (mirrors, recirculation) the rest of [`pna_finish`]. Always inlined into
+/// the batch loop: as a call of its own it cost ~28 instructions a packet in saved registers
+/// and argument moves (callgrind, `scripts/callgrind-bench.sh`).
+#[inline(always)]
 fn pna_output(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, port: u32, out: &mut Outputs) {
     if ex.ps.mirrors.is_empty() && !ex.ps.recirculate {
         ex.out.finish();
