@@ -1,19 +1,24 @@
 //! `Worker::process_batch` (parse a group, prefetch its tables, then run the controls) and
 //! `Worker::process_batch_ahead` (the same, prefetching the next packets' headers) give the
 //! same outputs and the same table contents as running the packets one by one — also when
-//! packets of one batch insert and then hit the same key, or update the same entry.
+//! packets of one batch insert and then hit the same key, or update the same entry; and the
+//! interpreter, packet by packet, gives those outputs and contents too.
 
 mod common;
 use common::build;
 
 use nevermiss_io::gen::{KeyField, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_io::{Batch, Packet};
-use nevermiss_runtime::{Config, Switch, Worker};
+use nevermiss_runtime::{Config, Engine, Switch, Worker};
 use p4_front::driver::Options;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 fn switch(name: &str) -> Arc<Switch> {
+    switch_on(name, Engine::Jit)
+}
+
+fn switch_on(name: &str, engine: Engine) -> Arc<Switch> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
         .join(format!("{name}.p4"));
@@ -21,7 +26,11 @@ fn switch(name: &str) -> Arc<Switch> {
         defines: vec![("FLOW_TABLE_SIZE".into(), "1024".into())],
         ..Options::default()
     };
-    build(&path, &opts, Config::default()).unwrap_or_else(|e| panic!("{e}"))
+    let config = Config {
+        engine,
+        ..Config::default()
+    };
+    build(&path, &opts, config).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Generator frames with few keys (so a batch often carries one key several times), some
@@ -145,6 +154,17 @@ fn batches_match_packet_by_packet() {
         for p in &pkts {
             want.push(w.process(p.data(), p.port, p.ts_ns).as_slice().to_vec());
         }
+        // The reference: the interpreter, packet by packet. The compiled engine's batch loops
+        // (one set-up per batch, `PnaPass`) and its packets alone must give what it gives.
+        let interp = switch_on(name, Engine::Interp);
+        nevermiss_runtime::stf::run_stf(interp.clone(), &entries_stf)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let mut wi = Worker::new(interp.clone(), 0);
+        for (i, p) in pkts.iter().enumerate() {
+            let o = wi.process(p.data(), p.port, p.ts_ns).as_slice().to_vec();
+            assert_eq!(o, want[i], "{name}: packet {i}, interpreter against jit");
+        }
+        assert_eq!(entries(&interp), entries(&one), "{name}: table contents, interpreter");
         for batch in [32, 7, 100] {
             let many = switch(name);
             nevermiss_runtime::stf::run_stf(many.clone(), &entries_stf)
