@@ -207,7 +207,8 @@ impl Worker {
         };
         if self.sw.plan().prefetch().is_empty() || pkts.len() <= 1 {
             let sw: &Switch = &self.sw;
-            if let (ArchInfo::Pna(pi), Some(pass), None) = (sw.arch(), PnaPass::of(sw), &self.ex.trace)
+            if let (ArchInfo::Pna(pi), Some(pass), None) =
+                (sw.arch(), PnaPass::of(sw), &self.ex.trace)
             {
                 // Generated code runs every packet: set up once for the batch.
                 self.ex.bind(sw);

@@ -164,7 +164,11 @@ fn batches_match_packet_by_packet() {
             let o = wi.process(p.data(), p.port, p.ts_ns).as_slice().to_vec();
             assert_eq!(o, want[i], "{name}: packet {i}, interpreter against jit");
         }
-        assert_eq!(entries(&interp), entries(&one), "{name}: table contents, interpreter");
+        assert_eq!(
+            entries(&interp),
+            entries(&one),
+            "{name}: table contents, interpreter"
+        );
         for batch in [32, 7, 100] {
             let many = switch(name);
             nevermiss_runtime::stf::run_stf(many.clone(), &entries_stf)

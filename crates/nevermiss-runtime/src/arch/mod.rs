@@ -21,8 +21,8 @@ mod psa;
 mod v1model;
 
 pub use crate::state::{ArchInfo, Field, PnaInfo, PsaInfo, V1Info, PSA_PORT_RECIRCULATE};
-pub(crate) use pna::{pna_parse_in_place, PnaPass};
 pub use pna::{pna_finish, pna_parse, process_pna};
+pub(crate) use pna::{pna_parse_in_place, PnaPass};
 pub use psa::{process_psa, psa_finish, psa_parse_first};
 pub use v1model::{process_v1, v1_finish, v1_parse_first, QueueMeta};
 pub(crate) use v1model::{v1_dequeued, Deferred, EgressJob};

@@ -146,7 +146,6 @@ impl Exec {
     }
 }
 
-
 /// The flow of a native function's code.
 pub(crate) fn to_flow(code: u32) -> Flow {
     match code {
