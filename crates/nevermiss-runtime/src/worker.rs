@@ -22,6 +22,9 @@ pub struct Worker {
     pub out: Outputs,
     /// Interpreter states of the packets of a prefetching batch (created on first use).
     slots: Vec<Exec>,
+    /// The address of `slots`' buffer and their number when they were last bound to the
+    /// switch (`Exec::bind`): they are bound again only when the vector has moved or grown.
+    bound: (usize, usize),
     hints: Vec<Option<Prefetch>>,
     id: u64,
     warm: Warm,
@@ -88,6 +91,7 @@ impl Worker {
             ex,
             out: Outputs::default(),
             slots: Vec::new(),
+            bound: (0, 0),
             hints: Vec::new(),
             id,
             warm: Warm {
@@ -237,6 +241,7 @@ impl Worker {
             sw,
             out,
             slots,
+            bound,
             hints,
             id,
             warm,
@@ -252,15 +257,18 @@ impl Worker {
                 id.wrapping_mul(PREFETCH_GROUP as u64 + 1) + n + 1,
             ));
         }
-        // A PNA pass in generated code (slots are never traced): set up once for the batch.
+        // A PNA pass in generated code (slots are never traced): the states are set up for it
+        // once, and again only after they moved (the worker's switch never changes).
         let pass = match arch {
             ArchInfo::Pna(pi) => PnaPass::of(sw).map(|f| (pi, f)),
             _ => None,
         };
-        if pass.is_some() {
+        let at = (slots.as_ptr() as usize, slots.len());
+        if pass.is_some() && *bound != at {
             for ex in slots.iter_mut() {
                 ex.bind(sw);
             }
+            *bound = at;
         }
         for (g, group) in pkts.chunks(PREFETCH_GROUP).enumerate() {
             hints.clear();

@@ -169,18 +169,37 @@ fn batches_match_packet_by_packet() {
             entries(&one),
             "{name}: table contents, interpreter"
         );
-        for batch in [32, 7, 100] {
+        // Batch 0: batches of changing sizes, so that a worker's batch states grow (and move)
+        // after it set them up for generated code (`Exec::bind`).
+        for batch in [32, 7, 100, 0] {
             let many = switch(name);
             nevermiss_runtime::stf::run_stf(many.clone(), &entries_stf)
                 .unwrap_or_else(|e| panic!("{e:?}"));
             let mut w = Worker::new(many.clone(), 0);
             let mut got = Vec::new();
-            for (c, chunk) in pkts.chunks(batch).enumerate() {
+            let chunks: Vec<&[Packet]> = if batch > 0 {
+                pkts.chunks(batch).collect()
+            } else {
+                let mut v = Vec::new();
+                let mut rest = &pkts[..];
+                for n in [2, 5, 33, 9, 64, 1, 3].into_iter().cycle() {
+                    if rest.is_empty() {
+                        break;
+                    }
+                    let (a, b) = rest.split_at(n.min(rest.len()));
+                    v.push(a);
+                    rest = b;
+                }
+                v
+            };
+            let mut start = 0;
+            for (c, chunk) in chunks.into_iter().enumerate() {
                 let base = got.len();
                 // Told of none, one batch or two batches of the packets that follow (whose
                 // headers it then prefetches): the same outputs.
-                let rest = &pkts[((c + 1) * batch).min(pkts.len())..];
-                let ahead = &rest[..rest.len().min(c % 3 * batch)];
+                start += chunk.len();
+                let rest = &pkts[start..];
+                let ahead = &rest[..rest.len().min(c % 3 * chunk.len())];
                 w.process_batch_ahead(
                     chunk,
                     ahead,
