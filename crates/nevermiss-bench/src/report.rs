@@ -823,3 +823,110 @@ pub fn render_engines(jit: &BenchReport, interp: &BenchReport) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(s: Scenario, role: &str, r: u64, classes: &[(Class, f64)]) -> LatencyPoint {
+        LatencyPoint {
+            scenario: s,
+            role: role.into(),
+            m: 1024,
+            r,
+            phase1_packets: 1024,
+            phase2_packets: 4096,
+            new_keys: 0,
+            table_size: 2048,
+            runs: 3,
+            table_entries_per_run: vec![],
+            inserts_full_per_run: vec![],
+            classes: classes
+                .iter()
+                .map(|&(class, delta)| ClassResult {
+                    class,
+                    count: 100,
+                    count_per_run: vec![],
+                    median_ticks: Spread::default(),
+                    merged: Percentiles::default(),
+                    trimmed_ticks: Some(Estimate::new(delta + 100.0, delta / 1000.0, 1e6)),
+                    eq4_ticks: None,
+                    eq4_ns: None,
+                    eq4_trimmed_ticks: Some(Estimate::new(delta, delta / 1000.0, 1e6)),
+                    eq4_trimmed_ns: None,
+                })
+                .collect(),
+            stages: vec![],
+        }
+    }
+
+    /// The ratios take the right classes of the right points: insert and update over the
+    /// add-on-miss program's hit at m, and the rarest rate's new-key insert over the densest's;
+    /// the text report says where each stands against its goal.
+    #[test]
+    fn table3_ratios_divide_the_right_deltas() {
+        let mut rep = BenchReport::default();
+        rep.config.m = 1024;
+        rep.latency = vec![
+            point(
+                Scenario::AddOnMiss,
+                "operations",
+                0,
+                &[(Class::Insert, 300.0), (Class::Hit, 200.0)],
+            ),
+            point(
+                Scenario::Update,
+                "operations",
+                0,
+                &[(Class::HitUpdate, 210.0)],
+            ),
+            point(
+                Scenario::AddOnMiss,
+                "rates",
+                10,
+                &[(Class::NewKeyInsert, 400.0)],
+            ),
+            point(
+                Scenario::AddOnMiss,
+                "rates",
+                1,
+                &[(Class::NewKeyInsert, 250.0)],
+            ),
+            point(
+                Scenario::AddOnMiss,
+                "rates",
+                1000,
+                &[(Class::NewKeyInsert, 500.0)],
+            ),
+        ];
+        let rs = table3_ratios(&rep);
+        let got: Vec<(&str, f64)> = rs
+            .iter()
+            .map(|r| (r.name.as_str(), r.estimate.value))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("insert / lookup", 1.5),
+                ("update / lookup", 1.05),
+                ("rare insert / insert", 2.0)
+            ]
+        );
+        assert!(rs[2].what.contains("r=1000") && rs[2].what.contains("r=1"));
+        rep.table3_ratios = rs;
+        let mut o = String::new();
+        rep.render_trimmed(&mut o);
+        assert!(o.contains("goal ≤ 1.1: within"), "{o}");
+        assert!(o.contains("goal ≤ 1.5: above"), "{o}");
+        // A lookup whose interval reaches zero gives no ratio over it.
+        rep.latency[0] = point(
+            Scenario::AddOnMiss,
+            "operations",
+            0,
+            &[(Class::Insert, 300.0), (Class::Hit, 0.5)],
+        );
+        rep.latency[0].classes[1].eq4_trimmed_ticks = Some(Estimate::new(0.5, 2.0, 2.0));
+        let names: Vec<String> = table3_ratios(&rep).into_iter().map(|r| r.name).collect();
+        assert_eq!(names, vec!["rare insert / insert".to_string()]);
+    }
+}
