@@ -24,10 +24,12 @@
 //! Loading never panics: malformed JSON and constructs this front end does not support are an
 //! [`Error`] naming the JSON path.
 
+#![deny(missing_docs)]
+
 mod arch;
 mod expr;
 mod externs;
-pub mod json;
+mod json;
 mod layout;
 mod parser;
 mod pipeline;
