@@ -345,6 +345,8 @@ pub struct EgressQueues {
     /// Port → its queues, one per priority.
     ports: HashMap<u32, Vec<Queue>>,
     len: usize,
+    /// What the queues did: copies enqueued, dropped (queue full, no queue for the priority, at a
+    /// handover) and the deepest queue.
     pub stats: QueueStats,
     scratch: Vec<u32>,
 }

@@ -79,6 +79,7 @@ pub struct Outputs {
 }
 
 impl Outputs {
+    /// Forgets the packets (their buffers are kept for the next packet) and the deferred copies.
     pub fn clear(&mut self) {
         self.n = 0;
         self.deferred.clear();
@@ -121,10 +122,12 @@ impl Outputs {
         &self.bufs[..self.n]
     }
 
+    /// The number of packets.
     pub fn len(&self) -> usize {
         self.n
     }
 
+    /// Whether the input packet produced no packet (it was dropped).
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
