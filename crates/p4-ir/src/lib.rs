@@ -15,6 +15,8 @@
 //!
 //! Design notes: `docs/runtime.md`.
 
+#![deny(missing_docs)]
+
 pub mod control_plane;
 pub mod dump;
 pub mod elide;
