@@ -982,13 +982,13 @@ fn unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`] (its details, code and
+/// Most bytes of the encoded `google.rpc.Status` of `batch_status` (its details, code and
 /// message). gRPC core (grpcio, so
 /// p4runtime-shell, finsy and p4c's PTF base test) refuses trailers over its soft limit of
 /// 8192 bytes (`grpc.max_metadata_size`), counting every entry as its name, its value *as
 /// sent* — a binary header's value base64-encoded, 4/3 of its bytes — and 32 bytes; a Write's
 /// error comes as one header block with `:status`, `content-type`, `grpc-status`,
-/// `grpc-message` (at most [`TOP_MESSAGE_MAX`] bytes, percent-encoded) and
+/// `grpc-message` (at most `TOP_MESSAGE_MAX` bytes, percent-encoded) and
 /// `grpc-status-details-bin`: 5120 bytes of status (6827 base64) keep the block under 7700.
 pub const DETAILS_BUDGET: usize = 5120;
 

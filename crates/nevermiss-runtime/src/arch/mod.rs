@@ -1,5 +1,5 @@
 //! The architectures: how a packet goes through the blocks of `main`, one file each —
-//! [`pna`], [`v1model`], [`psa`] — over the shared outputs ([`Outputs`]) and frame helpers
+//! `pna.rs`, `v1model.rs`, `psa.rs` — over the shared outputs ([`Outputs`]) and frame helpers
 //! here. What each architecture's blocks and metadata fields are is resolved when the switch
 //! is built (`crate::state::ArchInfo`).
 //!

@@ -46,7 +46,7 @@ pub enum Flow {
     Break,
     /// A `continue` (P4_16 §12.8): the innermost loop's next iteration.
     Continue,
-    /// The parser rejected (the error is in [`Exec::perr`]); also used to abort a packet.
+    /// The parser rejected (the error is in `Exec::perr`); also used to abort a packet.
     Reject,
 }
 

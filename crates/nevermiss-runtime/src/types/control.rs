@@ -217,7 +217,7 @@ pub struct ProfileMember {
     /// The member's id, unique in its profile.
     pub id: u32,
     /// The action, as an index into the actions of the profile's first table
-    /// ([`Switch::profile_tables`]).
+    /// ([`crate::Switch::profile_tables`]).
     pub action: ActionCall,
 }
 
@@ -243,7 +243,7 @@ pub enum Op {
     Delete,
 }
 
-/// One change of a [`Switch::write`] batch.
+/// One change of a [`crate::Switch::write`] batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// Insert, modify or delete (the key alone counts) an entry.
@@ -295,7 +295,7 @@ pub enum Change {
         counters: Option<MeterCounterData>,
     },
     /// Cell `index` of a register, or every cell (`None`), set to one value per field of the
-    /// register's cell type ([`Switch::register_fields`]).
+    /// register's cell type ([`crate::Switch::register_fields`]).
     Register {
         /// The register (an index into `Program::externs`).
         register: ExternId,

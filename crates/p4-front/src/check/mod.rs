@@ -5,7 +5,7 @@
 //! before use, spec §6.8), collects every error it finds and keeps going: an erroneous expression
 //! gets [`Type::Error`], which is compatible with everything, so one mistake does not cascade.
 //! It never panics, limits its recursion depth and bounds compile-time arithmetic
-//! ([`consteval::MAX_BITS`]).
+//! (`consteval::MAX_BITS`).
 //!
 //! Its results are side tables in [`Checked`], keyed by [`NodeId`] (expressions), by
 //! [`DeclId`] (declarations) or by [`Span`] (type references):
