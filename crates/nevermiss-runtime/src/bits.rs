@@ -53,6 +53,7 @@ pub fn read_wide(data: &[u8], off: usize, w: u32, out: &mut [u64]) {
 /// `finish` (a last partial byte is padded with zeros).
 #[derive(Clone, Debug, Default)]
 pub struct BitWriter {
+    /// The bytes written so far; whole only after [`BitWriter::finish`].
     pub bytes: Vec<u8>,
     /// Bits written (pending ones included).
     pub bits: usize,

@@ -17,8 +17,11 @@ pub const PREFETCH_GROUP: usize = 32;
 /// One worker thread's state. The switch is shared (`Arc`), everything else is owned and
 /// reused from packet to packet.
 pub struct Worker {
+    /// The switch it runs; shared with the other workers and the control plane.
     pub sw: Arc<Switch>,
+    /// Its interpreter state: the packet's frame, registers and deparser output.
     pub ex: Exec,
+    /// The packets the last input packet produced.
     pub out: Outputs,
     /// Interpreter states of the packets of a prefetching batch (created on first use).
     slots: Vec<Exec>,

@@ -1,5 +1,5 @@
 //! The architectures: how a packet goes through the blocks of `main`, one file each —
-//! [`pna`], [`v1model`], [`psa`] — over the shared outputs ([`Outputs`]) and frame helpers
+//! `pna.rs`, `v1model.rs`, `psa.rs` — over the shared outputs ([`Outputs`]) and frame helpers
 //! here. What each architecture's blocks and metadata fields are is resolved when the switch
 //! is built (`crate::state::ArchInfo`).
 //!
@@ -79,6 +79,7 @@ pub struct Outputs {
 }
 
 impl Outputs {
+    /// Forgets the packets (their buffers are kept for the next packet) and the deferred copies.
     pub fn clear(&mut self) {
         self.n = 0;
         self.deferred.clear();
@@ -122,10 +123,12 @@ impl Outputs {
         &self.bufs[..self.n]
     }
 
+    /// The number of packets.
     pub fn len(&self) -> usize {
         self.n
     }
 
+    /// Whether the input packet produced no packet (it was dropped).
     pub fn is_empty(&self) -> bool {
         self.n == 0
     }
