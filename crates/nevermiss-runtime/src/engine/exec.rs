@@ -198,6 +198,8 @@ pub struct Exec {
     /// Statements, expressions and `select`s generated code left to the interpreter since the
     /// worker last moved them into `SwitchStats::fallbacks` (docs/jit.md, "Fallbacks").
     pub(crate) fallbacks: u64,
+    /// A profiling build's clock readings (`Config::profile`; `None` in the plain build).
+    pub(crate) profile: Option<Box<crate::engine::profile::Profile>>,
 }
 
 // SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
@@ -263,6 +265,12 @@ impl Exec {
                 ^ 0x2545_f491_4f6c_dd1d,
             trace: None,
             fallbacks: 0,
+            profile: sw.config().profile.map(|clock| {
+                Box::new(crate::engine::profile::Profile::new(
+                    clock,
+                    sw.prog().tables.len(),
+                ))
+            }),
         };
         ex.c.frame = ex.f.as_mut_ptr();
         ex.c.key = ex.key.as_mut_ptr();

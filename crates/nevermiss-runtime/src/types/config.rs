@@ -42,6 +42,11 @@ pub struct Config {
     /// Egress queues between v1model's ingress and egress (`crate::queues`), for the ports
     /// they name; `None`: every packet runs to completion (no queue, no cost).
     pub queues: Option<std::sync::Arc<crate::queues::QueueSettings>>,
+    /// A profiling build read with this clock (`crate::engine::profile`): every block and
+    /// every table lookup of generated code timed, PNA's blocks run one by one, no table code
+    /// re-specialised. For measurements of where the time goes, in runs of their own; `None`
+    /// (the default): the plain build, with no trace of profiling on the packet path.
+    pub profile: Option<fn() -> u64>,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -82,6 +87,7 @@ impl Default for Config {
             lock_free_updates: true,
             engine: Engine::default(),
             queues: None,
+            profile: None,
         }
     }
 }
