@@ -862,7 +862,7 @@ fn table<'a>(side: &'a Value, name: &str) -> &'a Value {
 
 /// `bench program` (the alias of `bench component`) on a program with entries and a pcap: the
 /// tables' applies, hits and misses are the ones the packets make, the ACL's hit action's
-/// saturating addition shows as one fallback per ACL hit, the profile runs give every block
+/// 128-bit multiplication shows as one fallback per ACL hit, the profile runs give every block
 /// and time every lookup, and the JSON carries it all.
 #[test]
 fn bench_program_reports_tables_fallbacks_and_stages_of_a_pcap() {
