@@ -114,8 +114,8 @@ pub struct TableRow {
     /// Profile runs: lookups generated code called into the runtime for, per run (a `const`
     /// table's hits are matched in generated code and not among them).
     pub lookups_timed: Option<u64>,
-    /// Profile runs: mean ticks per timed lookup (spread over runs); the action runs in its
-    /// control's code and is counted in that stage.
+    /// Profile runs: median ticks per timed lookup over the packets that looked it up (spread
+    /// over runs); the action runs in its control's code and is counted in that stage.
     pub lookup_ticks: Option<Spread>,
     pub lookup_ns: Option<Spread>,
 }
@@ -159,7 +159,8 @@ pub struct StageRow {
     pub kind: &'static str,
     /// Runs of the block per packet.
     pub calls_per_packet: f64,
-    /// Mean ticks per packet in the block (spread over runs).
+    /// Median ticks a packet spent in the block, over the packets that ran it (spread over
+    /// runs).
     pub ticks_per_packet: Spread,
     pub ns_per_packet: Spread,
 }
@@ -169,11 +170,12 @@ pub struct StageRow {
 pub struct Stages {
     pub runs: usize,
     pub packets_per_run: u64,
-    /// Mean ticks per packet of the whole `Worker::process` in the profiling build (higher
+    /// Median ticks per packet of the whole `Worker::process` in the profiling build (higher
     /// than the plain build's: its clock reads, its blocks called one by one).
     pub total_ticks_per_packet: Spread,
     pub blocks: Vec<StageRow>,
-    /// What no block holds: the frame's reset, the architecture's metadata, the output.
+    /// What no block holds: the whole packet's median minus each block's median times its
+    /// calls per packet (the frame's reset, the architecture's metadata, the output).
     pub rest_ticks_per_packet: Spread,
 }
 
@@ -291,7 +293,9 @@ fn extracts(prog: &p4_ir::Program) -> u64 {
 }
 
 /// The profile runs: a fresh profiling build per run, every packet through `Worker::process`
-/// at batch 1; per block and per table lookup the ticks its clock reads gave.
+/// at batch 1; per packet, the ticks each block and each table lookup took (the profile's
+/// growth over the packet), as medians over the packets that ran them — a median, as the
+/// latency mode's, so that a packet the machine descheduled does not move it.
 fn profile_runs(
     cfg: &ComponentConfig,
     build: &Build<'_>,
@@ -301,7 +305,7 @@ fn profile_runs(
 ) -> Result<Option<Stages>, BenchError> {
     let mut totals = Vec::new();
     let mut rests = Vec::new();
-    // Per block (in the order first seen): name, kind, calls per packet, ticks per packet of each run.
+    // Per block (in the order first seen): name, kind, calls per packet, median ticks of each run.
     let mut blocks: Vec<(Block, String, &'static str, f64, Vec<f64>)> = Vec::new();
     let mut lookups: Vec<(u64, Vec<f64>)> = vec![(0, Vec::new()); tables.len()];
     let mut packets = 0;
@@ -312,21 +316,42 @@ fn profile_runs(
             return Ok(None);
         };
         p.clear();
-        let mut total = 0u64;
+        let mut prev = p.clone();
+        let mut whole = new_hist();
+        let mut block_hists: Vec<Histogram<u64>> = Vec::new();
+        let mut table_hists: Vec<Histogram<u64>> = (0..tables.len()).map(|_| new_hist()).collect();
         let mut n = 0u64;
         cfg.traffic.for_each(|p| {
             let t0 = tsc::start();
             w.process(p.data(), p.port, p.ts_ns);
-            total += tsc::stop().saturating_sub(t0);
+            record(&mut whole, tsc::stop().saturating_sub(t0));
             n += 1;
+            w.maintain();
+            let Some(now) = w.profile() else { return };
+            for (i, (_, t)) in now.blocks.iter().enumerate() {
+                let before = prev.blocks.get(i).map_or(Default::default(), |b| b.1);
+                if t.calls > before.calls {
+                    if block_hists.len() <= i {
+                        block_hists.resize_with(i + 1, new_hist);
+                    }
+                    record(&mut block_hists[i], t.ticks.wrapping_sub(before.ticks));
+                }
+            }
+            for (i, t) in now.tables.iter().enumerate() {
+                let before = prev.tables.get(i).copied().unwrap_or_default();
+                let calls = t.calls - before.calls;
+                if calls > 0 {
+                    if let Some(h) = table_hists.get_mut(i) {
+                        record(h, t.ticks.wrapping_sub(before.ticks) / calls);
+                    }
+                }
+            }
+            prev.clone_from(now);
         })?;
         packets = n;
         let per = |x: u64| x as f64 / n.max(1) as f64;
-        let Some(prof) = w.profile() else {
-            return Ok(None);
-        };
         let mut in_blocks = 0.0;
-        for (b, t) in &prof.blocks {
+        for (i, (b, t)) in prev.blocks.iter().enumerate() {
             let (name, kind) = match *b {
                 Block::Parser(i) => (
                     sw.prog().parsers.get(i as usize).map(|x| x.name.clone()),
@@ -352,24 +377,27 @@ fn profile_runs(
                         .ok_or(BenchError::Internal("no block row"))?
                 }
             };
-            row.4.push(per(t.ticks));
-            in_blocks += per(t.ticks);
+            let med = block_hists
+                .get(i)
+                .map_or(0.0, |h| h.value_at_quantile(0.5) as f64);
+            row.4.push(med);
+            in_blocks += med * per(t.calls);
         }
-        for (i, t) in prof.tables.iter().enumerate() {
-            if let Some(l) = lookups.get_mut(i) {
+        for (i, t) in prev.tables.iter().enumerate() {
+            if let (Some(l), Some(h)) = (lookups.get_mut(i), table_hists.get(i)) {
                 l.0 = t.calls;
                 if t.calls > 0 {
-                    l.1.push(t.ticks as f64 / t.calls as f64);
+                    l.1.push(h.value_at_quantile(0.5) as f64);
                 }
             }
         }
-        totals.push(per(total));
-        rests.push(per(total) - in_blocks);
+        let total = whole.value_at_quantile(0.5) as f64;
+        totals.push(total);
+        rests.push(total - in_blocks);
         progress(&format!(
-            "profile run {}/{}: {:.0} ticks per packet",
+            "profile run {}/{}: median {total:.0} ticks per packet",
             run + 1,
             cfg.runs,
-            per(total)
         ));
     }
     let ns = |s: Spread| s.map(|t| ticks_to_ns(t, tsc_hz));
@@ -699,7 +727,7 @@ impl ComponentReport {
         ));
         if !p.tables.is_empty() {
             s.push_str(
-                "tables (one run; lookup: mean ticks (ns) per lookup the profile runs timed)\n",
+                "tables (one run; lookup: median ticks (ns) per lookup the profile runs timed)\n",
             );
             s.push_str(&format!(
                 "  {:<32} {:<8} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8}  {}\n",
@@ -736,8 +764,9 @@ impl ComponentReport {
         }
         if let Some(st) = &self.stages {
             s.push_str(&format!(
-                "stages (profiling build, {} separate runs of {} packets at batch 1; mean ticks per packet, median over runs):\n",
-                st.runs, st.packets_per_run
+                "stages (profiling build, {} separate runs of {} packets at batch 1; median ticks per packet in each block, \
+                 median over runs; each figure holds one empty timed region, {} ticks):\n",
+                st.runs, st.packets_per_run, self.machine.timer_overhead_ticks
             ));
             for b in &st.blocks {
                 s.push_str(&format!(
