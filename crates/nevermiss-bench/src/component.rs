@@ -729,8 +729,15 @@ impl ComponentReport {
             s.push_str(
                 "tables (one run; lookup: median ticks (ns) per lookup the profile runs timed)\n",
             );
+            let w = p
+                .tables
+                .iter()
+                .map(|t| t.name.len())
+                .max()
+                .unwrap_or(0)
+                .max(5);
             s.push_str(&format!(
-                "  {:<32} {:<8} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8}  {}\n",
+                "  {:<w$} {:<8} {:>8} {:>9} {:>9} {:>9} {:>8} {:>8}  {}\n",
                 "table",
                 "match",
                 "entries",
@@ -750,7 +757,7 @@ impl ComponentReport {
                     _ => "-".into(),
                 };
                 s.push_str(&format!(
-                    "  {:<32} {:<8} {:>8} {:>9} {:>9} {:>9} {:>8.2} {:>8}  {lookup}\n",
+                    "  {:<w$} {:<8} {:>8} {:>9} {:>9} {:>9} {:>8.2} {:>8}  {lookup}\n",
                     t.name,
                     t.match_kind,
                     t.entries,
