@@ -114,8 +114,8 @@ pub struct TableRow {
     /// Profile runs: lookups generated code called into the runtime for, per run (a `const`
     /// table's hits are matched in generated code and not among them).
     pub lookups_timed: Option<u64>,
-    /// Profile runs: median ticks per timed lookup over the packets that looked it up (spread
-    /// over runs); the action runs in its control's code and is counted in that stage.
+    /// Profile runs: ticks per timed lookup, the trimmed mean (20 % of each tail) over the
+    /// packets that looked it up (spread over runs); the action runs in its control's code and is counted in that stage.
     pub lookup_ticks: Option<Spread>,
     pub lookup_ns: Option<Spread>,
 }
@@ -159,8 +159,8 @@ pub struct StageRow {
     pub kind: &'static str,
     /// Runs of the block per packet.
     pub calls_per_packet: f64,
-    /// Median ticks a packet spent in the block, over the packets that ran it (spread over
-    /// runs).
+    /// Ticks a packet spent in the block: the trimmed mean (20 % of each tail) over the packets
+    /// that ran it (spread over runs).
     pub ticks_per_packet: Spread,
     pub ns_per_packet: Spread,
 }
@@ -170,12 +170,12 @@ pub struct StageRow {
 pub struct Stages {
     pub runs: usize,
     pub packets_per_run: u64,
-    /// Median ticks per packet of the whole `Worker::process` in the profiling build (higher
+    /// Ticks per packet (trimmed mean) of the whole `Worker::process` in the profiling build (higher
     /// than the plain build's: its clock reads, its blocks called one by one).
     pub total_ticks_per_packet: Spread,
     pub blocks: Vec<StageRow>,
-    /// What no block holds: the whole packet's median minus each block's median times its
-    /// calls per packet (the frame's reset, the architecture's metadata, the output).
+    /// What no block holds: the whole packet's figure minus each block's times its calls per
+    /// packet (the frame's reset, the architecture's metadata, the output).
     pub rest_ticks_per_packet: Spread,
 }
 
@@ -292,10 +292,17 @@ fn extracts(prog: &p4_ir::Program) -> u64 {
     n
 }
 
+/// A profile figure of one run: the trimmed mean of its packets' ticks
+/// ([`crate::estimate::TRIM`] of each tail: a packet the machine descheduled does not move it,
+/// and the counter's 10 ns step averages out), the median when too few packets ran it.
+fn typical(h: &Histogram<u64>) -> f64 {
+    crate::estimate::trimmed_mean(&crate::estimate::hist_values(h), crate::estimate::TRIM)
+        .map_or(h.value_at_quantile(0.5) as f64, |e| e.value)
+}
+
 /// The profile runs: a fresh profiling build per run, every packet through `Worker::process`
 /// at batch 1; per packet, the ticks each block and each table lookup took (the profile's
-/// growth over the packet), as medians over the packets that ran them — a median, as the
-/// latency mode's, so that a packet the machine descheduled does not move it.
+/// growth over the packet), as the [`typical`] figure of the packets that ran them.
 fn profile_runs(
     cfg: &ComponentConfig,
     build: &Build<'_>,
@@ -387,15 +394,15 @@ fn profile_runs(
             if let (Some(l), Some(h)) = (lookups.get_mut(i), table_hists.get(i)) {
                 l.0 = t.calls;
                 if t.calls > 0 {
-                    l.1.push(h.value_at_quantile(0.5) as f64);
+                    l.1.push(typical(h));
                 }
             }
         }
-        let total = whole.value_at_quantile(0.5) as f64;
+        let total = typical(&whole);
         totals.push(total);
         rests.push(total - in_blocks);
         progress(&format!(
-            "profile run {}/{}: median {total:.0} ticks per packet",
+            "profile run {}/{}: {total:.0} ticks per packet (trimmed mean)",
             run + 1,
             cfg.runs,
         ));
@@ -727,7 +734,7 @@ impl ComponentReport {
         ));
         if !p.tables.is_empty() {
             s.push_str(
-                "tables (one run; lookup: median ticks (ns) per lookup the profile runs timed)\n",
+                "tables (one run; lookup: ticks (ns) per lookup the profile runs timed, trimmed mean)\n",
             );
             let w = p
                 .tables
@@ -771,7 +778,7 @@ impl ComponentReport {
         }
         if let Some(st) = &self.stages {
             s.push_str(&format!(
-                "stages (profiling build, {} separate runs of {} packets at batch 1; median ticks per packet in each block, \
+                "stages (profiling build, {} separate runs of {} packets at batch 1; ticks per packet in each block, trimmed mean, \
                  median over runs; each figure holds one empty timed region, {} ticks):\n",
                 st.runs, st.packets_per_run, self.machine.timer_overhead_ticks
             ));
