@@ -346,11 +346,12 @@ fn profile_runs(
             }
             for (i, t) in now.tables.iter().enumerate() {
                 let before = prev.tables.get(i).copied().unwrap_or_default();
-                let calls = t.calls - before.calls;
-                if calls > 0 {
-                    if let Some(h) = table_hists.get_mut(i) {
-                        record(h, t.ticks.wrapping_sub(before.ticks) / calls);
-                    }
+                let per_lookup = t
+                    .ticks
+                    .wrapping_sub(before.ticks)
+                    .checked_div(t.calls - before.calls);
+                if let (Some(x), Some(h)) = (per_lookup, table_hists.get_mut(i)) {
+                    record(h, x);
                 }
             }
             prev.clone_from(now);
