@@ -809,13 +809,20 @@ impl ComponentReport {
                 "component models ({}): predicted vs measured, ns per packet\n",
                 pr.models
             ));
+            let w = pr
+                .terms
+                .iter()
+                .map(|t| t.what.len())
+                .max()
+                .unwrap_or(0)
+                .max(17);
             s.push_str(&format!(
-                "  baseline (measured)              {:>10.1}\n",
-                pr.baseline_ns
+                "  {:<w$}   {:>10.1}\n",
+                "baseline (measured)", pr.baseline_ns
             ));
             for t in &pr.terms {
                 s.push_str(&format!(
-                    "  + {:<30} {:>10}  {} at x = {}, {:.2} per packet\n",
+                    "  + {:<w$} {:>10}  {} at x = {}, {:.2} per packet\n",
                     t.what,
                     t.ns.map_or("no model".into(), |v| format!("{v:.1}")),
                     t.component,
