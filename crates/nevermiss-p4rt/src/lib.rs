@@ -17,3 +17,4 @@ pub mod profiles;
 pub mod queues;
 pub mod server;
 pub mod wire;
+pub mod writes;

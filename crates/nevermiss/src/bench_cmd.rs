@@ -389,6 +389,11 @@ pub struct ComponentArgs {
     /// Control-plane commands (STF syntax) loaded into the program before every run.
     #[arg(long, value_name = "FILE")]
     pub entries: Vec<PathBuf>,
+    /// P4Runtime WriteRequests in protobuf text format (`updates { type: INSERT entity { ... }
+    /// }`, ids of the program's P4Info as `nevermiss p4info` prints it) applied to the program
+    /// after --entries before every run.
+    #[arg(long, value_name = "FILE")]
+    pub writes: Vec<PathBuf>,
     /// The baseline (default examples/bench/forward.p4); compiled with the same -I/-D.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
@@ -552,12 +557,14 @@ fn run_learn(a: LearnArgs) -> Result<(), String> {
     JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
 
-/// Loads a program once; every run builds a fresh switch of it and loads its entries (a
-/// profiling build with `profile`: `Config::profile` read with the TSC).
+/// Loads a program once; every run builds a fresh switch of it and loads its entries (STF
+/// commands) and P4Runtime writes (a profiling build with `profile`: `Config::profile` read
+/// with the TSC).
 fn builder(
     a: &ComponentArgs,
     path: &std::path::Path,
     entries: &[PathBuf],
+    writes: &[PathBuf],
     profile: bool,
 ) -> Result<
     impl Fn() -> Result<
@@ -568,6 +575,17 @@ fn builder(
 > {
     let prog = a.source.load(path)?;
     let mut config = a.switch.config(&prog, path)?;
+    // The program's WriteRequests, read and parsed once.
+    let writes = writes
+        .iter()
+        .map(|w| {
+            let text =
+                std::fs::read_to_string(w).map_err(|e| format!("--writes {}: {e}", w.display()))?;
+            nevermiss_p4rt::format::parse_write_text(&text)
+                .map_err(|e| format!("--writes {}: {e}", w.display()))
+                .map(|r| (w.clone(), r))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     if profile {
         config.profile = Some(nevermiss_bench::tsc::start);
     }
@@ -579,6 +597,10 @@ fn builder(
         );
         for e in &entries {
             crate::run_cmd::apply_entries(&sw, e)?;
+        }
+        for (w, req) in &writes {
+            nevermiss_p4rt::writes::apply(&sw, req)
+                .map_err(|e| format!("--writes {}: {e}", w.display()))?;
         }
         Ok(sw)
     };
@@ -616,12 +638,12 @@ fn run_component(a: ComponentArgs) -> Result<(), String> {
         .baseline
         .clone()
         .unwrap_or_else(|| Scenario::Forward.default_program());
-    let prog = builder(&a, &a.program, &a.entries, false)?;
-    let base = builder(&a, &baseline, &a.baseline_entries, false)?;
+    let prog = builder(&a, &a.program, &a.entries, &a.writes, false)?;
+    let base = builder(&a, &baseline, &a.baseline_entries, &[], false)?;
     let profiled = if a.no_stages {
         None
     } else {
-        Some(builder(&a, &a.program, &a.entries, true)?)
+        Some(builder(&a, &a.program, &a.entries, &a.writes, true)?)
     };
     let cfg = ComponentConfig {
         program: a.program.display().to_string(),

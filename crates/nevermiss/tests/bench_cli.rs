@@ -1128,3 +1128,100 @@ fn bench_program_bad_arguments_exit_2() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `--writes`: the same entries as P4Runtime WriteRequests in text format, with the ids of the
+/// program's P4Info (`nevermiss p4info --format json`), give the same applies, hits and misses;
+/// an update the switch refuses exits 2 naming it.
+#[test]
+fn bench_program_loads_p4runtime_writes() {
+    let (p4, _, pcap) = two_tables("two-tables-writes");
+    let d = pcap.parent().unwrap().to_path_buf();
+    let info = bin()
+        .args(["p4info", p4.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(info.status.success());
+    let info: Value = serde_json::from_slice(&info.stdout).unwrap();
+    let id = |kind: &str, name: &str| -> u64 {
+        let v = info[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["preamble"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        v["preamble"]["id"].as_u64().unwrap()
+    };
+    let (route, acl) = (
+        id("tables", "MainControlImpl.route"),
+        id("tables", "MainControlImpl.acl"),
+    );
+    let (fwd, mark) = (
+        id("actions", "MainControlImpl.fwd"),
+        id("actions", "MainControlImpl.mark"),
+    );
+    let writes = d.join("writes.txt");
+    std::fs::write(
+        &writes,
+        format!(
+            "# 10.0.0.0/8 to port 1; the ACL marks 1.1.1.1\n\
+             updates {{ type: INSERT entity {{ table_entry {{ table_id: {route}\n\
+               match {{ field_id: 1 lpm {{ value: \"\\n\\000\\000\\000\" prefix_len: 8 }} }}\n\
+               action {{ action {{ action_id: {fwd} params {{ param_id: 1 value: \"\\001\" }} }} }} }} }} }}\n\
+             updates {{ type: INSERT entity {{ table_entry {{ table_id: {acl}\n\
+               match {{ field_id: 1 exact {{ value: \"\\001\\001\\001\\001\" }} }}\n\
+               action {{ action {{ action_id: {mark} }} }} }} }} }}\n"
+        ),
+    )
+    .unwrap();
+    let json = tmp("two-tables-writes.json");
+    let o = run(&[
+        "program",
+        p4.to_str().unwrap(),
+        "--writes",
+        writes.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--mode",
+        "latency",
+        "--no-stages",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = table(&v["program"], "MainControlImpl.route");
+    assert_eq!(
+        (u(&r["entries"]), u(&r["hits"]), u(&r["misses"])),
+        (1, 6, 4)
+    );
+    let a = table(&v["program"], "MainControlImpl.acl");
+    assert_eq!(
+        (u(&a["entries"]), u(&a["hits"]), u(&a["misses"])),
+        (1, 2, 4)
+    );
+
+    // The same entry twice: the second insert is refused.
+    let twice = d.join("twice.txt");
+    let text = std::fs::read_to_string(&writes).unwrap();
+    let second = text.lines().skip(4).collect::<Vec<_>>().join("\n");
+    std::fs::write(&twice, format!("{text}{second}\n")).unwrap();
+    let bad_text = d.join("bad.txt");
+    std::fs::write(&bad_text, "updates { type: INSERT entity { nonsense: 1 } }").unwrap();
+    for (f, want) in [(&twice, "update 3"), (&bad_text, "--writes")] {
+        let o = run(&[
+            "program",
+            p4.to_str().unwrap(),
+            "--writes",
+            f.to_str().unwrap(),
+            "--pcap",
+            pcap.to_str().unwrap(),
+            "-q",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("error") && err.contains(want), "{err}");
+    }
+}
