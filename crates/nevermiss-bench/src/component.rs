@@ -60,7 +60,9 @@ pub struct ComponentConfig {
     pub gen_spec: Option<String>,
     /// The capture file of the traffic (for the report; `None` with the generator).
     pub pcap: Option<String>,
+    /// Run the latency mode (batch 1, one core, TSC ticks per packet; Eq. 4).
     pub latency: bool,
+    /// Run the throughput mode (batches of `batch` on one core, packets/s; Eq. 3).
     pub throughput: bool,
     /// Repetitions of each mode, program and baseline alternating.
     pub runs: usize,
@@ -68,6 +70,7 @@ pub struct ComponentConfig {
     pub batch: usize,
     /// Core counts of the throughput mode (Eq. 3 at the first).
     pub cores: Vec<usize>,
+    /// Pin the throughput runs' worker threads to cores.
     pub pin: bool,
     /// Write HdrHistogram logs (ticks per packet, `program.packet.hlog`,
     /// `baseline.packet.hlog`) here.
@@ -79,7 +82,9 @@ pub struct ComponentConfig {
 pub struct Quantile {
     /// 0.5, 0.9, 0.99, 0.999.
     pub q: f64,
+    /// The quantile's ticks (HdrHistogram, 3 significant digits).
     pub ticks: u64,
+    /// The same in ns at the calibrated TSC frequency.
     pub ns: f64,
 }
 
@@ -89,6 +94,7 @@ pub const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
 /// Packets/s at one core count.
 #[derive(Clone, Debug, Serialize)]
 pub struct CoresResult {
+    /// Worker threads (one pinned per core).
     pub cores: usize,
     /// Packets/s of each run, as a spread over runs.
     pub pps: Option<Spread>,
@@ -99,6 +105,7 @@ pub struct CoresResult {
 /// One table of a program: what one run's packets did to it.
 #[derive(Clone, Debug, Serialize)]
 pub struct TableRow {
+    /// The table's control-plane name.
     pub name: String,
     /// `exact`, `lpm`, `ternary`, `range`, `optional` (the widest of its keys) or `keyless`.
     pub match_kind: &'static str,
@@ -106,10 +113,13 @@ pub struct TableRow {
     pub entries: u64,
     /// Applies in the run: hits + misses (a table counts every apply as one or the other).
     pub applies: u64,
+    /// Applies that matched an entry.
     pub hits: u64,
+    /// Applies that matched none (the default action ran).
     pub misses: u64,
     /// Entries the data plane added (add-on-miss).
     pub inserts: u64,
+    /// Applies per packet of the run.
     pub applies_per_packet: f64,
     /// Profile runs: lookups generated code called into the runtime for, per run (a `const`
     /// table's hits are matched in generated code and not among them).
@@ -117,6 +127,7 @@ pub struct TableRow {
     /// Profile runs: ticks per timed lookup, the trimmed mean (20 % of each tail) over the
     /// packets that looked it up (spread over runs); the action runs in its control's code and is counted in that stage.
     pub lookup_ticks: Option<Spread>,
+    /// `lookup_ticks` in ns at the calibrated TSC frequency.
     pub lookup_ns: Option<Spread>,
 }
 
@@ -162,17 +173,21 @@ pub struct StageRow {
     /// Ticks a packet spent in the block: the trimmed mean (20 % of each tail) over the packets
     /// that ran it (spread over runs).
     pub ticks_per_packet: Spread,
+    /// `ticks_per_packet` in ns at the calibrated TSC frequency.
     pub ns_per_packet: Spread,
 }
 
 /// The program's profiling build, measured in runs of its own (`Builds::profile`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Stages {
+    /// Profile runs (as many as `--runs`).
     pub runs: usize,
+    /// Packets of each profile run.
     pub packets_per_run: u64,
     /// Ticks per packet (trimmed mean) of the whole `Worker::process` in the profiling build (higher
     /// than the plain build's: its clock reads, its blocks called one by one).
     pub total_ticks_per_packet: Spread,
+    /// Every block that ran, in the order it first ran.
     pub blocks: Vec<StageRow>,
     /// What no block holds: the whole packet's figure minus each block's times its calls per
     /// packet (the frame's reset, the architecture's metadata, the output).
@@ -182,24 +197,32 @@ pub struct Stages {
 /// The report of a component bench; `schema` changes when fields change meaning.
 #[derive(Clone, Debug, Serialize)]
 pub struct ComponentReport {
+    /// [`COMPONENT_SCHEMA`].
     pub schema: u32,
+    /// What was measured, as asked.
     pub config: ComponentConfig,
+    /// The machine the bench ran on (CPUs, architecture, OS, tick source and its frequency).
     pub machine: Machine,
     /// Milliseconds to build the program's switch (compile + load entries; median over runs).
     pub build_ms: f64,
+    /// The program's figures.
     pub program: Side,
+    /// The baseline's figures, measured alternating with the program's.
     pub baseline: Side,
     /// Eq. 4: median ticks per packet of the program minus the baseline's (per run pair).
     pub eq4_ticks: Option<Spread>,
+    /// `eq4_ticks` in ns at the measured TSC frequency.
     pub eq4_ns: Option<Spread>,
     /// Eq. 3: f/r − f/r_baseline in ticks (per run pair, at the first core count).
     pub eq3_ticks: Option<Spread>,
+    /// `eq3_ticks` in ns at the measured TSC frequency.
     pub eq3_ns: Option<Spread>,
     /// The profile runs (`None` without a profiling build).
     pub stages: Option<Stages>,
     /// The component models' prediction beside the measurement (with `--models` and the
     /// latency mode).
     pub prediction: Option<Prediction>,
+    /// Wall time of the whole bench in seconds.
     pub wall_s: f64,
 }
 

@@ -11,6 +11,7 @@
 //! Documentation of the flags, the output and the JSON schema: docs/bench.md.
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod component;

@@ -213,6 +213,7 @@ pub struct Term {
 pub struct Prediction {
     /// The models' file.
     pub models: String,
+    /// The parser's term, then one per table with keys.
     pub terms: Vec<Term>,
     /// The baseline's measured median latency (ns).
     pub baseline_ns: f64,

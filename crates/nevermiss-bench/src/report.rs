@@ -15,9 +15,13 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Facts about the machine and the clock.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Machine {
+    /// Logical CPUs the process may use (`std::thread::available_parallelism`).
     pub nproc: usize,
+    /// The CPUs workers may be pinned to (the process's affinity mask), in order.
     pub available_cpus: Vec<usize>,
+    /// The CPU architecture (`std::env::consts::ARCH`).
     pub arch: String,
+    /// The operating system (`std::env::consts::OS`).
     pub os: String,
     /// `rdtsc` or `instant-ns`.
     pub tick_source: String,
@@ -32,11 +36,17 @@ pub struct Machine {
 /// Percentiles of a merged histogram (all runs of a point), in ticks.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Percentiles {
+    /// The fewest ticks a packet took.
     pub min: u64,
+    /// The 50th percentile.
     pub median: u64,
+    /// The 99th percentile.
     pub p99: u64,
+    /// The 99.9th percentile.
     pub p999: u64,
+    /// The most ticks a packet took.
     pub max: u64,
+    /// The mean ticks per packet.
     pub mean: f64,
 }
 
@@ -57,9 +67,11 @@ impl Percentiles {
 /// One packet class of a latency point.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClassResult {
+    /// What the packets of this class did to the table.
     pub class: Class,
     /// Packets over all runs.
     pub count: u64,
+    /// Packets of each run.
     pub count_per_run: Vec<u64>,
     /// Median ticks: median, min and max over the runs' medians.
     pub median_ticks: Spread,
@@ -70,10 +82,12 @@ pub struct ClassResult {
     pub trimmed_ticks: Option<Estimate>,
     /// Eq. 4 (class median − baseline median), from the runs' medians.
     pub eq4_ticks: Option<Spread>,
+    /// `eq4_ticks` in ns at the measured TSC frequency.
     pub eq4_ns: Option<Spread>,
     /// Eq. 4 on trimmed means (class − baseline), with its 95 % interval: resolves less than
     /// the counter's step, which the medians cannot.
     pub eq4_trimmed_ticks: Option<Estimate>,
+    /// `eq4_trimmed_ticks` in ns at the measured TSC frequency.
     pub eq4_trimmed_ns: Option<Estimate>,
 }
 
@@ -87,26 +101,36 @@ pub struct Ratio {
     pub what: String,
     /// The project's goal: the ratio at most this.
     pub goal_max: f64,
+    /// The ratio with its standard error and 95 % interval (delta method).
     pub estimate: Estimate,
 }
 
 /// A latency-mode point.
 #[derive(Clone, Debug, Serialize)]
 pub struct LatencyPoint {
+    /// The program measured (the forwarder is the baseline).
     pub scenario: Scenario,
     /// `baseline`, `operations` (Table IIIa), `rates` (Table IIIb), `sizes`.
     pub role: String,
+    /// Keys of phase 1 (the table's entries after it; papers/000's m).
     pub m: u64,
+    /// Phase 2's insertion rate: every `r`-th packet carries a new key (0: none; papers/000's r).
     pub r: u64,
+    /// Packets of phase 1 per run (`m`).
     pub phase1_packets: u64,
+    /// Packets of phase 2 per run.
     pub phase2_packets: u64,
     /// New keys in phase 2 (per run).
     pub new_keys: u64,
     /// FLOW_TABLE_SIZE the program was compiled with.
     pub table_size: u64,
+    /// Runs of the point.
     pub runs: usize,
+    /// Entries in the table after each run (m + new keys for add-on-miss).
     pub table_entries_per_run: Vec<u64>,
+    /// Inserts of each run that failed because the table was full.
     pub inserts_full_per_run: Vec<u64>,
+    /// One result per packet class that occurred, in [`Class::ALL`] order.
     pub classes: Vec<ClassResult>,
     /// Where the ticks went, stage by stage (only from a build with the `stage-stamps`
     /// feature), most packets first.
@@ -118,7 +142,9 @@ pub struct LatencyPoint {
 /// (`nevermiss_tables::stamp`), over all runs of a point.
 #[derive(Clone, Debug, Serialize)]
 pub struct StageRow {
+    /// What the packets did to the table.
     pub class: Class,
+    /// Packets of the class that passed exactly these stages, over all runs.
     pub packets: u64,
     /// Median ticks per packet (of the stamped build).
     pub median_ticks: u64,
@@ -137,43 +163,64 @@ impl LatencyPoint {
 /// Eq. 3 against the baseline's median packet rate.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Eq3 {
+    /// The baseline's median packets/s (Eq. 3's r_baseline).
     pub baseline_pps: f64,
+    /// c_avg = f/r − f/r_baseline in TSC ticks per packet (f: the TSC frequency), over the runs.
     pub ticks: Spread,
+    /// The same in ns.
     pub ns: Spread,
 }
 
 /// Eq. 3 per phase and for both phases together.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Eq3Phases {
+    /// Eq. 3 of phase 1 (the inserts).
     pub phase1: Option<Eq3>,
+    /// Eq. 3 of phase 2 (lookups and new keys at rate r).
     pub phase2: Option<Eq3>,
+    /// Eq. 3 of both phases together.
     pub total: Option<Eq3>,
 }
 
 /// A throughput-mode point.
 #[derive(Clone, Debug, Serialize)]
 pub struct ThroughputPoint {
+    /// The program measured (the forwarder is the baseline).
     pub scenario: Scenario,
     /// `baseline`, `operations`, `rates`, `baseline-sizes`, `sizes`.
     pub role: String,
+    /// Keys of phase 1 (papers/000's m).
     pub m: u64,
+    /// Phase 2's insertion rate: every `r`-th packet carries a new key (0: none).
     pub r: u64,
+    /// Worker threads, each with its own RSS-spread queue.
     pub cores: usize,
+    /// Packets per batch a worker takes from its queue.
     pub batch: usize,
+    /// Packets of phase 1 per run.
     pub phase1_packets: u64,
+    /// Packets of phase 2 per run.
     pub phase2_packets: u64,
+    /// New keys in phase 2 (per run).
     pub new_keys: u64,
+    /// FLOW_TABLE_SIZE the program was compiled with.
     pub table_size: u64,
+    /// Runs of the point.
     pub runs: usize,
     /// Packets/s: median and range over runs.
     pub pps_phase1: Spread,
+    /// Packets/s of phase 2: median and range over runs.
     pub pps_phase2: Spread,
+    /// Packets/s of both phases together: median and range over runs.
     pub pps_total: Spread,
+    /// Packets/s of both phases of each run.
     pub pps_total_per_run: Vec<f64>,
     /// Worker CPU time per packet (ns), both phases: not inflated when another process of this
     /// machine takes a worker's CPU (the host's steal and cache contention still show).
     pub cpu_ns_per_packet: Spread,
+    /// Entries in the table after each run.
     pub table_entries_per_run: Vec<u64>,
+    /// Inserts of each run that failed because the table was full.
     pub inserts_full_per_run: Vec<u64>,
     /// Eq. 3 (absent for the baseline).
     pub eq3: Option<Eq3Phases>,
@@ -182,17 +229,24 @@ pub struct ThroughputPoint {
 /// An HdrHistogram log written to `--hdr-dir`.
 #[derive(Clone, Debug, Serialize)]
 pub struct HdrFile {
+    /// The log's path (`DIR/<scenario>.<class>.hlog`).
     pub file: String,
+    /// The program its packets ran through.
     pub scenario: Scenario,
+    /// The packet class it holds.
     pub class: Class,
+    /// Intervals in it: one per run of each point.
     pub intervals: usize,
 }
 
 /// Everything `nevermiss bench` measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct BenchReport {
+    /// [`SCHEMA_VERSION`].
     pub schema: u32,
+    /// What was measured, as asked.
     pub config: BenchConfig,
+    /// The machine and its clock.
     pub machine: Machine,
     /// Median ticks per packet of the forwarder (Eq. 4's t_baseline).
     pub baseline_latency_ticks: Option<f64>,
@@ -200,8 +254,11 @@ pub struct BenchReport {
     pub baseline_trimmed_ticks: Option<Estimate>,
     /// Table III's ratios on trimmed means (absent when a scenario was not run).
     pub table3_ratios: Vec<Ratio>,
+    /// The latency-mode points, baseline first.
     pub latency: Vec<LatencyPoint>,
+    /// The throughput-mode points, baseline first.
     pub throughput: Vec<ThroughputPoint>,
+    /// The HdrHistogram logs written (empty without `--hdr-dir`).
     pub hdr_logs: Vec<HdrFile>,
     /// Time to compile the add-on-miss program to machine code (engine `jit`), ms.
     pub compile_ms: Option<f64>,
