@@ -60,6 +60,21 @@ pub enum BenchError {
     },
     /// The traffic generator refused its configuration.
     Gen(GenError),
+    /// A capture file of traffic (`--pcap`) could not be read: missing, malformed or truncated
+    /// (the reader's message names the byte offset), or holding no packet.
+    Pcap {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: String,
+    },
+    /// A file of component models (`--models`, the lab's `models.json`) could not be read.
+    Models {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: String,
+    },
     /// A run of the switch failed (pinning, workers, ports).
     Run(RunError),
     /// A thread of the benchmark panicked (a bug); `what` names it.
@@ -127,6 +142,8 @@ impl fmt::Display for BenchError {
             E::Hdr(e) => write!(f, "{e}"),
             E::Samples { path, error } => write!(f, "--samples {}: {error}", path.display()),
             E::Gen(e) => write!(f, "{e}"),
+            E::Pcap { path, error } => write!(f, "--pcap {}: {error}", path.display()),
+            E::Models { path, error } => write!(f, "--models {}: {error}", path.display()),
             E::Run(e) => write!(f, "{e}"),
             E::Panicked(what) => write!(f, "{what} panicked"),
             E::Task {

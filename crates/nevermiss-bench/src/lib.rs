@@ -22,10 +22,12 @@ pub mod latency;
 pub mod learn;
 pub mod model;
 pub mod p4rt;
+pub mod predict;
 pub mod report;
 pub mod samples;
 pub mod scenario;
 pub mod throughput;
+pub mod traffic;
 // unsafe: reading the TSC (`rdtsc`, `lfence`, `rdtscp`).
 #[allow(unsafe_code)]
 pub mod tsc;
@@ -55,6 +57,26 @@ pub const MAX_PHASE2: u64 = 1 << 27;
 pub const SAMPLES_EVERY: u64 = 997;
 /// Default `--samples-max`: rare phase-2 packets kept per point.
 pub const SAMPLES_MAX: u64 = 10_000;
+
+/// Core counts of a throughput mode (`--cores`): at least one, each from 1 to the CPUs this
+/// process may use; the message names the flag.
+pub fn check_cores(cores: &[usize]) -> Result<(), String> {
+    let ncpu = nevermiss_runtime::workers::available_cpus().len();
+    if cores.is_empty() {
+        return Err("--cores: give at least one core count".into());
+    }
+    for &c in cores {
+        if c == 0 {
+            return Err("--cores: a core count must be at least 1".into());
+        }
+        if c > ncpu {
+            return Err(format!(
+                "--cores {c}: only {ncpu} cpus are available to this process"
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// What to measure.
 #[derive(Clone, Debug, Serialize)]
@@ -196,19 +218,8 @@ impl BenchConfig {
                 nevermiss_io::BATCH_MAX
             ));
         }
-        let ncpu = nevermiss_runtime::workers::available_cpus().len();
-        if self.throughput && self.cores.is_empty() {
-            return bad("--cores: give at least one core count".into());
-        }
-        for &c in &self.cores {
-            if c == 0 {
-                return bad("--cores: a core count must be at least 1".into());
-            }
-            if c > ncpu {
-                return bad(format!(
-                    "--cores {c}: only {ncpu} cpus are available to this process"
-                ));
-            }
+        if self.throughput {
+            check_cores(&self.cores).map_err(BenchError::Options)?;
         }
         if !self.latency && !self.throughput {
             return bad("neither latency nor throughput mode selected".into());

@@ -131,19 +131,30 @@ pub fn p4info_json(p: &P4Info) -> String {
     s
 }
 
-/// Parses a P4Info in text format (`#` comments allowed), e.g. p4c's `.p4info.txtpb`.
-pub fn parse_p4info_text(text: &str) -> Result<P4Info, TextFormatError> {
-    let m = DynamicMessage::parse_text_format(descriptor("p4.config.v1.P4Info"), text)
+/// Parses a message `name` of the P4Runtime protocol in text format (`#` comments allowed).
+fn parse_text<M: Message + Default>(name: &str, text: &str) -> Result<M, TextFormatError> {
+    let m = DynamicMessage::parse_text_format(descriptor(name), text)
         .map_err(TextFormatError::Parse)?;
-    P4Info::decode(m.encode_to_vec().as_slice()).map_err(TextFormatError::Decode)
+    M::decode(m.encode_to_vec().as_slice()).map_err(TextFormatError::Decode)
 }
 
-/// Why a P4Info in text format did not load.
+/// Parses a P4Info in text format (`#` comments allowed), e.g. p4c's `.p4info.txtpb`.
+pub fn parse_p4info_text(text: &str) -> Result<P4Info, TextFormatError> {
+    parse_text("p4.config.v1.P4Info", text)
+}
+
+/// Parses a P4Runtime `WriteRequest` in text format (`#` comments allowed): the updates a
+/// controller would send, e.g. `updates { type: INSERT entity { table_entry { ... } } }`.
+pub fn parse_write_text(text: &str) -> Result<crate::pb::p4::v1::WriteRequest, TextFormatError> {
+    parse_text("p4.v1.WriteRequest", text)
+}
+
+/// Why a message in text format (a P4Info, a WriteRequest) did not load.
 #[derive(Debug)]
 pub enum TextFormatError {
-    /// The text is not a P4Info in protobuf text format (with the position).
+    /// The text is not the message in protobuf text format (with the position).
     Parse(prost_reflect::text_format::ParseError),
-    /// The message parsed but does not decode as a P4Info.
+    /// The message parsed but does not decode as its type.
     Decode(prost::DecodeError),
 }
 

@@ -18,3 +18,4 @@ pub mod profiles;
 pub mod queues;
 pub mod server;
 pub mod wire;
+pub mod writes;

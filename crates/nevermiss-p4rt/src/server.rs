@@ -729,16 +729,7 @@ impl Device {
             .updates
             .iter()
             .map(|u| {
-                let op = match u.r#type {
-                    1 => Op::Insert,
-                    2 => Op::Modify,
-                    3 => Op::Delete,
-                    _ => {
-                        return Err(ControlError::InvalidArgument(
-                            "update type unspecified".into(),
-                        ))
-                    }
-                };
+                let op = update_op(u.r#type)?;
                 let Some(ent) = u.entity.as_ref().and_then(|e| e.entity.as_ref()) else {
                     return Err(ControlError::InvalidArgument("entity unset".into()));
                 };
@@ -1908,5 +1899,17 @@ impl Port for CpuPort {
             "{}=cpu (PacketOut in, PacketIn to the primary)",
             self.dev.opts.cpu_port
         )
+    }
+}
+
+/// The operation of an `Update.type` (P4Runtime §9.1: INSERT 1, MODIFY 2, DELETE 3).
+pub(crate) fn update_op(t: i32) -> Result<Op, ControlError> {
+    match t {
+        1 => Ok(Op::Insert),
+        2 => Ok(Op::Modify),
+        3 => Ok(Op::Delete),
+        _ => Err(ControlError::InvalidArgument(
+            "update type unspecified".into(),
+        )),
     }
 }

@@ -259,10 +259,11 @@ fn plan(
             && keys.iter().map(|k| k.0).eq(prefetch.iter().copied()))
         .then(|| keys.to_vec())
     });
-    // Not with update probes: a hit in specialised code would not fire them.
+    // Not with update probes: a hit in specialised code would not fire them; nor in a
+    // profiling build, whose table lookups are timed in the runtime's helpers.
     let specs = Specs::new(
         prog,
-        native.is_some() && !config.track_updates,
+        native.is_some() && !config.track_updates && config.profile.is_none(),
         crate::engine::native::helpers(),
     );
     Plan::new(native, specs, fast_headers, prefetch, prefetch_keys)

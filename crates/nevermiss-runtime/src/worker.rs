@@ -82,6 +82,13 @@ impl Warm {
 }
 
 impl Worker {
+    /// What a profiling build (`Config::profile`) measured in this worker's
+    /// [`Worker::process`] calls since it was made or last cleared; `None` in the plain build.
+    /// (A batch's other packet states keep their own, not read here.)
+    pub fn profile(&mut self) -> Option<&mut crate::engine::profile::Profile> {
+        self.ex.profile.as_deref_mut()
+    }
+
     /// A worker for `sw`; `id` seeds its random generator.
     pub fn new(sw: Arc<Switch>, id: u64) -> Worker {
         let ex = Exec::new(&sw, id);

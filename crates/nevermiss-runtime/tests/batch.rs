@@ -2,7 +2,8 @@
 //! `Worker::process_batch_ahead` (the same, prefetching the next packets' headers) give the
 //! same outputs and the same table contents as running the packets one by one — also when
 //! packets of one batch insert and then hit the same key, or update the same entry; and the
-//! interpreter, packet by packet, gives those outputs and contents too.
+//! interpreter, packet by packet, gives those outputs and contents too. And a profiling build
+//! (`Config::profile`) gives the same outputs as the plain one.
 
 mod common;
 use common::build;
@@ -19,16 +20,22 @@ fn switch(name: &str) -> Arc<Switch> {
 }
 
 fn switch_on(name: &str, engine: Engine) -> Arc<Switch> {
+    switch_with(
+        name,
+        Config {
+            engine,
+            ..Config::default()
+        },
+    )
+}
+
+fn switch_with(name: &str, config: Config) -> Arc<Switch> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
         .join(format!("{name}.p4"));
     let opts = Options {
         defines: vec![("FLOW_TABLE_SIZE".into(), "1024".into())],
         ..Options::default()
-    };
-    let config = Config {
-        engine,
-        ..Config::default()
     };
     build(&path, &opts, config).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -292,4 +299,76 @@ fn warming_leaves_the_real_switch_alone() {
         w.maintain();
     }
     assert_eq!(w.warmings(), 0);
+}
+
+/// The profiling build's clock in this test: a counter, one step per read, so a block or a
+/// lookup without timed parts inside it takes exactly 1 tick.
+static TICKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn counter_clock() -> u64 {
+    TICKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A profiling build (`Config::profile`: PNA's blocks one by one, every block and table lookup
+/// between two clock reads, no re-specialised table code) sends the same packets and leaves
+/// the same table contents as the plain build, and its profile counts every block of every
+/// packet and every lookup of the tables.
+#[test]
+fn a_profiling_build_gives_the_same_outputs_and_times_every_block() {
+    let pkts = packets();
+    for name in [
+        "pna-add-on-miss",
+        "pna-forwarder",
+        "v1model-router",
+        "psa-host-routes",
+    ] {
+        let entries_stf = setup(name, &pkts);
+        let plain = switch(name);
+        let profiled = switch_with(
+            name,
+            Config {
+                profile: Some(counter_clock),
+                ..Config::default()
+            },
+        );
+        let mut outs = Vec::new();
+        for sw in [&plain, &profiled] {
+            nevermiss_runtime::stf::run_stf(sw.clone(), &entries_stf)
+                .unwrap_or_else(|e| panic!("{e:?}"));
+            let mut w = Worker::new(sw.clone(), 0);
+            assert_eq!(w.profile().is_some(), Arc::ptr_eq(sw, &profiled));
+            let got: Vec<_> = pkts
+                .iter()
+                .map(|p| w.process(p.data(), p.port, p.ts_ns).as_slice().to_vec())
+                .collect();
+            outs.push(got);
+            if Arc::ptr_eq(sw, &profiled) {
+                let prof = w.profile().unwrap();
+                let n = pkts.len() as u64;
+                // The first parser runs once per packet and holds no timed lookup.
+                let (_, parser) = prof.blocks[0];
+                assert_eq!((parser.calls, parser.ticks), (n, n), "{name}");
+                assert!(prof.blocks.len() >= 3, "{name}: {:?}", prof.blocks);
+                for (i, t) in sw.tables().enumerate() {
+                    let st = t.stats();
+                    if sw.prog().tables[i].entries_const {
+                        continue;
+                    }
+                    assert_eq!(
+                        prof.tables[i].calls,
+                        st.hits + st.misses,
+                        "{name}: table {i}: every apply a timed lookup"
+                    );
+                    assert_eq!(prof.tables[i].ticks, prof.tables[i].calls, "{name}");
+                }
+                assert!(prof.tables.iter().any(|t| t.calls > 0), "{name}");
+            }
+        }
+        assert_eq!(outs[0], outs[1], "{name}: the same outputs");
+        assert_eq!(
+            entries(&plain),
+            entries(&profiled),
+            "{name}: the same tables"
+        );
+    }
 }

@@ -270,9 +270,12 @@ pub enum BenchWhat {
     /// d_control/d_data/d_all of modifies under traffic with packets that saw no entry counted
     /// (docs/p4runtime.md).
     P4rt(P4rtArgs),
-    /// Any program's cost per packet against a baseline forwarder on the same generated
-    /// packets: latency (TSC ticks, Eq. 4) and throughput (Eq. 3), runs alternating
-    /// (papers/004's component micro-benchmarks; docs/bench.md).
+    /// Any program's cost per packet against a baseline forwarder on the same packets
+    /// (generated or from a capture): latency (TSC ticks, Eq. 4, percentiles) and throughput
+    /// on 1..N cores (Eq. 3), runs alternating; each table's applies, hits and misses,
+    /// interpreter fallbacks per packet, per-stage and per-lookup costs from a profiling
+    /// build, and the component models' prediction (papers/004; docs/bench.md).
+    #[command(visible_alias = "program")]
     Component(Box<ComponentArgs>),
     /// papers/001's comparison: the same flow table learning its entries with add-on-miss
     /// (add_entry in the data plane) and with a digest to an in-process controller that
@@ -386,6 +389,11 @@ pub struct ComponentArgs {
     /// Control-plane commands (STF syntax) loaded into the program before every run.
     #[arg(long, value_name = "FILE")]
     pub entries: Vec<PathBuf>,
+    /// P4Runtime WriteRequests in protobuf text format (`updates { type: INSERT entity { ... }
+    /// }`, ids of the program's P4Info as `nevermiss p4info` prints it) applied to the program
+    /// after --entries before every run.
+    #[arg(long, value_name = "FILE")]
+    pub writes: Vec<PathBuf>,
     /// The baseline (default examples/bench/forward.p4); compiled with the same -I/-D.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
@@ -393,13 +401,22 @@ pub struct ComponentArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline_entries: Vec<PathBuf>,
     /// The packets of every run: a two-phase generator spec as in `--port N=gen:...`
-    /// (keys m, r, count, field, seed, size, flows).
-    #[arg(
-        long,
-        value_name = "SPEC",
-        default_value = "two-phase,m=1024,count=65536"
-    )]
-    pub gen: String,
+    /// (keys m, r, count, field, seed, size, flows) [default: two-phase,m=1024,count=65536].
+    #[arg(long, value_name = "SPEC", conflicts_with = "pcap")]
+    pub gen: Option<String>,
+    /// The packets of every run: the frames of this pcap or pcapng file, in order.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Core counts of the throughput mode: a list (1,2) or a range (1..2); Eq. 3 at the first.
+    #[arg(long, value_name = "LIST", default_value = "1")]
+    pub cores: String,
+    /// No profile runs (the per-stage and per-lookup costs of a profiling build).
+    #[arg(long)]
+    pub no_stages: bool,
+    /// Component models to predict the program's cost from: the `models.json` that
+    /// `nevermiss-lab reproduce 004` writes (latency mode).
+    #[arg(long, value_name = "FILE")]
+    pub models: Option<PathBuf>,
     /// Which modes to run.
     #[arg(long, value_enum, default_value_t = ModeArg::Both)]
     pub mode: ModeArg,
@@ -540,11 +557,15 @@ fn run_learn(a: LearnArgs) -> Result<(), String> {
     JsonOut::write(json, serde_json::to_string_pretty(&rep))
 }
 
-/// Loads a program once; every run builds a fresh switch of it and loads its entries.
+/// Loads a program once; every run builds a fresh switch of it and loads its entries (STF
+/// commands) and P4Runtime writes (a profiling build with `profile`: `Config::profile` read
+/// with the TSC).
 fn builder(
     a: &ComponentArgs,
     path: &std::path::Path,
     entries: &[PathBuf],
+    writes: &[PathBuf],
+    profile: bool,
 ) -> Result<
     impl Fn() -> Result<
         std::sync::Arc<nevermiss_runtime::Switch>,
@@ -553,7 +574,21 @@ fn builder(
     String,
 > {
     let prog = a.source.load(path)?;
-    let config = a.switch.config(&prog, path)?;
+    let mut config = a.switch.config(&prog, path)?;
+    // The program's WriteRequests, read and parsed once.
+    let writes = writes
+        .iter()
+        .map(|w| {
+            let text =
+                std::fs::read_to_string(w).map_err(|e| format!("--writes {}: {e}", w.display()))?;
+            nevermiss_p4rt::format::parse_write_text(&text)
+                .map_err(|e| format!("--writes {}: {e}", w.display()))
+                .map(|r| (w.clone(), r))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if profile {
+        config.profile = Some(nevermiss_bench::tsc::start);
+    }
     let (path, entries) = (path.to_path_buf(), entries.to_vec());
     let build = move || -> Result<_, nevermiss_bench::component::BuildFailed> {
         let sw = std::sync::Arc::new(
@@ -563,6 +598,10 @@ fn builder(
         for e in &entries {
             crate::run_cmd::apply_entries(&sw, e)?;
         }
+        for (w, req) in &writes {
+            nevermiss_p4rt::writes::apply(&sw, req)
+                .map_err(|e| format!("--writes {}: {e}", w.display()))?;
+        }
         Ok(sw)
     };
     // Fail on bad entries before measuring anything.
@@ -571,28 +610,64 @@ fn builder(
 }
 
 fn run_component(a: ComponentArgs) -> Result<(), String> {
-    let gen = nevermiss_io::gen::parse_gen_spec(&a.gen, 0).map_err(|e| format!("--gen: {e}"))?;
+    use nevermiss_bench::component::{Builds, ComponentConfig};
+    use nevermiss_bench::traffic::Traffic;
+    let (traffic, gen_spec) = match &a.pcap {
+        Some(p) => (Traffic::from_pcap(p).map_err(|e| e.to_string())?, None),
+        None => {
+            let spec = a
+                .gen
+                .clone()
+                .unwrap_or_else(|| "two-phase,m=1024,count=65536".into());
+            let gen =
+                nevermiss_io::gen::parse_gen_spec(&spec, 0).map_err(|e| format!("--gen: {e}"))?;
+            (Traffic::Gen(gen), Some(spec))
+        }
+    };
+    let cores = parse_cores(&a.cores)?;
+    let throughput = a.mode != ModeArg::Latency;
+    if throughput {
+        nevermiss_bench::check_cores(&cores)?;
+    }
+    let models = match &a.models {
+        Some(p) => Some(nevermiss_bench::predict::Models::read(p).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let json = JsonOut::open(&a.json)?;
     let baseline = a
         .baseline
         .clone()
         .unwrap_or_else(|| Scenario::Forward.default_program());
-    let prog = builder(&a, &a.program, &a.entries)?;
-    let base = builder(&a, &baseline, &a.baseline_entries)?;
-    let cfg = nevermiss_bench::component::ComponentConfig {
+    let prog = builder(&a, &a.program, &a.entries, &a.writes, false)?;
+    let base = builder(&a, &baseline, &a.baseline_entries, &[], false)?;
+    let profiled = if a.no_stages {
+        None
+    } else {
+        Some(builder(&a, &a.program, &a.entries, &a.writes, true)?)
+    };
+    let cfg = ComponentConfig {
         program: a.program.display().to_string(),
         baseline: baseline.display().to_string(),
-        gen,
-        gen_spec: a.gen.clone(),
+        traffic,
+        gen_spec,
+        pcap: a.pcap.as_ref().map(|p| p.display().to_string()),
         latency: a.mode != ModeArg::Throughput,
-        throughput: a.mode != ModeArg::Latency,
+        throughput,
         runs: a.runs,
         batch: a.batch,
+        cores,
         pin: !a.no_pin,
         hdr_dir: a.hdr_dir.clone(),
     };
+    let builds = Builds {
+        program: &prog,
+        baseline: &base,
+        profile: profiled
+            .as_ref()
+            .map(|b| b as &nevermiss_bench::component::Build<'_>),
+    };
     let quiet = a.quiet;
-    let rep = nevermiss_bench::component::run(&cfg, &prog, &base, |line| {
+    let rep = nevermiss_bench::component::run(&cfg, &builds, models.as_ref(), |line| {
         if !quiet {
             eprintln!("bench component: {line}");
         }

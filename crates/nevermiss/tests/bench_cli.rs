@@ -801,3 +801,427 @@ fn bench_learn_bad_flags_exit_2() {
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// The program of the `bench program` tests: an lpm route and, on a route's hit, an exact ACL
+/// whose hit action multiplies a 128-bit value (wide arithmetic, which the compiled engine
+/// leaves to the interpreter: one fallback per ACL hit, docs/jit.md).
+const TWO_TABLES_P4: &str = r#"
+#include <core.p4>
+#include <pna.p4>
+header ethernet_t { bit<48> dst_addr; bit<48> src_addr; bit<16> ether_type; }
+header ipv4_t {
+    bit<4> version; bit<4> ihl; bit<8> diffserv; bit<16> total_len; bit<16> identification;
+    bit<3> flags; bit<13> frag_offset; bit<8> ttl; bit<8> protocol; bit<16> hdr_checksum;
+    bit<32> src_addr; bit<32> dst_addr;
+}
+struct headers_t { ethernet_t eth; ipv4_t ipv4; }
+struct meta_t { }
+parser MainParserImpl(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                      in pna_main_parser_input_metadata_t istd) {
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(hdr.eth.ether_type) { 0x0800: parse_ipv4; default: accept; }
+    }
+    state parse_ipv4 { pkt.extract(hdr.ipv4); transition accept; }
+}
+control PreControlImpl(in headers_t hdr, inout meta_t meta, in pna_pre_input_metadata_t istd,
+                       inout pna_pre_output_metadata_t ostd) { apply { } }
+control MainControlImpl(inout headers_t hdr, inout meta_t meta,
+                        in pna_main_input_metadata_t istd, inout pna_main_output_metadata_t ostd) {
+    action fwd(PortId_t port) { send_to_port(port); }
+    action mark() {
+        bit<128> w = (bit<128>)hdr.ipv4.src_addr;
+        w = w * 3;
+        hdr.ipv4.identification = w[15:0];
+    }
+    action drop() { drop_packet(); }
+    table route {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { fwd; drop; }
+        default_action = drop();
+    }
+    table acl {
+        key = { hdr.ipv4.src_addr : exact; }
+        actions = { mark; NoAction; }
+        default_action = NoAction();
+    }
+    apply {
+        if (hdr.ipv4.isValid() && route.apply().hit) {
+            acl.apply();
+        }
+    }
+}
+control MainDeparserImpl(packet_out pkt, in headers_t hdr, in meta_t meta,
+                         in pna_main_output_metadata_t ostd) {
+    apply { pkt.emit(hdr.eth); pkt.emit(hdr.ipv4); }
+}
+PNA_NIC(MainParserImpl(), PreControlImpl(), MainControlImpl(), MainDeparserImpl()) main;
+"#;
+
+const TWO_TABLES_ENTRIES: &str = "\
+add MainControlImpl.route hdr.ipv4.dst_addr:0x0a000000/8 fwd(port:1)
+add MainControlImpl.acl hdr.ipv4.src_addr:0x01010101 mark()
+";
+
+/// A 64-byte Ethernet + IPv4 frame from `src` to `dst` (zero padding after the IPv4 header).
+fn ipv4_frame(src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
+    f.extend_from_slice(&[0x45, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.resize(64, 0);
+    f
+}
+
+/// The program, its entries and a pcap in a fresh folder: 10 frames, 6 to 10.0.0.0/8 (route
+/// hits; 2 of them from 1.1.1.1, ACL hits) and 4 elsewhere (route misses).
+fn two_tables(dir: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let d = tmp(dir);
+    std::fs::create_dir_all(&d).unwrap();
+    let (p4, ent, pcap) = (d.join("prog.p4"), d.join("prog.entries"), d.join("in.pcap"));
+    std::fs::write(&p4, TWO_TABLES_P4).unwrap();
+    std::fs::write(&ent, TWO_TABLES_ENTRIES).unwrap();
+    let mut w = nevermiss_io::PcapWriter::create(&pcap).unwrap();
+    let frames = [
+        ([1, 1, 1, 1], [10, 0, 0, 1]),
+        ([2, 2, 2, 2], [10, 1, 0, 1]),
+        ([1, 1, 1, 1], [10, 2, 0, 1]),
+        ([3, 3, 3, 3], [10, 3, 0, 1]),
+        ([4, 4, 4, 4], [10, 4, 0, 1]),
+        ([5, 5, 5, 5], [10, 5, 0, 1]),
+        ([1, 1, 1, 1], [192, 168, 0, 1]),
+        ([6, 6, 6, 6], [192, 168, 0, 2]),
+        ([7, 7, 7, 7], [172, 16, 0, 1]),
+        ([8, 8, 8, 8], [11, 0, 0, 1]),
+    ];
+    for (i, (s, d)) in frames.iter().enumerate() {
+        w.write_packet(&ipv4_frame(*s, *d), i as u64 * 1000)
+            .unwrap();
+    }
+    w.flush().unwrap();
+    (p4, ent, pcap)
+}
+
+fn table<'a>(side: &'a Value, name: &str) -> &'a Value {
+    side["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no table {name} in {side}"))
+}
+
+/// `bench program` (the alias of `bench component`) on a program with entries and a pcap: the
+/// tables' applies, hits and misses are the ones the packets make, the ACL's hit action's
+/// 128-bit multiplication shows as one fallback per ACL hit, the profile runs give every block
+/// and time every lookup, and the JSON carries it all.
+#[test]
+fn bench_program_reports_tables_fallbacks_and_stages_of_a_pcap() {
+    let (p4, ent, pcap) = two_tables("two-tables");
+    let json = tmp("two-tables.json");
+    let o = run(&[
+        "program",
+        p4.to_str().unwrap(),
+        "--entries",
+        ent.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--runs",
+        "2",
+        "--cores",
+        "1",
+        "--no-pin",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for want in [
+        "MainControlImpl.route",
+        "MainControlImpl.acl",
+        "interpreter fallbacks: 0.20 per packet (2 in a run of 10 packets)",
+        "parser   MainParserImpl",
+        "control  MainControlImpl",
+        "p99.9",
+    ] {
+        assert!(text.contains(want), "no `{want}` in\n{text}");
+    }
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = &v["program"];
+    assert_eq!(u(&p["packets_per_run"]), 10);
+    assert_eq!(u(&p["counted_packets"]), 10);
+    let route = table(p, "MainControlImpl.route");
+    assert_eq!(route["match_kind"], "lpm");
+    assert_eq!(
+        (u(&route["applies"]), u(&route["hits"]), u(&route["misses"])),
+        (10, 6, 4)
+    );
+    assert_eq!(route["applies_per_packet"].as_f64(), Some(1.0));
+    let acl = table(p, "MainControlImpl.acl");
+    assert_eq!(acl["match_kind"], "exact");
+    assert_eq!(
+        (u(&acl["applies"]), u(&acl["hits"]), u(&acl["misses"])),
+        (6, 2, 4)
+    );
+    // The profiling build takes no re-specialised code: every apply is a timed lookup.
+    assert_eq!(u(&route["lookups_timed"]), 10);
+    assert_eq!(u(&acl["lookups_timed"]), 6);
+    assert!(acl["lookup_ticks"]["median"].as_f64().unwrap() > 0.0);
+    assert_eq!(u(&p["fallbacks"]), 2);
+    assert_eq!(u(&v["baseline"]["fallbacks"]), 0);
+    let qs: Vec<f64> = p["latency_quantiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["q"].as_f64().unwrap())
+        .collect();
+    assert_eq!(qs, [0.5, 0.9, 0.99, 0.999]);
+    let ticks: Vec<u64> = p["latency_quantiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| u(&q["ticks"]))
+        .collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
+    let thr = p["throughput"].as_array().unwrap();
+    assert_eq!(thr.len(), 1);
+    assert_eq!(u(&thr[0]["cores"]), 1);
+    let st = &v["stages"];
+    assert_eq!(u(&st["packets_per_run"]), 10);
+    let blocks: Vec<&str> = st["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["block"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        blocks,
+        [
+            "MainParserImpl",
+            "PreControlImpl",
+            "MainControlImpl",
+            "MainDeparserImpl"
+        ]
+    );
+    assert!(st["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| b["calls_per_packet"].as_f64() == Some(1.0)));
+    assert_eq!(v["config"]["pcap"], pcap.to_str().unwrap());
+    assert!(v["config"]["gen_spec"].is_null());
+    assert!(v["prediction"].is_null(), "no --models");
+}
+
+/// `--models`: the lab's `models.json` gives each table's and the parser's term; the
+/// prediction is the baseline's measured median plus the terms.
+#[test]
+fn bench_program_predicts_from_component_models() {
+    let (p4, ent, pcap) = two_tables("two-tables-models");
+    let models = tmp("models.json");
+    std::fs::write(
+        &models,
+        r#"{"exact-entries": {"parts": [{"template": "const", "params": [10.0], "x_max": 7}],
+                              "extra": {"log_x": true}},
+            "lpm-entries": {"parts": [{"template": "lin", "params": [1.0, 20.0], "x_max": 4}],
+                            "extra": {"log_x": true}},
+            "parsed-headers": {"parts": [{"template": "const", "params": [5.0], "x_max": 63}],
+                               "extra": {"log_x": false}}}"#,
+    )
+    .unwrap();
+    let json = tmp("two-tables-models.json");
+    let o = run(&[
+        "program",
+        p4.to_str().unwrap(),
+        "--entries",
+        ent.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--mode",
+        "latency",
+        "--no-stages",
+        "--models",
+        models.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("predicted"), "{text}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let pr = &v["prediction"];
+    let terms = pr["terms"].as_array().unwrap();
+    // The parser: 2 extracts, fewer than the skeleton's 4: the model at 0.
+    assert_eq!(terms[0]["x"].as_f64(), Some(0.0));
+    assert_eq!(terms[0]["ns"].as_f64(), Some(5.0));
+    // route: lpm, 1 entry (log10 1 = 0: 20 ns), once per packet; acl: exact, 0.6 per packet.
+    assert_eq!(terms[1]["what"], "MainControlImpl.route");
+    assert_eq!(terms[1]["ns"].as_f64(), Some(20.0));
+    assert_eq!(terms[2]["what"], "MainControlImpl.acl");
+    assert!((terms[2]["ns"].as_f64().unwrap() - 6.0).abs() < 1e-9);
+    let base = pr["baseline_ns"].as_f64().unwrap();
+    assert!((pr["predicted_ns"].as_f64().unwrap() - (base + 31.0)).abs() < 1e-6);
+    assert!(v["stages"].is_null(), "--no-stages");
+}
+
+/// Bad arguments of `bench program` exit 2 with `error: ...` before measuring.
+#[test]
+fn bench_program_bad_arguments_exit_2() {
+    let (p4, ent, pcap) = two_tables("two-tables-bad");
+    let d = pcap.parent().unwrap().to_path_buf();
+    // A pcap cut in the middle of its second record.
+    let bytes = std::fs::read(&pcap).unwrap();
+    let cut = d.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..24 + 16 + 64 + 10]).unwrap();
+    let empty = d.join("empty.pcap");
+    std::fs::write(&empty, &bytes[..24]).unwrap();
+    let bad_models = d.join("bad-models.json");
+    std::fs::write(
+        &bad_models,
+        r#"{"x": {"parts": [{"template": "zz", "params": [1]}]}}"#,
+    )
+    .unwrap();
+    let (p4, ent) = (p4.to_str().unwrap(), ent.to_str().unwrap());
+    for (args, want) in [
+        (vec!["--pcap", cut.to_str().unwrap()], "truncated"),
+        (vec!["--pcap", empty.to_str().unwrap()], "no packet"),
+        (
+            vec!["--pcap", "/nonexistent.pcap"],
+            "--pcap /nonexistent.pcap",
+        ),
+        (
+            vec!["--pcap", pcap.to_str().unwrap(), "--gen", "two-phase"],
+            "cannot be used with",
+        ),
+        (vec!["--cores", "0"], "--cores"),
+        (vec!["--cores", "4097"], "--cores"),
+        (vec!["--cores", "x"], "--cores"),
+        (
+            vec!["--models", bad_models.to_str().unwrap()],
+            "unknown template `zz`",
+        ),
+        (vec!["--models", "/nonexistent.json"], "--models"),
+        (vec!["--gen", "two-phase,m=0"], "--gen"),
+        (vec!["--runs", "0"], "runs"),
+    ] {
+        let mut a = vec!["program", p4, "--entries", ent, "-q"];
+        a.extend(args.iter().copied());
+        let o = run(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("error") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// `--writes`: the same entries as P4Runtime WriteRequests in text format, with the ids of the
+/// program's P4Info (`nevermiss p4info --format json`), give the same applies, hits and misses;
+/// an update the switch refuses exits 2 naming it.
+#[test]
+fn bench_program_loads_p4runtime_writes() {
+    let (p4, _, pcap) = two_tables("two-tables-writes");
+    let d = pcap.parent().unwrap().to_path_buf();
+    let info = bin()
+        .args(["p4info", p4.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(info.status.success());
+    let info: Value = serde_json::from_slice(&info.stdout).unwrap();
+    let id = |kind: &str, name: &str| -> u64 {
+        let v = info[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["preamble"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        v["preamble"]["id"].as_u64().unwrap()
+    };
+    let (route, acl) = (
+        id("tables", "MainControlImpl.route"),
+        id("tables", "MainControlImpl.acl"),
+    );
+    let (fwd, mark) = (
+        id("actions", "MainControlImpl.fwd"),
+        id("actions", "MainControlImpl.mark"),
+    );
+    let writes = d.join("writes.txt");
+    std::fs::write(
+        &writes,
+        format!(
+            "# 10.0.0.0/8 to port 1; the ACL marks 1.1.1.1\n\
+             updates {{ type: INSERT entity {{ table_entry {{ table_id: {route}\n\
+               match {{ field_id: 1 lpm {{ value: \"\\n\\000\\000\\000\" prefix_len: 8 }} }}\n\
+               action {{ action {{ action_id: {fwd} params {{ param_id: 1 value: \"\\001\" }} }} }} }} }} }}\n\
+             updates {{ type: INSERT entity {{ table_entry {{ table_id: {acl}\n\
+               match {{ field_id: 1 exact {{ value: \"\\001\\001\\001\\001\" }} }}\n\
+               action {{ action {{ action_id: {mark} }} }} }} }} }}\n"
+        ),
+    )
+    .unwrap();
+    let json = tmp("two-tables-writes.json");
+    let o = run(&[
+        "program",
+        p4.to_str().unwrap(),
+        "--writes",
+        writes.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--mode",
+        "latency",
+        "--no-stages",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = table(&v["program"], "MainControlImpl.route");
+    assert_eq!(
+        (u(&r["entries"]), u(&r["hits"]), u(&r["misses"])),
+        (1, 6, 4)
+    );
+    let a = table(&v["program"], "MainControlImpl.acl");
+    assert_eq!(
+        (u(&a["entries"]), u(&a["hits"]), u(&a["misses"])),
+        (1, 2, 4)
+    );
+
+    // The same entry twice: the second insert is refused.
+    let twice = d.join("twice.txt");
+    let text = std::fs::read_to_string(&writes).unwrap();
+    let second = text.lines().skip(4).collect::<Vec<_>>().join("\n");
+    std::fs::write(&twice, format!("{text}{second}\n")).unwrap();
+    let bad_text = d.join("bad.txt");
+    std::fs::write(&bad_text, "updates { type: INSERT entity { nonsense: 1 } }").unwrap();
+    for (f, want) in [(&twice, "update 3"), (&bad_text, "--writes")] {
+        let o = run(&[
+            "program",
+            p4.to_str().unwrap(),
+            "--writes",
+            f.to_str().unwrap(),
+            "--pcap",
+            pcap.to_str().unwrap(),
+            "-q",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("error") && err.contains(want), "{err}");
+    }
+}

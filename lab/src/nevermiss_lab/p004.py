@@ -61,7 +61,7 @@ def _task(out: Path, exe: Path, name: str, p: C.Params, baseline: Path, quick: b
     runs = (5 if quick else 9) if p.add_on_miss else (3 if quick else 5)
     argv = [str(exe), "bench", "component", str(prog), "--entries", str(ent), "--baseline", str(baseline),
             "--gen", C.gen_spec(p, count), "--runs", str(runs),
-            "--mode", "latency", "--json", str(d / "out.json"), "--hdr-dir", str(d / "hdr"), "-q"]
+            "--mode", "latency", "--no-stages", "--json", str(d / "out.json"), "--hdr-dir", str(d / "hdr"), "-q"]
     return PointTask(name, argv, str(d), 600.0 if quick else 3600.0, {"program": name}, 0)
 
 

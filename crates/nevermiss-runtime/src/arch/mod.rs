@@ -28,6 +28,7 @@ pub use v1model::{process_v1, v1_finish, v1_parse_first, QueueMeta};
 pub(crate) use v1model::{v1_dequeued, Deferred, EgressJob};
 
 use crate::engine::exec::{Exec, Flow};
+use crate::engine::profile::Block;
 use crate::state::Switch;
 use p4_ir::*;
 
@@ -163,8 +164,32 @@ fn get_rel(ex: &Exec, base: u32, rel: Option<u32>) -> u64 {
         .unwrap_or(0)
 }
 
+/// Runs a control block of the architecture (timed in a profiling build).
 fn run_control(ex: &mut Exec, sw: &Switch, f: FnId) -> Flow {
+    if ex.profile.is_some() {
+        return timed(ex, Block::Control(f), |ex| ex.call(sw, f, &[], &[]));
+    }
     ex.call(sw, f, &[], &[])
+}
+
+/// Runs a parser block of the architecture (timed in a profiling build); whether it accepted.
+fn run_parser(ex: &mut Exec, sw: &Switch, p: ParserId) -> bool {
+    if ex.profile.is_some() {
+        return timed(ex, Block::Parser(p), |ex| ex.run_parser(sw, p));
+    }
+    ex.run_parser(sw, p)
+}
+
+/// `body` bracketed by two readings of the profiling build's clock, added to block `b`.
+#[cold]
+fn timed<R>(ex: &mut Exec, b: Block, body: impl FnOnce(&mut Exec) -> R) -> R {
+    let t0 = ex.profile.as_ref().map_or(0, |p| p.now());
+    let r = body(ex);
+    if let Some(p) = ex.profile.as_mut() {
+        let t1 = p.now();
+        p.add_block(b, t1.wrapping_sub(t0));
+    }
+    r
 }
 
 #[cfg(test)]

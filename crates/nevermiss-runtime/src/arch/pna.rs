@@ -1,7 +1,7 @@
 //! PNA (both dialects, PNA spec §"Packet processing"): main parser → (old dialect: pre
 //! control) → main control → main deparser; mirrors and recirculation.
 
-use super::{run_control, set, Outputs};
+use super::{run_control, run_parser, set, Outputs};
 use crate::engine::exec::{Exec, Flow};
 use crate::state::{PnaInfo, Switch};
 use nevermiss_jit::NativeFn;
@@ -230,7 +230,7 @@ fn pna_parse_interp(
     set(ex, pi.p_pass, pass);
     set(ex, pi.p_loopedback, 0);
     set(ex, pi.p_recirculated, u64::from(pass > 0));
-    let _ = ex.run_parser(sw, pi.parser);
+    let _ = run_parser(ex, sw, pi.parser);
     let perr = ex.parser_error();
     set(ex, pi.m_input_port, u64::from(port));
     set(ex, pi.m_direction, dir);

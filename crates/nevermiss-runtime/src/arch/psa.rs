@@ -1,7 +1,7 @@
 //! PSA (PSA v1.2 §6, BMv2 `psa_switch`): ingress parser, control and deparser, the traffic
 //! manager (clones, resubmit, multicast), egress parser, control and deparser, recirculation.
 
-use super::{run_control, set, Outputs};
+use super::{run_control, run_parser, set, Outputs};
 use crate::engine::exec::{Exec, Flow};
 use crate::state::{Carry, Field, PsaInfo, Switch, PSA_PORT_RECIRCULATE};
 use p4_ir::*;
@@ -79,7 +79,7 @@ fn psa_parse(
     put(ex, pi.recirc, recirc);
     set(ex, pi.ip_port, in_port);
     set(ex, pi.ip_path, path);
-    let _ = ex.run_parser(sw, pi.ip);
+    let _ = run_parser(ex, sw, pi.ip);
     let perr = ex.parser_error();
     set(ex, pi.ig_port, in_port);
     set(ex, pi.ig_path, path);
@@ -212,7 +212,7 @@ pub fn psa_finish(
             put(ex, pi.ce2e, &j.ce2e);
             set(ex, pi.ep_port, j.port);
             set(ex, pi.ep_path, j.path);
-            let _ = ex.run_parser(sw, pi.ep);
+            let _ = run_parser(ex, sw, pi.ep);
             let perr = ex.parser_error();
             set(ex, pi.eg_port, j.port);
             set(ex, pi.eg_path, j.path);

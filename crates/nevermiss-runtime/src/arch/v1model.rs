@@ -2,7 +2,7 @@
 //! manager (clone I2E, resubmit, multicast, drop, unicast) → egress → computeChecksum →
 //! deparser (clone E2E, recirculate, truncate).
 
-use super::{get_rel, run_control, set_rel, Outputs};
+use super::{get_rel, run_control, run_parser, set_rel, Outputs};
 use crate::engine::exec::{Exec, Flow};
 use crate::state::{Switch, V1Info};
 use p4_ir::*;
@@ -247,7 +247,7 @@ fn v1_parse(
             ws[..n].copy_from_slice(&m[..n]);
         }
     }
-    if !ex.run_parser(sw, vi.parser) {
+    if !run_parser(ex, sw, vi.parser) {
         let e = ex.parser_error();
         set_rel(ex, sm, vi.parser_error, sw.prog().error_value(e));
     } else if !sw.prog().error_values.is_empty() {

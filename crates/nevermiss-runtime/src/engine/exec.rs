@@ -208,6 +208,8 @@ pub struct Exec {
     pub(crate) fallbacks: u64,
     /// A packet's destination before its main control runs (`Config::pna_default_port`).
     dest_default: Dest,
+    /// A profiling build's clock readings (`Config::profile`; `None` in the plain build).
+    pub(crate) profile: Option<Box<crate::engine::profile::Profile>>,
 }
 
 // SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
@@ -274,6 +276,12 @@ impl Exec {
             trace: None,
             fallbacks: 0,
             dest_default: Dest::default(),
+            profile: sw.config().profile.map(|clock| {
+                Box::new(crate::engine::profile::Profile::new(
+                    clock,
+                    sw.prog().tables.len(),
+                ))
+            }),
         };
         ex.dest_default
             .put(sw.config().pna_default_port.map(u64::from));

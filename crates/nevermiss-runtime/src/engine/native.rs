@@ -50,6 +50,14 @@ const HELPERS: Helpers = Helpers {
     const_hit: h_const_hit,
 };
 
+/// A profiling build's helpers (`Config::profile`, `crate::engine::profile`): the table
+/// lookups timed.
+const PROFILED_HELPERS: Helpers = Helpers {
+    table_lookup: h_table_lookup_timed,
+    table_find: h_table_find_timed,
+    ..HELPERS
+};
+
 /// The helpers generated code calls (also those of a table's re-specialised code).
 pub(crate) fn helpers() -> Helpers {
     HELPERS
@@ -74,7 +82,12 @@ pub(crate) fn compile(prog: &Arc<Program>, config: &Config) -> Result<Compiled, 
         a.pna().map(|pi| pi.glue(prog, prefetch))
     });
     let regions = arch.as_ref().map(|a| a.frame_regions()).unwrap_or_default();
-    nevermiss_jit::compile(prog, &HELPERS, limits, glue.as_ref(), &regions).map_err(BuildError::Jit)
+    // A profiling build runs PNA's blocks one by one (each timed), not as one generated pass.
+    let (helpers, glue) = match config.profile {
+        Some(_) => (&PROFILED_HELPERS, None),
+        None => (&HELPERS, glue),
+    };
+    nevermiss_jit::compile(prog, helpers, limits, glue.as_ref(), &regions).map_err(BuildError::Jit)
 }
 
 impl Exec {
@@ -262,6 +275,45 @@ unsafe extern "C" fn h_table_find(ctx: *mut Ctx, t: u32, len: u64) -> u64 {
     let r = ex.table_find(sw, t);
     stamp(Stage::LookupOut);
     r
+}
+
+/// `f` (a lookup helper) bracketed by two readings of the profiling build's clock, added to
+/// table `t`'s lookups.
+///
+/// # Safety
+/// As `h_stmt`, and `f` is safe to call with this `ctx`.
+unsafe fn timed_lookup<R>(ctx: *mut Ctx, t: u32, f: impl FnOnce() -> R) -> R {
+    // SAFETY: the function's contract; the `Exec` is reborrowed once before and once after
+    // the lookup, never across it.
+    let t0 = unsafe { host(ctx).0 }
+        .profile
+        .as_ref()
+        .map_or(0, |p| p.now());
+    let r = f();
+    // SAFETY: as above.
+    if let Some(p) = unsafe { host(ctx).0 }.profile.as_mut() {
+        let t1 = p.now();
+        p.add_table(t, t1.wrapping_sub(t0));
+    }
+    r
+}
+
+/// [`h_table_lookup`] timed (a profiling build).
+unsafe extern "C" fn h_table_lookup_timed(
+    ctx: *mut Ctx,
+    t: u32,
+    hit: u32,
+    run: u32,
+    len: u64,
+) -> u32 {
+    // SAFETY: as `h_table_lookup`, whose contract generated code keeps.
+    unsafe { timed_lookup(ctx, t, || h_table_lookup(ctx, t, hit, run, len)) }
+}
+
+/// [`h_table_find`] timed (a profiling build).
+unsafe extern "C" fn h_table_find_timed(ctx: *mut Ctx, t: u32, len: u64) -> u64 {
+    // SAFETY: as `h_table_find`, whose contract generated code keeps.
+    unsafe { timed_lookup(ctx, t, || h_table_find(ctx, t, len)) }
 }
 
 /// The `@__ref` write-back of a table apply after its action ran (generated code restores the

@@ -52,6 +52,11 @@ pub struct Config {
     /// ends with `tx` of the output port metadata, 0 unless set (`--pna-default-port`; SONiC
     /// DASH's PNA build, written for P4-DPDK, calls neither).
     pub pna_default_port: Option<u32>,
+    /// A profiling build read with this clock (`crate::engine::profile`): every block and
+    /// every table lookup of generated code timed, PNA's blocks run one by one, no table code
+    /// re-specialised. For measurements of where the time goes, in runs of their own; `None`
+    /// (the default): the plain build, with no trace of profiling on the packet path.
+    pub profile: Option<fn() -> u64>,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -94,6 +99,7 @@ impl Default for Config {
             engine: Engine::default(),
             queues: None,
             pna_default_port: None,
+            profile: None,
         }
     }
 }
