@@ -1497,20 +1497,23 @@ impl Gen<'_, '_> {
                 self.assign_slice(l, *t, *hi, *lo, e)
             }
             Stmt::Copy { dst, src, words }
-                if *words <= COPY_INLINE_WORDS
-                    && dst.fixed().is_some()
+                if dst.fixed().is_some()
                     && src.fixed().is_some()
                     && self.in_frame(dst.off, *words)
                     && self.in_frame(src.off, *words) =>
             {
-                self.copy_words(dst.off, src.off, *words)
+                if *words <= COPY_INLINE_WORDS {
+                    self.copy_words(dst.off, src.off, *words)
+                } else {
+                    self.copy_block(dst.off, src.off, *words)
+                }
             }
-            Stmt::Zero { dst, words }
-                if *words <= COPY_INLINE_WORDS
-                    && dst.fixed().is_some()
-                    && self.in_frame(dst.off, *words) =>
-            {
-                self.zero_words(dst.off, *words)
+            Stmt::Zero { dst, words } if dst.fixed().is_some() && self.in_frame(dst.off, *words) => {
+                if *words <= COPY_INLINE_WORDS {
+                    self.zero_words(dst.off, *words)
+                } else {
+                    self.zero_block(dst.off, *words)
+                }
             }
             Stmt::SetValid { hdr, valid, others } if hdr.fixed().is_some() => {
                 self.set_valid(hdr.off, *valid, others)
@@ -1602,6 +1605,53 @@ impl Gen<'_, '_> {
         let vals: Vec<Value> = (0..words).map(|i| self.ld(src + i)).collect();
         for (i, v) in vals.into_iter().enumerate() {
             self.st(dst + i as u32, v);
+        }
+    }
+
+    /// Copies more than [`COPY_INLINE_WORDS`] words `src` → `dst` (fixed, in the frame; they may
+    /// overlap) with one call of libc's `memmove`: what a sub-control's or action's copy-in
+    /// and copy-out of a whole headers or metadata struct is. Marks the tracked headers of the
+    /// destination dirty as [`Gen::st`] does.
+    fn copy_block(&mut self, dst: u32, src: u32, words: u32) {
+        for o in src..src + words {
+            if !self.ids.clean.keeps(o) {
+                self.ids.clean.missed.set(true);
+            }
+        }
+        self.dirty_range(dst, words);
+        let cfg = self.module.isa().frontend_config();
+        let d = self.b.ins().iadd_imm_s(self.frame, i64::from(dst) * 8);
+        let s = self.b.ins().iadd_imm_s(self.frame, i64::from(src) * 8);
+        let n = self.iconst(u64::from(words) * 8);
+        self.b.call_memmove(cfg, d, s, n);
+    }
+
+    /// Zeroes more than [`COPY_INLINE_WORDS`] words at `dst` (fixed, in the frame) with one
+    /// call of libc's `memset`, marking the destination's tracked headers dirty.
+    fn zero_block(&mut self, dst: u32, words: u32) {
+        self.dirty_range(dst, words);
+        let cfg = self.module.isa().frontend_config();
+        let d = self.b.ins().iadd_imm_s(self.frame, i64::from(dst) * 8);
+        let z = self.b.ins().iconst(I8, 0);
+        let n = self.iconst(u64::from(words) * 8);
+        self.b.call_memset(cfg, d, z, n);
+    }
+
+    /// The tracked headers with a word in `dst..dst + words` dirty, as a store into each word
+    /// makes them ([`Gen::st`]).
+    fn dirty_range(&mut self, dst: u32, words: u32) {
+        let mut seen = Vec::new();
+        for o in dst..dst + words {
+            if let Some(&i) = self.ids.clean.of_word.get(o as usize) {
+                if i != u32::MAX && !seen.contains(&i) {
+                    seen.push(i);
+                    if self.ids.clean.is_sealed(i) {
+                        self.ids.clean.missed.set(true);
+                    }
+                    let z = self.iconst(0);
+                    self.st_raw(self.ids.clean.word(i), z);
+                }
+            }
         }
     }
 
@@ -2365,7 +2415,19 @@ impl Gen<'_, '_> {
     fn emit(&mut self, s: &Stmt, hdr: &HdrRef, abort: Abort) {
         let a = hdr.loc.off;
         let Some((bytes, fields)) = self.fast_layout(hdr.layout, a) else {
-            return self.helper_stmt(s, abort);
+            // The runtime's `emit` (wide or varbit fields), only for a valid header: an invalid
+            // one emits nothing (P4_16 §15.1).
+            if !self.in_frame(a, 1) {
+                return self.helper_stmt(s, abort);
+            }
+            let valid = self.ld(a);
+            let (go, join) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(valid, go, &[], join, &[]);
+            self.b.switch_to_block(go);
+            self.helper_stmt(s, abort);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+            return;
         };
         let valid = self.ld(a);
         let (go, join) = (self.b.create_block(), self.b.create_block());

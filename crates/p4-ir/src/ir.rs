@@ -600,6 +600,9 @@ pub struct Function {
     pub annotations: Annotations,
     /// An action's parameters as the control plane sees them (empty for other functions).
     pub params: Vec<CpParam>,
+    /// An action or function declared outside every control and parser (P4_16 §14.1, §10):
+    /// it reaches the frame only through its parameters (and its own locals).
+    pub top_level: bool,
 }
 
 /// What a [`Function`] is.

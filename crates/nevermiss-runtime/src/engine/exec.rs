@@ -198,6 +198,9 @@ pub struct Exec {
     /// Statements, expressions and `select`s generated code left to the interpreter since the
     /// worker last moved them into `SwitchStats::fallbacks` (docs/jit.md, "Fallbacks").
     pub(crate) fallbacks: u64,
+    /// With `Config::fallback_sites`: the fallbacks by site since the last move into
+    /// `SwitchStats::fallback_sites`.
+    pub(crate) sites: Option<Box<crate::engine::sites::SiteCounts>>,
 }
 
 // SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
@@ -263,6 +266,7 @@ impl Exec {
                 ^ 0x2545_f491_4f6c_dd1d,
             trace: None,
             fallbacks: 0,
+            sites: sw.config().fallback_sites.then(Box::default),
         };
         ex.c.frame = ex.f.as_mut_ptr();
         ex.c.key = ex.key.as_mut_ptr();

@@ -5,3 +5,4 @@
 
 pub mod exec;
 pub(crate) mod native;
+pub mod sites;

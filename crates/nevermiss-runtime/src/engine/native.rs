@@ -4,6 +4,7 @@
 //! wide values — and the entry from [`Exec`] into generated code.
 
 use crate::engine::exec::{Exec, Flow};
+use crate::engine::sites::Site;
 use crate::state::Switch;
 use crate::types::BuildError;
 use crate::types::Config;
@@ -150,6 +151,9 @@ unsafe extern "C" fn h_stmt(ctx: *mut Ctx, s: *const Stmt) -> u32 {
         (ex, sw, &*s)
     };
     ex.fallbacks += 1;
+    if let Some(m) = ex.sites.as_deref_mut() {
+        m.add(Site::Stmt(s));
+    }
     from_flow(ex.stmt(sw, s))
 }
 
@@ -158,6 +162,9 @@ unsafe extern "C" fn h_eval(ctx: *mut Ctx, e: *const Expr) -> u64 {
     // SAFETY: as `h_stmt`.
     let (ex, e) = unsafe { (host(ctx).0, &*e) };
     ex.fallbacks += 1;
+    if let Some(m) = ex.sites.as_deref_mut() {
+        m.add(Site::Expr(e));
+    }
     ex.eval(e)
 }
 
@@ -172,6 +179,9 @@ unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
         return target::ACCEPT;
     };
     ex.fallbacks += 1;
+    if let Some(m) = ex.sites.as_deref_mut() {
+        m.add(Site::Select(st));
+    }
     match ex.select(sw, keys, cases) {
         None => target::NO_MATCH,
         Some(Target::Accept) => target::ACCEPT,

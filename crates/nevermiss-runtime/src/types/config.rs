@@ -42,6 +42,11 @@ pub struct Config {
     /// Egress queues between v1model's ingress and egress (`crate::queues`), for the ports
     /// they name; `None`: every packet runs to completion (no queue, no cost).
     pub queues: Option<std::sync::Arc<crate::queues::QueueSettings>>,
+    /// Count the interpreter fallbacks per site (`nevermiss run --fallbacks`; docs/jit.md,
+    /// "Fallbacks"): each helper call of generated code also adds one to its statement's,
+    /// expression's or `select`'s count ([`crate::Switch::fallback_sites`]). Off: one
+    /// not-taken branch per fallback.
+    pub fallback_sites: bool,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -82,6 +87,7 @@ impl Default for Config {
             lock_free_updates: true,
             engine: Engine::default(),
             queues: None,
+            fallback_sites: false,
         }
     }
 }

@@ -549,7 +549,7 @@ impl<'a> Lw<'a> {
             inst,
             args,
             ret: r.clone(),
-            what: String::new(),
+            what: self.here(e.span),
         })));
         Ok(r.map(|(l, t)| RV::Scalar(Expr::load(&l, t))))
     }
@@ -785,7 +785,7 @@ impl<'a> Lw<'a> {
                     inst: i,
                     args,
                     ret: out,
-                    what: String::new(),
+                    what: self.here(m.e.span),
                 })));
                 Ok(None)
             }
@@ -828,7 +828,7 @@ impl<'a> Lw<'a> {
             inst: m.inst,
             args: vec![idx, XArg::Agg(dst.clone(), lay)],
             ret: None,
-            what: String::new(),
+            what: self.here(m.e.span),
         })));
         if m.ext == "register" {
             Ok(None)
@@ -886,7 +886,7 @@ impl<'a> Lw<'a> {
                         inst: i,
                         args,
                         ret: None,
-                        what: String::new(),
+                        what: self.here(m.e.span),
                     })));
                 }
                 self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre)
