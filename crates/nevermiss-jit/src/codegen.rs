@@ -292,6 +292,8 @@ struct Imports {
     write_word: FuncId,
     add_entry: FuncId,
     const_hit: FuncId,
+    count: FuncId,
+    direct_count: FuncId,
 }
 
 pub(crate) fn compile(
@@ -348,6 +350,8 @@ fn compile_with(
     jb.symbol("nm_write_word", helpers.write_word as *const u8);
     jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
     jb.symbol("nm_const_hit", helpers.const_hit as *const u8);
+    jb.symbol("nm_count", helpers.count as *const u8);
+    jb.symbol("nm_direct_count", helpers.direct_count as *const u8);
     let mut module = JITModule::new(jb);
 
     let sig = |params: &[types::Type], ret: Option<types::Type>, m: &JITModule| {
@@ -389,6 +393,8 @@ fn compile_with(
             Some(I32),
         )?,
         const_hit: imp(&mut module, "nm_const_hit", &[I64, I32], None)?,
+        count: imp(&mut module, "nm_count", &[I64, I32, I64, I64], None)?,
+        direct_count: imp(&mut module, "nm_direct_count", &[I64, I32, I64], None)?,
     };
 
     let mut fn_ids = Vec::with_capacity(prog.functions.len());
@@ -1549,6 +1555,7 @@ impl Gen<'_, '_> {
             Stmt::Extern(x) if Self::dest_inline(x) => self.dest(x),
             Stmt::Extern(x) if self.checksum_inline(x) => self.checksum(s, x, abort),
             Stmt::Extern(x) if self.add_entry_inline(x) => self.add_entry(x),
+            Stmt::Extern(x) if Self::count_inline(x) => self.count(x),
             Stmt::ApplyTable {
                 table,
                 hit,
@@ -2144,6 +2151,52 @@ impl Gen<'_, '_> {
     /// Whether `x` is a PNA `add_entry[_if]` whose condition, parameter values and profile
     /// generated code computes (all ≤ 64 bits, as are the action's parameters) and whose result
     /// goes to a fixed location (see [`Gen::add_entry`]).
+    /// An indexed counter's `count(index[, bytes])` or a direct counter's `count([bytes])` with
+    /// scalar arguments: the runtime's counter cell is counted by `Helpers::count` /
+    /// `Helpers::direct_count`, not through the interpreter.
+    fn count_inline(x: &ExternCall) -> bool {
+        let narrow = |a: Option<&XArg>| match a {
+            Some(XArg::Val(e)) => !e.ty().is_wide() && Self::native(e),
+            None | Some(XArg::None) => true,
+            _ => false,
+        };
+        match x.op {
+            XOp::CounterCount => {
+                x.inst.is_some()
+                    && x.args.len() <= 2
+                    && x.args.first().is_some_and(|a| matches!(a, XArg::Val(_)))
+                    && narrow(x.args.first())
+                    && narrow(x.args.get(1))
+            }
+            XOp::DirectCounterCount => {
+                x.inst.is_some() && x.args.len() <= 1 && narrow(x.args.first())
+            }
+            _ => false,
+        }
+    }
+
+    /// `Helpers::count(inst, index, bytes)` or `Helpers::direct_count(inst, bytes)` (see
+    /// [`Gen::count_inline`]).
+    fn count(&mut self, x: &ExternCall) {
+        let Some(inst) = x.inst else { return };
+        let arg = |g: &mut Self, a: Option<&XArg>| match a {
+            Some(XArg::Val(e)) => g.expr(e),
+            _ => g.iconst(u64::MAX),
+        };
+        if matches!(x.op, XOp::DirectCounterCount) {
+            let bytes = arg(self, x.args.first());
+            let f = self.fref(self.ids.imports.direct_count);
+            let inst = self.b.ins().iconst(I32, i64::from(inst));
+            self.b.ins().call(f, &[self.ctx, inst, bytes]);
+            return;
+        }
+        let index = arg(self, x.args.first());
+        let bytes = arg(self, x.args.get(1));
+        let f = self.fref(self.ids.imports.count);
+        let inst = self.b.ins().iconst(I32, i64::from(inst));
+        self.b.ins().call(f, &[self.ctx, inst, index, bytes]);
+    }
+
     fn add_entry_inline(&self, x: &ExternCall) -> bool {
         let XOp::AddEntry {
             func, conditional, ..

@@ -232,6 +232,14 @@ pub struct Helpers {
     /// A hit generated code found among table `t`'s `const` entries itself (it matches them in
     /// place): counted as the table's lookups count theirs: `(ctx, table)`.
     pub const_hit: unsafe extern "C" fn(*mut Ctx, u32),
+    /// `count(index)` of indexed counter extern `inst` (P4_16 core `counter`, v1model's and
+    /// PSA's `Counter`): one packet and `bytes` bytes into cell `index` (none when out of
+    /// range); `bytes` is `u64::MAX` for the packet's length: `(ctx, inst, index, bytes)`.
+    pub count: unsafe extern "C" fn(*mut Ctx, u32, u64, u64),
+    /// `count([bytes])` of direct counter extern `inst`: one packet and `bytes` bytes (`u64::MAX`:
+    /// the packet's length) into the cell of the entry the table being applied matched (none
+    /// on a miss): `(ctx, inst, bytes)`.
+    pub direct_count: unsafe extern "C" fn(*mut Ctx, u32, u64),
 }
 
 /// Limits the generated code enforces, as the interpreter does.

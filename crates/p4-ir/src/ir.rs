@@ -994,6 +994,10 @@ pub struct ExternCall {
     pub what: String,
 }
 
+/// v1model's drop port (simple_switch's default `drop_port`): `mark_to_drop` stores it into
+/// `egress_spec`, and a packet whose `egress_spec` holds it after ingress is dropped.
+pub const V1_DROP_PORT: u64 = 511;
+
 /// The architecture a program is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arch {

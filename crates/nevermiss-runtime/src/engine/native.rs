@@ -49,6 +49,8 @@ const HELPERS: Helpers = Helpers {
     write_word: h_write_word,
     add_entry: h_add_entry,
     const_hit: h_const_hit,
+    count: h_count,
+    direct_count: h_direct_count,
 };
 
 /// The helpers generated code calls (also those of a table's re-specialised code).
@@ -188,6 +190,21 @@ unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
         Some(Target::Reject) => target::REJECT,
         Some(Target::State(i)) => target::STATE.saturating_add(i),
     }
+}
+
+/// `count(index[, bytes])` of an indexed counter (`Helpers::count`; `bytes == u64::MAX`: the
+/// packet's length), as the interpreter counts it.
+unsafe extern "C" fn h_count(ctx: *mut Ctx, inst: u32, index: u64, bytes: u64) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.count_indexed(sw.externs().get(inst), index, (bytes != u64::MAX).then_some(bytes));
+}
+
+/// `count([bytes])` of a direct counter (`Helpers::direct_count`), as the interpreter counts it.
+unsafe extern "C" fn h_direct_count(ctx: *mut Ctx, inst: u32, bytes: u64) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.count_direct(sw.externs().get(inst), (bytes != u64::MAX).then_some(bytes));
 }
 
 /// A packet ran past the loop limit.
