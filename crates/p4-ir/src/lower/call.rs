@@ -751,6 +751,12 @@ impl<'a> Lw<'a> {
             let inc = self.val_arg(m.nth(1), pre)?;
             return self.xcall(XOp::CounterCount, m.inst, vec![idx, inc], None, m.e, pre);
         }
+        // v1model's tables count their `direct_counter` on every hit themselves; its `count()`
+        // adds nothing (v1model.p4: "The count() method is actually unnecessary"; BMv2 counts
+        // once). PSA's and PNA's `DirectCounter` count only when `count` is called.
+        if m.ext == "direct_counter" {
+            return Ok(None);
+        }
         let inc = self.val_arg(m.nth(0), pre)?;
         self.xcall(XOp::DirectCounterCount, m.inst, vec![inc], None, m.e, pre)
     }
