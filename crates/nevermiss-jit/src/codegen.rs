@@ -1514,7 +1514,9 @@ impl Gen<'_, '_> {
                     self.copy_block(dst.off, src.off, *words)
                 }
             }
-            Stmt::Zero { dst, words } if dst.fixed().is_some() && self.in_frame(dst.off, *words) => {
+            Stmt::Zero { dst, words }
+                if dst.fixed().is_some() && self.in_frame(dst.off, *words) =>
+            {
                 if *words <= COPY_INLINE_WORDS {
                     self.zero_words(dst.off, *words)
                 } else {

@@ -139,7 +139,9 @@ impl Worker {
     fn flush_sites(&mut self) {
         let all = &self.sw.stats().fallback_sites;
         let mut all = all.lock().unwrap_or_else(|p| p.into_inner());
-        for m in std::iter::once(&mut self.ex.sites).chain(self.slots.iter_mut().map(|s| &mut s.sites)) {
+        for m in
+            std::iter::once(&mut self.ex.sites).chain(self.slots.iter_mut().map(|s| &mut s.sites))
+        {
             if let Some(m) = m.as_deref_mut() {
                 all.merge(std::mem::take(m));
             }

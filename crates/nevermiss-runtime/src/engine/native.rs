@@ -197,7 +197,11 @@ unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
 unsafe extern "C" fn h_count(ctx: *mut Ctx, inst: u32, index: u64, bytes: u64) {
     // SAFETY: as `h_stmt`.
     let (ex, sw) = unsafe { host(ctx) };
-    ex.count_indexed(sw.externs().get(inst), index, (bytes != u64::MAX).then_some(bytes));
+    ex.count_indexed(
+        sw.externs().get(inst),
+        index,
+        (bytes != u64::MAX).then_some(bytes),
+    );
 }
 
 /// `count([bytes])` of a direct counter (`Helpers::direct_count`), as the interpreter counts it.

@@ -70,11 +70,9 @@ pub(crate) fn describe(prog: &Program, counts: &SiteCounts) -> Vec<FallbackSite>
         for st in &ps.states {
             let place = format!("parser {} state {}", ps.name, st.name);
             fd.stmts(&st.body, &place);
-            fd.note(
-                (2, st as *const State as usize),
-                &place,
-                || "select on keys wider than 64 bits or a value set".into(),
-            );
+            fd.note((2, st as *const State as usize), &place, || {
+                "select on keys wider than 64 bits or a value set".into()
+            });
             if let Transition::Select { keys, .. } = &st.next {
                 keys.iter().for_each(|e| fd.exprs(e, &place));
             }
@@ -178,7 +176,10 @@ fn expr_what(e: &Expr) -> String {
     };
     let mut ir = p4_ir::dump::expr(e);
     if ir.len() > 160 {
-        let cut = (0..=160).rev().find(|&i| ir.is_char_boundary(i)).unwrap_or(0);
+        let cut = (0..=160)
+            .rev()
+            .find(|&i| ir.is_char_boundary(i))
+            .unwrap_or(0);
         ir.truncate(cut);
         ir.push('…');
     }
