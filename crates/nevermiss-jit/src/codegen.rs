@@ -32,6 +32,10 @@ const I8: types::Type = types::I8;
 const EXTRACT_MAX_BYTES: u32 = 128;
 /// Copies of at most this many words are inline loads and stores; longer ones call the helper.
 const COPY_INLINE_WORDS: u32 = 16;
+
+/// The longest run of words a packet's start need not zero that [`Clean::kept_ranges`] still
+/// zeroes, to join the ranges on either side of it.
+const ZERO_GAP_WORDS: u32 = 16;
 /// Callees of at most this many statements (nested ones counted) are generated in place of
 /// their call, up to this depth of calls generated in place.
 const INLINE_STMTS: usize = 48;
@@ -928,7 +932,10 @@ impl Clean {
         let mut v: Vec<(u32, u32)> = Vec::new();
         for w in (0..words).filter(|&w| self.zeroes(w)) {
             match v.last_mut() {
-                Some((_, end)) if *end == w => *end = w + 1,
+                // A short gap of words nothing needs zeroed is zeroed too: one fill instead of
+                // two (a fill call costs more than 16 words' stores; zeroing a word is never
+                // wrong, the interpreter zeroes them all).
+                Some((_, end)) if w - *end <= ZERO_GAP_WORDS => *end = w + 1,
                 _ => v.push((w, w + 1)),
             }
         }

@@ -284,8 +284,9 @@ pub struct Compiled {
     pub extra_words: u32,
     /// The words of the frame's first `Program::zero_words` that anything may read (generated
     /// code, the interpreter's statements, the architecture's `arch` regions) before a packet
-    /// writes them, as sorted, disjoint half-open ranges: all a packet's start must zero before
-    /// the engine runs it; the previous values of the other words stay unseen (docs/jit.md).
+    /// writes them, as sorted, disjoint half-open ranges (joined across gaps of at most 16
+    /// words, which are zeroed too: one fill fewer): all a packet's start must zero before the
+    /// engine runs it; the previous values of the other words stay unseen (docs/jit.md).
     pub zero_ranges: Vec<(u32, u32)>,
     /// The keys `pass_parse` stores for the batch prefetch ([`Glue::prefetch`]): (table, byte
     /// offset past `Ctx::key`, length).
