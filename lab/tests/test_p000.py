@@ -31,6 +31,14 @@ def test_reproduce_000_quick(tmp_path: Path, nm: Path) -> None:
         here_ns = vals[2]
         # Eq. 4 differences of medians: noise on a shared machine can make a small one negative.
         assert -1000 < here_ns < 100_000, rows[op]
+    # The ratios on trimmed means come with an interval that holds the value (or a dash when the
+    # lookup's own interval reaches zero, as it may with the quick mode's two runs).
+    for name in ["insert / lookup", "update / lookup"]:
+        cell = rows[name].split("|")[4].strip()
+        if cell != "—":
+            value, lo, hi = numbers(cell.replace("..", " "))[:3]
+            assert lo <= value <= hi, rows[name]
+    assert "nevermiss ns, trimmed mean [95 % interval]" in text
     # Table III (b): every measured rate has a cost; r = 100000 is not run in the quick mode.
     for r in ["1", "10", "100", "1000", "10,000"]:
         vals = numbers(rows[r].split("|", 2)[2])

@@ -11,6 +11,8 @@ use std::fmt;
 pub struct Error {
     /// The JSON path of the offending value (`$` is the whole document).
     pub path: String,
+    /// What is wrong there, lowercase without a trailing period (`expected a string, found
+    /// number`, `unsupported: PNA programs …`); [`Display`](fmt::Display) prints `path: msg`.
     pub msg: String,
 }
 
@@ -88,10 +90,6 @@ impl<'a> J<'a> {
             None | Some(Value::Null) => None,
             Some(v) => Some(self.child(v, key)),
         }
-    }
-
-    pub fn is_null(&self) -> bool {
-        self.v.is_null()
     }
 
     /// Element `i` of an array.

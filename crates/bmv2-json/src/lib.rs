@@ -10,24 +10,26 @@
 //!
 //! What becomes what (docs/bmv2-json.md has the whole table):
 //! - header types and instances, stacks, unions and union stacks → frame regions laid out as
-//!   the P4 lowering lays them out ([`layout`]); metadata instances are always valid;
+//!   the P4 lowering lays them out (`layout.rs`); metadata instances are always valid;
 //! - expressions → IR expressions with BMv2's arbitrary-precision arithmetic made exact by
-//!   widths chosen per operation ([`expr`]);
+//!   widths chosen per operation (`expr.rs`);
 //! - actions' primitives, with p4c's `_jump`/`_jump_if_zero` turned back into `if`/`else` and
-//!   `for` loops ([`prims`]);
-//! - parsers, parse value sets, deparsers ([`parser`]); pipelines: tables, conditionals and
-//!   their next-node graph, turned back into structured statements ([`pipeline`]);
+//!   `for` loops (`prims.rs`);
+//! - parsers, parse value sets, deparsers (`parser.rs`); pipelines: tables, conditionals and
+//!   their next-node graph, turned back into structured statements (`pipeline.rs`);
 //! - counters, meters, registers, calculations (hashes), checksums, field and learn lists, action
-//!   profiles and selectors ([`externs`]); the architecture's blocks ([`arch`]; PSA's blocks
-//!   and externs as psa_switch has them, [`psa`]).
+//!   profiles and selectors (`externs.rs`); the architecture's blocks (`arch.rs`; PSA's blocks
+//!   and externs as psa_switch has them, `psa.rs`).
 //!
 //! Loading never panics: malformed JSON and constructs this front end does not support are an
 //! [`Error`] naming the JSON path.
 
+#![deny(missing_docs)]
+
 mod arch;
 mod expr;
 mod externs;
-pub mod json;
+mod json;
 mod layout;
 mod parser;
 mod pipeline;

@@ -43,12 +43,15 @@ pub struct ComponentConfig {
     pub gen: TwoPhaseConfig,
     /// The generator spec as given (for the report).
     pub gen_spec: String,
+    /// Run the latency mode (batch 1, one core, TSC ticks per packet; Eq. 4).
     pub latency: bool,
+    /// Run the throughput mode (batches of `batch` on one core, packets/s; Eq. 3).
     pub throughput: bool,
     /// Repetitions of each mode, program and baseline alternating.
     pub runs: usize,
     /// Throughput-mode batch size.
     pub batch: usize,
+    /// Pin the throughput run's worker thread to a core.
     pub pin: bool,
     /// Write HdrHistogram logs (ticks per packet, `program.packet.hlog`,
     /// `baseline.packet.hlog`) here.
@@ -75,19 +78,27 @@ pub struct Side {
 /// The report of a component bench; `schema` changes when fields change meaning.
 #[derive(Clone, Debug, Serialize)]
 pub struct ComponentReport {
+    /// [`COMPONENT_SCHEMA`].
     pub schema: u32,
+    /// What was measured, as asked.
     pub config: ComponentConfig,
+    /// The machine the bench ran on (CPUs, architecture, OS, tick source and its frequency).
     pub machine: Machine,
     /// Milliseconds to build the program's switch (compile + load entries; median over runs).
     pub build_ms: f64,
+    /// The program's figures.
     pub program: Side,
+    /// The baseline's figures, measured alternating with the program's.
     pub baseline: Side,
     /// Eq. 4: median ticks per packet of the program minus the baseline's (per run pair).
     pub eq4_ticks: Option<Spread>,
+    /// `eq4_ticks` in ns at the measured TSC frequency.
     pub eq4_ns: Option<Spread>,
     /// Eq. 3: f/r − f/r_baseline in ticks (per run pair).
     pub eq3_ticks: Option<Spread>,
+    /// `eq3_ticks` in ns at the measured TSC frequency.
     pub eq3_ns: Option<Spread>,
+    /// Wall time of the whole bench in seconds.
     pub wall_s: f64,
 }
 

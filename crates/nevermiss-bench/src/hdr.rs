@@ -19,6 +19,7 @@ pub struct Interval<'a> {
     pub start: Duration,
     /// How long the run took.
     pub duration: Duration,
+    /// The run's histogram of ticks per packet.
     pub hist: &'a Histogram<u64>,
 }
 

@@ -31,13 +31,17 @@ pub struct SampleRule {
 pub struct Sample {
     /// Packet number in the run, from 0 (phase 1 is `0..m`).
     pub index: u64,
+    /// What the packet did to the table.
     pub class: Class,
+    /// TSC ticks from just before the worker processed the packet to just after (the timer's own
+    /// overhead included; `Machine::timer_overhead_ticks` measures it).
     pub ticks: u64,
 }
 
 /// Where the packets of one class that passed one set of stamped stages spent their ticks
 /// (built with the `stage-stamps` feature: `nevermiss_tables::stamp`).
 pub struct StageHists {
+    /// The packets' class.
     pub class: Class,
     /// The stages passed: bit `i` is `stamp::ALL[i]`.
     pub passed: u16,
@@ -117,6 +121,7 @@ impl StageHists {
 
 /// One latency run's per-class histograms of ticks per packet ([`Class::ALL`] order).
 pub struct LatencyRun {
+    /// Per class, the ticks per packet of the run's packets of that class.
     pub hists: Vec<Histogram<u64>>,
     /// Per class and set of stages passed, where the ticks went (empty unless built with the
     /// `stage-stamps` feature).

@@ -63,8 +63,10 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// Both variants, add-on-miss first.
     pub const ALL: [Variant; 2] = [Variant::AddOnMiss, Variant::Digest];
 
+    /// The variant's name on the command line and in the report (`add-on-miss`, `digest`).
     pub fn name(self) -> &'static str {
         match self {
             Variant::AddOnMiss => "add-on-miss",
@@ -104,14 +106,19 @@ impl Variant {
 /// The digest configuration the controller writes (P4Runtime `DigestEntry.Config`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct DigestConfig {
+    /// Most digests per `DigestList` (P4Runtime §11.8 `max_list_size`; 1: a list per digest).
     pub max_list_size: i32,
+    /// Longest a digest waits for its list to fill before the list is sent (`max_timeout_ns`).
     pub max_timeout_ns: i64,
+    /// How long the server suppresses a digest already sent in a list the controller has not
+    /// acknowledged (`ack_timeout_ns`).
     pub ack_timeout_ns: i64,
 }
 
 /// What to measure.
 #[derive(Clone, Debug)]
 pub struct LearnOptions {
+    /// The variants measured, in this order, alternating run by run.
     pub variants: Vec<Variant>,
     /// Flows per run.
     pub flows: u64,
@@ -121,9 +128,11 @@ pub struct LearnOptions {
     pub packets: u64,
     /// Time between two packets of a flow.
     pub interval_ns: u64,
+    /// Runs of each variant.
     pub runs: usize,
     /// The server's housekeeping period (digest lists are sent on its ticks).
     pub tick_ns: u64,
+    /// The digest configuration the controller writes (digest variant).
     pub digest: DigestConfig,
     /// Seed of the flow arrivals (run `k` uses `seed + k`).
     pub seed: u64,
@@ -254,10 +263,13 @@ pub struct DigestStats {
     /// DigestLists the controller received, and the digests in them (the server filters
     /// duplicates within a list and against sent, unacknowledged lists).
     pub lists_received: u64,
+    /// The digests in the lists received.
     pub digests_received: u64,
     /// Write requests (one per list) and their latency at the client.
     pub writes: u64,
+    /// The client-side latency of those Writes.
     pub write_latency_ns: Percentiles,
+    /// Entries the Writes inserted.
     pub entries_inserted: u64,
     /// Inserts refused because the entry existed (a second digest of a flow, sent after the
     /// first list was acknowledged and before the entry existed).
@@ -274,25 +286,34 @@ pub struct DigestStats {
 /// One run of a variant.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
+    /// The run's number, from 1.
     pub run: usize,
+    /// Packets that missed before their flow's entry existed.
     pub misses: u64,
+    /// Flows none of whose packets hit.
     pub flows_without_hit: u64,
+    /// Median time from a flow's first packet to its first packet that hit (ns, on the schedule).
     pub time_to_first_hit_p50_ns: u64,
+    /// Wall time of the run in ms.
     pub wall_ms: u64,
 }
 
 /// One variant, all runs together.
 #[derive(Clone, Debug, Serialize)]
 pub struct VariantReport {
+    /// How the table learned.
     pub variant: Variant,
     /// The program (under examples/).
     pub program: String,
     /// Flows and packets of all runs.
     pub flows: u64,
+    /// Packets of all runs.
     pub packets: u64,
     /// Packets that missed before their flow's entry existed, in total and per flow.
     pub misses: u64,
+    /// Misses per flow: percentiles over all flows of all runs.
     pub misses_per_flow: Percentiles,
+    /// Mean misses per flow.
     pub misses_per_flow_mean: f64,
     /// (misses, flows with that many) for every count that occurred.
     pub misses_histogram: Vec<[u64; 2]>,
@@ -310,21 +331,32 @@ pub struct VariantReport {
     pub lag_ns: Percentiles,
     /// Misses whose add_entry failed (add-on-miss).
     pub insert_failures: u64,
+    /// The controller's side (digest variant only).
     pub digest: Option<DigestStats>,
+    /// Each run's summary, in order.
     pub runs: Vec<RunSummary>,
 }
 
 /// The report.
 #[derive(Clone, Debug, Serialize)]
 pub struct LearnReport {
+    /// Flows per run.
     pub flows: u64,
+    /// New flows per second.
     pub flow_rate: u64,
+    /// Packets per flow.
     pub packets_per_flow: u64,
+    /// Time between two packets of a flow (ns).
     pub interval_ns: u64,
+    /// Runs of each variant.
     pub runs: usize,
+    /// The server's housekeeping period (ns), on whose ticks digest lists are sent.
     pub tick_ns: u64,
+    /// The digest configuration the controller wrote.
     pub digest_config: DigestConfig,
+    /// The flow table's declared size (room for every flow, [`crate::scenario::table_size_for`]).
     pub table_size: u64,
+    /// One report per variant measured, in the order asked.
     pub variants: Vec<VariantReport>,
 }
 

@@ -11,10 +11,12 @@
 //! Documentation of the flags, the output and the JSON schema: docs/bench.md.
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod component;
 pub mod error;
+pub mod estimate;
 pub mod hdr;
 pub mod latency;
 pub mod learn;
@@ -498,14 +500,18 @@ fn latency_point(
         if h.is_empty() {
             continue;
         }
+        let per_run: Vec<&Histogram<u64>> = runs.iter().map(|r| &r.hists[c.index()]).collect();
         classes.push(ClassResult {
             class: c,
             count: h.len(),
             count_per_run: counts[c.index()].clone(),
             median_ticks: Spread::of(&medians[c.index()]).unwrap_or_default(),
             merged: Percentiles::of(h),
+            trimmed_ticks: estimate::over_runs(&per_run, estimate::TRIM),
             eq4_ticks: None,
             eq4_ns: None,
+            eq4_trimmed_ticks: None,
+            eq4_trimmed_ns: None,
         });
     }
     Ok((
@@ -557,28 +563,36 @@ fn stage_rows(stages: &[latency::StageHists]) -> Vec<StageRow> {
     rows
 }
 
-/// Eq. 4: every class median minus the baseline's median (ticks and ns).
+/// Eq. 4: every class median minus the baseline's median (ticks and ns), the same on trimmed
+/// means with their intervals, and Table III's ratios from those.
 fn apply_eq4(rep: &mut BenchReport, f: f64) {
     let Some(base) = rep
         .latency
         .iter()
         .find(|p| p.scenario == Scenario::Forward)
         .and_then(|p| p.classes.iter().find(|c| c.class == Class::Forward))
-        .map(|c| c.median_ticks.median)
     else {
         return;
     };
-    rep.baseline_latency_ticks = Some(base);
+    let (base_median, base_trimmed) = (base.median_ticks.median, base.trimmed_ticks);
+    rep.baseline_latency_ticks = Some(base_median);
+    rep.baseline_trimmed_ticks = base_trimmed;
     for p in &mut rep.latency {
         for c in &mut p.classes {
             if c.class == Class::Forward {
                 continue;
             }
-            let d = c.median_ticks.map(|t| model::eq4_ticks(t, base));
+            let d = c.median_ticks.map(|t| model::eq4_ticks(t, base_median));
             c.eq4_ticks = Some(d);
             c.eq4_ns = Some(d.map(|t| ticks_to_ns(t, f)));
+            if let (Some(t), Some(b)) = (c.trimmed_ticks, base_trimmed) {
+                let d = t.minus(b);
+                c.eq4_trimmed_ticks = Some(d);
+                c.eq4_trimmed_ns = (f > 0.0).then(|| d.scale(1e9 / f));
+            }
         }
     }
+    rep.table3_ratios = report::table3_ratios(rep);
 }
 
 fn throughput_point(

@@ -128,8 +128,11 @@ impl Class {
 /// The median and range of one figure over repeated runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Spread {
+    /// The median over the runs.
     pub median: f64,
+    /// The smallest value over the runs.
     pub min: f64,
+    /// The largest value over the runs.
     pub max: f64,
 }
 

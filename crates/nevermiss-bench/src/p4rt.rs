@@ -44,6 +44,7 @@ pub struct P4rtOptions {
     pub modifies: u64,
     /// Packets per second through the router during the modifies.
     pub rate_pps: u64,
+    /// Runs of the whole experiment (inserts and modifies).
     pub runs: usize,
     /// Insert Writes the client keeps in flight at once (1: each waits for the previous
     /// one's response). P4Runtime lets a client pipeline Writes; the server applies them one
@@ -103,24 +104,32 @@ impl Default for P4rtOptions {
 /// One batch size's insert rate.
 #[derive(Clone, Debug, Serialize)]
 pub struct InsertRate {
+    /// Updates per Write.
     pub batch: usize,
     /// Writes in flight at once.
     pub in_flight: usize,
     /// Whether the Writes were built and encoded inside the timed loop (else before it).
     pub built_in_loop: bool,
+    /// Entries inserted per run.
     pub entries: u64,
     /// Median over the runs.
     pub entries_per_s: f64,
+    /// Entries per second of each run.
     pub runs_entries_per_s: Vec<f64>,
 }
 
 /// p50, p99, p99.99, max in ns.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Percentiles {
+    /// The median.
     pub p50: u64,
+    /// The 99th percentile.
     pub p99: u64,
+    /// The 99.99th percentile.
     pub p99_99: u64,
+    /// The largest value.
     pub max: u64,
+    /// Values the percentiles are of (0: all fields 0).
     pub n: usize,
 }
 
@@ -143,6 +152,7 @@ impl Percentiles {
 /// One HdrHistogram log written to `hdr_dir`.
 #[derive(Clone, Debug, Serialize)]
 pub struct P4rtHdrFile {
+    /// The log's file name in `hdr_dir` (`insert.write.hlog`, `modify.d_control.hlog`, …).
     pub file: String,
     /// Intervals (runs) in the file.
     pub intervals: usize,
@@ -153,20 +163,28 @@ pub struct P4rtHdrFile {
 /// The report.
 #[derive(Clone, Debug, Serialize)]
 pub struct P4rtReport {
+    /// One insert rate per batch size (and Writes in flight), in the order measured.
     pub inserts: Vec<InsertRate>,
     /// Client-side latency of single-update Writes (inserts), all runs.
     pub write_latency_ns: Percentiles,
+    /// Modifies per run.
     pub modifies: u64,
+    /// Packets per second through the router during the modifies.
     pub rate_pps: u64,
     /// Packets the worker sent during the modifies, and how many of them were dropped (no
     /// entry or the default action).
     pub packets: u64,
+    /// Packets of those dropped.
     pub packets_dropped: u64,
+    /// d_control of the modifies (papers/002 §IV): Write arrival → visible to the data plane.
     pub d_control_ns: Percentiles,
+    /// d_data of the modifies: visible → the first packet that used the new entry.
     pub d_data_ns: Percentiles,
+    /// d_all = d_control + d_data of the modifies.
     pub d_all_ns: Percentiles,
     /// Client-side latency of the modify Writes.
     pub modify_latency_ns: Percentiles,
+    /// Runs of the experiment.
     pub runs: usize,
     /// The HdrHistogram logs written (empty without `hdr_dir`).
     pub hdr_logs: Vec<P4rtHdrFile>,

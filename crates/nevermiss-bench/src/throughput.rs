@@ -14,7 +14,9 @@ use std::time::Duration;
 
 /// The workload of one throughput point, generated once and copied for every run.
 pub struct Workload {
+    /// Phase 1's packets (first uses of `[0, m)`, the inserts), one queue per core.
     pub phase1: Vec<Vec<Packet>>,
+    /// Phase 2's packets (keys seen before, and new ones at rate `r`), one queue per core.
     pub phase2: Vec<Vec<Packet>>,
 }
 
@@ -53,13 +55,19 @@ impl Workload {
 /// What one run measured.
 #[derive(Clone, Debug)]
 pub struct ThroughputRun {
+    /// Wall time of phase 1, from the workers' common start to the last worker's last packet.
     pub phase1: Duration,
+    /// Wall time of phase 2, measured as phase 1's.
     pub phase2: Duration,
+    /// Packets run in phase 1.
     pub packets1: u64,
+    /// Packets run in phase 2.
     pub packets2: u64,
     /// CPU time of all workers over both phases (thread CPU time).
     pub cpu: Duration,
+    /// Entries in the switch's tables after the run (summed over tables).
     pub table_entries: u64,
+    /// Inserts that failed because a table was full (summed over tables).
     pub inserts_full: u64,
 }
 

@@ -22,13 +22,121 @@ use std::fmt;
 
 use crate::packet::{Batch, Packet};
 
-/// Error in a generator configuration.
+/// Error in a generator configuration: one variant per rule it breaks, its message made in
+/// [`Display`](fmt::Display) (lowercase, naming the option or value).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GenError(pub String);
+pub enum GenError {
+    /// [`KeyCycle::new`]'s range `m` outside `1..=2^63`.
+    KeyRange(u64),
+    /// A key field that is neither one of [`NAMED_FIELDS`] nor `OFFSET:WIDTH`.
+    UnknownKeyField(String),
+    /// The offset or width (`part`) of an `OFFSET:WIDTH` key field is not a number (`text`).
+    KeyFieldNumber {
+        /// `"offset"` or `"width"`.
+        part: &'static str,
+        /// What was given.
+        text: String,
+    },
+    /// A key field width outside 1..=8 bytes.
+    KeyFieldWidth(u64),
+    /// [`TwoPhaseConfig::m`] outside `1..=2^62`.
+    M(u64),
+    /// A frame size outside [`MIN_FRAME_LEN`]`..=`[`MAX_FRAME_LEN`] bytes.
+    FrameSize(usize),
+    /// The key field at bytes `start..end` does not fit in a `frame_len`-byte frame.
+    FieldOutsideFrame {
+        /// First byte of the field.
+        start: usize,
+        /// One past its last byte.
+        end: usize,
+        /// The frame's size in bytes.
+        frame_len: usize,
+    },
+    /// The key field overlaps the IPv4 header checksum, which the generator computes.
+    FieldOverlapsChecksum,
+    /// `flows` is 0.
+    NoFlows,
+    /// `flows > 1` with a key field overlapping the IPv4 source address the flows vary.
+    FlowsOverlapField,
+    /// The largest key the configuration uses does not fit in the key field's `width` bytes.
+    KeyTooWide {
+        /// The largest key.
+        max: u128,
+        /// The field's width in bytes.
+        width: usize,
+    },
+    /// A `gen:` spec naming a generator other than `two-phase`.
+    UnknownGenerator(String),
+    /// A `gen:` option that is not `KEY=VALUE`.
+    NotKeyValue(String),
+    /// A numeric `gen:` option (`key`) whose value (`text`) is not a number.
+    OptionNumber {
+        /// The option.
+        key: String,
+        /// Its value as given.
+        text: String,
+    },
+    /// A `flows=` value beyond `u32`.
+    FlowsTooLarge(String),
+    /// A `gen:` option the generator does not have.
+    UnknownOption(String),
+}
+
+/// How a number that did not parse is described ([`parse_u64`]'s syntax).
+const NOT_A_NUMBER: &str = "is not a number (decimal or 0x hex, up to 2^64-1)";
 
 impl fmt::Display for GenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            GenError::KeyRange(m) => write!(f, "key range m={m} must be in 1..=2^63"),
+            GenError::UnknownKeyField(s) => {
+                let names: Vec<&str> = NAMED_FIELDS.iter().map(|(n, _)| *n).collect();
+                write!(
+                    f,
+                    "unknown key field `{s}`: expected one of {} or OFFSET:WIDTH in bytes",
+                    names.join(", ")
+                )
+            }
+            GenError::KeyFieldNumber { part, text } => {
+                write!(f, "key field {part}: `{text}` {NOT_A_NUMBER}")
+            }
+            GenError::KeyFieldWidth(w) => write!(f, "key field width {w} must be 1..=8 bytes"),
+            GenError::M(m) => write!(f, "m={m} must be in 1..=2^62"),
+            GenError::FrameSize(n) => write!(
+                f,
+                "frame size {n} must be {MIN_FRAME_LEN}..={MAX_FRAME_LEN} bytes"
+            ),
+            GenError::FieldOutsideFrame {
+                start,
+                end,
+                frame_len,
+            } => write!(
+                f,
+                "key field at bytes {start}..{end} does not fit in a {frame_len}-byte frame"
+            ),
+            GenError::FieldOverlapsChecksum => f.write_str(
+                "key field overlaps the IPv4 header checksum (bytes 24..26), which the generator computes",
+            ),
+            GenError::NoFlows => f.write_str("flows must be at least 1"),
+            GenError::FlowsOverlapField => f.write_str(
+                "flows > 1 varies the IPv4 source address, which overlaps the key field",
+            ),
+            GenError::KeyTooWide { max, width } => {
+                write!(f, "largest key {max} does not fit in a {width}-byte field")
+            }
+            GenError::UnknownGenerator(kind) => {
+                write!(f, "unknown generator `{kind}`: expected `two-phase`")
+            }
+            GenError::NotKeyValue(part) => write!(f, "generator option `{part}` is not KEY=VALUE"),
+            GenError::OptionNumber { key, text } => {
+                write!(f, "generator option `{key}`: `{text}` {NOT_A_NUMBER}")
+            }
+            GenError::FlowsTooLarge(v) => write!(f, "flows={v} is too large"),
+            GenError::UnknownOption(k) => write!(
+                f,
+                "unknown generator option `{k}`: expected m, r, count, field, seed, size, flows or ipg_ns"
+            ),
+        }
     }
 }
 
@@ -66,7 +174,7 @@ impl KeyCycle {
     /// A cycle through `[0, m)` determined by `seed`. `m` must be in `1..=2^63`.
     pub fn new(m: u64, seed: u64) -> Result<KeyCycle, GenError> {
         if m == 0 || m > 1 << 63 {
-            return Err(GenError(format!("key range m={m} must be in 1..=2^63")));
+            return Err(GenError::KeyRange(m));
         }
         let k = 64 - (m - 1).leading_zeros(); // 2^k >= m, k = 0 for m = 1
         let mask = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
@@ -197,18 +305,18 @@ impl KeyField {
             return Ok(*f);
         }
         let Some((o, w)) = s.split_once(':') else {
-            let names: Vec<&str> = NAMED_FIELDS.iter().map(|(n, _)| *n).collect();
-            return Err(GenError(format!(
-                "unknown key field `{s}`: expected one of {} or OFFSET:WIDTH in bytes",
-                names.join(", ")
-            )));
+            return Err(GenError::UnknownKeyField(s.to_string()));
         };
-        let offset = parse_u64(o).map_err(|e| GenError(format!("key field offset: {e}")))?;
-        let width = parse_u64(w).map_err(|e| GenError(format!("key field width: {e}")))?;
+        let number = |part, text: &str| {
+            parse_u64(text).ok_or_else(|| GenError::KeyFieldNumber {
+                part,
+                text: text.to_string(),
+            })
+        };
+        let offset = number("offset", o)?;
+        let width = number("width", w)?;
         if !(1..=8).contains(&width) {
-            return Err(GenError(format!(
-                "key field width {width} must be 1..=8 bytes"
-            )));
+            return Err(GenError::KeyFieldWidth(width));
         }
         Ok(KeyField {
             offset: usize::try_from(offset).unwrap_or(usize::MAX),
@@ -222,14 +330,14 @@ impl KeyField {
 }
 
 /// Parses a decimal or `0x` hexadecimal unsigned number; `_` separators are allowed.
-pub(crate) fn parse_u64(s: &str) -> Result<u64, String> {
+fn parse_u64(s: &str) -> Option<u64> {
     let t: String = s.chars().filter(|&c| c != '_').collect();
     let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
     } else {
         t.parse::<u64>()
     };
-    r.map_err(|_| format!("`{s}` is not a number (decimal or 0x hex, up to 2^64-1)"))
+    r.ok()
 }
 
 /// What a generated packet does to a table that inserts on a miss.
@@ -309,49 +417,37 @@ impl TwoPhaseConfig {
     /// the key field.
     pub fn validate(&self) -> Result<(), GenError> {
         if self.m == 0 || self.m > 1 << 62 {
-            return Err(GenError(format!("m={} must be in 1..=2^62", self.m)));
+            return Err(GenError::M(self.m));
         }
         if !(MIN_FRAME_LEN..=MAX_FRAME_LEN).contains(&self.frame_len) {
-            return Err(GenError(format!(
-                "frame size {} must be {MIN_FRAME_LEN}..={MAX_FRAME_LEN} bytes",
-                self.frame_len
-            )));
+            return Err(GenError::FrameSize(self.frame_len));
         }
         if !(1..=8).contains(&self.field.width) {
-            return Err(GenError(format!(
-                "key field width {} must be 1..=8 bytes",
-                self.field.width
-            )));
+            return Err(GenError::KeyFieldWidth(self.field.width as u64));
         }
         if self.field.offset.saturating_add(self.field.width) > self.frame_len {
-            return Err(GenError(format!(
-                "key field at bytes {}..{} does not fit in a {}-byte frame",
-                self.field.offset,
-                self.field.offset.saturating_add(self.field.width),
-                self.frame_len
-            )));
+            return Err(GenError::FieldOutsideFrame {
+                start: self.field.offset,
+                end: self.field.offset.saturating_add(self.field.width),
+                frame_len: self.frame_len,
+            });
         }
         if self.field.overlaps(24, 26) {
-            return Err(GenError(
-                "key field overlaps the IPv4 header checksum (bytes 24..26), which the generator computes"
-                    .into(),
-            ));
+            return Err(GenError::FieldOverlapsChecksum);
         }
         if self.flows == 0 {
-            return Err(GenError("flows must be at least 1".into()));
+            return Err(GenError::NoFlows);
         }
         if self.flows > 1 && self.field.overlaps(26, 30) {
-            return Err(GenError(
-                "flows > 1 varies the IPv4 source address, which overlaps the key field".into(),
-            ));
+            return Err(GenError::FlowsOverlapField);
         }
         let max = u128::from(self.max_key());
         let bits = 8 * self.field.width as u32;
         if bits < 128 && max >> bits != 0 {
-            return Err(GenError(format!(
-                "largest key {max} does not fit in a {}-byte field",
-                self.field.width
-            )));
+            return Err(GenError::KeyTooWide {
+                max,
+                width: self.field.width,
+            });
         }
         Ok(())
     }
@@ -649,10 +745,7 @@ pub fn parse_gen_spec_at(spec: &str, port: u32) -> Result<TwoPhaseConfig, (usize
     }
     let (kind_at, kind) = parts[0];
     if kind != "two-phase" {
-        return Err((
-            kind_at,
-            GenError(format!("unknown generator `{kind}`: expected `two-phase`")),
-        ));
+        return Err((kind_at, GenError::UnknownGenerator(kind.to_string())));
     }
     let mut cfg = TwoPhaseConfig {
         port,
@@ -663,11 +756,18 @@ pub fn parse_gen_spec_at(spec: &str, port: u32) -> Result<TwoPhaseConfig, (usize
         if part.is_empty() {
             continue;
         }
-        let fail = |m: String| (at, GenError(m));
+        let fail = |e: GenError| (at, e);
         let Some((k, v)) = part.split_once('=') else {
-            return Err(fail(format!("generator option `{part}` is not KEY=VALUE")));
+            return Err(fail(GenError::NotKeyValue(part.to_string())));
         };
-        let num = || parse_u64(v).map_err(|e| fail(format!("generator option `{k}`: {e}")));
+        let num = || {
+            parse_u64(v).ok_or_else(|| {
+                fail(GenError::OptionNumber {
+                    key: k.to_string(),
+                    text: v.to_string(),
+                })
+            })
+        };
         match k {
             "m" => cfg.m = num()?,
             "r" => cfg.r = num()?,
@@ -676,15 +776,11 @@ pub fn parse_gen_spec_at(spec: &str, port: u32) -> Result<TwoPhaseConfig, (usize
             "ipg_ns" => cfg.ipg_ns = num()?,
             "size" => cfg.frame_len = usize::try_from(num()?).unwrap_or(usize::MAX),
             "flows" => {
-                cfg.flows =
-                    u32::try_from(num()?).map_err(|_| fail(format!("flows={v} is too large")))?
+                cfg.flows = u32::try_from(num()?)
+                    .map_err(|_| fail(GenError::FlowsTooLarge(v.to_string())))?
             }
             "field" => cfg.field = KeyField::parse(v).map_err(|e| (at, e))?,
-            _ => {
-                return Err(fail(format!(
-                "unknown generator option `{k}`: expected m, r, count, field, seed, size, flows or ipg_ns"
-            )))
-            }
+            _ => return Err(fail(GenError::UnknownOption(k.to_string()))),
         }
     }
     cfg.count = count.unwrap_or_else(|| cfg.m.saturating_mul(2));
@@ -913,9 +1009,40 @@ mod tests {
             ("two-phase,field=nope", "unknown key field"),
             ("two-phase,field=22:4", "checksum"),
         ] {
-            let e = parse_gen_spec(s, 0).unwrap_err().0;
+            let e = parse_gen_spec(s, 0).unwrap_err().to_string();
             assert!(e.contains(want), "{s}: {e}");
         }
+        // Whole messages, as they were when the error was a string.
+        for (s, want) in [
+            (
+                "two-phase,m=abc",
+                "generator option `m`: `abc` is not a number (decimal or 0x hex, up to 2^64-1)",
+            ),
+            (
+                "two-phase,field=x:4",
+                "key field offset: `x` is not a number (decimal or 0x hex, up to 2^64-1)",
+            ),
+            ("two-phase,bogus", "generator option `bogus` is not KEY=VALUE"),
+            (
+                "three-phase,m=1",
+                "unknown generator `three-phase`: expected `two-phase`",
+            ),
+            ("two-phase,flows=5000000000", "flows=5000000000 is too large"),
+            (
+                "two-phase,x=1",
+                "unknown generator option `x`: expected m, r, count, field, seed, size, flows or ipg_ns",
+            ),
+            ("two-phase,flows=0", "flows must be at least 1"),
+            ("two-phase,m=0", "m=0 must be in 1..=2^62"),
+            ("two-phase,field=9:9", "key field width 9 must be 1..=8 bytes"),
+        ] {
+            assert_eq!(parse_gen_spec(s, 0).unwrap_err().to_string(), want, "{s}");
+        }
+        assert_eq!(
+            parse_gen_spec_at("two-phase, m=1, x=1", 0).unwrap_err().0,
+            16,
+            "the offset of the option an error is about"
+        );
         let c = parse_gen_spec("two-phase,m=0x10,r=1_0,field=42:2,size=128", 0).unwrap();
         assert_eq!((c.m, c.r, c.count, c.frame_len), (16, 10, 32, 128));
         assert_eq!(

@@ -75,26 +75,23 @@ impl RssField {
             "l4.dst" => RssField::L4Dst,
             _ => {
                 if let Some(r) = s.strip_prefix('@') {
-                    let (o, l) = r
-                        .split_once(':')
-                        .ok_or_else(|| RssError(format!("`{s}`: a byte range is @OFFSET:LEN")))?;
+                    let range = |kind| RssError::ByteRange {
+                        field: s.to_string(),
+                        kind,
+                    };
+                    let (o, l) = r.split_once(':').ok_or_else(|| range(RangeError::Form))?;
                     let offset: usize = o
                         .parse()
-                        .map_err(|_| RssError(format!("`{s}`: `{o}` is not an offset")))?;
+                        .map_err(|_| range(RangeError::Offset(o.to_string())))?;
                     let len: usize = l
                         .parse()
-                        .map_err(|_| RssError(format!("`{s}`: `{l}` is not a length")))?;
+                        .map_err(|_| range(RangeError::Length(l.to_string())))?;
                     if len == 0 || len > MAX_INPUT || offset > 65_535 {
-                        return Err(RssError(format!(
-                            "`{s}`: length must be 1..={MAX_INPUT} and offset at most 65535"
-                        )));
+                        return Err(range(RangeError::Bounds));
                     }
                     RssField::Bytes { offset, len }
                 } else {
-                    return Err(RssError(format!(
-                        "unknown rss field `{s}` (eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst, \
-                         ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN)"
-                    )));
+                    return Err(RssError::UnknownField(s.to_string()));
                 }
             }
         })
@@ -112,13 +109,67 @@ impl RssField {
     }
 }
 
-/// A bad RSS configuration.
+/// A bad RSS configuration (`--rss`): one variant per rule it breaks, its message made in
+/// [`Display`](fmt::Display).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RssError(pub String);
+pub enum RssError {
+    /// A field name that is none of [`RssField`]'s and not `@OFFSET:LEN`.
+    UnknownField(String),
+    /// A byte range `field` (`@…`) that is malformed or out of bounds.
+    ByteRange {
+        /// The range as given, with its `@`.
+        field: String,
+        /// What is wrong with it.
+        kind: RangeError,
+    },
+    /// An empty field list.
+    NoFields,
+    /// Fields a packet could carry at once covering `bytes` bytes, more than the hash key
+    /// covers ([`MAX_INPUT`]).
+    TooLong {
+        /// Their length in bytes.
+        bytes: usize,
+    },
+}
+
+/// What is wrong with an `@OFFSET:LEN` byte range ([`RssError::ByteRange`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RangeError {
+    /// Not of the form `@OFFSET:LEN`.
+    Form,
+    /// The offset (as given) is not a number.
+    Offset(String),
+    /// The length (as given) is not a number.
+    Length(String),
+    /// A length outside 1..=[`MAX_INPUT`] or an offset over 65535.
+    Bounds,
+}
 
 impl fmt::Display for RssError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            RssError::UnknownField(s) => write!(
+                f,
+                "unknown rss field `{s}` (eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst, \
+                 ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN)"
+            ),
+            RssError::ByteRange { field, kind } => {
+                write!(f, "`{field}`: ")?;
+                match kind {
+                    RangeError::Form => write!(f, "a byte range is @OFFSET:LEN"),
+                    RangeError::Offset(o) => write!(f, "`{o}` is not an offset"),
+                    RangeError::Length(l) => write!(f, "`{l}` is not a length"),
+                    RangeError::Bounds => {
+                        write!(f, "length must be 1..={MAX_INPUT} and offset at most 65535")
+                    }
+                }
+            }
+            RssError::NoFields => f.write_str("no rss fields given"),
+            RssError::TooLong { bytes } => write!(
+                f,
+                "rss fields cover {bytes} bytes; the hash key covers at most {MAX_INPUT}"
+            ),
+        }
     }
 }
 
@@ -152,7 +203,7 @@ impl Rss {
     /// could carry at once are longer than the key covers ([`MAX_INPUT`] bytes).
     pub fn new(fields: Vec<RssField>) -> Result<Rss, RssError> {
         if fields.is_empty() {
-            return Err(RssError("no rss fields given".into()));
+            return Err(RssError::NoFields);
         }
         // IPv4 and IPv6 fields never occur together: count the larger family.
         let (mut v4, mut v6, mut other) = (0, 0, 0);
@@ -165,9 +216,7 @@ impl Rss {
         }
         let max = other + v4.max(v6);
         if max > MAX_INPUT {
-            return Err(RssError(format!(
-                "rss fields cover {max} bytes; the hash key covers at most {MAX_INPUT}"
-            )));
+            return Err(RssError::TooLong { bytes: max });
         }
         let key = DEFAULT_KEY;
         let mut table = vec![[0u32; 256]; max];
@@ -386,6 +435,35 @@ mod tests {
             assert!(Rss::parse(s).is_err(), "{s}");
         }
         assert!(Rss::parse(" default ").is_ok());
+    }
+
+    /// The messages, word for word as they were when the error was a string.
+    #[test]
+    fn error_messages() {
+        for (s, want) in [
+            (
+                "ipv5.src",
+                "unknown rss field `ipv5.src` (eth.dst, eth.src, eth.type, ipv4.src, ipv4.dst, \
+                 ipv4.proto, ipv6.src, ipv6.dst, l4.src, l4.dst, @OFFSET:LEN)",
+            ),
+            ("@1", "`@1`: a byte range is @OFFSET:LEN"),
+            ("@x:2", "`@x:2`: `x` is not an offset"),
+            ("@1:y", "`@1:y`: `y` is not a length"),
+            (
+                "@1:0",
+                "`@1:0`: length must be 1..=36 and offset at most 65535",
+            ),
+            (
+                "ipv6.src,ipv6.dst,eth.dst,eth.src",
+                "rss fields cover 44 bytes; the hash key covers at most 36",
+            ),
+        ] {
+            assert_eq!(Rss::parse(s).unwrap_err().to_string(), want, "{s}");
+        }
+        assert_eq!(
+            Rss::new(Vec::new()).unwrap_err().to_string(),
+            "no rss fields given"
+        );
     }
 
     #[test]

@@ -133,9 +133,9 @@ impl PortSpec {
                 }
                 PortKind::Pcap { input, output }
             }
-            ("gen", Some(a)) => {
-                PortKind::Gen(parse_gen_spec_at(a, id).map_err(|(at, e)| err(args_col + at, e.0))?)
-            }
+            ("gen", Some(a)) => PortKind::Gen(
+                parse_gen_spec_at(a, id).map_err(|(at, e)| err(args_col + at, e.to_string()))?,
+            ),
             ("if", Some(a)) => {
                 let mut parts = a.split(',');
                 let name = parts.next().unwrap_or("").to_string();

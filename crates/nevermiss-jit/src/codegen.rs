@@ -5,7 +5,9 @@
 //! nothing is cached in registers across a helper call, so a helper sees and changes the same frame.
 
 use crate::access::{self, Access};
-use crate::{flow, target, Ctx, Glue, GlueSrc, GlueStore, Helpers, JitError, Limits, NativeFn};
+use crate::{
+    flow, target, CodeUnit, Ctx, Glue, GlueSrc, GlueStore, Helpers, JitError, Limits, NativeFn,
+};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, UserFuncName, Value,
@@ -278,7 +280,7 @@ pub(crate) struct Output {
 }
 
 fn err(e: impl std::fmt::Display) -> JitError {
-    JitError(e.to_string())
+    JitError::Cranelift(e.to_string())
 }
 
 /// Ids of the imported helpers.
@@ -435,9 +437,9 @@ fn compile_with(
             g.function_body(&f.body);
             Ok(())
         })
-        .map_err(|e| JitError(format!("function `{}`: {}", f.name, e.0)))?;
+        .map_err(|e| e.in_unit(CodeUnit::Function(f.name.clone())))?;
         define(&mut module, fn_ids[i], &mut ctx, &mut code_bytes)
-            .map_err(|e| JitError(format!("function `{}`: {}", f.name, e.0)))?;
+            .map_err(|e| e.in_unit(CodeUnit::Function(f.name.clone())))?;
     }
     for (i, p) in prog.parsers.iter().enumerate() {
         ctx.func.signature = native_sig.clone();
@@ -446,9 +448,9 @@ fn compile_with(
             g.parser(p);
             Ok(())
         })
-        .map_err(|e| JitError(format!("parser `{}`: {}", p.name, e.0)))?;
+        .map_err(|e| e.in_unit(CodeUnit::Parser(p.name.clone())))?;
         define(&mut module, parser_ids[i], &mut ctx, &mut code_bytes)
-            .map_err(|e| JitError(format!("parser `{}`: {}", p.name, e.0)))?;
+            .map_err(|e| e.in_unit(CodeUnit::Parser(p.name.clone())))?;
     }
     // One key function per table whose key fields are all ≤ 64 bits.
     let mut key_ids = Vec::with_capacity(prog.tables.len());
@@ -471,15 +473,15 @@ fn compile_with(
             g.table_key(t);
             Ok(())
         })
-        .map_err(|e| JitError(format!("key of table `{}`: {}", t.name, e.0)))?;
+        .map_err(|e| e.in_unit(CodeUnit::TableKey(t.name.clone())))?;
         define(&mut module, id, &mut ctx, &mut code_bytes)
-            .map_err(|e| JitError(format!("key of table `{}`: {}", t.name, e.0)))?;
+            .map_err(|e| e.in_unit(CodeUnit::TableKey(t.name.clone())))?;
         key_ids.push(Some(id));
     }
     // The architecture's packet pass: its two halves, and the two in one function.
     let mut pass_ids = None;
     if let Some(gl) = glue {
-        let mut half = |name: &str, n: u32| -> Result<FuncId, JitError> {
+        let mut half = |name: &'static str, n: u32| -> Result<FuncId, JitError> {
             let id = module
                 .declare_function(name, Linkage::Local, &native_sig)
                 .map_err(err)?;
@@ -498,9 +500,9 @@ fn compile_with(
                     _ => g.pass_whole(gl),
                 },
             )
-            .map_err(|e| JitError(format!("{name}: {}", e.0)))?;
+            .map_err(|e| e.in_unit(CodeUnit::Pass(name)))?;
             define(&mut module, id, &mut ctx, &mut code_bytes)
-                .map_err(|e| JitError(format!("{name}: {}", e.0)))?;
+                .map_err(|e| e.in_unit(CodeUnit::Pass(name)))?;
             Ok(id)
         };
         pass_ids = Some((
@@ -557,9 +559,9 @@ pub(crate) fn specialise(
         .tables
         .get(t as usize)
         .filter(|_| respecialisable(prog, t))
-        .ok_or_else(|| JitError(format!("table {t} cannot be specialised")))?;
+        .ok_or(JitError::NotSpecialisable { table: t })?;
     if entries.len() > CONST_INLINE_ENTRIES {
-        return Err(JitError(format!("table `{}`: too many entries", td.name)));
+        return Err(JitError::TooManyEntries.in_unit(CodeUnit::Spec(td.name.clone())));
     }
     let widths: Vec<u32> = td.keys.iter().map(|k| k.expr.ty().width).collect();
     let mut jb = JITBuilder::with_isa(isa()?, cranelift_module::default_libcall_names());
@@ -593,7 +595,7 @@ pub(crate) fn specialise(
         let hit_fn = module.declare_func_in_func(const_hit, b.func);
         for e in entries {
             if e.tests.len() != keys.len() {
-                return Err(JitError(format!("table `{}`: an entry's key", td.name)));
+                return Err(JitError::EntryKey.in_unit(CodeUnit::Spec(td.name.clone())));
             }
             let mut all = b.ins().iconst(I8, 1);
             for ((&k, &c), &w) in keys.iter().zip(&e.tests).zip(&widths) {
@@ -636,7 +638,7 @@ pub(crate) fn specialise(
     }
     let mut code_bytes = 0;
     define(&mut module, id, &mut ctx, &mut code_bytes)
-        .map_err(|e| JitError(format!("table `{}`: {}", td.name, e.0)))?;
+        .map_err(|e| e.in_unit(CodeUnit::Spec(td.name.clone())))?;
     module.finalize_definitions().map_err(err)?;
     let addr = module.get_finalized_function(id) as usize;
     Ok((module, addr, code_bytes))
@@ -985,7 +987,7 @@ fn define(
     let name = ctx.func.name.to_string();
     module
         .define_function(id, ctx)
-        .map_err(|e| JitError(format!("{e:?}")))?;
+        .map_err(|e| JitError::Cranelift(format!("{e:?}")))?;
     if let Some(c) = ctx.compiled_code() {
         *code_bytes += c.code_buffer().len();
         if let (true, Some(text)) = (dump, &c.vcode) {
@@ -3078,7 +3080,7 @@ impl Gen<'_, '_> {
         }
         self.glue_stores(&gl.before_parse);
         let Some(p) = self.prog.parsers.get(gl.parser as usize) else {
-            return Err(JitError(format!("no parser {}", gl.parser)));
+            return Err(JitError::NoParser(gl.parser));
         };
         // The parser generated in place.
         let parsed = self.b.create_block();
@@ -3100,9 +3102,7 @@ impl Gen<'_, '_> {
                 .get(t as usize)
                 .filter(|_| self.native_apply(t))
             else {
-                return Err(JitError(format!(
-                    "prefetch of table {t}: its key is not generated"
-                )));
+                return Err(JitError::PrefetchKey { table: t });
             };
             self.store_key_at(td, off);
         }
@@ -3114,7 +3114,7 @@ impl Gen<'_, '_> {
         let ret = self.ret;
         for &c in &gl.controls {
             if self.ids.functions.get(c as usize).is_none() {
-                return Err(JitError(format!("no function {c}")));
+                return Err(JitError::NoFunction(c));
             }
             // The control as a call (generated in place when small): a reject ends the pass, an
             // exit ends only the control.

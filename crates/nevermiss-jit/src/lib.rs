@@ -14,6 +14,8 @@
 //! This crate knows nothing of the runtime: the runtime passes the addresses of its helpers and an
 //! opaque host pointer in every [`Ctx`].
 
+#![deny(missing_docs)]
+
 mod access;
 mod codegen;
 
@@ -36,6 +38,8 @@ pub struct Ctx {
     pub frame: *mut u64,
     /// The packet being parsed, `input_len` bytes.
     pub input: *const u8,
+    /// The length of `input` in bytes; parser bounds checks compare against it (P4_16 §13.8.1:
+    /// an `extract` past it is `PacketTooShort`).
     pub input_len: u64,
     /// Bits of `input` consumed by the parser.
     pub cursor: u64,
@@ -56,11 +60,16 @@ pub struct Ctx {
     /// PNA's destination of the packet, two words: 1 after `send_to_port` (0 after
     /// `drop_packet`), then the port. Kept right by the runtime as `host`.
     pub dest: *mut u64,
-    /// The packet's values the architecture glue stores into the frame ([`Glue`]): its input
-    /// port, direction (an architecture code), pass number and arrival time (ns).
+    /// The packet's input port, stored by [`GlueSrc::Port`]. This field and the three after it
+    /// are the packet's values the architecture glue stores into the frame ([`Glue`]).
     pub port: u64,
+    /// The packet's direction as the program codes it (the value of PNA's `NET_TO_HOST` or
+    /// `HOST_TO_NET` of `PNA_Direction_t`), stored by [`GlueSrc::Direction`].
     pub direction: u64,
+    /// The packet's pass through the pipeline, 0 for the first (PNA's `PassNumber_t`); 1 or more
+    /// after a recirculation ([`GlueSrc::Recirculated`]).
     pub pass: u64,
+    /// The packet's arrival time in ns, stored by [`GlueSrc::Now`] (PNA's `timestamp`).
     pub now: u64,
     /// Per table, the address of its re-specialised matching code ([`specialise`]) or 0: an
     /// array with one slot per table of the program, which the runtime owns and keeps alive
@@ -100,6 +109,7 @@ impl Default for Ctx {
 /// Where a value the architecture glue stores into the frame comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GlueSrc {
+    /// A constant, the same for every packet.
     Const(u64),
     /// `Ctx::port`.
     Port,
@@ -118,8 +128,11 @@ pub enum GlueSrc {
 /// One store of the architecture glue: `src` masked to `width` bits at frame word `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GlueStore {
+    /// The frame word the value is stored at.
     pub off: u32,
+    /// The field's width in bits (≤ 64); the value is masked to it.
     pub width: u32,
+    /// Where the value comes from.
     pub src: GlueSrc,
 }
 
@@ -137,13 +150,20 @@ pub struct GlueStore {
 /// packet's own first bytes unchanged emits nothing and sets `Ctx::cursor` to 0.
 #[derive(Clone, Debug, Default)]
 pub struct Glue {
+    /// Words at the frame's start zeroed before anything else (the metadata and headers a
+    /// packet must start without; [`Compiled::zero_ranges`] narrows them).
     pub zero_words: u32,
+    /// The parser run (index into `Program::parsers`); a missing one is a [`JitError`].
     pub parser: u32,
+    /// Stores before the parser runs (the parser's input metadata).
     pub before_parse: Vec<GlueStore>,
+    /// Stores after the parser ran; they may read its error ([`GlueSrc::ParserError`]).
     pub after_parse: Vec<GlueStore>,
     /// Tables (without key calls, no key field wider than 64 bits) whose keys `pass_parse`
     /// stores past `Ctx::key` after the parser, where [`Compiled::prefetch_keys`] says.
     pub prefetch: Vec<u32>,
+    /// The functions run after the parser, in order (indices into `Program::functions`), each
+    /// called as a control; the last one is the deparser.
     pub controls: Vec<u32>,
 }
 
@@ -169,18 +189,29 @@ pub(crate) fn prefetch_layout(prog: &Program, tables: &[u32]) -> (Vec<(u32, u32,
 
 /// How a native function ended: the codes of the runtime's `Flow`.
 pub mod flow {
+    /// The statement completed normally; run the next one.
     pub const NEXT: u32 = 0;
+    /// A `return` (P4_16 §12.4): the function or action ends.
     pub const RETURN: u32 = 1;
+    /// An `exit` (P4_16 §12.5): every enclosing control ends.
     pub const EXIT: u32 = 2;
+    /// A `break` out of the innermost loop (P4_16 §12.8, the `for` statement of the spec
+    /// after v1.2.5).
     pub const BREAK: u32 = 3;
+    /// A `continue` of the innermost loop (P4_16 §12.8).
     pub const CONTINUE: u32 = 4;
+    /// The parser rejected the packet (its error is in `Ctx::perr`); also ends a packet a helper
+    /// aborted.
     pub const REJECT: u32 = 5;
 }
 
 /// What a parser's `select` helper returns: no case matched, accept, reject, or state `i`.
 pub mod target {
+    /// No case of the `select` matched (the parser then rejects with `NoMatch`, P4_16 §13.6).
     pub const NO_MATCH: u32 = 0;
+    /// The next state is `accept`.
     pub const ACCEPT: u32 = 1;
+    /// The next state is `reject`.
     pub const REJECT: u32 = 2;
     /// State `i` is `STATE + i`.
     pub const STATE: u32 = 3;
@@ -254,13 +285,100 @@ pub struct Limits {
 /// A native function of the program.
 pub type NativeFn = unsafe extern "C" fn(*mut Ctx) -> u32;
 
-/// A construct the compiler does not handle, or a Cranelift failure; names what and where.
+/// Why a program or a table's entries could not be compiled: a Cranelift failure, or a request
+/// the program does not allow; [`JitError::In`] names the function, parser or table it happened
+/// in. Displayed as `native code: ` followed by the places, outermost first, and the kind
+/// (`native code: function `ingress`: …`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JitError(pub String);
+pub enum JitError {
+    /// Cranelift refused: the host's code generator, a declaration, the definition of a
+    /// function (its verifier's or register allocator's message) or the finalisation of the
+    /// module.
+    Cranelift(String),
+    /// [`specialise`] of table `table`, which is out of range or not [`respecialisable`].
+    NotSpecialisable {
+        /// The table's index in `Program::tables`.
+        table: u32,
+    },
+    /// [`specialise`] given more than [`SPEC_MAX_ENTRIES`] entries.
+    TooManyEntries,
+    /// A [`SpecEntry`] whose number of key tests differs from the table's number of key fields.
+    EntryKey,
+    /// [`Glue::parser`] names no parser of the program.
+    NoParser(u32),
+    /// One of [`Glue::controls`] names no function of the program.
+    NoFunction(u32),
+    /// A table of [`Glue::prefetch`] whose key generated code does not compute (an apply
+    /// through the runtime, or a key field wider than 64 bits).
+    PrefetchKey {
+        /// The table's index in `Program::tables`.
+        table: u32,
+    },
+    /// An error while compiling one unit of code, named by `unit`.
+    In {
+        /// The function, parser, key or table being compiled.
+        unit: CodeUnit,
+        /// What went wrong there.
+        error: Box<JitError>,
+    },
+}
+
+/// A unit of generated code, as a [`JitError`] names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CodeUnit {
+    /// A function of the program (action, P4 function or control body), by its name.
+    Function(String),
+    /// A parser of the program, by its name.
+    Parser(String),
+    /// The key function of a table, by the table's name.
+    TableKey(String),
+    /// One of the architecture pass's functions ([`Glue`]): `pass_parse`, `pass_run` or `pass`.
+    Pass(&'static str),
+    /// The re-specialised matching code of a table ([`specialise`]), by the table's name.
+    Spec(String),
+}
+
+impl JitError {
+    /// This error as it happened in `unit`.
+    pub(crate) fn in_unit(self, unit: CodeUnit) -> JitError {
+        JitError::In {
+            unit,
+            error: Box::new(self),
+        }
+    }
+
+    /// The message without the `native code: ` prefix.
+    fn detail(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JitError::Cranelift(msg) => write!(f, "{msg}"),
+            JitError::NotSpecialisable { table } => {
+                write!(f, "table {table} cannot be specialised")
+            }
+            JitError::TooManyEntries => write!(f, "too many entries"),
+            JitError::EntryKey => write!(f, "an entry's key"),
+            JitError::NoParser(p) => write!(f, "no parser {p}"),
+            JitError::NoFunction(c) => write!(f, "no function {c}"),
+            JitError::PrefetchKey { table } => {
+                write!(f, "prefetch of table {table}: its key is not generated")
+            }
+            JitError::In { unit, error } => {
+                match unit {
+                    CodeUnit::Function(name) => write!(f, "function `{name}`: ")?,
+                    CodeUnit::Parser(name) => write!(f, "parser `{name}`: ")?,
+                    CodeUnit::TableKey(name) => write!(f, "key of table `{name}`: ")?,
+                    CodeUnit::Pass(name) => write!(f, "{name}: ")?,
+                    CodeUnit::Spec(name) => write!(f, "table `{name}`: ")?,
+                }
+                error.detail(f)
+            }
+        }
+    }
+}
 
 impl std::fmt::Display for JitError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "native code: {}", self.0)
+        write!(f, "native code: ")?;
+        self.detail(f)
     }
 }
 
@@ -396,8 +514,13 @@ pub fn compile(
 /// == v & mask`, or `lo <= value <= hi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldTest {
+    /// The field is not tested (a "don't care" ternary mask or optional value, a `/0`
+    /// prefix).
     Any,
+    /// `(value, mask)`: the field's bits under `mask` equal `value`'s (exact, ternary, lpm and
+    /// optional matches; P4_16 §14.2.1.1).
     Masked(u64, u64),
+    /// `(lo, hi)`: the field lies in `lo..=hi`, unsigned (a `range` match).
     Range(u64, u64),
 }
 
@@ -419,8 +542,11 @@ impl FieldTest {
 /// its parameters packed as the runtime packs them (each big-endian in `ceil(width/8)` bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecEntry {
+    /// One test per key field, in the table's key order.
     pub tests: Vec<FieldTest>,
+    /// The action, as an index into the table's actions (`p4_ir::Table::actions`).
     pub action: u32,
+    /// The action's parameters, each big-endian in `ceil(width/8)` bytes, in declaration order.
     pub params: Vec<u8>,
 }
 
@@ -507,4 +633,55 @@ extern "C" fn bin_op(op: u32, width: u32, signed: u32, a: u64, b: u64) -> u64 {
         a,
         b,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CodeUnit, JitError};
+
+    /// The messages are the ones the compiler gave when its error was a string: the places
+    /// outermost first, then the kind, after one `native code: `.
+    #[test]
+    fn jit_error_messages() {
+        let cases = [
+            (
+                JitError::Cranelift("Verifier errors".into())
+                    .in_unit(CodeUnit::Function("ingress".into())),
+                "native code: function `ingress`: Verifier errors",
+            ),
+            (
+                JitError::NoParser(4).in_unit(CodeUnit::Pass("pass_parse")),
+                "native code: pass_parse: no parser 4",
+            ),
+            (
+                JitError::TooManyEntries.in_unit(CodeUnit::Spec("fwd".into())),
+                "native code: table `fwd`: too many entries",
+            ),
+            (
+                JitError::EntryKey.in_unit(CodeUnit::Spec("fwd".into())),
+                "native code: table `fwd`: an entry's key",
+            ),
+            (
+                JitError::NotSpecialisable { table: 2 },
+                "native code: table 2 cannot be specialised",
+            ),
+            (
+                JitError::PrefetchKey { table: 3 }.in_unit(CodeUnit::Pass("pass")),
+                "native code: pass: prefetch of table 3: its key is not generated",
+            ),
+            (
+                JitError::Cranelift("bad".into())
+                    .in_unit(CodeUnit::TableKey("acl".into()))
+                    .in_unit(CodeUnit::Parser("p".into())),
+                "native code: parser `p`: key of table `acl`: bad",
+            ),
+            (
+                JitError::NoFunction(9).in_unit(CodeUnit::Pass("pass_run")),
+                "native code: pass_run: no function 9",
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.to_string(), want);
+        }
+    }
 }

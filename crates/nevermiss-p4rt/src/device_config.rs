@@ -36,6 +36,7 @@ pub const VERSION: u64 = 1;
 pub struct Loaded {
     /// The checked P4 program (absent for a BMv2 JSON program, which has no P4 source).
     pub compiled: Option<Compiled>,
+    /// The lowered program the runtime runs, from either front end.
     pub program: p4_ir::Program,
 }
 

@@ -4,6 +4,7 @@
 //! translates between protobuf and the runtime; the runtime never sees protobuf types.
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod arbitration;
 pub mod codec;

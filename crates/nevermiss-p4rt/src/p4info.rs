@@ -26,7 +26,9 @@ use std::collections::{BTreeMap, HashMap};
 
 /// The P4Info of a program and the map between its ids and the IR.
 pub struct Built {
+    /// The P4Info message, with ids as p4c allocates them (P4Runtime §8.3).
     pub p4info: pi::P4Info,
+    /// The map between the P4Info's ids and the IR's tables, actions and externs.
     pub ids: ControlPlaneIds,
 }
 

@@ -84,10 +84,15 @@ struct ActionInfo {
 
 /// A pipeline the server runs.
 pub struct Pipeline {
+    /// The switch the pipeline's entries are written to and whose packets the traffic loops run.
     pub sw: Arc<Switch>,
+    /// The P4Info the controller set, returned by `GetForwardingPipelineConfig` (P4Runtime §17).
     pub p4info: pi::P4Info,
+    /// The `p4_device_config` bytes the controller set ([`crate::device_config`]).
     pub device_config: Bytes,
+    /// The controller's `ForwardingPipelineConfig.cookie`, `None` when it sent none (P4Runtime §16).
     pub cookie: Option<u64>,
+    /// The map between the P4Info's ids and the IR, which every translation goes through.
     pub ids: ControlPlaneIds,
     tables: IdMap<u32, TableInfo>,
     table_ids: IdMap<TableId, u32>,
@@ -95,8 +100,11 @@ pub struct Pipeline {
     fn_ids: IdMap<FnId, u32>,
     /// The worker that runs PacketOuts.
     pub worker: Mutex<Worker>,
-    /// Controller header fields: (id, bitwidth), in header order.
+    /// Controller header fields of `packet_in`: (id, bitwidth), in header order (P4Runtime
+    /// §18.1: a PacketIn's metadata, taken from the front of the packet sent to the CPU port).
     pub packet_in: Vec<(u32, u32)>,
+    /// Controller header fields of `packet_out`: (id, bitwidth), in header order (P4Runtime §18.1:
+    /// a PacketOut's metadata, prepended to its payload).
     pub packet_out: Vec<(u32, u32)>,
 }
 
@@ -1051,12 +1059,16 @@ mod tests {
 }
 
 /// Which optional fields of a table entry a read asked for (set in the request: P4Runtime
-/// §9.1.2 "Direct resources", §9.1.5 "Idle-timeout").
+/// §11.1.7 "Direct Resources", §11.1.8 "Idle-timeout").
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReadWants {
+    /// `time_since_last_hit` (P4Runtime §11.1.8).
     pub elapsed: bool,
+    /// The direct counter's `counter_data` (P4Runtime §11.1.7).
     pub counter: bool,
+    /// The direct meter's `meter_config` (P4Runtime §11.1.7).
     pub meter_config: bool,
+    /// The direct meter's per-color `meter_counter_data` (P4Runtime §11.4.3).
     pub meter_counters: bool,
 }
 

@@ -49,6 +49,8 @@ pub struct QueueRequest {
 /// The queues' settings, described.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct QueueReply {
+    /// The egress queues' settings after the call, in words (`egress queues on every port, 1
+    /// priority each: depth 64, no rate limit` …, `QueueSettings::describe`), as `nevermiss ctl` prints it.
     #[prost(string, tag = "1")]
     pub text: String,
 }

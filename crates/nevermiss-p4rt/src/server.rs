@@ -38,6 +38,7 @@ pub const NO_PIPELINE: &str = "No forwarding pipeline config set for this device
 /// Server settings.
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
+    /// The `device_id` a request must name (P4Runtime §7.1); others get `NOT_FOUND`.
     pub device_id: u64,
     /// The port PacketOuts enter on and packets to which become PacketIns.
     pub cpu_port: u32,
@@ -95,7 +96,10 @@ impl DigestState {
 pub struct UpdateDelay {
     /// When the Write arrived (ns on the switch's clock).
     pub received_ns: u64,
+    /// d_control: from the Write's arrival to the change being visible to the data plane (ns).
     pub d_control_ns: u64,
+    /// d_data: from the change being visible to the first packet that used it (ns); `None` until
+    /// a packet has, and for updates other than inserts and modifies.
     pub d_data_ns: Option<u64>,
 }
 
@@ -164,19 +168,29 @@ impl Rows {
 /// Counters of what the server did.
 #[derive(Debug, Default)]
 pub struct ServerStats {
+    /// `Write` RPCs served.
     pub writes: u64,
+    /// Updates in them, applied or not.
     pub updates: u64,
+    /// Updates that failed (an error in the Write's `details`, P4Runtime §14.3).
     pub failed_updates: u64,
+    /// `Read` RPCs served.
     pub reads: u64,
+    /// PacketOuts received on the stream (P4Runtime §18.1).
     pub packet_outs: u64,
+    /// PacketIns sent: packets the pipeline sent to the CPU port.
     pub packet_ins: u64,
+    /// `DigestList`s sent (P4Runtime §18.3).
     pub digest_lists: u64,
+    /// Table entries reported in `IdleTimeoutNotification`s sent to the primary (P4Runtime §18.4).
     pub idle_notifications: u64,
     /// Packets a PacketOut produced for ports other than the CPU port when no traffic loop
     /// runs them (no port is attached).
     pub unsent: u64,
-    /// Pipeline commits, and the ones that kept the forwarding state (RECONCILE_AND_COMMIT).
+    /// Pipeline commits: a new pipeline made current (`VERIFY_AND_COMMIT`, `COMMIT`,
+    /// `RECONCILE_AND_COMMIT`; P4Runtime §16).
     pub commits: u64,
+    /// The commits that were RECONCILE_AND_COMMIT (P4Runtime §16), counted in `commits` too.
     pub reconciles: u64,
 }
 
@@ -196,6 +210,7 @@ enum Item {
 
 /// The device: the current pipeline, the saved one, arbitration, digests.
 pub struct Device {
+    /// The settings the server was started with.
     pub opts: ServeOptions,
     pipeline: RwLock<Option<Arc<Pipeline>>>,
     /// The switch the traffic loops run: a commit hands the new pipeline's over and returns
@@ -215,6 +230,7 @@ pub struct Device {
     arbitration: Mutex<Arbitration>,
     digests: Mutex<BTreeMap<u32, DigestState>>,
     next_list: Mutex<u64>,
+    /// What the server did so far ([`ServerStats`]).
     pub stats: Mutex<ServerStats>,
     delays: Mutex<Delays>,
 }
@@ -246,6 +262,8 @@ fn status_of(e: &ControlError) -> Status {
 }
 
 impl Device {
+    /// A device with no pipeline yet (requests but `SetForwardingPipelineConfig` and arbitration
+    /// get `FAILED_PRECONDITION`), no controller and no traffic loop attached.
     pub fn new(opts: ServeOptions) -> Arc<Device> {
         Arc::new(Device {
             opts,
@@ -964,13 +982,13 @@ fn unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Most bytes of the encoded `google.rpc.Status` of [`batch_status`] (its details, code and
+/// Most bytes of the encoded `google.rpc.Status` of `batch_status` (its details, code and
 /// message). gRPC core (grpcio, so
 /// p4runtime-shell, finsy and p4c's PTF base test) refuses trailers over its soft limit of
 /// 8192 bytes (`grpc.max_metadata_size`), counting every entry as its name, its value *as
 /// sent* — a binary header's value base64-encoded, 4/3 of its bytes — and 32 bytes; a Write's
 /// error comes as one header block with `:status`, `content-type`, `grpc-status`,
-/// `grpc-message` (at most [`TOP_MESSAGE_MAX`] bytes, percent-encoded) and
+/// `grpc-message` (at most `TOP_MESSAGE_MAX` bytes, percent-encoded) and
 /// `grpc-status-details-bin`: 5120 bytes of status (6827 base64) keep the block under 7700.
 pub const DETAILS_BUDGET: usize = 5120;
 
@@ -1203,6 +1221,8 @@ const LONG_WRITE_UPDATES: usize = 2048;
 /// The service.
 #[derive(Clone)]
 pub struct Service {
+    /// The device every request is served on; share it (it is an `Arc`) to reach the same switch
+    /// from the process.
     pub dev: Arc<Device>,
 }
 

@@ -53,6 +53,7 @@ pub fn read_wide(data: &[u8], off: usize, w: u32, out: &mut [u64]) {
 /// `finish` (a last partial byte is padded with zeros).
 #[derive(Clone, Debug, Default)]
 pub struct BitWriter {
+    /// The bytes written so far; whole only after [`BitWriter::finish`].
     pub bytes: Vec<u8>,
     /// Bits written (pending ones included).
     pub bits: usize,
@@ -100,8 +101,18 @@ impl BitWriter {
         }
     }
 
-    /// Writes out the pending bits (a last partial byte padded with zeros).
+    /// Writes out the pending bits (a last partial byte padded with zeros). Inline, and nothing
+    /// to do with none pending (`acc` holds only the `n` pending bits, so it is 0 then): what
+    /// the compiled engine's deparser leaves, which writes whole bytes (`append_raw`).
+    #[inline]
     pub fn finish(&mut self) {
+        if self.n != 0 {
+            self.finish_pending();
+        }
+    }
+
+    #[inline(never)]
+    fn finish_pending(&mut self) {
         while self.n >= 8 {
             self.n -= 8;
             self.bytes.push((self.acc >> self.n) as u8);
@@ -228,6 +239,42 @@ mod tests {
                 off += *n as usize;
             }
             prop_assert_eq!(w.bytes.len(), off.div_ceil(8));
+        }
+
+        /// `finish` twice is `finish` once, also after fields that end on a word boundary
+        /// (nothing pending: its fast path), and bits put after it start on the next byte.
+        #[test]
+        fn finish_is_idempotent(
+            a in proptest::collection::vec((any::<u64>(), 1u32..=64), 0..6),
+            b in proptest::collection::vec((any::<u64>(), 1u32..=64), 1..6),
+            whole_words: bool,
+        ) {
+            let mut w = BitWriter::default();
+            let mut bits = 0u32;
+            for (v, n) in &a {
+                w.put(*v, *n);
+                bits += n;
+            }
+            if whole_words {
+                // Pad to a multiple of 64 bits: nothing left pending in the accumulator.
+                w.put(0, (64 - bits % 64) % 64);
+            }
+            w.finish();
+            let once = w.bytes.clone();
+            w.finish();
+            prop_assert_eq!(&w.bytes, &once);
+            let start = 8 * once.len();
+            for (v, n) in &b {
+                w.put(*v, *n);
+            }
+            w.finish();
+            prop_assert_eq!(&w.bytes[..once.len()], &once[..]);
+            let mut off = start;
+            for (v, n) in &b {
+                let m = if *n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                prop_assert_eq!(read_bits(&w.bytes, off, *n), v & m);
+                off += *n as usize;
+            }
         }
 
         #[test]

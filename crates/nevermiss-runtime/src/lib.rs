@@ -13,6 +13,7 @@
 //! [`build`] (assembly of a switch) → [`worker`], [`workers`], [`run`], [`stf`].
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod arch;

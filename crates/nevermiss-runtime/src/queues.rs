@@ -345,6 +345,8 @@ pub struct EgressQueues {
     /// Port → its queues, one per priority.
     ports: HashMap<u32, Vec<Queue>>,
     len: usize,
+    /// What the queues did: copies enqueued, dropped (queue full, no queue for the priority, at a
+    /// handover) and the deepest queue.
     pub stats: QueueStats,
     scratch: Vec<u32>,
 }
@@ -503,7 +505,7 @@ impl EgressQueues {
 
     /// One round of the queues at `now_ns`: every port with copies waiting and nothing left
     /// unsent (`tx[i]` for port `ids[i]` empty) takes up to `batch` copies whose time has
-    /// come through egress on `w`, and sends their packets ([`flush`]); copies the egress
+    /// come through egress on `w`, and sends their packets (`flush`); copies the egress
     /// passes make for queues (clones, recirculated packets' copies) join them. Returns the
     /// copies taken.
     #[allow(clippy::too_many_arguments)]

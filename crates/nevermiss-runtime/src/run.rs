@@ -33,6 +33,7 @@ pub enum Clock {
 pub struct RunOptions {
     /// Packets per batch (1..=256).
     pub batch: usize,
+    /// Which time the switch sees (tables' idle timeouts, meters, expiry).
     pub clock: Clock,
     /// Print statistics this often while running (to stderr).
     pub stats_every: Option<Duration>,
@@ -75,24 +76,35 @@ impl Default for RunOptions {
 /// Statistics of a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableReport {
+    /// The table's control-plane name.
     pub name: String,
+    /// Entries in it at the end.
     pub entries: usize,
+    /// The most entries it holds ([`nevermiss_tables::Table::capacity`]; from its `size`, P4_16
+    /// §14.2.1.5).
     pub capacity: usize,
+    /// Its hits, misses, inserts (and those refused because it was full), updates and expirations.
     pub stats: TableStats,
 }
 
 /// What a run did.
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
+    /// Every port's counters, in port order.
     pub ports: Vec<StatsSnapshot>,
+    /// Every table's statistics, in program order.
     pub tables: Vec<TableReport>,
+    /// Packets received on all ports.
     pub packets_in: u64,
+    /// Packets sent on all ports.
     pub packets_out: u64,
     /// Input packets that produced no output.
     pub dropped: u64,
     /// Outputs to ports that do not exist, as (port, packets), by port.
     pub unknown_ports: UnknownPorts,
+    /// Digests waiting for a control plane to take them.
     pub digests: usize,
+    /// Wall time of the run.
     pub elapsed: Duration,
     /// Per worker (runs with `--cores`): packets and CPU time.
     pub workers: Vec<(u64, Duration)>,

@@ -16,7 +16,12 @@ use std::sync::Arc;
 pub enum StfFailure {
     /// The STF file could not be read or parsed, or a command could not be applied (unknown
     /// table, action, field, parameter, ...). `line` is 1-based (0 when unknown).
-    Setup { line: u32, message: String },
+    Setup {
+        /// The command's line in the STF file, from 1 (0 when unknown).
+        line: u32,
+        /// What was wrong with it.
+        message: String,
+    },
     /// The output differs from the expectations (the first difference).
     Mismatch(String),
 }
@@ -36,8 +41,11 @@ impl std::error::Error for StfFailure {}
 /// What a passing test did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StfReport {
+    /// `packet` commands sent into the switch.
     pub packets_in: usize,
+    /// Packets the switch sent.
     pub packets_out: usize,
+    /// `expect` commands, all met.
     pub expectations: usize,
 }
 
@@ -50,7 +58,9 @@ pub fn run_stf(sw: Arc<Switch>, text: &str) -> Result<StfReport, StfFailure> {
 /// not be applied, if one could not), and the test's verdict.
 #[derive(Clone, Debug)]
 pub struct StfRun {
+    /// Per port, the packets it sent, in order.
     pub outputs: BTreeMap<u32, Vec<Vec<u8>>>,
+    /// The report of a passing test, or why it failed.
     pub verdict: Result<StfReport, StfFailure>,
 }
 

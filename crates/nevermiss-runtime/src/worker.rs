@@ -2,7 +2,7 @@
 
 use crate::arch::{
     pna_finish, pna_parse_in_place, process_pna, process_psa, process_v1, psa_finish,
-    psa_parse_first, v1_finish, v1_parse_first, Outputs,
+    psa_parse_first, v1_finish, v1_parse_first, Outputs, PnaPass,
 };
 use crate::engine::exec::{Exec, TableOps};
 use crate::state::{ArchInfo, Switch};
@@ -17,11 +17,17 @@ pub const PREFETCH_GROUP: usize = 32;
 /// One worker thread's state. The switch is shared (`Arc`), everything else is owned and
 /// reused from packet to packet.
 pub struct Worker {
+    /// The switch it runs; shared with the other workers and the control plane.
     pub sw: Arc<Switch>,
+    /// Its interpreter state: the packet's frame, registers and deparser output.
     pub ex: Exec,
+    /// The packets the last input packet produced.
     pub out: Outputs,
     /// Interpreter states of the packets of a prefetching batch (created on first use).
     slots: Vec<Exec>,
+    /// The address of `slots`' buffer and their number when they were last bound to the
+    /// switch (`Exec::bind`): they are bound again only when the vector has moved or grown.
+    bound: (usize, usize),
     hints: Vec<Option<Prefetch>>,
     id: u64,
     warm: Warm,
@@ -88,6 +94,7 @@ impl Worker {
             ex,
             out: Outputs::default(),
             slots: Vec::new(),
+            bound: (0, 0),
             hints: Vec::new(),
             id,
             warm: Warm {
@@ -223,6 +230,25 @@ impl Worker {
             }
         };
         if self.sw.plan().prefetch().is_empty() || pkts.len() <= 1 {
+            let sw: &Switch = &self.sw;
+            if let (ArchInfo::Pna(pi), Some(pass), None) =
+                (sw.arch(), PnaPass::of(sw), &self.ex.trace)
+            {
+                // Generated code runs every packet: set up once for the batch.
+                self.ex.bind(sw);
+                for (i, p) in pkts.iter().enumerate() {
+                    prefetch_ahead(i);
+                    self.out.clear();
+                    self.ex.now_ns = now_ns(p);
+                    self.ex.ops = TableOps::NONE;
+                    // SAFETY: `ex` was bound to `sw` above and is not traced; the batch's
+                    // packets outlive it.
+                    unsafe { pass.process(&mut self.ex, sw, pi, p.data(), p.port, &mut self.out) };
+                    self.warm.note(self.ex.ops, p.data(), p.port);
+                    done(i, &mut self.out);
+                }
+                return;
+            }
             for (i, p) in pkts.iter().enumerate() {
                 prefetch_ahead(i);
                 self.process_inside(p.data(), p.port, now_ns(p));
@@ -235,6 +261,7 @@ impl Worker {
             sw,
             out,
             slots,
+            bound,
             hints,
             id,
             warm,
@@ -250,19 +277,35 @@ impl Worker {
                 id.wrapping_mul(PREFETCH_GROUP as u64 + 1) + n + 1,
             ));
         }
+        // A PNA pass in generated code (slots are never traced): the states are set up for it
+        // once, and again only after they moved (the worker's switch never changes).
+        let pass = match arch {
+            ArchInfo::Pna(pi) => PnaPass::of(sw).map(|f| (pi, f)),
+            _ => None,
+        };
+        let at = (slots.as_ptr() as usize, slots.len());
+        if pass.is_some() && *bound != at {
+            for ex in slots.iter_mut() {
+                ex.bind(sw);
+            }
+            *bound = at;
+        }
         for (g, group) in pkts.chunks(PREFETCH_GROUP).enumerate() {
             hints.clear();
             for (ex, p) in slots.iter_mut().zip(group) {
                 ex.now_ns = now_ns(p);
                 ex.ops = TableOps::NONE;
-                match arch {
+                match (pass, arch) {
+                    // SAFETY: `ex` was bound above; the group's packets outlive the batch,
+                    // whose `finish` of this packet comes below.
+                    (Some((pi, f)), _) => unsafe { f.parse(ex, sw, pi, p.data(), p.port) },
                     // SAFETY: the group's packets outlive the batch, whose
                     // `pna_finish` of this packet comes below.
-                    ArchInfo::Pna(pi) => unsafe {
+                    (None, ArchInfo::Pna(pi)) => unsafe {
                         pna_parse_in_place(ex, sw, pi, p.data(), p.port)
                     },
-                    ArchInfo::V1(vi) => v1_parse_first(ex, sw, vi, p.data(), p.port),
-                    ArchInfo::Psa(pi) => psa_parse_first(ex, sw, pi, p.data(), p.port),
+                    (None, ArchInfo::V1(vi)) => v1_parse_first(ex, sw, vi, p.data(), p.port),
+                    (None, ArchInfo::Psa(pi)) => psa_parse_first(ex, sw, pi, p.data(), p.port),
                 }
                 match sw.plan().prefetch_keys() {
                     // Generated `pass_parse` stored the keys (slots are never traced).
@@ -290,10 +333,12 @@ impl Worker {
                 // otherwise queue behind these for the core's few line-fill buffers.
                 prefetch_ahead(g * PREFETCH_GROUP + j);
                 out.clear();
-                match arch {
-                    ArchInfo::Pna(pi) => pna_finish(ex, sw, pi, p.port, 0, out),
-                    ArchInfo::V1(vi) => v1_finish(ex, sw, vi, p.data(), p.port, out),
-                    ArchInfo::Psa(pi) => psa_finish(ex, sw, pi, p.data(), p.port, out),
+                match (pass, arch) {
+                    // SAFETY: as for its `parse` above.
+                    (Some((pi, f)), _) => unsafe { f.finish(ex, sw, pi, p.port, out) },
+                    (None, ArchInfo::Pna(pi)) => pna_finish(ex, sw, pi, p.port, 0, out),
+                    (None, ArchInfo::V1(vi)) => v1_finish(ex, sw, vi, p.data(), p.port, out),
+                    (None, ArchInfo::Psa(pi)) => psa_finish(ex, sw, pi, p.data(), p.port, out),
                 }
                 warm.note(ex.ops, p.data(), p.port);
                 done(g * PREFETCH_GROUP + j, out);

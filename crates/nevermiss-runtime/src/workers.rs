@@ -78,10 +78,15 @@ pub struct WorkerStat {
 pub struct InMemoryReport {
     /// From the common start to the last worker's last packet.
     pub elapsed: Duration,
+    /// Packets received, over all workers.
     pub packets_in: u64,
+    /// Packets sent, over all workers.
     pub packets_out: u64,
+    /// Received packets that produced no output.
     pub dropped: u64,
+    /// Outputs to ports that do not exist, as (port, packets), by port.
     pub unknown_ports: UnknownPorts,
+    /// Each worker's own figures, in worker order.
     pub per_worker: Vec<WorkerStat>,
 }
 

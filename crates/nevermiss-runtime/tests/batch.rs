@@ -1,19 +1,24 @@
 //! `Worker::process_batch` (parse a group, prefetch its tables, then run the controls) and
 //! `Worker::process_batch_ahead` (the same, prefetching the next packets' headers) give the
 //! same outputs and the same table contents as running the packets one by one — also when
-//! packets of one batch insert and then hit the same key, or update the same entry.
+//! packets of one batch insert and then hit the same key, or update the same entry; and the
+//! interpreter, packet by packet, gives those outputs and contents too.
 
 mod common;
 use common::build;
 
 use nevermiss_io::gen::{KeyField, TwoPhaseConfig, TwoPhaseGen};
 use nevermiss_io::{Batch, Packet};
-use nevermiss_runtime::{Config, Switch, Worker};
+use nevermiss_runtime::{Config, Engine, Switch, Worker};
 use p4_front::driver::Options;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 fn switch(name: &str) -> Arc<Switch> {
+    switch_on(name, Engine::Jit)
+}
+
+fn switch_on(name: &str, engine: Engine) -> Arc<Switch> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
         .join(format!("{name}.p4"));
@@ -21,7 +26,11 @@ fn switch(name: &str) -> Arc<Switch> {
         defines: vec![("FLOW_TABLE_SIZE".into(), "1024".into())],
         ..Options::default()
     };
-    build(&path, &opts, Config::default()).unwrap_or_else(|e| panic!("{e}"))
+    let config = Config {
+        engine,
+        ..Config::default()
+    };
+    build(&path, &opts, config).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Generator frames with few keys (so a batch often carries one key several times), some
@@ -145,18 +154,52 @@ fn batches_match_packet_by_packet() {
         for p in &pkts {
             want.push(w.process(p.data(), p.port, p.ts_ns).as_slice().to_vec());
         }
-        for batch in [32, 7, 100] {
+        // The reference: the interpreter, packet by packet. The compiled engine's batch loops
+        // (one set-up per batch, `PnaPass`) and its packets alone must give what it gives.
+        let interp = switch_on(name, Engine::Interp);
+        nevermiss_runtime::stf::run_stf(interp.clone(), &entries_stf)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let mut wi = Worker::new(interp.clone(), 0);
+        for (i, p) in pkts.iter().enumerate() {
+            let o = wi.process(p.data(), p.port, p.ts_ns).as_slice().to_vec();
+            assert_eq!(o, want[i], "{name}: packet {i}, interpreter against jit");
+        }
+        assert_eq!(
+            entries(&interp),
+            entries(&one),
+            "{name}: table contents, interpreter"
+        );
+        // Batch 0: batches of changing sizes, so that a worker's batch states grow (and move)
+        // after it set them up for generated code (`Exec::bind`).
+        for batch in [32, 7, 100, 0] {
             let many = switch(name);
             nevermiss_runtime::stf::run_stf(many.clone(), &entries_stf)
                 .unwrap_or_else(|e| panic!("{e:?}"));
             let mut w = Worker::new(many.clone(), 0);
             let mut got = Vec::new();
-            for (c, chunk) in pkts.chunks(batch).enumerate() {
+            let chunks: Vec<&[Packet]> = if batch > 0 {
+                pkts.chunks(batch).collect()
+            } else {
+                let mut v = Vec::new();
+                let mut rest = &pkts[..];
+                for n in [2, 5, 33, 9, 64, 1, 3].into_iter().cycle() {
+                    if rest.is_empty() {
+                        break;
+                    }
+                    let (a, b) = rest.split_at(n.min(rest.len()));
+                    v.push(a);
+                    rest = b;
+                }
+                v
+            };
+            let mut start = 0;
+            for (c, chunk) in chunks.into_iter().enumerate() {
                 let base = got.len();
                 // Told of none, one batch or two batches of the packets that follow (whose
                 // headers it then prefetches): the same outputs.
-                let rest = &pkts[((c + 1) * batch).min(pkts.len())..];
-                let ahead = &rest[..rest.len().min(c % 3 * batch)];
+                start += chunk.len();
+                let rest = &pkts[start..];
+                let ahead = &rest[..rest.len().min(c % 3 * chunk.len())];
                 w.process_batch_ahead(
                     chunk,
                     ahead,

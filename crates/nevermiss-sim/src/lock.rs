@@ -17,7 +17,7 @@
 //! Instead of a pipeline deque this implementation keeps, per bucket, the cycle at which its lock
 //! is released (`admitted + N`), and it jumps over runs of idle or stalled cycles, during which
 //! nothing but the round-robin pointer can change: results are identical to ticking every cycle
-//! (checked against [`reference`]).
+//! (checked against [`reference()`]).
 
 use crate::error::ConfigError;
 use crate::model::Schedule;
@@ -314,7 +314,7 @@ pub fn simulate(
     out
 }
 
-/// One batch of [`reference`]: admitted, drops, stall cycles, the sorted latencies and the
+/// One batch of [`reference()`]: admitted, drops, stall cycles, the sorted latencies and the
 /// sorted per-arrival largest queue occupancies.
 pub type RefBatch = (u64, u64, u64, Vec<u64>, Vec<u64>);
 

@@ -6,7 +6,7 @@
 //! [`closed`] to stop early, and `main` then exits 0 — as `cat` and ripgrep do. Any other
 //! write error (a full disk behind a redirection) is kept and reported by `main` with exit 2.
 //!
-//! Use [`outln!`] and [`out!`] instead of `println!`/`print!` (which panic on a closed pipe).
+//! Use `outln!` and `out!` instead of `println!`/`print!` (which panic on a closed pipe).
 
 use std::fmt;
 use std::io::{self, Write};
@@ -27,7 +27,7 @@ pub fn write(args: fmt::Arguments<'_>) {
     }
 }
 
-/// Flushes standard output (see [`write`] for what a failure does).
+/// Flushes standard output (see [`write()`] for what a failure does).
 pub fn flush() {
     if CLOSED.load(Relaxed) {
         return;
@@ -66,12 +66,12 @@ pub fn exit_code(code: u8) -> u8 {
     }
 }
 
-/// `print!` that never panics: writes through [`write`].
+/// `print!` that never panics: writes through [`write()`].
 macro_rules! out {
     ($($arg:tt)*) => { $crate::out::write(format_args!($($arg)*)) };
 }
 
-/// `println!` that never panics: writes through [`write`].
+/// `println!` that never panics: writes through [`write()`].
 macro_rules! outln {
     () => { $crate::out::write(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($arg)*))) };

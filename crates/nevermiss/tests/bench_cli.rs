@@ -86,6 +86,7 @@ fn tiny_bench_report_json_and_logs() {
         "Eq. 3",
         "Eq. 4",
         "Table size sweep",
+        "Table III on trimmed means",
     ] {
         assert!(out.contains(s), "missing `{s}` in:\n{out}");
     }
@@ -145,12 +146,62 @@ fn tiny_bench_report_json_and_logs() {
                 let med = c["median_ticks"]["median"].as_f64().unwrap();
                 assert!((d - (med - base)).abs() <= 1.0, "{c}");
                 assert!(c["eq4_ns"]["median"].is_number());
+                // The same on trimmed means: class − baseline, the interval around the value.
+                let dt = &c["eq4_trimmed_ticks"];
+                let (t, bt) = (
+                    c["trimmed_ticks"]["value"].as_f64().unwrap(),
+                    v["baseline_trimmed_ticks"]["value"].as_f64().unwrap(),
+                );
+                assert!(
+                    (dt["value"].as_f64().unwrap() - (t - bt)).abs() < 1e-6,
+                    "{c}"
+                );
+                assert!(dt["lo"].as_f64().unwrap() <= dt["value"].as_f64().unwrap());
+                assert!(dt["hi"].as_f64().unwrap() >= dt["value"].as_f64().unwrap());
             }
+            // A trimmed mean lies between the class's smallest and largest ticks.
+            let t = c["trimmed_ticks"]["value"].as_f64().unwrap();
+            assert!(t >= u(&c["merged"]["min"]) as f64 && t <= u(&c["merged"]["max"]) as f64);
             let pc = &c["merged"];
             assert!(u(&pc["median"]) <= u(&pc["p99"]));
             assert!(u(&pc["p99"]) <= u(&pc["p999"]));
             assert!(u(&pc["p999"]) <= u(&pc["max"]));
         }
+    }
+    // Table III's ratios, each a trimmed-mean delta over the lookup's, with its goal; only
+    // those whose denominator's interval stays above zero are given.
+    for r in v["table3_ratios"].as_array().unwrap() {
+        let e = &r["estimate"];
+        let (x, lo, hi) = (
+            e["value"].as_f64().unwrap(),
+            e["lo"].as_f64().unwrap(),
+            e["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= x && x <= hi, "{r}");
+        assert!(r["goal_max"].as_f64().unwrap() >= 1.1);
+        let delta = |scen: &str, rate: u64, class: &str| {
+            lat.iter()
+                .find(|p| p["scenario"] == scen && u(&p["m"]) == m && u(&p["r"]) == rate)
+                .and_then(|p| {
+                    p["classes"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|c| c["class"] == class)
+                })
+                .map(|c| c["eq4_trimmed_ticks"]["value"].as_f64().unwrap())
+                .unwrap()
+        };
+        let want = match r["name"].as_str().unwrap() {
+            "insert / lookup" => delta("add-on-miss", 0, "insert") / delta("add-on-miss", 0, "hit"),
+            "update / lookup" => delta("update", 0, "hit-update") / delta("add-on-miss", 0, "hit"),
+            "rare insert / insert" => {
+                delta("add-on-miss", 100, "new-key-insert")
+                    / delta("add-on-miss", 10, "new-key-insert")
+            }
+            other => panic!("unexpected ratio {other}"),
+        };
+        assert!((x - want).abs() < 1e-9, "{r}: want {want}");
     }
     let thr = v["throughput"].as_array().unwrap();
     // cores=1: forward, add-on-miss, update, two rates; size 2^11: forward and add-on-miss.

@@ -15,10 +15,14 @@
 use crate::source::{Location, Span, Unit};
 use std::fmt::Write as _;
 
+/// How serious a [`Diagnostic`] is; rendered as `error`, `warning` or `note`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {
+    /// The program is rejected (the command exits 1).
     Error,
+    /// The program is accepted; something is likely wrong.
     Warning,
+    /// A remark that explains another diagnostic.
     Note,
 }
 
@@ -35,17 +39,23 @@ impl std::fmt::Display for Severity {
 /// A remark attached to a [`Diagnostic`], optionally pointing at another place.
 #[derive(Clone, Debug)]
 pub struct Note {
+    /// The place it points at, if any.
     pub span: Option<Span>,
+    /// The remark, lowercase, no trailing period.
     pub message: String,
 }
 
+/// A message about the program, at a position of its preprocessed text, rendered rustc-style by
+/// [`render`] (`file:line:col: error: message`, the source line and an underline).
 #[derive(Clone, Debug)]
 pub struct Diagnostic {
+    /// Error, warning or note.
     pub severity: Severity,
     /// Lowercase, no trailing period.
     pub message: String,
     /// Where in the [`Unit`] text; `None` for a diagnostic about the whole program.
     pub span: Option<Span>,
+    /// Remarks rendered after it, in order.
     pub notes: Vec<Note>,
     /// A location resolved in advance; when set, [`render`] uses it instead of `span` (used by the
     /// preprocessor, whose errors point into text that never became a unit).
@@ -53,6 +63,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic of `severity` at `span`, with no notes.
     pub fn new(severity: Severity, span: Option<Span>, msg: impl Into<String>) -> Self {
         Diagnostic {
             severity,
@@ -63,10 +74,12 @@ impl Diagnostic {
         }
     }
 
+    /// An error at `span`.
     pub fn error(span: Span, msg: impl Into<String>) -> Self {
         Self::new(Severity::Error, Some(span), msg)
     }
 
+    /// A warning at `span`.
     pub fn warning(span: Span, msg: impl Into<String>) -> Self {
         Self::new(Severity::Warning, Some(span), msg)
     }
@@ -88,6 +101,7 @@ impl Diagnostic {
         d
     }
 
+    /// The same diagnostic with a note added at the end.
     pub fn with_note(mut self, span: Option<Span>, msg: impl Into<String>) -> Self {
         self.notes.push(Note {
             span,
@@ -96,6 +110,7 @@ impl Diagnostic {
         self
     }
 
+    /// Whether it rejects the program ([`Severity::Error`]).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -15,25 +15,34 @@ pub enum ArchChoice {
     /// Whatever the program's `main` package instantiates.
     #[default]
     Auto,
+    /// v1model (`V1Switch`).
     V1Model,
+    /// PSA (`PSA_Switch`).
     Psa,
+    /// PNA (`PNA_NIC`, either dialect).
     Pna,
 }
 
+/// How to compile a file: include directories, macro definitions and the architecture.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// `-I` directories, searched after the project's own `p4include/`.
     pub include_dirs: Vec<PathBuf>,
     /// `-D NAME=VALUE` definitions.
     pub defines: Vec<(String, String)>,
+    /// The architecture asked for (`--arch`); a program for another one is an error.
     pub arch: ArchChoice,
 }
 
 /// A program that passed every phase.
 pub struct Compiled {
+    /// The preprocessed text and its map back to files, lines and columns.
     pub unit: Unit,
+    /// The parsed tree.
     pub program: Program,
+    /// What the checker found out: types, resolved names, values, tables, `main`.
     pub checked: Checked,
+    /// Which `pna.p4` dialect the program was compiled against ([`crate::pna_dialect`]).
     pub pna_dialect: PnaDialect,
 }
 
@@ -59,6 +68,7 @@ impl Compiled {
 pub struct Failed {
     /// The preprocessed unit, when preprocessing got that far; needed to render positions.
     pub unit: Option<Unit>,
+    /// The first failing phase's diagnostics (every one the checker found).
     pub diagnostics: Vec<Diagnostic>,
 }
 

@@ -21,7 +21,9 @@ use std::fmt;
 /// One token and the bytes it covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Token {
+    /// What the token is.
     pub kind: TokenKind,
+    /// The bytes it covers in the preprocessed text.
     pub span: Span,
 }
 
@@ -29,53 +31,101 @@ pub struct Token {
 /// that p4c reserves (`list`, `priority`, `for`, `break`, `continue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Keyword {
+    /// `abstract`: an abstract method of an extern, which an instance implements (P4_16 §7.2.10.2.1).
     Abstract,
+    /// `action`: an action declaration (P4_16 §14.1).
     Action,
+    /// `actions`: a table's list of actions (P4_16 §14.2.1.2).
     Actions,
+    /// `apply`: a control's body, or a table or block invocation (P4_16 §14, §14.2.2).
     Apply,
+    /// `bool` (P4_16 §7.1.4).
     Bool,
+    /// `bit<W>`, an unsigned bit-string (P4_16 §7.1.6.2).
     Bit,
+    /// `break` in a `for` loop (P4_16 §12.8 of the spec after v1.2.5; p4c reserves it).
     Break,
+    /// `const`: a constant declaration (P4_16 §11.1), a `const` table property or entry.
     Const,
+    /// `continue` in a `for` loop (as `break`).
     Continue,
+    /// `control`: a control block or control type (P4_16 §14).
     Control,
+    /// `default`: a select's or switch's default case, or a keyset matching anything.
     Default,
+    /// `else` of an `if` (P4_16 §12.6).
     Else,
+    /// `entries`: a table's constant entries (P4_16 §14.2.1.4).
     Entries,
+    /// `enum`: an enumeration type (P4_16 §7.2.1).
     Enum,
+    /// `error`: the error type and its member declarations (P4_16 §7.1.2).
     Error,
+    /// `exit` (P4_16 §12.5).
     Exit,
+    /// `extern`: an extern object or function declaration (P4_16 §7.2.10).
     Extern,
+    /// `false`.
     False,
+    /// `for` (a loop; P4_16 §12.8 of the spec after v1.2.5).
     For,
+    /// `header`: a header type (P4_16 §7.2.2).
     Header,
+    /// `header_union` (P4_16 §7.2.4).
     HeaderUnion,
+    /// `if` (P4_16 §12.6).
     If,
+    /// `in`: a parameter direction (P4_16 §6.8); also `for (x in range)`.
     In,
+    /// `inout`: a parameter direction (P4_16 §6.8).
     InOut,
+    /// `int` and `int<W>` (P4_16 §7.1.6.3, §7.1.6.5).
     Int,
+    /// `key`: a table's key property (P4_16 §14.2.1.1).
     Key,
+    /// `list<T>` (P4_16 §7.2.7).
     List,
+    /// `match_kind`: match kind declarations (P4_16 §7.1.3).
     MatchKind,
+    /// `out`: a parameter direction (P4_16 §6.8).
     Out,
+    /// `package`: a package type (P4_16 §7.2.13).
     Package,
+    /// `parser`: a parser or parser type (P4_16 §13.2).
     Parser,
+    /// `priority` of a table entry (P4_16 §14.2.1.4.1).
     Priority,
+    /// `return` (P4_16 §12.4).
     Return,
+    /// `select` (P4_16 §13.6).
     Select,
+    /// `state`: a parser state (P4_16 §13.4).
     State,
+    /// `string` (P4_16 §7.1.5).
     String,
+    /// `struct` (P4_16 §7.2.5).
     Struct,
+    /// `switch` (P4_16 §12.7).
     Switch,
+    /// `table` (P4_16 §14.2).
     Table,
+    /// `this`: the enclosing extern instance in an abstract method's body (P4_16 §7.2.10.2.1).
     This,
+    /// `transition` (P4_16 §13.5).
     Transition,
+    /// `true`.
     True,
+    /// `tuple<...>` (P4_16 §7.2.6).
     Tuple,
+    /// `type`: a new type (P4_16 §7.6).
     Type,
+    /// `typedef` (P4_16 §7.5).
     Typedef,
+    /// `value_set` (P4_16 §13.11).
     ValueSet,
+    /// `varbit<W>` (P4_16 §7.1.6.4).
     Varbit,
+    /// `void` (P4_16 §7.1.1).
     Void,
 }
 
@@ -155,12 +205,16 @@ impl Keyword {
 pub enum TokenKind {
     /// An identifier (also a type identifier: the parser decides).
     Ident(String),
+    /// A reserved word.
     Keyword(Keyword),
     /// An integer literal; `width` is `Some((w, signed))` for `8w5` / `4s3` (spec §6.4.3.2);
     /// `radix` is the base it was written in (2, 8, 10 or 16).
     Int {
+        /// Its value.
         value: BigInt,
+        /// `Some((width, signed))` for a width-prefixed literal.
         width: Option<(u32, bool)>,
+        /// The base it was written in: 2, 8, 10 or 16.
         radix: u32,
     },
     /// A string literal with its escapes decoded (`\"`, `\\`, `\n`, `\t`, `\r`; any other
@@ -176,64 +230,107 @@ pub enum TokenKind {
     Dots,
     /// `..`
     Range,
+    /// `<<`
     Shl,
+    /// `&&`
     AndAnd,
+    /// `||`
     OrOr,
+    /// `==`
     EqEq,
+    /// `!=`
     NotEq,
+    /// `>=`
     Ge,
+    /// `<=`
     Le,
     /// `++`
     PlusPlus,
+    /// `+=`
     PlusAssign,
+    /// `-=`
     MinusAssign,
+    /// `*=`
     MulAssign,
+    /// `/=`
     DivAssign,
+    /// `%=`
     ModAssign,
+    /// `&=`
     AndAssign,
+    /// `|=`
     OrAssign,
+    /// `^=`
     XorAssign,
+    /// `<<=`
     ShlAssign,
+    /// `>>=`
     ShrAssign,
     /// `|+|=`
     AddSatAssign,
     /// `|-|=`
     SubSatAssign,
+    /// `+`
     Plus,
     /// `{#}`
     Invalid,
     /// `|+|`
     AddSat,
+    /// `-`
     Minus,
     /// `|-|`
     SubSat,
+    /// `*`
     Star,
+    /// `/`
     Slash,
+    /// `%`
     Percent,
+    /// `|`
     Pipe,
+    /// `&`
     Amp,
+    /// `^`
     Caret,
+    /// `~`
     Tilde,
+    /// `(`
     LParen,
+    /// `)`
     RParen,
+    /// `[`
     LBracket,
+    /// `]`
     RBracket,
+    /// `{`
     LBrace,
+    /// `}`
     RBrace,
+    /// `<`
     Lt,
+    /// `>`; two adjacent ones are the shift `>>`, which the parser reads.
     Gt,
+    /// `!`
     Bang,
+    /// `:`
     Colon,
     /// `+:`
     PlusColon,
+    /// `,`
     Comma,
+    /// `?`
     Question,
+    /// `.`
     Dot,
+    /// `=`
     Assign,
+    /// `;`
     Semi,
+    /// `@`: an annotation follows (P4_16 §20).
     At,
     /// A character that starts no token.
     Unexpected(char),
+    /// The end of the input; every token list ends with exactly one.
     Eof,
 }
 

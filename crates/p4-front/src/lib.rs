@@ -6,6 +6,8 @@
 //! Every token and node carries a [`source::Span`] into the preprocessed [`source::Unit`], which maps back
 //! to the original file, line and column for [`diag`]nostics.
 
+#![deny(missing_docs)]
+
 pub mod ast;
 pub mod check;
 pub mod diag;

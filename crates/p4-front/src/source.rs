@@ -7,11 +7,14 @@
 /// Half-open byte range `[lo, hi)` into a [`Unit`]'s text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
+    /// The first byte.
     pub lo: u32,
+    /// One past the last byte.
     pub hi: u32,
 }
 
 impl Span {
+    /// The span `[lo, hi)`.
     pub const fn new(lo: u32, hi: u32) -> Span {
         Span { lo, hi }
     }
@@ -123,6 +126,7 @@ pub(crate) struct Piece {
 /// macro expansion maps to the start of the macro use.
 #[derive(Clone, Debug, Default)]
 pub struct Unit {
+    /// The preprocessed text the lexer reads.
     pub text: String,
     pub(crate) sources: Vec<SourceText>,
     pub(crate) files: Vec<FileEntry>,

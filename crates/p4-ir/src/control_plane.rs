@@ -13,10 +13,12 @@ use num_traits::ToPrimitive;
 /// The annotations of one element, in source order.
 pub type Annotations = Vec<Annotation>;
 
-/// One annotation (P4_16 §18).
+/// One annotation (P4_16 §20).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Annotation {
+    /// The name after `@`.
     pub name: String,
+    /// What follows the name.
     pub body: AnnotationBody,
 }
 
@@ -25,16 +27,18 @@ pub struct Annotation {
 pub enum AnnotationBody {
     /// `@name`.
     Empty,
-    /// `@name(...)`, unstructured (§18.1): `text` is the body as P4 text (its expressions
+    /// `@name(...)`, unstructured (§20.1): `text` is the body as P4 text (its expressions
     /// printed back when it is a list of expressions, else the tokens as written), `args` the
     /// expressions when it is a list of them.
     Unstructured {
+        /// The body as P4 text.
         text: String,
+        /// The expressions, when the body is a list of them.
         args: Option<Vec<AnnotationArg>>,
     },
-    /// `@name[e1, e2, ...]` (§18.2): the values, folded.
+    /// `@name[e1, e2, ...]` (§20.2): the values, folded.
     ExpressionList(Vec<AnnotationValue>),
-    /// `@name[k1 = e1, ...]` (§18.2): keys and folded values, in order.
+    /// `@name[k1 = e1, ...]` (§20.2): keys and folded values, in order.
     KeyValues(Vec<(String, AnnotationValue)>),
 }
 
@@ -51,11 +55,14 @@ pub enum AnnotationArg {
     Other,
 }
 
-/// A value of a structured annotation: a compile-time `int`, `string` or `bool` (§18.2).
+/// A value of a structured annotation: a compile-time `int`, `string` or `bool` (§20.2).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnnotationValue {
+    /// An integer.
     Int(BigInt),
+    /// A string (without its quotes).
     String(String),
+    /// A boolean.
     Bool(bool),
 }
 
@@ -159,16 +166,20 @@ pub fn has(anns: &[Annotation], name: &str) -> bool {
 /// Index of a named type in [`ControlPlane::types`].
 pub type TypeId = u32;
 
-/// A type as P4Runtime describes it (P4Runtime spec §"P4 Type Information").
+/// A type as P4Runtime describes it (P4Runtime v1.5 §8.5 and §10.4).
 #[derive(Clone, Debug, PartialEq)]
 pub enum CpType {
+    /// `bit<W>`.
     Bit(u32),
     /// `int<W>`.
     Int(u32),
+    /// `varbit<W>` (W the maximum width).
     Varbit(u32),
+    /// `bool`.
     Bool,
     /// The `error` type.
     Error,
+    /// A tuple of these types (P4_16 §7.2.6).
     Tuple(Vec<CpType>),
     /// A struct, header, header union, enum, serializable enum or `type`.
     Named(TypeId),
@@ -186,25 +197,32 @@ pub struct NamedType {
     pub name: String,
     /// The declaration's annotations.
     pub annotations: Annotations,
+    /// What it is.
     pub kind: NamedKind,
 }
 
 /// What a named type is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NamedKind {
+    /// A struct's fields (P4_16 §7.2.5).
     Struct(Vec<CpField>),
+    /// A header's fields (P4_16 §7.2.2).
     Header(Vec<CpField>),
+    /// A header union's members (P4_16 §7.2.4).
     HeaderUnion(Vec<CpField>),
     /// A plain enum: its members.
     Enum(Vec<String>),
     /// `enum bit<W> E { … }`: the underlying type and each member's value.
     SerializableEnum {
+        /// The underlying `bit<W>` or `int<W>`.
         underlying: CpType,
+        /// Each member's name and value (`None` when it is not a compile-time constant).
         members: Vec<(String, Option<BigInt>)>,
     },
     /// `type T N;` (P4_16 §7.6), with `@p4runtime_translation` among the annotations when the
     /// control plane sees another type.
     NewType {
+        /// The type it is made from.
         underlying: CpType,
     },
 }
@@ -212,8 +230,11 @@ pub enum NamedKind {
 /// A field of a struct, header or header union.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CpField {
+    /// The field's name.
     pub name: String,
+    /// Its type.
     pub ty: CpType,
+    /// Its annotations.
     pub annotations: Annotations,
 }
 
@@ -224,7 +245,9 @@ pub struct CpParam {
     pub name: String,
     /// Directionless: the control plane supplies it.
     pub directionless: bool,
+    /// Its type.
     pub ty: CpType,
+    /// Its annotations.
     pub annotations: Annotations,
 }
 
@@ -234,6 +257,7 @@ pub struct CpParam {
 pub struct V1Digest {
     /// The data type's control-plane name (a struct's name, or the type as written).
     pub name: String,
+    /// The data's type.
     pub ty: CpType,
 }
 

@@ -34,11 +34,14 @@ pub type ValueSetId = u32;
 /// `bool` is `bit<1>`; enums without a representation and `error` are 32-bit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ty {
+    /// Width in bits (0 for `bit<0>`/`int<0>`).
     pub width: u32,
+    /// Two's complement `int<W>` (P4_16 §7.1.6.3) rather than `bit<W>`.
     pub signed: bool,
 }
 
 impl Ty {
+    /// `bool`, as `bit<1>` (1 is true).
     pub const BOOL: Ty = Ty {
         width: 1,
         signed: false,
@@ -122,15 +125,20 @@ impl Val {
 /// gives 0, a write does nothing, P4_16 §8.18).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loc {
+    /// Word offset of the location with every run-time index 0.
     pub off: u32,
+    /// The run-time indices, outermost first; empty for a fixed location.
     pub dyn_idx: Vec<DynIndex>,
 }
 
 /// One run-time index of a [`Loc`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynIndex {
+    /// The index's value (any unsigned scalar).
     pub index: Expr,
+    /// Words between two consecutive elements.
     pub stride: u32,
+    /// Elements there are; an index ≥ `count` is out of bounds.
     pub count: u32,
 }
 
@@ -171,28 +179,46 @@ pub enum UnOp {
 /// Binary operators whose result has the operands' type (shifts: the left operand's type).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
+    /// `+`, modulo 2^W (P4_16 §8.6, §8.7).
     Add,
+    /// `-`, modulo 2^W.
     Sub,
+    /// `*`, modulo 2^W.
     Mul,
+    /// `/`, truncating; a zero divisor gives 0 at run time, never a trap.
     Div,
+    /// `%` (as `/`; a zero divisor gives 0).
     Mod,
+    /// `|+|`: addition saturating at the type's bounds (P4_16 §8.6, §8.7).
     AddSat,
+    /// `|-|`: subtraction saturating at the type's bounds.
     SubSat,
+    /// `<<`; shifting by the width or more gives 0 (P4_16 §8.9.2).
     Shl,
+    /// `>>`: logical for `bit<W>`, arithmetic (sign-filling) for `int<W>` (P4_16 §8.9.2).
     Shr,
+    /// `&`.
     And,
+    /// `|`.
     Or,
+    /// `^`.
     Xor,
 }
 
 /// Comparisons (result `bool`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
+    /// `==`.
     Eq,
+    /// `!=`.
     Ne,
+    /// `<`, signed when the operands are `int<W>`.
     Lt,
+    /// `<=`, signed when the operands are `int<W>`.
     Le,
+    /// `>`, signed when the operands are `int<W>`.
     Gt,
+    /// `>=`, signed when the operands are `int<W>`.
     Ge,
 }
 
@@ -207,6 +233,7 @@ pub enum Expr {
     Load(u32, Ty),
     /// The scalar at a location with run-time indices.
     LoadDyn(Box<Loc>, Ty),
+    /// A unary operator applied to an operand of type `Ty` (the result's type too).
     Un(UnOp, Ty, Box<Expr>),
     /// Arithmetic / bitwise; for shifts the right operand may have any unsigned type.
     Bin(BinOp, Ty, Box<Expr>, Box<Expr>),
@@ -280,7 +307,9 @@ impl Expr {
 /// A header in the frame: its validity word and its layout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HdrRef {
+    /// Where its validity word is; its fields follow at their [`FieldLayout::off`]sets.
     pub loc: Loc,
+    /// Its header type's layout (index into [`Program::headers`]).
     pub layout: HeaderId,
 }
 
@@ -289,7 +318,9 @@ pub struct HdrRef {
 pub struct StackRef {
     /// The `nextIndex` word; element `i` starts at `loc + 1 + i * elem_words`.
     pub loc: Loc,
+    /// Elements of the stack (its declared size, P4_16 §8.18).
     pub size: u32,
+    /// Words of one element.
     pub elem_words: u32,
     /// Layout of each element (headers; for unions, see `union_members`).
     pub elem: StackElem,
@@ -298,6 +329,7 @@ pub struct StackRef {
 /// What a stack holds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StackElem {
+    /// Headers of this layout.
     Header(HeaderId),
     /// A header union: the offsets of each member's validity word within the element and layouts.
     Union(Vec<(u32, HeaderId)>),
@@ -314,78 +346,116 @@ pub enum Stmt {
     AssignSlice(Loc, Ty, u32, u32, Expr),
     /// Copies `words` words (aggregates). Source and destination may overlap.
     Copy {
+        /// Where the words go.
         dst: Loc,
+        /// Where they come from.
         src: Loc,
+        /// How many.
         words: u32,
     },
     /// Zeroes `words` words.
     Zero {
+        /// The first word zeroed.
         dst: Loc,
+        /// How many.
         words: u32,
     },
     /// `setValid()` / `setInvalid()` of the header whose validity word is at `hdr`; `others` are
     /// the validity words of the other members of its header union (made invalid by `setValid`),
     /// relative to `hdr` (as signed offsets).
     SetValid {
+        /// The header's validity word.
         hdr: Loc,
+        /// `setValid()` (true) or `setInvalid()` (false).
         valid: bool,
+        /// Validity words of the union's other members, relative to `hdr`.
         others: Vec<i32>,
     },
+    /// `if (cond) then else` (P4_16 §12.6); an empty `else` when there is none.
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// Runs the body of the first case whose label equals the selector, else `default`.
     Switch {
+        /// The selector: an `action_run` index, or a scalar (P4_16 §12.7).
         sel: Expr,
+        /// Each case's labels and the index of its body in `bodies` (cases that fall through share
+        /// one).
         cases: Vec<(Vec<u64>, usize)>,
+        /// The bodies.
         bodies: Vec<Vec<Stmt>>,
+        /// The `default` body's index, if there is one.
         default: Option<usize>,
     },
     /// `while (cond) { body; update }`; `break` and `continue` apply to it.
     Loop {
+        /// Evaluated before every iteration; false ends the loop.
         cond: Expr,
+        /// The loop's body.
         body: Vec<Stmt>,
+        /// Runs after the body and after a `continue` (a `for` loop's update).
         update: Vec<Stmt>,
     },
+    /// `break`: ends the innermost [`Stmt::Loop`] (P4_16 §12.8).
     Break,
+    /// `continue`: runs the innermost loop's `update`, then its next iteration.
     Continue,
     /// Runs `copy_in`, the function's body, then `copy_out` (also after `exit` inside the body,
     /// P4_16 §12.4; not after a parser reject).
     Call {
+        /// The function called.
         func: FnId,
+        /// Stores of the `in` and `inout` arguments into the callee's parameters (P4_16 §6.8).
         copy_in: Vec<Stmt>,
+        /// Stores of the `out` and `inout` parameters back into the arguments.
         copy_out: Vec<Stmt>,
     },
     /// Runs a sub-parser to completion, then `copy_out` (also when it rejects, as BMv2 does);
     /// its reject rejects the caller with the same error.
     CallParser {
+        /// The sub-parser (P4_16 §13.10).
         parser: ParserId,
+        /// Stores of the `in` and `inout` arguments into its parameters.
         copy_in: Vec<Stmt>,
+        /// Stores of its `out` and `inout` parameters back into the arguments.
         copy_out: Vec<Stmt>,
     },
     /// `t.apply()`, storing whether it hit and the index of the action that ran.
     ApplyTable {
+        /// The table applied (P4_16 §14.2.2).
         table: TableId,
+        /// Word where `hit` (1) or `miss` (0) is stored, when the program reads it.
         hit: Option<u32>,
+        /// Word where the index of the action that ran is stored (`action_run`), when the program
+        /// switches on it.
         action_run: Option<u32>,
     },
+    /// `return` (P4_16 §12.4): ends the enclosing function or action.
     Return,
+    /// `exit` (P4_16 §12.5): ends every enclosing control.
     Exit,
     /// A call of an extern function or method.
     Extern(Box<ExternCall>),
     /// `pkt.extract(hdr)` / `pkt.extract(hdr, varbit_bits)`.
     Extract {
+        /// The header extracted into (P4_16 §13.8).
         hdr: HdrRef,
+        /// The varbit field's length in bits, for the two-argument form (§13.8.2).
         varbit_bits: Option<Expr>,
     },
     /// `pkt.extract(stack.next)` (or `stack.next.member` for a stack of header unions, `member`
     /// indexing the union's members): fails with `StackOutOfBounds` when the stack is full.
     ExtractNext {
+        /// The stack.
         stack: StackRef,
+        /// The union member extracted, for a stack of header unions.
         member: Option<u32>,
+        /// The varbit field's length in bits, for the two-argument form.
         varbit_bits: Option<Expr>,
     },
     /// `pkt.lookahead<T>()` into a region with this layout.
     Lookahead {
+        /// Where the value goes.
         dst: Loc,
+        /// Its layout (P4_16 §13.8.3: the bits are read, the cursor stays).
         layout: Layout,
     },
     /// `pkt.advance(bits)`.
@@ -398,7 +468,9 @@ pub enum Stmt {
     /// (`StackP4_16`): elements are swapped `n` apart, so the `n` elements made invalid hold
     /// the values shifted out of the other end (P4_16 §8.18 leaves them unspecified).
     Shift {
+        /// The stack.
         stack: StackRef,
+        /// Elements shifted: positive pushes to the front, negative pops from it.
         by: i64,
     },
 }
@@ -432,8 +504,11 @@ impl Stmt {
 /// Run-time layout of a value, for copies, lookahead, extern data and the architecture.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Layout {
+    /// A scalar.
     Scalar(Ty),
+    /// A `varbit<max>`: a length word, then the value's words.
     Varbit(u32),
+    /// A header of this layout: its validity word, then its fields.
     Header(HeaderId),
     /// Fields with their word offsets relative to the struct.
     Struct(Vec<(String, u32, Layout)>),
@@ -441,8 +516,11 @@ pub enum Layout {
     Union(Vec<(String, u32, HeaderId)>),
     /// A header stack or array: `nextIndex` word, then the elements.
     Stack {
+        /// Each element's layout.
         elem: Box<Layout>,
+        /// Elements.
         size: u32,
+        /// Words of one element.
         elem_words: u32,
     },
 }
@@ -498,9 +576,11 @@ impl Layout {
 /// One field of a header.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldLayout {
+    /// The field's name as declared.
     pub name: String,
     /// Word offset from the header's validity word (≥ 1).
     pub off: u32,
+    /// Its type (`bit<max>` for a varbit field).
     pub ty: Ty,
     /// `Some(max)` for a `varbit<max>` field (then `ty` is `bit<max>` and the word at `off` is
     /// the current length, the value follows).
@@ -510,7 +590,9 @@ pub struct FieldLayout {
 /// A header type's layout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeaderLayout {
+    /// The header type's name.
     pub name: String,
+    /// Its fields in declaration order, which is the order on the wire (P4_16 §7.2.2).
     pub fields: Vec<FieldLayout>,
     /// Words in the frame, validity word included.
     pub words: u32,
@@ -521,9 +603,11 @@ pub struct HeaderLayout {
 /// A parser.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parser {
+    /// The parser's control-plane name.
     pub name: String,
     /// Runs when the parser starts (local variable initialization).
     pub init: Vec<Stmt>,
+    /// Its states; `accept` and `reject` are [`Target`]s, not states (P4_16 §13.4).
     pub states: Vec<State>,
     /// Index of `start`.
     pub start: u32,
@@ -532,26 +616,35 @@ pub struct Parser {
 /// A parser state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
+    /// The state's name as declared.
     pub name: String,
+    /// Its statements, run in order.
     pub body: Vec<Stmt>,
+    /// Where it goes after them (P4_16 §13.5).
     pub next: Transition,
 }
 
 /// Where a transition goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
+    /// `accept`: the parser ends successfully.
     Accept,
+    /// `reject`: the parser ends with its error (P4_16 §13.3).
     Reject,
+    /// A state of the parser, by index into [`Parser::states`].
     State(u32),
 }
 
 /// A state's transition.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transition {
+    /// `transition target;`.
     Go(Target),
     /// `select(keys) { cases }`; no matching case rejects with `NoMatch`.
     Select {
+        /// The select's keys (P4_16 §13.6).
         keys: Vec<Expr>,
+        /// Its cases, tried in order; the first that matches wins.
         cases: Vec<SelectCase>,
     },
 }
@@ -561,6 +654,7 @@ pub enum Transition {
 pub struct SelectCase {
     /// One keyset per key.
     pub keysets: Vec<KeySet>,
+    /// Where the parser goes when the case matches.
     pub next: Target,
 }
 
@@ -569,6 +663,7 @@ pub struct SelectCase {
 pub enum KeySet {
     /// `default` / `_`.
     Any,
+    /// Exactly this value.
     Value(Val),
     /// `value &&& mask`.
     Mask(Val, Val),
@@ -581,20 +676,26 @@ pub enum KeySet {
 /// A `value_set` declared in a parser.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueSet {
+    /// The value set's control-plane name (P4_16 §13.11).
     pub name: String,
+    /// The most members the control plane may put in it (its size argument).
     pub size: u32,
     /// Widths of the members' components (one per select key it is used with).
     pub widths: Vec<u32>,
     /// The element type (a struct gives one match field per member).
     pub elem: CpType,
+    /// Its annotations, for P4Info.
     pub annotations: Annotations,
 }
 
 /// A function body: an action, a P4 function, or a control's apply block.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
+    /// The control-plane name (fully qualified for actions).
     pub name: String,
+    /// What it is.
     pub kind: FnKind,
+    /// Its statements.
     pub body: Vec<Stmt>,
     /// An action's annotations (empty for other functions).
     pub annotations: Annotations,
@@ -608,18 +709,26 @@ pub struct Function {
 /// What a [`Function`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FnKind {
+    /// An action (P4_16 §14.1).
     Action,
+    /// A P4 function (P4_16 §10).
     Function,
+    /// A control's `apply` block (P4_16 §14).
     Control,
 }
 
 /// Match kind of a table key field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatchKind {
+    /// `exact`: the field equals the entry's value (P4_16 §14.2.1.1).
     Exact,
+    /// `lpm`: the entry's prefix of the field matches; the longest matching prefix wins.
     Lpm,
+    /// `ternary`: the field's bits under the entry's mask match; the highest priority wins.
     Ternary,
+    /// `range` (v1model, PSA, PNA): the field lies in the entry's inclusive bounds.
     Range,
+    /// `optional` (v1model, PSA, PNA): exact, or any value when the entry leaves it out.
     Optional,
     /// `selector` (action selectors): not part of the match.
     Selector,
@@ -630,17 +739,22 @@ pub enum MatchKind {
 pub struct TableKey {
     /// Control-plane name (`@name` or the expression as written).
     pub name: String,
+    /// The key's value, evaluated when the table is applied.
     pub expr: Expr,
+    /// How it is matched.
     pub kind: MatchKind,
     /// The key expression's type.
     pub ty: CpType,
+    /// Its annotations, for P4Info.
     pub annotations: Annotations,
 }
 
 /// A parameter of a table action (directionless: supplied by the entry).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ActionParam {
+    /// The parameter's name as declared.
     pub name: String,
+    /// Its type.
     pub ty: Ty,
     /// Word offset of the parameter's slot.
     pub slot: u32,
@@ -653,14 +767,18 @@ pub struct ActionParam {
 pub struct TableAction {
     /// Control-plane name (fully qualified).
     pub name: String,
+    /// The action's function.
     pub func: FnId,
     /// Directionless parameters, in order; packed back to back, each `ceil(w/8)` bytes,
     /// big-endian.
     pub params: Vec<ActionParam>,
     /// Copy-in / copy-out of the directional arguments bound in the `actions` list.
     pub copy_in: Vec<Stmt>,
+    /// Stores of the action's `out`/`inout` parameters back into the bound arguments.
     pub copy_out: Vec<Stmt>,
+    /// `@defaultonly`: only the default action may be this one (P4_16 §14.2.1.2).
     pub default_only: bool,
+    /// `@tableonly`: never the default action.
     pub table_only: bool,
     /// The annotations of the reference in the `actions` list.
     pub annotations: Annotations,
@@ -676,9 +794,13 @@ impl TableAction {
 /// One field of a constant entry.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EntryMatch {
+    /// The field's value.
     Exact(Val),
+    /// A prefix: the value and the prefix's length in bits.
     Lpm(Val, u32),
+    /// Value and mask (`value &&& mask`).
     Ternary(Val, Val),
+    /// Inclusive bounds (`lo .. hi`).
     Range(Val, Val),
     /// `_` / `default`.
     Any,
@@ -687,6 +809,7 @@ pub enum EntryMatch {
 /// An entry of an `entries` property.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConstEntry {
+    /// One match per key field, in key order (P4_16 §14.2.1.4).
     pub matches: Vec<EntryMatch>,
     /// Larger wins (already converted from the program's priorities).
     pub priority: u32,
@@ -699,9 +822,13 @@ pub struct ConstEntry {
 /// PNA idle-timeout mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum IdleTimeout {
+    /// Entries do not age.
     #[default]
     None,
+    /// The control plane is told when an entry has been idle for its timeout (PNA's
+    /// `NOTIFY_CONTROL`, v1model's `support_timeout`, PSA's `psa_idle_timeout`).
     NotifyControl,
+    /// An entry idle for its expire time is deleted by the data plane (PNA's `AUTO_DELETE`).
     AutoDelete,
 }
 
@@ -713,20 +840,31 @@ pub struct Table {
     /// Statements computing parts of the key (calls in key expressions), run before the keys
     /// are evaluated.
     pub key_pre: Vec<Stmt>,
+    /// Its key fields, in order (P4_16 §14.2.1.1); empty for a keyless table.
     pub keys: Vec<TableKey>,
+    /// The actions it may run (P4_16 §14.2.1.2), in the `actions` list's order.
     pub actions: Vec<TableAction>,
     /// Index of the default action and its packed parameters (`None`: no action runs on a miss).
     pub default_action: Option<(u32, Vec<u8>)>,
+    /// `const default_action`: the control plane may not change it (P4_16 §14.2.1.3).
     pub default_const: bool,
+    /// The entries the program gives it (`entries`, P4_16 §14.2.1.4).
     pub entries: Vec<ConstEntry>,
+    /// `const entries`: the control plane may not change them.
     pub entries_const: bool,
+    /// The most entries it holds (`declared_size`, else the default size; P4_16 §14.2.1.5).
     pub size: u64,
+    /// PNA's `add_on_miss = true`: the miss action may insert with `add_entry`.
     pub add_on_miss: bool,
+    /// Whether and how its entries age.
     pub idle_timeout: IdleTimeout,
+    /// Its direct counter (`counters`/`pna_direct_counter`/`psa_direct_counter`), if any.
     pub direct_counter: Option<ExternId>,
+    /// Its direct meter (`meters`/`pna_direct_meter`/`psa_direct_meter`), if any.
     pub direct_meter: Option<ExternId>,
     /// An action profile / selector providing the actions (entries then name members).
     pub implementation: Option<ExternId>,
+    /// Its annotations, for P4Info.
     pub annotations: Annotations,
     /// The `size` property as written (`size` above defaults it).
     pub declared_size: Option<u64>,
@@ -771,51 +909,80 @@ impl Table {
 pub enum ExternKind {
     /// `counter` / `Counter`: `size` cells of packets and/or bytes.
     Counter {
+        /// Cells.
         size: u32,
+        /// What each cell counts.
         kind: CounterKind,
     },
+    /// A direct counter: one cell per entry of the table it is attached to.
     DirectCounter {
+        /// What each cell counts.
         kind: CounterKind,
     },
+    /// An indexed two-rate three-color meter (RFC 2698).
     Meter {
+        /// Cells.
         size: u32,
+        /// Measures bytes rather than packets.
         bytes: bool,
     },
+    /// A direct meter: one per entry of the table it is attached to.
     DirectMeter {
+        /// Measures bytes rather than packets.
         bytes: bool,
     },
     /// Cells of `layout` (a scalar, or a struct of scalars), initialized to `init`.
     Register {
+        /// Cells.
         size: u32,
+        /// Each cell's layout.
         layout: Layout,
+        /// Each cell's initial words.
         init: Vec<u64>,
     },
+    /// `Hash<T>` (PNA/PSA): `get_hash` computes `algo` over its data.
     Hash {
+        /// The algorithm.
         algo: HashAlgo,
     },
     /// `Checksum<W>` (PNA/PSA) and v1model's `Checksum16`: state is `state` words in the frame.
     Checksum {
+        /// The algorithm.
         algo: HashAlgo,
+        /// Word offset of the state.
         state: u32,
     },
     /// `InternetChecksum`: state (the running one's-complement sum) at `state` in the frame.
     InternetChecksum {
+        /// Word offset of the state.
         state: u32,
     },
+    /// `Random<T>(lo, hi)` (PNA/PSA): `read` gives a value in `lo..=hi`.
     Random {
+        /// The smallest value.
         lo: u64,
+        /// The largest value.
         hi: u64,
+        /// The values' type.
         ty: Ty,
     },
     /// PNA/PSA `Digest<T>`: messages of `layout`.
     Digest {
+        /// The message's layout.
         layout: Layout,
     },
+    /// An action profile: `size` members the control plane programs, shared by the tables that
+    /// name it as their `implementation`.
     ActionProfile {
+        /// The most members.
         size: u32,
     },
+    /// An action selector: an action profile whose groups choose a member by hashing the table's
+    /// `selector` key fields with `algo`.
     ActionSelector {
+        /// The most members.
         size: u32,
+        /// The hash that chooses a group's member.
         algo: HashAlgo,
     },
 }
@@ -823,23 +990,36 @@ pub enum ExternKind {
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CounterKind {
+    /// Packets.
     Packets,
+    /// Bytes.
     Bytes,
+    /// Packets and bytes.
     PacketsAndBytes,
 }
 
 /// Hash and checksum algorithms (v1model `HashAlgorithm`, PNA/PSA `*_HashAlgorithm_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HashAlgo {
+    /// The data itself, truncated to the result's width.
     Identity,
+    /// CRC-16/ARC (reflected, polynomial 0x8005, init 0), BMv2's `crc16`.
     Crc16,
+    /// A CRC-16 whose parameters the control plane may set (v1model's `crc16_custom`).
     Crc16Custom,
+    /// CRC-32 (IEEE 802.3: reflected, polynomial 0x04C11DB7), BMv2's `crc32`.
     Crc32,
+    /// A CRC-32 whose parameters the control plane may set (v1model's `crc32_custom`).
     Crc32Custom,
+    /// CRC-64/ECMA-182 (polynomial 0x42F0E1EBA9EA3693, init 0).
     Crc64,
+    /// The 16-bit one's complement sum of the Internet checksum (RFC 1071).
     Csum16,
+    /// The XOR of the data's 16-bit words.
     Xor16,
+    /// A random value (v1model's `random`, PSA's `RANDOM`).
     Random,
+    /// The target's choice (PNA/PSA `TARGET_DEFAULT`).
     TargetDefault,
 }
 
@@ -849,10 +1029,13 @@ pub struct ExternInst {
     /// Control-plane name (fully qualified; one constructed in a table property is named by
     /// the property's `@name`, else `table.property`).
     pub name: String,
+    /// What it is, with its constructor arguments.
     pub kind: ExternKind,
+    /// Where it was made, which decides whether the control plane sees it.
     pub site: ExternSite,
     /// The declared instance's type arguments (`register<bit<32>>` → `[bit<32>]`).
     pub type_args: Vec<CpType>,
+    /// Its annotations, for P4Info.
     pub annotations: Annotations,
 }
 
@@ -910,74 +1093,119 @@ pub enum XArg {
 #[derive(Clone, Debug, PartialEq)]
 pub enum XOp {
     // ---- methods of extern instances
+    /// `count(index)` of an indexed counter.
     CounterCount,
+    /// `count()` of a direct counter: the cell of the entry that matched.
     DirectCounterCount,
     /// `colors`: the program's codes for green, yellow and red.
     MeterExecute {
+        /// The program's codes for green, yellow and red.
         colors: [u64; 3],
     },
+    /// `execute()` of a direct meter: the meter of the entry that matched.
     DirectMeterExecute {
+        /// The program's codes for green, yellow and red.
         colors: [u64; 3],
     },
     /// v1model `direct_meter.read(out)`.
     DirectMeterRead {
+        /// The program's codes for green, yellow and red.
         colors: [u64; 3],
     },
+    /// `read(index)` of a register (an index out of range reads 0).
     RegisterRead,
+    /// `write(index, value)` of a register (an index out of range writes nothing).
     RegisterWrite,
+    /// `get_hash(data)` or `get_hash(base, data, max)` of a `Hash` instance.
     HashGet,
+    /// `clear()` of a `Checksum` instance.
     ChecksumClear,
+    /// `update(data)` of a `Checksum` instance.
     ChecksumUpdate,
+    /// `get()` of a `Checksum` instance.
     ChecksumGet,
     /// `InternetChecksum.add`/`subtract`.
     CsumAdd,
+    /// `InternetChecksum.subtract(data)`.
     CsumSubtract,
+    /// `InternetChecksum.get_state()`.
     CsumGetState,
+    /// `InternetChecksum.set_state(state)`.
     CsumSetState,
+    /// `read()` of a `Random` instance.
     RandomRead,
+    /// `pack(data)` of a `Digest` instance: a message for the control plane.
     DigestPack,
     // ---- core / v1model functions
+    /// v1model's `mark_to_drop(standard_metadata)`.
     MarkToDrop,
     /// `hash(out result, algo, base, data, max)`.
     V1Hash(HashAlgo),
     /// `random(out, lo, hi)`.
     V1Random,
+    /// v1model's `verify_checksum(cond, data, checksum, algo)` and `verify_checksum_with_payload`.
     VerifyChecksum {
+        /// The algorithm.
         algo: HashAlgo,
+        /// `verify_checksum_with_payload`: the packet's payload is part of the data.
         with_payload: bool,
     },
+    /// v1model's `update_checksum(cond, data, checksum, algo)` and `update_checksum_with_payload`.
     UpdateChecksum {
+        /// The algorithm.
         algo: HashAlgo,
+        /// `update_checksum_with_payload`: the packet's payload is part of the data.
         with_payload: bool,
     },
+    /// v1model's `resubmit_preserving_field_list(index)`.
     Resubmit,
+    /// v1model's `recirculate_preserving_field_list(index)`.
     Recirculate,
+    /// v1model's `clone(type, session)` and `clone_preserving_field_list`.
     Clone,
+    /// v1model's `truncate(length)`: the packet sent is cut to `length` bytes.
     Truncate,
     /// `digest<T>(receiver, data)`.
     V1Digest,
+    /// v1model's `assert(cond)`: a false condition aborts the packet.
     Assert,
+    /// v1model's `assume(cond)`: as `assert`.
     Assume,
+    /// v1model's `log_msg(message[, data])`: a line to the log.
     Log,
     // ---- PNA
+    /// PNA's `send_to_port(port)`.
     SendToPort,
+    /// PNA's `drop_packet()`.
     DropPacket,
+    /// PNA's `mirror_packet(slot, session)`.
     MirrorPacket,
+    /// The old PNA dialect's `recirculate()`.
     PnaRecirculate,
     /// `add_entry[_if](...)`: the action (function) to add; arguments: [cond?, params data,
     /// profile]; result: `success` on success, `1 - success` otherwise.
     AddEntry {
+        /// The action the entry runs.
         func: FnId,
+        /// `add_entry_if`: the first argument is the condition.
         conditional: bool,
+        /// The value the call returns when the entry was added.
         success: u64,
     },
+    /// PNA's `set_entry_expire_time[_if](profile)`: the matched entry's expire profile.
     SetEntryExpireTime {
+        /// `set_entry_expire_time_if`: the first argument is the condition.
         conditional: bool,
     },
+    /// PNA's `restart_expire_timer()`: the matched entry's timer starts again.
     RestartExpireTimer,
+    /// PNA's `update_expire_info(...)` (the old dialect).
     UpdateExpireInfo,
+    /// PNA's `is_net_port(port)`.
     IsNetPort,
+    /// PNA's `is_host_port(port)`.
     IsHostPort,
+    /// PNA's `allocate_flow_id()`.
     AllocateFlowId,
     /// `packet_in.length()` in bytes.
     PacketLength,
@@ -986,9 +1214,13 @@ pub enum XOp {
 /// An extern call: operation, instance (for methods), arguments, and where the result goes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExternCall {
+    /// The operation.
     pub op: XOp,
+    /// The instance, for a method; `None` for an extern function.
     pub inst: Option<ExternId>,
+    /// The arguments, in the declaration's parameter order.
     pub args: Vec<XArg>,
+    /// Where the result is stored, and its type; `None` when it is unused or there is none.
     pub ret: Option<(Loc, Ty)>,
     /// The source text position, for messages.
     pub what: String,
@@ -1001,29 +1233,35 @@ pub const V1_DROP_PORT: u64 = 511;
 /// The architecture a program is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arch {
+    /// v1model (`V1Switch`).
     V1Model,
     /// Old (four blocks, pre-v0.7) PNA dialect.
     PnaV06,
     /// New (three blocks, v0.7+) PNA dialect.
     PnaV07,
+    /// PSA (`PSA_Switch`).
     Psa,
 }
 
 /// A parameter of an architecture block, bound to a frame region.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockParam {
+    /// The parameter's name as declared.
     pub name: String,
     /// The declared type's name (e.g. `standard_metadata_t`).
     pub type_name: String,
     /// `None` for `packet_in`/`packet_out`.
     pub region: Option<u32>,
+    /// The region's layout; `None` for `packet_in`/`packet_out`.
     pub layout: Option<Layout>,
 }
 
 /// What an architecture block runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockBody {
+    /// A parser.
     Parser(ParserId),
+    /// A control (its `apply` block's function).
     Control(FnId),
 }
 
@@ -1034,25 +1272,35 @@ pub struct Block {
     pub role: String,
     /// The block's declaration name.
     pub name: String,
+    /// What it runs.
     pub body: BlockBody,
+    /// Its parameters, in order.
     pub params: Vec<BlockParam>,
 }
 
 /// A lowered program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
+    /// The architecture, which decides how packets flow through `blocks`.
     pub arch: Arch,
     /// Words of a frame.
     pub frame_words: u32,
     /// Words at the start of the frame that are zeroed for every packet (headers invalid,
     /// metadata and variables zero); the rest holds temporaries.
     pub zero_words: u32,
+    /// The blocks passed to `main`, in the package's parameter order.
     pub blocks: Vec<Block>,
+    /// Actions, P4 functions and control bodies ([`FnId`]).
     pub functions: Vec<Function>,
+    /// Parsers ([`ParserId`]).
     pub parsers: Vec<Parser>,
+    /// Tables ([`TableId`]).
     pub tables: Vec<Table>,
+    /// Extern instances ([`ExternId`]).
     pub externs: Vec<ExternInst>,
+    /// Header type layouts ([`HeaderId`]).
     pub headers: Vec<HeaderLayout>,
+    /// Parser value sets ([`ValueSetId`]).
     pub value_sets: Vec<ValueSet>,
     /// `error` members by code.
     pub errors: Vec<String>,
@@ -1069,12 +1317,19 @@ pub struct Program {
 
 /// Standard error codes (P4_16 core library order, as BMv2 numbers them).
 pub mod errors {
+    /// `NoError`.
     pub const NO_ERROR: u64 = 0;
+    /// `PacketTooShort`: an `extract` past the packet's end (P4_16 §13.8.1).
     pub const PACKET_TOO_SHORT: u64 = 1;
+    /// `NoMatch`: no case of a `select` matched (P4_16 §13.6).
     pub const NO_MATCH: u64 = 2;
+    /// `StackOutOfBounds`: `next` of a full header stack (P4_16 §13.9).
     pub const STACK_OUT_OF_BOUNDS: u64 = 3;
+    /// `HeaderTooShort`: a varbit length beyond the field's maximum (P4_16 §13.8.2).
     pub const HEADER_TOO_SHORT: u64 = 4;
+    /// `ParserTimeout`: the parser ran too many states.
     pub const PARSER_TIMEOUT: u64 = 5;
+    /// `ParserInvalidArgument`: a parser operation given a value it does not support.
     pub const PARSER_INVALID_ARGUMENT: u64 = 6;
     /// Names of the standard codes, by code.
     pub const NAMES: [&str; 7] = [

@@ -4,7 +4,7 @@
 //! - [`ir`]: the IR (frame layout, expressions, statements, parsers, tables, externs, the
 //!   architecture's blocks). Every name is resolved and every value has a fixed place, so the
 //!   interpreter looks nothing up by name per packet.
-//! - [`lower`]: AST + [`p4_front::check::Checked`] → [`ir::Program`] (the second front end,
+//! - [`mod@lower`]: AST + [`p4_front::check::Checked`] → [`ir::Program`] (the second front end,
 //!   `crates/bmv2-json`, builds a `Program` from BMv2 JSON with the same frame conventions,
 //!   [`relocate`] and [`pack`]).
 //! - [`control_plane`]: what the control plane sees beyond the packet path (annotations,
@@ -14,6 +14,8 @@
 //! - [`dump`]: a readable text form (`nevermiss check --dump-ir`).
 //!
 //! Design notes: `docs/runtime.md`.
+
+#![deny(missing_docs)]
 
 pub mod control_plane;
 pub mod dump;

@@ -14,16 +14,27 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// An action.
     Action = 0x01,
+    /// A table.
     Table = 0x02,
+    /// A parser value set.
     ValueSet = 0x03,
+    /// A controller header (`@controller_header`: `packet_in`, `packet_out`).
     ControllerHeader = 0x04,
+    /// An action profile or selector.
     ActionProfile = 0x11,
+    /// An indexed counter.
     Counter = 0x12,
+    /// A direct counter.
     DirectCounter = 0x13,
+    /// An indexed meter.
     Meter = 0x14,
+    /// A direct meter.
     DirectMeter = 0x15,
+    /// A register.
     Register = 0x16,
+    /// A digest.
     Digest = 0x17,
 }
 

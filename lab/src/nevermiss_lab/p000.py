@@ -80,10 +80,24 @@ def table3a(bench: dict[str, Any], samples: Path | None = None) -> dict[str, dic
             c = _class(p, cls)
             if c and c["eq4_ns"] and (op not in out):
                 ns = c["eq4_ns"]["median"]
-                out[op] = {"ns": ns, "ticks": ns * hz / 1e9}
+                out[op] = {"ns": ns, "ticks": ns * hz / 1e9, "trimmed_ns": c.get("eq4_trimmed_ns")}
     res_ns = step_ns(bench, samples)
     out["resolution"] = {"ns": res_ns, "ticks": res_ns * hz / 1e9}
     return out
+
+
+def table3_ratios(bench: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Table III's ratios on trimmed-mean Eq. 4 deltas as `nevermiss bench` computed them
+    (`table3_ratios` in its JSON; empty for a bench older than them): name → value, lo, hi."""
+    return {r["name"]: r["estimate"] for r in bench.get("table3_ratios", [])}
+
+
+def interval(e: dict[str, float] | None) -> str | None:
+    """`value [lo..hi]` of an estimate from the bench's JSON, or None."""
+    if not e or e.get("value") is None:
+        return None
+    prec = 2 if abs(e["value"]) < 10 else 1
+    return f"{e['value']:.{prec}f} [{e['lo']:.{prec}f}..{e['hi']:.{prec}f}]"
 
 
 def table3b(bench: dict[str, Any]) -> dict[int, dict[str, float]]:
@@ -458,16 +472,23 @@ def render(bench: dict[str, Any], pngs: list[Path], out: Path, quick: bool,
         p = paper["table3a"]["rows"][op]
         mval = ta.get(op)
         rows.append([op, p["ns"], p["cycles"], mval["ns"] if mval else None, mval["ticks"] if mval else None,
-                     ratio(mval["ns"] if mval else None, p["ns"])])
-    lines.append(table(["operation", "paper ns", "paper cycles", "nevermiss ns", "nevermiss ticks", "nevermiss / paper"], rows))
+                     ratio(mval["ns"] if mval else None, p["ns"]), interval(mval.get("trimmed_ns") if mval else None)])
+    lines.append(table(["operation", "paper ns", "paper cycles", "nevermiss ns", "nevermiss ticks", "nevermiss / paper",
+                        "nevermiss ns, trimmed mean [95 % interval]"], rows))
     ins, look, upd = (ta.get(k, {}).get("ns") for k in ("insertion", "lookup", "update"))
     pr = paper["table3a"]["rows"]
-    lines.append("\nRelative costs (what carries over between machines):\n")
+    trimmed = table3_ratios(bench)
+    lines.append("\nRelative costs (what carries over between machines). Medians sit on the counter's 10 ns grid "
+                 "and jump a step at a time; the trimmed means (20 % of each tail) resolve less than a step, and "
+                 "their intervals say how far two runs may differ:\n")
     lines.append(table(
-        ["ratio", "paper", "nevermiss"],
+        ["ratio", "paper", "nevermiss (medians)", "nevermiss (trimmed means) [95 % interval]", "goal"],
         [
-            ["insert / lookup", pr["insertion"]["ns"] / pr["lookup"]["ns"], ratio(ins, look)],
-            ["update / lookup", pr["update"]["ns"] / pr["lookup"]["ns"], ratio(upd, look)],
+            ["insert / lookup", pr["insertion"]["ns"] / pr["lookup"]["ns"], ratio(ins, look),
+             interval(trimmed.get("insert / lookup")), "≤ 1.5"],
+            ["update / lookup", pr["update"]["ns"] / pr["lookup"]["ns"], ratio(upd, look),
+             interval(trimmed.get("update / lookup")), "≤ 1.1"],
+            ["rare insert / insert", None, None, interval(trimmed.get("rare insert / insert")), "≤ 1.5"],
         ],
     ))
     lines.append(f"\n## Table III (b) Insertions at different rates ({paper['table3b']['section']})\n")

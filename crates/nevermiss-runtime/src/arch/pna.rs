@@ -4,6 +4,7 @@
 use super::{run_control, set, Outputs};
 use crate::engine::exec::{Exec, Flow};
 use crate::state::{PnaInfo, Switch};
+use nevermiss_jit::NativeFn;
 use p4_ir::*;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -21,13 +22,7 @@ pub fn process_pna(
         if let Some(pass) = n.pass_whole() {
             // SAFETY: generated code runs the pass (`PnaInfo::glue`) on the packet where it
             // lies: `data` outlives this call, which is the whole of the packet's processing.
-            unsafe { ex.reset_packet_in_place(data) };
-            let dir = if sw.is_net_port(u64::from(port)) {
-                pi.net_to_host
-            } else {
-                pi.host_to_net
-            };
-            (ex.c.port, ex.c.direction, ex.c.pass) = (u64::from(port), dir, 0);
+            unsafe { pna_enter(ex, sw, pi, data, port) };
             if ex.run_native(sw, pass) == nevermiss_jit::flow::REJECT {
                 return;
             }
@@ -38,9 +33,120 @@ pub fn process_pna(
     pna_finish(ex, sw, pi, port, 0, out);
 }
 
+/// A packet's first pass about to run in generated code: `ex` reset for `data` where it lies,
+/// and the values the pass's glue stores (port, direction, pass 0) in `ex.c`.
+///
+/// # Safety
+/// `data` must stay alive and unchanged until the packet's processing ends.
+#[inline(always)]
+unsafe fn pna_enter(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, data: &[u8], port: u32) {
+    // SAFETY: the function's contract.
+    unsafe { ex.reset_packet_in_place(data) };
+    let dir = if sw.is_net_port(u64::from(port)) {
+        pi.net_to_host
+    } else {
+        pi.host_to_net
+    };
+    (ex.c.port, ex.c.direction, ex.c.pass) = (u64::from(port), dir, 0);
+}
+
+/// A switch's generated PNA pass (`PnaInfo::glue`), looked up once for a batch of packets:
+/// the worker's batch loops run it through [`Exec::run_bound`] on states [`Exec::bind`] set
+/// up once per batch, with none of the per-packet look-ups and checks of [`process_pna`],
+/// [`pna_parse`] and [`pna_finish`] (which packets that are traced, or run by the
+/// interpreter, still take). Each function does what its per-packet twin's generated-code
+/// branch does.
+#[derive(Clone, Copy)]
+pub(crate) struct PnaPass {
+    parse: NativeFn,
+    run: NativeFn,
+    whole: NativeFn,
+}
+
+impl PnaPass {
+    /// `sw`'s generated pass, `None` without one (the interpreter engine).
+    #[inline]
+    pub(crate) fn of(sw: &Switch) -> Option<PnaPass> {
+        let n = sw.plan().native()?;
+        Some(PnaPass {
+            parse: n.pass_parse()?,
+            run: n.pass_run()?,
+            whole: n.pass_whole()?,
+        })
+    }
+
+    /// [`process_pna`] of a packet alone.
+    ///
+    /// # Safety
+    /// `ex` is bound to `sw` ([`Exec::run_bound`]'s contract) and not traced; `data` stays
+    /// alive and unchanged until the call returns.
+    #[inline(always)]
+    pub(crate) unsafe fn process(
+        &self,
+        ex: &mut Exec,
+        sw: &Switch,
+        pi: &PnaInfo,
+        data: &[u8],
+        port: u32,
+        out: &mut Outputs,
+    ) {
+        // SAFETY: the function's contract.
+        unsafe {
+            pna_enter(ex, sw, pi, data, port);
+            if ex.run_bound(self.whole) == nevermiss_jit::flow::REJECT {
+                return;
+            }
+        }
+        pna_output(ex, sw, pi, port, out)
+    }
+
+    /// [`pna_parse_in_place`] of a batch's packet.
+    ///
+    /// # Safety
+    /// As [`PnaPass::process`], and `data` stays alive and unchanged until the packet's
+    /// [`PnaPass::finish`] returns.
+    #[inline(always)]
+    pub(crate) unsafe fn parse(
+        &self,
+        ex: &mut Exec,
+        sw: &Switch,
+        pi: &PnaInfo,
+        data: &[u8],
+        port: u32,
+    ) {
+        // SAFETY: the function's contract.
+        unsafe {
+            pna_enter(ex, sw, pi, data, port);
+            ex.run_bound(self.parse);
+        }
+    }
+
+    /// [`pna_finish`] of a packet [`PnaPass::parse`] parsed.
+    ///
+    /// # Safety
+    /// As [`PnaPass::parse`].
+    #[inline(always)]
+    pub(crate) unsafe fn finish(
+        &self,
+        ex: &mut Exec,
+        sw: &Switch,
+        pi: &PnaInfo,
+        port: u32,
+        out: &mut Outputs,
+    ) {
+        // SAFETY: the function's contract.
+        if unsafe { ex.run_bound(self.run) } == nevermiss_jit::flow::REJECT {
+            return;
+        }
+        pna_output(ex, sw, pi, port, out)
+    }
+}
+
 /// The output of a pass generated code ran: the deparsed packet to its port (or nowhere), and
-/// in the rare cases (mirrors, recirculation) the rest of [`pna_finish`].
-#[inline]
+/// in the rare cases (mirrors, recirculation) the rest of [`pna_finish`]. Always inlined into
+/// the batch loop: as a call of its own it cost ~28 instructions a packet in saved registers
+/// and argument moves (callgrind, `scripts/callgrind-bench.sh`).
+#[inline(always)]
 fn pna_output(ex: &mut Exec, sw: &Switch, pi: &PnaInfo, port: u32, out: &mut Outputs) {
     if ex.ps.mirrors.is_empty() && !ex.ps.recirculate {
         ex.out.finish();

@@ -17,6 +17,7 @@ use std::sync::PoisonError;
 
 /// Control-plane state of one session (entry ids named by `add ... = ID`, multicast nodes).
 pub struct ControlPlane<'s> {
+    /// The switch the commands apply to.
     pub sw: &'s Switch,
     ids: HashMap<String, (usize, EntryHandle)>,
     nodes: Vec<(u32, Vec<u32>)>,
@@ -323,6 +324,7 @@ impl fmt::Display for CommandError {
 impl std::error::Error for CommandError {}
 
 impl<'s> ControlPlane<'s> {
+    /// A session with no named entries and no multicast nodes yet.
     pub fn new(sw: &'s Switch) -> ControlPlane<'s> {
         ControlPlane {
             sw,

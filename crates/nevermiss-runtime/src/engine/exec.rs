@@ -36,12 +36,17 @@ pub(crate) fn input_of(c: &nevermiss_jit::Ctx) -> &[u8] {
 /// How a statement list ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
+    /// The statement completed; run the next one.
     Next,
+    /// A `return` (P4_16 §12.4): the enclosing action or function ends.
     Return,
+    /// An `exit` (P4_16 §12.5): every enclosing control ends.
     Exit,
+    /// A `break` (P4_16 §12.8): the innermost loop ends.
     Break,
+    /// A `continue` (P4_16 §12.8): the innermost loop's next iteration.
     Continue,
-    /// The parser rejected (the error is in [`Exec::perr`]); also used to abort a packet.
+    /// The parser rejected (the error is in `Exec::perr`); also used to abort a packet.
     Reject,
 }
 
@@ -137,6 +142,7 @@ pub struct PktState {
 pub struct Dest {
     /// 1 after `send_to_port`, 0 otherwise.
     pub set: u64,
+    /// The port, meaningful only when `set` is 1.
     pub port: u64,
 }
 
@@ -146,6 +152,7 @@ impl Dest {
         (self.set != 0).then_some(self.port)
     }
 
+    /// `Some(p)` as `send_to_port(p)` sets it, `None` as `drop_packet()` does.
     pub fn put(&mut self, p: Option<u64>) {
         *self = Dest {
             set: u64::from(p.is_some()),
@@ -173,6 +180,7 @@ pub struct Exec {
     pub out: BitWriter,
     /// Time of the packet (ns), for tables with idle timeouts and meters.
     pub now_ns: u64,
+    /// The architecture externs' decisions about the current packet (cleared per packet).
     pub ps: PktState,
     /// What the current packet did to tables (cleared per packet by the worker).
     pub ops: TableOps,

@@ -110,6 +110,43 @@ impl Exec {
             f(c)
         }
     }
+
+    /// What [`Exec::run_native`] sets up before each call, done once for a batch of packets
+    /// that [`Exec::run_bound`] then runs: `Ctx`'s pointers into this `Exec` and to `sw`'s
+    /// slots of re-specialised code.
+    #[inline]
+    pub(crate) fn bind(&mut self, sw: &Switch) {
+        let me: *mut Exec = self;
+        // SAFETY: as in `run_native`: the pointers point into this `Exec` and `sw`.
+        unsafe {
+            let c = addr_of_mut!((*me).c);
+            let h = addr_of_mut!((*me).host);
+            *h = Host { ex: me, sw };
+            (*c).host = h.cast::<c_void>();
+            (*c).tctx = addr_of_mut!((*me).tctx).cast::<u64>();
+            (*c).dest = addr_of_mut!((*me).ps.dest).cast::<u64>();
+            (*c).spec = sw.plan().specs().slots.as_ptr();
+        }
+    }
+
+    /// [`Exec::run_native`] of `f` for an `Exec` [`Exec::bind`] set up: only the clock is
+    /// stored before the call (the per-batch set-up of the compiled engine's batch loops).
+    ///
+    /// # Safety
+    /// [`Exec::bind`] was called on this `Exec` for the switch `f` belongs to, and the `Exec`
+    /// has not moved since (a batch's states are not moved while it runs).
+    #[inline(always)]
+    pub(crate) unsafe fn run_bound(&mut self, f: NativeFn) -> u32 {
+        let me: *mut Exec = self;
+        debug_assert!(std::ptr::eq(self.host.ex, me));
+        // SAFETY: the function's contract: `c`'s pointers were set by `bind` for this `Exec`
+        // at this address and this switch (what `run_native` would check and find right).
+        unsafe {
+            let c = addr_of_mut!((*me).c);
+            (*c).now = (*me).now_ns;
+            f(c)
+        }
+    }
 }
 
 /// The flow of a native function's code.

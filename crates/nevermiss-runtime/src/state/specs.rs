@@ -148,7 +148,7 @@ impl Switch {
     }
 
     /// Compiles the code of every table written since its code was last compiled, whatever
-    /// [`RESPEC_INTERVAL`] says: for callers that run packets against a control plane at rest
+    /// `RESPEC_INTERVAL` says: for callers that run packets against a control plane at rest
     /// (STF, tests), so that they run the specialised code.
     pub fn specialise_now(&self) {
         self.compile_stale(true);

@@ -19,11 +19,16 @@ pub enum Value {
     Int(BigInt),
     /// A `bit<W>` (`signed == false`) or `int<W>` value, normalized.
     Bits {
+        /// The value, in the type's range.
         value: BigInt,
+        /// The width W.
         width: u32,
+        /// `int<W>` rather than `bit<W>`.
         signed: bool,
     },
+    /// A `bool`.
     Bool(bool),
+    /// A `string`.
     String(String),
     /// A member of `error`.
     Error(String),
@@ -32,8 +37,11 @@ pub enum Value {
     /// An enum value; `member` is `None` for an unnamed value of a serializable enum (from a cast);
     /// `repr` is the underlying value of a serializable enum.
     Enum {
+        /// The enum's declaration.
         decl: DeclId,
+        /// The member's name; `None` for a value no member names.
         member: Option<String>,
+        /// The underlying value, for a serializable enum.
         repr: Option<Box<Value>>,
     },
     /// Tuple / list / header stack value.
@@ -54,6 +62,7 @@ impl Value {
         }
     }
 
+    /// The value of a `bool`.
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),

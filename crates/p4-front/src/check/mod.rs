@@ -5,7 +5,7 @@
 //! before use, spec §6.8), collects every error it finds and keeps going: an erroneous expression
 //! gets [`Type::Error`], which is compatible with everything, so one mistake does not cascade.
 //! It never panics, limits its recursion depth and bounds compile-time arithmetic
-//! ([`consteval::MAX_BITS`]).
+//! (`consteval::MAX_BITS`).
 //!
 //! Its results are side tables in [`Checked`], keyed by [`NodeId`] (expressions), by
 //! [`DeclId`] (declarations) or by [`Span`] (type references):
@@ -43,10 +43,10 @@
 
 mod annotations;
 mod arch;
-pub mod consteval;
+mod consteval;
 mod decls;
 mod expr;
-pub mod scope;
+mod scope;
 mod stmt;
 mod summary;
 mod tables;
@@ -88,22 +88,34 @@ pub enum PnaDialect {
 /// A built-in method (spec §8.17–§8.19, §8.23).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Builtin {
+    /// `h.isValid()` of a header or header union (P4_16 §8.17, §8.19).
     IsValid,
+    /// `h.setValid()` (P4_16 §8.17).
     SetValid,
+    /// `h.setInvalid()` (P4_16 §8.17).
     SetInvalid,
+    /// `s.push_front(n)` of a header stack (P4_16 §8.18).
     PushFront,
+    /// `s.pop_front(n)` of a header stack (P4_16 §8.18).
     PopFront,
+    /// `T.minSizeInBits()` / `e.minSizeInBits()` (P4_16 §9).
     MinSizeInBits,
+    /// `minSizeInBytes()` (P4_16 §9).
     MinSizeInBytes,
+    /// `maxSizeInBits()` (P4_16 §9).
     MaxSizeInBits,
+    /// `maxSizeInBytes()` (P4_16 §9).
     MaxSizeInBytes,
 }
 
 /// What a call expression invokes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallTarget {
+    /// An action called directly (P4_16 §14.1.1).
     Action(DeclId),
+    /// A P4 function (P4_16 §10).
     Function(DeclId),
+    /// An extern function (P4_16 §7.2.10.1).
     ExternFunction(DeclId),
     /// A method of an extern object; the receiver is the base of the callee `Member` (or `this`).
     ExternMethod(DeclId),
@@ -116,9 +128,12 @@ pub enum CallTarget {
     /// `x.apply(...)` of a parser or control: `decl` is the parser/control (type) declaration;
     /// `direct` for a direct type invocation `C.apply(...)` (spec §15.1).
     BlockApply {
+        /// The parser or control (type) declaration.
         decl: DeclId,
+        /// A direct type invocation `C.apply(...)` rather than an instance's.
         direct: bool,
     },
+    /// A built-in method.
     Builtin(Builtin),
 }
 
@@ -136,6 +151,7 @@ pub enum CallArg {
 /// Resolution of one call expression.
 #[derive(Clone, Debug)]
 pub struct CallInfo {
+    /// What is called.
     pub target: CallTarget,
     /// Type arguments (explicit or inferred), in the order of the callee's type parameters.
     pub type_args: Vec<Type>,
@@ -148,14 +164,23 @@ pub struct CallInfo {
 pub enum MemberInfo {
     /// Field with this index of a struct / header / header union.
     Field(usize),
+    /// `s.next` of a header stack, in a parser (P4_16 §8.18).
     StackNext,
+    /// `s.last` (P4_16 §8.18).
     StackLast,
+    /// `s.lastIndex` (P4_16 §8.18).
     StackLastIndex,
+    /// `s.size` (P4_16 §8.18).
     StackSize,
+    /// A member of an enum (`E.X`), by its declaration.
     EnumMember(DeclId),
+    /// A member of `error` (`error.X`), by its declaration.
     ErrorMember(DeclId),
+    /// `t.apply().hit` (P4_16 §14.2.2).
     Hit,
+    /// `t.apply().miss` (P4_16 §14.2.2).
     Miss,
+    /// `t.apply().action_run` (P4_16 §12.7.1).
     ActionRun,
     /// The callee of a method call (see [`Checked::calls`] of the enclosing call).
     Method,
@@ -164,33 +189,44 @@ pub enum MemberInfo {
 /// One key element of a table.
 #[derive(Clone, Debug)]
 pub struct TableKey {
+    /// The key expression's node.
     pub expr: NodeId,
+    /// Its match kind's name (`exact`, `ternary`, `lpm`, …).
     pub match_kind: String,
+    /// The key expression's type.
     pub ty: Type,
     /// The control-plane name: `@name` if given, else the expression text.
     pub name: String,
+    /// Where the key element is written.
     pub span: Span,
 }
 
 /// One action of a table's `actions` list.
 #[derive(Clone, Debug)]
 pub struct TableAction {
+    /// The action.
     pub action: DeclId,
     /// The arguments bound in the list (directional parameters), as in [`CallInfo::args`];
     /// directionless parameters are [`CallArg::Omitted`] (supplied by the control plane).
     pub args: Vec<CallArg>,
+    /// `@defaultonly`: only as the default action (P4_16 §20.3.2).
     pub default_only: bool,
+    /// `@tableonly`: never as the default action (P4_16 §20.3.2).
     pub table_only: bool,
+    /// Where the action is listed.
     pub span: Span,
 }
 
 /// The `default_action` of a table.
 #[derive(Clone, Debug)]
 pub struct DefaultAction {
+    /// The action.
     pub action: DeclId,
     /// The value expression of the property (a `Path` or a `Call`).
     pub expr: NodeId,
+    /// `const default_action`: the control plane may not change it (P4_16 §14.2.1.3).
     pub is_const: bool,
+    /// Where the property is written.
     pub span: Span,
 }
 
@@ -199,22 +235,32 @@ pub struct DefaultAction {
 pub struct TableEntry {
     /// The keyset expressions, one per key (a single-key entry has one).
     pub keys: Vec<NodeId>,
+    /// The action the entry runs.
     pub action: DeclId,
     /// The action's argument expressions, one per parameter.
     pub args: Vec<NodeId>,
+    /// The `priority = e` expression, if written (P4_16 §14.2.1.4.1).
     pub priority: Option<NodeId>,
+    /// Where the entry is written.
     pub span: Span,
 }
 
 /// Everything the checker found out about one table (spec §14.2, PNA §"Table properties").
 #[derive(Clone, Debug)]
 pub struct TableInfo {
+    /// The table's declaration.
     pub decl: DeclId,
+    /// Its key elements, in order (P4_16 §14.2.1.1).
     pub keys: Vec<TableKey>,
+    /// Its `actions` list, in order (P4_16 §14.2.1.2).
     pub actions: Vec<TableAction>,
+    /// Its `default_action`, if declared (P4_16 §14.2.1.3).
     pub default_action: Option<DefaultAction>,
+    /// Its `entries`, in order (P4_16 §14.2.1.4).
     pub entries: Vec<TableEntry>,
+    /// `const entries`: the control plane may not change them.
     pub entries_const: bool,
+    /// The `size` property's value, if written (P4_16 §14.2.1.5).
     pub size: Option<u64>,
     /// `add_on_miss = true` (PNA).
     pub add_on_miss: bool,
@@ -228,6 +274,7 @@ pub struct TableInfo {
 /// An instantiation (`T(args) name;`).
 #[derive(Clone, Debug)]
 pub struct InstanceInfo {
+    /// The instance's type.
     pub ty: Type,
     /// The extern constructor chosen, or the parser/control/package declaration.
     pub ctor: Option<DeclId>,
@@ -238,17 +285,29 @@ pub struct InstanceInfo {
 /// The result of a successful check. See the module documentation for the side tables.
 #[derive(Clone, Debug)]
 pub struct Checked {
+    /// Warnings found (errors fail the check instead).
     pub warnings: Vec<Diagnostic>,
+    /// The architecture the program is written for, from its includes and `main`.
     pub arch: Arch,
+    /// Every declaration, by [`DeclId`].
     pub decls: Vec<DeclInfo>,
+    /// Every expression's type, by [`NodeId`] (`None` for nodes the checker did not type).
     pub expr_types: Vec<Option<Type>>,
+    /// The declaration each name expression refers to.
     pub resolved: HashMap<NodeId, DeclId>,
+    /// Compile-time known values of expressions (P4_16 §18.1).
     pub values: HashMap<NodeId, Value>,
+    /// The type each type reference written in the source stands for, by its span.
     pub type_refs: HashMap<Span, Type>,
+    /// What each member expression `e.m` selects.
     pub members: HashMap<NodeId, MemberInfo>,
+    /// What each call expression invokes and how its arguments bind.
     pub calls: HashMap<NodeId, CallInfo>,
+    /// Every table's checked properties.
     pub tables: HashMap<DeclId, TableInfo>,
+    /// Every instantiation's type and constructor.
     pub instances: HashMap<DeclId, InstanceInfo>,
+    /// The declaration whose whole span this is (AST node → declaration).
     pub decl_by_span: HashMap<Span, DeclId>,
     /// The `main` instance, if declared.
     pub main: Option<DeclId>,

@@ -14,7 +14,9 @@ use std::collections::HashMap;
 /// What a declaration declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EntityKind {
+    /// `const` (P4_16 §11.1).
     Const,
+    /// A variable (P4_16 §11.2).
     Variable,
     /// A runtime parameter (of an action, function, parser, control, method).
     Param,
@@ -24,30 +26,49 @@ pub enum EntityKind {
     Typedef,
     /// `type T N;`
     NewType,
+    /// `header` (P4_16 §7.2.2).
     Header,
+    /// `header_union` (P4_16 §7.2.4).
     HeaderUnion,
+    /// `struct` (P4_16 §7.2.5).
     Struct,
+    /// `enum` (P4_16 §7.2.1).
     Enum,
+    /// A member of an enum.
     EnumMember,
+    /// A member of `error` (P4_16 §7.1.2).
     ErrorMember,
+    /// A member of `match_kind` (P4_16 §7.1.3).
     MatchKindMember,
+    /// An extern object type (P4_16 §7.2.10.2).
     Extern,
     /// A method of an extern (also abstract methods); `parent` is the extern.
     ExternMethod,
     /// A constructor of an extern; `parent` is the extern.
     ExternCtor,
+    /// An extern function (P4_16 §7.2.10.1).
     ExternFunction,
+    /// A parser type prototype (P4_16 §7.2.12.1).
     ParserType,
+    /// A control type prototype (P4_16 §7.2.12.2).
     ControlType,
+    /// A package type (P4_16 §7.2.13).
     PackageType,
+    /// A parser declaration (P4_16 §13.2).
     Parser,
+    /// A control declaration (P4_16 §14).
     Control,
+    /// An action (P4_16 §14.1).
     Action,
+    /// A function with a body (P4_16 §10).
     Function,
+    /// A table (P4_16 §14.2).
     Table,
     /// An instantiation `T(args) name;`.
     Instance,
+    /// A parser value set (P4_16 §13.11).
     ValueSet,
+    /// A parser state (P4_16 §13.4).
     State,
     /// A generic type parameter.
     TypeParam,
@@ -124,22 +145,30 @@ impl EntityKind {
 /// A parameter of a callable, resolved.
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
+    /// The parameter's own declaration.
     pub decl: DeclId,
+    /// Its name.
     pub name: String,
+    /// Its direction (P4_16 §6.8).
     pub dir: Direction,
+    /// Its type.
     pub ty: Type,
     /// `@optional`: may be omitted (spec §6.8.2).
     pub optional: bool,
     /// Default value, when declared (`= e`), evaluated if compile-time known.
     pub has_default: bool,
+    /// The default value, when declared and compile-time known (P4_16 §6.8.2).
     pub default: Option<Value>,
+    /// Where the parameter is declared.
     pub span: Span,
 }
 
 /// One declaration.
 #[derive(Clone, Debug)]
 pub struct DeclInfo {
+    /// What it declares.
     pub kind: EntityKind,
+    /// The declared name.
     pub name: String,
     /// Span of the whole declaration (unique per declaration; usable as a key into the AST).
     pub span: Span,
@@ -172,6 +201,7 @@ pub struct DeclInfo {
 }
 
 impl DeclInfo {
+    /// A declaration of `kind` named `name` with no type, parameters or value yet.
     pub fn new(
         kind: EntityKind,
         name: &str,
@@ -198,6 +228,7 @@ impl DeclInfo {
         }
     }
 
+    /// Whether the declaration carries the annotation `@name`.
     pub fn has_annotation(&self, name: &str) -> bool {
         self.annotations.iter().any(|a| a == name)
     }

@@ -15,12 +15,16 @@ pub struct DeclId(pub u32);
 /// Kind of an aggregate type (spec §7.2.2–§7.2.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AggKind {
+    /// `struct` (P4_16 §7.2.5).
     Struct,
+    /// `header` (P4_16 §7.2.2).
     Header,
+    /// `header_union` (P4_16 §7.2.4).
     HeaderUnion,
 }
 
 impl AggKind {
+    /// The keyword that declares it.
     pub fn keyword(self) -> &'static str {
         match self {
             AggKind::Struct => "struct",
@@ -33,8 +37,11 @@ impl AggKind {
 /// A struct, header or header union type, with its type arguments substituted in `fields`.
 #[derive(Clone, Debug)]
 pub struct AggType {
+    /// The declaration.
     pub decl: DeclId,
+    /// Struct, header or header union.
     pub kind: AggKind,
+    /// The type's name.
     pub name: String,
     /// Type arguments of a generic declaration (empty otherwise).
     pub args: Vec<Type>,
@@ -43,6 +50,7 @@ pub struct AggType {
 }
 
 impl AggType {
+    /// The field `name`: its index and type.
     pub fn field(&self, name: &str) -> Option<(usize, &Type)> {
         self.fields
             .iter()
@@ -55,25 +63,35 @@ impl AggType {
 /// An `enum` type; `underlying` is `Some` for serializable enums (spec §7.2.1).
 #[derive(Clone, Debug)]
 pub struct EnumType {
+    /// The declaration.
     pub decl: DeclId,
+    /// The enum's name.
     pub name: String,
+    /// The underlying `bit<W>`/`int<W>` of a serializable enum.
     pub underlying: Option<Type>,
+    /// The members' names, in order.
     pub members: Vec<String>,
 }
 
 /// A type introduced by `type T N;` (spec §7.6).
 #[derive(Clone, Debug)]
 pub struct NewType {
+    /// The declaration.
     pub decl: DeclId,
+    /// The type's name.
     pub name: String,
+    /// The type it is made from.
     pub underlying: Type,
 }
 
 /// An extern, parser, control or package type, possibly specialized.
 #[derive(Clone, Debug)]
 pub struct ObjType {
+    /// The declaration.
     pub decl: DeclId,
+    /// The type's name.
     pub name: String,
+    /// Its type arguments, when specialized.
     pub args: Vec<Type>,
 }
 
@@ -82,36 +100,55 @@ pub struct ObjType {
 pub enum Type {
     /// The type of an erroneous expression: compatible with everything (avoids cascades).
     Error,
+    /// `void` (P4_16 §7.1.1).
     Void,
+    /// `bool` (P4_16 §7.1.4).
     Bool,
+    /// `string` (P4_16 §7.1.5).
     String,
     /// Arbitrary-precision `int` (compile-time only, spec §7.1.6.5).
     Int,
+    /// `bit<W>` (P4_16 §7.1.6.2).
     Bit(u32),
+    /// `int<W>` (P4_16 §7.1.6.3).
     Signed(u32),
+    /// `varbit<W>` (P4_16 §7.1.6.4).
     Varbit(u32),
     /// The `error` type.
     ErrorT,
+    /// `match_kind` (P4_16 §7.1.3).
     MatchKind,
+    /// An enum (P4_16 §7.2.1).
     Enum(Arc<EnumType>),
+    /// A `type` (P4_16 §7.6).
     NewType(Arc<NewType>),
+    /// A struct, header or header union.
     Agg(Arc<AggType>),
     /// Header stack or array `T[n]`.
     Stack(Box<Type>, u32),
+    /// `tuple<...>` (P4_16 §7.2.6).
     Tuple(Vec<Type>),
+    /// `list<T>` (P4_16 §7.2.7).
     List(Box<Type>),
     /// A type variable (generic parameter), by its declaration.
     Var(DeclId, Arc<str>),
+    /// An extern object type (P4_16 §7.2.10.2).
     Extern(Arc<ObjType>),
     /// A parser: either a `parser` type prototype or a parser declaration.
     Parser(Arc<ObjType>),
+    /// A control: a `control` type prototype or a control declaration.
     Control(Arc<ObjType>),
+    /// A package type (P4_16 §7.2.13).
     Package(Arc<ObjType>),
     /// An action name used as a value (e.g. in a table's action list).
     Action(DeclId),
+    /// A function name used as a value.
     Function(DeclId),
+    /// A table name used as a value (`t.apply()`'s receiver).
     Table(DeclId),
+    /// A parser state name (a transition's target).
     State,
+    /// A `value_set<T>` (P4_16 §13.11).
     ValueSet(Box<Type>),
     /// `{#}` before it meets a header / header union type.
     Invalid,
@@ -132,6 +169,7 @@ pub enum Type {
 }
 
 impl Type {
+    /// Whether this is [`Type::Error`], the type of an erroneous expression.
     pub fn is_error(&self) -> bool {
         matches!(self, Type::Error)
     }
@@ -160,14 +198,17 @@ impl Type {
         }
     }
 
+    /// Whether this is a header type.
     pub fn is_header(&self) -> bool {
         matches!(self, Type::Agg(a) if a.kind == AggKind::Header)
     }
 
+    /// Whether this is a header union type.
     pub fn is_union(&self) -> bool {
         matches!(self, Type::Agg(a) if a.kind == AggKind::HeaderUnion)
     }
 
+    /// Whether this is a header or a header union (what has validity).
     pub fn is_header_like(&self) -> bool {
         matches!(self, Type::Agg(a) if a.kind != AggKind::Struct)
     }

@@ -1,5 +1,5 @@
 //! P4 source to IR in one call: p4-front's driver (read, preprocess, parse, check), then
-//! [`crate::lower`]. For the tools that take a P4 file: the CLI, the benchmarks, tests.
+//! [`crate::lower()`]. For the tools that take a P4 file: the CLI, the benchmarks, tests.
 
 use crate::ir::Program;
 use p4_front::diag::Diagnostic;
