@@ -496,13 +496,25 @@ fn run_fallbacks_names_each_site() {
     let random = line("extern V1Random");
     assert!(random.contains("fallbacks.p4:10:"), "{random}");
     assert!(random.contains("control Ig"), "{random}");
-    assert!(random.trim_start().starts_with("100 (1.00 per packet)"), "{random}");
+    assert!(
+        random.trim_start().starts_with("100 (1.00 per packet)"),
+        "{random}"
+    );
     // The 128-bit addition: the interpreter runs its assignment.
     let add = line("assignment of a bit<128> value");
-    assert!(add.contains("control Ig") && add.contains("Add.u128"), "{add}");
-    assert!(add.trim_start().starts_with("100 (1.00 per packet)"), "{add}");
+    assert!(
+        add.contains("control Ig") && add.contains("Add.u128"),
+        "{add}"
+    );
+    assert!(
+        add.trim_start().starts_with("100 (1.00 per packet)"),
+        "{add}"
+    );
     // Without the flag: the total only.
     let t = text(&run(&args));
-    assert!(t.contains("interpreter fallbacks: 200 (2.00 per packet)"), "{t}");
+    assert!(
+        t.contains("interpreter fallbacks: 200 (2.00 per packet)"),
+        "{t}"
+    );
     assert!(!t.contains("fallback sites"), "{t}");
 }
