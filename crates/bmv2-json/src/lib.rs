@@ -368,6 +368,7 @@ impl<'a> Builder<'a> {
             body,
             annotations: Vec::new(),
             params: Vec::new(),
+            top_level: false,
         });
         id
     }

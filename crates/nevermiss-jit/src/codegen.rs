@@ -34,6 +34,10 @@ const I8: types::Type = types::I8;
 const EXTRACT_MAX_BYTES: u32 = 128;
 /// Copies of at most this many words are inline loads and stores; longer ones call the helper.
 const COPY_INLINE_WORDS: u32 = 16;
+
+/// The longest run of words a packet's start need not zero that [`Clean::kept_ranges`] still
+/// zeroes, to join the ranges on either side of it.
+const ZERO_GAP_WORDS: u32 = 16;
 /// Callees of at most this many statements (nested ones counted) are generated in place of
 /// their call, up to this depth of calls generated in place.
 const INLINE_STMTS: usize = 48;
@@ -294,6 +298,8 @@ struct Imports {
     write_word: FuncId,
     add_entry: FuncId,
     const_hit: FuncId,
+    count: FuncId,
+    direct_count: FuncId,
 }
 
 pub(crate) fn compile(
@@ -350,6 +356,8 @@ fn compile_with(
     jb.symbol("nm_write_word", helpers.write_word as *const u8);
     jb.symbol("nm_add_entry", helpers.add_entry as *const u8);
     jb.symbol("nm_const_hit", helpers.const_hit as *const u8);
+    jb.symbol("nm_count", helpers.count as *const u8);
+    jb.symbol("nm_direct_count", helpers.direct_count as *const u8);
     let mut module = JITModule::new(jb);
 
     let sig = |params: &[types::Type], ret: Option<types::Type>, m: &JITModule| {
@@ -391,6 +399,8 @@ fn compile_with(
             Some(I32),
         )?,
         const_hit: imp(&mut module, "nm_const_hit", &[I64, I32], None)?,
+        count: imp(&mut module, "nm_count", &[I64, I32, I64, I64], None)?,
+        direct_count: imp(&mut module, "nm_direct_count", &[I64, I32, I64], None)?,
     };
 
     let mut fn_ids = Vec::with_capacity(prog.functions.len());
@@ -924,7 +934,10 @@ impl Clean {
         let mut v: Vec<(u32, u32)> = Vec::new();
         for w in (0..words).filter(|&w| self.zeroes(w)) {
             match v.last_mut() {
-                Some((_, end)) if *end == w => *end = w + 1,
+                // A short gap of words nothing needs zeroed is zeroed too: one fill instead of
+                // two (a fill call costs more than 16 words' stores; zeroing a word is never
+                // wrong, the interpreter zeroes them all).
+                Some((_, end)) if w - *end <= ZERO_GAP_WORDS => *end = w + 1,
                 _ => v.push((w, w + 1)),
             }
         }
@@ -1499,20 +1512,25 @@ impl Gen<'_, '_> {
                 self.assign_slice(l, *t, *hi, *lo, e)
             }
             Stmt::Copy { dst, src, words }
-                if *words <= COPY_INLINE_WORDS
-                    && dst.fixed().is_some()
+                if dst.fixed().is_some()
                     && src.fixed().is_some()
                     && self.in_frame(dst.off, *words)
                     && self.in_frame(src.off, *words) =>
             {
-                self.copy_words(dst.off, src.off, *words)
+                if *words <= COPY_INLINE_WORDS {
+                    self.copy_words(dst.off, src.off, *words)
+                } else {
+                    self.copy_block(dst.off, src.off, *words)
+                }
             }
             Stmt::Zero { dst, words }
-                if *words <= COPY_INLINE_WORDS
-                    && dst.fixed().is_some()
-                    && self.in_frame(dst.off, *words) =>
+                if dst.fixed().is_some() && self.in_frame(dst.off, *words) =>
             {
-                self.zero_words(dst.off, *words)
+                if *words <= COPY_INLINE_WORDS {
+                    self.zero_words(dst.off, *words)
+                } else {
+                    self.zero_block(dst.off, *words)
+                }
             }
             Stmt::SetValid { hdr, valid, others } if hdr.fixed().is_some() => {
                 self.set_valid(hdr.off, *valid, others)
@@ -1548,6 +1566,7 @@ impl Gen<'_, '_> {
             Stmt::Extern(x) if Self::dest_inline(x) => self.dest(x),
             Stmt::Extern(x) if self.checksum_inline(x) => self.checksum(s, x, abort),
             Stmt::Extern(x) if self.add_entry_inline(x) => self.add_entry(x),
+            Stmt::Extern(x) if Self::count_inline(x) => self.count(x),
             Stmt::ApplyTable {
                 table,
                 hit,
@@ -1604,6 +1623,53 @@ impl Gen<'_, '_> {
         let vals: Vec<Value> = (0..words).map(|i| self.ld(src + i)).collect();
         for (i, v) in vals.into_iter().enumerate() {
             self.st(dst + i as u32, v);
+        }
+    }
+
+    /// Copies more than [`COPY_INLINE_WORDS`] words `src` → `dst` (fixed, in the frame; they may
+    /// overlap) with one call of libc's `memmove`: what a sub-control's or action's copy-in
+    /// and copy-out of a whole headers or metadata struct is. Marks the tracked headers of the
+    /// destination dirty as [`Gen::st`] does.
+    fn copy_block(&mut self, dst: u32, src: u32, words: u32) {
+        for o in src..src + words {
+            if !self.ids.clean.keeps(o) {
+                self.ids.clean.missed.set(true);
+            }
+        }
+        self.dirty_range(dst, words);
+        let cfg = self.module.isa().frontend_config();
+        let d = self.b.ins().iadd_imm_s(self.frame, i64::from(dst) * 8);
+        let s = self.b.ins().iadd_imm_s(self.frame, i64::from(src) * 8);
+        let n = self.iconst(u64::from(words) * 8);
+        self.b.call_memmove(cfg, d, s, n);
+    }
+
+    /// Zeroes more than [`COPY_INLINE_WORDS`] words at `dst` (fixed, in the frame) with one
+    /// call of libc's `memset`, marking the destination's tracked headers dirty.
+    fn zero_block(&mut self, dst: u32, words: u32) {
+        self.dirty_range(dst, words);
+        let cfg = self.module.isa().frontend_config();
+        let d = self.b.ins().iadd_imm_s(self.frame, i64::from(dst) * 8);
+        let z = self.b.ins().iconst(I8, 0);
+        let n = self.iconst(u64::from(words) * 8);
+        self.b.call_memset(cfg, d, z, n);
+    }
+
+    /// The tracked headers with a word in `dst..dst + words` dirty, as a store into each word
+    /// makes them ([`Gen::st`]).
+    fn dirty_range(&mut self, dst: u32, words: u32) {
+        let mut seen = Vec::new();
+        for o in dst..dst + words {
+            if let Some(&i) = self.ids.clean.of_word.get(o as usize) {
+                if i != u32::MAX && !seen.contains(&i) {
+                    seen.push(i);
+                    if self.ids.clean.is_sealed(i) {
+                        self.ids.clean.missed.set(true);
+                    }
+                    let z = self.iconst(0);
+                    self.st_raw(self.ids.clean.word(i), z);
+                }
+            }
         }
     }
 
@@ -2096,6 +2162,52 @@ impl Gen<'_, '_> {
     /// Whether `x` is a PNA `add_entry[_if]` whose condition, parameter values and profile
     /// generated code computes (all ≤ 64 bits, as are the action's parameters) and whose result
     /// goes to a fixed location (see [`Gen::add_entry`]).
+    /// An indexed counter's `count(index[, bytes])` or a direct counter's `count([bytes])` with
+    /// scalar arguments: the runtime's counter cell is counted by `Helpers::count` /
+    /// `Helpers::direct_count`, not through the interpreter.
+    fn count_inline(x: &ExternCall) -> bool {
+        let narrow = |a: Option<&XArg>| match a {
+            Some(XArg::Val(e)) => !e.ty().is_wide() && Self::native(e),
+            None | Some(XArg::None) => true,
+            _ => false,
+        };
+        match x.op {
+            XOp::CounterCount => {
+                x.inst.is_some()
+                    && x.args.len() <= 2
+                    && x.args.first().is_some_and(|a| matches!(a, XArg::Val(_)))
+                    && narrow(x.args.first())
+                    && narrow(x.args.get(1))
+            }
+            XOp::DirectCounterCount => {
+                x.inst.is_some() && x.args.len() <= 1 && narrow(x.args.first())
+            }
+            _ => false,
+        }
+    }
+
+    /// `Helpers::count(inst, index, bytes)` or `Helpers::direct_count(inst, bytes)` (see
+    /// [`Gen::count_inline`]).
+    fn count(&mut self, x: &ExternCall) {
+        let Some(inst) = x.inst else { return };
+        let arg = |g: &mut Self, a: Option<&XArg>| match a {
+            Some(XArg::Val(e)) => g.expr(e),
+            _ => g.iconst(u64::MAX),
+        };
+        if matches!(x.op, XOp::DirectCounterCount) {
+            let bytes = arg(self, x.args.first());
+            let f = self.fref(self.ids.imports.direct_count);
+            let inst = self.b.ins().iconst(I32, i64::from(inst));
+            self.b.ins().call(f, &[self.ctx, inst, bytes]);
+            return;
+        }
+        let index = arg(self, x.args.first());
+        let bytes = arg(self, x.args.get(1));
+        let f = self.fref(self.ids.imports.count);
+        let inst = self.b.ins().iconst(I32, i64::from(inst));
+        self.b.ins().call(f, &[self.ctx, inst, index, bytes]);
+    }
+
     fn add_entry_inline(&self, x: &ExternCall) -> bool {
         let XOp::AddEntry {
             func, conditional, ..
@@ -2367,7 +2479,19 @@ impl Gen<'_, '_> {
     fn emit(&mut self, s: &Stmt, hdr: &HdrRef, abort: Abort) {
         let a = hdr.loc.off;
         let Some((bytes, fields)) = self.fast_layout(hdr.layout, a) else {
-            return self.helper_stmt(s, abort);
+            // The runtime's `emit` (wide or varbit fields), only for a valid header: an invalid
+            // one emits nothing (P4_16 §15.1).
+            if !self.in_frame(a, 1) {
+                return self.helper_stmt(s, abort);
+            }
+            let valid = self.ld(a);
+            let (go, join) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(valid, go, &[], join, &[]);
+            self.b.switch_to_block(go);
+            self.helper_stmt(s, abort);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(join);
+            return;
         };
         let valid = self.ld(a);
         let (go, join) = (self.b.create_block(), self.b.create_block());

@@ -263,6 +263,14 @@ pub struct Helpers {
     /// A hit generated code found among table `t`'s `const` entries itself (it matches them in
     /// place): counted as the table's lookups count theirs: `(ctx, table)`.
     pub const_hit: unsafe extern "C" fn(*mut Ctx, u32),
+    /// `count(index)` of indexed counter extern `inst` (P4_16 core `counter`, v1model's and
+    /// PSA's `Counter`): one packet and `bytes` bytes into cell `index` (none when out of
+    /// range); `bytes` is `u64::MAX` for the packet's length: `(ctx, inst, index, bytes)`.
+    pub count: unsafe extern "C" fn(*mut Ctx, u32, u64, u64),
+    /// `count([bytes])` of direct counter extern `inst`: one packet and `bytes` bytes (`u64::MAX`:
+    /// the packet's length) into the cell of the entry the table being applied matched (none
+    /// on a miss): `(ctx, inst, bytes)`.
+    pub direct_count: unsafe extern "C" fn(*mut Ctx, u32, u64),
 }
 
 /// Limits the generated code enforces, as the interpreter does.
@@ -394,8 +402,9 @@ pub struct Compiled {
     pub extra_words: u32,
     /// The words of the frame's first `Program::zero_words` that anything may read (generated
     /// code, the interpreter's statements, the architecture's `arch` regions) before a packet
-    /// writes them, as sorted, disjoint half-open ranges: all a packet's start must zero before
-    /// the engine runs it; the previous values of the other words stay unseen (docs/jit.md).
+    /// writes them, as sorted, disjoint half-open ranges (joined across gaps of at most 16
+    /// words, which are zeroed too: one fill fewer): all a packet's start must zero before the
+    /// engine runs it; the previous values of the other words stay unseen (docs/jit.md).
     pub zero_ranges: Vec<(u32, u32)>,
     /// The keys `pass_parse` stores for the batch prefetch ([`Glue::prefetch`]): (table, byte
     /// offset past `Ctx::key`, length).

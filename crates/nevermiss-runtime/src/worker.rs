@@ -142,6 +142,23 @@ impl Worker {
                 .stats()
                 .fallbacks
                 .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            if self.ex.sites.is_some() {
+                self.flush_sites();
+            }
+        }
+    }
+
+    /// Moves the per-site fallback counts (`Config::fallback_sites`) into the switch's.
+    #[cold]
+    fn flush_sites(&mut self) {
+        let all = &self.sw.stats().fallback_sites;
+        let mut all = all.lock().unwrap_or_else(|p| p.into_inner());
+        for m in
+            std::iter::once(&mut self.ex.sites).chain(self.slots.iter_mut().map(|s| &mut s.sites))
+        {
+            if let Some(m) = m.as_deref_mut() {
+                all.merge(std::mem::take(m));
+            }
         }
     }
 

@@ -42,6 +42,11 @@ pub struct RunArgs {
     /// Print the program's IR and exit.
     #[arg(long)]
     pub dump_ir: bool,
+    /// After the statistics, list every interpreter fallback site of the compiled engine:
+    /// how many times packets took it, where it is and what construct it is, most taken first
+    /// (docs/jit.md, "Fallbacks").
+    #[arg(long)]
+    pub fallbacks: bool,
 }
 
 /// Applies the control-plane commands of an entries file.
@@ -71,6 +76,22 @@ pub fn apply_entries(sw: &Switch, path: &std::path::Path) -> Result<usize, Strin
     Ok(n)
 }
 
+/// `--fallbacks`: one line per site, most taken first: `  N (X per packet)  PLACE: WHAT`.
+fn fallback_sites(sw: &Switch, packets: u64) -> String {
+    let sites = sw.fallback_sites();
+    let mut s = format!("fallback sites: {}\n", sites.len());
+    for f in &sites {
+        s.push_str(&format!(
+            "  {:>10} ({:.2} per packet)  {}: {}\n",
+            f.count,
+            f.count as f64 / packets.max(1) as f64,
+            f.place,
+            f.what
+        ));
+    }
+    s
+}
+
 pub fn run(args: RunArgs) -> u8 {
     crate::usage_result(run_inner(args))
 }
@@ -89,9 +110,10 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let config = args
+    let mut config = args
         .traffic
         .config(args.switch.config(&prog, &args.program)?)?;
+    config.fallback_sites = args.fallbacks;
     let sw = Arc::new(
         Switch::new(prog, config).map_err(|e| format!("{}: {e}", args.program.display()))?,
     );
@@ -120,6 +142,9 @@ fn run_inner(args: RunArgs) -> Result<(), String> {
     outln!("{}", crate::flags::engine_line(&sw));
     if let Some(line) = crate::flags::fallbacks_line(&sw, report.packets_in) {
         outln!("{line}");
+        if args.fallbacks {
+            out!("{}", fallback_sites(&sw, report.packets_in));
+        }
     }
     let notes = sw.pending_notifications();
     if notes > 0 {

@@ -575,3 +575,75 @@ fn table_size_overrides_a_tables_size() {
         assert!(text(&o).contains("error:"), "{bad}: {}", text(&o));
     }
 }
+
+/// `run --fallbacks` lists each interpreter fallback site with its count, the P4 position of an
+/// extern call and the construct (docs/jit.md, "Fallbacks").
+#[test]
+fn run_fallbacks_names_each_site() {
+    let prog = tmp("fallbacks.p4");
+    std::fs::write(
+        &prog,
+        "#include <v1model.p4>\n\
+         header e_t { bit<48> d; bit<48> s; bit<16> t; }\n\
+         struct h_t { e_t e; }\n\
+         struct m_t { bit<128> w; bit<32> r; }\n\
+         parser P(packet_in p, out h_t h, inout m_t m, inout standard_metadata_t sm) {\n\
+             state start { p.extract(h.e); transition accept; } }\n\
+         control Ig(inout h_t h, inout m_t m, inout standard_metadata_t sm) {\n\
+             apply {\n\
+                 sm.egress_spec = 1;\n\
+                 random(m.r, 0, 7);\n\
+                 m.w = m.w + (bit<128>) h.e.d;\n\
+                 h.e.t = (bit<16>) m.w + (bit<16>) m.r;\n\
+             }\n\
+         }\n\
+         control N(inout h_t h, inout m_t m) { apply { } }\n\
+         control Eg(inout h_t h, inout m_t m, inout standard_metadata_t sm) { apply { } }\n\
+         control D(packet_out p, in h_t h) { apply { p.emit(h.e); } }\n\
+         V1Switch(P(), N(), Ig(), Eg(), N(), D()) main;\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        p(&prog),
+        "--port",
+        "0=gen:two-phase,m=10,count=100",
+        "--port",
+        "1=null",
+    ];
+    let o = run(&[&args[..], &["--fallbacks"]].concat());
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("fallback sites: 2"), "{t}");
+    let line = |needle: &str| {
+        t.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}: {t}"))
+            .to_string()
+    };
+    // The extern call: its line and column in the program, 100 packets took it.
+    let random = line("extern V1Random");
+    assert!(random.contains("fallbacks.p4:10:"), "{random}");
+    assert!(random.contains("control Ig"), "{random}");
+    assert!(
+        random.trim_start().starts_with("100 (1.00 per packet)"),
+        "{random}"
+    );
+    // The 128-bit addition: the interpreter runs its assignment.
+    let add = line("assignment of a bit<128> value");
+    assert!(
+        add.contains("control Ig") && add.contains("Add.u128"),
+        "{add}"
+    );
+    assert!(
+        add.trim_start().starts_with("100 (1.00 per packet)"),
+        "{add}"
+    );
+    // Without the flag: the total only.
+    let t = text(&run(&args));
+    assert!(
+        t.contains("interpreter fallbacks: 200 (2.00 per packet)"),
+        "{t}"
+    );
+    assert!(!t.contains("fallback sites"), "{t}");
+}

@@ -150,6 +150,13 @@ pub fn expr(e: &Expr) -> String {
     }
 }
 
+/// One statement's first line (without the statements nested in it), for messages.
+pub fn stmt_line(st: &Stmt) -> String {
+    let mut s = String::new();
+    stmt(&mut s, st, 0);
+    s.lines().next().unwrap_or("").to_string()
+}
+
 fn block(s: &mut String, ss: &[Stmt], ind: usize) {
     for st in ss {
         stmt(s, st, ind);

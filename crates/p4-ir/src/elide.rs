@@ -1,4 +1,5 @@
-//! Copy elision: a control applied from exactly one place works on its caller's arguments in
+//! Copy elision: a control applied from exactly one place, or a control or top-level action
+//! that every one of its call sites passes the same argument words, works on those words in
 //! place instead of on copies of them.
 //!
 //! P4_16 §6.8 gives `inout` arguments copy-in/copy-out semantics, and lowering gives every
@@ -14,6 +15,15 @@
 //! both copies are dropped. The renamed words are then read by nothing, which also takes them
 //! off a packet's start (`nevermiss_jit::Compiled::zero_ranges`).
 //!
+//! The same holds for a callee called from several places (calls and tables' action lists)
+//! when every one of them copies the same argument words in and out of the parameter: each
+//! call runs alone, on the same words. A control reaches nothing but its parameters; an action
+//! or function declared inside a control could also name the argument's words directly (the
+//! control's own parameters), so among actions and functions only top-level ones
+//! (`Function::top_level`, which reach the frame only through their parameters) are renamed
+//! from several places (SONiC DASH's `drop`/`deny(inout headers_t, inout metadata_t)`,
+//! referenced by a dozen tables, copied its 136-word metadata in and out at each).
+//!
 //! Lowering allocates a parameter's words once, for one instance (`Lower::alloc_state`), so
 //! renaming them cannot touch another variable. Both engines run the same renamed program.
 
@@ -27,14 +37,7 @@ pub fn inout_copies(p: &mut Program) -> usize {
     // Each rename may expose another (a nested call copying from a renamed region), and each
     // one changes offsets everywhere: one at a time, until none is left.
     while let Some((func, pair)) = find(p) {
-        let Some(Stmt::Call {
-            copy_in, copy_out, ..
-        }) = call_site_mut(p, func)
-        else {
-            break;
-        };
-        copy_in.retain(|s| !pair.is_copy_in(s));
-        copy_out.retain(|s| !pair.is_copy_out(s));
+        drop_copies(p, func, &pair);
         let (param, arg, words) = (pair.param, pair.arg, pair.words);
         map_offsets(p, &mut |o: &mut u32| {
             if (param..param + words).contains(o) {
@@ -88,47 +91,135 @@ impl Pair {
     }
 }
 
-/// The first elidable argument of a control applied from exactly one place. Both sides must be
-/// per-packet state words (`Program::zero_words`): temporaries are shared between functions.
+/// The first elidable argument: of a control applied from exactly one place, or of a control
+/// or top-level action or function whose every site (calls and table action lists) copies the
+/// same argument in and out. Both sides must be per-packet state words (`Program::zero_words`):
+/// temporaries are shared between functions.
 fn find(p: &Program) -> Option<(FnId, Pair)> {
     let refs = references(p);
-    let mut found = None;
-    for_each_call(p, &mut |func, copy_in, copy_out| {
-        if found.is_some()
-            || refs.get(func as usize) != Some(&1)
-            || p.functions.get(func as usize).map(|f| f.kind) != Some(FnKind::Control)
-        {
-            return;
-        }
-        let pairs: Vec<Pair> = copy_in.iter().filter_map(pair_of).collect();
-        // Every word the call's copies touch, but those of the pair itself: a parameter or
-        // argument overlapping any of them stays a copy.
-        let spans = |skip: &Pair| -> Vec<(u32, u32)> {
-            copy_in
-                .iter()
-                .chain(copy_out)
-                .filter(|s| !skip.is_copy_in(s) && !skip.is_copy_out(s))
-                .flat_map(touched)
-                .collect()
+    let sites = sites(p);
+    for (func, at) in sites.iter().enumerate() {
+        let Some(f) = p.functions.get(func) else {
+            continue;
         };
-        for pair in pairs {
-            if !copy_out.iter().any(|s| pair.is_copy_out(s)) {
-                continue;
+        let n = at.len() as u32;
+        let ok = match f.kind {
+            FnKind::Control => n >= 1 && refs.get(func) == Some(&n),
+            // An action's other references (`add_entry`) run it through its tables' lists.
+            FnKind::Action | FnKind::Function => n >= 1 && f.top_level,
+        };
+        if !ok {
+            continue;
+        }
+        let Some(&(first_in, _)) = at.first() else {
+            continue;
+        };
+        'pair: for pair in first_in.iter().filter_map(pair_of) {
+            for &(copy_in, copy_out) in at {
+                if !elidable_at(p, &pair, copy_in, copy_out) {
+                    continue 'pair;
+                }
             }
-            let (pa, ar) = (pair.span(pair.param), pair.span(pair.arg));
-            let others = spans(&pair);
-            if overlaps(pa, ar)
-                || others.iter().any(|&o| overlaps(o, pa) || overlaps(o, ar))
-                || pa.1 > p.zero_words
-                || ar.1 > p.zero_words
-            {
-                continue;
-            }
-            found = Some((func, pair));
-            return;
+            return Some((func as FnId, pair));
+        }
+    }
+    None
+}
+
+/// Whether one call site copies `pair` in and out, with nothing else of its copies touching
+/// either side.
+fn elidable_at(p: &Program, pair: &Pair, copy_in: &[Stmt], copy_out: &[Stmt]) -> bool {
+    if !copy_in.iter().any(|s| pair.is_copy_in(s)) || !copy_out.iter().any(|s| pair.is_copy_out(s))
+    {
+        return false;
+    }
+    // Every word the call's copies touch, but those of the pair itself: a parameter or
+    // argument overlapping any of them stays a copy.
+    let (pa, ar) = (pair.span(pair.param), pair.span(pair.arg));
+    let overlapped = copy_in
+        .iter()
+        .chain(copy_out)
+        .filter(|s| !pair.is_copy_in(s) && !pair.is_copy_out(s))
+        .flat_map(touched)
+        .any(|o| overlaps(o, pa) || overlaps(o, ar));
+    !(overlapped || overlaps(pa, ar) || pa.1 > p.zero_words || ar.1 > p.zero_words)
+}
+
+/// Each function's sites that copy arguments: its `Call` statements' and its entries in
+/// tables' action lists' copy-in and copy-out, by function.
+fn sites(p: &Program) -> Vec<Vec<(&[Stmt], &[Stmt])>> {
+    let mut at: Vec<Vec<(&[Stmt], &[Stmt])>> = vec![Vec::new(); p.functions.len()];
+    for_each_call(p, &mut |func, copy_in, copy_out| {
+        if let Some(v) = at.get_mut(func as usize) {
+            v.push((copy_in, copy_out));
         }
     });
-    found
+    for t in &p.tables {
+        for a in &t.actions {
+            if let Some(v) = at.get_mut(a.func as usize) {
+                v.push((&a.copy_in, &a.copy_out));
+            }
+        }
+    }
+    at
+}
+
+/// Drops `pair`'s copies at every site of `func` ([`sites`]).
+fn drop_copies(p: &mut Program, func: FnId, pair: &Pair) {
+    fn walk(ss: &mut [Stmt], func: FnId, pair: &Pair) {
+        for s in ss {
+            match s {
+                Stmt::Call {
+                    func: g,
+                    copy_in,
+                    copy_out,
+                } => {
+                    if *g == func {
+                        copy_in.retain(|s| !pair.is_copy_in(s));
+                        copy_out.retain(|s| !pair.is_copy_out(s));
+                    }
+                    walk(copy_in, func, pair);
+                    walk(copy_out, func, pair);
+                }
+                Stmt::If(_, a, b) => {
+                    walk(a, func, pair);
+                    walk(b, func, pair);
+                }
+                Stmt::Switch { bodies, .. } => bodies.iter_mut().for_each(|b| walk(b, func, pair)),
+                Stmt::Loop { body, update, .. } => {
+                    walk(body, func, pair);
+                    walk(update, func, pair);
+                }
+                Stmt::CallParser {
+                    copy_in, copy_out, ..
+                } => {
+                    walk(copy_in, func, pair);
+                    walk(copy_out, func, pair);
+                }
+                _ => {}
+            }
+        }
+    }
+    for f in &mut p.functions {
+        walk(&mut f.body, func, pair);
+    }
+    for ps in &mut p.parsers {
+        walk(&mut ps.init, func, pair);
+        for st in &mut ps.states {
+            walk(&mut st.body, func, pair);
+        }
+    }
+    for t in &mut p.tables {
+        walk(&mut t.key_pre, func, pair);
+        for a in &mut t.actions {
+            if a.func == func {
+                a.copy_in.retain(|s| !pair.is_copy_in(s));
+                a.copy_out.retain(|s| !pair.is_copy_out(s));
+            }
+            walk(&mut a.copy_in, func, pair);
+            walk(&mut a.copy_out, func, pair);
+        }
+    }
 }
 
 /// A copy-in statement as a pair (a whole copy or a scalar load between fixed locations).
@@ -227,10 +318,10 @@ fn references(p: &Program) -> Vec<u32> {
 }
 
 /// What [`for_each_call`] calls: a `Call` statement's function, copy-in and copy-out.
-type CallVisit<'a> = dyn FnMut(FnId, &[Stmt], &[Stmt]) + 'a;
+type CallVisit<'p, 'a> = dyn FnMut(FnId, &'p [Stmt], &'p [Stmt]) + 'a;
 
 /// Calls `f` with every `Call` statement's function and copies.
-fn for_each_call(p: &Program, f: &mut CallVisit<'_>) {
+fn for_each_call<'p>(p: &'p Program, f: &mut CallVisit<'p, '_>) {
     crate::visit::program(p, &mut |s| {
         if let Stmt::Call {
             func,
@@ -241,60 +332,4 @@ fn for_each_call(p: &Program, f: &mut CallVisit<'_>) {
             f(*func, copy_in, copy_out);
         }
     });
-}
-
-/// The one `Call` statement of `func` (see [`find`]).
-fn call_site_mut(p: &mut Program, func: FnId) -> Option<&mut Stmt> {
-    fn walk(ss: &mut [Stmt], func: FnId) -> Option<&mut Stmt> {
-        for s in ss {
-            if matches!(s, Stmt::Call { func: g, .. } if *g == func) {
-                return Some(s);
-            }
-            let found = match s {
-                Stmt::If(_, a, b) => walk(a, func).or_else(|| walk(b, func)),
-                Stmt::Switch { bodies, .. } => bodies.iter_mut().find_map(|b| walk(b, func)),
-                Stmt::Loop { body, update, .. } => walk(body, func).or_else(|| walk(update, func)),
-                Stmt::Call {
-                    copy_in, copy_out, ..
-                }
-                | Stmt::CallParser {
-                    copy_in, copy_out, ..
-                } => walk(copy_in, func).or_else(|| walk(copy_out, func)),
-                _ => None,
-            };
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
-    }
-    for f in &mut p.functions {
-        if let Some(s) = walk(&mut f.body, func) {
-            return Some(s);
-        }
-    }
-    for ps in &mut p.parsers {
-        if let Some(s) = walk(&mut ps.init, func) {
-            return Some(s);
-        }
-        for st in &mut ps.states {
-            if let Some(s) = walk(&mut st.body, func) {
-                return Some(s);
-            }
-        }
-    }
-    for t in &mut p.tables {
-        if let Some(s) = walk(&mut t.key_pre, func) {
-            return Some(s);
-        }
-        for a in &mut t.actions {
-            if let Some(s) = walk(&mut a.copy_in, func) {
-                return Some(s);
-            }
-            if let Some(s) = walk(&mut a.copy_out, func) {
-                return Some(s);
-            }
-        }
-    }
-    None
 }

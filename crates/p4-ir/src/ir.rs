@@ -701,6 +701,9 @@ pub struct Function {
     pub annotations: Annotations,
     /// An action's parameters as the control plane sees them (empty for other functions).
     pub params: Vec<CpParam>,
+    /// An action or function declared outside every control and parser (P4_16 §14.1, §10):
+    /// it reaches the frame only through its parameters (and its own locals).
+    pub top_level: bool,
 }
 
 /// What a [`Function`] is.
@@ -1222,6 +1225,10 @@ pub struct ExternCall {
     /// The source text position, for messages.
     pub what: String,
 }
+
+/// v1model's drop port (simple_switch's default `drop_port`): `mark_to_drop` stores it into
+/// `egress_spec`, and a packet whose `egress_spec` holds it after ingress is dropped.
+pub const V1_DROP_PORT: u64 = 511;
 
 /// The architecture a program is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

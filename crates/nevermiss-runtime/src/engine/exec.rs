@@ -210,6 +210,9 @@ pub struct Exec {
     dest_default: Dest,
     /// A profiling build's clock readings (`Config::profile`; `None` in the plain build).
     pub(crate) profile: Option<Box<crate::engine::profile::Profile>>,
+    /// With `Config::fallback_sites`: the fallbacks by site since the last move into
+    /// `SwitchStats::fallback_sites`.
+    pub(crate) sites: Option<Box<crate::engine::sites::SiteCounts>>,
 }
 
 // SAFETY: the raw pointers of `Exec::c` and `Exec::host` point into this `Exec`'s own heap
@@ -282,6 +285,7 @@ impl Exec {
                     sw.prog().tables.len(),
                 ))
             }),
+            sites: sw.config().fallback_sites.then(Box::default),
         };
         ex.dest_default
             .put(sw.config().pna_default_port.map(u64::from));

@@ -6,3 +6,4 @@
 pub mod exec;
 pub(crate) mod native;
 pub mod profile;
+pub mod sites;

@@ -4,6 +4,7 @@
 //! wide values — and the entry from [`Exec`] into generated code.
 
 use crate::engine::exec::{Exec, Flow};
+use crate::engine::sites::Site;
 use crate::state::Switch;
 use crate::types::BuildError;
 use crate::types::Config;
@@ -48,6 +49,8 @@ const HELPERS: Helpers = Helpers {
     write_word: h_write_word,
     add_entry: h_add_entry,
     const_hit: h_const_hit,
+    count: h_count,
+    direct_count: h_direct_count,
 };
 
 /// A profiling build's helpers (`Config::profile`, `crate::engine::profile`): the table
@@ -200,6 +203,9 @@ unsafe extern "C" fn h_stmt(ctx: *mut Ctx, s: *const Stmt) -> u32 {
         (ex, sw, &*s)
     };
     ex.fallbacks += 1;
+    if let Some(m) = ex.sites.as_deref_mut() {
+        m.add(Site::Stmt(s));
+    }
     from_flow(ex.stmt(sw, s))
 }
 
@@ -208,6 +214,9 @@ unsafe extern "C" fn h_eval(ctx: *mut Ctx, e: *const Expr) -> u64 {
     // SAFETY: as `h_stmt`.
     let (ex, e) = unsafe { (host(ctx).0, &*e) };
     ex.fallbacks += 1;
+    if let Some(m) = ex.sites.as_deref_mut() {
+        m.add(Site::Expr(e));
+    }
     ex.eval(e)
 }
 
@@ -222,12 +231,34 @@ unsafe extern "C" fn h_select(ctx: *mut Ctx, st: *const State) -> u32 {
         return target::ACCEPT;
     };
     ex.fallbacks += 1;
+    if let Some(m) = ex.sites.as_deref_mut() {
+        m.add(Site::Select(st));
+    }
     match ex.select(sw, keys, cases) {
         None => target::NO_MATCH,
         Some(Target::Accept) => target::ACCEPT,
         Some(Target::Reject) => target::REJECT,
         Some(Target::State(i)) => target::STATE.saturating_add(i),
     }
+}
+
+/// `count(index[, bytes])` of an indexed counter (`Helpers::count`; `bytes == u64::MAX`: the
+/// packet's length), as the interpreter counts it.
+unsafe extern "C" fn h_count(ctx: *mut Ctx, inst: u32, index: u64, bytes: u64) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.count_indexed(
+        sw.externs().get(inst),
+        index,
+        (bytes != u64::MAX).then_some(bytes),
+    );
+}
+
+/// `count([bytes])` of a direct counter (`Helpers::direct_count`), as the interpreter counts it.
+unsafe extern "C" fn h_direct_count(ctx: *mut Ctx, inst: u32, bytes: u64) {
+    // SAFETY: as `h_stmt`.
+    let (ex, sw) = unsafe { host(ctx) };
+    ex.count_direct(sw.externs().get(inst), (bytes != u64::MAX).then_some(bytes));
 }
 
 /// A packet ran past the loop limit.

@@ -387,7 +387,7 @@ impl V1Info {
             deparser,
             sm,
             sm_words,
-            drop_port: 511,
+            drop_port: p4_ir::ir::V1_DROP_PORT,
             ingress_port: f("ingress_port"),
             egress_spec: f("egress_spec"),
             egress_port: f("egress_port"),

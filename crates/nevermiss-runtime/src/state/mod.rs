@@ -62,6 +62,9 @@ pub struct SwitchStats {
     /// interpreter (`Engine::Jit` only; docs/jit.md, "Fallbacks"): added by each worker after
     /// each packet or batch, so a reader sees them up to the last one finished.
     pub fallbacks: AtomicU64,
+    /// With `Config::fallback_sites`: the fallbacks by site, as the workers added them (see
+    /// [`Switch::fallback_sites`]).
+    pub(crate) fallback_sites: std::sync::Mutex<crate::engine::sites::SiteCounts>,
 }
 
 /// Slots of the quiescence gate: workers beyond this share one slot (still correct, a little
@@ -309,6 +312,17 @@ impl Switch {
     #[inline]
     pub fn stats(&self) -> &SwitchStats {
         &self.stats
+    }
+
+    /// The interpreter fallbacks counted by site so far (with `Config::fallback_sites`; empty
+    /// otherwise), most taken first (docs/jit.md, "Fallbacks").
+    pub fn fallback_sites(&self) -> Vec<crate::engine::sites::FallbackSite> {
+        let counts = self
+            .stats
+            .fallback_sites
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        crate::engine::sites::describe(&self.prog, &counts)
     }
 
     /// Nanoseconds since the switch was built: the clock of packets (`Clock::Wall`), idle

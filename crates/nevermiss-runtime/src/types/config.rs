@@ -57,6 +57,11 @@ pub struct Config {
     /// re-specialised. For measurements of where the time goes, in runs of their own; `None`
     /// (the default): the plain build, with no trace of profiling on the packet path.
     pub profile: Option<fn() -> u64>,
+    /// Count the interpreter fallbacks per site (`nevermiss run --fallbacks`; docs/jit.md,
+    /// "Fallbacks"): each helper call of generated code also adds one to its statement's,
+    /// expression's or `select`'s count ([`crate::Switch::fallback_sites`]). Off: one
+    /// not-taken branch per fallback.
+    pub fallback_sites: bool,
 }
 
 /// The engine that runs a program (`--engine`).
@@ -100,6 +105,7 @@ impl Default for Config {
             queues: None,
             pna_default_port: None,
             profile: None,
+            fallback_sites: false,
         }
     }
 }

@@ -549,7 +549,7 @@ impl<'a> Lw<'a> {
             inst,
             args,
             ret: r.clone(),
-            what: String::new(),
+            what: self.here(e.span),
         })));
         Ok(r.map(|(l, t)| RV::Scalar(Expr::load(&l, t))))
     }
@@ -751,6 +751,12 @@ impl<'a> Lw<'a> {
             let inc = self.val_arg(m.nth(1), pre)?;
             return self.xcall(XOp::CounterCount, m.inst, vec![idx, inc], None, m.e, pre);
         }
+        // v1model's tables count their `direct_counter` on every hit themselves; its `count()`
+        // adds nothing (v1model.p4: "The count() method is actually unnecessary"; BMv2 counts
+        // once). PSA's and PNA's `DirectCounter` count only when `count` is called.
+        if m.ext == "direct_counter" {
+            return Ok(None);
+        }
         let inc = self.val_arg(m.nth(0), pre)?;
         self.xcall(XOp::DirectCounterCount, m.inst, vec![inc], None, m.e, pre)
     }
@@ -785,7 +791,7 @@ impl<'a> Lw<'a> {
                     inst: i,
                     args,
                     ret: out,
-                    what: String::new(),
+                    what: self.here(m.e.span),
                 })));
                 Ok(None)
             }
@@ -828,7 +834,7 @@ impl<'a> Lw<'a> {
             inst: m.inst,
             args: vec![idx, XArg::Agg(dst.clone(), lay)],
             ret: None,
-            what: String::new(),
+            what: self.here(m.e.span),
         })));
         if m.ext == "register" {
             Ok(None)
@@ -886,7 +892,7 @@ impl<'a> Lw<'a> {
                         inst: i,
                         args,
                         ret: None,
-                        what: String::new(),
+                        what: self.here(m.e.span),
                     })));
                 }
                 self.xcall(XOp::ChecksumGet, i, vec![], rty, e, pre)

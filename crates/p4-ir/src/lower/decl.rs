@@ -410,6 +410,7 @@ impl<'a> Lw<'a> {
                 body: Vec::new(),
                 annotations: Vec::new(),
                 params: Vec::new(),
+                top_level: false,
             });
             BlockBody::Control(fid)
         };
@@ -646,6 +647,7 @@ impl<'a> Lw<'a> {
             body: Vec::new(),
             annotations,
             params,
+            top_level: !per_inst,
         });
         if kind == FnKind::Action {
             self.cp_order.function(fid, inst, d);

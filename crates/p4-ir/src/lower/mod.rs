@@ -39,7 +39,10 @@ const MAX_DEPTH: u32 = 64;
 
 /// Lowers a compiled program.
 pub fn lower(c: &p4_front::driver::Compiled) -> Result<Program, Diagnostic> {
-    lower_program(&c.program, &c.checked)
+    let mut lw = Lw::new(&c.program, &c.checked);
+    lw.unit = Some(&c.unit);
+    lw.run()?;
+    Ok(lw.finish())
 }
 
 /// Lowers a parsed and checked program.
@@ -135,6 +138,9 @@ pub(crate) struct Lw<'a> {
     pub cp_types: HashMap<String, crate::control_plane::TypeId>,
     /// The order P4Info lists actions in (p4c's), as lowering meets them.
     pub cp_order: control_plane::ActionOrder,
+    /// The preprocessed source, when known: extern calls carry their position
+    /// (`ExternCall::what`, named by `nevermiss run --fallbacks`).
+    pub unit: Option<&'a p4_front::source::Unit>,
 }
 
 impl<'a> Lw<'a> {
@@ -168,6 +174,7 @@ impl<'a> Lw<'a> {
             header_starts: HashMap::new(),
             cp_types: HashMap::new(),
             cp_order: Default::default(),
+            unit: None,
         };
         for (i, n) in errors::NAMES.iter().enumerate() {
             lw.error_codes.insert(n.to_string(), i as u64);
@@ -579,6 +586,13 @@ impl<'a> Lw<'a> {
         }
         self.depth += 1;
         Ok(())
+    }
+
+    /// `file:line:col` of `span` in the source, or nothing when the source is not known.
+    pub fn here(&self, span: Span) -> String {
+        self.unit
+            .map(|u| u.locate(span.lo).to_string())
+            .unwrap_or_default()
     }
 
     pub fn leave(&mut self) {

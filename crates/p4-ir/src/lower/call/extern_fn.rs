@@ -6,6 +6,7 @@ use super::super::expr::RV;
 use super::super::{err_at, LResult, Lw};
 use super::missing;
 use crate::ir::*;
+use crate::ops::mask;
 use p4_front::ast::{self, ExprKind};
 use p4_front::check::{CallArg, CallInfo, DeclId, Type, Value};
 
@@ -149,6 +150,22 @@ impl<'a> Lw<'a> {
                 let (l, t) = self.place(x, pre)?;
                 let l = self.freeze(l, pre, x.span)?;
                 let lay = self.layout(&t, x.span)?;
+                // At a fixed place: the two stores the runtime's `mark_to_drop` makes
+                // (simple_switch's: `egress_spec` ← the drop port 511, `mcast_grp` ← 0), as
+                // plain assignments both engines run without an extern call.
+                if let (Some(base), Some((es, Layout::Scalar(est)))) =
+                    (l.fixed(), lay.field("egress_spec"))
+                {
+                    pre.push(Stmt::Assign(
+                        Loc::at(base + es),
+                        *est,
+                        Expr::Const(V1_DROP_PORT & mask(est.width), *est),
+                    ));
+                    if let Some((mg, Layout::Scalar(mgt))) = lay.field("mcast_grp") {
+                        pre.push(Stmt::Assign(Loc::at(base + mg), *mgt, Expr::Const(0, *mgt)));
+                    }
+                    return Ok(None);
+                }
                 XArg::Agg(l, lay)
             }
             None => XArg::None,
