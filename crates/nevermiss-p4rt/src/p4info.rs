@@ -761,10 +761,11 @@ impl<'a> Builder<'a> {
                 .iter()
                 .any(|x| x.site == p4_ir::ExternSite::Declared)
             || (prog.arch == Arch::V1Model
-                && prog
-                    .functions
-                    .iter()
-                    .any(|f| calls_extern_function(&f.body)))
+                && (prog.control_plane.v1_extern_function_inlined
+                    || prog
+                        .functions
+                        .iter()
+                        .any(|f| calls_extern_function(&f.body))))
     }
 
     fn pkg_info(&self) -> Result<pi::PkgInfo, P4InfoError> {

@@ -278,6 +278,9 @@ pub struct ControlPlane {
     /// core.p4's `NoAction`, lowered when a table declares no `default_action` (its default
     /// is then `NoAction`, P4_16 §14.2.1.3, which runs no code).
     pub no_action: Option<crate::FnId>,
+    /// v1model: a control calls an extern function the lowering turned into plain statements
+    /// (`mark_to_drop`'s two stores), which p4c's P4Info still shows by its `type_info`.
+    pub v1_extern_function_inlined: bool,
 }
 
 impl ControlPlane {

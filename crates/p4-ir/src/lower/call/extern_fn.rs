@@ -164,6 +164,7 @@ impl<'a> Lw<'a> {
                     if let Some((mg, Layout::Scalar(mgt))) = lay.field("mcast_grp") {
                         pre.push(Stmt::Assign(Loc::at(base + mg), *mgt, Expr::Const(0, *mgt)));
                     }
+                    self.p.control_plane.v1_extern_function_inlined = true;
                     return Ok(None);
                 }
                 XArg::Agg(l, lay)
