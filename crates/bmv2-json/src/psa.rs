@@ -187,11 +187,7 @@ impl<'a> Builder<'a> {
         cx: &Cx,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
-        let arg = |k: usize| -> Result<J<'a>> {
-            args.get(k)
-                .cloned()
-                .ok_or_else(|| p.err(format!("{ty}.{method} needs {} arguments", k + 1)))
-        };
+        let arg = |k: usize| nth_arg(p, args, k, ty, method);
         let what = format!("{ty}.{method}");
         match (ty, method) {
             ("Counter", "count") => {
@@ -258,14 +254,7 @@ impl<'a> Builder<'a> {
         cx: &Cx,
         out: &mut Vec<Stmt>,
     ) -> Result<()> {
-        let arg = |k: usize| -> Result<J<'a>> {
-            args.get(k).cloned().ok_or_else(|| {
-                p.err(format!(
-                    "InternetChecksum.{method} needs {} arguments",
-                    k + 1
-                ))
-            })
-        };
+        let arg = |k: usize| nth_arg(p, args, k, "InternetChecksum", method);
         let what = format!("InternetChecksum.{method}");
         let call = |op: XOp, args: Vec<XArg>, ret: Option<(Loc, Ty)>| {
             xcall(op, Some(x), args, ret, what.clone())
@@ -350,4 +339,11 @@ fn attr_value<'a>(x: &J<'a>, name: &str) -> Result<J<'a>> {
         .into_iter()
         .find(|a| a.str_of("name").is_ok_and(|v| v == name))
         .ok_or_else(|| x.err(format!("the extern instance has no attribute {name}")))
+}
+
+/// The `k`-th argument of a call to `ty.method`, or an error naming the call at `p`.
+fn nth_arg<'a>(p: &J<'a>, args: &[J<'a>], k: usize, ty: &str, method: &str) -> Result<J<'a>> {
+    args.get(k)
+        .cloned()
+        .ok_or_else(|| p.err(format!("{ty}.{method} needs {} arguments", k + 1)))
 }
